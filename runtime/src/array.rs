@@ -1,0 +1,330 @@
+//! [`Array<T>`]: the typed handle users hold. It wraps one node of the lazy graph, which
+//! is either device memory or a recorded expression.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
+
+use crate::buffer::DeviceBuffer;
+use crate::cl;
+use crate::context::{Context, ContextInner};
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use crate::exec;
+use crate::graph::{Node, NodeRef, Op, State};
+use crate::kernel::KernelArg;
+use crate::shape::{checked_numel, IntoShape};
+use crate::stats::Counters;
+
+/// An n-dimensional array of `T` on an OpenCL device, possibly not computed yet.
+///
+/// Arithmetic on arrays records a lazy expression; nothing runs until the array is
+/// materialized with [`eval`](Array::eval), [`to_vec`](Array::to_vec),
+/// [`to_ndarray`](Array::to_ndarray) or [`item`](Array::item). Cloning is cheap and
+/// arrays have value semantics: writing into one (through a `&mut` kernel argument or
+/// [`assign`](Array::assign)) never changes another.
+pub struct Array<T: Element> {
+    pub(crate) node: NodeRef,
+    _t: PhantomData<T>,
+}
+
+impl<T: Element> Clone for Array<T> {
+    fn clone(&self) -> Self {
+        Array::from_node(self.node.clone())
+    }
+}
+
+impl<T: Element> fmt::Debug for Array<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &*self.node.state() {
+            State::Ready(_) => "ready",
+            State::Lazy(_) => "lazy",
+            State::Failed(_) => "failed",
+            State::Dropped => "dropped",
+        };
+        write!(f, "Array<{}>{:?} ({state})", T::DTYPE, self.node.shape)
+    }
+}
+
+/// Reinterprets a slice of plain elements as bytes.
+fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
+    // SAFETY: every Element is a plain value type without padding (bool is one byte, 0 or 1).
+    unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
+}
+
+impl<T: Element> Array<T> {
+    pub(crate) fn from_node(node: NodeRef) -> Self {
+        Array {
+            node,
+            _t: PhantomData,
+        }
+    }
+
+    pub(crate) fn ready(ctx: &Arc<ContextInner>, shape: Vec<usize>, buffer: Arc<DeviceBuffer>) -> Self {
+        Self::from_node(Node::new(
+            ctx.clone(),
+            T::DTYPE,
+            shape.into_boxed_slice(),
+            State::Ready(buffer),
+        ))
+    }
+
+    pub(crate) fn lazy(ctx: &Arc<ContextInner>, shape: Vec<usize>, op: Op) -> Self {
+        Self::from_node(Node::new(
+            ctx.clone(),
+            T::DTYPE,
+            shape.into_boxed_slice(),
+            State::Lazy(op),
+        ))
+    }
+
+    pub(crate) fn failed(ctx: &Arc<ContextInner>, shape: Vec<usize>, error: Error) -> Self {
+        Self::from_node(Node::new(
+            ctx.clone(),
+            T::DTYPE,
+            shape.into_boxed_slice(),
+            State::Failed(error),
+        ))
+    }
+
+    /// The dimensions, outermost first (empty for a 0-d array).
+    pub fn shape(&self) -> &[usize] {
+        &self.node.shape
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.node.shape.len()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.node.numel()
+    }
+
+    /// Whether the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+
+    /// The context the array belongs to.
+    pub fn context(&self) -> Context {
+        Context::from_inner(self.node.ctx.clone())
+    }
+
+    /// Whether the array is backed by device memory (not a pending expression).
+    pub fn is_materialized(&self) -> bool {
+        matches!(&*self.node.state(), State::Ready(_))
+    }
+
+    /// Enqueues everything this array needs and returns without waiting; afterwards
+    /// the array is backed by device memory. Reports recording errors (shape mismatches).
+    pub fn eval(&self) -> Result<&Self> {
+        exec::materialize(&[self.node.clone()])?;
+        Ok(self)
+    }
+
+    /// Materializes and copies the elements to the host, in row-major order. Waits only
+    /// for the commands this array depends on (earlier commands of its queue).
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let buffer = self.materialized_buffer()?;
+        let n = self.len();
+        let ctx = &self.node.ctx;
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let bytes = n * T::DTYPE.size();
+        Counters::add(&ctx.counters.host_waits, 1);
+        Counters::add(&ctx.counters.bytes_downloaded, bytes as u64);
+        if T::DTYPE == DType::Bool {
+            // Never trust device bytes to be valid `bool`s: read bytes, then compare.
+            let mut raw = vec![0u8; n];
+            cl::read_buffer_blocking(ctx.queue(), buffer.mem(), 0, bytes, raw.as_mut_ptr().cast())?;
+            let bools: Vec<bool> = raw.into_iter().map(|b| b != 0).collect();
+            // SAFETY: T is bool here (checked through DTYPE), so Vec<bool> is Vec<T>.
+            let out = unsafe { std::mem::transmute::<Vec<bool>, Vec<T>>(bools) };
+            return Ok(out);
+        }
+        let mut out: Vec<T> = vec![T::default(); n];
+        cl::read_buffer_blocking(ctx.queue(), buffer.mem(), 0, bytes, out.as_mut_ptr().cast())?;
+        Ok(out)
+    }
+
+    /// Materializes and copies to the host as an `ndarray::ArrayD` of the same shape.
+    pub fn to_ndarray(&self) -> Result<ArrayD<T>> {
+        let data = self.to_vec()?;
+        ArrayD::from_shape_vec(IxDyn(self.shape()), data).map_err(|e| Error::InvalidShape(e.to_string()))
+    }
+
+    /// Like [`to_ndarray`](Array::to_ndarray) with a fixed dimensionality, e.g. `Ix2`.
+    pub fn to_ndarray_dim<D: Dimension>(&self) -> Result<ndarray::Array<T, D>> {
+        let a = self.to_ndarray()?;
+        let ndim = a.ndim();
+        a.into_dimensionality::<D>().map_err(|_| {
+            Error::InvalidShape(format!(
+                "a {ndim}-d array cannot be read as {}-d",
+                D::NDIM.map_or("dynamic".into(), |n| n.to_string())
+            ))
+        })
+    }
+
+    /// The single element of a one-element array (e.g. a full reduction), read to the host.
+    pub fn item(&self) -> Result<T> {
+        if self.len() != 1 {
+            return Err(Error::InvalidShape(format!(
+                "item() needs exactly one element, the array has shape {:?}",
+                self.shape()
+            )));
+        }
+        Ok(self.to_vec()?[0])
+    }
+
+    /// Materializes (enqueues) and returns the device buffer.
+    pub(crate) fn materialized_buffer(&self) -> Result<Arc<DeviceBuffer>> {
+        if let Some(b) = self.node.buffer() {
+            return Ok(b);
+        }
+        exec::materialize(&[self.node.clone()])?;
+        self.node
+            .buffer()
+            .ok_or_else(|| Error::InvalidShape("array was not materialized".into()))
+    }
+
+    /// The buffer as a read-only kernel argument (materializing the array if needed).
+    pub fn kernel_arg(&self) -> Result<ArrayArg> {
+        Ok(ArrayArg {
+            buffer: self.materialized_buffer()?,
+            len: self.len(),
+        })
+    }
+
+    /// The buffer as a writable kernel argument. If another array shares this array's
+    /// storage (a clone, or a pending expression that reads it), this array first gets a
+    /// private copy, so the write is never visible through the other handles.
+    pub fn kernel_arg_mut(&mut self) -> Result<ArrayArg> {
+        let buffer = self.materialized_buffer()?;
+        // Count: `self.node` is ours; `buffer` is the clone just taken plus the node's own.
+        if Arc::strong_count(&self.node) > 1 || Arc::strong_count(&buffer) > 2 {
+            let ctx = self.node.ctx.clone();
+            let bytes = self.len() * T::DTYPE.size();
+            let copy = DeviceBuffer::uninit(&ctx, bytes)?;
+            cl::copy_buffer(ctx.queue(), buffer.mem(), copy.mem(), bytes)?;
+            Counters::add(&ctx.counters.transfers_enqueued, 1);
+            *self = Array::ready(&ctx, self.shape().to_vec(), copy.clone());
+            return Ok(ArrayArg {
+                buffer: copy,
+                len: self.len(),
+            });
+        }
+        Ok(ArrayArg {
+            buffer,
+            len: self.len(),
+        })
+    }
+}
+
+/// A materialized array's buffer and length, ready to be passed to a kernel.
+pub struct ArrayArg {
+    buffer: Arc<DeviceBuffer>,
+    len: usize,
+}
+
+impl ArrayArg {
+    /// The buffer argument (`__global T*`).
+    #[inline]
+    pub fn mem(&self) -> KernelArg {
+        KernelArg::Mem(self.buffer.mem())
+    }
+    /// The length argument (`ulong`).
+    #[inline]
+    pub fn len(&self) -> KernelArg {
+        KernelArg::ulong(self.len as u64)
+    }
+    /// Whether the array is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Creating arrays.
+impl Context {
+    /// Uploads any ndarray (views, non-contiguous and transposed ones included: the device
+    /// receives the logical row-major order). The data is copied at creation, so the call
+    /// never waits for queued work.
+    pub fn array<T: Element, S: Data<Elem = T>, D: Dimension>(
+        &self,
+        data: &ArrayBase<S, D>,
+    ) -> Result<Array<T>> {
+        let shape = data.shape().to_vec();
+        let standard = data.as_standard_layout();
+        match standard.as_slice() {
+            Some(slice) => self.upload(slice, shape),
+            None => {
+                let v: Vec<T> = standard.iter().copied().collect();
+                self.upload(&v, shape)
+            }
+        }
+    }
+
+    /// Uploads a slice as a 1-D array.
+    pub fn from_slice<T: Element>(&self, data: &[T]) -> Result<Array<T>> {
+        self.upload(data, vec![data.len()])
+    }
+
+    /// Uploads a `Vec` as a 1-D array.
+    pub fn from_vec<T: Element>(&self, data: Vec<T>) -> Result<Array<T>> {
+        self.from_slice(&data)
+    }
+
+    /// Uploads `data` (row-major) with the given shape.
+    pub fn from_shape_slice<T: Element>(&self, shape: impl IntoShape, data: &[T]) -> Result<Array<T>> {
+        let shape = shape.into_shape();
+        let n = checked_numel(&shape)?;
+        if n != data.len() {
+            return Err(Error::InvalidShape(format!(
+                "shape {shape:?} holds {n} elements but {} were given",
+                data.len()
+            )));
+        }
+        self.upload(data, shape)
+    }
+
+    fn upload<T: Element>(&self, data: &[T], shape: Vec<usize>) -> Result<Array<T>> {
+        self.inner.check_dtype(T::DTYPE)?;
+        let buffer = DeviceBuffer::from_bytes(&self.inner, as_bytes(data))?;
+        Ok(Array::ready(&self.inner, shape, buffer))
+    }
+
+    /// An array of zeros (a fill on the device, not an upload).
+    pub fn zeros<T: Element>(&self, shape: impl IntoShape) -> Result<Array<T>> {
+        self.full(shape, T::default())
+    }
+
+    /// An array with every element `value` (a fill on the device, not an upload).
+    pub fn full<T: Element>(&self, shape: impl IntoShape, value: T) -> Result<Array<T>> {
+        self.inner.check_dtype(T::DTYPE)?;
+        let shape = shape.into_shape();
+        let n = checked_numel(&shape)?;
+        let size = T::DTYPE.size();
+        let bytes = n
+            .checked_mul(size)
+            .ok_or_else(|| Error::InvalidShape(format!("shape {shape:?} is too large")))?;
+        let buffer = DeviceBuffer::uninit(&self.inner, bytes)?;
+        let bits = value.to_arg_bits().bits.to_le_bytes();
+        cl::fill_buffer(self.inner.queue(), buffer.mem(), &bits[..size], bytes)?;
+        Counters::add(&self.inner.counters.transfers_enqueued, 1);
+        Ok(Array::ready(&self.inner, shape, buffer))
+    }
+
+    /// A lazy 0-d array holding `value` as a kernel argument (no buffer, no upload).
+    pub fn scalar<T: Element>(&self, value: T) -> Array<T> {
+        Array::lazy(&self.inner, Vec::new(), Op::Scalar(value.to_arg_bits()))
+    }
+}

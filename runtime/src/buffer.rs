@@ -1,0 +1,172 @@
+//! Device memory: [`DeviceBuffer`] (one `cl_mem`) and the per-context pool that recycles
+//! buffers by size, so iterative code does not call `clCreateBuffer` every step.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+use cl3::types::cl_mem;
+
+use crate::cl;
+use crate::context::ContextInner;
+use crate::error::{Error, Result};
+use crate::stats::Counters;
+
+/// Allocation granularity: sizes are rounded up to this many bytes so that arrays of
+/// nearly equal size share pooled buffers.
+const GRANULE: usize = 256;
+
+/// Pooled memory beyond this fraction of the device's global memory is released.
+const POOL_FRACTION: u64 = 4;
+
+/// Rounds a request up to the pool's size classes (never 0: OpenCL rejects empty buffers).
+fn size_class(bytes: usize) -> usize {
+    bytes.max(1).div_ceil(GRANULE) * GRANULE
+}
+
+/// One device allocation. When the last owner drops it, it returns to its context's pool.
+///
+/// Releasing it while a queued command still uses it is safe: commands on the context's
+/// in-order queue run in order, so a later owner's commands run after the earlier ones,
+/// and OpenCL keeps a released `cl_mem` alive until the commands that use it complete.
+pub struct DeviceBuffer {
+    mem: cl_mem,
+    capacity: usize,
+    pub(crate) ctx: Arc<ContextInner>,
+}
+
+// SAFETY: cl_mem handles may be used from any thread; all mutation goes through the queue.
+unsafe impl Send for DeviceBuffer {}
+unsafe impl Sync for DeviceBuffer {}
+
+impl DeviceBuffer {
+    /// The raw `cl_mem` handle.
+    pub fn mem(&self) -> cl_mem {
+        self.mem
+    }
+
+    /// A buffer of at least `bytes` bytes from the pool, or newly created. Contents undefined.
+    pub(crate) fn uninit(ctx: &Arc<ContextInner>, bytes: usize) -> Result<Arc<DeviceBuffer>> {
+        let capacity = size_class(bytes);
+        if let Some(mem) = ctx.pool.take(capacity) {
+            Counters::add(&ctx.counters.buffers_reused, 1);
+            return Ok(Arc::new(DeviceBuffer {
+                mem,
+                capacity,
+                ctx: ctx.clone(),
+            }));
+        }
+        let mem = Self::create(ctx, capacity, None)?;
+        Ok(Arc::new(DeviceBuffer {
+            mem,
+            capacity,
+            ctx: ctx.clone(),
+        }))
+    }
+
+    /// A new buffer holding a copy of `data`, copied at creation: no queue, no wait.
+    pub(crate) fn from_bytes(ctx: &Arc<ContextInner>, data: &[u8]) -> Result<Arc<DeviceBuffer>> {
+        if data.is_empty() {
+            return Self::uninit(ctx, 0);
+        }
+        let capacity = size_class(data.len());
+        let mem = if capacity == data.len() {
+            Self::create(ctx, capacity, Some(data.as_ptr() as *const c_void))?
+        } else {
+            // COPY_HOST_PTR reads `capacity` bytes: pad the data to the size class.
+            let mut padded = Vec::with_capacity(capacity);
+            padded.extend_from_slice(data);
+            padded.resize(capacity, 0);
+            Self::create(ctx, capacity, Some(padded.as_ptr() as *const c_void))?
+        };
+        Counters::add(&ctx.counters.bytes_uploaded, data.len() as u64);
+        Ok(Arc::new(DeviceBuffer {
+            mem,
+            capacity,
+            ctx: ctx.clone(),
+        }))
+    }
+
+    fn create(ctx: &Arc<ContextInner>, capacity: usize, host: Option<*const c_void>) -> Result<cl_mem> {
+        if capacity as u64 > ctx.device.max_alloc_bytes {
+            return Err(Error::OutOfMemory {
+                what: "allocating a device buffer (over CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+                bytes: capacity,
+            });
+        }
+        let mem = match cl::create_buffer(ctx.cl_context_handle(), capacity, host) {
+            Ok(mem) => mem,
+            Err(_) => {
+                // Give pooled memory back to the device and try once more.
+                ctx.pool.clear();
+                cl::create_buffer(ctx.cl_context_handle(), capacity, host).map_err(|code| {
+                    Error::alloc("clCreateBuffer", code, "allocating a device buffer", capacity)
+                })?
+            }
+        };
+        Counters::add(&ctx.counters.buffers_allocated, 1);
+        Counters::add(&ctx.counters.bytes_allocated, capacity as u64);
+        Ok(mem)
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        self.ctx.pool.give_back(self.mem, self.capacity);
+    }
+}
+
+/// Free device buffers by size class.
+#[derive(Default)]
+pub(crate) struct BufferPool {
+    free: Mutex<PoolState>,
+    limit_bytes: u64,
+}
+
+#[derive(Default)]
+struct PoolState {
+    by_size: HashMap<usize, Vec<cl_mem>>,
+    bytes: u64,
+}
+
+// SAFETY: the pool only stores opaque handles, behind a mutex.
+unsafe impl Send for BufferPool {}
+unsafe impl Sync for BufferPool {}
+
+impl BufferPool {
+    pub(crate) fn new(global_mem_bytes: u64) -> Self {
+        BufferPool {
+            free: Mutex::default(),
+            limit_bytes: global_mem_bytes / POOL_FRACTION,
+        }
+    }
+
+    fn take(&self, capacity: usize) -> Option<cl_mem> {
+        let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let mem = st.by_size.get_mut(&capacity)?.pop()?;
+        st.bytes -= capacity as u64;
+        Some(mem)
+    }
+
+    fn give_back(&self, mem: cl_mem, capacity: usize) {
+        let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        if st.bytes + capacity as u64 > self.limit_bytes {
+            drop(st);
+            cl::release_mem(mem);
+            return;
+        }
+        st.bytes += capacity as u64;
+        st.by_size.entry(capacity).or_default().push(mem);
+    }
+
+    /// Releases every pooled buffer.
+    pub(crate) fn clear(&self) {
+        let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, mems) in st.by_size.drain() {
+            for mem in mems {
+                cl::release_mem(mem);
+            }
+        }
+        st.bytes = 0;
+    }
+}

@@ -1,0 +1,196 @@
+//! [`Context`]: one device, its in-order queue, its caches and its counters.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use cl3::types::{cl_command_queue, cl_context};
+use opencl3::command_queue::CommandQueue;
+use opencl3::device::Device;
+
+use crate::buffer::BufferPool;
+use crate::cl;
+use crate::device::{devices, DeviceInfo, DeviceSelector};
+use crate::dtype::DType;
+use crate::error::{ClResultExt, Error, Result};
+use crate::kernel::CompiledKernel;
+use crate::stats::{Counters, Stats};
+
+/// A handle to one OpenCL device: cheap to clone (an `Arc` inside), `Send + Sync`.
+///
+/// Dropping the last handle (and the last array made from it) waits for all queued work.
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) inner: Arc<ContextInner>,
+}
+
+pub(crate) struct ContextInner {
+    pub(crate) device: DeviceInfo,
+    pub(crate) counters: Counters,
+    pub(crate) pool: BufferPool,
+    /// Kernels of `#[kernel]` functions, keyed by their static source's address and name.
+    pub(crate) static_kernels: Mutex<HashMap<(usize, &'static str), Arc<CompiledKernel>>>,
+    /// Fused kernels of the lazy graph, keyed by structure.
+    pub(crate) fused_kernels: Mutex<HashMap<Vec<u32>, Arc<crate::fuse::FusedKernel>>>,
+    pub(crate) show_kernels: bool,
+    queue: CommandQueue,
+    pub(crate) cl_context: opencl3::context::Context,
+}
+
+impl ContextInner {
+    pub(crate) fn queue(&self) -> cl_command_queue {
+        self.queue.get()
+    }
+    pub(crate) fn cl_context_handle(&self) -> cl_context {
+        self.cl_context.get()
+    }
+    /// Errors unless the device can hold elements of `dtype`.
+    pub(crate) fn check_dtype(&self, dtype: DType) -> Result<()> {
+        if dtype == DType::F64 && !self.device.fp64 {
+            return Err(Error::UnsupportedDtype {
+                dtype,
+                device: self.device.name.clone(),
+            });
+        }
+        Ok(())
+    }
+    /// Blocks until every queued command completes; counted as a host wait.
+    pub(crate) fn finish(&self) -> Result<()> {
+        Counters::add(&self.counters.host_waits, 1);
+        cl::finish(self.queue())
+    }
+}
+
+impl Drop for ContextInner {
+    fn drop(&mut self) {
+        // Outstanding work may still use pooled buffers and kernels: wait for it first.
+        let _ = cl::finish(self.queue.get());
+        self.pool.clear();
+    }
+}
+
+/// Chooses a device and options for a new [`Context`].
+#[derive(Debug, Clone)]
+pub struct ContextBuilder {
+    selector: Option<DeviceSelector>,
+    show_kernels: Option<bool>,
+}
+
+impl ContextBuilder {
+    /// Use this device instead of `LAZYCL_DEVICE` / the default choice.
+    pub fn device(mut self, selector: DeviceSelector) -> Self {
+        self.selector = Some(selector);
+        self
+    }
+
+    /// Parse a selection in the `LAZYCL_DEVICE` syntax (`gpu`, `cpu`, `1:0`, `nvidia`).
+    pub fn device_str(self, text: &str) -> Result<Self> {
+        Ok(self.device(DeviceSelector::parse(text)?))
+    }
+
+    /// Print every generated kernel's source to stderr as it is built
+    /// (default: the `LAZYCL_SHOW_KERNELS=1` environment variable).
+    pub fn show_kernels(mut self, on: bool) -> Self {
+        self.show_kernels = Some(on);
+        self
+    }
+
+    /// Opens the device.
+    pub fn build(self) -> Result<Context> {
+        let list = devices()?;
+        let (selector, request) = match self.selector {
+            Some(s) => {
+                let r = format!("{s:?}");
+                (s, r)
+            }
+            None => match std::env::var("LAZYCL_DEVICE") {
+                Ok(text) => (
+                    DeviceSelector::parse(&text).map_err(|_| no_match(&text, &list))?,
+                    format!("LAZYCL_DEVICE={text}"),
+                ),
+                Err(_) => (DeviceSelector::Default, "the default device".to_string()),
+            },
+        };
+        let info = selector.choose(&list, &request)?.clone();
+        let show_kernels = self
+            .show_kernels
+            .unwrap_or_else(|| std::env::var("LAZYCL_SHOW_KERNELS").is_ok_and(|v| v == "1" || v == "true"));
+        Context::open(info, show_kernels)
+    }
+}
+
+fn no_match(request: &str, list: &[DeviceInfo]) -> Error {
+    Error::NoMatchingDevice {
+        request: format!("LAZYCL_DEVICE={request}"),
+        available: crate::device::device_table(list),
+    }
+}
+
+impl Context {
+    /// Opens the device named by `LAZYCL_DEVICE`, else the first GPU, else the first device.
+    pub fn new() -> Result<Context> {
+        Context::builder().build()
+    }
+
+    /// A builder to choose the device in code.
+    pub fn builder() -> ContextBuilder {
+        ContextBuilder {
+            selector: None,
+            show_kernels: None,
+        }
+    }
+
+    fn open(device: DeviceInfo, show_kernels: bool) -> Result<Context> {
+        let dev = Device::new(device.id);
+        let cl_context = opencl3::context::Context::from_device(&dev).cl("clCreateContext")?;
+        // An in-order queue with no profiling: the cheapest launches.
+        #[allow(deprecated)]
+        let queue = unsafe { CommandQueue::create(&cl_context, device.id, 0) }.cl("clCreateCommandQueue")?;
+        let pool = BufferPool::new(device.global_mem_bytes);
+        Ok(Context {
+            inner: Arc::new(ContextInner {
+                device,
+                counters: Counters::default(),
+                pool,
+                static_kernels: Mutex::default(),
+                fused_kernels: Mutex::default(),
+                show_kernels,
+                queue,
+                cl_context,
+            }),
+        })
+    }
+
+    /// The device this context runs on.
+    pub fn device(&self) -> &DeviceInfo {
+        &self.inner.device
+    }
+
+    /// A snapshot of the counters (programs built, launches, host waits, bytes moved, ...).
+    pub fn stats(&self) -> Stats {
+        self.inner.counters.snapshot()
+    }
+
+    /// Waits for every command queued so far (counted as a host wait).
+    pub fn synchronize(&self) -> Result<()> {
+        self.inner.finish()
+    }
+
+    /// Whether two handles refer to the same context.
+    pub fn same(&self, other: &Context) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    pub(crate) fn from_inner(inner: Arc<ContextInner>) -> Context {
+        Context { inner }
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("device", &self.inner.device.name)
+            .field("platform", &self.inner.device.platform_name)
+            .finish()
+    }
+}

@@ -1,0 +1,274 @@
+//! Platforms and devices: listing them, and choosing one from `LAZYCL_DEVICE` or a builder.
+
+use std::fmt;
+
+use cl3::device::{CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU};
+use cl3::types::cl_device_id;
+use opencl3::device::Device;
+use opencl3::platform::{get_platforms, Platform};
+
+use crate::error::{ClResultExt, Error, Result};
+
+/// The kind of an OpenCL device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceType {
+    /// A GPU.
+    Gpu,
+    /// A CPU (PoCL, Intel's CPU runtime, ...).
+    Cpu,
+    /// An accelerator card.
+    Accelerator,
+    /// Anything else.
+    Other,
+}
+
+impl fmt::Display for DeviceType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DeviceType::Gpu => "GPU",
+            DeviceType::Cpu => "CPU",
+            DeviceType::Accelerator => "accelerator",
+            DeviceType::Other => "other",
+        })
+    }
+}
+
+/// The facts about one device that a user needs to pick it.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    /// Index of the platform in the platform list.
+    pub platform_index: usize,
+    /// Index of the device within its platform.
+    pub device_index: usize,
+    /// The platform's name, e.g. `Portable Computing Language`.
+    pub platform_name: String,
+    /// The platform's version string.
+    pub platform_version: String,
+    /// The device's name.
+    pub name: String,
+    /// GPU, CPU, ...
+    pub device_type: DeviceType,
+    /// `CL_DEVICE_MAX_COMPUTE_UNITS`.
+    pub compute_units: u32,
+    /// `CL_DEVICE_GLOBAL_MEM_SIZE` in bytes.
+    pub global_mem_bytes: u64,
+    /// `CL_DEVICE_MAX_MEM_ALLOC_SIZE` in bytes.
+    pub max_alloc_bytes: u64,
+    /// `CL_DEVICE_OPENCL_C_VERSION`, e.g. `OpenCL C 1.2 pocl`.
+    pub opencl_c_version: String,
+    /// `CL_DRIVER_VERSION`.
+    pub driver_version: String,
+    /// Whether `double` is supported (`cl_khr_fp64`).
+    pub fp64: bool,
+    /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
+    pub max_work_group_size: usize,
+    /// `CL_DEVICE_MAX_PARAMETER_SIZE` in bytes.
+    pub max_parameter_bytes: usize,
+    /// `CL_DEVICE_LOCAL_MEM_SIZE` in bytes.
+    pub local_mem_bytes: u64,
+    pub(crate) id: cl_device_id,
+}
+
+// SAFETY: a cl_device_id is an opaque handle that OpenCL allows to be used from any thread.
+unsafe impl Send for DeviceInfo {}
+unsafe impl Sync for DeviceInfo {}
+
+impl DeviceInfo {
+    fn query(
+        platform_index: usize,
+        platform: &Platform,
+        device_index: usize,
+        id: cl_device_id,
+    ) -> Result<Self> {
+        let d = Device::new(id);
+        let ty = d.dev_type().cl("clGetDeviceInfo")?;
+        let device_type = if ty & CL_DEVICE_TYPE_GPU != 0 {
+            DeviceType::Gpu
+        } else if ty & CL_DEVICE_TYPE_CPU != 0 {
+            DeviceType::Cpu
+        } else if ty & CL_DEVICE_TYPE_ACCELERATOR != 0 {
+            DeviceType::Accelerator
+        } else {
+            DeviceType::Other
+        };
+        let extensions = d.extensions().cl("clGetDeviceInfo")?;
+        let fp64 = extensions.split_whitespace().any(|e| e == "cl_khr_fp64")
+            || d.double_fp_config().map(|c| c != 0).unwrap_or(false);
+        Ok(DeviceInfo {
+            platform_index,
+            device_index,
+            platform_name: platform.name().cl("clGetPlatformInfo")?.trim().to_string(),
+            platform_version: platform.version().cl("clGetPlatformInfo")?.trim().to_string(),
+            name: d.name().cl("clGetDeviceInfo")?.trim().to_string(),
+            device_type,
+            compute_units: d.max_compute_units().cl("clGetDeviceInfo")?,
+            global_mem_bytes: d.global_mem_size().cl("clGetDeviceInfo")?,
+            max_alloc_bytes: d.max_mem_alloc_size().cl("clGetDeviceInfo")?,
+            opencl_c_version: d.opencl_c_version().cl("clGetDeviceInfo")?.trim().to_string(),
+            driver_version: d.driver_version().cl("clGetDeviceInfo")?.trim().to_string(),
+            fp64,
+            max_work_group_size: d.max_work_group_size().cl("clGetDeviceInfo")?,
+            max_parameter_bytes: d.max_parameter_size().cl("clGetDeviceInfo")?,
+            local_mem_bytes: d.local_mem_size().cl("clGetDeviceInfo")?,
+            id,
+        })
+    }
+
+    /// `platform:device`, the index pair `LAZYCL_DEVICE` accepts.
+    pub fn index_pair(&self) -> String {
+        format!("{}:{}", self.platform_index, self.device_index)
+    }
+}
+
+/// Lists every device of every OpenCL platform.
+///
+/// Errors with [`Error::NoLoader`] when `libOpenCL.so.1` is missing and
+/// [`Error::NoPlatform`] when no platform is installed.
+pub fn devices() -> Result<Vec<DeviceInfo>> {
+    // Enumerate once per process, under a lock: some drivers (PoCL) report no devices to
+    // a thread that asks while another thread's first enumeration is initializing them.
+    static LIST: std::sync::Mutex<Option<Vec<DeviceInfo>>> = std::sync::Mutex::new(None);
+    let mut cached = LIST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(list) = &*cached {
+        return Ok(list.clone());
+    }
+    let list = enumerate()?;
+    *cached = Some(list.clone());
+    Ok(list)
+}
+
+fn enumerate() -> Result<Vec<DeviceInfo>> {
+    if !cl3::is_opencl_runtime_available() {
+        return Err(Error::NoLoader);
+    }
+    let platforms = match get_platforms() {
+        Ok(p) => p,
+        // The ICD loader reports "no platforms" as CL_PLATFORM_NOT_FOUND_KHR (-1001).
+        Err(e) if e.0 == cl3::error_codes::CL_PLATFORM_NOT_FOUND_KHR => Vec::new(),
+        Err(e) => return Err(Error::cl("clGetPlatformIDs", e.0)),
+    };
+    if platforms.is_empty() {
+        return Err(Error::NoPlatform);
+    }
+    let mut out = Vec::new();
+    for (pi, platform) in platforms.iter().enumerate() {
+        let ids = match platform.get_devices(CL_DEVICE_TYPE_ALL) {
+            Ok(ids) => ids,
+            Err(e) if e.0 == cl3::error_codes::CL_DEVICE_NOT_FOUND => Vec::new(),
+            Err(e) => return Err(Error::cl("clGetDeviceIDs", e.0)),
+        };
+        for (di, id) in ids.into_iter().enumerate() {
+            out.push(DeviceInfo::query(pi, platform, di, id)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Formats devices as the table `examples/devices.rs` prints.
+pub fn device_table(devices: &[DeviceInfo]) -> String {
+    let mut rows = vec![[
+        "index".to_string(),
+        "type".into(),
+        "platform".into(),
+        "device".into(),
+        "CUs".into(),
+        "memory".into(),
+        "OpenCL C".into(),
+        "fp64".into(),
+    ]];
+    for d in devices {
+        rows.push([
+            d.index_pair(),
+            d.device_type.to_string(),
+            d.platform_name.clone(),
+            d.name.clone(),
+            d.compute_units.to_string(),
+            format!("{:.1} GiB", d.global_mem_bytes as f64 / (1u64 << 30) as f64),
+            d.opencl_c_version.clone(),
+            if d.fp64 { "yes" } else { "no" }.into(),
+        ]);
+    }
+    let mut widths = [0usize; 8];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut s = String::new();
+    for row in rows {
+        let cells: Vec<String> = row.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        s.push_str(cells.join("  ").trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+/// Which device a context should use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceSelector {
+    /// `LAZYCL_DEVICE` if set, else the first GPU, else the first device.
+    Default,
+    /// The first GPU.
+    Gpu,
+    /// The first CPU device.
+    Cpu,
+    /// Device `device` of platform `platform` (as listed by [`devices`]).
+    Index {
+        /// Platform index.
+        platform: usize,
+        /// Device index within the platform.
+        device: usize,
+    },
+    /// The first device whose platform or device name contains this text (case-insensitive).
+    Name(String),
+}
+
+impl DeviceSelector {
+    /// Parses the `LAZYCL_DEVICE` syntax: `gpu`, `cpu`, `P:D`, or a name substring.
+    pub fn parse(text: &str) -> Result<Self> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Err(Error::NoMatchingDevice {
+                request: text.to_string(),
+                available: "(an empty selection; use gpu, cpu, P:D or a name substring)".into(),
+            });
+        }
+        match t.to_ascii_lowercase().as_str() {
+            "gpu" => return Ok(DeviceSelector::Gpu),
+            "cpu" => return Ok(DeviceSelector::Cpu),
+            _ => {}
+        }
+        if let Some((p, d)) = t.split_once(':') {
+            if let (Ok(platform), Ok(device)) = (p.trim().parse(), d.trim().parse()) {
+                return Ok(DeviceSelector::Index { platform, device });
+            }
+        }
+        Ok(DeviceSelector::Name(t.to_string()))
+    }
+
+    /// Picks a device from `list`.
+    pub(crate) fn choose<'a>(&self, list: &'a [DeviceInfo], request: &str) -> Result<&'a DeviceInfo> {
+        let found = match self {
+            DeviceSelector::Default => list
+                .iter()
+                .find(|d| d.device_type == DeviceType::Gpu)
+                .or_else(|| list.first()),
+            DeviceSelector::Gpu => list.iter().find(|d| d.device_type == DeviceType::Gpu),
+            DeviceSelector::Cpu => list.iter().find(|d| d.device_type == DeviceType::Cpu),
+            DeviceSelector::Index { platform, device } => list
+                .iter()
+                .find(|d| d.platform_index == *platform && d.device_index == *device),
+            DeviceSelector::Name(name) => {
+                let needle = name.to_lowercase();
+                list.iter().find(|d| {
+                    d.name.to_lowercase().contains(&needle)
+                        || d.platform_name.to_lowercase().contains(&needle)
+                })
+            }
+        };
+        found.ok_or_else(|| Error::NoMatchingDevice {
+            request: request.to_string(),
+            available: device_table(list),
+        })
+    }
+}

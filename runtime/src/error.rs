@@ -1,0 +1,144 @@
+//! The one error type of lazycl, with variants a user can match on.
+
+use crate::dtype::DType;
+
+/// Every fallible lazycl call returns this.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// What went wrong, with the facts needed to fix it.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    /// The OpenCL ICD loader (`libOpenCL.so.1`) could not be loaded.
+    #[error(
+        "the OpenCL loader (libOpenCL.so.1) could not be loaded; install it with \
+         `apt-get install ocl-icd-opencl-dev pocl-opencl-icd`, or point OPENCL_DYLIB_PATH at it"
+    )]
+    NoLoader,
+
+    /// The loader works but no OpenCL platform (driver) is installed.
+    #[error(
+        "no OpenCL platform found; install one, for example PoCL on the CPU: \
+         `apt-get install pocl-opencl-icd ocl-icd-opencl-dev`"
+    )]
+    NoPlatform,
+
+    /// No device matched the requested selection.
+    #[error("no OpenCL device matches {request:?}; available devices:\n{available}")]
+    NoMatchingDevice {
+        /// The selection as the user wrote it (`LAZYCL_DEVICE` or the builder).
+        request: String,
+        /// A table of what is available.
+        available: String,
+    },
+
+    /// An OpenCL API call failed.
+    #[error("OpenCL call {call} failed with {name} ({code})")]
+    Cl {
+        /// The API function, e.g. `clEnqueueNDRangeKernel`.
+        call: &'static str,
+        /// The CL error name, e.g. `CL_INVALID_KERNEL_ARGS`.
+        name: &'static str,
+        /// The numeric code.
+        code: i32,
+    },
+
+    /// The device cannot run this element type (e.g. `f64` without `cl_khr_fp64`).
+    #[error("element type {dtype} is not supported on device {device:?} (no cl_khr_fp64 extension)")]
+    UnsupportedDtype {
+        /// The element type.
+        dtype: DType,
+        /// The device's name.
+        device: String,
+    },
+
+    /// Shapes that cannot be combined.
+    #[error("shape mismatch in {op}: {left:?} and {right:?} cannot be broadcast together")]
+    ShapeMismatch {
+        /// The operation that was recorded.
+        op: String,
+        /// The left operand's shape.
+        left: Vec<usize>,
+        /// The right operand's shape.
+        right: Vec<usize>,
+    },
+
+    /// Host data whose length does not fit the requested shape, or another bad shape.
+    #[error("invalid shape: {0}")]
+    InvalidShape(String),
+
+    /// The device ran out of memory.
+    #[error("out of device memory while {what} ({bytes} bytes requested)")]
+    OutOfMemory {
+        /// What was being allocated.
+        what: &'static str,
+        /// How many bytes.
+        bytes: usize,
+    },
+
+    /// The OpenCL compiler rejected a program.
+    #[error(
+        "building OpenCL program {name:?} failed:\n--- build log ---\n{log}\n--- source ---\n{source_code}"
+    )]
+    Build {
+        /// The kernel or program name.
+        name: String,
+        /// The compiler's build log.
+        log: String,
+        /// The OpenCL C source that was compiled.
+        source_code: String,
+    },
+
+    /// A kernel launch was configured wrongly (sizes, arguments).
+    #[error("invalid launch of kernel {kernel:?}: {reason}")]
+    InvalidLaunch {
+        /// The kernel name.
+        kernel: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// Arrays from two different contexts were combined.
+    #[error("arrays from different contexts cannot be combined")]
+    ContextMismatch,
+}
+
+impl Error {
+    /// Wraps a CL error code returned by `call`.
+    pub(crate) fn cl(call: &'static str, code: i32) -> Self {
+        if code == cl3::error_codes::DLOPEN_RUNTIME_LOAD_FAILED {
+            return Error::NoLoader;
+        }
+        Error::Cl {
+            call,
+            name: cl3::error_codes::error_text(code),
+            code,
+        }
+    }
+
+    /// Maps allocation failures to [`Error::OutOfMemory`], anything else to [`Error::Cl`].
+    pub(crate) fn alloc(call: &'static str, code: i32, what: &'static str, bytes: usize) -> Self {
+        use cl3::error_codes::{CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES};
+        if code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES {
+            Error::OutOfMemory { what, bytes }
+        } else {
+            Error::cl(call, code)
+        }
+    }
+}
+
+/// `result.cl("clFoo")?` turns a raw CL error code into an [`Error`].
+pub(crate) trait ClResultExt<T> {
+    fn cl(self, call: &'static str) -> Result<T>;
+}
+
+impl<T> ClResultExt<T> for std::result::Result<T, i32> {
+    fn cl(self, call: &'static str) -> Result<T> {
+        self.map_err(|code| Error::cl(call, code))
+    }
+}
+
+impl<T> ClResultExt<T> for std::result::Result<T, opencl3::error_codes::ClError> {
+    fn cl(self, call: &'static str) -> Result<T> {
+        self.map_err(|e| Error::cl(call, e.0))
+    }
+}

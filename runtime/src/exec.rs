@@ -1,0 +1,300 @@
+//! Materialization: plans a flush (collect → cut → group → per-kernel plan), finds each
+//! kernel in the structural cache (generating and building it only on a miss), allocates
+//! outputs from the pool, launches, and marks the outputs as materialized.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use crate::array::Array;
+use crate::buffer::DeviceBuffer;
+use crate::codegen::{fused_source, FUSED_KERNEL_NAME};
+use crate::context::ContextInner;
+use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::fuse::{
+    collect, group_kernels, materialization_points, plan_kernel, FusedKernel, GKind, GNode, KernelPlan,
+};
+use crate::graph::NodeRef;
+use crate::kernel::{CompiledKernel, KernelArg};
+use crate::program::build_from_source;
+use crate::stats::Counters;
+
+/// Fixed kernel arguments besides inputs, scalars and outputs: `n` and up to this many dims.
+const MAX_ARGS_CEILING: usize = 96;
+
+/// Work-items per compute unit for a grid-stride fused kernel.
+fn work_items_cap(ctx: &ContextInner) -> usize {
+    let per_cu = match ctx.device.device_type {
+        crate::device::DeviceType::Gpu => 2048,
+        _ => 1024,
+    };
+    (ctx.device.compute_units.max(1) as usize) * per_cu
+}
+
+fn max_args(ctx: &ContextInner) -> usize {
+    // Every argument takes at most 8 bytes; leave room for outputs, n and dims.
+    (ctx.device.max_parameter_bytes / 8)
+        .saturating_sub(40)
+        .clamp(8, MAX_ARGS_CEILING)
+}
+
+/// A planned flush.
+struct Flush {
+    ctx: Arc<ContextInner>,
+    graph: Vec<GNode>,
+    kernels: Vec<KernelPlan>,
+}
+
+fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
+    let Some(first) = roots.first() else {
+        return Ok(None);
+    };
+    let ctx = first.ctx.clone();
+    if roots.iter().any(|r| !Arc::ptr_eq(&r.ctx, &ctx)) {
+        return Err(Error::ContextMismatch);
+    }
+    let graph = collect(roots)?;
+    let root_idx: Vec<usize> = roots
+        .iter()
+        .filter_map(|r| graph.iter().position(|g| Arc::ptr_eq(&g.node, r)))
+        .collect();
+    let mat = materialization_points(&graph, &root_idx, max_args(&ctx));
+    let groups = group_kernels(&graph, &mat);
+    let kernels = groups
+        .iter()
+        .map(|members| plan_kernel(&graph, &mat, members))
+        .collect();
+    Ok(Some(Flush { ctx, graph, kernels }))
+}
+
+/// Finds or builds the kernel for a plan. A hit builds no string and no program.
+fn kernel_for(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<FusedKernel>> {
+    if let Some(k) = ctx
+        .fused_kernels
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&plan.key)
+    {
+        Counters::add(&ctx.counters.kernel_cache_hits, 1);
+        return Ok(k.clone());
+    }
+    Counters::add(&ctx.counters.kernel_cache_misses, 1);
+    for (_, d) in &plan.values {
+        ctx.check_dtype(*d)?;
+    }
+    let source = fused_source(plan);
+    // Built outside the cache lock: launches of cached kernels on other threads go on.
+    let program = Arc::new(build_from_source(ctx, FUSED_KERNEL_NAME, &source)?);
+    let kernel = CompiledKernel::create(ctx, program, FUSED_KERNEL_NAME)?;
+    let fused = Arc::new(FusedKernel { kernel });
+    let mut cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(cache.entry(plan.key.clone()).or_insert(fused).clone())
+}
+
+fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
+    let Flush { ctx, graph, kernels } = flush;
+    // Buffers of nodes materialized by this flush, by graph index.
+    let mut produced: Vec<Option<Arc<DeviceBuffer>>> = vec![None; graph.len()];
+    let mut args: Vec<KernelArg> = Vec::new();
+    for plan in &kernels {
+        let kernel = kernel_for(&ctx, plan)?;
+        let mut outputs = Vec::with_capacity(plan.outputs.len());
+        for &(_, dtype, gi) in &plan.outputs {
+            let buffer = match targets.iter().find(|(t, _)| *t == gi) {
+                Some((_, b)) => b.clone(),
+                None => DeviceBuffer::uninit(&ctx, plan.numel * dtype.size())?,
+            };
+            outputs.push(buffer);
+        }
+        args.clear();
+        for &(_, _, gi) in &plan.inputs {
+            let mem = match (&graph[gi].kind, &produced[gi]) {
+                (GKind::Ready(b), _) => b.mem(),
+                (_, Some(b)) => b.mem(),
+                _ => {
+                    return Err(Error::InvalidShape(
+                        "internal: kernel input was not produced".into(),
+                    ))
+                }
+            };
+            args.push(KernelArg::Mem(mem));
+        }
+        for &(dtype, bits) in &plan.scalars {
+            let _ = dtype;
+            args.push(KernelArg::Scalar(bits));
+        }
+        for b in &outputs {
+            args.push(KernelArg::Mem(b.mem()));
+        }
+        args.push(KernelArg::ulong(plan.numel as u64));
+        for &d in &plan.dims {
+            args.push(KernelArg::ulong(d as u64));
+        }
+        if plan.numel > 0 {
+            let cap = work_items_cap(&ctx);
+            let global = plan.numel.min(cap).div_ceil(64) * 64;
+            kernel.kernel.launch(&ctx, &[global], None, &args)?;
+        }
+        for (&(_, _, gi), b) in plan.outputs.iter().zip(outputs) {
+            produced[gi] = Some(b);
+        }
+    }
+    for (gi, b) in produced.into_iter().enumerate() {
+        if let Some(b) = b {
+            graph[gi].node.set_ready(b);
+        }
+    }
+    Ok(())
+}
+
+/// Enqueues everything `roots` need; returns without waiting.
+pub(crate) fn materialize(roots: &[NodeRef]) -> Result<()> {
+    match plan(roots)? {
+        Some(flush) => run(flush, &[]),
+        None => Ok(()),
+    }
+}
+
+/// Evaluates `value` into `target`'s buffer.
+pub(crate) fn materialize_into(value: &NodeRef, target: Arc<DeviceBuffer>) -> Result<()> {
+    let Some(flush) = plan(std::slice::from_ref(value))? else {
+        return Ok(());
+    };
+    let Some(gi) = flush.graph.iter().position(|g| Arc::ptr_eq(&g.node, value)) else {
+        return Ok(());
+    };
+    run(flush, &[(gi, target)])
+}
+
+/// Describes the kernels that materializing `roots` would launch, with their sources.
+pub(crate) fn explain(roots: &[NodeRef]) -> Result<String> {
+    let mut s = String::new();
+    let Some(flush) = plan(roots)? else { return Ok(s) };
+    if flush.kernels.is_empty() {
+        s.push_str("nothing to compute: every array is already materialized\n");
+    }
+    for (k, p) in flush.kernels.iter().enumerate() {
+        let cached = flush
+            .ctx
+            .fused_kernels
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(&p.key);
+        let _ = writeln!(
+            s,
+            "kernel {k}: {} elements over dims {:?}; {} inputs, {} scalar args, {} outputs, {} ops{}",
+            p.numel,
+            p.dims,
+            p.inputs.len(),
+            p.scalars.len(),
+            p.outputs.len(),
+            p.values.len(),
+            if cached { " (cached)" } else { "" }
+        );
+        s.push_str(&fused_source(p));
+    }
+    Ok(s)
+}
+
+/// Several arrays that can be materialized together (they share kernels where possible).
+pub trait EvalList {
+    /// The graph nodes of the arrays.
+    #[doc(hidden)]
+    fn nodes(&self) -> Vec<NodeHandle>;
+}
+
+/// An array of any element type, as seen by [`eval`]. Opaque.
+#[doc(hidden)]
+pub struct NodeHandle(pub(crate) NodeRef);
+
+impl<T: Element> EvalList for &Array<T> {
+    fn nodes(&self) -> Vec<NodeHandle> {
+        vec![NodeHandle(self.node.clone())]
+    }
+}
+impl<T: Element> EvalList for [&Array<T>] {
+    fn nodes(&self) -> Vec<NodeHandle> {
+        self.iter().map(|a| NodeHandle(a.node.clone())).collect()
+    }
+}
+impl<T: Element> EvalList for Vec<&Array<T>> {
+    fn nodes(&self) -> Vec<NodeHandle> {
+        self.iter().map(|a| NodeHandle(a.node.clone())).collect()
+    }
+}
+impl<T: Element> EvalList for Vec<Array<T>> {
+    fn nodes(&self) -> Vec<NodeHandle> {
+        self.iter().map(|a| NodeHandle(a.node.clone())).collect()
+    }
+}
+
+macro_rules! eval_tuple {
+    ($($t:ident $i:tt),*) => {
+        impl<'a, $($t: Element),*> EvalList for ($(&'a Array<$t>,)*) {
+            fn nodes(&self) -> Vec<NodeHandle> {
+                vec![$(NodeHandle(self.$i.node.clone())),*]
+            }
+        }
+    };
+}
+eval_tuple!(A 0);
+eval_tuple!(A 0, B 1);
+eval_tuple!(A 0, B 1, C 2);
+eval_tuple!(A 0, B 1, C 2, D 3);
+eval_tuple!(A 0, B 1, C 2, D 3, E 4);
+eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
+eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+
+/// Materializes several arrays in one flush: arrays of one shape computed from a common
+/// graph share one kernel. Returns without waiting.
+pub fn eval<L: EvalList + ?Sized>(arrays: &L) -> Result<()> {
+    let nodes: Vec<NodeRef> = arrays.nodes().into_iter().map(|h| h.0).collect();
+    materialize(&nodes)
+}
+
+impl<T: Element> Array<T> {
+    /// The fused plan and generated OpenCL C that materializing this array would run.
+    pub fn explain(&self) -> Result<String> {
+        explain(&[self.node.clone()])
+    }
+
+    /// Sets this array to `value` (broadcast to this array's shape), evaluated now
+    /// (enqueued, not waited for). Writes into this array's own device memory when no
+    /// other handle can observe it and `value` does not read it; otherwise into a pooled
+    /// buffer. Either way a loop of `assign`s allocates nothing after its first steps.
+    pub fn assign(&mut self, value: impl crate::ops::Operand<T>) -> Result<()> {
+        let ctx = self.node.ctx.clone();
+        let v = value.into_array(crate::ops::CtxRef(&ctx));
+        let target_shape = self.shape().to_vec();
+        let v = if v.shape() == target_shape.as_slice() {
+            v
+        } else {
+            v.broadcast_to(&target_shape)
+        };
+        if v.shape() != target_shape.as_slice() {
+            return Err(Error::ShapeMismatch {
+                op: "assign".into(),
+                left: target_shape,
+                right: v.shape().to_vec(),
+            });
+        }
+        let unique = Arc::strong_count(&self.node) == 1;
+        if unique {
+            if let Some(buffer) = self.node.buffer() {
+                let reads_self = collect(std::slice::from_ref(&v.node))?.iter().any(|g| {
+                    Arc::ptr_eq(&g.node, &self.node)
+                        || matches!(&g.kind, GKind::Ready(b) if Arc::ptr_eq(b, &buffer))
+                });
+                if !reads_self && Arc::strong_count(&buffer) == 2 {
+                    materialize_into(&v.node, buffer)?;
+                    *self = Array::from_node(v.node);
+                    return Ok(());
+                }
+            }
+        }
+        v.eval()?;
+        *self = v;
+        Ok(())
+    }
+}

@@ -1,0 +1,407 @@
+//! Fusion: partitions the lazy part of a graph into kernels, and describes each kernel
+//! by a structural key (ops, dtypes, broadcast patterns, which inputs are the same array)
+//! that is computed without generating any source.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::buffer::DeviceBuffer;
+use crate::dtype::{DType, ScalarBits};
+use crate::error::{Error, Result};
+use crate::graph::{BinaryOp, NodeRef, Op, State, TernaryOp, UnaryOp};
+use crate::kernel::CompiledKernel;
+
+/// Most nodes one node's cone may have before it is materialized as its own kernel output.
+pub(crate) const MAX_CONE_NODES: usize = 64;
+
+/// A node of the collected graph, in topological order (inputs first).
+pub(crate) struct GNode {
+    pub(crate) node: NodeRef,
+    pub(crate) kind: GKind,
+}
+
+/// What a collected node is.
+pub(crate) enum GKind {
+    /// Already in device memory.
+    Ready(Arc<DeviceBuffer>),
+    /// A host scalar (kernel argument).
+    Scalar(ScalarBits),
+    /// An elementwise operation over earlier nodes (indices into the collected list).
+    Op(OpCode, Vec<usize>),
+}
+
+/// An elementwise operation without its operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum OpCode {
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+    Ternary(TernaryOp),
+}
+
+/// Collects every node the roots need, stopping at materialized nodes. Iterative, so a
+/// 10,000-node chain does not overflow the stack. Errors with the first recording error.
+pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
+    let mut index: HashMap<*const crate::graph::Node, usize> = HashMap::new();
+    let mut out: Vec<GNode> = Vec::new();
+    // (node, op snapshot, children expanded?)
+    let mut stack: Vec<(NodeRef, bool)> = roots.iter().map(|r| (r.clone(), false)).collect();
+    let mut pending: HashMap<*const crate::graph::Node, Op> = HashMap::new();
+    while let Some((node, expanded)) = stack.pop() {
+        let key = Arc::as_ptr(&node);
+        if index.contains_key(&key) {
+            continue;
+        }
+        if expanded {
+            let op = pending
+                .remove(&key)
+                .ok_or_else(|| Error::InvalidShape("graph changed during evaluation".into()))?;
+            let kind = match op {
+                Op::Scalar(bits) => GKind::Scalar(bits),
+                Op::Unary(u, a) => GKind::Op(OpCode::Unary(u), vec![index[&Arc::as_ptr(&a)]]),
+                Op::Binary(b, x, y) => GKind::Op(
+                    OpCode::Binary(b),
+                    vec![index[&Arc::as_ptr(&x)], index[&Arc::as_ptr(&y)]],
+                ),
+                Op::Ternary(t, x, y, z) => GKind::Op(
+                    OpCode::Ternary(t),
+                    vec![
+                        index[&Arc::as_ptr(&x)],
+                        index[&Arc::as_ptr(&y)],
+                        index[&Arc::as_ptr(&z)],
+                    ],
+                ),
+            };
+            index.insert(key, out.len());
+            out.push(GNode { node, kind });
+            continue;
+        }
+        let snapshot = match &*node.state() {
+            State::Ready(b) => Err(b.clone()),
+            State::Lazy(op) => Ok(op.clone()),
+            State::Failed(e) => return Err(e.clone()),
+            State::Dropped => return Err(Error::InvalidShape("a dropped array was used".into())),
+        };
+        match snapshot {
+            Err(buffer) => {
+                index.insert(key, out.len());
+                out.push(GNode {
+                    node,
+                    kind: GKind::Ready(buffer),
+                });
+            }
+            Ok(op) => {
+                if pending.contains_key(&key) {
+                    // Already scheduled through another path; its expansion is on the stack.
+                    continue;
+                }
+                let children: Vec<NodeRef> = op.inputs().into_iter().cloned().collect();
+                pending.insert(key, op);
+                stack.push((node, true));
+                for c in children.into_iter().rev() {
+                    if !index.contains_key(&Arc::as_ptr(&c)) {
+                        stack.push((c, false));
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Chooses the nodes to materialize: the roots, plus cut points that keep every kernel
+/// within [`MAX_CONE_NODES`] and `max_args` arguments.
+pub(crate) fn materialization_points(graph: &[GNode], roots: &[usize], max_args: usize) -> Vec<bool> {
+    let mut mat = vec![false; graph.len()];
+    for &r in roots {
+        if !matches!(graph[r].kind, GKind::Ready(_)) {
+            mat[r] = true;
+        }
+    }
+    // Estimated cone size and argument count of each node as seen by its consumers
+    // (over-counts shared subexpressions, which only makes cuts a little earlier).
+    let mut cone = vec![0usize; graph.len()];
+    let mut args = vec![0usize; graph.len()];
+    for (i, g) in graph.iter().enumerate() {
+        match &g.kind {
+            GKind::Ready(_) | GKind::Scalar(_) => {
+                cone[i] = 0;
+                args[i] = 1;
+            }
+            GKind::Op(_, inputs) => {
+                let c = 1 + inputs.iter().map(|&j| cone[j]).sum::<usize>();
+                let a = inputs.iter().map(|&j| args[j]).sum::<usize>();
+                if c >= MAX_CONE_NODES || a >= max_args {
+                    mat[i] = true;
+                }
+                if mat[i] {
+                    cone[i] = 0;
+                    args[i] = 1;
+                } else {
+                    cone[i] = c;
+                    args[i] = a;
+                }
+            }
+        }
+    }
+    mat
+}
+
+/// Groups materialization points into kernels: one kernel per output shape where the
+/// dependencies allow, in an order where every kernel runs after those it reads from.
+pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(Vec<usize>, Vec<usize>)> = Vec::new(); // (shape, members)
+    let mut group_of: Vec<Option<usize>> = vec![None; graph.len()];
+    for p in (0..graph.len()).filter(|&i| mat[i]) {
+        // The latest group among the materialization points p reads (not through others).
+        let mut latest_dep: Option<usize> = None;
+        let mut seen = vec![false; 0];
+        seen.resize(graph.len(), false);
+        let mut stack = match &graph[p].kind {
+            GKind::Op(_, inputs) => inputs.clone(),
+            _ => Vec::new(),
+        };
+        while let Some(j) = stack.pop() {
+            if std::mem::replace(&mut seen[j], true) {
+                continue;
+            }
+            if mat[j] {
+                latest_dep = latest_dep.max(group_of[j]);
+                continue;
+            }
+            if let GKind::Op(_, inputs) = &graph[j].kind {
+                stack.extend(inputs.iter().copied());
+            }
+        }
+        let shape = &graph[p].node.shape;
+        let candidate = groups.iter().rposition(|(s, _)| s[..] == shape[..]);
+        let g = match candidate {
+            Some(c) if latest_dep.is_none_or(|d| d <= c) => c,
+            _ => {
+                groups.push((shape.to_vec(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        groups[g].1.push(p);
+        group_of[p] = Some(g);
+    }
+    groups.into_iter().map(|(_, m)| m).collect()
+}
+
+/// One value inside a fused kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Value {
+    /// Load from input buffer `slot`.
+    Load { slot: usize },
+    /// Scalar kernel argument `slot`.
+    Scalar { slot: usize },
+    /// An operation over earlier values.
+    Op {
+        code: OpCode,
+        args: [usize; 3],
+        arity: u8,
+    },
+}
+
+/// A kernel's structure and the run-time bindings of its arguments.
+pub(crate) struct KernelPlan {
+    /// Structural cache key: equal keys give identical source.
+    pub(crate) key: Vec<u32>,
+    /// Values in evaluation order with their element types.
+    pub(crate) values: Vec<(Value, DType)>,
+    /// Input buffers: (dtype, broadcast mask over the collapsed dims, graph index).
+    pub(crate) inputs: Vec<(DType, u32, usize)>,
+    /// Scalar arguments: (dtype, bits).
+    pub(crate) scalars: Vec<(DType, ScalarBits)>,
+    /// Outputs: (value index, dtype, graph index).
+    pub(crate) outputs: Vec<(usize, DType, usize)>,
+    /// The collapsed iteration dims (outermost first; never empty).
+    pub(crate) dims: Vec<usize>,
+    /// Total work (product of dims).
+    pub(crate) numel: usize,
+}
+
+const TAG_LOAD: u32 = 1;
+const TAG_SCALAR: u32 = 2;
+const TAG_OP: u32 = 3;
+const TAG_OUT: u32 = 4;
+const TAG_DIMS: u32 = 5;
+
+fn dtype_code(d: DType) -> u32 {
+    d as u32
+}
+
+fn op_code(c: OpCode) -> u32 {
+    match c {
+        OpCode::Unary(u) => 0x100 | u as u32,
+        OpCode::Binary(b) => 0x200 | b as u32,
+        OpCode::Ternary(t) => 0x300 | t as u32,
+    }
+}
+
+/// Builds the plan of the kernel that computes `members` (materialization points of one
+/// shape). Other materialization points and materialized nodes are read as inputs.
+pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize]) -> KernelPlan {
+    let out_shape: Vec<usize> = graph[members[0]].node.shape.to_vec();
+    // The cone: nodes computed inside this kernel.
+    let mut inside = vec![false; graph.len()];
+    let mut is_member = vec![false; graph.len()];
+    for &m in members {
+        is_member[m] = true;
+    }
+    let mut stack: Vec<usize> = members.to_vec();
+    let mut used = vec![false; graph.len()];
+    while let Some(j) = stack.pop() {
+        if std::mem::replace(&mut used[j], true) {
+            continue;
+        }
+        let computed_here =
+            is_member[j] || (!mat[j] && matches!(graph[j].kind, GKind::Op(..) | GKind::Scalar(_)));
+        if computed_here {
+            inside[j] = true;
+            if let GKind::Op(_, inputs) = &graph[j].kind {
+                stack.extend(inputs.iter().copied());
+            }
+        }
+    }
+    // Load patterns over the full output rank, then collapse dims.
+    let rank = out_shape.len();
+    let load_nodes: Vec<usize> = (0..graph.len()).filter(|&j| used[j] && !inside[j]).collect();
+    let full_masks: Vec<Vec<bool>> = load_nodes
+        .iter()
+        .map(|&j| {
+            let s = &graph[j].node.shape;
+            let off = rank - s.len();
+            (0..rank)
+                .map(|d| d < off || (s[d - off] == 1 && out_shape[d] != 1))
+                .collect()
+        })
+        .collect();
+    let (dims, masks) = collapse(&out_shape, &full_masks);
+    let numel = out_shape.iter().product();
+
+    let mut plan = KernelPlan {
+        key: Vec::with_capacity(8 * graph.len()),
+        values: Vec::new(),
+        inputs: Vec::new(),
+        scalars: Vec::new(),
+        outputs: Vec::new(),
+        dims: dims.clone(),
+        numel,
+    };
+    plan.key.extend([TAG_DIMS, dims.len() as u32]);
+    let mut value_of: HashMap<usize, usize> = HashMap::new();
+    let mut load_slot_of_buffer: HashMap<usize, usize> = HashMap::new();
+    for j in (0..graph.len()).filter(|&j| used[j]) {
+        let dtype = graph[j].node.dtype;
+        let value = if !inside[j] {
+            // An input: dedupe by buffer identity when ready, else by node (materialized
+            // earlier in this flush).
+            let ident = match &graph[j].kind {
+                GKind::Ready(b) => b.mem() as usize,
+                _ => usize::MAX - j,
+            };
+            let li = load_nodes.iter().position(|&x| x == j).unwrap_or(0);
+            let slot = *load_slot_of_buffer.entry(ident).or_insert_with(|| {
+                plan.inputs.push((dtype, masks[li], j));
+                plan.inputs.len() - 1
+            });
+            plan.key
+                .extend([TAG_LOAD, dtype_code(dtype), slot as u32, masks[li]]);
+            Value::Load { slot }
+        } else {
+            match &graph[j].kind {
+                GKind::Scalar(bits) => {
+                    plan.scalars.push((dtype, *bits));
+                    plan.key.extend([TAG_SCALAR, dtype_code(dtype)]);
+                    Value::Scalar {
+                        slot: plan.scalars.len() - 1,
+                    }
+                }
+                GKind::Op(code, inputs) => {
+                    let mut args = [0usize; 3];
+                    plan.key.extend([TAG_OP, op_code(*code), dtype_code(dtype)]);
+                    for (k, i) in inputs.iter().enumerate() {
+                        args[k] = value_of[i];
+                        plan.key.push(args[k] as u32);
+                    }
+                    Value::Op {
+                        code: *code,
+                        args,
+                        arity: inputs.len() as u8,
+                    }
+                }
+                GKind::Ready(_) => unreachable_ready(),
+            }
+        };
+        value_of.insert(j, plan.values.len());
+        plan.values.push((value, dtype));
+        if is_member[j] {
+            plan.outputs.push((plan.values.len() - 1, dtype, j));
+            plan.key
+                .extend([TAG_OUT, (plan.values.len() - 1) as u32, dtype_code(dtype)]);
+        }
+    }
+    plan
+}
+
+#[cold]
+fn unreachable_ready() -> Value {
+    // Ready nodes are never "inside" a kernel (computed_here excludes them).
+    Value::Scalar { slot: 0 }
+}
+
+/// Drops size-1 output dims and merges neighbouring dims that every load treats alike.
+/// Returns the collapsed dims and, per load, a bit mask of broadcast dims (bit k = dim k).
+fn collapse(shape: &[usize], masks: &[Vec<bool>]) -> (Vec<usize>, Vec<u32>) {
+    let keep: Vec<usize> = (0..shape.len()).filter(|&d| shape[d] != 1).collect();
+    let mut dims: Vec<usize> = Vec::new();
+    let mut cols: Vec<Vec<bool>> = Vec::new(); // per collapsed dim, per load
+    for &d in &keep {
+        let col: Vec<bool> = masks.iter().map(|m| m[d]).collect();
+        if let (Some(last), Some(last_col)) = (dims.last_mut(), cols.last()) {
+            if *last_col == col {
+                *last *= shape[d];
+                continue;
+            }
+        }
+        dims.push(shape[d]);
+        cols.push(col);
+    }
+    if dims.is_empty() {
+        dims.push(1);
+        cols.push(vec![false; masks.len()]);
+    }
+    let bits = (0..masks.len())
+        .map(|l| {
+            cols.iter()
+                .enumerate()
+                .fold(0u32, |acc, (k, c)| if c[l] { acc | (1 << k) } else { acc })
+        })
+        .collect();
+    (dims, bits)
+}
+
+/// A compiled fused kernel, shared by every flush with the same structure.
+pub(crate) struct FusedKernel {
+    pub(crate) kernel: CompiledKernel,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::collapse;
+
+    #[test]
+    fn collapse_merges_alike_dims() {
+        // [2,3,4] with one full load and one load broadcast along dim 0.
+        let (dims, bits) = collapse(&[2, 3, 4], &[vec![false; 3], vec![true, false, false]]);
+        assert_eq!(dims, vec![2, 12]);
+        assert_eq!(bits, vec![0, 1]);
+        // All full: one dim.
+        let (dims, bits) = collapse(&[2, 3, 4], &[vec![false; 3]]);
+        assert_eq!(dims, vec![24]);
+        assert_eq!(bits, vec![0]);
+        // 0-d.
+        let (dims, _) = collapse(&[], &[]);
+        assert_eq!(dims, vec![1]);
+    }
+}

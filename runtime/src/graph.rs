@@ -1,0 +1,200 @@
+//! The lazy graph: untyped nodes that either hold device memory or describe how to
+//! compute it. Recording a node never touches the device.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::buffer::DeviceBuffer;
+use crate::context::ContextInner;
+use crate::dtype::{DType, ScalarBits};
+use crate::error::Error;
+
+/// A shared reference to a node.
+pub(crate) type NodeRef = Arc<Node>;
+
+/// One value of the graph: an n-dimensional array of one element type.
+pub(crate) struct Node {
+    pub(crate) ctx: Arc<ContextInner>,
+    pub(crate) dtype: DType,
+    pub(crate) shape: Box<[usize]>,
+    state: Mutex<State>,
+}
+
+/// Where a node's value is.
+pub(crate) enum State {
+    /// Materialized in device memory (elements in row-major order).
+    Ready(Arc<DeviceBuffer>),
+    /// Not computed yet.
+    Lazy(Op),
+    /// Recording failed (shape mismatch, ...); reported when materialized.
+    Failed(Error),
+    /// Transitional while a node's children are being dropped.
+    Dropped,
+}
+
+/// Elementwise unary operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum UnaryOp {
+    Neg,
+    Not,
+    Sqrt,
+    Exp,
+    Exp2,
+    Ln,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Asin,
+    Acos,
+    Atan,
+    Abs,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Signum,
+    Cast,
+}
+
+/// Elementwise binary operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Min,
+    Max,
+    Pow,
+    PowI,
+    Atan2,
+    Hypot,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl BinaryOp {
+    /// Comparisons produce `bool`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
+        )
+    }
+}
+
+/// Elementwise ternary operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TernaryOp {
+    /// `mask ? a : b`.
+    Select,
+    /// `a * b + c` with one rounding.
+    MulAdd,
+    /// `x` limited to `[lo, hi]`.
+    Clamp,
+}
+
+/// How a lazy node is computed from its inputs.
+#[derive(Clone)]
+pub(crate) enum Op {
+    /// A host scalar: becomes a by-value kernel argument.
+    Scalar(ScalarBits),
+    Unary(UnaryOp, NodeRef),
+    Binary(BinaryOp, NodeRef, NodeRef),
+    Ternary(TernaryOp, NodeRef, NodeRef, NodeRef),
+}
+
+impl Op {
+    pub(crate) fn inputs(&self) -> Vec<&NodeRef> {
+        match self {
+            Op::Scalar(_) => vec![],
+            Op::Unary(_, a) => vec![a],
+            Op::Binary(_, a, b) => vec![a, b],
+            Op::Ternary(_, a, b, c) => vec![a, b, c],
+        }
+    }
+}
+
+impl Node {
+    pub(crate) fn new(ctx: Arc<ContextInner>, dtype: DType, shape: Box<[usize]>, state: State) -> NodeRef {
+        Arc::new(Node {
+            ctx,
+            dtype,
+            shape,
+            state: Mutex::new(state),
+        })
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Number of elements.
+    pub(crate) fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// The device buffer, if materialized.
+    pub(crate) fn buffer(&self) -> Option<Arc<DeviceBuffer>> {
+        match &*self.state() {
+            State::Ready(b) => Some(b.clone()),
+            _ => None,
+        }
+    }
+
+    /// Replaces the state with a materialized buffer, releasing the inputs.
+    pub(crate) fn set_ready(&self, buffer: Arc<DeviceBuffer>) {
+        let old = std::mem::replace(&mut *self.state(), State::Ready(buffer));
+        drop_state(old);
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let state = std::mem::replace(
+            self.state.get_mut().unwrap_or_else(|e| e.into_inner()),
+            State::Dropped,
+        );
+        drop_state(state);
+    }
+}
+
+/// Drops a state without recursion: a 10,000-node chain must not overflow the stack.
+fn drop_state(state: State) {
+    let State::Lazy(op) = state else { return };
+    let mut stack: Vec<NodeRef> = Vec::new();
+    push_inputs(op, &mut stack);
+    while let Some(node) = stack.pop() {
+        if let Some(mut inner) = Arc::into_inner(node) {
+            let st = std::mem::replace(
+                inner.state.get_mut().unwrap_or_else(|e| e.into_inner()),
+                State::Dropped,
+            );
+            if let State::Lazy(op) = st {
+                push_inputs(op, &mut stack);
+            }
+            // `inner` drops here with state Dropped: no recursion.
+        }
+    }
+}
+
+fn push_inputs(op: Op, stack: &mut Vec<NodeRef>) {
+    match op {
+        Op::Scalar(_) => {}
+        Op::Unary(_, a) => stack.push(a),
+        Op::Binary(_, a, b) => stack.extend([a, b]),
+        Op::Ternary(_, a, b, c) => stack.extend([a, b, c]),
+    }
+}

@@ -1,0 +1,321 @@
+//! Bound kernels and the launch hot path shared by `#[kernel]` and the lazy graph.
+//!
+//! A launch is: lock the kernel (`clSetKernelArg` on one `cl_kernel` is not thread-safe),
+//! set the arguments whose bytes changed since the last launch, `clEnqueueNDRangeKernel`
+//! without an event, unlock. No kernel creation, no info queries, no allocation.
+
+use std::sync::{Arc, Mutex};
+
+use cl3::types::{cl_kernel, cl_mem};
+use opencl3::kernel::Kernel as ClKernel;
+use opencl3::program::Program;
+
+use crate::cl;
+use crate::context::{Context, ContextInner};
+use crate::dtype::{DType, ScalarBits};
+use crate::error::{ClResultExt, Error, Result};
+use crate::program::build_from_source;
+use crate::stats::Counters;
+
+/// The OpenCL C source and name of a kernel, as `#[kernel]` generates them at compile time.
+#[derive(Debug)]
+pub struct KernelSource {
+    /// The kernel function's name in the source.
+    pub name: &'static str,
+    /// The complete OpenCL C program.
+    pub source: &'static str,
+    /// Number of OpenCL arguments (a slice parameter counts two: pointer and length).
+    pub num_args: u32,
+    /// Element types the kernel uses (checked against the device at bind time).
+    pub dtypes: &'static [DType],
+}
+
+/// One kernel argument.
+#[derive(Debug, Clone, Copy)]
+pub enum KernelArg {
+    /// A scalar passed by value.
+    Scalar(ScalarBits),
+    /// A device buffer.
+    Mem(cl_mem),
+    /// `bytes` of `__local` memory allocated per work-group.
+    Local(usize),
+}
+
+impl KernelArg {
+    /// A `ulong` argument (lengths, sizes).
+    #[inline]
+    pub fn ulong(v: u64) -> Self {
+        KernelArg::Scalar(ScalarBits { bits: v, size: 8 })
+    }
+
+    /// The cache identity of this argument: (kind, bits, size).
+    #[inline]
+    fn identity(&self) -> (u8, u64, usize) {
+        match *self {
+            KernelArg::Scalar(s) => (0, s.bits, s.size as usize),
+            KernelArg::Mem(m) => (1, m as usize as u64, std::mem::size_of::<cl_mem>()),
+            KernelArg::Local(b) => (2, b as u64, b),
+        }
+    }
+}
+
+/// Up to three work sizes (global or local).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dims {
+    sizes: [usize; 3],
+    len: u8,
+}
+
+impl Dims {
+    /// The sizes, one per dimension.
+    pub fn as_slice(&self) -> &[usize] {
+        &self.sizes[..self.len as usize]
+    }
+    /// Number of work-items (product of the sizes).
+    pub fn count(&self) -> usize {
+        self.as_slice().iter().product()
+    }
+}
+
+impl From<usize> for Dims {
+    fn from(n: usize) -> Self {
+        Dims {
+            sizes: [n, 1, 1],
+            len: 1,
+        }
+    }
+}
+impl From<[usize; 1]> for Dims {
+    fn from(d: [usize; 1]) -> Self {
+        Dims {
+            sizes: [d[0], 1, 1],
+            len: 1,
+        }
+    }
+}
+impl From<[usize; 2]> for Dims {
+    fn from(d: [usize; 2]) -> Self {
+        Dims {
+            sizes: [d[0], d[1], 1],
+            len: 2,
+        }
+    }
+}
+impl From<[usize; 3]> for Dims {
+    fn from(d: [usize; 3]) -> Self {
+        Dims { sizes: d, len: 3 }
+    }
+}
+impl From<(usize, usize)> for Dims {
+    fn from(d: (usize, usize)) -> Self {
+        Dims {
+            sizes: [d.0, d.1, 1],
+            len: 2,
+        }
+    }
+}
+impl From<(usize, usize, usize)> for Dims {
+    fn from(d: (usize, usize, usize)) -> Self {
+        Dims {
+            sizes: [d.0, d.1, d.2],
+            len: 3,
+        }
+    }
+}
+
+/// A `cl_kernel` created once, with the bytes of the arguments it was last given.
+pub(crate) struct CompiledKernel {
+    pub(crate) name: String,
+    kernel: ClKernel,
+    // Keeps the program alive as long as the kernel.
+    _program: Arc<Program>,
+    last_args: Mutex<Vec<Option<(u8, u64, usize)>>>,
+}
+
+// SAFETY: the cl_kernel is only mutated (clSetKernelArg) under `last_args`' lock.
+unsafe impl Send for CompiledKernel {}
+unsafe impl Sync for CompiledKernel {}
+
+impl CompiledKernel {
+    pub(crate) fn create(ctx: &ContextInner, program: Arc<Program>, name: &str) -> Result<Self> {
+        let kernel = ClKernel::create(&program, name).cl("clCreateKernel")?;
+        Counters::add(&ctx.counters.kernels_created, 1);
+        Ok(CompiledKernel {
+            name: name.to_string(),
+            kernel,
+            _program: program,
+            last_args: Mutex::default(),
+        })
+    }
+
+    fn raw(&self) -> cl_kernel {
+        self.kernel.get()
+    }
+
+    /// Sets changed arguments and enqueues; the hot path.
+    #[inline]
+    pub(crate) fn launch(
+        &self,
+        ctx: &ContextInner,
+        global: &[usize],
+        local: Option<&[usize]>,
+        args: &[KernelArg],
+    ) -> Result<()> {
+        let mut last = self.last_args.lock().unwrap_or_else(|e| e.into_inner());
+        if last.len() < args.len() {
+            last.resize(args.len(), None);
+        }
+        for (i, arg) in args.iter().enumerate() {
+            let id = arg.identity();
+            if last[i] == Some(id) {
+                continue;
+            }
+            // Forget the cached value first: if the call fails the argument is unknown.
+            last[i] = None;
+            match *arg {
+                KernelArg::Scalar(s) => {
+                    let bytes = s.bytes();
+                    cl::set_kernel_arg(self.raw(), i as u32, s.size as usize, bytes.as_ptr().cast())
+                }
+                KernelArg::Mem(m) => cl::set_kernel_arg(
+                    self.raw(),
+                    i as u32,
+                    std::mem::size_of::<cl_mem>(),
+                    (&m as *const cl_mem).cast(),
+                ),
+                KernelArg::Local(bytes) => cl::set_kernel_arg(self.raw(), i as u32, bytes, std::ptr::null()),
+            }
+            .map_err(|e| self.explain(e, i))?;
+            last[i] = Some(id);
+        }
+        cl::enqueue_kernel(ctx.queue(), self.raw(), global, local, &[], false)?;
+        drop(last);
+        Counters::add(&ctx.counters.kernels_launched, 1);
+        Ok(())
+    }
+
+    fn explain(&self, e: Error, index: usize) -> Error {
+        match e {
+            Error::Cl { name, .. } => Error::InvalidLaunch {
+                kernel: self.name.clone(),
+                reason: format!("clSetKernelArg for argument {index} failed with {name}"),
+            },
+            other => other,
+        }
+    }
+}
+
+/// A kernel bound to a context: program built once, `cl_kernel` created once.
+///
+/// Cloning is cheap. `#[kernel]` wraps this in a typed launcher; most users never touch
+/// it directly.
+#[derive(Clone)]
+pub struct Kernel {
+    compiled: Arc<CompiledKernel>,
+    ctx: Arc<ContextInner>,
+    num_args: u32,
+}
+
+impl Kernel {
+    /// Builds (once per context) and binds the kernel described by `source`.
+    pub fn bind(ctx: &Context, source: &'static KernelSource) -> Result<Kernel> {
+        let inner = &ctx.inner;
+        for &d in source.dtypes {
+            inner.check_dtype(d)?;
+        }
+        let key = (source.source.as_ptr() as usize, source.name);
+        let mut cache = inner.static_kernels.lock().unwrap_or_else(|e| e.into_inner());
+        let compiled = match cache.get(&key) {
+            Some(k) => k.clone(),
+            None => {
+                let program = Arc::new(build_from_source(inner, source.name, source.source)?);
+                let k = Arc::new(CompiledKernel::create(inner, program, source.name)?);
+                let declared = k.kernel.num_args().cl("clGetKernelInfo")?;
+                if declared != source.num_args {
+                    return Err(Error::InvalidLaunch {
+                        kernel: source.name.to_string(),
+                        reason: format!(
+                            "the program declares {declared} arguments, the launcher passes {}",
+                            source.num_args
+                        ),
+                    });
+                }
+                cache.insert(key, k.clone());
+                k
+            }
+        };
+        Ok(Kernel {
+            compiled,
+            ctx: inner.clone(),
+            num_args: source.num_args,
+        })
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.compiled.name
+    }
+
+    /// The context it is bound to.
+    pub fn context(&self) -> Context {
+        Context::from_inner(self.ctx.clone())
+    }
+
+    /// Enqueues the kernel with `args` over `global` work-items (grouped by `local` if
+    /// given) and returns without waiting. A global size with a zero dimension is a no-op.
+    #[inline]
+    pub fn launch(&self, global: Dims, local: Option<Dims>, args: &[KernelArg]) -> Result<()> {
+        if args.len() != self.num_args as usize {
+            return Err(self.invalid(format!(
+                "{} arguments given, {} expected",
+                args.len(),
+                self.num_args
+            )));
+        }
+        if let Some(l) = local {
+            if l.len != global.len {
+                return Err(self.invalid(format!(
+                    "global size {:?} and local size {:?} have different dimensions",
+                    global.as_slice(),
+                    l.as_slice()
+                )));
+            }
+            if let Some((g, l)) = global
+                .as_slice()
+                .iter()
+                .zip(l.as_slice())
+                .find(|(g, l)| **l == 0 || **g % **l != 0)
+            {
+                return Err(self.invalid(format!(
+                    "each global size must be a multiple of the local size (OpenCL 1.2), got global {:?} local {:?} ({g} vs {l})",
+                    global.as_slice(),
+                    local.map(|l| l.as_slice().to_vec()).unwrap_or_default()
+                )));
+            }
+            if l.count() > self.ctx.device.max_work_group_size {
+                return Err(self.invalid(format!(
+                    "local size {:?} has {} work-items, the device allows at most {}",
+                    l.as_slice(),
+                    l.count(),
+                    self.ctx.device.max_work_group_size
+                )));
+            }
+        }
+        if global.count() == 0 {
+            return Ok(());
+        }
+        self.compiled.launch(
+            &self.ctx,
+            global.as_slice(),
+            local.as_ref().map(|l| l.as_slice()),
+            args,
+        )
+    }
+
+    fn invalid(&self, reason: String) -> Error {
+        Error::InvalidLaunch {
+            kernel: self.compiled.name.clone(),
+            reason,
+        }
+    }
+}

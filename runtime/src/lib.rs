@@ -1,0 +1,33 @@
+//! lazycl-runtime: devices, typed device arrays, the lazy graph, fusion, code generation,
+//! kernel caches and launches. Users normally depend on the `lazycl` facade crate.
+
+#![warn(missing_docs)]
+
+mod array;
+mod buffer;
+mod cl;
+mod codegen;
+mod context;
+mod device;
+mod dtype;
+mod error;
+mod exec;
+mod fuse;
+mod graph;
+pub mod kernel;
+mod ops;
+mod program;
+mod shape;
+mod stats;
+
+pub use array::{Array, ArrayArg};
+pub use context::{Context, ContextBuilder};
+pub use device::{device_table, devices, DeviceInfo, DeviceSelector, DeviceType};
+pub use dtype::{DType, Element, Float, Integer, Numeric, ScalarBits, Signed};
+pub use error::{Error, Result};
+pub use exec::{eval, EvalList, NodeHandle};
+pub use graph::{BinaryOp, TernaryOp, UnaryOp};
+pub use kernel::{Dims, Kernel, KernelArg, KernelSource};
+pub use ops::{select, CtxRef, Operand};
+pub use shape::IntoShape;
+pub use stats::Stats;

@@ -1,0 +1,368 @@
+//! Recording: operators and methods on [`Array`] add nodes to the lazy graph. Nothing
+//! here talks to the device. A shape mismatch is recorded in the result and reported
+//! (naming both shapes) by the next call that materializes it.
+
+use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Sub};
+use std::sync::Arc;
+
+use crate::array::Array;
+use crate::context::ContextInner;
+use crate::dtype::{Element, Float, Integer, Numeric, Signed};
+use crate::error::Error;
+use crate::graph::{BinaryOp, NodeRef, Op, State, TernaryOp, UnaryOp};
+use crate::shape::broadcast;
+
+/// A value usable as an operand next to an `Array<T>`: another `Array<T>` (owned or
+/// borrowed) or a scalar `T`, which becomes a by-value kernel argument.
+pub trait Operand<T: Element> {
+    /// The operand as an array of the given context (scalars become 0-d lazy arrays).
+    #[doc(hidden)]
+    fn into_array(self, ctx: CtxRef<'_>) -> Array<T>;
+}
+
+/// A borrowed context, as [`Operand`] needs it. Opaque.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct CtxRef<'a>(pub(crate) &'a Arc<ContextInner>);
+
+impl<T: Element> Operand<T> for T {
+    fn into_array(self, ctx: CtxRef<'_>) -> Array<T> {
+        Array::lazy(ctx.0, Vec::new(), Op::Scalar(self.to_arg_bits()))
+    }
+}
+impl<T: Element> Operand<T> for &Array<T> {
+    fn into_array(self, _: CtxRef<'_>) -> Array<T> {
+        self.clone()
+    }
+}
+impl<T: Element> Operand<T> for Array<T> {
+    fn into_array(self, _: CtxRef<'_>) -> Array<T> {
+        self
+    }
+}
+
+/// The recording error of a node, if recording it failed.
+fn failure(node: &NodeRef) -> Option<Error> {
+    match &*node.state() {
+        State::Failed(e) => Some(e.clone()),
+        _ => None,
+    }
+}
+
+/// Records `op` over `inputs` with numpy broadcasting; failures are kept in the result.
+fn record<R: Element>(name: &str, inputs: &[&NodeRef], op: impl FnOnce() -> Op) -> Array<R> {
+    let ctx = &inputs[0].ctx;
+    let mut shape: Vec<usize> = inputs[0].shape.to_vec();
+    for n in inputs {
+        if let Some(e) = failure(n) {
+            return Array::failed(ctx, shape, e);
+        }
+    }
+    for n in &inputs[1..] {
+        if !Arc::ptr_eq(&n.ctx, ctx) {
+            return Array::failed(ctx, shape, Error::ContextMismatch);
+        }
+        match broadcast(&shape, &n.shape) {
+            Some(s) => shape = s,
+            None => {
+                let e = Error::ShapeMismatch {
+                    op: name.to_string(),
+                    left: shape.clone(),
+                    right: n.shape.to_vec(),
+                };
+                return Array::failed(ctx, shape, e);
+            }
+        }
+    }
+    Array::lazy(ctx, shape, op())
+}
+
+impl<T: Element> Array<T> {
+    fn unary<R: Element>(&self, op: UnaryOp) -> Array<R> {
+        record(&format!("{op:?}"), &[&self.node], || {
+            Op::Unary(op, self.node.clone())
+        })
+    }
+
+    fn binary<U: Element, R: Element>(&self, op: BinaryOp, other: Array<U>) -> Array<R> {
+        record(&format!("{op:?}"), &[&self.node, &other.node], || {
+            Op::Binary(op, self.node.clone(), other.node.clone())
+        })
+    }
+
+    fn ternary<R: Element>(&self, op: TernaryOp, b: &NodeRef, c: &NodeRef) -> Array<R> {
+        record(&format!("{op:?}"), &[&self.node, b, c], || {
+            Op::Ternary(op, self.node.clone(), b.clone(), c.clone())
+        })
+    }
+
+    /// Converts each element with Rust's `as` semantics (float to int saturates, NaN → 0).
+    pub fn cast<U: Element>(&self) -> Array<U> {
+        if T::DTYPE == U::DTYPE {
+            return Array::from_node(self.node.clone());
+        }
+        self.unary(UnaryOp::Cast)
+    }
+
+    /// This array stretched to `shape` by broadcasting (lazy; no copy is made).
+    pub fn broadcast_to(&self, shape: &[usize]) -> Array<T> {
+        match broadcast(&self.node.shape, shape) {
+            Some(s) if s == shape => {
+                if s[..] == self.node.shape[..] {
+                    return self.clone();
+                }
+                Array::lazy(&self.node.ctx, s, Op::Unary(UnaryOp::Cast, self.node.clone()))
+            }
+            _ => Array::failed(
+                &self.node.ctx,
+                shape.to_vec(),
+                Error::ShapeMismatch {
+                    op: "broadcast_to".into(),
+                    left: self.node.shape.to_vec(),
+                    right: shape.to_vec(),
+                },
+            ),
+        }
+    }
+
+    /// `self < other`, elementwise.
+    pub fn lt(&self, other: impl Operand<T>) -> Array<bool> {
+        self.binary(BinaryOp::Lt, other.into_array(CtxRef(&self.node.ctx)))
+    }
+    /// `self <= other`, elementwise.
+    pub fn le(&self, other: impl Operand<T>) -> Array<bool> {
+        self.binary(BinaryOp::Le, other.into_array(CtxRef(&self.node.ctx)))
+    }
+    /// `self > other`, elementwise.
+    pub fn gt(&self, other: impl Operand<T>) -> Array<bool> {
+        self.binary(BinaryOp::Gt, other.into_array(CtxRef(&self.node.ctx)))
+    }
+    /// `self >= other`, elementwise.
+    pub fn ge(&self, other: impl Operand<T>) -> Array<bool> {
+        self.binary(BinaryOp::Ge, other.into_array(CtxRef(&self.node.ctx)))
+    }
+    /// `self == other`, elementwise.
+    pub fn eq(&self, other: impl Operand<T>) -> Array<bool> {
+        self.binary(BinaryOp::Eq, other.into_array(CtxRef(&self.node.ctx)))
+    }
+    /// `self != other`, elementwise.
+    pub fn ne(&self, other: impl Operand<T>) -> Array<bool> {
+        self.binary(BinaryOp::Ne, other.into_array(CtxRef(&self.node.ctx)))
+    }
+}
+
+impl Array<bool> {
+    /// `if self { a } else { b }`, elementwise (with broadcasting).
+    pub fn select<T: Element>(&self, a: impl Operand<T>, b: impl Operand<T>) -> Array<T> {
+        let a = a.into_array(CtxRef(&self.node.ctx));
+        let b = b.into_array(CtxRef(&self.node.ctx));
+        self.ternary(TernaryOp::Select, &a.node, &b.node)
+    }
+}
+
+/// `if mask { a } else { b }`, elementwise (with broadcasting).
+pub fn select<T: Element>(mask: &Array<bool>, a: impl Operand<T>, b: impl Operand<T>) -> Array<T> {
+    mask.select(a, b)
+}
+
+macro_rules! unary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident),* $(,)?) => {
+        $( $(#[$doc])* pub fn $name(&self) -> Array<T> { self.unary(UnaryOp::$op) } )*
+    };
+}
+
+/// Math on floating-point arrays (names and semantics of `f32`/`f64` methods).
+impl<T: Float> Array<T> {
+    unary_methods! {
+        /// Square root.
+        sqrt => Sqrt,
+        /// `e^x`.
+        exp => Exp,
+        /// `2^x`.
+        exp2 => Exp2,
+        /// Natural logarithm.
+        ln => Ln,
+        /// Base-2 logarithm.
+        log2 => Log2,
+        /// Base-10 logarithm.
+        log10 => Log10,
+        /// Sine.
+        sin => Sin,
+        /// Cosine.
+        cos => Cos,
+        /// Tangent.
+        tan => Tan,
+        /// Hyperbolic tangent.
+        tanh => Tanh,
+        /// Arcsine.
+        asin => Asin,
+        /// Arccosine.
+        acos => Acos,
+        /// Arctangent.
+        atan => Atan,
+        /// Largest integer not above.
+        floor => Floor,
+        /// Smallest integer not below.
+        ceil => Ceil,
+        /// Nearest integer, halves away from zero.
+        round => Round,
+        /// Integer part.
+        trunc => Trunc,
+    }
+
+    /// `self^exp` with a float exponent.
+    pub fn powf(&self, exp: impl Operand<T>) -> Array<T> {
+        self.binary(BinaryOp::Pow, exp.into_array(CtxRef(&self.node.ctx)))
+    }
+    /// `self^n` with an integer exponent (a kernel argument, not part of the cache key).
+    pub fn powi(&self, n: i32) -> Array<T> {
+        self.binary(BinaryOp::PowI, n.into_array(CtxRef(&self.node.ctx)))
+    }
+    /// Four-quadrant arctangent of `self / other`.
+    pub fn atan2(&self, other: impl Operand<T>) -> Array<T> {
+        self.binary(BinaryOp::Atan2, other.into_array(CtxRef(&self.node.ctx)))
+    }
+    /// `sqrt(self² + other²)` without undue overflow.
+    pub fn hypot(&self, other: impl Operand<T>) -> Array<T> {
+        self.binary(BinaryOp::Hypot, other.into_array(CtxRef(&self.node.ctx)))
+    }
+    /// `self * a + b` with one rounding.
+    pub fn mul_add(&self, a: impl Operand<T>, b: impl Operand<T>) -> Array<T> {
+        let a = a.into_array(CtxRef(&self.node.ctx));
+        let b = b.into_array(CtxRef(&self.node.ctx));
+        self.ternary(TernaryOp::MulAdd, &a.node, &b.node)
+    }
+}
+
+/// Operations on every numeric array.
+impl<T: Numeric> Array<T> {
+    /// Sign. Floats: `1.0` for positive (and `+0.0`), `-1.0` for negative (and `-0.0`),
+    /// NaN for NaN. Integers: `1`, `0` or `-1`.
+    pub fn signum(&self) -> Array<T> {
+        self.unary(UnaryOp::Signum)
+    }
+    /// Absolute value (wrapping for `i32::MIN`, like `wrapping_abs`).
+    pub fn abs(&self) -> Array<T> {
+        self.unary(UnaryOp::Abs)
+    }
+    /// Elementwise minimum (a NaN operand is ignored, like `f32::min`).
+    pub fn min(&self, other: impl Operand<T>) -> Array<T> {
+        self.binary(BinaryOp::Min, other.into_array(CtxRef(&self.node.ctx)))
+    }
+    /// Elementwise maximum (a NaN operand is ignored, like `f32::max`).
+    pub fn max(&self, other: impl Operand<T>) -> Array<T> {
+        self.binary(BinaryOp::Max, other.into_array(CtxRef(&self.node.ctx)))
+    }
+    /// Limits each element to `[lo, hi]`; NaN stays NaN.
+    pub fn clamp(&self, lo: impl Operand<T>, hi: impl Operand<T>) -> Array<T> {
+        let lo = lo.into_array(CtxRef(&self.node.ctx));
+        let hi = hi.into_array(CtxRef(&self.node.ctx));
+        self.ternary(TernaryOp::Clamp, &lo.node, &hi.node)
+    }
+}
+
+/// Operations on integer arrays.
+impl<T: Integer> Array<T> {
+    /// `self^exp`, wrapping on overflow.
+    pub fn pow(&self, exp: u32) -> Array<T> {
+        self.binary(BinaryOp::Pow, exp.into_array(CtxRef(&self.node.ctx)))
+    }
+}
+
+macro_rules! binary_ops {
+    ($bound:ident: $($Trait:ident $method:ident => $op:ident),*) => {$(
+        impl<T: $bound> $Trait<&Array<T>> for &Array<T> {
+            type Output = Array<T>;
+            fn $method(self, rhs: &Array<T>) -> Array<T> { self.binary(BinaryOp::$op, rhs.clone()) }
+        }
+        impl<T: $bound> $Trait<Array<T>> for &Array<T> {
+            type Output = Array<T>;
+            fn $method(self, rhs: Array<T>) -> Array<T> { self.binary(BinaryOp::$op, rhs) }
+        }
+        impl<T: $bound> $Trait<&Array<T>> for Array<T> {
+            type Output = Array<T>;
+            fn $method(self, rhs: &Array<T>) -> Array<T> { (&self).binary(BinaryOp::$op, rhs.clone()) }
+        }
+        impl<T: $bound> $Trait<Array<T>> for Array<T> {
+            type Output = Array<T>;
+            fn $method(self, rhs: Array<T>) -> Array<T> { (&self).binary(BinaryOp::$op, rhs) }
+        }
+        impl<T: $bound> $Trait<T> for &Array<T> {
+            type Output = Array<T>;
+            fn $method(self, rhs: T) -> Array<T> { self.binary(BinaryOp::$op, rhs.into_array(CtxRef(&self.node.ctx))) }
+        }
+        impl<T: $bound> $Trait<T> for Array<T> {
+            type Output = Array<T>;
+            fn $method(self, rhs: T) -> Array<T> { (&self).binary(BinaryOp::$op, rhs.into_array(CtxRef(&self.node.ctx))) }
+        }
+    )*};
+}
+
+binary_ops!(Numeric: Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div, Rem rem => Rem);
+binary_ops!(Integer: BitAnd bitand => BitAnd, BitOr bitor => BitOr, BitXor bitxor => BitXor);
+
+macro_rules! bool_ops {
+    ($($Trait:ident $method:ident => $op:ident),*) => {$(
+        impl $Trait<&Array<bool>> for &Array<bool> {
+            type Output = Array<bool>;
+            fn $method(self, rhs: &Array<bool>) -> Array<bool> { self.binary(BinaryOp::$op, rhs.clone()) }
+        }
+        impl $Trait<Array<bool>> for Array<bool> {
+            type Output = Array<bool>;
+            fn $method(self, rhs: Array<bool>) -> Array<bool> { (&self).binary(BinaryOp::$op, rhs) }
+        }
+        impl $Trait<bool> for &Array<bool> {
+            type Output = Array<bool>;
+            fn $method(self, rhs: bool) -> Array<bool> { self.binary(BinaryOp::$op, rhs.into_array(CtxRef(&self.node.ctx))) }
+        }
+    )*};
+}
+bool_ops!(BitAnd bitand => BitAnd, BitOr bitor => BitOr, BitXor bitxor => BitXor);
+
+/// Scalar on the left: `2.0 * &x`. Implemented per type (Rust's orphan rule).
+macro_rules! scalar_lhs {
+    ($($t:ty),*) => {$(
+        impl Add<&Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: &Array<$t>) -> Array<$t> { self.into_array(CtxRef(&r.node.ctx)).binary(BinaryOp::Add, r.clone()) } }
+        impl Add<Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: Array<$t>) -> Array<$t> { self + &r } }
+        impl Sub<&Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: &Array<$t>) -> Array<$t> { self.into_array(CtxRef(&r.node.ctx)).binary(BinaryOp::Sub, r.clone()) } }
+        impl Sub<Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: Array<$t>) -> Array<$t> { self - &r } }
+        impl Mul<&Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: &Array<$t>) -> Array<$t> { self.into_array(CtxRef(&r.node.ctx)).binary(BinaryOp::Mul, r.clone()) } }
+        impl Mul<Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: Array<$t>) -> Array<$t> { self * &r } }
+        impl Div<&Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: &Array<$t>) -> Array<$t> { self.into_array(CtxRef(&r.node.ctx)).binary(BinaryOp::Div, r.clone()) } }
+        impl Div<Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: Array<$t>) -> Array<$t> { self / &r } }
+        impl Rem<&Array<$t>> for $t { type Output = Array<$t>; fn rem(self, r: &Array<$t>) -> Array<$t> { self.into_array(CtxRef(&r.node.ctx)).binary(BinaryOp::Rem, r.clone()) } }
+        impl Rem<Array<$t>> for $t { type Output = Array<$t>; fn rem(self, r: Array<$t>) -> Array<$t> { self % &r } }
+    )*};
+}
+scalar_lhs!(f32, f64, i32, u32, i64, u64);
+
+impl<T: Signed> Neg for &Array<T> {
+    type Output = Array<T>;
+    fn neg(self) -> Array<T> {
+        self.unary(UnaryOp::Neg)
+    }
+}
+impl<T: Signed> Neg for Array<T> {
+    type Output = Array<T>;
+    fn neg(self) -> Array<T> {
+        (&self).unary(UnaryOp::Neg)
+    }
+}
+impl Not for &Array<bool> {
+    type Output = Array<bool>;
+    fn not(self) -> Array<bool> {
+        self.unary(UnaryOp::Not)
+    }
+}
+impl Not for Array<bool> {
+    type Output = Array<bool>;
+    fn not(self) -> Array<bool> {
+        (&self).unary(UnaryOp::Not)
+    }
+}
+impl<T: Integer> Not for &Array<T> {
+    type Output = Array<T>;
+    fn not(self) -> Array<T> {
+        self.unary(UnaryOp::Not)
+    }
+}

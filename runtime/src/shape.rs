@@ -1,0 +1,89 @@
+//! Shapes and numpy-style broadcasting.
+
+use crate::error::{Error, Result};
+
+/// Anything that names a shape: `[2, 3]`, `&[2, 3][..]`, `vec![2, 3]`, `6` (1-D), `()` (0-d).
+pub trait IntoShape {
+    /// The dimensions, outermost first.
+    fn into_shape(self) -> Vec<usize>;
+}
+
+impl IntoShape for usize {
+    fn into_shape(self) -> Vec<usize> {
+        vec![self]
+    }
+}
+impl IntoShape for () {
+    fn into_shape(self) -> Vec<usize> {
+        Vec::new()
+    }
+}
+impl<const N: usize> IntoShape for [usize; N] {
+    fn into_shape(self) -> Vec<usize> {
+        self.to_vec()
+    }
+}
+impl IntoShape for &[usize] {
+    fn into_shape(self) -> Vec<usize> {
+        self.to_vec()
+    }
+}
+impl IntoShape for Vec<usize> {
+    fn into_shape(self) -> Vec<usize> {
+        self
+    }
+}
+impl IntoShape for &Vec<usize> {
+    fn into_shape(self) -> Vec<usize> {
+        self.clone()
+    }
+}
+
+/// The element count of `shape`, or an error if it overflows `usize`.
+pub(crate) fn checked_numel(shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| Error::InvalidShape(format!("the element count of shape {shape:?} overflows usize")))
+}
+
+/// The broadcast of two shapes by numpy's rules (align trailing axes; a size-1 axis
+/// stretches), or `None` when they are incompatible.
+pub(crate) fn broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let rank = a.len().max(b.len());
+    let mut out = vec![0; rank];
+    for i in 0..rank {
+        let da = if i < rank - a.len() {
+            1
+        } else {
+            a[i - (rank - a.len())]
+        };
+        let db = if i < rank - b.len() {
+            1
+        } else {
+            b[i - (rank - b.len())]
+        };
+        out[i] = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return None,
+        };
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broadcasting_follows_numpy() {
+        assert_eq!(broadcast(&[3, 1], &[4]), Some(vec![3, 4]));
+        assert_eq!(broadcast(&[], &[2, 5]), Some(vec![2, 5]));
+        assert_eq!(broadcast(&[2, 1, 5], &[7, 1]), Some(vec![2, 7, 5]));
+        assert_eq!(broadcast(&[0], &[1]), Some(vec![0]));
+        assert_eq!(broadcast(&[3], &[4]), None);
+        assert_eq!(broadcast(&[2, 3], &[3, 3]), None);
+    }
+}

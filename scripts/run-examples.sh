@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds every example and runs each at a small size (LAZYCL_EXAMPLE_SMALL=1), as
+# `make test` does. Fails on the first example that fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --examples
+export LAZYCL_EXAMPLE_SMALL=1
+for src in examples/*.rs; do
+    name="$(basename "$src" .rs)"
+    echo "== example $name =="
+    cargo run -q --example "$name" >/tmp/lazycl-example-"$name".log 2>&1 || {
+        cat /tmp/lazycl-example-"$name".log
+        echo "example $name failed" >&2
+        exit 1
+    }
+    tail -n 3 /tmp/lazycl-example-"$name".log
+done
+echo "examples: all passed"

@@ -1,0 +1,28 @@
+//! # lazycl
+//!
+//! Array computing on OpenCL devices from ordinary Rust:
+//!
+//! - `#[kernel]` translates a Rust function into OpenCL C at compile time and generates a
+//!   typed launcher;
+//! - [`Array`] records arithmetic lazily, fuses it into as few kernels as possible and
+//!   runs it only when a result is materialized (`eval`, `to_vec`, `to_ndarray`, `item`).
+//!
+//! See the README for a tour and ARCHITECTURE.md for how it works.
+
+pub use lazycl_macros::*;
+pub use lazycl_runtime::*;
+
+/// Everything a typical program needs: `use lazycl::prelude::*;`.
+pub mod prelude {
+    pub use lazycl_macros::*;
+    pub use lazycl_runtime::{
+        eval, select, Array, Context, DType, DeviceSelector, Element, Error, Float, Numeric, Result,
+    };
+}
+
+/// Items used by code that the macros generate. Not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use lazycl_runtime::kernel::{Dims, Kernel, KernelArg, KernelSource};
+    pub use lazycl_runtime::{Array, ArrayArg, Context, DType, Element, Error, Result};
+}
