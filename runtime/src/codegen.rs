@@ -265,7 +265,8 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> String {
         params.push(format!("const ulong d{k}"));
     }
 
-    let mut src = String::new();
+    // Rust never contracts `a * b + c` into an fma; neither do we (mul_add does, explicitly).
+    let mut src = String::from("#pragma OPENCL FP_CONTRACT OFF\n");
     if plan.values.iter().any(|(_, d)| *d == DType::F64) {
         src.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
     }

@@ -59,7 +59,11 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
         .filter_map(|r| graph.iter().position(|g| Arc::ptr_eq(&g.node, r)))
         .collect();
     let mat = materialization_points(&graph, &root_idx, max_args(&ctx));
-    let groups = group_kernels(&graph, &mat);
+    let mut cut = mat.clone();
+    for &r in &root_idx {
+        cut[r] = false;
+    }
+    let groups = group_kernels(&graph, &mat, &cut);
     let kernels = groups
         .iter()
         .map(|members| plan_kernel(&graph, &mat, members))
@@ -97,7 +101,11 @@ fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
     let mut produced: Vec<Option<Arc<DeviceBuffer>>> = vec![None; graph.len()];
     let mut args: Vec<KernelArg> = Vec::new();
     for plan in &kernels {
-        let kernel = kernel_for(&ctx, plan)?;
+        let kernel = if plan.numel > 0 {
+            Some(kernel_for(&ctx, plan)?)
+        } else {
+            None
+        };
         let mut outputs = Vec::with_capacity(plan.outputs.len());
         for &(_, dtype, gi) in &plan.outputs {
             let buffer = match targets.iter().find(|(t, _)| *t == gi) {
@@ -130,7 +138,7 @@ fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
         for &d in &plan.dims {
             args.push(KernelArg::ulong(d as u64));
         }
-        if plan.numel > 0 {
+        if let Some(kernel) = kernel {
             let cap = work_items_cap(&ctx);
             let global = plan.numel.min(cap).div_ceil(64) * 64;
             kernel.kernel.launch(&ctx, &[global], None, &args)?;

@@ -148,12 +148,16 @@ pub(crate) fn materialization_points(graph: &[GNode], roots: &[usize], max_args:
 
 /// Groups materialization points into kernels: one kernel per output shape where the
 /// dependencies allow, in an order where every kernel runs after those it reads from.
-pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool]) -> Vec<Vec<usize>> {
+/// A point that reads a cut point (`cut[d]`: materialized only to bound kernel size) goes
+/// to a later kernel than the cut, so cuts really split.
+pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<Vec<usize>> {
     let mut groups: Vec<(Vec<usize>, Vec<usize>)> = Vec::new(); // (shape, members)
     let mut group_of: Vec<Option<usize>> = vec![None; graph.len()];
     for p in (0..graph.len()).filter(|&i| mat[i]) {
-        // The latest group among the materialization points p reads (not through others).
+        // The latest group among the materialization points p reads (not through others);
+        // p may join that group unless the dependency is a cut.
         let mut latest_dep: Option<usize> = None;
+        let mut after_cut: Option<usize> = None;
         let mut seen = vec![false; 0];
         seen.resize(graph.len(), false);
         let mut stack = match &graph[p].kind {
@@ -166,6 +170,9 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool]) -> Vec<Vec<usize>> {
             }
             if mat[j] {
                 latest_dep = latest_dep.max(group_of[j]);
+                if cut[j] {
+                    after_cut = after_cut.max(group_of[j]);
+                }
                 continue;
             }
             if let GKind::Op(_, inputs) = &graph[j].kind {
@@ -175,7 +182,7 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool]) -> Vec<Vec<usize>> {
         let shape = &graph[p].node.shape;
         let candidate = groups.iter().rposition(|(s, _)| s[..] == shape[..]);
         let g = match candidate {
-            Some(c) if latest_dep.is_none_or(|d| d <= c) => c,
+            Some(c) if latest_dep.is_none_or(|d| d <= c) && after_cut.is_none_or(|d| d < c) => c,
             _ => {
                 groups.push((shape.to_vec(), Vec::new()));
                 groups.len() - 1

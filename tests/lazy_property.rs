@@ -1,0 +1,480 @@
+//! Property test: random elementwise DAGs (depth up to 8, fan-out, shared subexpressions,
+//! broadcasting, scalars, every dtype, odd sizes, size 0 and 1), several outputs evaluated
+//! in one flush, compared with the same expressions evaluated on the host with ndarray.
+//!
+//! Cases per run: `LAZYCL_PROPTEST_CASES` (default 120; each case checks several outputs).
+//! Floats are compared with a tolerance derived from a bound on each value's magnitude
+//! (`tol = 512 · ε · (bound + 1)`); integers exactly (wrapping arithmetic, x/0 = 0).
+
+mod common;
+
+use common::{ctx, rng, Random};
+use lazycl::{Array, Context, Element};
+use ndarray::{ArrayD, IxDyn, Zip};
+use rand::rngs::StdRng;
+use rand::Rng;
+
+/// Host semantics of each operation, mirroring the documented device semantics.
+trait HostNum: Element + Random + lazycl::Numeric {
+    const FLOAT: bool;
+    fn eps() -> f64;
+    fn to_f64(self) -> f64;
+    fn from_small(v: i8) -> Self;
+    fn h_add(a: Self, b: Self) -> Self;
+    fn h_sub(a: Self, b: Self) -> Self;
+    fn h_mul(a: Self, b: Self) -> Self;
+    fn h_div(a: Self, b: Self) -> Self;
+    fn h_rem(a: Self, b: Self) -> Self;
+    fn h_min(a: Self, b: Self) -> Self;
+    fn h_max(a: Self, b: Self) -> Self;
+    fn h_abs(a: Self) -> Self;
+    fn h_neg(a: Self) -> Self;
+    fn h_bounded(a: Self) -> Self; // floats: sin; ints: bitwise xor with a constant
+    fn h_squash(a: Self) -> Self; // floats: tanh; ints: signum
+    fn h_mul_add(a: Self, b: Self, c: Self) -> Self;
+    fn d_neg(a: &Array<Self>) -> Array<Self>;
+    fn d_bounded(a: &Array<Self>) -> Array<Self>;
+    fn d_squash(a: &Array<Self>) -> Array<Self>;
+    fn d_mul_add(a: &Array<Self>, b: &Array<Self>, c: &Array<Self>) -> Array<Self>;
+    /// A divisor bounded away from zero: `sqrt(|b| + 1)` (floats only).
+    fn h_den(b: Self) -> Self;
+    fn d_den(b: &Array<Self>) -> Array<Self>;
+}
+
+macro_rules! float_host {
+    ($t:ty) => {
+        impl HostNum for $t {
+            const FLOAT: bool = true;
+            fn eps() -> f64 {
+                <$t>::EPSILON as f64
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_small(v: i8) -> Self {
+                v as $t
+            }
+            fn h_add(a: Self, b: Self) -> Self {
+                a + b
+            }
+            fn h_sub(a: Self, b: Self) -> Self {
+                a - b
+            }
+            fn h_mul(a: Self, b: Self) -> Self {
+                a * b
+            }
+            fn h_div(a: Self, b: Self) -> Self {
+                a / b
+            }
+            fn h_rem(a: Self, b: Self) -> Self {
+                a % b
+            }
+            fn h_min(a: Self, b: Self) -> Self {
+                a.min(b)
+            }
+            fn h_max(a: Self, b: Self) -> Self {
+                a.max(b)
+            }
+            fn h_abs(a: Self) -> Self {
+                a.abs()
+            }
+            fn h_neg(a: Self) -> Self {
+                -a
+            }
+            fn h_bounded(a: Self) -> Self {
+                a.sin()
+            }
+            fn h_squash(a: Self) -> Self {
+                a.tanh()
+            }
+            fn h_mul_add(a: Self, b: Self, c: Self) -> Self {
+                a.mul_add(b, c)
+            }
+            fn d_neg(a: &Array<Self>) -> Array<Self> {
+                -a
+            }
+            fn d_bounded(a: &Array<Self>) -> Array<Self> {
+                a.sin()
+            }
+            fn d_squash(a: &Array<Self>) -> Array<Self> {
+                a.tanh()
+            }
+            fn d_mul_add(a: &Array<Self>, b: &Array<Self>, c: &Array<Self>) -> Array<Self> {
+                a.mul_add(b, c)
+            }
+            fn h_den(b: Self) -> Self {
+                (b.abs() + 1.0).sqrt()
+            }
+            fn d_den(b: &Array<Self>) -> Array<Self> {
+                (b.abs() + 1.0).sqrt()
+            }
+        }
+    };
+}
+float_host!(f32);
+float_host!(f64);
+
+macro_rules! int_host {
+    ($t:ty, $signed:expr) => {
+        impl HostNum for $t {
+            const FLOAT: bool = false;
+            fn eps() -> f64 {
+                0.0
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_small(v: i8) -> Self {
+                v as $t
+            }
+            fn h_add(a: Self, b: Self) -> Self {
+                a.wrapping_add(b)
+            }
+            fn h_sub(a: Self, b: Self) -> Self {
+                a.wrapping_sub(b)
+            }
+            fn h_mul(a: Self, b: Self) -> Self {
+                a.wrapping_mul(b)
+            }
+            fn h_div(a: Self, b: Self) -> Self {
+                if b == 0 {
+                    0
+                } else {
+                    a.wrapping_div(b)
+                }
+            }
+            fn h_rem(a: Self, b: Self) -> Self {
+                if b == 0 {
+                    0
+                } else {
+                    a.wrapping_rem(b)
+                }
+            }
+            fn h_min(a: Self, b: Self) -> Self {
+                a.min(b)
+            }
+            fn h_max(a: Self, b: Self) -> Self {
+                a.max(b)
+            }
+            #[allow(unused_comparisons)]
+            fn h_abs(a: Self) -> Self {
+                if a < 0 {
+                    (0 as $t).wrapping_sub(a)
+                } else {
+                    a
+                }
+            }
+            fn h_neg(a: Self) -> Self {
+                (0 as $t).wrapping_sub(a)
+            }
+            fn h_bounded(a: Self) -> Self {
+                a ^ (0x5a as $t)
+            }
+            #[allow(unused_comparisons)]
+            fn h_squash(a: Self) -> Self {
+                if a > 0 {
+                    1
+                } else if a < 0 {
+                    (0 as $t).wrapping_sub(1)
+                } else {
+                    0
+                }
+            }
+            fn h_mul_add(a: Self, b: Self, c: Self) -> Self {
+                a.wrapping_mul(b).wrapping_add(c)
+            }
+            fn d_neg(a: &Array<Self>) -> Array<Self> {
+                0 as $t - a
+            }
+            fn d_bounded(a: &Array<Self>) -> Array<Self> {
+                a ^ (0x5a as $t)
+            }
+            fn d_squash(a: &Array<Self>) -> Array<Self> {
+                a.signum()
+            }
+            fn d_mul_add(a: &Array<Self>, b: &Array<Self>, c: &Array<Self>) -> Array<Self> {
+                a * b + c
+            }
+            fn h_den(b: Self) -> Self {
+                b
+            }
+            fn d_den(b: &Array<Self>) -> Array<Self> {
+                b.clone()
+            }
+        }
+    };
+}
+int_host!(i32, true);
+int_host!(u32, false);
+int_host!(i64, true);
+int_host!(u64, false);
+
+/// One expression of the DAG, on the device and on the host, with a magnitude bound.
+struct Val<T: Element> {
+    dev: Array<T>,
+    host: ArrayD<T>,
+    bound: f64,
+    depth: usize,
+    /// A leaf uploaded from the host (its values are exact on both sides).
+    leaf: bool,
+}
+
+fn bshape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let r = a.len().max(b.len());
+    (0..r)
+        .map(|i| {
+            let da = if i < r - a.len() { 1 } else { a[i - (r - a.len())] };
+            let db = if i < r - b.len() { 1 } else { b[i - (r - b.len())] };
+            if da == db || db == 1 {
+                Some(da)
+            } else if da == 1 {
+                Some(db)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+fn zip2<T: Element>(a: &ArrayD<T>, b: &ArrayD<T>, f: impl Fn(T, T) -> T) -> ArrayD<T> {
+    let s = bshape(a.shape(), b.shape()).unwrap();
+    let (a, b) = (a.broadcast(IxDyn(&s)).unwrap(), b.broadcast(IxDyn(&s)).unwrap());
+    Zip::from(&a).and(&b).map_collect(|&x, &y| f(x, y))
+}
+
+fn zip3<T: Element>(a: &ArrayD<T>, b: &ArrayD<T>, c: &ArrayD<T>, f: impl Fn(T, T, T) -> T) -> ArrayD<T> {
+    let s = bshape(&bshape(a.shape(), b.shape()).unwrap(), c.shape()).unwrap();
+    let (a, b, c) = (
+        a.broadcast(IxDyn(&s)).unwrap(),
+        b.broadcast(IxDyn(&s)).unwrap(),
+        c.broadcast(IxDyn(&s)).unwrap(),
+    );
+    Zip::from(&a).and(&b).and(&c).map_collect(|&x, &y, &z| f(x, y, z))
+}
+
+/// A random shape that broadcasts to `out`.
+fn sub_shape(r: &mut StdRng, out: &[usize]) -> Vec<usize> {
+    let drop = r.gen_range(0..=out.len());
+    out[drop..]
+        .iter()
+        .map(|&d| if r.gen_bool(0.3) { 1 } else { d })
+        .collect()
+}
+
+fn leaf<T: HostNum>(ctx: &Context, r: &mut StdRng, shape: Vec<usize>) -> Val<T> {
+    let n: usize = shape.iter().product();
+    let mut data = T::random_vec(r, n);
+    if T::FLOAT {
+        // Keep magnitudes moderate so that bounds stay meaningful.
+        for v in &mut data {
+            *v = T::h_div(*v, T::from_small(50));
+        }
+    }
+    let host = ArrayD::from_shape_vec(IxDyn(&shape), data).unwrap();
+    let bound = host.iter().map(|v| v.to_f64().abs()).fold(0.0, f64::max);
+    Val {
+        dev: ctx.array(&host).unwrap(),
+        host,
+        bound,
+        depth: 0,
+        leaf: true,
+    }
+}
+
+fn scalar<T: HostNum>(ctx: &Context, r: &mut StdRng) -> Val<T> {
+    let v = T::from_small(r.gen_range(-9..=9));
+    let v = if T::FLOAT {
+        T::h_div(v, T::from_small(4))
+    } else {
+        v
+    };
+    Val {
+        dev: ctx.scalar(v),
+        host: ArrayD::from_elem(IxDyn(&[]), v),
+        bound: v.to_f64().abs(),
+        depth: 0,
+        leaf: true,
+    }
+}
+
+/// Grows one random node over existing ones; None when the picked operands don't fit.
+fn grow<T: HostNum>(r: &mut StdRng, vals: &[Val<T>]) -> Option<Val<T>> {
+    let pick = |r: &mut StdRng| r.gen_range(0..vals.len());
+    let (ai, bi, ci) = (pick(r), pick(r), pick(r));
+    let (a, b, c) = (&vals[ai], &vals[bi], &vals[ci]);
+    let depth = a.depth.max(b.depth).max(c.depth) + 1;
+    if depth > 8 {
+        return None;
+    }
+    bshape(&bshape(a.host.shape(), b.host.shape())?, c.host.shape())?;
+    let op = r.gen_range(0..13);
+    let (dev, host, bound) = match op {
+        0 => (
+            &a.dev + &b.dev,
+            zip2(&a.host, &b.host, T::h_add),
+            a.bound + b.bound,
+        ),
+        1 => (
+            &a.dev - &b.dev,
+            zip2(&a.host, &b.host, T::h_sub),
+            a.bound + b.bound,
+        ),
+        2 => (
+            &a.dev * &b.dev,
+            zip2(&a.host, &b.host, T::h_mul),
+            a.bound * b.bound,
+        ),
+        3 if !T::FLOAT => (&a.dev / &b.dev, zip2(&a.host, &b.host, T::h_div), a.bound),
+        4 if !T::FLOAT => (&a.dev % &b.dev, zip2(&a.host, &b.host, T::h_rem), a.bound),
+        3 | 4 => {
+            // Floats: divide by a leaf bounded away from zero on both sides.
+            let d = T::d_den(&b.dev);
+            let h = b.host.mapv(T::h_den);
+            (&a.dev / &d, zip2(&a.host, &h, T::h_div), a.bound)
+        }
+        5 => (
+            a.dev.min(&b.dev),
+            zip2(&a.host, &b.host, T::h_min),
+            a.bound.max(b.bound),
+        ),
+        6 => (
+            a.dev.max(&b.dev),
+            zip2(&a.host, &b.host, T::h_max),
+            a.bound.max(b.bound),
+        ),
+        7 => (a.dev.abs(), a.host.mapv(T::h_abs), a.bound),
+        8 => (T::d_neg(&a.dev), a.host.mapv(T::h_neg), a.bound),
+        9 => (
+            T::d_bounded(&a.dev),
+            a.host.mapv(T::h_bounded),
+            if T::FLOAT { 1.0 } else { a.bound * 2.0 + 128.0 },
+        ),
+        10 => (T::d_squash(&a.dev), a.host.mapv(T::h_squash), 1.0),
+        11 => (
+            T::d_mul_add(&a.dev, &b.dev, &c.dev),
+            zip3(&a.host, &b.host, &c.host, T::h_mul_add),
+            a.bound * b.bound + c.bound,
+        ),
+        _ => {
+            // select on a comparison of exact values (leaves), so both sides branch alike.
+            if !(a.leaf && b.leaf) && T::FLOAT {
+                return None;
+            }
+            let mask = a.dev.lt(&b.dev);
+            let hm = zip2(&a.host, &b.host, |x, y| {
+                if x < y {
+                    T::from_small(1)
+                } else {
+                    T::from_small(0)
+                }
+            });
+            let dev = mask.select(&c.dev, &b.dev);
+            let host = zip3(
+                &hm,
+                &c.host,
+                &b.host,
+                |m, x, y| if m == T::from_small(1) { x } else { y },
+            );
+            (dev, host, c.bound.max(b.bound))
+        }
+    };
+    Some(Val {
+        dev,
+        host,
+        bound,
+        depth,
+        leaf: false,
+    })
+}
+
+const SHAPES: &[&[usize]] = &[
+    &[0],
+    &[1],
+    &[7],
+    &[3, 5],
+    &[2, 3, 4],
+    &[1031],
+    &[4, 1, 3],
+    &[2, 0, 3],
+    &[],
+    &[5, 7, 2, 3],
+];
+
+fn run_case<T: HostNum>(ctx: &Context, seed: u64) {
+    let mut r = rng(seed);
+    let out_shape = SHAPES[r.gen_range(0..SHAPES.len())].to_vec();
+    let mut vals: Vec<Val<T>> = Vec::new();
+    for _ in 0..r.gen_range(2..5) {
+        let s = sub_shape(&mut r, &out_shape);
+        vals.push(leaf(ctx, &mut r, s));
+    }
+    vals.push(leaf(ctx, &mut r, out_shape.clone()));
+    for _ in 0..r.gen_range(1..3) {
+        vals.push(scalar(ctx, &mut r));
+    }
+    let leaves = vals.len();
+    let target = r.gen_range(4..24);
+    let mut tries = 0;
+    while vals.len() < leaves + target && tries < 400 {
+        tries += 1;
+        if let Some(v) = grow(&mut r, &vals) {
+            vals.push(v);
+        }
+    }
+    if vals.len() == leaves {
+        return;
+    }
+    // Several outputs in one flush: the last node and a few random intermediates.
+    let mut outs: Vec<usize> = vec![vals.len() - 1];
+    for _ in 0..r.gen_range(0..3) {
+        outs.push(r.gen_range(leaves..vals.len()));
+    }
+    let devs: Vec<&Array<T>> = outs.iter().map(|&i| &vals[i].dev).collect();
+    lazycl::eval(&devs).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    for &i in &outs {
+        let v = &vals[i];
+        let got = v.dev.to_ndarray().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_eq!(got.shape(), v.host.shape(), "seed {seed}");
+        let tol = 512.0 * T::eps() * (v.bound + 1.0);
+        for (k, (g, h)) in got.iter().zip(v.host.iter()).enumerate() {
+            let (g, h) = (g.to_f64(), h.to_f64());
+            let ok = if T::FLOAT {
+                (g.is_nan() && h.is_nan()) || g == h || (g - h).abs() <= tol
+            } else {
+                g == h
+            };
+            assert!(
+                ok,
+                "seed {seed} dtype {} node {i} element {k}: device {g} host {h} (tol {tol})\n{}",
+                T::DTYPE,
+                v.dev.explain().unwrap_or_default()
+            );
+        }
+    }
+}
+
+#[test]
+fn random_elementwise_dags_match_ndarray() {
+    let ctx = ctx();
+    let cases: u64 = std::env::var("LAZYCL_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(120);
+    let fp64 = ctx.device().fp64;
+    for seed in 0..cases {
+        match seed % 6 {
+            0 => run_case::<f32>(&ctx, seed),
+            1 => run_case::<i32>(&ctx, seed),
+            2 if fp64 => run_case::<f64>(&ctx, seed),
+            2 => run_case::<f32>(&ctx, seed),
+            3 => run_case::<u32>(&ctx, seed),
+            4 => run_case::<i64>(&ctx, seed),
+            _ => run_case::<u64>(&ctx, seed),
+        }
+    }
+    let s = ctx.stats();
+    eprintln!(
+        "{cases} cases: {} kernels launched, {} programs built",
+        s.kernels_launched, s.programs_built
+    );
+}
