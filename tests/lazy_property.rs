@@ -297,6 +297,63 @@ fn scalar<T: HostNum>(ctx: &Context, r: &mut StdRng) -> Val<T> {
     }
 }
 
+/// A reduction node (full, or along one random axis), consumed downstream like any other.
+fn reduction<T: HostNum>(r: &mut StdRng, a: &Val<T>, op: usize, depth: usize) -> Option<Val<T>> {
+    let nd = a.host.ndim();
+    let count = |axis: Option<usize>| match axis {
+        Some(ax) => a.host.shape()[ax],
+        None => a.host.len(),
+    } as f64;
+    match op {
+        13 if nd > 0 => {
+            let ax = r.gen_range(0..nd);
+            let host = a
+                .host
+                .fold_axis(ndarray::Axis(ax), T::from_small(0), |s, x| T::h_add(*s, *x));
+            Some(Val {
+                dev: a.dev.sum_axis(ax),
+                host,
+                bound: a.bound * count(Some(ax)),
+                depth,
+                leaf: false,
+            })
+        }
+        14 => {
+            let total = a.host.iter().fold(T::from_small(0), |s, x| T::h_add(s, *x));
+            let host = ArrayD::from_elem(IxDyn(&[]), total);
+            Some(Val {
+                dev: a.dev.sum(),
+                host,
+                bound: a.bound * count(None),
+                depth,
+                leaf: false,
+            })
+        }
+        15 if nd > 0 && a.host.shape().iter().all(|&d| d > 0) => {
+            let ax = r.gen_range(0..nd);
+            let first = a.host.index_axis(ndarray::Axis(ax), 0).to_owned();
+            let host = a
+                .host
+                .fold_axis(ndarray::Axis(ax), T::from_small(0), |_, _| T::from_small(0));
+            let mut out = first.clone();
+            for lane in a.host.axis_iter(ndarray::Axis(ax)) {
+                ndarray::Zip::from(&mut out)
+                    .and(&lane)
+                    .for_each(|o, &x| *o = T::h_max(*o, x));
+            }
+            let _ = host;
+            Some(Val {
+                dev: a.dev.amax_axis(ax),
+                host: out,
+                bound: a.bound,
+                depth,
+                leaf: false,
+            })
+        }
+        _ => None,
+    }
+}
+
 /// Grows one random node over existing ones; None when the picked operands don't fit.
 fn grow<T: HostNum>(r: &mut StdRng, vals: &[Val<T>]) -> Option<Val<T>> {
     let pick = |r: &mut StdRng| r.gen_range(0..vals.len());
@@ -307,7 +364,10 @@ fn grow<T: HostNum>(r: &mut StdRng, vals: &[Val<T>]) -> Option<Val<T>> {
         return None;
     }
     bshape(&bshape(a.host.shape(), b.host.shape())?, c.host.shape())?;
-    let op = r.gen_range(0..13);
+    let op = r.gen_range(0..16);
+    if op >= 13 {
+        return reduction(r, a, op, depth);
+    }
     let (dev, host, bound) = match op {
         0 => (
             &a.dev + &b.dev,

@@ -186,6 +186,53 @@ impl<T: Element> Array<T> {
         Ok(self.to_vec()?[0])
     }
 
+    /// The same elements (row-major order) with another shape of equal size.
+    ///
+    /// Adding or removing leading size-1 axes stays lazy. Any other reshape of a lazy array
+    /// first enqueues its computation (never waits), then shares the device memory.
+    /// Errors (a size mismatch) are reported when the result is materialized.
+    pub fn reshape(&self, shape: impl IntoShape) -> Array<T> {
+        let shape = shape.into_shape();
+        let ctx = &self.node.ctx;
+        match checked_numel(&shape) {
+            Ok(n) if n == self.len() => {}
+            _ => {
+                return Array::failed(
+                    ctx,
+                    shape.clone(),
+                    Error::InvalidShape(format!(
+                        "cannot reshape an array of shape {:?} to {shape:?}",
+                        self.shape()
+                    )),
+                )
+            }
+        }
+        let strip = |s: &[usize]| s.iter().skip_while(|&&d| d == 1).copied().collect::<Vec<_>>();
+        if strip(&shape) == strip(self.shape()) && !self.is_materialized() {
+            return Array::lazy(
+                ctx,
+                shape,
+                Op::Unary(crate::graph::UnaryOp::Cast, self.node.clone()),
+            );
+        }
+        match self.materialized_buffer() {
+            Ok(buffer) => Array::ready(ctx, shape, buffer),
+            Err(e) => Array::failed(ctx, shape, e),
+        }
+    }
+
+    /// Inserts a size-1 axis at `axis` (like ndarray's `insert_axis`), e.g. to broadcast a
+    /// vector along rows: `r.insert_axis(1)` has shape `[n, 1]`.
+    pub fn insert_axis(&self, axis: usize) -> Array<T> {
+        let mut shape = self.shape().to_vec();
+        if axis > shape.len() {
+            let e = Error::InvalidShape(format!("insert_axis({axis}) on an array of shape {shape:?}"));
+            return Array::failed(&self.node.ctx, shape, e);
+        }
+        shape.insert(axis, 1);
+        self.reshape(shape)
+    }
+
     /// Materializes (enqueues) and returns the device buffer.
     pub(crate) fn materialized_buffer(&self) -> Result<Arc<DeviceBuffer>> {
         if let Some(b) = self.node.buffer() {

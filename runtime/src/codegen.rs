@@ -11,8 +11,8 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use crate::dtype::DType;
-use crate::fuse::{KernelPlan, OpCode, Value};
-use crate::graph::{BinaryOp, TernaryOp, UnaryOp};
+use crate::fuse::{KernelPlan, OpCode, ReducePlan, Value};
+use crate::graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
 
 /// The name of every generated fused kernel.
 pub(crate) const FUSED_KERNEL_NAME: &str = "lazycl_fused";
@@ -82,14 +82,18 @@ impl Helpers {
     }
 }
 
-/// Expression text for one value.
-fn value_expr(plan: &KernelPlan, idx: usize, helpers: &mut Helpers) -> String {
+/// Expression text for one value; `full` is the linear index of a load with no broadcast.
+fn value_expr(plan: &KernelPlan, idx: usize, full: &str, helpers: &mut Helpers) -> String {
     let (value, dtype) = plan.values[idx];
     let t = vt(dtype);
     match value {
         Value::Load { slot } => {
             let mask = plan.inputs[slot].1;
-            format!("in{slot}[{}]", load_index(mask, plan.dims.len()))
+            if mask == 0 {
+                format!("in{slot}[{full}]")
+            } else {
+                format!("in{slot}[{}]", load_index(mask, plan.dims.len()))
+            }
         }
         Value::Scalar { slot } => match dtype {
             DType::Bool => format!("(uchar)(s{slot} != 0u)"),
@@ -101,6 +105,7 @@ fn value_expr(plan: &KernelPlan, idx: usize, helpers: &mut Helpers) -> String {
             let c = format!("v{}", args[2]);
             let ad = plan.values[args[0]].1;
             match code {
+                OpCode::Reduce(_) => a,
                 OpCode::Unary(u) => unary_expr(u, dtype, ad, &a),
                 OpCode::Binary(op) => binary_expr(op, dtype, ad, &a, &b, helpers),
                 OpCode::Ternary(TernaryOp::Select) => format!("({a} ? {b} : {c})"),
@@ -210,9 +215,6 @@ fn binary_expr(op: BinaryOp, dtype: DType, ad: DType, a: &str, b: &str, helpers:
 
 /// The linear index of a load with broadcast `mask` over `rank` collapsed dims.
 fn load_index(mask: u32, rank: usize) -> String {
-    if mask == 0 {
-        return "gid".into();
-    }
     let mut idx = String::new();
     for k in (0..rank).filter(|k| mask & (1 << k) == 0) {
         idx = if idx.is_empty() {
@@ -228,8 +230,44 @@ fn load_index(mask: u32, rank: usize) -> String {
     }
 }
 
+fn emit_values(plan: &KernelPlan, full: &str, helpers: &mut Helpers, body: &mut String, indent: &str) {
+    for i in 0..plan.values.len() {
+        let e = value_expr(plan, i, full, helpers);
+        let _ = writeln!(body, "{indent}const {} v{i} = {e};", vt(plan.values[i].1));
+    }
+}
+
+/// Pragmas and helper functions.
+fn prelude(plan: &KernelPlan, helpers: &Helpers) -> String {
+    // Rust never contracts `a * b + c` into an fma; neither do we (mul_add does, explicitly).
+    let mut src = String::from("#pragma OPENCL FP_CONTRACT OFF\n");
+    if plan.values.iter().any(|(_, d)| *d == DType::F64) {
+        src.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    }
+    for h in &helpers.0 {
+        src.push_str(h);
+        src.push('\n');
+    }
+    src
+}
+
+/// Parameters shared by elementwise and reduction kernels: inputs, then scalars.
+fn input_params(plan: &KernelPlan) -> Vec<String> {
+    let mut params: Vec<String> = Vec::new();
+    for (k, (d, _, _)) in plan.inputs.iter().enumerate() {
+        params.push(format!("__global const {}* in{k}", vt(*d)));
+    }
+    for (k, (d, _)) in plan.scalars.iter().enumerate() {
+        params.push(format!("const {} s{k}", scalar_arg_type(*d)));
+    }
+    params
+}
+
 /// Generates the complete OpenCL C program of a fused kernel.
 pub(crate) fn fused_source(plan: &KernelPlan) -> String {
+    if let Some(r) = plan.reduce {
+        return reduce_source(plan, &r);
+    }
     let mut helpers = Helpers::default();
     let mut body = String::new();
     let rank = plan.dims.len();
@@ -242,21 +280,12 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> String {
     } else if plan.inputs.iter().any(|i| i.1 != 0) {
         let _ = writeln!(body, "        ulong i0 = gid;");
     }
-    for i in 0..plan.values.len() {
-        let e = value_expr(plan, i, &mut helpers);
-        let _ = writeln!(body, "        const {} v{i} = {e};", vt(plan.values[i].1));
-    }
+    emit_values(plan, "gid", &mut helpers, &mut body, "        ");
     for (k, (v, _, _)) in plan.outputs.iter().enumerate() {
         let _ = writeln!(body, "        out{k}[gid] = v{v};");
     }
 
-    let mut params: Vec<String> = Vec::new();
-    for (k, (d, _, _)) in plan.inputs.iter().enumerate() {
-        params.push(format!("__global const {}* in{k}", vt(*d)));
-    }
-    for (k, (d, _)) in plan.scalars.iter().enumerate() {
-        params.push(format!("const {} s{k}", scalar_arg_type(*d)));
-    }
+    let mut params = input_params(plan);
     for (k, (_, d, _)) in plan.outputs.iter().enumerate() {
         params.push(format!("__global {}* out{k}", vt(*d)));
     }
@@ -265,15 +294,7 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> String {
         params.push(format!("const ulong d{k}"));
     }
 
-    // Rust never contracts `a * b + c` into an fma; neither do we (mul_add does, explicitly).
-    let mut src = String::from("#pragma OPENCL FP_CONTRACT OFF\n");
-    if plan.values.iter().any(|(_, d)| *d == DType::F64) {
-        src.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
-    }
-    for h in &helpers.0 {
-        src.push_str(h);
-        src.push('\n');
-    }
+    let mut src = prelude(plan, &helpers);
     let _ = write!(
         src,
         "__kernel void {FUSED_KERNEL_NAME}({}) {{\n    for (ulong gid = get_global_id(0); gid < n; gid += get_global_size(0)) {{\n{body}    }}\n}}\n",
@@ -281,3 +302,215 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> String {
     );
     src
 }
+
+/// The neutral element of a reduction in type `d`.
+fn identity(op: ReduceOp, d: DType) -> String {
+    let t = vt(d);
+    let (lo, hi) = match d {
+        DType::F32 | DType::F64 => (format!("(({t})-INFINITY)"), format!("(({t})INFINITY)")),
+        DType::I32 => ("INT_MIN".into(), "INT_MAX".into()),
+        DType::U32 => ("0u".into(), "UINT_MAX".into()),
+        DType::I64 => ("LONG_MIN".into(), "LONG_MAX".into()),
+        DType::U64 => ("0ul".into(), "ULONG_MAX".into()),
+        DType::Bool => ("(uchar)0".into(), "(uchar)1".into()),
+    };
+    match op {
+        ReduceOp::Sum | ReduceOp::Mean => format!("({t})0"),
+        ReduceOp::Prod => format!("({t})1"),
+        ReduceOp::Min | ReduceOp::ArgMin => hi,
+        ReduceOp::Max | ReduceOp::ArgMax => lo,
+    }
+}
+
+/// `a ⊕ b` for the reduction's combining operation (not for the arg reductions).
+fn combine(op: ReduceOp, d: DType, a: &str, b: &str) -> String {
+    let t = vt(d);
+    let wrap = |sym: &str| {
+        if d.is_float() {
+            format!("({a} {sym} {b})")
+        } else {
+            let u = unsigned_of(d);
+            format!("({t})(({u}){a} {sym} ({u}){b})")
+        }
+    };
+    match op {
+        ReduceOp::Sum | ReduceOp::Mean => wrap("+"),
+        ReduceOp::Prod => wrap("*"),
+        ReduceOp::Min if d.is_float() => format!("fmin({a}, {b})"),
+        ReduceOp::Max if d.is_float() => format!("fmax({a}, {b})"),
+        ReduceOp::Min => format!("min({a}, {b})"),
+        ReduceOp::Max => format!("max({a}, {b})"),
+        ReduceOp::ArgMin | ReduceOp::ArgMax => a.to_string(),
+    }
+}
+
+/// Whether candidate `(b, bi)` replaces the current best `(a, ai)` of an arg reduction:
+/// a strictly better value, an equal value at a lower index, or anything over "none yet"
+/// or over a NaN.
+fn arg_better(op: ReduceOp, d: DType, a: &str, ai: &str, b: &str, bi: &str) -> String {
+    let cmp = if op == ReduceOp::ArgMin { "<" } else { ">" };
+    let nan = if d.is_float() {
+        format!(" || (isnan({a}) && !isnan({b}))")
+    } else {
+        String::new()
+    };
+    format!("({bi} != NONE && ({ai} == NONE || {b} {cmp} {a} || ({b} == {a} && {bi} < {ai}){nan}))")
+}
+
+/// Index decomposition of `(o, k)` into the collapsed dims `i0..`, kept dims from `o` and
+/// reduced dims from `k`, then the full linear index `fidx`.
+fn reduce_indices(plan: &KernelPlan, r: &ReducePlan, indent: &str) -> String {
+    let rank = plan.dims.len();
+    let mut s = String::new();
+    for (var, reduced) in [("o", false), ("k", true)] {
+        let dims: Vec<usize> = (0..rank)
+            .filter(|&d| (r.red_mask & (1 << d) != 0) == reduced)
+            .collect();
+        if dims.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "{indent}ulong q{var} = {var};");
+        for (n, &d) in dims.iter().enumerate().rev() {
+            if n == 0 {
+                let _ = writeln!(s, "{indent}const ulong i{d} = q{var};");
+            } else {
+                let _ = writeln!(s, "{indent}const ulong i{d} = q{var} % d{d}; q{var} /= d{d};");
+            }
+        }
+    }
+    let _ = writeln!(s, "{indent}const ulong fidx = {};", load_index(0, rank));
+    s
+}
+
+/// A reduction kernel: the fused elementwise cone is evaluated per element and combined.
+///
+/// With `lanes > 0`, a work-group of `G` work-items handles `G / lanes` outputs; the lanes
+/// of one output stride over its segment and combine in local memory. With `lanes == 0`,
+/// each work-item owns one (output, segment) pair and loops serially, so neighbouring
+/// work-items read neighbouring addresses when the innermost dim is kept. Each output's
+/// elements are split into `S` segments (a run-time argument); with `S > 1` this kernel
+/// writes partial results and the combine kernel finishes them. Float sums are
+/// compensated (Kahan) in the per-work-item loop.
+fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
+    let mut helpers = Helpers::default();
+    let mut values = String::new();
+    emit_values(plan, "fidx", &mut helpers, &mut values, "            ");
+    let d = r.in_dtype;
+    let t = vt(d);
+    let v = format!("v{}", plan.outputs[0].0);
+    let arg = r.op.is_arg();
+    let kahan = d.is_float() && matches!(r.op, ReduceOp::Sum | ReduceOp::Mean);
+    let mut src = prelude(plan, &helpers);
+    src.push_str("#define NONE ULONG_MAX\n");
+    let mut params = input_params(plan);
+    // Output: the final result when S == 1, else partials [o * S + s].
+    params.push(format!("__global {}* outv", t));
+    params.push("__global ulong* outi".into());
+    params.push("const ulong n_out".into());
+    params.push("const ulong n_red".into());
+    params.push("const ulong S".into());
+    params.push("const uint fin".into());
+    for k in 0..plan.dims.len() {
+        params.push(format!("const ulong d{k}"));
+    }
+    let _ = writeln!(src, "__kernel void {FUSED_KERNEL_NAME}({}) {{", params.join(", "));
+    let accumulate = if arg {
+        format!(
+            "        if ({}) {{ acc = {v}; acci = k; }}\n",
+            arg_better(r.op, d, "acc", "acci", &v, "k")
+        )
+    } else if kahan {
+        format!("        {{ const {t} y = {v} - comp; const {t} tt = acc + y; comp = (tt - acc) - y; acc = tt; }}\n")
+    } else {
+        format!("        acc = {};\n", combine(r.op, d, "acc", &v))
+    };
+    let finish = |indent: &str, dst: &str| -> String {
+        if arg {
+            format!(
+                "{indent}if (fin) {{ outi[{dst}] = (acci == NONE ? 0 : acci); }} else {{ outv[{dst}] = acc; outi[{dst}] = acci; }}\n"
+            )
+        } else if r.op == ReduceOp::Mean {
+            format!("{indent}outv[{dst}] = fin ? acc / ({t})n_red : acc;\n")
+        } else {
+            format!("{indent}outv[{dst}] = acc;\n")
+        }
+    };
+    let indices = reduce_indices(plan, r, "            ");
+    if r.lanes == 0 {
+        let _ = write!(
+            src,
+            "    const ulong gid = get_global_id(0);\n    const ulong o = gid % n_out, s = gid / n_out;\n    if (s >= S) return;\n    {t} acc = {id}; {t} comp = ({t})0; ulong acci = NONE;\n    (void)comp; (void)acci;\n    const ulong chunk = (n_red + S - 1) / S;\n    const ulong k0 = s * chunk, k1 = min(n_red, k0 + chunk);\n    for (ulong k = k0; k < k1; k++) {{\n        {{\n{indices}{values}{acc}        }}\n    }}\n{fin}}}\n",
+            id = identity(r.op, d),
+            acc = accumulate.replace("        ", "            "),
+            fin = finish("    ", "o * S + s"),
+        );
+    } else {
+        let lanes = r.lanes;
+        let _ = write!(
+            src,
+            "    __local {t} sv[{g}];\n    __local ulong si[{g}];\n    const uint lid = get_local_id(0), lane = lid % {lanes}u, row = lid / {lanes}u;\n    const ulong grp = get_group_id(0);\n    const ulong o = (grp / S) * ({g}u / {lanes}u) + row, s = grp % S;\n    {t} acc = {id}; {t} comp = ({t})0; ulong acci = NONE;\n    (void)comp;\n    if (o < n_out) {{\n        const ulong chunk = (n_red + S - 1) / S;\n        const ulong k0 = s * chunk, k1 = min(n_red, k0 + chunk);\n        for (ulong k = k0 + lane; k < k1; k += {lanes}u) {{\n{indices}{values}{acc}        }}\n    }}\n    sv[lid] = acc; si[lid] = acci;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint st = {lanes}u / 2u; st > 0u; st >>= 1) {{\n        if (lane < st) {{\n{tree}        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n    if (lane == 0u && o < n_out) {{\n        acc = sv[lid]; acci = si[lid];\n{fin}    }}\n}}\n",
+            g = plan_group(plan),
+            id = identity(r.op, d),
+            acc = accumulate.replace("        ", "            "),
+            tree = tree_step(r.op, d, "            "),
+            fin = finish("        ", "o * S + s"),
+        );
+    }
+    src
+}
+
+/// The work-group size a reduction plan was generated for.
+pub(crate) fn plan_group(plan: &KernelPlan) -> u32 {
+    // The key records it; the plan's lanes never exceed it.
+    plan.group_size
+}
+
+fn tree_step(op: ReduceOp, d: DType, indent: &str) -> String {
+    if op.is_arg() {
+        format!(
+            "{indent}if ({}) {{ sv[lid] = sv[lid + st]; si[lid] = si[lid + st]; }}\n",
+            arg_better(op, d, "sv[lid]", "si[lid]", "sv[lid + st]", "si[lid + st]")
+        )
+    } else {
+        format!(
+            "{indent}sv[lid] = {};\n",
+            combine(op, d, "sv[lid]", "sv[lid + st]")
+        )
+    }
+}
+
+/// The second pass of a reduction split into `S` segments: reduces partials `[o * S + s]`
+/// over `s` for each output `o`, one work-group per output.
+pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32) -> String {
+    let t = vt(d);
+    let mut src = String::from("#pragma OPENCL FP_CONTRACT OFF\n");
+    if d == DType::F64 {
+        src.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    }
+    src.push_str("#define NONE ULONG_MAX\n");
+    let step = if op.is_arg() {
+        format!(
+            "        if ({}) {{ acc = pv[k]; acci = pi[k]; }}\n",
+            arg_better(op, d, "acc", "acci", "pv[k]", "pi[k]")
+        )
+    } else {
+        format!("        acc = {};\n", combine(op, d, "acc", "pv[k]"))
+    };
+    let fin = if op.is_arg() {
+        "        outi[o] = (acci == NONE ? 0 : acci);\n".to_string()
+    } else if op == ReduceOp::Mean {
+        format!("        outv[o] = acc / ({t})n_total;\n")
+    } else {
+        "        outv[o] = acc;\n".to_string()
+    };
+    let _ = write!(
+        src,
+        "__kernel void {COMBINE_KERNEL_NAME}(__global const {t}* pv, __global const ulong* pi, __global {t}* outv, __global ulong* outi, const ulong S, const ulong n_total) {{\n    __local {t} sv[{group}];\n    __local ulong si[{group}];\n    const uint lid = get_local_id(0), lane = lid;\n    const ulong o = get_group_id(0);\n    {t} acc = {id}; ulong acci = NONE;\n    (void)acci; (void)pi; (void)outi; (void)outv; (void)n_total;\n    for (ulong k = o * S + lid; k < (o + 1) * S; k += {group}u) {{\n{step}    }}\n    sv[lid] = acc; si[lid] = acci;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint st = {group}u / 2u; st > 0u; st >>= 1) {{\n        if (lane < st) {{\n{tree}        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n    if (lid == 0u) {{\n        acc = sv[0]; acci = si[0];\n{fin}    }}\n}}\n",
+        id = identity(op, d),
+        tree = tree_step(op, d, "            "),
+    );
+    src
+}
+
+/// The name of the combine kernel.
+pub(crate) const COMBINE_KERNEL_NAME: &str = "lazycl_combine";

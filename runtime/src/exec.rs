@@ -7,16 +7,19 @@ use std::sync::Arc;
 
 use crate::array::Array;
 use crate::buffer::DeviceBuffer;
-use crate::codegen::{fused_source, FUSED_KERNEL_NAME};
+use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
 use crate::context::ContextInner;
 use crate::dtype::Element;
+use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::fuse::{
     collect, group_kernels, materialization_points, plan_kernel, FusedKernel, GKind, GNode, KernelPlan,
+    ReducePlan, REDUCE_GROUP,
 };
 use crate::graph::NodeRef;
+use crate::graph::ReduceOp;
 use crate::kernel::{CompiledKernel, KernelArg};
-use crate::program::build_from_source;
+use crate::program::{build_from_source, GENERATED_BUILD_OPTIONS};
 use crate::stats::Counters;
 
 /// Fixed kernel arguments besides inputs, scalars and outputs: `n` and up to this many dims.
@@ -29,6 +32,12 @@ fn work_items_cap(ctx: &ContextInner) -> usize {
         _ => 1024,
     };
     (ctx.device.compute_units.max(1) as usize) * per_cu
+}
+
+/// Work-group size of reduction kernels: 256, or the largest power of two the device allows.
+fn reduce_group_size(ctx: &ContextInner) -> u32 {
+    let max = ctx.device.max_work_group_size.clamp(1, REDUCE_GROUP as usize) as u32;
+    1 << (31 - max.leading_zeros())
 }
 
 fn max_args(ctx: &ContextInner) -> usize {
@@ -66,33 +75,133 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
     let groups = group_kernels(&graph, &mat, &cut);
     let kernels = groups
         .iter()
-        .map(|members| plan_kernel(&graph, &mat, members))
+        .map(|members| plan_kernel(&graph, &mat, members, reduce_group_size(&ctx)))
         .collect();
     Ok(Some(Flush { ctx, graph, kernels }))
 }
 
 /// Finds or builds the kernel for a plan. A hit builds no string and no program.
 fn kernel_for(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<FusedKernel>> {
+    cached_kernel(ctx, &plan.key, FUSED_KERNEL_NAME, || {
+        for (_, d) in &plan.values {
+            ctx.check_dtype(*d)?;
+        }
+        Ok(fused_source(plan))
+    })
+}
+
+/// The second-pass kernel of a split reduction.
+fn combine_kernel(ctx: &ContextInner, op: ReduceOp, dtype: DType, group: u32) -> Result<Arc<FusedKernel>> {
+    let key = [TAG_COMBINE, op as u32, dtype as u32, group];
+    cached_kernel(ctx, &key, COMBINE_KERNEL_NAME, || {
+        Ok(combine_source(op, dtype, group))
+    })
+}
+
+/// Cache-key tag of combine kernels (fused keys start with a small tag instead).
+const TAG_COMBINE: u32 = 0xc0b1;
+
+fn cached_kernel(
+    ctx: &ContextInner,
+    key: &[u32],
+    name: &str,
+    source: impl FnOnce() -> Result<String>,
+) -> Result<Arc<FusedKernel>> {
     if let Some(k) = ctx
         .fused_kernels
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .get(&plan.key)
+        .get(key)
     {
         Counters::add(&ctx.counters.kernel_cache_hits, 1);
         return Ok(k.clone());
     }
     Counters::add(&ctx.counters.kernel_cache_misses, 1);
-    for (_, d) in &plan.values {
-        ctx.check_dtype(*d)?;
-    }
-    let source = fused_source(plan);
+    let source = source()?;
     // Built outside the cache lock: launches of cached kernels on other threads go on.
-    let program = Arc::new(build_from_source(ctx, FUSED_KERNEL_NAME, &source)?);
-    let kernel = CompiledKernel::create(ctx, program, FUSED_KERNEL_NAME)?;
+    let program = Arc::new(build_from_source(ctx, name, &source, GENERATED_BUILD_OPTIONS)?);
+    let kernel = CompiledKernel::create(ctx, program, name)?;
     let fused = Arc::new(FusedKernel { kernel });
     let mut cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());
-    Ok(cache.entry(plan.key.clone()).or_insert(fused).clone())
+    Ok(cache.entry(key.to_vec()).or_insert(fused).clone())
+}
+
+/// Segments per output of a reduction: enough work-items to fill the device, while each
+/// lane still reduces at least 16 elements per segment.
+fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
+    let cap = work_items_cap(ctx);
+    let (work_items_now, lanes) = if r.lanes == 0 {
+        (r.n_out, 1)
+    } else {
+        (
+            r.n_out.div_ceil((group / r.lanes) as usize) * group as usize,
+            r.lanes as usize,
+        )
+    };
+    let target = cap.div_ceil(work_items_now.max(1)).max(1);
+    let most = (r.n_red / (lanes * 16)).max(1);
+    target.min(most)
+}
+
+/// Enqueues a reduction plan: one pass, or two when split into segments.
+fn launch_reduce(
+    ctx: &Arc<ContextInner>,
+    kernel: &FusedKernel,
+    plan: &KernelPlan,
+    r: &ReducePlan,
+    args: &mut Vec<KernelArg>,
+    out: &Arc<DeviceBuffer>,
+) -> Result<()> {
+    let group = plan.group_size;
+    let s = segments(ctx, r, group);
+    let n_parts = r.n_out * s;
+    let (pv, pi) = if s > 1 {
+        let pv = DeviceBuffer::uninit(ctx, n_parts * r.in_dtype.size())?;
+        let pi = if r.op.is_arg() {
+            DeviceBuffer::uninit(ctx, n_parts * 8)?
+        } else {
+            pv.clone()
+        };
+        (pv, pi)
+    } else {
+        (out.clone(), out.clone())
+    };
+    args.push(KernelArg::Mem(pv.mem()));
+    args.push(KernelArg::Mem(pi.mem()));
+    args.push(KernelArg::ulong(r.n_out as u64));
+    args.push(KernelArg::ulong(r.n_red as u64));
+    args.push(KernelArg::ulong(s as u64));
+    args.push(KernelArg::Scalar(ScalarBits {
+        bits: u64::from(s == 1),
+        size: 4,
+    }));
+    for &d in &plan.dims {
+        args.push(KernelArg::ulong(d as u64));
+    }
+    if r.lanes == 0 {
+        let global = (r.n_out * s).div_ceil(64) * 64;
+        kernel.kernel.launch(ctx, &[global], None, args)?;
+    } else {
+        let groups = r.n_out.div_ceil((group / r.lanes) as usize) * s;
+        kernel
+            .kernel
+            .launch(ctx, &[groups * group as usize], Some(&[group as usize]), args)?;
+    }
+    if s > 1 {
+        let combine = combine_kernel(ctx, r.op, r.in_dtype, group)?;
+        let cargs = [
+            KernelArg::Mem(pv.mem()),
+            KernelArg::Mem(pi.mem()),
+            KernelArg::Mem(out.mem()),
+            KernelArg::Mem(out.mem()),
+            KernelArg::ulong(s as u64),
+            KernelArg::ulong(r.n_red as u64),
+        ];
+        combine
+            .kernel
+            .launch(ctx, &[r.n_out * group as usize], Some(&[group as usize]), &cargs)?;
+    }
+    Ok(())
 }
 
 fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
@@ -101,7 +210,11 @@ fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
     let mut produced: Vec<Option<Arc<DeviceBuffer>>> = vec![None; graph.len()];
     let mut args: Vec<KernelArg> = Vec::new();
     for plan in &kernels {
-        let kernel = if plan.numel > 0 {
+        let has_work = match &plan.reduce {
+            Some(r) => r.n_out > 0,
+            None => plan.numel > 0,
+        };
+        let kernel = if has_work {
             Some(kernel_for(&ctx, plan)?)
         } else {
             None
@@ -110,7 +223,10 @@ fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
         for &(_, dtype, gi) in &plan.outputs {
             let buffer = match targets.iter().find(|(t, _)| *t == gi) {
                 Some((_, b)) => b.clone(),
-                None => DeviceBuffer::uninit(&ctx, plan.numel * dtype.size())?,
+                None => {
+                    let n = plan.reduce.map_or(plan.numel, |r| r.n_out);
+                    DeviceBuffer::uninit(&ctx, n * dtype.size())?
+                }
             };
             outputs.push(buffer);
         }
@@ -138,10 +254,18 @@ fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
         for &d in &plan.dims {
             args.push(KernelArg::ulong(d as u64));
         }
-        if let Some(kernel) = kernel {
-            let cap = work_items_cap(&ctx);
-            let global = plan.numel.min(cap).div_ceil(64) * 64;
-            kernel.kernel.launch(&ctx, &[global], None, &args)?;
+        match (kernel, &plan.reduce) {
+            (Some(kernel), Some(r)) if r.n_out > 0 => {
+                // Reduction args: inputs and scalars are pushed; outputs follow inside.
+                args.truncate(plan.inputs.len() + plan.scalars.len());
+                launch_reduce(&ctx, &kernel, plan, r, &mut args, &outputs[0])?;
+            }
+            (Some(kernel), None) => {
+                let cap = work_items_cap(&ctx);
+                let global = plan.numel.min(cap).div_ceil(64) * 64;
+                kernel.kernel.launch(&ctx, &[global], None, &args)?;
+            }
+            _ => {}
         }
         for (&(_, _, gi), b) in plan.outputs.iter().zip(outputs) {
             produced[gi] = Some(b);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::buffer::DeviceBuffer;
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
-use crate::graph::{BinaryOp, NodeRef, Op, State, TernaryOp, UnaryOp};
+use crate::graph::{BinaryOp, NodeRef, Op, ReduceOp, ReduceSpec, State, TernaryOp, UnaryOp};
 use crate::kernel::CompiledKernel;
 
 /// Most nodes one node's cone may have before it is materialized as its own kernel output.
@@ -36,6 +36,8 @@ pub(crate) enum OpCode {
     Unary(UnaryOp),
     Binary(BinaryOp),
     Ternary(TernaryOp),
+    /// Always materialized; its elementwise producers are fused into it.
+    Reduce(ReduceSpec),
 }
 
 /// Collects every node the roots need, stopping at materialized nodes. Iterative, so a
@@ -58,6 +60,7 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
             let kind = match op {
                 Op::Scalar(bits) => GKind::Scalar(bits),
                 Op::Unary(u, a) => GKind::Op(OpCode::Unary(u), vec![index[&Arc::as_ptr(&a)]]),
+                Op::Reduce(r, a) => GKind::Op(OpCode::Reduce(r), vec![index[&Arc::as_ptr(&a)]]),
                 Op::Binary(b, x, y) => GKind::Op(
                     OpCode::Binary(b),
                     vec![index[&Arc::as_ptr(&x)], index[&Arc::as_ptr(&y)]],
@@ -117,6 +120,11 @@ pub(crate) fn materialization_points(graph: &[GNode], roots: &[usize], max_args:
             mat[r] = true;
         }
     }
+    for (i, g) in graph.iter().enumerate() {
+        if matches!(g.kind, GKind::Op(OpCode::Reduce(_), _)) {
+            mat[i] = true;
+        }
+    }
     // Estimated cone size and argument count of each node as seen by its consumers
     // (over-counts shared subexpressions, which only makes cuts a little earlier).
     let mut cone = vec![0usize; graph.len()];
@@ -151,7 +159,7 @@ pub(crate) fn materialization_points(graph: &[GNode], roots: &[usize], max_args:
 /// A point that reads a cut point (`cut[d]`: materialized only to bound kernel size) goes
 /// to a later kernel than the cut, so cuts really split.
 pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<Vec<usize>> {
-    let mut groups: Vec<(Vec<usize>, Vec<usize>)> = Vec::new(); // (shape, members)
+    let mut groups: Vec<(Vec<usize>, Vec<usize>, bool)> = Vec::new(); // (shape, members, is a reduction)
     let mut group_of: Vec<Option<usize>> = vec![None; graph.len()];
     for p in (0..graph.len()).filter(|&i| mat[i]) {
         // The latest group among the materialization points p reads (not through others);
@@ -180,18 +188,25 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<
             }
         }
         let shape = &graph[p].node.shape;
-        let candidate = groups.iter().rposition(|(s, _)| s[..] == shape[..]);
+        let reduction = matches!(graph[p].kind, GKind::Op(OpCode::Reduce(_), _));
+        // A reduction is a kernel of its own; elementwise points join the latest kernel of
+        // their shape when their dependencies allow.
+        let candidate = if reduction {
+            None
+        } else {
+            groups.iter().rposition(|(s, _, r)| s[..] == shape[..] && !r)
+        };
         let g = match candidate {
             Some(c) if latest_dep.is_none_or(|d| d <= c) && after_cut.is_none_or(|d| d < c) => c,
             _ => {
-                groups.push((shape.to_vec(), Vec::new()));
+                groups.push((shape.to_vec(), Vec::new(), reduction));
                 groups.len() - 1
             }
         };
         groups[g].1.push(p);
         group_of[p] = Some(g);
     }
-    groups.into_iter().map(|(_, m)| m).collect()
+    groups.into_iter().map(|(_, m, _)| m).collect()
 }
 
 /// One value inside a fused kernel.
@@ -225,6 +240,10 @@ pub(crate) struct KernelPlan {
     pub(crate) dims: Vec<usize>,
     /// Total work (product of dims).
     pub(crate) numel: usize,
+    /// Set for a reduction kernel.
+    pub(crate) reduce: Option<ReducePlan>,
+    /// Work-group size of a reduction kernel.
+    pub(crate) group_size: u32,
 }
 
 const TAG_LOAD: u32 = 1;
@@ -232,6 +251,7 @@ const TAG_SCALAR: u32 = 2;
 const TAG_OP: u32 = 3;
 const TAG_OUT: u32 = 4;
 const TAG_DIMS: u32 = 5;
+const TAG_REDUCE: u32 = 6;
 
 fn dtype_code(d: DType) -> u32 {
     d as u32
@@ -242,27 +262,61 @@ fn op_code(c: OpCode) -> u32 {
         OpCode::Unary(u) => 0x100 | u as u32,
         OpCode::Binary(b) => 0x200 | b as u32,
         OpCode::Ternary(t) => 0x300 | t as u32,
+        OpCode::Reduce(r) => 0x400 | r.op as u32,
     }
 }
 
-/// Builds the plan of the kernel that computes `members` (materialization points of one
-/// shape). Other materialization points and materialized nodes are read as inputs.
-pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize]) -> KernelPlan {
-    let out_shape: Vec<usize> = graph[members[0]].node.shape.to_vec();
+/// How a reduction kernel is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReducePlan {
+    pub(crate) op: ReduceOp,
+    /// Bit `k` set: collapsed dim `k` is reduced.
+    pub(crate) red_mask: u32,
+    /// Work-items cooperating on one output (tree in local memory); 0 = one work-item per
+    /// output segment, looping serially (used when the innermost dim is kept, so that
+    /// neighbouring work-items read neighbouring addresses).
+    pub(crate) lanes: u32,
+    /// Number of outputs.
+    pub(crate) n_out: usize,
+    /// Elements reduced into each output.
+    pub(crate) n_red: usize,
+    /// Element type of the reduced values.
+    pub(crate) in_dtype: DType,
+}
+
+/// Work-group size of reduction kernels (a power of two, within every device's limit
+/// this code targets; smaller devices get `device_max` instead).
+pub(crate) const REDUCE_GROUP: u32 = 256;
+
+/// Builds the plan of the kernel that computes `members`: materialization points of one
+/// shape, or a single reduction. Other materialization points and materialized nodes are
+/// read as inputs.
+pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], group_size: u32) -> KernelPlan {
+    let reduce = match &graph[members[0]].kind {
+        GKind::Op(OpCode::Reduce(spec), inputs) => Some((*spec, inputs[0])),
+        _ => None,
+    };
+    // Targets: the values this kernel produces (a reduction reduces its input's value).
+    let targets: Vec<usize> = match reduce {
+        Some((_, child)) => vec![child],
+        None => members.to_vec(),
+    };
+    let space: Vec<usize> = graph[targets[0]].node.shape.to_vec();
+    let mut is_target = vec![false; graph.len()];
+    for &t in &targets {
+        is_target[t] = true;
+    }
     // The cone: nodes computed inside this kernel.
     let mut inside = vec![false; graph.len()];
-    let mut is_member = vec![false; graph.len()];
-    for &m in members {
-        is_member[m] = true;
-    }
-    let mut stack: Vec<usize> = members.to_vec();
+    let mut stack: Vec<usize> = targets.clone();
     let mut used = vec![false; graph.len()];
     while let Some(j) = stack.pop() {
         if std::mem::replace(&mut used[j], true) {
             continue;
         }
-        let computed_here =
-            is_member[j] || (!mat[j] && matches!(graph[j].kind, GKind::Op(..) | GKind::Scalar(_)));
+        let elementwise = matches!(graph[j].kind, GKind::Scalar(_))
+            || matches!(&graph[j].kind, GKind::Op(code, _) if !matches!(code, OpCode::Reduce(_)));
+        let computed_here = elementwise && (!mat[j] || (is_target[j] && reduce.is_none()));
         if computed_here {
             inside[j] = true;
             if let GKind::Op(_, inputs) = &graph[j].kind {
@@ -270,21 +324,53 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize]) -> K
             }
         }
     }
-    // Load patterns over the full output rank, then collapse dims.
-    let rank = out_shape.len();
+    // Load patterns over the full iteration rank (plus the reduced dims), then collapse.
+    let rank = space.len();
     let load_nodes: Vec<usize> = (0..graph.len()).filter(|&j| used[j] && !inside[j]).collect();
-    let full_masks: Vec<Vec<bool>> = load_nodes
+    let mut full_masks: Vec<Vec<bool>> = load_nodes
         .iter()
         .map(|&j| {
             let s = &graph[j].node.shape;
             let off = rank - s.len();
             (0..rank)
-                .map(|d| d < off || (s[d - off] == 1 && out_shape[d] != 1))
+                .map(|d| d < off || (s[d - off] == 1 && space[d] != 1))
                 .collect()
         })
         .collect();
-    let (dims, masks) = collapse(&out_shape, &full_masks);
-    let numel = out_shape.iter().product();
+    if let Some((spec, _)) = reduce {
+        full_masks.push((0..rank).map(|d| spec.axes & (1 << d) != 0).collect());
+    }
+    let (dims, mut masks) = collapse(&space, &full_masks);
+    let numel = space.iter().product();
+    let reduce_plan = reduce.map(|(spec, child)| {
+        let red_mask = masks.pop().unwrap_or(0);
+        let n_red: usize = (0..dims.len())
+            .filter(|k| red_mask & (1 << k) != 0)
+            .map(|k| dims[k])
+            .product();
+        let n_out: usize = (0..dims.len())
+            .filter(|k| red_mask & (1 << k) == 0)
+            .map(|k| dims[k])
+            .product();
+        let innermost_kept = red_mask & (1 << (dims.len() - 1)) == 0;
+        let lanes = if innermost_kept && n_out > 1 {
+            0
+        } else if n_red <= 16 {
+            4
+        } else if n_red <= 1024 {
+            32
+        } else {
+            group_size
+        };
+        ReducePlan {
+            op: spec.op,
+            red_mask,
+            lanes: lanes.min(group_size),
+            n_out,
+            n_red,
+            in_dtype: graph[child].node.dtype,
+        }
+    });
 
     let mut plan = KernelPlan {
         key: Vec::with_capacity(8 * graph.len()),
@@ -294,10 +380,16 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize]) -> K
         outputs: Vec::new(),
         dims: dims.clone(),
         numel,
+        reduce: reduce_plan,
+        group_size,
     };
     plan.key.extend([TAG_DIMS, dims.len() as u32]);
+    if let Some(r) = &reduce_plan {
+        plan.key
+            .extend([TAG_REDUCE, r.op as u32, r.red_mask, r.lanes, group_size]);
+    }
     let mut value_of: HashMap<usize, usize> = HashMap::new();
-    let mut load_slot_of_buffer: HashMap<usize, usize> = HashMap::new();
+    let mut load_slot_of_buffer: HashMap<(usize, u32), usize> = HashMap::new();
     for j in (0..graph.len()).filter(|&j| used[j]) {
         let dtype = graph[j].node.dtype;
         let value = if !inside[j] {
@@ -308,7 +400,8 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize]) -> K
                 _ => usize::MAX - j,
             };
             let li = load_nodes.iter().position(|&x| x == j).unwrap_or(0);
-            let slot = *load_slot_of_buffer.entry(ident).or_insert_with(|| {
+            // The same buffer under two shapes (a reshape alias) needs two slots.
+            let slot = *load_slot_of_buffer.entry((ident, masks[li])).or_insert_with(|| {
                 plan.inputs.push((dtype, masks[li], j));
                 plan.inputs.len() - 1
             });
@@ -342,10 +435,14 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize]) -> K
         };
         value_of.insert(j, plan.values.len());
         plan.values.push((value, dtype));
-        if is_member[j] {
-            plan.outputs.push((plan.values.len() - 1, dtype, j));
+        if is_target[j] {
+            let (out_dtype, out_node) = match reduce {
+                Some(_) => (graph[members[0]].node.dtype, members[0]),
+                None => (dtype, j),
+            };
+            plan.outputs.push((plan.values.len() - 1, out_dtype, out_node));
             plan.key
-                .extend([TAG_OUT, (plan.values.len() - 1) as u32, dtype_code(dtype)]);
+                .extend([TAG_OUT, (plan.values.len() - 1) as u32, dtype_code(out_dtype)]);
         }
     }
     plan

@@ -106,6 +106,39 @@ pub enum TernaryOp {
     Clamp,
 }
 
+/// Reductions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// Sum (wrapping for integers, compensated for floats).
+    Sum,
+    /// Product (wrapping for integers).
+    Prod,
+    /// Smallest element (NaN ignored, like folding with `f32::min`).
+    Min,
+    /// Largest element (NaN ignored, like folding with `f32::max`).
+    Max,
+    /// Arithmetic mean (floats).
+    Mean,
+    /// Index of the first smallest element (NaN ignored unless all are NaN).
+    ArgMin,
+    /// Index of the first largest element (NaN ignored unless all are NaN).
+    ArgMax,
+}
+
+impl ReduceOp {
+    /// ArgMin and ArgMax produce `u64` indices.
+    pub fn is_arg(self) -> bool {
+        matches!(self, ReduceOp::ArgMin | ReduceOp::ArgMax)
+    }
+}
+
+/// A reduction over some axes of its input (bit `d` of `axes` set: axis `d` is reduced).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ReduceSpec {
+    pub(crate) op: ReduceOp,
+    pub(crate) axes: u64,
+}
+
 /// How a lazy node is computed from its inputs.
 #[derive(Clone)]
 pub(crate) enum Op {
@@ -114,13 +147,14 @@ pub(crate) enum Op {
     Unary(UnaryOp, NodeRef),
     Binary(BinaryOp, NodeRef, NodeRef),
     Ternary(TernaryOp, NodeRef, NodeRef, NodeRef),
+    Reduce(ReduceSpec, NodeRef),
 }
 
 impl Op {
     pub(crate) fn inputs(&self) -> Vec<&NodeRef> {
         match self {
             Op::Scalar(_) => vec![],
-            Op::Unary(_, a) => vec![a],
+            Op::Unary(_, a) | Op::Reduce(_, a) => vec![a],
             Op::Binary(_, a, b) => vec![a, b],
             Op::Ternary(_, a, b, c) => vec![a, b, c],
         }
@@ -193,7 +227,7 @@ fn drop_state(state: State) {
 fn push_inputs(op: Op, stack: &mut Vec<NodeRef>) {
     match op {
         Op::Scalar(_) => {}
-        Op::Unary(_, a) => stack.push(a),
+        Op::Unary(_, a) | Op::Reduce(_, a) => stack.push(a),
         Op::Binary(_, a, b) => stack.extend([a, b]),
         Op::Ternary(_, a, b, c) => stack.extend([a, b, c]),
     }

@@ -17,6 +17,7 @@ mod graph;
 pub mod kernel;
 mod ops;
 mod program;
+mod reduce;
 mod shape;
 mod stats;
 
@@ -26,7 +27,7 @@ pub use device::{device_table, devices, DeviceInfo, DeviceSelector, DeviceType};
 pub use dtype::{DType, Element, Float, Integer, Numeric, ScalarBits, Signed};
 pub use error::{Error, Result};
 pub use exec::{eval, EvalList, NodeHandle};
-pub use graph::{BinaryOp, TernaryOp, UnaryOp};
+pub use graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
 pub use kernel::{Dims, Kernel, KernelArg, KernelSource};
 pub use ops::{select, CtxRef, Operand};
 pub use shape::IntoShape;

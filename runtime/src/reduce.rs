@@ -1,0 +1,149 @@
+//! Recording reductions: full (`sum`), along axes (`sum_axis`), arg reductions, `dot`,
+//! `mean`, `norm`. A reduction result stays on the device as a (lazy) array; consumers
+//! read it from device memory inside their own kernels. Only `item()` and the other
+//! downloads bring it to the host.
+
+use crate::array::Array;
+use crate::dtype::{Element, Float, Numeric};
+use crate::error::Error;
+use crate::graph::{Op, ReduceOp, ReduceSpec, State};
+
+impl<T: Element> Array<T> {
+    /// Records a reduction of `axes` (all axes when `None`), keeping reduced axes as size 1
+    /// when `keep_dims`. Errors (bad axis, min/max of nothing) are reported when the result
+    /// is materialized.
+    fn record_reduce<R: Element>(&self, op: ReduceOp, axes: Option<&[usize]>, keep_dims: bool) -> Array<R> {
+        let ctx = &self.node.ctx;
+        let shape = self.shape().to_vec();
+        let rank = shape.len();
+        let axes: Vec<usize> = match axes {
+            None => (0..rank).collect(),
+            Some(a) => a.to_vec(),
+        };
+        let out_shape = |axes: &[usize]| -> Vec<usize> {
+            shape
+                .iter()
+                .enumerate()
+                .filter_map(|(d, &n)| match (axes.contains(&d), keep_dims) {
+                    (false, _) => Some(n),
+                    (true, true) => Some(1),
+                    (true, false) => None,
+                })
+                .collect()
+        };
+        if let State::Failed(e) = &*self.node.state() {
+            return Array::failed(ctx, out_shape(&[]), e.clone());
+        }
+        if let Some(&bad) = axes.iter().find(|&&a| a >= rank) {
+            let e = Error::InvalidShape(format!(
+                "axis {bad} is out of range for an array of shape {shape:?}"
+            ));
+            return Array::failed(ctx, shape, e);
+        }
+        if rank > 32 {
+            return Array::failed(
+                ctx,
+                shape,
+                Error::InvalidShape("reductions support at most 32 dimensions".into()),
+            );
+        }
+        let mask = axes.iter().fold(0u64, |m, &a| m | (1 << a));
+        let reduced: usize = axes.iter().map(|&a| shape[a]).product();
+        if reduced == 0
+            && matches!(
+                op,
+                ReduceOp::Min | ReduceOp::Max | ReduceOp::ArgMin | ReduceOp::ArgMax
+            )
+        {
+            let e = Error::InvalidShape(format!(
+                "{op:?} over an empty set of elements (shape {shape:?}, axes {axes:?})"
+            ));
+            return Array::failed(ctx, out_shape(&axes), e);
+        }
+        Array::lazy(
+            ctx,
+            out_shape(&axes),
+            Op::Reduce(ReduceSpec { op, axes: mask }, self.node.clone()),
+        )
+    }
+}
+
+macro_rules! reductions {
+    ($( $full:ident, $axis:ident, $axes:ident => $op:ident, $doc:literal );* $(;)?) => {$(
+        #[doc = concat!($doc, " of all elements: a lazy 0-d array that stays on the device.")]
+        pub fn $full(&self) -> Array<T> {
+            self.record_reduce(ReduceOp::$op, None, false)
+        }
+        #[doc = concat!($doc, " along `axis`, which is removed from the shape.")]
+        pub fn $axis(&self, axis: usize) -> Array<T> {
+            self.record_reduce(ReduceOp::$op, Some(&[axis]), false)
+        }
+        #[doc = concat!($doc, " along several axes; `keep_dims` keeps them as size 1.")]
+        pub fn $axes(&self, axes: &[usize], keep_dims: bool) -> Array<T> {
+            self.record_reduce(ReduceOp::$op, Some(axes), keep_dims)
+        }
+    )*};
+}
+
+/// Reductions over numeric arrays. Integer sums and products wrap like Rust's
+/// `wrapping_add` (cast to `i64`/`u64` first for a wider accumulator); float sums are
+/// compensated per work-item and combined by a tree, so they are accurate to a few ulps
+/// of the result. `amin`/`amax` ignore NaN, like folding with `f32::min`.
+impl<T: Numeric> Array<T> {
+    reductions! {
+        sum, sum_axis, sum_axes => Sum, "Sum";
+        prod, prod_axis, prod_axes => Prod, "Product";
+        amin, amin_axis, amin_axes => Min, "Smallest element";
+        amax, amax_axis, amax_axes => Max, "Largest element";
+    }
+
+    /// Flat (row-major) index of the first smallest element, as a lazy 0-d `u64` array.
+    pub fn argmin(&self) -> Array<u64> {
+        self.record_reduce(ReduceOp::ArgMin, None, false)
+    }
+    /// Flat (row-major) index of the first largest element, as a lazy 0-d `u64` array.
+    pub fn argmax(&self) -> Array<u64> {
+        self.record_reduce(ReduceOp::ArgMax, None, false)
+    }
+    /// Index along `axis` of the first smallest element (the axis is removed).
+    pub fn argmin_axis(&self, axis: usize) -> Array<u64> {
+        self.record_reduce(ReduceOp::ArgMin, Some(&[axis]), false)
+    }
+    /// Index along `axis` of the first largest element (the axis is removed).
+    pub fn argmax_axis(&self, axis: usize) -> Array<u64> {
+        self.record_reduce(ReduceOp::ArgMax, Some(&[axis]), false)
+    }
+
+    /// Inner product of vectors, matrix-vector (`[m, n]·[n] → [m]`), vector-matrix
+    /// (`[m]·[m, n] → [n]`) and matrix-matrix products, each one fused map-reduce kernel
+    /// over broadcast operands (no intermediate array is stored).
+    pub fn dot(&self, other: &Array<T>) -> Array<T> {
+        match (self.ndim(), other.ndim()) {
+            (1, 1) => (self * other).sum(),
+            (2, 1) => (self * other).sum_axis(1),
+            (1, 2) => (&self.insert_axis(1) * other).sum_axis(0),
+            (2, 2) => (&self.insert_axis(2) * &other.insert_axis(0)).sum_axis(1),
+            _ => Array::failed(
+                &self.node.ctx,
+                self.shape().to_vec(),
+                Error::ShapeMismatch {
+                    op: "dot".into(),
+                    left: self.shape().to_vec(),
+                    right: other.shape().to_vec(),
+                },
+            ),
+        }
+    }
+}
+
+/// Reductions that need a floating-point result.
+impl<T: Float> Array<T> {
+    reductions! {
+        mean, mean_axis, mean_axes => Mean, "Arithmetic mean";
+    }
+
+    /// Euclidean norm of all elements, `sqrt(sum(x²))`, on the device.
+    pub fn norm(&self) -> Array<T> {
+        (self * self).sum().sqrt()
+    }
+}
