@@ -83,14 +83,27 @@ impl Helpers {
 }
 
 /// Expression text for one value; `full` is the linear index of a load with no broadcast.
-fn value_expr(plan: &KernelPlan, idx: usize, full: &str, helpers: &mut Helpers) -> String {
+///
+/// With `lane = Some(l)` the value is lane `l` of a vectorized iteration: operands are
+/// `v{i}_{l}` and full loads read component `l` of the vector `L{slot}` loaded before.
+fn value_expr(
+    plan: &KernelPlan,
+    idx: usize,
+    full: &str,
+    lane: Option<usize>,
+    helpers: &mut Helpers,
+) -> String {
     let (value, dtype) = plan.values[idx];
     let t = vt(dtype);
+    let sfx = lane.map_or(String::new(), |l| format!("_{l}"));
     match value {
         Value::Load { slot } => {
             let mask = plan.inputs[slot].1;
             if mask == 0 {
-                format!("in{slot}[{full}]")
+                match lane {
+                    Some(l) => format!("L{slot}.s{l}"),
+                    None => format!("in{slot}[{full}]"),
+                }
             } else {
                 format!("in{slot}[{}]", load_index(mask, plan.dims.len()))
             }
@@ -100,9 +113,9 @@ fn value_expr(plan: &KernelPlan, idx: usize, full: &str, helpers: &mut Helpers) 
             _ => format!("s{slot}"),
         },
         Value::Op { code, args, .. } => {
-            let a = format!("v{}", args[0]);
-            let b = format!("v{}", args[1]);
-            let c = format!("v{}", args[2]);
+            let a = format!("v{}{sfx}", args[0]);
+            let b = format!("v{}{sfx}", args[1]);
+            let c = format!("v{}{sfx}", args[2]);
             let ad = plan.values[args[0]].1;
             match code {
                 OpCode::Reduce(_) => a,
@@ -232,10 +245,13 @@ fn load_index(mask: u32, rank: usize) -> String {
 
 fn emit_values(plan: &KernelPlan, full: &str, helpers: &mut Helpers, body: &mut String, indent: &str) {
     for i in 0..plan.values.len() {
-        let e = value_expr(plan, i, full, helpers);
+        let e = value_expr(plan, i, full, None, helpers);
         let _ = writeln!(body, "{indent}const {} v{i} = {e};", vt(plan.values[i].1));
     }
 }
+
+/// Elements per work-item iteration in the vectorized elementwise path.
+pub(crate) const VECTOR_WIDTH: usize = 4;
 
 /// Pragmas and helper functions.
 fn prelude(plan: &KernelPlan, helpers: &Helpers) -> String {
@@ -264,25 +280,66 @@ fn input_params(plan: &KernelPlan) -> Vec<String> {
 }
 
 /// Generates the complete OpenCL C program of a fused kernel.
+///
+/// Elementwise kernels are grid-stride loops. When every load is either full-size or a
+/// single element (the iteration space collapses to one dim), the main loop handles
+/// [`VECTOR_WIDTH`] neighbouring elements per work-item with vector loads and stores
+/// (`vload4`/`vstore4`), then a scalar loop finishes the tail. Indices are 32-bit when
+/// the element count allows.
 pub(crate) fn fused_source(plan: &KernelPlan) -> String {
     if let Some(r) = plan.reduce {
         return reduce_source(plan, &r);
     }
     let mut helpers = Helpers::default();
-    let mut body = String::new();
+    let ix = if plan.narrow_index { "uint" } else { "ulong" };
     let rank = plan.dims.len();
+    let vector = rank == 1;
+    let mut scalar_body = String::new();
     if plan.inputs.iter().any(|i| i.1 != 0) && rank > 1 {
-        let _ = writeln!(body, "        ulong r = gid;");
+        let _ = writeln!(scalar_body, "        {ix} r = gid;");
         for k in (1..rank).rev() {
-            let _ = writeln!(body, "        ulong i{k} = r % d{k}; r /= d{k};");
+            let _ = writeln!(
+                scalar_body,
+                "        const {ix} i{k} = r % ({ix})d{k}; r /= ({ix})d{k};"
+            );
         }
-        let _ = writeln!(body, "        ulong i0 = r;");
-    } else if plan.inputs.iter().any(|i| i.1 != 0) {
-        let _ = writeln!(body, "        ulong i0 = gid;");
+        let _ = writeln!(scalar_body, "        const {ix} i0 = r;");
     }
-    emit_values(plan, "gid", &mut helpers, &mut body, "        ");
+    emit_values(plan, "gid", &mut helpers, &mut scalar_body, "        ");
     for (k, (v, _, _)) in plan.outputs.iter().enumerate() {
-        let _ = writeln!(body, "        out{k}[gid] = v{v};");
+        let _ = writeln!(scalar_body, "        out{k}[gid] = v{v};");
+    }
+    let w = VECTOR_WIDTH;
+    let mut vector_body = String::new();
+    if vector {
+        for (slot, (d, mask, _)) in plan.inputs.iter().enumerate() {
+            if *mask == 0 {
+                let _ = writeln!(
+                    vector_body,
+                    "        const {}{w} L{slot} = vload{w}(q, in{slot});",
+                    vt(*d)
+                );
+            }
+        }
+        for lane in 0..w {
+            for i in 0..plan.values.len() {
+                let e = value_expr(plan, i, "", Some(lane), &mut helpers);
+                let _ = writeln!(
+                    vector_body,
+                    "        const {} v{i}_{lane} = {e};",
+                    vt(plan.values[i].1)
+                );
+            }
+        }
+        for (k, (v, d, _)) in plan.outputs.iter().enumerate() {
+            let parts: Vec<String> = (0..w).map(|l| format!("v{v}_{l}")).collect();
+            let _ = writeln!(
+                vector_body,
+                "        vstore{w}(({}{w})({}), q, out{k});",
+                vt(*d),
+                parts.join(", ")
+            );
+        }
     }
 
     let mut params = input_params(plan);
@@ -295,10 +352,20 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> String {
     }
 
     let mut src = prelude(plan, &helpers);
+    let _ = writeln!(src, "__kernel void {FUSED_KERNEL_NAME}({}) {{", params.join(", "));
+    let _ = writeln!(src, "    const {ix} nn = ({ix})n;");
+    let start = if vector {
+        let _ = write!(
+            src,
+            "    const {ix} nv = nn / {w}u;\n    for ({ix} q = get_global_id(0); q < nv; q += get_global_size(0)) {{\n{vector_body}    }}\n"
+        );
+        format!("nv * {w}u + get_global_id(0)")
+    } else {
+        "get_global_id(0)".to_string()
+    };
     let _ = write!(
         src,
-        "__kernel void {FUSED_KERNEL_NAME}({}) {{\n    for (ulong gid = get_global_id(0); gid < n; gid += get_global_size(0)) {{\n{body}    }}\n}}\n",
-        params.join(", ")
+        "    for ({ix} gid = {start}; gid < nn; gid += get_global_size(0)) {{\n{scalar_body}    }}\n}}\n"
     );
     src
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::array::Array;
 use crate::buffer::DeviceBuffer;
-use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
+use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME, VECTOR_WIDTH};
 use crate::context::ContextInner;
 use crate::dtype::Element;
 use crate::dtype::{DType, ScalarBits};
@@ -262,7 +262,13 @@ fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
             }
             (Some(kernel), None) => {
                 let cap = work_items_cap(&ctx);
-                let global = plan.numel.min(cap).div_ceil(64) * 64;
+                let work = if plan.dims.len() == 1 {
+                    let nv = plan.numel / VECTOR_WIDTH;
+                    nv.max(plan.numel - nv * VECTOR_WIDTH)
+                } else {
+                    plan.numel
+                };
+                let global = work.min(cap).div_ceil(64) * 64;
                 kernel.kernel.launch(&ctx, &[global], None, &args)?;
             }
             _ => {}

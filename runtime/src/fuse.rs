@@ -244,6 +244,8 @@ pub(crate) struct KernelPlan {
     pub(crate) reduce: Option<ReducePlan>,
     /// Work-group size of a reduction kernel.
     pub(crate) group_size: u32,
+    /// Element indices fit in 32 bits (cheaper index arithmetic).
+    pub(crate) narrow_index: bool,
 }
 
 const TAG_LOAD: u32 = 1;
@@ -382,8 +384,10 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         numel,
         reduce: reduce_plan,
         group_size,
+        narrow_index: numel < u32::MAX as usize,
     };
-    plan.key.extend([TAG_DIMS, dims.len() as u32]);
+    plan.key
+        .extend([TAG_DIMS, dims.len() as u32, u32::from(plan.narrow_index)]);
     if let Some(r) = &reduce_plan {
         plan.key
             .extend([TAG_REDUCE, r.op as u32, r.red_mask, r.lanes, group_size]);
