@@ -13,7 +13,7 @@ use crate::context::{Context, ContextInner};
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::exec;
-use crate::graph::{Node, NodeRef, Op, State};
+use crate::graph::{Node, NodeRef, Op, Shape, State};
 use crate::kernel::KernelArg;
 use crate::shape::{checked_numel, IntoShape};
 use crate::stats::Counters;
@@ -62,29 +62,24 @@ impl<T: Element> Array<T> {
         }
     }
 
-    pub(crate) fn ready(ctx: &Arc<ContextInner>, shape: Vec<usize>, buffer: Arc<DeviceBuffer>) -> Self {
+    pub(crate) fn ready(ctx: &Arc<ContextInner>, shape: impl Into<Shape>, buffer: Arc<DeviceBuffer>) -> Self {
         Self::from_node(Node::new(
             ctx.clone(),
             T::DTYPE,
-            shape.into_boxed_slice(),
+            shape.into(),
             State::Ready(buffer),
         ))
     }
 
-    pub(crate) fn lazy(ctx: &Arc<ContextInner>, shape: Vec<usize>, op: Op) -> Self {
-        Self::from_node(Node::new(
-            ctx.clone(),
-            T::DTYPE,
-            shape.into_boxed_slice(),
-            State::Lazy(op),
-        ))
+    pub(crate) fn lazy(ctx: &Arc<ContextInner>, shape: impl Into<Shape>, op: Op) -> Self {
+        Self::from_node(Node::new(ctx.clone(), T::DTYPE, shape.into(), State::Lazy(op)))
     }
 
-    pub(crate) fn failed(ctx: &Arc<ContextInner>, shape: Vec<usize>, error: Error) -> Self {
+    pub(crate) fn failed(ctx: &Arc<ContextInner>, shape: impl Into<Shape>, error: Error) -> Self {
         Self::from_node(Node::new(
             ctx.clone(),
             T::DTYPE,
-            shape.into_boxed_slice(),
+            shape.into(),
             State::Failed(error),
         ))
     }

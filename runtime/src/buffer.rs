@@ -1,7 +1,7 @@
 //! Device memory: [`DeviceBuffer`] (one `cl_mem`) and the per-context pool that recycles
 //! buffers by size, so iterative code does not call `clCreateBuffer` every step.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 

@@ -426,7 +426,7 @@ fn arg_better(op: ReduceOp, d: DType, a: &str, ai: &str, b: &str, bi: &str) -> S
 
 /// Index decomposition of `(o, k)` into the collapsed dims `i0..`, kept dims from `o` and
 /// reduced dims from `k`, then the full linear index `fidx`.
-fn reduce_indices(plan: &KernelPlan, r: &ReducePlan, indent: &str) -> String {
+fn reduce_indices(plan: &KernelPlan, r: &ReducePlan, ix: &str, indent: &str) -> String {
     let rank = plan.dims.len();
     let mut s = String::new();
     for (var, reduced) in [("o", false), ("k", true)] {
@@ -436,100 +436,235 @@ fn reduce_indices(plan: &KernelPlan, r: &ReducePlan, indent: &str) -> String {
         if dims.is_empty() {
             continue;
         }
-        let _ = writeln!(s, "{indent}ulong q{var} = {var};");
+        let _ = writeln!(s, "{indent}{ix} q{var} = {var};");
         for (n, &d) in dims.iter().enumerate().rev() {
             if n == 0 {
-                let _ = writeln!(s, "{indent}const ulong i{d} = q{var};");
+                let _ = writeln!(s, "{indent}const {ix} i{d} = q{var};");
             } else {
-                let _ = writeln!(s, "{indent}const ulong i{d} = q{var} % d{d}; q{var} /= d{d};");
+                let _ = writeln!(
+                    s,
+                    "{indent}const {ix} i{d} = q{var} % ({ix})d{d}; q{var} /= ({ix})d{d};"
+                );
             }
         }
     }
-    let _ = writeln!(s, "{indent}const ulong fidx = {};", load_index(0, rank));
+    let _ = writeln!(s, "{indent}const {ix} fidx = {};", load_index(0, rank));
     s
 }
 
 /// A reduction kernel: the fused elementwise cone is evaluated per element and combined.
 ///
 /// With `lanes > 0`, a work-group of `G` work-items handles `G / lanes` outputs; the lanes
-/// of one output stride over its segment and combine in local memory. With `lanes == 0`,
-/// each work-item owns one (output, segment) pair and loops serially, so neighbouring
-/// work-items read neighbouring addresses when the innermost dim is kept. Each output's
-/// elements are split into `S` segments (a run-time argument); with `S > 1` this kernel
-/// writes partial results and the combine kernel finishes them. Float sums are
-/// compensated (Kahan) in the per-work-item loop.
+/// of one output stride over its segment and combine in local memory. When the only
+/// reduced dim is the innermost one, each lane takes [`VECTOR_WIDTH`] neighbouring
+/// elements per step with vector loads. With `lanes == 0`, each work-item owns one
+/// (output, segment) pair and loops serially, so neighbouring work-items read
+/// neighbouring addresses when the innermost dim is kept. Each output's elements are
+/// split into `S` segments (a run-time argument); with `S > 1` this kernel writes partial
+/// results and the combine kernel finishes them. Float sums are compensated (Kahan) in
+/// the per-work-item loops.
 fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     let mut helpers = Helpers::default();
-    let mut values = String::new();
-    emit_values(plan, "fidx", &mut helpers, &mut values, "            ");
+    let ix = if plan.narrow_index { "uint" } else { "ulong" };
     let d = r.in_dtype;
     let t = vt(d);
-    let v = format!("v{}", plan.outputs[0].0);
+    let out = plan.outputs[0].0;
     let arg = r.op.is_arg();
     let kahan = d.is_float() && matches!(r.op, ReduceOp::Sum | ReduceOp::Mean);
+    // One accumulation step of value `v` found at reduced index `k` into accumulator
+    // `acc{x}` (with its compensation `comp{x}` and arg index `acci{x}`).
+    let step_into = |v: &str, k: &str, indent: &str, x: &str| -> String {
+        let (a, c, ai) = (format!("acc{x}"), format!("comp{x}"), format!("acci{x}"));
+        if arg {
+            format!(
+                "{indent}if ({}) {{ {a} = {v}; {ai} = {k}; }}\n",
+                arg_better(r.op, d, &a, &ai, v, k)
+            )
+        } else if kahan {
+            format!("{indent}{{ const {t} y = {v} - {c}; const {t} tt = {a} + y; {c} = (tt - {a}) - y; {a} = tt; }}\n")
+        } else {
+            format!("{indent}{a} = {};\n", combine(r.op, d, &a, v))
+        }
+    };
+    let step = |v: &str, k: &str, indent: &str| step_into(v, k, indent, "");
+    let ind = "            ";
+    // The scalar loop body for reduced index k.
+    let mut scalar_body = reduce_indices(plan, r, ix, ind);
+    emit_values(plan, "fidx", &mut helpers, &mut scalar_body, ind);
+    scalar_body.push_str(&step(&format!("v{out}"), "k", ind));
+    // The vector loop body for reduced indices k .. k + VECTOR_WIDTH.
+    let w = VECTOR_WIDTH;
+    let mut vector_body = String::new();
+    if r.vector {
+        let rank = plan.dims.len();
+        let last = 1u32 << (rank - 1);
+        let vec_slots: Vec<bool> = plan.inputs.iter().map(|i| i.1 & last == 0).collect();
+        vector_body = reduce_indices(plan, r, ix, ind);
+        for (slot, (dt, mask, _)) in plan.inputs.iter().enumerate() {
+            if vec_slots[slot] {
+                let idx = if *mask == 0 {
+                    "fidx".to_string()
+                } else {
+                    load_index(*mask, rank)
+                };
+                let _ = writeln!(
+                    vector_body,
+                    "{ind}const {}{w} L{slot} = vload{w}(0, in{slot} + {idx});",
+                    vt(*dt)
+                );
+            }
+        }
+        for lane in 0..w {
+            for i in 0..plan.values.len() {
+                let e = value_expr_vec(plan, i, lane, &vec_slots, &mut helpers);
+                let _ = writeln!(
+                    vector_body,
+                    "{ind}const {} v{i}_{lane} = {e};",
+                    vt(plan.values[i].1)
+                );
+            }
+        }
+        for lane in 0..w {
+            vector_body.push_str(&step(&format!("v{out}_{lane}"), &format!("(k + {lane})"), ind));
+        }
+    }
     let mut src = prelude(plan, &helpers);
     src.push_str("#define NONE ULONG_MAX\n");
     let mut params = input_params(plan);
     // Output: the final result when S == 1, else partials [o * S + s].
-    params.push(format!("__global {}* outv", t));
+    params.push(format!("__global {t}* outv"));
     params.push("__global ulong* outi".into());
-    params.push("const ulong n_out".into());
-    params.push("const ulong n_red".into());
-    params.push("const ulong S".into());
+    params.push("const ulong n_out_".into());
+    params.push("const ulong n_red_".into());
+    params.push("const ulong S_".into());
     params.push("const uint fin".into());
     for k in 0..plan.dims.len() {
         params.push(format!("const ulong d{k}"));
     }
-    let _ = writeln!(src, "__kernel void {FUSED_KERNEL_NAME}({}) {{", params.join(", "));
-    let accumulate = if arg {
-        format!(
-            "        if ({}) {{ acc = {v}; acci = k; }}\n",
-            arg_better(r.op, d, "acc", "acci", &v, "k")
-        )
-    } else if kahan {
-        format!("        {{ const {t} y = {v} - comp; const {t} tt = acc + y; comp = (tt - acc) - y; acc = tt; }}\n")
-    } else {
-        format!("        acc = {};\n", combine(r.op, d, "acc", &v))
-    };
-    let finish = |indent: &str, dst: &str| -> String {
+    let finish = |indent: &str| -> String {
         if arg {
-            format!(
-                "{indent}if (fin) {{ outi[{dst}] = (acci == NONE ? 0 : acci); }} else {{ outv[{dst}] = acc; outi[{dst}] = acci; }}\n"
-            )
+            format!("{indent}if (fin) {{ outi[o * S + s] = (acci == NONE ? 0 : acci); }} else {{ outv[o * S + s] = acc; outi[o * S + s] = acci; }}\n")
         } else if r.op == ReduceOp::Mean {
-            format!("{indent}outv[{dst}] = fin ? acc / ({t})n_red : acc;\n")
+            format!("{indent}outv[o * S + s] = fin ? acc / ({t})n_red : acc;\n")
         } else {
-            format!("{indent}outv[{dst}] = acc;\n")
+            format!("{indent}outv[o * S + s] = acc;\n")
         }
     };
-    let indices = reduce_indices(plan, r, "            ");
+    let mut header = String::new();
+    let _ = writeln!(
+        header,
+        "__kernel void {FUSED_KERNEL_NAME}({}) {{",
+        params.join(", ")
+    );
+    let _ = writeln!(
+        header,
+        "    const {ix} n_out = ({ix})n_out_, n_red = ({ix})n_red_, S = ({ix})S_;"
+    );
+    src.push_str(&header);
+    let _ = writeln!(
+        src,
+        "    {t} acc = {}; {t} comp = ({t})0; ulong acci = NONE;\n    (void)comp; (void)acci;",
+        identity(r.op, d)
+    );
+    if r.lanes == 0 && r.vector {
+        // Each work-item owns VECTOR_WIDTH neighbouring outputs o .. o + 3 (one row of the
+        // innermost kept dim) and loops over its segment of the reduced elements.
+        let rank = plan.dims.len();
+        let last = 1u32 << (rank - 1);
+        let vec_slots: Vec<bool> = plan.inputs.iter().map(|i| i.1 & last == 0).collect();
+        let mut body = reduce_indices(plan, r, ix, "        ");
+        for (slot, (dt, mask, _)) in plan.inputs.iter().enumerate() {
+            if vec_slots[slot] {
+                let idx = if *mask == 0 {
+                    "fidx".to_string()
+                } else {
+                    load_index(*mask, rank)
+                };
+                let _ = writeln!(
+                    body,
+                    "        const {}{w} L{slot} = vload{w}(0, in{slot} + {idx});",
+                    vt(*dt)
+                );
+            }
+        }
+        for lane in 0..w {
+            for i in 0..plan.values.len() {
+                let e = value_expr_vec(plan, i, lane, &vec_slots, &mut helpers);
+                let _ = writeln!(body, "        const {} v{i}_{lane} = {e};", vt(plan.values[i].1));
+            }
+            body.push_str(&step_into(
+                &format!("v{out}_{lane}"),
+                "k",
+                "        ",
+                &format!("_{lane}"),
+            ));
+        }
+        let mut decl = String::new();
+        let mut fin = String::new();
+        for lane in 0..w {
+            let _ = writeln!(decl, "    {t} acc_{lane} = {id}, comp_{lane} = ({t})0; ulong acci_{lane} = NONE;\n    (void)comp_{lane}; (void)acci_{lane};", id = identity(r.op, d));
+            let dst = format!("(o + {lane}u) * S + s");
+            let line = if arg {
+                format!("    if (fin) {{ outi[{dst}] = (acci_{lane} == NONE ? 0 : acci_{lane}); }} else {{ outv[{dst}] = acc_{lane}; outi[{dst}] = acci_{lane}; }}\n")
+            } else if r.op == ReduceOp::Mean {
+                format!("    outv[{dst}] = fin ? acc_{lane} / ({t})n_red : acc_{lane};\n")
+            } else {
+                format!("    outv[{dst}] = acc_{lane};\n")
+            };
+            fin.push_str(&line);
+        }
+        let mut src = prelude(plan, &helpers);
+        src.push_str("#define NONE ULONG_MAX\n");
+        src.push_str(&header);
+        let _ = write!(
+            src,
+            "{decl}    const {ix} gid = get_global_id(0), n_quads = n_out / {w}u;\n    const {ix} o = (gid % n_quads) * {w}u, s = gid / n_quads;\n    if (s >= S) return;\n    const {ix} chunk = (n_red + S - 1) / S;\n    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n    for ({ix} k = k0; k < k1; k++) {{\n{body}    }}\n{fin}}}\n"
+        );
+        return src;
+    }
     if r.lanes == 0 {
         let _ = write!(
             src,
-            "    const ulong gid = get_global_id(0);\n    const ulong o = gid % n_out, s = gid / n_out;\n    if (s >= S) return;\n    {t} acc = {id}; {t} comp = ({t})0; ulong acci = NONE;\n    (void)comp; (void)acci;\n    const ulong chunk = (n_red + S - 1) / S;\n    const ulong k0 = s * chunk, k1 = min(n_red, k0 + chunk);\n    for (ulong k = k0; k < k1; k++) {{\n        {{\n{indices}{values}{acc}        }}\n    }}\n{fin}}}\n",
-            id = identity(r.op, d),
-            acc = accumulate.replace("        ", "            "),
-            fin = finish("    ", "o * S + s"),
+            "    const {ix} gid = get_global_id(0);\n    const {ix} o = gid % n_out, s = gid / n_out;\n    if (s >= S) return;\n    const {ix} chunk = (n_red + S - 1) / S;\n    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n    for ({ix} k = k0; k < k1; k++) {{\n{scalar_body}    }}\n{fin}}}\n",
+            fin = finish("    "),
         );
-    } else {
-        let lanes = r.lanes;
+        return src;
+    }
+    let lanes = r.lanes;
+    let g = plan.group_size;
+    let _ = write!(
+        src,
+        "    __local {t} sv[{g}];\n    __local ulong si[{g}];\n    const uint lid = get_local_id(0), lane = lid % {lanes}u, row = lid / {lanes}u;\n    const {ix} grp = get_group_id(0);\n    const {ix} o = (grp / S) * ({g}u / {lanes}u) + row, s = grp % S;\n    if (o < n_out) {{\n        // Segments start at multiples of {w} so that vector loads stay aligned.\n        const {ix} chunk = ((n_red + S - 1) / S + {w}u - 1) / {w}u * {w}u;\n        const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n        {ix} kk = k0;\n"
+    );
+    if r.vector {
         let _ = write!(
             src,
-            "    __local {t} sv[{g}];\n    __local ulong si[{g}];\n    const uint lid = get_local_id(0), lane = lid % {lanes}u, row = lid / {lanes}u;\n    const ulong grp = get_group_id(0);\n    const ulong o = (grp / S) * ({g}u / {lanes}u) + row, s = grp % S;\n    {t} acc = {id}; {t} comp = ({t})0; ulong acci = NONE;\n    (void)comp;\n    if (o < n_out) {{\n        const ulong chunk = (n_red + S - 1) / S;\n        const ulong k0 = s * chunk, k1 = min(n_red, k0 + chunk);\n        for (ulong k = k0 + lane; k < k1; k += {lanes}u) {{\n{indices}{values}{acc}        }}\n    }}\n    sv[lid] = acc; si[lid] = acci;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint st = {lanes}u / 2u; st > 0u; st >>= 1) {{\n        if (lane < st) {{\n{tree}        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n    if (lane == 0u && o < n_out) {{\n        acc = sv[lid]; acci = si[lid];\n{fin}    }}\n}}\n",
-            g = plan_group(plan),
-            id = identity(r.op, d),
-            acc = accumulate.replace("        ", "            "),
-            tree = tree_step(r.op, d, "            "),
-            fin = finish("        ", "o * S + s"),
+            "        for (; kk + {w}u * {lanes}u <= k1; kk += {w}u * {lanes}u) {{\n            const {ix} k = kk + {w}u * lane;\n{vector_body}        }}\n"
         );
     }
+    let _ = write!(
+        src,
+        "        for ({ix} k = kk + lane; k < k1; k += {lanes}u) {{\n{scalar_body}        }}\n    }}\n    sv[lid] = acc; si[lid] = acci;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint st = {lanes}u / 2u; st > 0u; st >>= 1) {{\n        if (lane < st) {{\n{tree}        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n    if (lane == 0u && o < n_out) {{\n        acc = sv[lid]; acci = si[lid];\n{fin}    }}\n}}\n",
+        tree = tree_step(r.op, d, "            "),
+        fin = finish("        "),
+    );
     src
 }
 
-/// The work-group size a reduction plan was generated for.
-pub(crate) fn plan_group(plan: &KernelPlan) -> u32 {
-    // The key records it; the plan's lanes never exceed it.
-    plan.group_size
+/// Lane `lane` of value `idx` in a vectorized reduction step: slots in `vec_slots` were
+/// loaded as vectors `L{slot}`; other loads are the same element for every lane.
+fn value_expr_vec(
+    plan: &KernelPlan,
+    idx: usize,
+    lane: usize,
+    vec_slots: &[bool],
+    helpers: &mut Helpers,
+) -> String {
+    match plan.values[idx].0 {
+        Value::Load { slot } if vec_slots[slot] => format!("L{slot}.s{lane}"),
+        Value::Load { slot } => format!("in{slot}[{}]", load_index(plan.inputs[slot].1, plan.dims.len())),
+        _ => value_expr(plan, idx, "", Some(lane), helpers),
+    }
 }
 
 fn tree_step(op: ReduceOp, d: DType, indent: &str) -> String {

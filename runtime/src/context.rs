@@ -31,7 +31,7 @@ pub(crate) struct ContextInner {
     /// Kernels of `#[kernel]` functions, keyed by their static source's address and name.
     pub(crate) static_kernels: Mutex<HashMap<(usize, &'static str), Arc<CompiledKernel>>>,
     /// Fused kernels of the lazy graph, keyed by structure.
-    pub(crate) fused_kernels: Mutex<HashMap<Vec<u32>, Arc<crate::fuse::FusedKernel>>>,
+    pub(crate) fused_kernels: Mutex<rustc_hash::FxHashMap<Vec<u32>, Arc<crate::fuse::FusedKernel>>>,
     pub(crate) show_kernels: bool,
     queue: CommandQueue,
     pub(crate) cl_context: opencl3::context::Context,

@@ -25,13 +25,15 @@ use crate::stats::Counters;
 /// Fixed kernel arguments besides inputs, scalars and outputs: `n` and up to this many dims.
 const MAX_ARGS_CEILING: usize = 96;
 
-/// Work-items per compute unit for a grid-stride fused kernel.
+/// The most work-items to launch for a grid-stride kernel on this device.
 fn work_items_cap(ctx: &ContextInner) -> usize {
-    let per_cu = match ctx.device.device_type {
-        crate::device::DeviceType::Gpu => 2048,
-        _ => 1024,
-    };
-    (ctx.device.compute_units.max(1) as usize) * per_cu
+    match ctx.device.device_type {
+        // GPUs: enough work-items to fill every compute unit; each loops over the rest.
+        crate::device::DeviceType::Gpu => ctx.device.compute_units.max(1) as usize * 2048,
+        // CPUs (PoCL): one loop iteration per work-item, which the work-group vectorizer
+        // turns into SIMD code; a grid-stride loop would defeat it.
+        _ => 1 << 30,
+    }
 }
 
 /// Work-group size of reduction kernels: 256, or the largest power of two the device allows.
@@ -131,7 +133,7 @@ fn cached_kernel(
 fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
     let cap = work_items_cap(ctx);
     let (work_items_now, lanes) = if r.lanes == 0 {
-        (r.n_out, 1)
+        (if r.vector { r.n_out / VECTOR_WIDTH } else { r.n_out }, 1)
     } else {
         (
             r.n_out.div_ceil((group / r.lanes) as usize) * group as usize,
@@ -179,7 +181,8 @@ fn launch_reduce(
         args.push(KernelArg::ulong(d as u64));
     }
     if r.lanes == 0 {
-        let global = (r.n_out * s).div_ceil(64) * 64;
+        let per_item = if r.vector { VECTOR_WIDTH } else { 1 };
+        let global = (r.n_out / per_item * s).div_ceil(64) * 64;
         kernel.kernel.launch(ctx, &[global], None, args)?;
     } else {
         let groups = r.n_out.div_ceil((group / r.lanes) as usize) * s;

@@ -2,10 +2,11 @@
 //! by a structural key (ops, dtypes, broadcast patterns, which inputs are the same array)
 //! that is computed without generating any source.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use crate::buffer::DeviceBuffer;
+use crate::codegen::VECTOR_WIDTH;
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::graph::{BinaryOp, NodeRef, Op, ReduceOp, ReduceSpec, State, TernaryOp, UnaryOp};
@@ -43,11 +44,11 @@ pub(crate) enum OpCode {
 /// Collects every node the roots need, stopping at materialized nodes. Iterative, so a
 /// 10,000-node chain does not overflow the stack. Errors with the first recording error.
 pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
-    let mut index: HashMap<*const crate::graph::Node, usize> = HashMap::new();
+    let mut index: HashMap<*const crate::graph::Node, usize> = HashMap::default();
     let mut out: Vec<GNode> = Vec::new();
     // (node, op snapshot, children expanded?)
     let mut stack: Vec<(NodeRef, bool)> = roots.iter().map(|r| (r.clone(), false)).collect();
-    let mut pending: HashMap<*const crate::graph::Node, Op> = HashMap::new();
+    let mut pending: HashMap<*const crate::graph::Node, Op> = HashMap::default();
     while let Some((node, expanded)) = stack.pop() {
         let key = Arc::as_ptr(&node);
         if index.contains_key(&key) {
@@ -284,6 +285,9 @@ pub(crate) struct ReducePlan {
     pub(crate) n_red: usize,
     /// Element type of the reduced values.
     pub(crate) in_dtype: DType,
+    /// Lanes take neighbouring elements with vector loads (the only reduced dim is the
+    /// innermost one).
+    pub(crate) vector: bool,
 }
 
 /// Work-group size of reduction kernels (a power of two, within every device's limit
@@ -354,9 +358,20 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
             .filter(|k| red_mask & (1 << k) == 0)
             .map(|k| dims[k])
             .product();
-        let innermost_kept = red_mask & (1 << (dims.len() - 1)) == 0;
+        let rank = dims.len();
+        let innermost_kept = red_mask & (1 << (rank - 1)) == 0;
+        let only_innermost = red_mask == 1 << (rank - 1);
+        // Lanes per output: enough to cover the reduced extent in a few steps (each lane
+        // takes VECTOR_WIDTH elements per step when vectorized).
         let lanes = if innermost_kept && n_out > 1 {
             0
+        } else if only_innermost {
+            match n_red {
+                0..=64 => 4,
+                65..=512 => 8,
+                513..=8192 => 32,
+                _ => group_size,
+            }
         } else if n_red <= 16 {
             4
         } else if n_red <= 1024 {
@@ -364,13 +379,22 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         } else {
             group_size
         };
+        let lanes = lanes.min(group_size);
+        // Serial layout: each work-item takes VECTOR_WIDTH neighbouring outputs when the
+        // innermost (kept) extent allows it.
+        let vector = if lanes == 0 {
+            dims[rank - 1] % VECTOR_WIDTH == 0
+        } else {
+            only_innermost
+        };
         ReducePlan {
             op: spec.op,
             red_mask,
-            lanes: lanes.min(group_size),
+            lanes,
             n_out,
             n_red,
             in_dtype: graph[child].node.dtype,
+            vector,
         }
     });
 
@@ -389,11 +413,17 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
     plan.key
         .extend([TAG_DIMS, dims.len() as u32, u32::from(plan.narrow_index)]);
     if let Some(r) = &reduce_plan {
-        plan.key
-            .extend([TAG_REDUCE, r.op as u32, r.red_mask, r.lanes, group_size]);
+        plan.key.extend([
+            TAG_REDUCE,
+            r.op as u32,
+            r.red_mask,
+            r.lanes,
+            group_size,
+            u32::from(r.vector),
+        ]);
     }
-    let mut value_of: HashMap<usize, usize> = HashMap::new();
-    let mut load_slot_of_buffer: HashMap<(usize, u32), usize> = HashMap::new();
+    let mut value_of: Vec<usize> = vec![usize::MAX; graph.len()];
+    let mut load_slot_of_buffer: HashMap<(usize, u32), usize> = HashMap::default();
     for j in (0..graph.len()).filter(|&j| used[j]) {
         let dtype = graph[j].node.dtype;
         let value = if !inside[j] {
@@ -425,7 +455,7 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
                     let mut args = [0usize; 3];
                     plan.key.extend([TAG_OP, op_code(*code), dtype_code(dtype)]);
                     for (k, i) in inputs.iter().enumerate() {
-                        args[k] = value_of[i];
+                        args[k] = value_of[*i];
                         plan.key.push(args[k] as u32);
                     }
                     Value::Op {
@@ -437,7 +467,7 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
                 GKind::Ready(_) => unreachable_ready(),
             }
         };
-        value_of.insert(j, plan.values.len());
+        value_of[j] = plan.values.len();
         plan.values.push((value, dtype));
         if is_target[j] {
             let (out_dtype, out_node) = match reduce {

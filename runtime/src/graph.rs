@@ -8,6 +8,9 @@ use crate::context::ContextInner;
 use crate::dtype::{DType, ScalarBits};
 use crate::error::Error;
 
+/// Dimensions, stored inline up to rank 4 (no allocation for typical shapes).
+pub(crate) type Shape = smallvec::SmallVec<[usize; 4]>;
+
 /// A shared reference to a node.
 pub(crate) type NodeRef = Arc<Node>;
 
@@ -15,7 +18,7 @@ pub(crate) type NodeRef = Arc<Node>;
 pub(crate) struct Node {
     pub(crate) ctx: Arc<ContextInner>,
     pub(crate) dtype: DType,
-    pub(crate) shape: Box<[usize]>,
+    pub(crate) shape: Shape,
     state: Mutex<State>,
 }
 
@@ -162,7 +165,7 @@ impl Op {
 }
 
 impl Node {
-    pub(crate) fn new(ctx: Arc<ContextInner>, dtype: DType, shape: Box<[usize]>, state: State) -> NodeRef {
+    pub(crate) fn new(ctx: Arc<ContextInner>, dtype: DType, shape: Shape, state: State) -> NodeRef {
         Arc::new(Node {
             ctx,
             dtype,

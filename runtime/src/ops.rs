@@ -50,9 +50,9 @@ fn failure(node: &NodeRef) -> Option<Error> {
 }
 
 /// Records `op` over `inputs` with numpy broadcasting; failures are kept in the result.
-fn record<R: Element>(name: &str, inputs: &[&NodeRef], op: impl FnOnce() -> Op) -> Array<R> {
+fn record<R: Element>(name: &dyn std::fmt::Debug, inputs: &[&NodeRef], op: impl FnOnce() -> Op) -> Array<R> {
     let ctx = &inputs[0].ctx;
-    let mut shape: Vec<usize> = inputs[0].shape.to_vec();
+    let mut shape: crate::graph::Shape = inputs[0].shape.clone();
     for n in inputs {
         if let Some(e) = failure(n) {
             return Array::failed(ctx, shape, e);
@@ -66,8 +66,8 @@ fn record<R: Element>(name: &str, inputs: &[&NodeRef], op: impl FnOnce() -> Op) 
             Some(s) => shape = s,
             None => {
                 let e = Error::ShapeMismatch {
-                    op: name.to_string(),
-                    left: shape.clone(),
+                    op: format!("{name:?}"),
+                    left: shape.to_vec(),
                     right: n.shape.to_vec(),
                 };
                 return Array::failed(ctx, shape, e);
@@ -79,19 +79,17 @@ fn record<R: Element>(name: &str, inputs: &[&NodeRef], op: impl FnOnce() -> Op) 
 
 impl<T: Element> Array<T> {
     fn unary<R: Element>(&self, op: UnaryOp) -> Array<R> {
-        record(&format!("{op:?}"), &[&self.node], || {
-            Op::Unary(op, self.node.clone())
-        })
+        record(&op, &[&self.node], || Op::Unary(op, self.node.clone()))
     }
 
     fn binary<U: Element, R: Element>(&self, op: BinaryOp, other: Array<U>) -> Array<R> {
-        record(&format!("{op:?}"), &[&self.node, &other.node], || {
+        record(&op, &[&self.node, &other.node], || {
             Op::Binary(op, self.node.clone(), other.node.clone())
         })
     }
 
     fn ternary<R: Element>(&self, op: TernaryOp, b: &NodeRef, c: &NodeRef) -> Array<R> {
-        record(&format!("{op:?}"), &[&self.node, b, c], || {
+        record(&op, &[&self.node, b, c], || {
             Op::Ternary(op, self.node.clone(), b.clone(), c.clone())
         })
     }
@@ -107,7 +105,7 @@ impl<T: Element> Array<T> {
     /// This array stretched to `shape` by broadcasting (lazy; no copy is made).
     pub fn broadcast_to(&self, shape: &[usize]) -> Array<T> {
         match broadcast(&self.node.shape, shape) {
-            Some(s) if s == shape => {
+            Some(s) if s[..] == shape[..] => {
                 if s[..] == self.node.shape[..] {
                     return self.clone();
                 }

@@ -49,9 +49,16 @@ pub(crate) fn checked_numel(shape: &[usize]) -> Result<usize> {
 
 /// The broadcast of two shapes by numpy's rules (align trailing axes; a size-1 axis
 /// stretches), or `None` when they are incompatible.
-pub(crate) fn broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+pub(crate) fn broadcast(a: &[usize], b: &[usize]) -> Option<crate::graph::Shape> {
+    // Fast paths: equal shapes, and a 0-d operand (a scalar).
+    if a == b || b.is_empty() {
+        return Some(a.into());
+    }
+    if a.is_empty() {
+        return Some(b.into());
+    }
     let rank = a.len().max(b.len());
-    let mut out = vec![0; rank];
+    let mut out: crate::graph::Shape = smallvec::smallvec![0; rank];
     for i in 0..rank {
         let da = if i < rank - a.len() {
             1
@@ -79,10 +86,11 @@ mod tests {
 
     #[test]
     fn broadcasting_follows_numpy() {
-        assert_eq!(broadcast(&[3, 1], &[4]), Some(vec![3, 4]));
-        assert_eq!(broadcast(&[], &[2, 5]), Some(vec![2, 5]));
-        assert_eq!(broadcast(&[2, 1, 5], &[7, 1]), Some(vec![2, 7, 5]));
-        assert_eq!(broadcast(&[0], &[1]), Some(vec![0]));
+        let b = |a: &[usize], b: &[usize]| broadcast(a, b).map(|s| s.to_vec());
+        assert_eq!(b(&[3, 1], &[4]), Some(vec![3, 4]));
+        assert_eq!(b(&[], &[2, 5]), Some(vec![2, 5]));
+        assert_eq!(b(&[2, 1, 5], &[7, 1]), Some(vec![2, 7, 5]));
+        assert_eq!(b(&[0], &[1]), Some(vec![0]));
         assert_eq!(broadcast(&[3], &[4]), None);
         assert_eq!(broadcast(&[2, 3], &[3, 3]), None);
     }

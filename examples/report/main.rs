@@ -1,0 +1,444 @@
+//! The side-by-side report: lazycl next to a raw-opencl3 baseline, in one process, on one
+//! device. Prints a markdown table (or one JSON object per row with `--json`).
+//!
+//! ```sh
+//! cargo run --release --example report            # full sizes (a GPU is assumed)
+//! cargo run --release --example report -- --quick # small sizes, under a minute on PoCL
+//! ```
+//! `LAZYCL_EXAMPLE_SMALL=1` implies `--quick`. `LAZYCL_DEVICE` picks the device.
+
+mod raw;
+
+use std::time::Instant;
+
+use lazycl::kernel::{Dims, Kernel, KernelArg, KernelSource};
+use lazycl::{Array, Context, DType};
+use opencl3::memory::ClMem;
+use raw::{Raw, R};
+
+struct Row {
+    name: String,
+    lazycl: f64,
+    baseline: f64,
+    unit: &'static str,
+    baseline_name: &'static str,
+}
+
+struct Report {
+    device: String,
+    rows: Vec<Row>,
+}
+
+impl Report {
+    fn add(
+        &mut self,
+        name: impl Into<String>,
+        lazycl: f64,
+        baseline: f64,
+        unit: &'static str,
+        baseline_name: &'static str,
+    ) {
+        let row = Row {
+            name: name.into(),
+            lazycl,
+            baseline,
+            unit,
+            baseline_name,
+        };
+        eprintln!(
+            "  {:<48} {:>12.3} {:>12.3} {} ({})",
+            row.name, row.lazycl, row.baseline, row.unit, row.baseline_name
+        );
+        self.rows.push(row);
+    }
+
+    fn print(&self, json: bool) {
+        if json {
+            for r in &self.rows {
+                println!(
+                    "{{\"name\":{:?},\"device\":{:?},\"lazycl\":{},\"baseline\":{},\"baseline_name\":{:?},\"unit\":{:?},\"ratio\":{}}}",
+                    r.name,
+                    self.device,
+                    r.lazycl,
+                    r.baseline,
+                    r.baseline_name,
+                    r.unit,
+                    r.lazycl / r.baseline
+                );
+            }
+            return;
+        }
+        println!("device: {}\n", self.device);
+        println!("| measurement | lazycl | baseline | unit | baseline is | ratio |");
+        println!("|---|---:|---:|---|---|---:|");
+        for r in &self.rows {
+            println!(
+                "| {} | {:.3} | {:.3} | {} | {} | {:.2} |",
+                r.name,
+                r.lazycl,
+                r.baseline,
+                r.unit,
+                r.baseline_name,
+                r.lazycl / r.baseline
+            );
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Host seconds per call of `f` (median over `trials` of `reps` calls each); `sync` runs
+/// before and after each trial, outside the timed region.
+fn per_call(
+    trials: usize,
+    reps: usize,
+    mut f: impl FnMut() -> R<()>,
+    mut sync: impl FnMut() -> R<()>,
+) -> R<f64> {
+    let mut times = Vec::new();
+    for _ in 0..trials {
+        sync()?;
+        let t = Instant::now();
+        for _ in 0..reps {
+            f()?;
+        }
+        times.push(t.elapsed().as_secs_f64() / reps as f64);
+        sync()?;
+    }
+    Ok(median(times))
+}
+
+/// Device seconds per call of `f`: the timed region ends with `sync` (median of trials).
+fn per_run(
+    trials: usize,
+    reps: usize,
+    mut f: impl FnMut() -> R<()>,
+    mut sync: impl FnMut() -> R<()>,
+) -> R<f64> {
+    f()?;
+    sync()?;
+    let mut times = Vec::new();
+    for _ in 0..trials {
+        let t = Instant::now();
+        for _ in 0..reps {
+            f()?;
+        }
+        sync()?;
+        times.push(t.elapsed().as_secs_f64() / reps as f64);
+    }
+    Ok(median(times))
+}
+
+fn lz<T>(r: lazycl::Result<T>) -> R<T> {
+    r.map_err(|e| e.to_string())
+}
+
+static ADD_ONE: KernelSource = KernelSource {
+    name: "add_one",
+    source: raw::ADD_ONE,
+    num_args: 2,
+    dtypes: &[DType::F32],
+};
+static SPIN: KernelSource = KernelSource {
+    name: "spin",
+    source: raw::SPIN,
+    num_args: 2,
+    dtypes: &[DType::F32],
+};
+
+fn chain8(x: &Array<f32>) -> Array<f32> {
+    ((((((x * 1.5 + 2.0) * x - 0.25).abs() + 1.0).sqrt() * 3.0) / 7.0) - x).tanh()
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("report failed: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> R<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick") || std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok();
+    let json = args.iter().any(|a| a == "--json");
+    let ctx = lz(Context::new())?;
+    let info = ctx.device().clone();
+    let raw = Raw::open(&info)?;
+    let mut rep = Report {
+        device: format!(
+            "{} ({}, driver {})",
+            info.name, info.platform_name, info.driver_version
+        ),
+        rows: vec![],
+    };
+    eprintln!("report on {}{}", rep.device, if quick { " (quick)" } else { "" });
+    let trials = if quick { 3 } else { 7 };
+
+    // --- launch overhead -------------------------------------------------------------
+    {
+        let n = 1024usize;
+        let reps = if quick { 2000 } else { 20000 };
+        let x = lz(ctx.zeros::<f32>(n))?;
+        let k = lz(Kernel::bind(&ctx, &ADD_ONE))?;
+        let xa = lz(x.kernel_arg())?;
+        let args = [xa.mem(), xa.len()];
+        let sync = || lz(ctx.synchronize());
+        let ours = per_call(trials, reps, || lz(k.launch(Dims::from(n), None, &args)), sync)?;
+        let rk = raw.kernel(raw::ADD_ONE, "add_one")?;
+        let rb = raw.buffer_f32(&vec![0.0; n])?;
+        raw.set_mem(&rk, 0, rb.get())?;
+        raw.set(&rk, 1, &(n as u64))?;
+        let rsync = || raw.finish();
+        let no_event = per_call(trials, reps, || raw.enqueue_no_event(&rk, n, None), rsync)?;
+        let with_event = per_call(trials, reps, || raw.enqueue_with_event(&rk, n), rsync)?;
+        rep.add(
+            "host time per launch, bound kernel",
+            ours * 1e6,
+            no_event * 1e6,
+            "µs",
+            "raw, no event",
+        );
+        rep.add(
+            "host time per launch, bound kernel (vs event)",
+            ours * 1e6,
+            with_event * 1e6,
+            "µs",
+            "raw, with event",
+        );
+
+        // A cached lazy flush of an 8-op chain at n = 16 vs one raw launch.
+        let small = lz(ctx.from_slice(&[0.5f32; 16]))?;
+        lz(chain8(&small).eval().map(|_| ()))?;
+        let flush = per_call(trials, reps / 4, || lz(chain8(&small).eval().map(|_| ())), sync)?;
+        let rc = raw.kernel(raw::CHAIN8, "chain8")?;
+        let rin = raw.buffer_f32(&[0.5; 16])?;
+        let rout = raw.buffer_f32(&[0.0; 16])?;
+        raw.set_mem(&rc, 0, rin.get())?;
+        raw.set_mem(&rc, 1, rout.get())?;
+        raw.set(&rc, 2, &4u32)?;
+        let one = per_call(trials, reps / 4, || raw.enqueue_no_event(&rc, 4, None), rsync)?;
+        rep.add(
+            "host time of a cached lazy flush (8-op chain, n=16)",
+            flush * 1e6,
+            one * 1e6,
+            "µs",
+            "one raw launch",
+        );
+    }
+
+    // --- bandwidth ---------------------------------------------------------------------
+    let n: usize = if quick { 1 << 22 } else { 1 << 28 };
+    let reps = if quick { 5 } else { 20 };
+    let host: Vec<f32> = (0..n)
+        .map(|i| ((i * 7919) % 1000) as f32 / 1000.0 - 0.5)
+        .collect();
+    let copy_gbs = {
+        let a = raw.buffer_f32(&host)?;
+        let b = raw.buffer_f32(&vec![0.0; 16])?;
+        drop(b);
+        let b = unsafe {
+            opencl3::memory::Buffer::<f32>::create(
+                &raw.ctx,
+                opencl3::memory::CL_MEM_READ_WRITE,
+                n,
+                std::ptr::null_mut(),
+            )
+        }
+        .map_err(|e| format!("{e:?}"))?;
+        let c1 = raw.kernel(raw::COPY1, "copy1")?;
+        raw.set_mem(&c1, 0, a.get())?;
+        raw.set_mem(&c1, 1, b.get())?;
+        raw.set(&c1, 2, &(n as u32))?;
+        let t1 = per_run(
+            trials,
+            reps,
+            || raw.enqueue_no_event(&c1, n.div_ceil(256) * 256, Some(256)),
+            || raw.finish(),
+        )?;
+        let c4 = raw.kernel(raw::COPY4, "copy4")?;
+        raw.set_mem(&c4, 0, a.get())?;
+        raw.set_mem(&c4, 1, b.get())?;
+        raw.set(&c4, 2, &((n / 4) as u32))?;
+        let cu = info.compute_units as usize;
+        let g4 = (n / 4).min(cu * 2048).div_ceil(256) * 256;
+        let t4 = per_run(
+            trials,
+            reps,
+            || raw.enqueue_no_event(&c4, g4, Some(256)),
+            || raw.finish(),
+        )?;
+        let hc = raw.kernel(raw::CHAIN8, "chain8")?;
+        raw.set_mem(&hc, 0, a.get())?;
+        raw.set_mem(&hc, 1, b.get())?;
+        raw.set(&hc, 2, &((n / 4) as u32))?;
+        let th = per_run(
+            trials,
+            reps,
+            || raw.enqueue_no_event(&hc, g4, Some(256)),
+            || raw.finish(),
+        )?;
+        let bytes = 8.0 * n as f64;
+        let (g1, g4s, gh) = (bytes / t1 / 1e9, bytes / t4 / 1e9, bytes / th / 1e9);
+        eprintln!("  raw copy1 {g1:.1} GB/s, copy4 {g4s:.1} GB/s, hand chain8 {gh:.1} GB/s");
+        let best = g1.max(g4s);
+        let x = lz(ctx.from_slice(&host))?;
+        let sync = || lz(ctx.synchronize());
+        let tf = per_run(trials, reps, || lz(chain8(&x).eval().map(|_| ())), sync)?;
+        rep.add(
+            format!("fused 8-op chain f32, n=2^{}", n.trailing_zeros()),
+            bytes / tf / 1e9,
+            best,
+            "GB/s",
+            "raw copy (best of 1/4 per item)",
+        );
+        rep.add(
+            "hand-written single chain kernel (raw)",
+            gh,
+            best,
+            "GB/s",
+            "raw copy (best of 1/4 per item)",
+        );
+        let op_by_op = per_run(
+            trials,
+            reps.div_ceil(4),
+            || {
+                let mut y = &x * 1.5;
+                for step in 0..7 {
+                    lz(y.eval().map(|_| ()))?;
+                    y = match step {
+                        0 => y + 2.0,
+                        1 => y * &x,
+                        2 => y - 0.25,
+                        3 => y.abs(),
+                        4 => y + 1.0,
+                        5 => y.sqrt(),
+                        _ => ((y * 3.0) / 7.0 - &x).tanh(),
+                    };
+                }
+                lz(y.eval().map(|_| ()))
+            },
+            sync,
+        )?;
+        rep.add(
+            "8-op chain evaluated op by op (eval after each)",
+            bytes / op_by_op / 1e9,
+            best,
+            "GB/s",
+            "raw copy (best of 1/4 per item)",
+        );
+
+        // Reductions.
+        let ts = per_run(trials, reps, || lz((&x * &x).sum().eval().map(|_| ())), sync)?;
+        rep.add(
+            format!("sum(x*x) f32, n=2^{}", n.trailing_zeros()),
+            4.0 * n as f64 / ts / 1e9,
+            best,
+            "GB/s",
+            "raw copy (best of 1/4 per item)",
+        );
+        let shapes: &[(usize, usize)] = if quick {
+            &[(20000, 100), (2000, 1000), (320, 2530)]
+        } else {
+            &[(200000, 100), (20000, 1000), (3200, 25300)]
+        };
+        for &(rows, cols) in shapes {
+            let m = lz(ctx.from_shape_slice([rows, cols], &host[..rows * cols]))?;
+            let v = lz(ctx.from_slice(&host[..cols]))?;
+            let u = lz(ctx.from_slice(&host[..rows]))?;
+            let bytes = 4.0 * (rows * cols + rows + cols) as f64;
+            let t = per_run(
+                trials,
+                reps,
+                || lz((&m * &v).sum_axis(1).eval().map(|_| ())),
+                sync,
+            )?;
+            rep.add(
+                format!("(m * v).sum_axis(1), {rows}x{cols}"),
+                bytes / t / 1e9,
+                best,
+                "GB/s",
+                "raw copy (best of 1/4 per item)",
+            );
+            let ut = u.insert_axis(1);
+            let t = per_run(
+                trials,
+                reps,
+                || lz((&m * &ut).sum_axis(0).eval().map(|_| ())),
+                sync,
+            )?;
+            rep.add(
+                format!("(m * u[:, None]).sum_axis(0), {rows}x{cols}"),
+                bytes / t / 1e9,
+                best,
+                "GB/s",
+                "raw copy (best of 1/4 per item)",
+            );
+        }
+        best
+    };
+    let _ = copy_gbs;
+
+    // --- a scalar operand right after a long kernel ------------------------------------
+    {
+        let spin = lz(Kernel::bind(&ctx, &SPIN))?;
+        let items = (info.compute_units as usize * 256).max(256);
+        let buf = lz(ctx.full(items, 1.0f32))?;
+        let b = lz(buf.kernel_arg())?;
+        let mut iters: u32 = 1000;
+        let target = 0.080;
+        let mut spin_time = 0.0;
+        for _ in 0..12 {
+            let t = Instant::now();
+            lz(spin.launch(
+                Dims::from(items),
+                None,
+                &[b.mem(), KernelArg::Scalar(lazycl::Element::to_arg_bits(iters))],
+            ))?;
+            lz(ctx.synchronize())?;
+            spin_time = t.elapsed().as_secs_f64();
+            if spin_time > 0.6 * target {
+                break;
+            }
+            iters = iters.saturating_mul(((target / spin_time.max(1e-6)) as u32).clamp(2, 16));
+        }
+        let x = lz(ctx.from_slice(&host[..1 << 16]))?;
+        // Build the three kernels first: this row is about waiting, not compiling.
+        lz((2.0 * &x).eval().map(|_| ()))?;
+        lz(x.lt(0.0).eval().map(|_| ()))?;
+        lz((&x / 3.0).eval().map(|_| ()))?;
+        lz(ctx.synchronize())?;
+        let mut worst: f64 = 0.0;
+        for _ in 0..3 {
+            lz(spin.launch(
+                Dims::from(items),
+                None,
+                &[b.mem(), KernelArg::Scalar(lazycl::Element::to_arg_bits(iters))],
+            ))?;
+            let t = Instant::now();
+            let y = 2.0 * &x;
+            lz(y.eval().map(|_| ()))?;
+            let m = x.lt(0.0);
+            lz(m.eval().map(|_| ()))?;
+            let z = &x / 3.0;
+            lz(z.eval().map(|_| ()))?;
+            worst = worst.max(t.elapsed().as_secs_f64() / 3.0);
+            lz(ctx.synchronize())?;
+        }
+        rep.add(
+            "host time of `2.0 * &x` + eval after a long kernel (worst of 3)",
+            worst * 1e6,
+            spin_time * 1e6,
+            "µs",
+            "the long kernel's duration",
+        );
+    }
+
+    rep.print(json);
+    if !json {
+        println!("\n{}", ctx.stats());
+    }
+    Ok(())
+}
