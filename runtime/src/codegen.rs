@@ -459,7 +459,8 @@ fn reduce_indices(plan: &KernelPlan, r: &ReducePlan, ix: &str, indent: &str) -> 
 /// reduced dim is the innermost one, each lane takes [`VECTOR_WIDTH`] neighbouring
 /// elements per step with vector loads. With `lanes == 0`, each work-item owns one
 /// (output, segment) pair and loops serially, so neighbouring work-items read
-/// neighbouring addresses when the innermost dim is kept. Each output's elements are
+/// neighbouring addresses when the innermost dim is kept (unrolled, so that several loads
+/// are in flight per work-item). Each output's elements are
 /// split into `S` segments (a run-time argument); with `S > 1` this kernel writes partial
 /// results and the combine kernel finishes them. Float sums are compensated (Kahan) in
 /// the per-work-item loops.
@@ -566,66 +567,10 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
         "    {t} acc = {}; {t} comp = ({t})0; ulong acci = NONE;\n    (void)comp; (void)acci;",
         identity(r.op, d)
     );
-    if r.lanes == 0 && r.vector {
-        // Each work-item owns VECTOR_WIDTH neighbouring outputs o .. o + 3 (one row of the
-        // innermost kept dim) and loops over its segment of the reduced elements.
-        let rank = plan.dims.len();
-        let last = 1u32 << (rank - 1);
-        let vec_slots: Vec<bool> = plan.inputs.iter().map(|i| i.1 & last == 0).collect();
-        let mut body = reduce_indices(plan, r, ix, "        ");
-        for (slot, (dt, mask, _)) in plan.inputs.iter().enumerate() {
-            if vec_slots[slot] {
-                let idx = if *mask == 0 {
-                    "fidx".to_string()
-                } else {
-                    load_index(*mask, rank)
-                };
-                let _ = writeln!(
-                    body,
-                    "        const {}{w} L{slot} = vload{w}(0, in{slot} + {idx});",
-                    vt(*dt)
-                );
-            }
-        }
-        for lane in 0..w {
-            for i in 0..plan.values.len() {
-                let e = value_expr_vec(plan, i, lane, &vec_slots, &mut helpers);
-                let _ = writeln!(body, "        const {} v{i}_{lane} = {e};", vt(plan.values[i].1));
-            }
-            body.push_str(&step_into(
-                &format!("v{out}_{lane}"),
-                "k",
-                "        ",
-                &format!("_{lane}"),
-            ));
-        }
-        let mut decl = String::new();
-        let mut fin = String::new();
-        for lane in 0..w {
-            let _ = writeln!(decl, "    {t} acc_{lane} = {id}, comp_{lane} = ({t})0; ulong acci_{lane} = NONE;\n    (void)comp_{lane}; (void)acci_{lane};", id = identity(r.op, d));
-            let dst = format!("(o + {lane}u) * S + s");
-            let line = if arg {
-                format!("    if (fin) {{ outi[{dst}] = (acci_{lane} == NONE ? 0 : acci_{lane}); }} else {{ outv[{dst}] = acc_{lane}; outi[{dst}] = acci_{lane}; }}\n")
-            } else if r.op == ReduceOp::Mean {
-                format!("    outv[{dst}] = fin ? acc_{lane} / ({t})n_red : acc_{lane};\n")
-            } else {
-                format!("    outv[{dst}] = acc_{lane};\n")
-            };
-            fin.push_str(&line);
-        }
-        let mut src = prelude(plan, &helpers);
-        src.push_str("#define NONE ULONG_MAX\n");
-        src.push_str(&header);
-        let _ = write!(
-            src,
-            "{decl}    const {ix} gid = get_global_id(0), n_quads = n_out / {w}u;\n    const {ix} o = (gid % n_quads) * {w}u, s = gid / n_quads;\n    if (s >= S) return;\n    const {ix} chunk = (n_red + S - 1) / S;\n    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n    for ({ix} k = k0; k < k1; k++) {{\n{body}    }}\n{fin}}}\n"
-        );
-        return src;
-    }
     if r.lanes == 0 {
         let _ = write!(
             src,
-            "    const {ix} gid = get_global_id(0);\n    const {ix} o = gid % n_out, s = gid / n_out;\n    if (s >= S) return;\n    const {ix} chunk = (n_red + S - 1) / S;\n    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n    for ({ix} k = k0; k < k1; k++) {{\n{scalar_body}    }}\n{fin}}}\n",
+            "    const {ix} gid = get_global_id(0);\n    const {ix} o = gid % n_out, s = gid / n_out;\n    if (s >= S) return;\n    const {ix} chunk = (n_red + S - 1) / S;\n    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n    #pragma unroll 4\n    for ({ix} k = k0; k < k1; k++) {{\n{scalar_body}    }}\n{fin}}}\n",
             fin = finish("    "),
         );
         return src;
@@ -639,7 +584,7 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     if r.vector {
         let _ = write!(
             src,
-            "        for (; kk + {w}u * {lanes}u <= k1; kk += {w}u * {lanes}u) {{\n            const {ix} k = kk + {w}u * lane;\n{vector_body}        }}\n"
+            "        #pragma unroll 2\n        for (; kk + {w}u * {lanes}u <= k1; kk += {w}u * {lanes}u) {{\n            const {ix} k = kk + {w}u * lane;\n{vector_body}        }}\n"
         );
     }
     let _ = write!(

@@ -133,7 +133,7 @@ fn cached_kernel(
 fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
     let cap = work_items_cap(ctx);
     let (work_items_now, lanes) = if r.lanes == 0 {
-        (if r.vector { r.n_out / VECTOR_WIDTH } else { r.n_out }, 1)
+        (r.n_out, 1)
     } else {
         (
             r.n_out.div_ceil((group / r.lanes) as usize) * group as usize,
@@ -181,8 +181,7 @@ fn launch_reduce(
         args.push(KernelArg::ulong(d as u64));
     }
     if r.lanes == 0 {
-        let per_item = if r.vector { VECTOR_WIDTH } else { 1 };
-        let global = (r.n_out / per_item * s).div_ceil(64) * 64;
+        let global = (r.n_out * s).div_ceil(64) * 64;
         kernel.kernel.launch(ctx, &[global], None, args)?;
     } else {
         let groups = r.n_out.div_ceil((group / r.lanes) as usize) * s;

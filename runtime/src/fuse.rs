@@ -6,7 +6,6 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use crate::buffer::DeviceBuffer;
-use crate::codegen::VECTOR_WIDTH;
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::graph::{BinaryOp, NodeRef, Op, ReduceOp, ReduceSpec, State, TernaryOp, UnaryOp};
@@ -28,8 +27,11 @@ pub(crate) enum GKind {
     /// A host scalar (kernel argument).
     Scalar(ScalarBits),
     /// An elementwise operation over earlier nodes (indices into the collected list).
-    Op(OpCode, Vec<usize>),
+    Op(OpCode, Inputs),
 }
+
+/// Operand indices of a collected node (at most three, stored inline).
+pub(crate) type Inputs = smallvec::SmallVec<[usize; 3]>;
 
 /// An elementwise operation without its operands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,15 +62,17 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
                 .ok_or_else(|| Error::InvalidShape("graph changed during evaluation".into()))?;
             let kind = match op {
                 Op::Scalar(bits) => GKind::Scalar(bits),
-                Op::Unary(u, a) => GKind::Op(OpCode::Unary(u), vec![index[&Arc::as_ptr(&a)]]),
-                Op::Reduce(r, a) => GKind::Op(OpCode::Reduce(r), vec![index[&Arc::as_ptr(&a)]]),
+                Op::Unary(u, a) => GKind::Op(OpCode::Unary(u), smallvec::smallvec![index[&Arc::as_ptr(&a)]]),
+                Op::Reduce(r, a) => {
+                    GKind::Op(OpCode::Reduce(r), smallvec::smallvec![index[&Arc::as_ptr(&a)]])
+                }
                 Op::Binary(b, x, y) => GKind::Op(
                     OpCode::Binary(b),
-                    vec![index[&Arc::as_ptr(&x)], index[&Arc::as_ptr(&y)]],
+                    smallvec::smallvec![index[&Arc::as_ptr(&x)], index[&Arc::as_ptr(&y)]],
                 ),
                 Op::Ternary(t, x, y, z) => GKind::Op(
                     OpCode::Ternary(t),
-                    vec![
+                    smallvec::smallvec![
                         index[&Arc::as_ptr(&x)],
                         index[&Arc::as_ptr(&y)],
                         index[&Arc::as_ptr(&z)],
@@ -98,7 +102,7 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
                     // Already scheduled through another path; its expansion is on the stack.
                     continue;
                 }
-                let children: Vec<NodeRef> = op.inputs().into_iter().cloned().collect();
+                let children: smallvec::SmallVec<[NodeRef; 3]> = op.inputs().into_iter().cloned().collect();
                 pending.insert(key, op);
                 stack.push((node, true));
                 for c in children.into_iter().rev() {
@@ -170,7 +174,7 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<
         let mut seen = vec![false; 0];
         seen.resize(graph.len(), false);
         let mut stack = match &graph[p].kind {
-            GKind::Op(_, inputs) => inputs.clone(),
+            GKind::Op(_, inputs) => inputs.to_vec(),
             _ => Vec::new(),
         };
         while let Some(j) = stack.pop() {
@@ -368,8 +372,9 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         } else if only_innermost {
             match n_red {
                 0..=64 => 4,
-                65..=512 => 8,
-                513..=8192 => 32,
+                65..=256 => 8,
+                257..=2048 => 16,
+                2049..=16384 => 64,
                 _ => group_size,
             }
         } else if n_red <= 16 {
@@ -380,13 +385,7 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
             group_size
         };
         let lanes = lanes.min(group_size);
-        // Serial layout: each work-item takes VECTOR_WIDTH neighbouring outputs when the
-        // innermost (kept) extent allows it.
-        let vector = if lanes == 0 {
-            dims[rank - 1] % VECTOR_WIDTH == 0
-        } else {
-            only_innermost
-        };
+        let vector = lanes > 0 && only_innermost;
         ReducePlan {
             op: spec.op,
             red_mask,

@@ -154,12 +154,12 @@ pub(crate) enum Op {
 }
 
 impl Op {
-    pub(crate) fn inputs(&self) -> Vec<&NodeRef> {
+    pub(crate) fn inputs(&self) -> smallvec::SmallVec<[&NodeRef; 3]> {
         match self {
-            Op::Scalar(_) => vec![],
-            Op::Unary(_, a) | Op::Reduce(_, a) => vec![a],
-            Op::Binary(_, a, b) => vec![a, b],
-            Op::Ternary(_, a, b, c) => vec![a, b, c],
+            Op::Scalar(_) => smallvec::smallvec![],
+            Op::Unary(_, a) | Op::Reduce(_, a) => smallvec::smallvec![a],
+            Op::Binary(_, a, b) => smallvec::smallvec![a, b],
+            Op::Ternary(_, a, b, c) => smallvec::smallvec![a, b, c],
         }
     }
 }
