@@ -73,6 +73,16 @@ impl Raw {
         .map_err(e("buffer"))
     }
 
+    /// A blocking read of a whole `i32` buffer.
+    pub fn read_i32(&self, b: &Buffer<i32>, out: &mut [i32]) -> R<()> {
+        unsafe {
+            self.queue
+                .enqueue_read_buffer(b, opencl3::types::CL_BLOCKING, 0, out, &[])
+        }
+        .map(drop)
+        .map_err(e("read"))
+    }
+
     pub fn finish(&self) -> R<()> {
         self.queue.finish().map_err(e("finish"))
     }

@@ -122,7 +122,7 @@ impl<T: Element> Array<T> {
     /// Enqueues everything this array needs and returns without waiting; afterwards
     /// the array is backed by device memory. Reports recording errors (shape mismatches).
     pub fn eval(&self) -> Result<&Self> {
-        exec::materialize(&[self.node.clone()])?;
+        exec::materialize(std::slice::from_ref(&self.node))?;
         Ok(self)
     }
 
@@ -233,7 +233,7 @@ impl<T: Element> Array<T> {
         if let Some(b) = self.node.buffer() {
             return Ok(b);
         }
-        exec::materialize(&[self.node.clone()])?;
+        exec::materialize(std::slice::from_ref(&self.node))?;
         self.node
             .buffer()
             .ok_or_else(|| Error::InvalidShape("array was not materialized".into()))

@@ -36,6 +36,19 @@ fn work_items_cap(ctx: &ContextInner) -> usize {
     }
 }
 
+/// Global and local size for `work` independent work-items. GPUs get explicit 256-item
+/// work-groups (a driver's own choice for an odd global size can be tiny, which halves
+/// occupancy); CPUs choose their own.
+fn grid(ctx: &ContextInner, work: usize) -> (usize, Option<usize>) {
+    match ctx.device.device_type {
+        crate::device::DeviceType::Gpu => {
+            let local = reduce_group_size(ctx) as usize;
+            (work.max(1).div_ceil(local) * local, Some(local))
+        }
+        _ => (work.max(1).div_ceil(64) * 64, None),
+    }
+}
+
 /// Work-group size of reduction kernels: 256, or the largest power of two the device allows.
 fn reduce_group_size(ctx: &ContextInner) -> u32 {
     let max = ctx.device.max_work_group_size.clamp(1, REDUCE_GROUP as usize) as u32;
@@ -132,13 +145,10 @@ fn cached_kernel(
 /// lane still reduces at least 16 elements per segment.
 fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
     let cap = work_items_cap(ctx);
-    let (work_items_now, lanes) = if r.lanes == 0 {
-        (r.n_out, 1)
-    } else {
-        (
-            r.n_out.div_ceil((group / r.lanes) as usize) * group as usize,
-            r.lanes as usize,
-        )
+    // Outputs per work-group with lanes; none (one output per work-item) without.
+    let (work_items_now, lanes) = match group.checked_div(r.lanes) {
+        Some(rows) => (r.n_out.div_ceil(rows as usize) * group as usize, r.lanes as usize),
+        None => (r.n_out, 1),
     };
     let target = cap.div_ceil(work_items_now.max(1)).max(1);
     let most = (r.n_red / (lanes * 16)).max(1);
@@ -180,14 +190,19 @@ fn launch_reduce(
     for &d in &plan.dims {
         args.push(KernelArg::ulong(d as u64));
     }
-    if r.lanes == 0 {
-        let global = (r.n_out * s).div_ceil(64) * 64;
-        kernel.kernel.launch(ctx, &[global], None, args)?;
-    } else {
-        let groups = r.n_out.div_ceil((group / r.lanes) as usize) * s;
-        kernel
-            .kernel
-            .launch(ctx, &[groups * group as usize], Some(&[group as usize]), args)?;
+    match group.checked_div(r.lanes) {
+        Some(rows) => {
+            let groups = r.n_out.div_ceil(rows as usize) * s;
+            kernel
+                .kernel
+                .launch(ctx, &[groups * group as usize], Some(&[group as usize]), args)?;
+        }
+        None => {
+            let (global, local) = grid(ctx, r.n_out * s);
+            kernel
+                .kernel
+                .launch(ctx, &[global], local.as_ref().map(std::slice::from_ref), args)?;
+        }
     }
     if s > 1 {
         let combine = combine_kernel(ctx, r.op, r.in_dtype, group)?;
@@ -270,8 +285,10 @@ fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
                 } else {
                     plan.numel
                 };
-                let global = work.min(cap).div_ceil(64) * 64;
-                kernel.kernel.launch(&ctx, &[global], None, &args)?;
+                let (global, local) = grid(&ctx, work.min(cap));
+                kernel
+                    .kernel
+                    .launch(&ctx, &[global], local.as_ref().map(std::slice::from_ref), &args)?;
             }
             _ => {}
         }
@@ -396,7 +413,7 @@ pub fn eval<L: EvalList + ?Sized>(arrays: &L) -> Result<()> {
 impl<T: Element> Array<T> {
     /// The fused plan and generated OpenCL C that materializing this array would run.
     pub fn explain(&self) -> Result<String> {
-        explain(&[self.node.clone()])
+        explain(std::slice::from_ref(&self.node))
     }
 
     /// Sets this array to `value` (broadcast to this array's shape), evaluated now

@@ -365,18 +365,9 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         let rank = dims.len();
         let innermost_kept = red_mask & (1 << (rank - 1)) == 0;
         let only_innermost = red_mask == 1 << (rank - 1);
-        // Lanes per output: enough to cover the reduced extent in a few steps (each lane
-        // takes VECTOR_WIDTH elements per step when vectorized).
+        // Lanes per output: enough to cover the reduced extent in a few steps.
         let lanes = if innermost_kept && n_out > 1 {
             0
-        } else if only_innermost {
-            match n_red {
-                0..=64 => 4,
-                65..=256 => 8,
-                257..=2048 => 16,
-                2049..=16384 => 64,
-                _ => group_size,
-            }
         } else if n_red <= 16 {
             4
         } else if n_red <= 1024 {

@@ -343,7 +343,7 @@ impl<T: Signed> Neg for &Array<T> {
 impl<T: Signed> Neg for Array<T> {
     type Output = Array<T>;
     fn neg(self) -> Array<T> {
-        (&self).unary(UnaryOp::Neg)
+        self.unary(UnaryOp::Neg)
     }
 }
 impl Not for &Array<bool> {
@@ -355,7 +355,7 @@ impl Not for &Array<bool> {
 impl Not for Array<bool> {
     type Output = Array<bool>;
     fn not(self) -> Array<bool> {
-        (&self).unary(UnaryOp::Not)
+        self.unary(UnaryOp::Not)
     }
 }
 impl<T: Integer> Not for &Array<T> {
