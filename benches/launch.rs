@@ -79,7 +79,7 @@ fn launches(c: &mut Criterion) {
         b.iter(|| {
             k.global(N).launch(&mut x).expect("launch");
             count += 1;
-            if count % 1000 == 0 {
+            if count.is_multiple_of(1000) {
                 ctx.synchronize().expect("sync");
             }
         })
@@ -101,7 +101,7 @@ fn launches(c: &mut Criterion) {
             );
             assert_eq!(status, Some(0));
             count += 1;
-            if count % 1000 == 0 {
+            if count.is_multiple_of(1000) {
                 r.queue.finish().expect("finish");
             }
         })
@@ -116,7 +116,7 @@ fn launches(c: &mut Criterion) {
             .expect("enqueue");
             drop(ev);
             count += 1;
-            if count % 1000 == 0 {
+            if count.is_multiple_of(1000) {
                 r.queue.finish().expect("finish");
             }
         })

@@ -19,7 +19,7 @@ fn lazy(c: &mut Criterion) {
         b.iter(|| {
             chain8(&small).eval().expect("eval");
             count += 1;
-            if count % 1000 == 0 {
+            if count.is_multiple_of(1000) {
                 ctx.synchronize().expect("sync");
             }
         })

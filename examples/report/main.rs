@@ -322,8 +322,6 @@ fn run() -> R<()> {
         .collect();
     let copy_gbs = {
         let a = raw.buffer_f32(&host)?;
-        let b = raw.buffer_f32(&vec![0.0; 16])?;
-        drop(b);
         let b = unsafe {
             opencl3::memory::Buffer::<f32>::create(
                 &raw.ctx,

@@ -177,7 +177,8 @@ fn cast_expr(from: DType, to: DType, a: &str) -> String {
     } else if to == DType::Bool {
         format!("(uchar)({a} != 0)")
     } else if from.is_float() && to.is_int() {
-        format!("convert_{t}_sat({a})")
+        // NVIDIA's convert_*_sat does not map NaN to 0; Rust's `as` does.
+        format!("(isnan({a}) ? ({t})0 : convert_{t}_sat({a}))")
     } else {
         format!("({t}){a}")
     }

@@ -1,0 +1,58 @@
+//! lazycl-macros: `#[kernel]` and `#[device_fn]`, which translate a subset of Rust into
+//! OpenCL C at compile time (see `docs/KERNEL_SUBSET.md`). Use them through the `lazycl`
+//! crate, whose `__private` module the generated code refers to.
+//!
+//! Pipeline: `parse` (signatures) and `typeck` (bodies) lower syn into the typed IR of
+//! `ir`, `opencl` prints it as OpenCL C, `expand` generates the Rust around it.
+
+mod expand;
+mod ir;
+mod opencl;
+mod parse;
+mod typeck;
+
+use proc_macro::TokenStream;
+
+/// Translates a function into an OpenCL C kernel and generates a typed launcher.
+///
+/// ```ignore
+/// #[kernel]
+/// fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+///     let i = global_id(0);
+///     if i < y.len() {
+///         y[i] = a * x[i] + y[i];
+///     }
+/// }
+///
+/// let k = saxpy::bind(&ctx)?;                  // build once per context
+/// k.global([n]).local([64]).launch(2.0, &x, &mut y)?;   // asynchronous
+/// ```
+///
+/// `fn name` becomes `mod name` with `NAME`, `SOURCE`, `bind(&Context) -> Result<Bound>`,
+/// `Bound::global(dims) -> Launch` and `Launch::{local, launch}`; `launch` takes the
+/// kernel's parameters with `&[T]` as `&Array<T>` and `&mut [T]` as `&mut Array<T>`.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::entry(parse::FnKind::Kernel, attr.into(), item.into()).into()
+}
+
+/// Translates a helper function callable from `#[kernel]`s and other device functions.
+///
+/// It must be defined before its callers, in the same module or a parent module (it
+/// defines a hidden `macro_rules!` that callers expand). Parameters are scalars and
+/// slices; the return type is a scalar or nothing. Recursion is not supported.
+#[proc_macro_attribute]
+pub fn device_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::entry(parse::FnKind::DeviceFn, attr.into(), item.into()).into()
+}
+
+/// Implementation detail of `#[kernel]` / `#[device_fn]`: the translation once the
+/// signatures of the called device functions are known.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __lazycl_resolved(input: TokenStream) -> TokenStream {
+    match syn::parse::<expand::Resolved>(input) {
+        Ok(r) => expand::resolved(r).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}

@@ -1,0 +1,275 @@
+//! Signatures: syn types and function headers → IR parameter types, with errors that say
+//! what is supported.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
+
+use crate::ir::{DevSig, Param, ParamTy, Scalar};
+
+/// A source range: the first and last token of a node. (On stable Rust a proc macro
+/// cannot join spans; an error built from two tokens still underlines the whole range.)
+#[derive(Clone, Copy, Debug)]
+pub struct Sp {
+    pub start: Span,
+    pub end: Span,
+}
+
+impl From<Span> for Sp {
+    fn from(s: Span) -> Sp {
+        Sp { start: s, end: s }
+    }
+}
+
+impl Sp {
+    /// An error underlining the whole range.
+    pub fn error(self, msg: impl std::fmt::Display) -> syn::Error {
+        let mut ts = TokenStream::new();
+        ts.extend([TokenTree::Ident(proc_macro2::Ident::new("a", self.start))]);
+        ts.extend([TokenTree::Ident(proc_macro2::Ident::new("b", self.end))]);
+        syn::Error::new_spanned(ts, msg)
+    }
+}
+
+/// The source range of any syntax node (replaces `syn::spanned::Spanned`).
+pub trait Spanned {
+    fn span(&self) -> Sp;
+}
+
+impl<T: ToTokens + ?Sized> Spanned for T {
+    fn span(&self) -> Sp {
+        let ts = self.to_token_stream();
+        let mut it = ts.into_iter();
+        let first = it.next().map(|t| t.span()).unwrap_or_else(Span::call_site);
+        let last = it.last().map(|t| t.span()).unwrap_or(first);
+        Sp {
+            start: first,
+            end: last,
+        }
+    }
+}
+
+/// Several `syn::Error`s collected into one.
+#[derive(Default)]
+pub struct Errors {
+    inner: Option<syn::Error>,
+}
+
+impl Errors {
+    pub fn push(&mut self, e: syn::Error) {
+        match &mut self.inner {
+            Some(all) => all.combine(e),
+            None => self.inner = Some(e),
+        }
+    }
+
+    pub fn add(&mut self, span: impl Into<Sp>, msg: impl std::fmt::Display) {
+        self.push(span.into().error(msg));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.is_none()
+    }
+
+    pub fn into_error(self) -> Option<syn::Error> {
+        self.inner
+    }
+}
+
+pub const SCALARS: &str = "f32, f64, i32, u32, i64, u64, bool or usize";
+pub const ELEMENTS: &str = "f32, f64, i32, u32, i64, u64 or bool";
+
+/// A scalar type (`f32`, `usize`, ...).
+pub fn scalar_type(ty: &syn::Type) -> syn::Result<Scalar> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            if let Some(id) = p.path.get_ident() {
+                if let Some(s) = Scalar::from_rust(&id.to_string()) {
+                    return Ok(s);
+                }
+            }
+            Err(ty.span().error( format!("unsupported type; kernels support the scalar types {SCALARS}")))
+        }
+        syn::Type::Paren(p) => scalar_type(&p.elem),
+        syn::Type::Reference(_) => Err(ty.span().error(
+            format!("references are only supported as kernel parameters (`&[T]`, `&mut [T]`); use a scalar type ({SCALARS})"),
+        )),
+        _ => Err(ty.span().error( format!("unsupported type; kernels support the scalar types {SCALARS}"))),
+    }
+}
+
+/// A parameter type: a scalar by value, `&[T]` or `&mut [T]`.
+pub fn param_type(ty: &syn::Type) -> syn::Result<ParamTy> {
+    let unsupported = || {
+        ty.span().error(format!(
+            "unsupported parameter type; kernel parameters are scalars ({SCALARS}) passed by value, \
+                 or slices `&[T]` / `&mut [T]` of {ELEMENTS}"
+        ))
+    };
+    match ty {
+        syn::Type::Reference(r) => {
+            let mutable = r.mutability.is_some();
+            match &*r.elem {
+                syn::Type::Slice(s) => {
+                    let elem = scalar_type(&s.elem).map_err(|_| unsupported())?;
+                    if elem == Scalar::Usize {
+                        return Err(s.elem.span().error(
+                            "slices of `usize` are not supported (the device's size type may differ from the host's); use `u64` or `u32`",
+                        ));
+                    }
+                    Ok(ParamTy::Slice { elem, mutable })
+                }
+                syn::Type::Reference(_) => Err(ty
+                    .span()
+                    .error("a reference to a reference is not supported; use `&[T]` or `&mut [T]`")),
+                syn::Type::Array(_) => Err(ty.span().error(
+                    "fixed-size array parameters are not supported; use a slice `&[T]` or `&mut [T]`",
+                )),
+                syn::Type::Paren(p) => param_type(&syn::Type::Reference(syn::TypeReference {
+                    elem: p.elem.clone(),
+                    ..r.clone()
+                })),
+                other if scalar_type(other).is_ok() => Err(ty.span().error(
+                    "scalars are passed by value in kernels: write `x: T` instead of `x: &T` (a `&mut T` \
+                     output can be a one-element `&mut [T]`)",
+                )),
+                _ => Err(unsupported()),
+            }
+        }
+        syn::Type::Paren(p) => param_type(&p.elem),
+        _ => scalar_type(ty).map(ParamTy::Scalar).map_err(|_| unsupported()),
+    }
+}
+
+/// Which attribute is being expanded.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FnKind {
+    Kernel,
+    DeviceFn,
+}
+
+impl FnKind {
+    pub fn attr(self) -> &'static str {
+        match self {
+            FnKind::Kernel => "#[kernel]",
+            FnKind::DeviceFn => "#[device_fn]",
+        }
+    }
+}
+
+/// The parameters and return type of a kernel or device function.
+pub struct Signature {
+    pub params: Vec<Param>,
+    pub ret: Option<Scalar>,
+    /// Parameters whose type was rejected (uses of them report nothing more).
+    pub rejected: Vec<syn::Ident>,
+}
+
+/// Checks a function header; errors are collected, good parameters kept.
+pub fn signature(f: &syn::ItemFn, kind: FnKind, errors: &mut Errors) -> Signature {
+    let sig = &f.sig;
+    let what = kind.attr();
+    if let Some(c) = &sig.constness {
+        errors.add(c.span(), format!("{what} functions cannot be `const`"));
+    }
+    if let Some(a) = &sig.asyncness {
+        errors.add(a.span(), format!("{what} functions cannot be `async`"));
+    }
+    if let Some(a) = &sig.abi {
+        errors.add(a.span(), format!("{what} functions cannot have an ABI"));
+    }
+    if let Some(v) = &sig.variadic {
+        errors.add(v.span(), format!("{what} functions cannot be variadic"));
+    }
+    if !sig.generics.params.is_empty() {
+        errors.add(
+            sig.generics.params.span(),
+            format!(
+                "generic parameters are not supported on {what} functions: the OpenCL C source is generated \
+                 at compile time for concrete types; write one function per element type"
+            ),
+        );
+    }
+    if let Some(w) = &sig.generics.where_clause {
+        errors.add(
+            w.span(),
+            format!("`where` clauses are not supported on {what} functions"),
+        );
+    }
+    let mut params = Vec::new();
+    let mut rejected = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(r) => errors.add(
+                r.span(),
+                format!("{what} functions cannot take `self`; they are free functions"),
+            ),
+            syn::FnArg::Typed(pt) => {
+                let (name, mutable) = match &*pt.pat {
+                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                        (pi.ident.clone(), pi.mutability.is_some())
+                    }
+                    other => {
+                        errors.add(
+                            other.span(),
+                            "unsupported parameter pattern; only plain names (`x: f32`, `mut x: f32`) are supported",
+                        );
+                        continue;
+                    }
+                };
+                match param_type(&pt.ty) {
+                    Ok(ty) => params.push(Param { name, ty, mutable }),
+                    Err(e) => {
+                        errors.push(e);
+                        rejected.push(name);
+                    }
+                }
+            }
+        }
+    }
+    let ret = match &sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => match kind {
+            FnKind::Kernel => {
+                if !matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty()) {
+                    errors.add(
+                        ty.span(),
+                        "kernels cannot return a value; write results into a `&mut [T]` parameter",
+                    );
+                }
+                None
+            }
+            FnKind::DeviceFn => match &**ty {
+                syn::Type::Tuple(t) if t.elems.is_empty() => None,
+                _ => match scalar_type(ty) {
+                    Ok(s) => Some(s),
+                    Err(_) => {
+                        errors.add(
+                            ty.span(),
+                            format!("device functions return a scalar ({SCALARS}) or nothing"),
+                        );
+                        None
+                    }
+                },
+            },
+        },
+    };
+    Signature {
+        params,
+        ret,
+        rejected,
+    }
+}
+
+/// Parses the signatures passed along by the device-function resolution chain.
+pub fn sigs_from_literals(lits: &[syn::LitStr]) -> syn::Result<Vec<DevSig>> {
+    lits.iter()
+        .map(|l| {
+            DevSig::decode(&l.value()).ok_or_else(|| {
+                syn::Error::new(
+                    l.span(),
+                    "lazycl internal error: malformed device function signature",
+                )
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,2657 @@
+//! Lowering of a function body from syn to the typed IR: name resolution, the subset's
+//! type rules (no implicit conversions, like Rust) and literal inference (an unsuffixed
+//! literal takes the type of what it meets, else `i32` / `f64`).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::ir::*;
+use crate::parse::{scalar_type, Errors, FnKind, Sp, Spanned, ELEMENTS};
+
+/// What a name in scope refers to.
+#[derive(Clone, Debug)]
+enum Binding {
+    Scalar {
+        cname: String,
+        ty: Ty,
+        mutable: bool,
+        param: bool,
+    },
+    Array {
+        aref: ArrayRef,
+        mutable: bool,
+        len: ArrLen,
+    },
+    /// A name whose declaration was rejected: uses report nothing more.
+    Poison,
+}
+
+#[derive(Clone, Debug)]
+enum ArrLen {
+    /// A slice parameter: its length is the parameter `cname`.
+    Param(String),
+    /// A `__local` array of a fixed length.
+    Local(u64),
+}
+
+/// Names that must not be used for OpenCL C identifiers (keywords, types, builtins the
+/// generated code calls, macros).
+pub const RESERVED: &[&str] = &[
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "bool",
+    "uchar",
+    "ushort",
+    "uint",
+    "ulong",
+    "half",
+    "size_t",
+    "ptrdiff_t",
+    "intptr_t",
+    "uintptr_t",
+    "event_t",
+    "sampler_t",
+    "global",
+    "local",
+    "constant",
+    "private",
+    "kernel",
+    "read_only",
+    "write_only",
+    "read_write",
+    "true",
+    "false",
+    "NULL",
+    "INFINITY",
+    "NAN",
+    "MAXFLOAT",
+    "HUGE_VAL",
+    "HUGE_VALF",
+    "FLT_MAX",
+    "DBL_MAX",
+    "M_PI",
+    "M_PI_F",
+    "sqrt",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sinh",
+    "cosh",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "cbrt",
+    "fabs",
+    "fmin",
+    "fmax",
+    "min",
+    "max",
+    "pow",
+    "pown",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fma",
+    "hypot",
+    "copysign",
+    "fmod",
+    "isnan",
+    "isfinite",
+    "isinf",
+    "abs",
+    "select",
+    "barrier",
+    "get_global_id",
+    "get_local_id",
+    "get_group_id",
+    "get_global_size",
+    "get_local_size",
+    "get_num_groups",
+    "CLK_LOCAL_MEM_FENCE",
+    "CLK_GLOBAL_MEM_FENCE",
+    "atomic_add",
+    "atomic_sub",
+    "atomic_min",
+    "atomic_max",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_xchg",
+    "atomic_cmpxchg",
+    "convert_int_sat",
+    "convert_uint_sat",
+    "convert_long_sat",
+    "convert_ulong_sat",
+    "main",
+];
+
+/// OpenCL C builtin functions (1.2) that a kernel or variable name must not shadow.
+const BUILTINS: &[&str] = &[
+    "acosh",
+    "acospi",
+    "asinh",
+    "asinpi",
+    "atanh",
+    "atanpi",
+    "atan2pi",
+    "cospi",
+    "erfc",
+    "erf",
+    "exp10",
+    "expm1",
+    "fdim",
+    "fract",
+    "frexp",
+    "ilogb",
+    "ldexp",
+    "lgamma",
+    "lgamma_r",
+    "log1p",
+    "logb",
+    "mad",
+    "maxmag",
+    "minmag",
+    "modf",
+    "nan",
+    "nextafter",
+    "powr",
+    "remainder",
+    "remquo",
+    "rint",
+    "rootn",
+    "rsqrt",
+    "sincos",
+    "sinpi",
+    "tanpi",
+    "tgamma",
+    "abs_diff",
+    "add_sat",
+    "hadd",
+    "rhadd",
+    "clamp",
+    "clz",
+    "ctz",
+    "mad_hi",
+    "mad_sat",
+    "mul_hi",
+    "rotate",
+    "sub_sat",
+    "upsample",
+    "popcount",
+    "mad24",
+    "mul24",
+    "degrees",
+    "mix",
+    "radians",
+    "step",
+    "smoothstep",
+    "sign",
+    "cross",
+    "dot",
+    "distance",
+    "length",
+    "normalize",
+    "fast_distance",
+    "fast_length",
+    "fast_normalize",
+    "isequal",
+    "isnotequal",
+    "isgreater",
+    "isgreaterequal",
+    "isless",
+    "islessequal",
+    "islessgreater",
+    "isnormal",
+    "isordered",
+    "isunordered",
+    "signbit",
+    "any",
+    "all",
+    "bitselect",
+    "mem_fence",
+    "read_mem_fence",
+    "write_mem_fence",
+    "async_work_group_copy",
+    "async_work_group_strided_copy",
+    "wait_group_events",
+    "prefetch",
+    "shuffle",
+    "shuffle2",
+    "printf",
+    "char",
+    "short",
+    "image1d_t",
+    "image2d_t",
+    "image3d_t",
+    "image1d_array_t",
+    "image2d_array_t",
+    "image1d_buffer_t",
+    "typedef",
+    "complex",
+    "imaginary",
+    "cl_khr_fp64",
+];
+
+/// Prefixes of OpenCL C builtins and of the names lazycl generates.
+const RESERVED_PREFIXES: &[&str] = &[
+    "native_",
+    "half_",
+    "vload",
+    "vstore",
+    "atomic_",
+    "atom_",
+    "get_",
+    "convert_",
+    "as_",
+    "read_image",
+    "write_image",
+    "__",
+    "lzc_",
+    "CLK_",
+    "CL_",
+    "FLT_",
+    "DBL_",
+    "M_",
+];
+
+/// Whether `name` cannot be an OpenCL C identifier of user code: a keyword, type, builtin
+/// function or macro (vector types like `float4` included).
+pub fn is_reserved(name: &str) -> bool {
+    if RESERVED.contains(&name)
+        || BUILTINS.contains(&name)
+        || RESERVED_PREFIXES.iter().any(|p| name.starts_with(p))
+    {
+        return true;
+    }
+    let scalar_types = [
+        "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double", "half", "bool",
+    ];
+    scalar_types.iter().any(|t| {
+        name.strip_prefix(t)
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// Work-item intrinsics: Rust name → OpenCL builtin.
+pub const WORK_ITEM: &[(&str, &str)] = &[
+    ("global_id", "get_global_id"),
+    ("local_id", "get_local_id"),
+    ("group_id", "get_group_id"),
+    ("global_size", "get_global_size"),
+    ("local_size", "get_local_size"),
+    ("num_groups", "get_num_groups"),
+];
+
+/// Float methods with an OpenCL builtin: (Rust name, OpenCL name, number of arguments
+/// besides the receiver).
+const FLOAT_METHODS: &[(&str, &str, usize)] = &[
+    ("sqrt", "sqrt", 0),
+    ("cbrt", "cbrt", 0),
+    ("exp", "exp", 0),
+    ("exp2", "exp2", 0),
+    ("ln", "log", 0),
+    ("log2", "log2", 0),
+    ("log10", "log10", 0),
+    ("sin", "sin", 0),
+    ("cos", "cos", 0),
+    ("tan", "tan", 0),
+    ("sinh", "sinh", 0),
+    ("cosh", "cosh", 0),
+    ("tanh", "tanh", 0),
+    ("asin", "asin", 0),
+    ("acos", "acos", 0),
+    ("atan", "atan", 0),
+    ("abs", "fabs", 0),
+    ("floor", "floor", 0),
+    ("ceil", "ceil", 0),
+    ("round", "round", 0),
+    ("trunc", "trunc", 0),
+    ("powf", "pow", 1),
+    ("atan2", "atan2", 1),
+    ("hypot", "hypot", 1),
+    ("min", "fmin", 1),
+    ("max", "fmax", 1),
+    ("copysign", "copysign", 1),
+    ("mul_add", "fma", 2),
+];
+
+const FLOAT_METHOD_LIST: &str = "sqrt cbrt exp exp2 ln log2 log10 sin cos tan sinh cosh tanh asin acos atan abs \
+     floor ceil round trunc powf powi atan2 hypot min max copysign mul_add clamp signum is_nan is_finite is_infinite";
+const INT_METHOD_LIST: &str =
+    "min max clamp abs (signed) pow wrapping_add wrapping_sub wrapping_mul wrapping_neg";
+
+/// Names of the functions the subset provides (not device functions).
+pub fn is_intrinsic(name: &str) -> bool {
+    WORK_ITEM.iter().any(|(n, _)| *n == name) || name == "barrier" || AtomicOp::from_name(name).is_some()
+}
+
+/// All intrinsic names, for suggestions.
+fn intrinsic_names() -> impl Iterator<Item = &'static str> {
+    WORK_ITEM.iter().map(|(n, _)| *n).chain([
+        "barrier",
+        "atomic_add",
+        "atomic_sub",
+        "atomic_min",
+        "atomic_max",
+        "atomic_and",
+        "atomic_or",
+        "atomic_xor",
+        "atomic_xchg",
+        "atomic_cmpxchg",
+    ])
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// A hint for a call of an unknown function that is surely not a device function (a
+/// misspelled intrinsic, a math function written C-style, an OpenCL builtin).
+pub fn suggest(name: &str) -> Option<String> {
+    let math = FLOAT_METHODS
+        .iter()
+        .map(|(r, _, _)| *r)
+        .chain(["pow", "powi", "log", "fabs", "fmin", "fmax", "fma"]);
+    for m in math {
+        if m == name {
+            return Some(format!(
+                "math functions are methods in Rust: write `x.{}(...)`",
+                if name == "log" { "ln" } else { name }
+            ));
+        }
+    }
+    if let Some(rest) = name.strip_prefix("get_") {
+        if let Some((r, _)) = WORK_ITEM.iter().find(|(r, _)| *r == rest) {
+            return Some(format!("the intrinsic is called `{r}(d)`"));
+        }
+    }
+    match name {
+        "atomic_inc" | "atomic_dec" => {
+            return Some("use `atomic_add(&mut a[i], 1)` / `atomic_sub(&mut a[i], 1)`".into());
+        }
+        "mem_fence" | "local_barrier" | "work_group_barrier" | "syncthreads" | "__syncthreads" => {
+            return Some("use `barrier()` (it fences local and global memory)".into());
+        }
+        "atomic_compare_exchange" => return Some("use `atomic_cmpxchg(&mut a[i], expected, new)`".into()),
+        _ => {}
+    }
+    let best = intrinsic_names().map(|n| (edit_distance(name, n), n)).min()?;
+    (best.0 <= 2 && best.0 < name.len()).then(|| format!("did you mean `{}`?", best.1))
+}
+
+/// Lowers one function body.
+pub struct Lowerer<'a> {
+    pub infer: Infer,
+    pub errors: Errors,
+    scopes: Vec<HashMap<String, Binding>>,
+    used: HashSet<String>,
+    sigs: &'a [DevSig],
+    /// Device functions this body calls (by Rust name), in first-call order.
+    pub callees: Vec<String>,
+    kind: FnKind,
+    ret: Option<Scalar>,
+    loop_depth: u32,
+    /// Enclosing loops, innermost last: (Rust label, OpenCL C name) for labelled ones.
+    labels: Vec<Option<(String, String)>>,
+    int_lits: Vec<(i128, Ty, Sp)>,
+}
+
+fn err_expr(span: Sp) -> Expr {
+    Expr {
+        kind: ExprKind::Int(0),
+        ty: Ty::Never,
+        span,
+    }
+}
+
+impl<'a> Lowerer<'a> {
+    pub fn new(kind: FnKind, ret: Option<Scalar>, sigs: &'a [DevSig]) -> Self {
+        Lowerer {
+            infer: Infer::default(),
+            errors: Errors::default(),
+            scopes: vec![HashMap::new()],
+            used: HashSet::new(),
+            sigs,
+            callees: Vec::new(),
+            kind,
+            ret,
+            loop_depth: 0,
+            labels: Vec::new(),
+            int_lits: Vec::new(),
+        }
+    }
+
+    /// A fresh OpenCL C identifier for a Rust name.
+    fn fresh(&mut self, name: &str) -> String {
+        let mut base = name.trim_start_matches("r#").to_string();
+        if is_reserved(&base) {
+            base.push('_');
+        }
+        self.unique(base)
+    }
+
+    /// A fresh name for generated code (`lzc_...`), which user names never take.
+    fn fresh_internal(&mut self, base: &str) -> String {
+        self.unique(format!("lzc_{base}"))
+    }
+
+    fn unique(&mut self, base: String) -> String {
+        let mut cand = base.clone();
+        let mut k = 1;
+        while self.used.contains(&cand) {
+            cand = format!("{base}_{k}");
+            k += 1;
+        }
+        self.used.insert(cand.clone());
+        cand
+    }
+
+    fn bind(&mut self, name: &str, b: Binding) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(name.to_string(), b);
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Binding> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    /// Declares a scalar visible to the code lowered next (the free variables of an
+    /// `expr!` expression); returns its OpenCL C name.
+    #[allow(dead_code)] // the entry point `expr!` will use
+    pub fn declare_scalar(&mut self, name: &str, ty: Scalar, mutable: bool) -> String {
+        let cname = self.fresh(name);
+        self.bind(
+            name,
+            Binding::Scalar {
+                cname: cname.clone(),
+                ty: Ty::S(ty),
+                mutable,
+                param: true,
+            },
+        );
+        cname
+    }
+
+    /// Declares the parameters; returns their OpenCL C names (slices: pointer, length).
+    pub fn params(&mut self, params: &[Param], rejected: &[syn::Ident]) -> Vec<(String, Option<String>)> {
+        for r in rejected {
+            self.bind(&r.to_string(), Binding::Poison);
+        }
+        let mut out = Vec::new();
+        for p in params {
+            let name = p.name.to_string();
+            match p.ty {
+                ParamTy::Scalar(s) => {
+                    let cname = self.fresh(&name);
+                    self.bind(
+                        &name,
+                        Binding::Scalar {
+                            cname: cname.clone(),
+                            ty: Ty::S(s),
+                            mutable: p.mutable,
+                            param: true,
+                        },
+                    );
+                    out.push((cname, None));
+                }
+                ParamTy::Slice { elem, mutable } => {
+                    let cname = self.fresh(&name);
+                    let len = self.fresh(&format!("{cname}_len"));
+                    self.bind(
+                        &name,
+                        Binding::Array {
+                            aref: ArrayRef {
+                                name: cname.clone(),
+                                elem,
+                            },
+                            mutable,
+                            len: ArrLen::Param(len.clone()),
+                        },
+                    );
+                    out.push((cname, Some(len)));
+                }
+            }
+        }
+        out
+    }
+
+    fn unify(&mut self, expected: Ty, found: Ty, span: Sp, context: &str) {
+        if let Err(m) = self.infer.unify(expected, found) {
+            self.errors.add(span, format!("mismatched types{context}: {m}"));
+        }
+    }
+
+    /// Checks that integer literals fit their final types.
+    pub fn finish(&mut self) {
+        for (v, ty, span) in std::mem::take(&mut self.int_lits) {
+            if let Some(s) = self.infer.scalar(ty) {
+                if s.is_int() {
+                    let (lo, hi) = s.int_range();
+                    if v < lo || v > hi {
+                        if v < 0 && lo == 0 {
+                            self.errors.add(
+                                span,
+                                format!("cannot apply unary operator `-` to type `{}`", s.rust()),
+                            );
+                        } else {
+                            self.errors
+                                .add(span, format!("literal out of range for `{}`", s.rust()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The function body: statements, and (device functions) a tail value.
+    pub fn body(&mut self, b: &syn::Block) -> Block {
+        let block = self.block(b, true);
+        if let Some(tail) = &block.tail {
+            match self.ret {
+                Some(r) => self.unify(Ty::S(r), tail.ty, tail.span, " in the returned value"),
+                None => {
+                    if self.infer.shallow(tail.ty) != Ty::Unit && self.infer.shallow(tail.ty) != Ty::Never {
+                        let what = if self.kind == FnKind::Kernel {
+                            "kernels"
+                        } else {
+                            "this device function"
+                        };
+                        self.errors.add(
+                            tail.span,
+                            format!("{what} return nothing, but this block ends in a value; add `;`"),
+                        );
+                    }
+                }
+            }
+        } else if let Some(r) = self.ret {
+            if !block_diverges(&block) {
+                self.errors.add(
+                    b.brace_token.span.close(),
+                    format!(
+                        "this device function must return `{}`: end it with a value",
+                        r.rust()
+                    ),
+                );
+            }
+        }
+        block
+    }
+
+    fn block(&mut self, b: &syn::Block, top: bool) -> Block {
+        self.scopes.push(HashMap::new());
+        let mut out = Block::default();
+        let n = b.stmts.len();
+        for (i, s) in b.stmts.iter().enumerate() {
+            if i + 1 == n {
+                if let syn::Stmt::Expr(e, None) = s {
+                    if let Some(tail) = self.tail(e, &mut out.stmts) {
+                        out.tail = Some(Box::new(tail));
+                    }
+                    continue;
+                }
+            }
+            self.stmt(s, &mut out.stmts, top);
+        }
+        self.scopes.pop();
+        out
+    }
+
+    fn block_ty(&self, b: &Block) -> Ty {
+        match &b.tail {
+            Some(t) => t.ty,
+            None if block_diverges(b) => Ty::Never,
+            None => Ty::Unit,
+        }
+    }
+
+    /// A block's last expression: a value, or a statement written without `;`.
+    fn tail(&mut self, e: &syn::Expr, out: &mut Vec<Stmt>) -> Option<Expr> {
+        match e {
+            syn::Expr::If(_) | syn::Expr::Block(_) => {
+                let v = self.expr(e);
+                match self.infer.shallow(v.ty) {
+                    Ty::Unit | Ty::Never => {
+                        out.push(into_stmt(v));
+                        None
+                    }
+                    _ => Some(v),
+                }
+            }
+            syn::Expr::Assign(_)
+            | syn::Expr::While(_)
+            | syn::Expr::Loop(_)
+            | syn::Expr::ForLoop(_)
+            | syn::Expr::Return(_)
+            | syn::Expr::Break(_)
+            | syn::Expr::Continue(_)
+            | syn::Expr::Macro(_) => {
+                self.stmt_expr(e, out);
+                None
+            }
+            syn::Expr::Binary(b) if compound_op(&b.op).is_some() => {
+                self.stmt_expr(e, out);
+                None
+            }
+            _ => {
+                let v = self.expr(e);
+                if self.infer.shallow(v.ty) == Ty::Unit {
+                    out.push(Stmt::Expr(v));
+                    None
+                } else {
+                    Some(v)
+                }
+            }
+        }
+    }
+
+    fn stmt(&mut self, s: &syn::Stmt, out: &mut Vec<Stmt>, top: bool) {
+        match s {
+            syn::Stmt::Local(l) => self.local(l, out, top),
+            syn::Stmt::Item(item) => {
+                self.errors.add(
+                    item.span(),
+                    "items (`fn`, `const`, `use`, `struct`, ...) are not supported inside kernels; \
+                     define helpers as `#[device_fn]` functions next to the kernel",
+                );
+                match item {
+                    syn::Item::Fn(f) => self.bind(&f.sig.ident.to_string(), Binding::Poison),
+                    syn::Item::Const(c) => self.bind(&c.ident.to_string(), Binding::Poison),
+                    syn::Item::Static(c) => self.bind(&c.ident.to_string(), Binding::Poison),
+                    _ => {}
+                }
+            }
+            syn::Stmt::Expr(e, _) => self.stmt_expr(e, out),
+            syn::Stmt::Macro(m) => self.errors.add(
+                m.span(),
+                "macros are not supported inside kernels (there is no `println!` on the device)",
+            ),
+        }
+    }
+
+    fn local(&mut self, l: &syn::Local, out: &mut Vec<Stmt>, top: bool) {
+        if let Some(init) = &l.init {
+            if let Some((_, d)) = &init.diverge {
+                self.errors
+                    .add(d.span(), "`let ... else` is not supported in kernels");
+            }
+        }
+        let (pat, ann) = match &l.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        // Local memory: `let tile = Local::<[f32; 256]>::new();`
+        if let Some(init) = &l.init {
+            if let Some(decl) = local_memory_decl(&init.expr, ann) {
+                let (name, mutable) = match pat {
+                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                        (pi.ident.to_string(), pi.mutability.is_some())
+                    }
+                    other => {
+                        self.errors.add(
+                            other.span(),
+                            "local memory must be bound to a plain name: `let tile = ...`",
+                        );
+                        return;
+                    }
+                };
+                match decl {
+                    Err(e) => self.errors.push(e),
+                    Ok((elem, len)) => {
+                        if self.kind != FnKind::Kernel {
+                            self.errors.add(
+                                init.expr.span(),
+                                "local memory can only be declared in a #[kernel] (OpenCL C 1.2 allows `__local` \
+                                 variables only at kernel scope)",
+                            );
+                        } else if !top {
+                            self.errors.add(
+                                init.expr.span(),
+                                "local memory must be declared at the top level of the kernel body, not inside \
+                                 a block, loop or `if` (OpenCL C allows `__local` variables only at kernel scope)",
+                            );
+                        }
+                        let cname = self.fresh(&name);
+                        out.push(Stmt::LocalArray {
+                            name: cname.clone(),
+                            elem,
+                            len,
+                        });
+                        self.bind(
+                            &name,
+                            Binding::Array {
+                                aref: ArrayRef { name: cname, elem },
+                                mutable,
+                                len: ArrLen::Local(len),
+                            },
+                        );
+                    }
+                }
+                return;
+            }
+        }
+        let ann_ty = match ann {
+            Some(t) => match scalar_type(t) {
+                Ok(s) => Some(Ty::S(s)),
+                Err(e) => {
+                    self.errors.push(e);
+                    Some(Ty::Never)
+                }
+            },
+            None => None,
+        };
+        let valid = match pat {
+            syn::Pat::Wild(_) => true,
+            syn::Pat::Ident(pi) => pi.by_ref.is_none() && pi.subpat.is_none(),
+            _ => false,
+        };
+        let closure = l
+            .init
+            .as_ref()
+            .is_some_and(|i| matches!(strip_parens(&i.expr), syn::Expr::Closure(_)));
+        if !valid || closure {
+            if !valid {
+                self.errors.add(
+                    pat.span(),
+                    "unsupported pattern; `let` supports `let x`, `let mut x`, `let x: T` and `let _`",
+                );
+            } else if let Some(i) = &l.init {
+                self.errors.add(
+                    i.expr.span(),
+                    "closures are not supported in kernels; write a `#[device_fn]` function",
+                );
+            }
+            for id in pattern_idents(pat) {
+                self.bind(&id, Binding::Poison);
+            }
+            return;
+        }
+        let init = l.init.as_ref().map(|i| self.expr(&i.expr));
+        match pat {
+            syn::Pat::Wild(_) => {
+                if let Some(init) = init {
+                    if let Some(t) = ann_ty {
+                        self.unify(t, init.ty, init.span, "");
+                    }
+                    out.push(Stmt::Expr(init));
+                }
+            }
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                let name = pi.ident.to_string();
+                let ty = match (&init, ann_ty) {
+                    (Some(i), Some(t)) => {
+                        self.unify(t, i.ty, i.span, "");
+                        t
+                    }
+                    (Some(i), None) => i.ty,
+                    (None, Some(t)) => t,
+                    (None, None) => {
+                        self.errors.add(
+                            pi.ident.span(),
+                            "a `let` without a value needs a type annotation: `let x: f32;`",
+                        );
+                        Ty::Never
+                    }
+                };
+                if matches!(self.infer.shallow(ty), Ty::Unit) {
+                    self.errors
+                        .add(l.span(), "variables of type `()` are not supported");
+                }
+                let cname = self.fresh(&name);
+                let mutable = pi.mutability.is_some() || init.is_none();
+                out.push(Stmt::Let {
+                    name: cname.clone(),
+                    ty,
+                    init,
+                });
+                self.bind(
+                    &name,
+                    Binding::Scalar {
+                        cname,
+                        ty,
+                        mutable,
+                        param: false,
+                    },
+                );
+            }
+            other => self.errors.add(
+                other.span(),
+                "unsupported pattern; `let` supports `let x`, `let mut x`, `let x: T` and `let _`",
+            ),
+        }
+    }
+
+    /// An expression in statement position.
+    fn stmt_expr(&mut self, e: &syn::Expr, out: &mut Vec<Stmt>) {
+        match e {
+            syn::Expr::Assign(a) => {
+                let value = self.expr(&a.right);
+                if let Some(place) = self.place(&a.left) {
+                    let t = place_ty(&place);
+                    self.unify(t, value.ty, value.span, " in assignment");
+                    out.push(Stmt::Assign {
+                        place,
+                        op: None,
+                        value,
+                    });
+                }
+            }
+            syn::Expr::Binary(b) if compound_op(&b.op).is_some() => {
+                let op = compound_op(&b.op).unwrap_or(BinOp::Add);
+                let value = self.expr(&b.right);
+                if let Some(place) = self.place(&b.left) {
+                    let t = place_ty(&place);
+                    self.check_binary(op, t, value.ty, b.op.span(), value.span);
+                    out.push(Stmt::Assign {
+                        place,
+                        op: Some(op),
+                        value,
+                    });
+                }
+            }
+            syn::Expr::While(w) => {
+                if let syn::Expr::Let(l) = &*w.cond {
+                    self.errors.add(
+                        l.span(),
+                        "`while let` is not supported in kernels; use `while cond`",
+                    );
+                    return;
+                }
+                let cond = self.expr(&w.cond);
+                self.unify(Ty::S(Scalar::Bool), cond.ty, cond.span, " in `while` condition");
+                let label = self.enter_loop(w.label.as_ref());
+                let body = self.block(&w.body, false);
+                self.leave_loop();
+                self.unit_block(&body);
+                out.push(Stmt::While { cond, body, label });
+            }
+            syn::Expr::Loop(l) => {
+                let label = self.enter_loop(l.label.as_ref());
+                let body = self.block(&l.body, false);
+                self.leave_loop();
+                self.unit_block(&body);
+                out.push(Stmt::Loop { body, label });
+            }
+            syn::Expr::ForLoop(f) => self.for_loop(f, out),
+            syn::Expr::Return(r) => {
+                let v = r.expr.as_ref().map(|e| self.expr(e));
+                match (self.ret, &v) {
+                    (None, Some(v)) if self.infer.shallow(v.ty) != Ty::Unit => self.errors.add(
+                        v.span,
+                        if self.kind == FnKind::Kernel {
+                            "kernels cannot return a value; write results into a `&mut [T]` parameter"
+                        } else {
+                            "this device function returns nothing; declare a return type `-> T`"
+                        },
+                    ),
+                    (Some(t), Some(v)) => self.unify(Ty::S(t), v.ty, v.span, " in the returned value"),
+                    (Some(t), None) => self.errors.add(
+                        r.span(),
+                        format!("this device function must return `{}`", t.rust()),
+                    ),
+                    _ => {}
+                }
+                out.push(Stmt::Return(v.filter(|_| self.ret.is_some())));
+            }
+            syn::Expr::Break(b) => {
+                let label = self.jump_label(b.label.as_ref());
+                if let Some(v) = &b.expr {
+                    self.errors
+                        .add(v.span(), "`break` with a value is not supported in kernels");
+                }
+                if self.loop_depth == 0 {
+                    self.errors.add(b.span(), "`break` outside of a loop");
+                }
+                out.push(Stmt::Break(label));
+            }
+            syn::Expr::Continue(c) => {
+                let label = self.jump_label(c.label.as_ref());
+                if self.loop_depth == 0 {
+                    self.errors.add(c.span(), "`continue` outside of a loop");
+                }
+                out.push(Stmt::Continue(label));
+            }
+            syn::Expr::Call(c) if is_barrier_call(c) => {
+                if !c.args.is_empty() {
+                    self.errors.add(
+                        c.args.span(),
+                        "`barrier()` takes no arguments (it fences local and global memory)",
+                    );
+                }
+                out.push(Stmt::Barrier);
+            }
+            syn::Expr::Macro(m) => self.errors.add(
+                m.span(),
+                "macros are not supported inside kernels (there is no `println!` on the device)",
+            ),
+            _ => {
+                let v = self.expr(e);
+                out.push(into_stmt(v));
+            }
+        }
+    }
+
+    fn unit_block(&mut self, b: &Block) {
+        if let Some(t) = &b.tail {
+            if !matches!(self.infer.shallow(t.ty), Ty::Unit | Ty::Never) {
+                self.errors
+                    .add(t.span, "loop bodies cannot end in a value; add `;`");
+            }
+        }
+    }
+
+    /// Enters a loop; a labelled loop gets an OpenCL C name for its `goto` targets.
+    fn enter_loop(&mut self, label: Option<&syn::Label>) -> Option<String> {
+        self.loop_depth += 1;
+        let l = label.map(|l| {
+            let rust = l.name.ident.to_string();
+            let cname = self.fresh_internal(&rust);
+            (rust, cname)
+        });
+        let cname = l.as_ref().map(|(_, c)| c.clone());
+        self.labels.push(l);
+        cname
+    }
+
+    fn leave_loop(&mut self) {
+        self.loop_depth -= 1;
+        self.labels.pop();
+    }
+
+    /// The OpenCL C name of the loop a `break 'l` / `continue 'l` refers to.
+    fn jump_label(&mut self, label: Option<&syn::Lifetime>) -> Option<String> {
+        let l = label?;
+        let rust = l.ident.to_string();
+        let found = self
+            .labels
+            .iter()
+            .rev()
+            .flatten()
+            .find(|(r, _)| *r == rust)
+            .map(|(_, c)| c.clone());
+        if found.is_none() {
+            self.errors
+                .add(l.span(), format!("use of undeclared label `{l}`"));
+        }
+        found
+    }
+
+    fn for_loop(&mut self, f: &syn::ExprForLoop, out: &mut Vec<Stmt>) {
+        let (name, mutable) = match &*f.pat {
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                (Some(pi.ident.to_string()), pi.mutability.is_some())
+            }
+            syn::Pat::Wild(_) => (None, false),
+            other => {
+                self.errors.add(
+                    other.span(),
+                    "unsupported pattern; `for` loops bind a plain name: `for i in a..b`",
+                );
+                return;
+            }
+        };
+        let (range, step) = match strip_parens(&f.expr) {
+            syn::Expr::MethodCall(m) if m.method == "step_by" => {
+                if m.args.len() != 1 {
+                    self.errors.add(m.span(), "`step_by` takes one argument");
+                    return;
+                }
+                (strip_parens(&m.receiver), Some(&m.args[0]))
+            }
+            e => (e, None),
+        };
+        let syn::Expr::Range(r) = range else {
+            let hint = match range {
+                syn::Expr::Path(p) => p
+                    .path
+                    .get_ident()
+                    .filter(|id| matches!(self.lookup(&id.to_string()), Some(Binding::Array { .. })))
+                    .map(|id| format!("; iterate over the indices: `for i in 0..{id}.len()`"))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            self.errors.add(
+                f.expr.span(),
+                format!(
+                    "unsupported iterator; `for` loops iterate over an integer range `a..b`, `a..=b` or \
+                     `(a..b).step_by(s)`{hint}"
+                ),
+            );
+            return;
+        };
+        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+        let (Some(start), Some(end)) = (&r.start, &r.end) else {
+            self.errors.add(r.span(), "`for` ranges need both bounds: `a..b`");
+            return;
+        };
+        let start = self.expr(start);
+        let end = self.expr(end);
+        self.unify(start.ty, end.ty, end.span, " in range");
+        let ty = start.ty;
+        if !self.infer.is_int(ty) && self.infer.shallow(ty) != Ty::Never {
+            self.errors.add(
+                r.span(),
+                format!(
+                    "`for` ranges must be of an integer type, found `{}`",
+                    self.infer.describe(ty)
+                ),
+            );
+        }
+        let step = step.map(|s| {
+            let s = self.expr(s);
+            self.unify(
+                Ty::S(Scalar::Usize),
+                s.ty,
+                s.span,
+                " in `step_by` (it takes a `usize`)",
+            );
+            s
+        });
+        self.scopes.push(HashMap::new());
+        let cname = match name.as_deref() {
+            Some(n) => self.fresh(n),
+            None => self.fresh_internal("i"),
+        };
+        if let Some(n) = &name {
+            self.bind(
+                n,
+                Binding::Scalar {
+                    cname: cname.clone(),
+                    ty,
+                    mutable,
+                    param: false,
+                },
+            );
+        }
+        let label = self.enter_loop(f.label.as_ref());
+        let body = self.block(&f.body, false);
+        self.leave_loop();
+        self.scopes.pop();
+        self.unit_block(&body);
+        out.push(Stmt::For {
+            var: cname,
+            ty,
+            start,
+            end,
+            inclusive,
+            step,
+            body,
+            label,
+        });
+    }
+
+    /// An assignable place: a `let mut` variable, a `mut` parameter or an element of a
+    /// `&mut [T]` / `let mut` local array.
+    fn place(&mut self, e: &syn::Expr) -> Option<Place> {
+        match strip_parens(e) {
+            syn::Expr::Path(p) if p.path.get_ident().is_some() => {
+                let id = p.path.get_ident()?;
+                let name = id.to_string();
+                match self.lookup(&name).cloned() {
+                    Some(Binding::Scalar {
+                        cname,
+                        ty,
+                        mutable,
+                        param,
+                    }) => {
+                        if !mutable {
+                            let fix = if param {
+                                format!("cannot assign to parameter `{name}`; declare it `mut {name}`")
+                            } else {
+                                format!("cannot assign twice to immutable variable `{name}`; declare it `let mut {name}`")
+                            };
+                            self.errors.add(id.span(), fix);
+                        }
+                        Some(Place::Var(cname, ty))
+                    }
+                    Some(Binding::Poison) => None,
+                    Some(Binding::Array { .. }) => {
+                        self.errors.add(
+                            id.span(),
+                            format!("cannot assign to the array `{name}`; assign to an element `{name}[i]`"),
+                        );
+                        None
+                    }
+                    None => {
+                        self.errors
+                            .add(id.span(), format!("cannot find value `{name}` in this kernel"));
+                        None
+                    }
+                }
+            }
+            syn::Expr::Index(ix) => {
+                let (aref, idx) = self.index_parts(ix, true)?;
+                Some(Place::Index(aref, idx))
+            }
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                self.errors.add(
+                    u.span(),
+                    "dereferencing is not supported in kernels; assign to `x` or `a[i]`",
+                );
+                None
+            }
+            other => {
+                self.errors.add(
+                    other.span(),
+                    "invalid left-hand side of assignment; assign to a variable or `a[i]`",
+                );
+                None
+            }
+        }
+    }
+
+    /// Resolves `a[i]`: the array and the (usize) index.
+    fn index_parts(&mut self, ix: &syn::ExprIndex, write: bool) -> Option<(ArrayRef, Expr)> {
+        let base = strip_parens(&ix.expr);
+        let syn::Expr::Path(p) = base else {
+            self.errors.add(
+                base.span(),
+                "only slice parameters and local arrays can be indexed: `x[i]`",
+            );
+            return None;
+        };
+        let Some(id) = p.path.get_ident() else {
+            self.errors.add(
+                base.span(),
+                "only slice parameters and local arrays can be indexed: `x[i]`",
+            );
+            return None;
+        };
+        let name = id.to_string();
+        let (aref, mutable, len) = match self.lookup(&name).cloned() {
+            Some(Binding::Array { aref, mutable, len }) => (aref, mutable, len),
+            Some(Binding::Poison) => {
+                let _ = self.expr(&ix.index);
+                return None;
+            }
+            Some(Binding::Scalar { ty, .. }) => {
+                let t = self.infer.describe(ty);
+                self.errors
+                    .add(id.span(), format!("cannot index into a value of type `{t}`"));
+                return None;
+            }
+            None => {
+                self.errors
+                    .add(id.span(), format!("cannot find value `{name}` in this kernel"));
+                return None;
+            }
+        };
+        if let syn::Expr::Range(r) = strip_parens(&ix.index) {
+            self.errors.add(
+                r.span(),
+                "sub-slicing (`x[a..b]`) is not supported in kernels; index elements `x[i]`",
+            );
+            return None;
+        }
+        let idx = self.expr(&ix.index);
+        self.unify(
+            Ty::S(Scalar::Usize),
+            idx.ty,
+            idx.span,
+            " in index (slices are indexed by `usize`)",
+        );
+        if write && !mutable {
+            let msg = match len {
+                ArrLen::Param(_) => format!(
+                    "cannot assign to `{name}[..]`, which is behind a `&` reference; declare the parameter `{name}: &mut [{}]`",
+                    aref.elem.rust()
+                ),
+                ArrLen::Local(_) => format!("cannot assign to `{name}[..]`; declare the local array `let mut {name}`"),
+            };
+            self.errors.add(id.span(), msg);
+        }
+        Some((aref, idx))
+    }
+
+    fn check_binary(&mut self, op: BinOp, l: Ty, r: Ty, op_span: Sp, r_span: Sp) -> Ty {
+        let sym = op.c();
+        match op {
+            BinOp::And | BinOp::Or => {
+                self.unify(Ty::S(Scalar::Bool), l, op_span, &format!(" in `{sym}`"));
+                self.unify(Ty::S(Scalar::Bool), r, r_span, &format!(" in `{sym}`"));
+                Ty::S(Scalar::Bool)
+            }
+            BinOp::Shl | BinOp::Shr => {
+                for t in [l, r] {
+                    if !self.infer.is_int(t) && self.infer.shallow(t) != Ty::Never {
+                        let d = self.infer.describe(t);
+                        self.errors
+                            .add(op_span, format!("`{sym}` needs integer operands, found `{d}`"));
+                    }
+                }
+                l
+            }
+            _ => {
+                if let Err(m) = self.infer.unify(l, r) {
+                    self.errors.add(
+                        r_span,
+                        format!(
+                            "mismatched types in `{sym}`: {m} (kernels do no implicit conversions; use `as`)"
+                        ),
+                    );
+                    return if op.is_comparison() {
+                        Ty::S(Scalar::Bool)
+                    } else {
+                        Ty::Never
+                    };
+                }
+                let t = self.infer.shallow(l);
+                let ok = match op {
+                    BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => true,
+                    BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                        self.infer.is_int(t) || t == Ty::S(Scalar::Bool) || t == Ty::Never
+                    }
+                    _ => self.infer.is_int(t) || self.infer.is_float(t) || t == Ty::Never,
+                };
+                if !ok {
+                    let d = self.infer.describe(t);
+                    self.errors
+                        .add(op_span, format!("`{sym}` cannot be applied to `{d}`"));
+                }
+                if op.is_comparison() {
+                    Ty::S(Scalar::Bool)
+                } else {
+                    t
+                }
+            }
+        }
+    }
+
+    fn lit(&mut self, l: &syn::Lit, span: Sp, neg: bool) -> Expr {
+        match l {
+            syn::Lit::Int(i) => {
+                let ty = match i.suffix() {
+                    "" => self.infer.fresh(VarKind::Int),
+                    s => match Scalar::from_rust(s) {
+                        Some(t) if t.is_int() => Ty::S(t),
+                        Some(t) if t.is_float() => Ty::S(t),
+                        _ => {
+                            self.errors.add(
+                                span,
+                                format!(
+                                    "unsupported literal suffix `{s}`; use one of {}",
+                                    crate::parse::SCALARS
+                                ),
+                            );
+                            Ty::Never
+                        }
+                    },
+                };
+                if self.infer.is_float(ty) {
+                    let v = i.base10_parse::<f64>().unwrap_or(0.0);
+                    return Expr {
+                        kind: ExprKind::Float(if neg { -v } else { v }),
+                        ty,
+                        span,
+                    };
+                }
+                // Literal patterns carry their sign in the token (`-1 => ...`).
+                let digits = i.base10_digits();
+                let (neg, digits) = match digits.strip_prefix('-') {
+                    Some(d) => (!neg, d),
+                    None => (neg, digits),
+                };
+                let v = match digits.parse::<u128>() {
+                    Ok(v) if v <= u64::MAX as u128 => v as i128,
+                    _ => {
+                        self.errors
+                            .add(span, "integer literal is too large (at most 64 bits)");
+                        0
+                    }
+                };
+                let v = if neg { -v } else { v };
+                self.int_lits.push((v, ty, span));
+                Expr {
+                    kind: ExprKind::Int(v),
+                    ty,
+                    span,
+                }
+            }
+            syn::Lit::Float(f) => {
+                let ty = match f.suffix() {
+                    "" => self.infer.fresh(VarKind::Float),
+                    "f32" => Ty::S(Scalar::F32),
+                    "f64" => Ty::S(Scalar::F64),
+                    s => {
+                        self.errors.add(
+                            span,
+                            format!("unsupported float literal suffix `{s}`; use `f32` or `f64`"),
+                        );
+                        Ty::Never
+                    }
+                };
+                let v = f.base10_parse::<f64>().unwrap_or(0.0);
+                Expr {
+                    kind: ExprKind::Float(if neg { -v } else { v }),
+                    ty,
+                    span,
+                }
+            }
+            syn::Lit::Bool(b) => {
+                if neg {
+                    self.errors
+                        .add(span, "cannot apply unary operator `-` to type `bool`");
+                }
+                Expr {
+                    kind: ExprKind::Bool(b.value),
+                    ty: Ty::S(Scalar::Bool),
+                    span,
+                }
+            }
+            _ => {
+                self.errors.add(
+                    span,
+                    "unsupported literal; kernels support integer, float and `bool` literals",
+                );
+                err_expr(span)
+            }
+        }
+    }
+
+    /// An expression used as a value.
+    pub fn expr(&mut self, e: &syn::Expr) -> Expr {
+        let span = e.span();
+        match e {
+            syn::Expr::Lit(l) => self.lit(&l.lit, span, false),
+            syn::Expr::Paren(p) => self.expr(&p.expr),
+            syn::Expr::Group(g) => self.expr(&g.expr),
+            syn::Expr::Path(p) => self.path(p),
+            syn::Expr::Unary(u) => match u.op {
+                syn::UnOp::Neg(_) => {
+                    if let syn::Expr::Lit(l) = strip_parens(&u.expr) {
+                        return self.lit(&l.lit, span, true);
+                    }
+                    let v = self.expr(&u.expr);
+                    let t = self.infer.shallow(v.ty);
+                    let ok = match t {
+                        Ty::S(s) => s.is_signed_int() || s.is_float(),
+                        Ty::Var(_) => true,
+                        Ty::Never => true,
+                        Ty::Unit => false,
+                    };
+                    if !ok {
+                        let d = self.infer.describe(t);
+                        self.errors
+                            .add(span, format!("cannot apply unary operator `-` to type `{d}`"));
+                    }
+                    Expr {
+                        kind: ExprKind::Unary(UnOp::Neg, Box::new(v)),
+                        ty: t,
+                        span,
+                    }
+                }
+                syn::UnOp::Not(_) => {
+                    let v = self.expr(&u.expr);
+                    let t = self.infer.shallow(v.ty);
+                    if !(self.infer.is_int(t) || t == Ty::S(Scalar::Bool) || t == Ty::Never) {
+                        let d = self.infer.describe(t);
+                        self.errors
+                            .add(span, format!("cannot apply unary operator `!` to type `{d}`"));
+                    }
+                    Expr {
+                        kind: ExprKind::Unary(UnOp::Not, Box::new(v)),
+                        ty: t,
+                        span,
+                    }
+                }
+                syn::UnOp::Deref(_) => {
+                    self.errors
+                        .add(span, "dereferencing (`*x`) is not supported in kernels");
+                    err_expr(span)
+                }
+                _ => {
+                    self.errors.add(span, "unsupported unary operator");
+                    err_expr(span)
+                }
+            },
+            syn::Expr::Binary(b) => {
+                if compound_op(&b.op).is_some() {
+                    self.errors.add(
+                        span,
+                        "compound assignments are statements in kernels; they cannot be used as values",
+                    );
+                    return err_expr(span);
+                }
+                let Some(op) = bin_op(&b.op) else {
+                    self.errors.add(b.op.span(), "unsupported binary operator");
+                    return err_expr(span);
+                };
+                let l = self.expr(&b.left);
+                let r = self.expr(&b.right);
+                let ty = self.check_binary(op, l.ty, r.ty, b.op.span(), r.span);
+                Expr {
+                    kind: ExprKind::Binary(op, Box::new(l), Box::new(r)),
+                    ty,
+                    span,
+                }
+            }
+            syn::Expr::Cast(c) => {
+                let v = self.expr(&c.expr);
+                let target = match scalar_type(&c.ty) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        self.errors.push(e);
+                        return err_expr(span);
+                    }
+                };
+                let from = self.infer.shallow(v.ty);
+                let bad = match from {
+                    Ty::Unit => true,
+                    Ty::Never => false,
+                    _ => {
+                        let from_bool = from == Ty::S(Scalar::Bool);
+                        (target == Scalar::Bool && from != Ty::S(Scalar::Bool))
+                            || (from_bool && target.is_float())
+                    }
+                };
+                if bad {
+                    let d = self.infer.describe(from);
+                    let hint = if target == Scalar::Bool {
+                        "; compare instead: `x != 0`"
+                    } else {
+                        ""
+                    };
+                    self.errors.add(
+                        span,
+                        format!("casting `{d}` as `{}` is invalid{hint}", target.rust()),
+                    );
+                }
+                Expr {
+                    kind: ExprKind::Cast(Box::new(v)),
+                    ty: Ty::S(target),
+                    span,
+                }
+            }
+            syn::Expr::If(i) => {
+                let (cond, then, els) = self.if_parts(i);
+                let tt = self.block_ty(&then);
+                let et = els.as_ref().map(|b| self.block_ty(b)).unwrap_or(Ty::Unit);
+                let ty = match self.infer.unify(tt, et) {
+                    Ok(t) => t,
+                    Err(m) => {
+                        let m = if els.is_none() {
+                            "`if` without `else` has type `()`; add an `else` branch to use it as a value"
+                                .into()
+                        } else {
+                            format!("`if` and `else` have incompatible types: {m}")
+                        };
+                        self.errors.add(span, m);
+                        Ty::Never
+                    }
+                };
+                match els {
+                    Some(els) if !matches!(self.infer.shallow(ty), Ty::Unit) => Expr {
+                        kind: ExprKind::If(Box::new(cond), then, els),
+                        ty,
+                        span,
+                    },
+                    els => {
+                        // A statement-like `if`; wrapped as a unit block.
+                        let stmt = Stmt::If { cond, then, els };
+                        let ty = if matches!(self.infer.shallow(ty), Ty::Never) {
+                            Ty::Never
+                        } else {
+                            Ty::Unit
+                        };
+                        Expr {
+                            kind: ExprKind::Block(Block {
+                                stmts: vec![stmt],
+                                tail: None,
+                            }),
+                            ty,
+                            span,
+                        }
+                    }
+                }
+            }
+            syn::Expr::Block(b) => {
+                if let Some(l) = &b.label {
+                    self.errors
+                        .add(l.span(), "block labels are not supported in kernels");
+                }
+                let block = self.block(&b.block, false);
+                let ty = self.block_ty(&block);
+                Expr {
+                    kind: ExprKind::Block(block),
+                    ty,
+                    span,
+                }
+            }
+            syn::Expr::Index(ix) => match self.index_parts(ix, false) {
+                Some((aref, idx)) => {
+                    let ty = Ty::S(aref.elem);
+                    Expr {
+                        kind: ExprKind::Index(aref, Box::new(idx)),
+                        ty,
+                        span,
+                    }
+                }
+                None => err_expr(span),
+            },
+            syn::Expr::MethodCall(m) => self.method_call(m),
+            syn::Expr::Call(c) => self.call(c),
+            syn::Expr::Reference(r) => {
+                self.errors.add(
+                    r.span(),
+                    "references are only supported as the first argument of atomics: `atomic_add(&mut a[i], v)`",
+                );
+                err_expr(span)
+            }
+            syn::Expr::Closure(c) => {
+                self.errors.add(
+                    c.span(),
+                    "closures are not supported in kernels; write a `#[device_fn]` function",
+                );
+                err_expr(span)
+            }
+            syn::Expr::Match(m) => self.match_expr(m),
+            syn::Expr::Macro(m) => {
+                self.errors
+                    .add(m.span(), "macros are not supported inside kernels");
+                err_expr(span)
+            }
+            syn::Expr::Range(r) => {
+                self.errors.add(
+                    r.span(),
+                    "ranges are only supported as the iterator of a `for` loop",
+                );
+                err_expr(span)
+            }
+            syn::Expr::Assign(_)
+            | syn::Expr::While(_)
+            | syn::Expr::Loop(_)
+            | syn::Expr::ForLoop(_)
+            | syn::Expr::Return(_)
+            | syn::Expr::Break(_)
+            | syn::Expr::Continue(_) => {
+                // Valid as statements; in value position only if they are unit/never.
+                let mut stmts = Vec::new();
+                self.stmt_expr(e, &mut stmts);
+                let ty = if matches!(
+                    e,
+                    syn::Expr::Return(_) | syn::Expr::Break(_) | syn::Expr::Continue(_)
+                ) {
+                    Ty::Never
+                } else {
+                    Ty::Unit
+                };
+                Expr {
+                    kind: ExprKind::Block(Block { stmts, tail: None }),
+                    ty,
+                    span,
+                }
+            }
+            other => {
+                let what = match other {
+                    syn::Expr::Tuple(_) => "tuples are",
+                    syn::Expr::Array(_) | syn::Expr::Repeat(_) => "array expressions are",
+                    syn::Expr::Struct(_) => "struct expressions are",
+                    syn::Expr::Field(_) => "field access is",
+                    syn::Expr::Try(_) => "the `?` operator is",
+                    syn::Expr::Async(_) | syn::Expr::Await(_) => "async code is",
+                    syn::Expr::Unsafe(_) => "`unsafe` blocks are",
+                    syn::Expr::Let(_) => "`let` expressions (`if let`) are",
+                    _ => "this expression is",
+                };
+                self.errors.add(
+                    other.span(),
+                    format!(
+                        "{what} not supported in kernels; supported: scalar arithmetic, comparisons, `as` casts, \
+                         indexing, `if`/`else`, blocks, math methods and intrinsics (see docs/KERNEL_SUBSET.md)"
+                    ),
+                );
+                err_expr(span)
+            }
+        }
+    }
+
+    /// `match` on an integer or `bool`: the scrutinee goes to a temporary, the arms become
+    /// an `if`/`else` chain.
+    fn match_expr(&mut self, m: &syn::ExprMatch) -> Expr {
+        let span = m.span();
+        let scrut = self.expr(&m.expr);
+        let sty = scrut.ty;
+        let st = self.infer.shallow(sty);
+        if !(self.infer.is_int(st) || st == Ty::S(Scalar::Bool) || st == Ty::Never) {
+            let d = self.infer.describe(st);
+            self.errors.add(
+                scrut.span,
+                format!("`match` works on integers and `bool` in kernels, not `{d}`"),
+            );
+            return err_expr(span);
+        }
+        let tmp = self.fresh_internal("match");
+        let mut stmts = vec![Stmt::Let {
+            name: tmp.clone(),
+            ty: sty,
+            init: Some(scrut),
+        }];
+        let mut arms: Vec<(Option<Expr>, Block, Sp)> = Vec::new();
+        let (mut has_true, mut has_false) = (false, false);
+        for arm in &m.arms {
+            self.scopes.push(HashMap::new());
+            let mut cond = self.pattern_cond(&arm.pat, &tmp, sty);
+            if arm.guard.is_none() {
+                if let syn::Pat::Lit(syn::ExprLit {
+                    lit: syn::Lit::Bool(b),
+                    ..
+                }) = &arm.pat
+                {
+                    has_true |= b.value;
+                    has_false |= !b.value;
+                }
+            }
+            if let Some((_, g)) = &arm.guard {
+                let g = self.expr(g);
+                self.unify(Ty::S(Scalar::Bool), g.ty, g.span, " in match guard");
+                cond = Some(match cond {
+                    Some(c) => Expr {
+                        span: g.span,
+                        ty: Ty::S(Scalar::Bool),
+                        kind: ExprKind::Binary(BinOp::And, Box::new(c), Box::new(g)),
+                    },
+                    None => g,
+                });
+            }
+            let body = match &*arm.body {
+                syn::Expr::Block(b) if b.label.is_none() => self.block(&b.block, false),
+                e => {
+                    let mut stmts = Vec::new();
+                    let tail = self.tail(e, &mut stmts);
+                    Block {
+                        stmts,
+                        tail: tail.map(Box::new),
+                    }
+                }
+            };
+            self.scopes.pop();
+            arms.push((cond, body, arm.pat.span()));
+        }
+        // The arms' common type.
+        let mut ty = Ty::Never;
+        for (_, b, _) in &arms {
+            let bt = self.block_ty(b);
+            match self.infer.unify(ty, bt) {
+                Ok(t) => ty = t,
+                Err(e) => {
+                    self.errors
+                        .add(span, format!("`match` arms have incompatible types: {e}"));
+                    ty = Ty::Never;
+                    break;
+                }
+            }
+        }
+        let unit = matches!(self.infer.shallow(ty), Ty::Unit | Ty::Never);
+        let exhaustive_bool = has_true && has_false;
+        let mut acc: Option<Block> = None;
+        for (cond, body, pspan) in arms.into_iter().rev() {
+            acc = Some(match (cond, acc) {
+                (None, _) => body,
+                (Some(_), None) if exhaustive_bool => body,
+                (Some(_), None) => {
+                    self.errors.add(
+                        pspan,
+                        "non-exhaustive `match`: add a final `_ => ...` arm (kernels check exhaustiveness \
+                         only for `true`/`false`)",
+                    );
+                    body
+                }
+                (Some(c), Some(els)) => {
+                    if unit {
+                        Block {
+                            stmts: vec![Stmt::If {
+                                cond: c,
+                                then: body,
+                                els: Some(els),
+                            }],
+                            tail: None,
+                        }
+                    } else {
+                        let e = Expr {
+                            kind: ExprKind::If(Box::new(c), body, els),
+                            ty,
+                            span,
+                        };
+                        Block {
+                            stmts: Vec::new(),
+                            tail: Some(Box::new(e)),
+                        }
+                    }
+                }
+            });
+        }
+        let mut block = acc.unwrap_or_default();
+        stmts.append(&mut block.stmts);
+        let block = Block {
+            stmts,
+            tail: block.tail,
+        };
+        Expr {
+            kind: ExprKind::Block(block),
+            ty,
+            span,
+        }
+    }
+
+    /// The condition under which `pat` matches the value in `tmp` (`None`: always). Names
+    /// bound by the pattern refer to `tmp`.
+    fn pattern_cond(&mut self, pat: &syn::Pat, tmp: &str, ty: Ty) -> Option<Expr> {
+        let span = pat.span();
+        let var = || Expr {
+            kind: ExprKind::Var(tmp.to_string()),
+            ty,
+            span,
+        };
+        let cmp = |this: &mut Self, op: BinOp, e: &syn::Expr| -> Expr {
+            let v = this.expr(e);
+            this.unify(ty, v.ty, v.span, " in pattern");
+            Expr {
+                kind: ExprKind::Binary(op, Box::new(var()), Box::new(v)),
+                ty: Ty::S(Scalar::Bool),
+                span,
+            }
+        };
+        let and = |a: Expr, b: Expr| Expr {
+            kind: ExprKind::Binary(BinOp::And, Box::new(a), Box::new(b)),
+            ty: Ty::S(Scalar::Bool),
+            span,
+        };
+        match pat {
+            syn::Pat::Wild(_) => None,
+            syn::Pat::Paren(p) => self.pattern_cond(&p.pat, tmp, ty),
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() => {
+                let cond = pi
+                    .subpat
+                    .as_ref()
+                    .and_then(|(_, p)| self.pattern_cond(p, tmp, ty));
+                self.bind(
+                    &pi.ident.to_string(),
+                    Binding::Scalar {
+                        cname: tmp.to_string(),
+                        ty,
+                        mutable: false,
+                        param: false,
+                    },
+                );
+                if pi.mutability.is_some() {
+                    self.errors
+                        .add(pi.span(), "`mut` bindings in `match` patterns are not supported");
+                }
+                cond
+            }
+            syn::Pat::Lit(l) => Some(cmp(self, BinOp::Eq, &syn::Expr::Lit(l.clone()))),
+            syn::Pat::Path(p) => Some(cmp(self, BinOp::Eq, &syn::Expr::Path(p.clone()))),
+            syn::Pat::Range(r) => {
+                let lo = r.start.as_ref().map(|s| cmp(self, BinOp::Ge, s));
+                let op = if matches!(r.limits, syn::RangeLimits::Closed(_)) {
+                    BinOp::Le
+                } else {
+                    BinOp::Lt
+                };
+                let hi = r.end.as_ref().map(|e| cmp(self, op, e));
+                match (lo, hi) {
+                    (Some(a), Some(b)) => Some(and(a, b)),
+                    (a, b) => a.or(b),
+                }
+            }
+            syn::Pat::Or(o) => {
+                let mut acc: Option<Expr> = None;
+                for case in &o.cases {
+                    let c = self.pattern_cond(case, tmp, ty)?;
+                    acc = Some(match acc {
+                        None => c,
+                        Some(a) => Expr {
+                            kind: ExprKind::Binary(BinOp::Or, Box::new(a), Box::new(c)),
+                            ty: Ty::S(Scalar::Bool),
+                            span,
+                        },
+                    });
+                }
+                acc
+            }
+            other => {
+                self.errors.add(
+                    other.span(),
+                    "unsupported pattern; `match` arms in kernels support integer and `bool` literals, constants \
+                     (`i32::MAX`), ranges (`1..=5`), alternatives (`1 | 2`), `_`, a name and `name @ pattern`",
+                );
+                Some(Expr {
+                    kind: ExprKind::Bool(false),
+                    ty: Ty::S(Scalar::Bool),
+                    span,
+                })
+            }
+        }
+    }
+
+    fn if_parts(&mut self, i: &syn::ExprIf) -> (Expr, Block, Option<Block>) {
+        if let syn::Expr::Let(l) = &*i.cond {
+            self.errors.add(
+                l.span(),
+                "`if let` is not supported in kernels; use a condition `if c`",
+            );
+        }
+        let cond = self.expr(&i.cond);
+        self.unify(Ty::S(Scalar::Bool), cond.ty, cond.span, " in `if` condition");
+        let then = self.block(&i.then_branch, false);
+        let els = i.else_branch.as_ref().map(|(_, e)| match &**e {
+            syn::Expr::Block(b) if b.label.is_none() => self.block(&b.block, false),
+            other => {
+                let v = self.expr(other);
+                Block {
+                    stmts: Vec::new(),
+                    tail: Some(Box::new(v)),
+                }
+            }
+        });
+        (cond, then, els)
+    }
+
+    fn path(&mut self, p: &syn::ExprPath) -> Expr {
+        let span = p.span();
+        if p.qself.is_some() {
+            self.errors
+                .add(span, "qualified paths are not supported in kernels");
+            return err_expr(span);
+        }
+        if let Some(id) = p.path.get_ident() {
+            let name = id.to_string();
+            return match self.lookup(&name).cloned() {
+                Some(Binding::Scalar { cname, ty, .. }) => Expr {
+                    kind: ExprKind::Var(cname),
+                    ty,
+                    span,
+                },
+                Some(Binding::Poison) => err_expr(span),
+                Some(Binding::Array { .. }) => {
+                    self.errors.add(
+                        span,
+                        format!("`{name}` is an array; index it (`{name}[i]`) or take its length (`{name}.len()`)"),
+                    );
+                    err_expr(span)
+                }
+                None => {
+                    self.errors
+                        .add(span, format!("cannot find value `{name}` in this kernel"));
+                    err_expr(span)
+                }
+            };
+        }
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<&str> = segs.iter().map(|s| s.as_str()).collect();
+        let rest: &[&str] = match segs.as_slice() {
+            ["std" | "core", rest @ ..] => rest,
+            rest => rest,
+        };
+        if let Some(e) = self.constant(rest, span) {
+            return e;
+        }
+        self.errors.add(
+            span,
+            "unsupported path; kernels support local names and constants such as `f32::consts::PI`, \
+             `std::f64::consts::E`, `f32::MAX`, `f32::INFINITY`, `f32::NAN`, `f32::EPSILON`, `i32::MAX`, `u32::MIN`",
+        );
+        err_expr(span)
+    }
+
+    fn constant(&mut self, segs: &[&str], span: Sp) -> Option<Expr> {
+        let (ty, name) = match segs {
+            [t, "consts", c] => (Scalar::from_rust(t).filter(|t| t.is_float())?, *c),
+            [t, c] => (Scalar::from_rust(t).filter(|t| *t != Scalar::Bool)?, *c),
+            _ => return None,
+        };
+        use std::f64::consts as k;
+        if ty.is_float() {
+            let is32 = ty == Scalar::F32;
+            let v = match name {
+                "PI" => k::PI,
+                "TAU" => k::TAU,
+                "E" => k::E,
+                "SQRT_2" => k::SQRT_2,
+                "FRAC_1_SQRT_2" => k::FRAC_1_SQRT_2,
+                "LN_2" => k::LN_2,
+                "LN_10" => k::LN_10,
+                "LOG2_E" => k::LOG2_E,
+                "LOG10_E" => k::LOG10_E,
+                "LOG2_10" => k::LOG2_10,
+                "LOG10_2" => k::LOG10_2,
+                "FRAC_PI_2" => k::FRAC_PI_2,
+                "FRAC_PI_3" => k::FRAC_PI_3,
+                "FRAC_PI_4" => k::FRAC_PI_4,
+                "FRAC_PI_6" => k::FRAC_PI_6,
+                "FRAC_PI_8" => k::FRAC_PI_8,
+                "FRAC_1_PI" => k::FRAC_1_PI,
+                "FRAC_2_PI" => k::FRAC_2_PI,
+                "FRAC_2_SQRT_PI" => k::FRAC_2_SQRT_PI,
+                "MAX" if is32 => f32::MAX as f64,
+                "MIN" if is32 => f32::MIN as f64,
+                "MIN_POSITIVE" if is32 => f32::MIN_POSITIVE as f64,
+                "EPSILON" if is32 => f32::EPSILON as f64,
+                "MAX" => f64::MAX,
+                "MIN" => f64::MIN,
+                "MIN_POSITIVE" => f64::MIN_POSITIVE,
+                "EPSILON" => f64::EPSILON,
+                "INFINITY" => f64::INFINITY,
+                "NEG_INFINITY" => f64::NEG_INFINITY,
+                "NAN" => f64::NAN,
+                _ => return None,
+            };
+            return Some(Expr {
+                kind: ExprKind::Float(v),
+                ty: Ty::S(ty),
+                span,
+            });
+        }
+        let (lo, hi) = ty.int_range();
+        let v = match name {
+            "MAX" => hi,
+            "MIN" => lo,
+            "BITS" => {
+                return Some(Expr {
+                    kind: ExprKind::Int(ty.bits() as i128),
+                    ty: Ty::S(Scalar::U32),
+                    span,
+                });
+            }
+            _ => return None,
+        };
+        Some(Expr {
+            kind: ExprKind::Int(v),
+            ty: Ty::S(ty),
+            span,
+        })
+    }
+
+    fn method_call(&mut self, m: &syn::ExprMethodCall) -> Expr {
+        let span = m.span();
+        if let Some(t) = &m.turbofish {
+            self.errors.add(
+                t.span(),
+                "generic arguments (turbofish) are not supported in kernels",
+            );
+        }
+        let name = m.method.to_string();
+        // `.len()` on arrays.
+        if let syn::Expr::Path(p) = strip_parens(&m.receiver) {
+            if let Some(id) = p.path.get_ident() {
+                if let Some(Binding::Array { len, .. }) = self.lookup(&id.to_string()).cloned() {
+                    if name == "len" && m.args.is_empty() {
+                        let kind = match len {
+                            ArrLen::Param(n) => ExprKind::Len(n),
+                            ArrLen::Local(n) => ExprKind::Int(n as i128),
+                        };
+                        return Expr {
+                            kind,
+                            ty: Ty::S(Scalar::Usize),
+                            span,
+                        };
+                    }
+                    self.errors.add(
+                        m.method.span(),
+                        format!(
+                            "unsupported method `{name}` on an array; arrays support `.len()` and indexing"
+                        ),
+                    );
+                    return err_expr(span);
+                }
+            }
+        }
+        let recv = self.expr(&m.receiver);
+        let args: Vec<Expr> = m.args.iter().map(|a| self.expr(a)).collect();
+        self.scalar_method(recv, &name, m.method.span().into(), args, span)
+    }
+
+    fn scalar_method(&mut self, recv: Expr, name: &str, name_span: Sp, args: Vec<Expr>, span: Sp) -> Expr {
+        let t = self.infer.shallow(recv.ty);
+        if t == Ty::Never {
+            return err_expr(span);
+        }
+        let arity = |this: &mut Self, n: usize| -> bool {
+            if args.len() != n {
+                let plural = if n == 1 { "" } else { "s" };
+                this.errors.add(
+                    span,
+                    format!("`{name}` takes {n} argument{plural}, {} given", args.len()),
+                );
+                false
+            } else {
+                true
+            }
+        };
+        if self.infer.is_float(t) {
+            if let Some(&(_, cl, n)) = FLOAT_METHODS.iter().find(|(r, _, _)| *r == name) {
+                if !arity(self, n) {
+                    return err_expr(span);
+                }
+                for a in &args {
+                    self.unify(t, a.ty, a.span, &format!(" in argument of `{name}`"));
+                }
+                let mut all = vec![recv];
+                all.extend(args);
+                return Expr {
+                    kind: ExprKind::Builtin(Builtin::FloatFn(cl), all),
+                    ty: t,
+                    span,
+                };
+            }
+            let (b, n, ret) = match name {
+                "signum" => (Builtin::Signum, 0, t),
+                "clamp" => (Builtin::Clamp, 2, t),
+                "powi" => (Builtin::Powi, 1, t),
+                "is_nan" => (Builtin::FloatTest("isnan"), 0, Ty::S(Scalar::Bool)),
+                "is_finite" => (Builtin::FloatTest("isfinite"), 0, Ty::S(Scalar::Bool)),
+                "is_infinite" => (Builtin::FloatTest("isinf"), 0, Ty::S(Scalar::Bool)),
+                _ => {
+                    let d = self.infer.describe(t);
+                    self.errors.add(
+                        name_span,
+                        format!("unsupported method `{name}` on `{d}`; float methods: {FLOAT_METHOD_LIST}"),
+                    );
+                    return err_expr(span);
+                }
+            };
+            if !arity(self, n) {
+                return err_expr(span);
+            }
+            for a in &args {
+                let want = if b == Builtin::Powi { Ty::S(Scalar::I32) } else { t };
+                self.unify(want, a.ty, a.span, &format!(" in argument of `{name}`"));
+            }
+            let mut all = vec![recv];
+            all.extend(args);
+            return Expr {
+                kind: ExprKind::Builtin(b, all),
+                ty: ret,
+                span,
+            };
+        }
+        if self.infer.is_int(t) {
+            let signed = match t {
+                Ty::S(s) => s.is_signed_int(),
+                _ => true,
+            };
+            let (n, kind) = match name {
+                "min" | "max" => (1, None),
+                "clamp" => (2, None),
+                "abs" if signed => (0, None),
+                "pow" => (1, None),
+                "wrapping_add" => (1, Some(BinOp::Add)),
+                "wrapping_sub" => (1, Some(BinOp::Sub)),
+                "wrapping_mul" => (1, Some(BinOp::Mul)),
+                "wrapping_neg" => (0, None),
+                _ => {
+                    let d = self.infer.describe(t);
+                    self.errors.add(
+                        name_span,
+                        format!("unsupported method `{name}` on `{d}`; integer methods: {INT_METHOD_LIST}"),
+                    );
+                    return err_expr(span);
+                }
+            };
+            if !arity(self, n) {
+                return err_expr(span);
+            }
+            for a in &args {
+                let want = if name == "pow" { Ty::S(Scalar::U32) } else { t };
+                self.unify(want, a.ty, a.span, &format!(" in argument of `{name}`"));
+            }
+            let mut all = vec![recv];
+            all.extend(args);
+            if let Some(op) = kind {
+                let mut it = all.into_iter();
+                let (Some(a), Some(b)) = (it.next(), it.next()) else {
+                    return err_expr(span);
+                };
+                return Expr {
+                    kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
+                    ty: t,
+                    span,
+                };
+            }
+            let b = match name {
+                "min" => Builtin::IntMinMax("min"),
+                "max" => Builtin::IntMinMax("max"),
+                "clamp" => Builtin::Clamp,
+                "abs" => Builtin::IntAbs,
+                "pow" => Builtin::IntPow,
+                _ => {
+                    // wrapping_neg
+                    let Some(a) = all.into_iter().next() else {
+                        return err_expr(span);
+                    };
+                    return Expr {
+                        kind: ExprKind::Unary(UnOp::Neg, Box::new(a)),
+                        ty: t,
+                        span,
+                    };
+                }
+            };
+            return Expr {
+                kind: ExprKind::Builtin(b, all),
+                ty: t,
+                span,
+            };
+        }
+        let d = self.infer.describe(t);
+        self.errors
+            .add(name_span, format!("unsupported method `{name}` on `{d}`"));
+        err_expr(span)
+    }
+
+    fn call(&mut self, c: &syn::ExprCall) -> Expr {
+        let span = c.span();
+        let syn::Expr::Path(p) = strip_parens(&c.func) else {
+            self.errors
+                .add(c.func.span(), "only named functions can be called in kernels");
+            return err_expr(span);
+        };
+        // `f32::sqrt(x)`-style calls.
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if segs.len() == 2 {
+            if let Some(t) = Scalar::from_rust(&segs[0]) {
+                let mut args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
+                if args.is_empty() {
+                    self.errors.add(
+                        span,
+                        format!("`{}::{}` needs a receiver argument", segs[0], segs[1]),
+                    );
+                    return err_expr(span);
+                }
+                let recv = args.remove(0);
+                self.unify(Ty::S(t), recv.ty, recv.span, "");
+                let name_span = p
+                    .path
+                    .segments
+                    .last()
+                    .map(|s| Sp::from(s.ident.span()))
+                    .unwrap_or(span);
+                return self.scalar_method(recv, &segs[1], name_span, args, span);
+            }
+        }
+        let Some(id) = p.path.get_ident() else {
+            self.errors.add(
+                p.span(),
+                "unsupported function path; call intrinsics and `#[device_fn]`s by name",
+            );
+            return err_expr(span);
+        };
+        let name = id.to_string();
+        if let Some(&(_, cl)) = WORK_ITEM.iter().find(|(n, _)| *n == name) {
+            if c.args.len() != 1 {
+                self.errors.add(
+                    span,
+                    format!(
+                        "`{name}` takes 1 argument, the dimension (0, 1 or 2), but {} given",
+                        given(c.args.len())
+                    ),
+                );
+                return err_expr(span);
+            }
+            let d = self.expr(&c.args[0]);
+            self.unify(
+                Ty::S(Scalar::U32),
+                d.ty,
+                d.span,
+                &format!(" in the dimension of `{name}` (a `u32`)"),
+            );
+            if let ExprKind::Int(v) = d.kind {
+                if !(0..=2).contains(&v) {
+                    self.errors
+                        .add(d.span, format!("the dimension of `{name}` must be 0, 1 or 2"));
+                }
+            }
+            return Expr {
+                kind: ExprKind::Builtin(Builtin::WorkItem(cl), vec![d]),
+                ty: Ty::S(Scalar::Usize),
+                span,
+            };
+        }
+        if name == "barrier" {
+            self.errors
+                .add(span, "`barrier()` is a statement; write `barrier();`");
+            return err_expr(span);
+        }
+        if let Some(op) = AtomicOp::from_name(&name) {
+            return self.atomic(op, &name, c);
+        }
+        match self.lookup(&name) {
+            Some(Binding::Poison) => return err_expr(span),
+            Some(_) => {
+                self.errors
+                    .add(id.span(), format!("`{name}` is a variable, not a function"));
+                return err_expr(span);
+            }
+            None => {}
+        }
+        if let Some(sig) = self.sigs.iter().find(|s| s.name == name).cloned() {
+            return self.device_call(&sig, c);
+        }
+        let msg = match suggest(&name) {
+            Some(hint) => format!("cannot find function `{name}`: {hint}"),
+            None => format!(
+                "cannot find function `{name}`; kernels can call the intrinsics global_id, local_id, \
+                 group_id, global_size, local_size, num_groups, barrier and atomic_*, and `#[device_fn]` \
+                 functions defined before the kernel"
+            ),
+        };
+        self.errors.add(id.span(), msg);
+        err_expr(span)
+    }
+
+    fn atomic(&mut self, op: AtomicOp, name: &str, c: &syn::ExprCall) -> Expr {
+        let span = c.span();
+        let n = if op == AtomicOp::Cmpxchg { 3 } else { 2 };
+        if c.args.len() != n {
+            let what = if n == 3 {
+                "(&mut a[i], expected, new)"
+            } else {
+                "(&mut a[i], value)"
+            };
+            self.errors.add(
+                span,
+                format!(
+                    "`{name}` takes {n} arguments {what}, but {} given",
+                    given(c.args.len())
+                ),
+            );
+            return err_expr(span);
+        }
+        let target = strip_parens(&c.args[0]);
+        let ix = match target {
+            syn::Expr::Reference(r) if r.mutability.is_some() => match strip_parens(&r.expr) {
+                syn::Expr::Index(ix) => Some(ix),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(ix) = ix else {
+            self.errors.add(
+                target.span(),
+                format!("the first argument of `{name}` must be `&mut a[i]`"),
+            );
+            return err_expr(span);
+        };
+        let Some((aref, idx)) = self.index_parts(ix, true) else {
+            return err_expr(span);
+        };
+        if !matches!(aref.elem, Scalar::I32 | Scalar::U32) {
+            self.errors.add(
+                target.span(),
+                format!(
+                    "atomics work on `i32` and `u32` elements (OpenCL C 1.2), not `{}`",
+                    aref.elem.rust()
+                ),
+            );
+        }
+        let ty = Ty::S(aref.elem);
+        let vals: Vec<Expr> = c.args.iter().skip(1).map(|a| self.expr(a)).collect();
+        for v in &vals {
+            self.unify(ty, v.ty, v.span, &format!(" in argument of `{name}`"));
+        }
+        Expr {
+            kind: ExprKind::Atomic(op, aref, Box::new(idx), vals),
+            ty,
+            span,
+        }
+    }
+
+    fn device_call(&mut self, sig: &DevSig, c: &syn::ExprCall) -> Expr {
+        let span = c.span();
+        if !self.callees.contains(&sig.name) {
+            self.callees.push(sig.name.clone());
+        }
+        if c.args.len() != sig.params.len() {
+            self.errors.add(
+                span,
+                format!(
+                    "`{}` takes {} arguments, but {} given",
+                    sig.name,
+                    sig.params.len(),
+                    given(c.args.len())
+                ),
+            );
+            return err_expr(span);
+        }
+        let mut args = Vec::new();
+        for (a, p) in c.args.iter().zip(&sig.params) {
+            match *p {
+                ParamTy::Scalar(s) => {
+                    let v = self.expr(a);
+                    self.unify(Ty::S(s), v.ty, v.span, &format!(" in argument of `{}`", sig.name));
+                    args.push(CallArg::Value(v));
+                }
+                ParamTy::Slice { elem, mutable } => {
+                    let want = format!("{}[{}]", if mutable { "&mut " } else { "&" }, elem.rust());
+                    let binding = match strip_parens(a) {
+                        syn::Expr::Path(p) => p
+                            .path
+                            .get_ident()
+                            .and_then(|id| self.lookup(&id.to_string()).cloned()),
+                        _ => None,
+                    };
+                    match binding {
+                        Some(Binding::Array {
+                            aref,
+                            mutable: m,
+                            len: ArrLen::Param(len),
+                        }) => {
+                            if aref.elem != elem || (mutable && !m) {
+                                let have = format!("{}[{}]", if m { "&mut " } else { "&" }, aref.elem.rust());
+                                self.errors.add(
+                                    a.span(),
+                                    format!("mismatched types: expected `{want}`, found `{have}`"),
+                                );
+                            }
+                            args.push(CallArg::Slice(aref.name, len));
+                        }
+                        Some(Binding::Array {
+                            len: ArrLen::Local(_),
+                            ..
+                        }) => self.errors.add(
+                            a.span(),
+                            "local arrays cannot be passed to device functions (different address space)",
+                        ),
+                        Some(Binding::Poison) => {}
+                        _ => self.errors.add(
+                            a.span(),
+                            format!("expected a slice parameter of type `{want}` (pass it by name)"),
+                        ),
+                    }
+                }
+            }
+        }
+        let ty = sig.ret.map(Ty::S).unwrap_or(Ty::Unit);
+        Expr {
+            kind: ExprKind::Call(device_fn_cl_name(&sig.name), args),
+            ty,
+            span,
+        }
+    }
+}
+
+/// "1 was" / "2 were".
+fn given(n: usize) -> String {
+    if n == 1 {
+        "1 was".into()
+    } else {
+        format!("{n} were")
+    }
+}
+
+/// Turns an expression in statement position into a statement.
+fn into_stmt(v: Expr) -> Stmt {
+    match v.kind {
+        ExprKind::Block(b) if b.tail.is_none() && b.stmts.len() == 1 => {
+            let mut b = b;
+            match b.stmts.pop() {
+                Some(s) => s,
+                None => Stmt::Block(Block::default()),
+            }
+        }
+        ExprKind::Block(b) => Stmt::Block(b),
+        _ => Stmt::Expr(v),
+    }
+}
+
+pub fn block_diverges(b: &Block) -> bool {
+    match b.stmts.last() {
+        Some(Stmt::Return(_)) | Some(Stmt::Break(_)) | Some(Stmt::Continue(_)) => true,
+        Some(Stmt::If {
+            then, els: Some(els), ..
+        }) => block_diverges(then) && block_diverges(els),
+        Some(Stmt::Block(b)) => block_diverges(b),
+        _ => false,
+    }
+}
+
+fn place_ty(p: &Place) -> Ty {
+    match p {
+        Place::Var(_, t) => *t,
+        Place::Index(a, _) => Ty::S(a.elem),
+    }
+}
+
+pub fn strip_parens(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip_parens(&p.expr),
+        syn::Expr::Group(g) => strip_parens(&g.expr),
+        e => e,
+    }
+}
+
+fn is_barrier_call(c: &syn::ExprCall) -> bool {
+    matches!(strip_parens(&c.func), syn::Expr::Path(p) if p.path.is_ident("barrier"))
+}
+
+fn bin_op(op: &syn::BinOp) -> Option<BinOp> {
+    Some(match op {
+        syn::BinOp::Add(_) => BinOp::Add,
+        syn::BinOp::Sub(_) => BinOp::Sub,
+        syn::BinOp::Mul(_) => BinOp::Mul,
+        syn::BinOp::Div(_) => BinOp::Div,
+        syn::BinOp::Rem(_) => BinOp::Rem,
+        syn::BinOp::And(_) => BinOp::And,
+        syn::BinOp::Or(_) => BinOp::Or,
+        syn::BinOp::BitXor(_) => BinOp::BitXor,
+        syn::BinOp::BitAnd(_) => BinOp::BitAnd,
+        syn::BinOp::BitOr(_) => BinOp::BitOr,
+        syn::BinOp::Shl(_) => BinOp::Shl,
+        syn::BinOp::Shr(_) => BinOp::Shr,
+        syn::BinOp::Eq(_) => BinOp::Eq,
+        syn::BinOp::Lt(_) => BinOp::Lt,
+        syn::BinOp::Le(_) => BinOp::Le,
+        syn::BinOp::Ne(_) => BinOp::Ne,
+        syn::BinOp::Ge(_) => BinOp::Ge,
+        syn::BinOp::Gt(_) => BinOp::Gt,
+        _ => return None,
+    })
+}
+
+fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
+    Some(match op {
+        syn::BinOp::AddAssign(_) => BinOp::Add,
+        syn::BinOp::SubAssign(_) => BinOp::Sub,
+        syn::BinOp::MulAssign(_) => BinOp::Mul,
+        syn::BinOp::DivAssign(_) => BinOp::Div,
+        syn::BinOp::RemAssign(_) => BinOp::Rem,
+        syn::BinOp::BitXorAssign(_) => BinOp::BitXor,
+        syn::BinOp::BitAndAssign(_) => BinOp::BitAnd,
+        syn::BinOp::BitOrAssign(_) => BinOp::BitOr,
+        syn::BinOp::ShlAssign(_) => BinOp::Shl,
+        syn::BinOp::ShrAssign(_) => BinOp::Shr,
+        _ => return None,
+    })
+}
+
+/// Recognizes `Local::<[T; N]>::new()` (or `Local::new()` with `let x: Local<[T; N]>`):
+/// `None` if the expression is something else.
+fn local_memory_decl(init: &syn::Expr, ann: Option<&syn::Type>) -> Option<syn::Result<(Scalar, u64)>> {
+    let syn::Expr::Call(c) = strip_parens(init) else {
+        return None;
+    };
+    let syn::Expr::Path(p) = &*c.func else { return None };
+    let segs: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+    let [local, new] = segs.as_slice() else {
+        return None;
+    };
+    if local.ident != "Local" || new.ident != "new" {
+        return None;
+    }
+    let err = |span: Sp| {
+        span.error(format!("local memory is declared as `Local::<[T; N]>::new()` with T one of {ELEMENTS} and N an integer literal"))
+    };
+    if !c.args.is_empty() {
+        return Some(Err(c.args.span().error("`Local::new()` takes no arguments")));
+    }
+    let from_generics = match &local.arguments {
+        syn::PathArguments::AngleBracketed(a) => match a.args.first() {
+            Some(syn::GenericArgument::Type(t)) if a.args.len() == 1 => Some(t.clone()),
+            _ => return Some(Err(err(a.span()))),
+        },
+        syn::PathArguments::None => None,
+        other => return Some(Err(err(other.span()))),
+    };
+    let from_ann = ann.and_then(|t| match t {
+        syn::Type::Path(tp) => tp.path.segments.last().and_then(|s| match &s.arguments {
+            syn::PathArguments::AngleBracketed(a) if s.ident == "Local" => match a.args.first() {
+                Some(syn::GenericArgument::Type(t)) => Some(t.clone()),
+                _ => None,
+            },
+            _ => None,
+        }),
+        _ => None,
+    });
+    let Some(arr) = from_generics.or(from_ann) else {
+        return Some(Err(err(init.span())));
+    };
+    let syn::Type::Array(a) = &arr else {
+        return Some(Err(err(arr.span())));
+    };
+    let elem = match scalar_type(&a.elem) {
+        Ok(e) => e,
+        Err(_) => return Some(Err(err(a.elem.span()))),
+    };
+    let len = match const_eval(&a.len) {
+        Some(n) if n > 0 => n as u64,
+        Some(_) => {
+            return Some(Err(a
+                .len
+                .span()
+                .error("the length of local memory must be positive")))
+        }
+        None => {
+            return Some(Err(a.len.span().error(
+                "the length of local memory must be a constant: integer literals combined with \
+                 `+ - * / %` (it is fixed when the kernel is compiled)",
+            )))
+        }
+    };
+    Some(Ok((elem, len)))
+}
+
+/// Evaluates an integer constant expression: literals, parentheses and `+ - * / %`.
+fn const_eval(e: &syn::Expr) -> Option<i128> {
+    match strip_parens(e) {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<u64>().ok().map(i128::from),
+        syn::Expr::Binary(b) => {
+            let (l, r) = (const_eval(&b.left)?, const_eval(&b.right)?);
+            let v = match b.op {
+                syn::BinOp::Add(_) => l.checked_add(r),
+                syn::BinOp::Sub(_) => l.checked_sub(r),
+                syn::BinOp::Mul(_) => l.checked_mul(r),
+                syn::BinOp::Div(_) => l.checked_div(r),
+                syn::BinOp::Rem(_) => l.checked_rem(r),
+                _ => None,
+            }?;
+            (0..=u32::MAX as i128).contains(&v).then_some(v)
+        }
+        _ => None,
+    }
+}
+
+/// Device functions a body calls that are not intrinsics (found syntactically, before
+/// type checking, so that their signatures can be fetched first).
+pub fn called_functions(body: &syn::Block) -> Vec<syn::Ident> {
+    use syn::visit::Visit;
+    #[derive(Default)]
+    struct V {
+        calls: Vec<syn::Ident>,
+        locals: HashSet<String>,
+    }
+    impl<'ast> Visit<'ast> for V {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = strip_parens(&c.func) {
+                if let Some(id) = p.path.get_ident() {
+                    let n = id.to_string();
+                    if !is_intrinsic(&n) && suggest(&n).is_none() && !self.calls.iter().any(|i| *i == n) {
+                        self.calls.push(id.clone());
+                    }
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            self.locals.extend(pattern_idents(&l.pat));
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_item(&mut self, i: &'ast syn::Item) {
+            if let syn::Item::Fn(f) = i {
+                self.locals.insert(f.sig.ident.to_string());
+            }
+        }
+    }
+    let mut v = V::default();
+    v.visit_block(body);
+    let locals = v.locals;
+    v.calls
+        .into_iter()
+        .filter(|c| !locals.contains(&c.to_string()))
+        .collect()
+}
+
+/// The names a pattern binds.
+fn pattern_idents(p: &syn::Pat) -> Vec<String> {
+    use syn::visit::Visit;
+    struct V(Vec<String>);
+    impl<'ast> Visit<'ast> for V {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0.push(p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut v = V(Vec::new());
+    v.visit_pat(p);
+    v.0
+}

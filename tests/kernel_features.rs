@@ -1,0 +1,495 @@
+//! `#[kernel]` features beyond expressions, each checked against a host computation:
+//! scalar parameters of every type, `#[device_fn]`s, work-item intrinsics in 1-3
+//! dimensions, local memory with barriers, atomics (global and local), early return, a
+//! bound kernel shared by several threads, and the launch counters.
+
+use lazycl::prelude::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+fn context() -> Context {
+    Context::new().expect("an OpenCL device (PoCL is enough)")
+}
+
+fn rng(seed: u64) -> StdRng {
+    StdRng::seed_from_u64(seed)
+}
+
+// ---------------------------------------------------------------- scalar parameters
+
+#[kernel]
+fn params(
+    a: f32,
+    b: f64,
+    c: i32,
+    d: u32,
+    e: i64,
+    f: u64,
+    g: bool,
+    h: usize,
+    mut m: i32,
+    out_f: &mut [f64],
+    out_i: &mut [i64],
+    flags: &mut [bool],
+) {
+    m += 1;
+    out_f[0] = a as f64;
+    out_f[1] = b;
+    out_i[0] = c as i64;
+    out_i[1] = d as i64;
+    out_i[2] = e;
+    out_i[3] = f as i64;
+    out_i[4] = h as i64;
+    out_i[5] = m as i64;
+    flags[0] = g;
+    flags[1] = !g;
+}
+
+#[test]
+fn scalar_parameters_of_every_type() -> lazycl::Result<()> {
+    let ctx = context();
+    let k = params::bind(&ctx)?;
+    let mut out_f = ctx.zeros::<f64>([2])?;
+    let mut out_i = ctx.zeros::<i64>([6])?;
+    let mut flags = ctx.zeros::<bool>([2])?;
+    let mut r = rng(1);
+    for round in 0..3 {
+        let (a, b, c, d, e, f): (f32, f64, i32, u32, i64, u64) =
+            (r.gen(), r.gen(), r.gen(), r.gen(), r.gen(), r.gen());
+        let (g, h, m) = (
+            round % 2 == 0,
+            r.gen_range(0..1usize << 40),
+            r.gen_range(-1000..1000),
+        );
+        k.global(1)
+            .launch(a, b, c, d, e, f, g, h, m, &mut out_f, &mut out_i, &mut flags)?;
+        assert_eq!(out_f.to_vec()?, vec![a as f64, b]);
+        assert_eq!(
+            out_i.to_vec()?,
+            vec![c as i64, d as i64, e, f as i64, h as i64, m as i64 + 1]
+        );
+        assert_eq!(flags.to_vec()?, vec![g, !g]);
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- device functions
+
+#[device_fn]
+fn square(x: f32) -> f32 {
+    x * x
+}
+
+/// Calls another device function.
+#[device_fn]
+fn sum_sq(a: f32, b: f32) -> f32 {
+    square(a) + square(b)
+}
+
+#[device_fn]
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i] * y[i];
+    }
+    s
+}
+
+#[device_fn]
+fn store(out: &mut [i32], i: usize, v: i32) {
+    if i >= out.len() {
+        return;
+    }
+    out[i] = v;
+}
+
+#[device_fn]
+fn collatz(n: u64) -> u32 {
+    let mut n = n;
+    let mut c = 0;
+    while n != 1 {
+        if c == 500 {
+            return u32::MAX;
+        }
+        n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
+        c += 1;
+    }
+    c
+}
+
+#[kernel]
+fn use_device_fns(
+    x: &[f32],
+    y: &[f32],
+    a: &[f64],
+    b: &[f64],
+    out: &mut [f32],
+    dots: &mut [f64],
+    ints: &mut [i32],
+    steps: &mut [u32],
+) {
+    let i = global_id(0);
+    if i >= x.len() {
+        return;
+    }
+    out[i] = sum_sq(x[i], y[i]) - square(x[i]);
+    if i == 0 {
+        dots[0] = dot(a, b);
+    }
+    store(ints, i, i as i32 * 3);
+    steps[i] = collatz(i as u64 + 1);
+}
+
+fn host_collatz(mut n: u64) -> u32 {
+    let mut c = 0;
+    while n != 1 {
+        if c == 500 {
+            return u32::MAX;
+        }
+        n = if n.is_multiple_of(2) { n / 2 } else { 3 * n + 1 };
+        c += 1;
+    }
+    c
+}
+
+#[test]
+fn device_functions() -> lazycl::Result<()> {
+    let ctx = context();
+    let k = use_device_fns::bind(&ctx)?;
+    assert!(use_device_fns::SOURCE.contains("lzc_fn_square"));
+    let mut r = rng(2);
+    for n in [1usize, 7, 300] {
+        let x: Vec<f32> = (0..n).map(|_| r.gen_range(-10.0..10.0)).collect();
+        let y: Vec<f32> = (0..n).map(|_| r.gen_range(-10.0..10.0)).collect();
+        let a: Vec<f64> = (0..n).map(|_| r.gen_range(-1.0..1.0)).collect();
+        let b: Vec<f64> = (0..n).map(|_| r.gen_range(-1.0..1.0)).collect();
+        let (xa, ya, aa, ba) = (
+            ctx.from_slice(&x)?,
+            ctx.from_slice(&y)?,
+            ctx.from_slice(&a)?,
+            ctx.from_slice(&b)?,
+        );
+        let mut out = ctx.zeros::<f32>([n])?;
+        let mut dots = ctx.zeros::<f64>([1])?;
+        let mut ints = ctx.zeros::<i32>([n])?;
+        let mut steps = ctx.zeros::<u32>([n])?;
+        k.global(n)
+            .launch(&xa, &ya, &aa, &ba, &mut out, &mut dots, &mut ints, &mut steps)?;
+        let out = out.to_vec()?;
+        for i in 0..n {
+            let want = x[i] * x[i] + y[i] * y[i] - x[i] * x[i];
+            assert!(
+                (out[i] - want).abs() <= 1e-4 * want.abs().max(1.0),
+                "{i}: {} vs {want}",
+                out[i]
+            );
+        }
+        let want: f64 = a.iter().zip(&b).map(|(p, q)| p * q).sum();
+        assert!((dots.to_vec()?[0] - want).abs() < 1e-12);
+        assert_eq!(ints.to_vec()?, (0..n as i32).map(|i| i * 3).collect::<Vec<_>>());
+        assert_eq!(
+            steps.to_vec()?,
+            (0..n as u64).map(|i| host_collatz(i + 1)).collect::<Vec<_>>()
+        );
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- work-item intrinsics
+
+#[kernel]
+fn work_items(out: &mut [u64]) {
+    let w = global_size(0);
+    let h = global_size(1);
+    let idx = ((global_id(2) * h + global_id(1)) * w + global_id(0)) * 12;
+    for d in 0..3 {
+        out[idx + d as usize] = global_id(d) as u64;
+        out[idx + 3 + d as usize] = local_id(d) as u64;
+        out[idx + 6 + d as usize] = group_id(d) as u64;
+    }
+    out[idx + 9] = local_size(0) as u64 * 100 + local_size(1) as u64 * 10 + local_size(2) as u64;
+    out[idx + 10] = num_groups(0) as u64 * 100 + num_groups(1) as u64 * 10 + num_groups(2) as u64;
+    out[idx + 11] = global_size(2) as u64;
+}
+
+#[test]
+fn work_item_intrinsics_in_three_dimensions() -> lazycl::Result<()> {
+    let ctx = context();
+    let k = work_items::bind(&ctx)?;
+    let (w, h, d) = (8usize, 6usize, 2usize);
+    let (lw, lh, ld) = (4usize, 3usize, 1usize);
+    let mut out = ctx.zeros::<u64>([w * h * d * 12])?;
+    k.global([w, h, d]).local([lw, lh, ld]).launch(&mut out)?;
+    let out = out.to_vec()?;
+    for z in 0..d {
+        for y in 0..h {
+            for x in 0..w {
+                let base = ((z * h + y) * w + x) * 12;
+                let g = [x, y, z];
+                let l = [lw, lh, ld];
+                for dim in 0..3 {
+                    assert_eq!(out[base + dim], g[dim] as u64);
+                    assert_eq!(out[base + 3 + dim], (g[dim] % l[dim]) as u64);
+                    assert_eq!(out[base + 6 + dim], (g[dim] / l[dim]) as u64);
+                }
+                assert_eq!(out[base + 9], 431);
+                assert_eq!(out[base + 10], 222);
+                assert_eq!(out[base + 11], d as u64);
+            }
+        }
+    }
+    // Two dimensions, given as a tuple, without a local size.
+    let mut out2 = ctx.zeros::<u64>([5 * 3 * 12])?;
+    k.global((5, 3)).launch(&mut out2)?;
+    let out2 = out2.to_vec()?;
+    assert_eq!(out2[(2 * 5 + 4) * 12], 4);
+    assert_eq!(out2[(2 * 5 + 4) * 12 + 1], 2);
+    assert_eq!(out2[(2 * 5 + 4) * 12 + 11], 1);
+    Ok(())
+}
+
+// ---------------------------------------------------------------- local memory, barrier
+
+#[kernel]
+fn reverse_groups(x: &[i32], out: &mut [i32]) {
+    let mut tile = Local::<[i32; 64]>::new();
+    let l = local_id(0);
+    let g = global_id(0);
+    let n = local_size(0);
+    tile[l] = x[g];
+    barrier();
+    out[g] = tile[n - 1 - l];
+}
+
+#[kernel]
+fn group_sums(x: &[f32], sums: &mut [f32]) {
+    let mut tile: Local<[f32; 128]> = Local::new();
+    let l = local_id(0);
+    let g = global_id(0);
+    tile[l] = if g < x.len() { x[g] } else { 0.0 };
+    barrier();
+    let mut stride = local_size(0) / 2;
+    while stride > 0 {
+        if l < stride {
+            tile[l] += tile[l + stride];
+        }
+        barrier();
+        stride /= 2;
+    }
+    if l == 0 {
+        sums[group_id(0)] = tile[0];
+    }
+}
+
+#[test]
+fn local_memory_and_barriers() -> lazycl::Result<()> {
+    let ctx = context();
+    let mut r = rng(3);
+    let rev = reverse_groups::bind(&ctx)?;
+    let x: Vec<i32> = (0..64 * 5).map(|_| r.gen()).collect();
+    let xa = ctx.from_slice(&x)?;
+    let mut out = ctx.zeros::<i32>([x.len()])?;
+    rev.global(x.len()).local(64).launch(&xa, &mut out)?;
+    let want: Vec<i32> = x.chunks(64).flat_map(|c| c.iter().rev().copied()).collect();
+    assert_eq!(out.to_vec()?, want);
+
+    let sums = group_sums::bind(&ctx)?;
+    for n in [1usize, 127, 128, 1000] {
+        let x: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0..1.0)).collect();
+        let groups = n.div_ceil(128);
+        let xa = ctx.from_slice(&x)?;
+        let mut s = ctx.zeros::<f32>([groups])?;
+        sums.global(groups * 128).local(128).launch(&xa, &mut s)?;
+        let s = s.to_vec()?;
+        for (gi, c) in x.chunks(128).enumerate() {
+            let want: f32 = c.iter().sum();
+            assert!((s[gi] - want).abs() < 1e-4, "group {gi}: {} vs {want}", s[gi]);
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- atomics
+
+macro_rules! atomics_kernel {
+    ($name:ident, $T:ident) => {
+        #[kernel]
+        fn $name(x: &[$T], acc: &mut [$T], old: &mut [$T], bins: &mut [u32]) {
+            let mut local_bins = Local::<[u32; 16]>::new();
+            let l = local_id(0);
+            if l < 16 {
+                local_bins[l] = 0;
+            }
+            barrier();
+            let i = global_id(0);
+            if i < x.len() {
+                let v = x[i];
+                atomic_add(&mut acc[0], v);
+                atomic_sub(&mut acc[1], v);
+                atomic_min(&mut acc[2], v);
+                atomic_max(&mut acc[3], v);
+                atomic_and(&mut acc[4], v | 0x0f0f);
+                atomic_or(&mut acc[5], v & 0x0ff0);
+                atomic_xor(&mut acc[6], v);
+                let mut cur = acc[7];
+                loop {
+                    let prev = atomic_cmpxchg(&mut acc[7], cur, cur + 1);
+                    if prev == cur {
+                        break;
+                    }
+                    cur = prev;
+                }
+                old[i] = atomic_xchg(&mut acc[8], v);
+                atomic_add(&mut local_bins[(v as u32 % 16) as usize], 1);
+            }
+            barrier();
+            if l < 16 {
+                atomic_add(&mut bins[l], local_bins[l]);
+            }
+        }
+    };
+}
+
+atomics_kernel!(atomics_i32, i32);
+atomics_kernel!(atomics_u32, u32);
+
+macro_rules! atomics_test {
+    ($test:ident, $name:ident, $T:ident, $seed:expr) => {
+        #[test]
+        fn $test() -> lazycl::Result<()> {
+            let ctx = context();
+            let k = $name::bind(&ctx)?;
+            let mut r = rng($seed);
+            for n in [1usize, 333, 4096] {
+                let x: Vec<$T> = (0..n).map(|_| r.gen::<$T>() >> 4).collect();
+                let init: Vec<$T> = vec![5, 7, <$T>::MAX, <$T>::MIN, !0, 0, 0, 0, 42];
+                let xa = ctx.from_slice(&x)?;
+                let mut acc = ctx.from_slice(&init)?;
+                let mut old = ctx.zeros::<$T>([n])?;
+                let mut bins = ctx.zeros::<u32>([16])?;
+                let global = n.div_ceil(64) * 64;
+                k.global(global)
+                    .local(64)
+                    .launch(&xa, &mut acc, &mut old, &mut bins)?;
+                let acc = acc.to_vec()?;
+                let fold = |f: fn($T, $T) -> $T, start: $T| x.iter().fold(start, |a, &b| f(a, b));
+                assert_eq!(acc[0], fold(|a, b| a.wrapping_add(b), 5));
+                assert_eq!(acc[1], fold(|a, b| a.wrapping_sub(b), 7));
+                assert_eq!(acc[2], fold(|a, b| a.min(b), <$T>::MAX));
+                assert_eq!(acc[3], fold(|a, b| a.max(b), <$T>::MIN));
+                assert_eq!(acc[4], fold(|a, b| a & (b | 0x0f0f), !0));
+                assert_eq!(acc[5], fold(|a, b| a | (b & 0x0ff0), 0));
+                assert_eq!(acc[6], fold(|a, b| a ^ b, 0));
+                assert_eq!(acc[7], n as $T);
+                let mut seen = old.to_vec()?;
+                seen.push(acc[8]);
+                seen.sort_unstable();
+                let mut want = x.clone();
+                want.push(42);
+                want.sort_unstable();
+                assert_eq!(seen, want);
+                let mut hist = vec![0u32; 16];
+                for &v in &x {
+                    hist[(v as u32 % 16) as usize] += 1;
+                }
+                assert_eq!(bins.to_vec()?, hist);
+            }
+            Ok(())
+        }
+    };
+}
+
+atomics_test!(atomics_on_i32, atomics_i32, i32, 4);
+atomics_test!(atomics_on_u32, atomics_u32, u32, 5);
+
+// ---------------------------------------------------------------- threads and counters
+
+#[kernel]
+fn axpb(a: i64, b: i64, x: &[i64], y: &mut [i64]) {
+    let i = global_id(0);
+    if i < x.len() {
+        y[i] = a * x[i] + b;
+    }
+}
+
+#[test]
+fn one_bound_kernel_from_many_threads() -> lazycl::Result<()> {
+    let ctx = context();
+    let k = axpb::bind(&ctx)?;
+    std::thread::scope(|s| {
+        for t in 0..6i64 {
+            let (k, ctx) = (&k, &ctx);
+            s.spawn(move || -> lazycl::Result<()> {
+                let n = 1000 + 37 * t as usize;
+                let x: Vec<i64> = (0..n as i64).map(|i| i * (t + 1)).collect();
+                let xa = ctx.from_slice(&x)?;
+                let mut y = ctx.zeros::<i64>([n])?;
+                for round in 0..25 {
+                    k.global(n).launch(t + round, -t, &xa, &mut y)?;
+                }
+                let y = y.to_vec()?;
+                for i in 0..n {
+                    assert_eq!(y[i], (t + 24) * x[i] - t, "thread {t}, element {i}");
+                }
+                Ok(())
+            });
+        }
+    });
+    Ok(())
+}
+
+#[test]
+fn launches_build_once_and_never_wait() -> lazycl::Result<()> {
+    let ctx = context();
+    let x = ctx.from_slice(&(0..256i64).collect::<Vec<_>>())?;
+    let mut y = ctx.zeros::<i64>([256])?;
+    y.eval()?;
+    x.eval()?;
+    let before = ctx.stats();
+    let k = axpb::bind(&ctx)?;
+    let k2 = axpb::bind(&ctx)?; // cached: no second build or kernel
+    for i in 0..100 {
+        if i % 2 == 0 { &k } else { &k2 }
+            .global(256)
+            .launch(i, 1, &x, &mut y)?;
+    }
+    let d = ctx.stats() - before;
+    assert_eq!(d.programs_built + d.programs_loaded, 1, "{d:?}");
+    assert_eq!(d.kernels_created, 1, "{d:?}");
+    assert_eq!(d.kernels_launched, 100, "{d:?}");
+    assert_eq!(d.host_waits, 0, "{d:?}");
+    assert_eq!(y.to_vec()?[3], 99 * 3 + 1);
+    Ok(())
+}
+
+#[test]
+fn empty_and_single_launches() -> lazycl::Result<()> {
+    let ctx = context();
+    let k = axpb::bind(&ctx)?;
+    let x = ctx.zeros::<i64>([0])?;
+    let mut y = ctx.zeros::<i64>([0])?;
+    k.global(0).launch(1, 2, &x, &mut y)?;
+    assert_eq!(y.to_vec()?, Vec::<i64>::new());
+    let x = ctx.from_slice(&[5i64])?;
+    let mut y = ctx.zeros::<i64>([1])?;
+    k.global(1).launch(3, 2, &x, &mut y)?;
+    assert_eq!(y.to_vec()?, vec![17]);
+    // More work-items than elements: the kernel's bounds check keeps it safe.
+    let x = ctx.from_slice(&[1i64, 2, 3])?;
+    let mut y = ctx.zeros::<i64>([3])?;
+    k.global(64).launch(2, 0, &x, &mut y)?;
+    assert_eq!(y.to_vec()?, vec![2, 4, 6]);
+    Ok(())
+}
+
+#[test]
+fn launch_errors_are_reported() -> lazycl::Result<()> {
+    let ctx = context();
+    let k = axpb::bind(&ctx)?;
+    let x = ctx.zeros::<i64>([10])?;
+    let mut y = ctx.zeros::<i64>([10])?;
+    // 10 is not a multiple of 4.
+    assert!(k.global(10).local(4).launch(1, 2, &x, &mut y).is_err());
+    assert!(k.global([10]).local([5, 1]).launch(1, 2, &x, &mut y).is_err());
+    Ok(())
+}

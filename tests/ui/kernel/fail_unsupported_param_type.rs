@@ -1,0 +1,8 @@
+use lazycl::prelude::*;
+
+#[kernel]
+fn k(x: Vec<f32>, n: u8, y: &mut [f32]) {
+    y[0] = 1.0;
+}
+
+fn main() {}
