@@ -44,6 +44,13 @@ fn unsigned_of(d: DType) -> &'static str {
 struct Helpers(BTreeSet<String>);
 
 impl Helpers {
+    /// Definitions an `expr!` needs (device functions), included once.
+    fn raw(&mut self, text: &str) {
+        if !text.trim().is_empty() {
+            self.0.insert(text.to_string());
+        }
+    }
+
     fn int_div(&mut self, d: DType) -> String {
         let t = vt(d);
         let name = format!("lz_div_{t}");
@@ -93,11 +100,13 @@ fn value_expr(
     lane: Option<usize>,
     helpers: &mut Helpers,
 ) -> String {
-    let (value, dtype) = plan.values[idx];
+    let (value, dtype) = &plan.values[idx];
+    let dtype = *dtype;
     let t = vt(dtype);
     let sfx = lane.map_or(String::new(), |l| format!("_{l}"));
     match value {
         Value::Load { slot } => {
+            let slot = *slot;
             let mask = plan.inputs[slot].1;
             if mask == 0 {
                 match lane {
@@ -113,12 +122,12 @@ fn value_expr(
             _ => format!("s{slot}"),
         },
         Value::Op { code, args, .. } => {
-            let a = format!("v{}{sfx}", args[0]);
-            let b = format!("v{}{sfx}", args[1]);
-            let c = format!("v{}{sfx}", args[2]);
+            let operand = |k: usize| args.get(k).map_or(String::new(), |v| format!("v{v}{sfx}"));
+            let (a, b, c) = (operand(0), operand(1), operand(2));
             let ad = plan.values[args[0]].1;
-            match code {
+            match *code {
                 OpCode::Reduce(_) => a,
+                OpCode::Expr(id) => expr_text(plan, id, args, &sfx, dtype, helpers),
                 OpCode::Unary(u) => unary_expr(u, dtype, ad, &a),
                 OpCode::Binary(op) => binary_expr(op, dtype, ad, &a, &b, helpers),
                 OpCode::Ternary(TernaryOp::Select) => format!("({a} ? {b} : {c})"),
@@ -662,3 +671,25 @@ pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32) -> String {
 
 /// The name of the combine kernel.
 pub(crate) const COMBINE_KERNEL_NAME: &str = "lazycl_combine";
+
+/// The text of an `expr!` node: its template with operands, their types and the result
+/// type filled in.
+fn expr_text(
+    plan: &KernelPlan,
+    id: u32,
+    args: &[usize],
+    sfx: &str,
+    dtype: DType,
+    helpers: &mut Helpers,
+) -> String {
+    let Some(t) = crate::expr::template(id) else {
+        return "/* unknown expr! template */ 0".into();
+    };
+    helpers.raw(t.helpers);
+    let values: Vec<String> = args.iter().map(|a| format!("v{a}{sfx}")).collect();
+    let types: Vec<&str> = args.iter().map(|&a| vt(plan.values[a].1)).collect();
+    match crate::expr::instantiate(t.text, &values, &types, vt(dtype)) {
+        Ok(text) => format!("(({})({text}))", vt(dtype)),
+        Err(e) => format!("/* {e} */ 0"),
+    }
+}

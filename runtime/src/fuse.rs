@@ -41,6 +41,8 @@ pub(crate) enum OpCode {
     Ternary(TernaryOp),
     /// Always materialized; its elementwise producers are fused into it.
     Reduce(ReduceSpec),
+    /// An `expr!` template (by id).
+    Expr(u32),
 }
 
 /// Collects every node the roots need, stopping at materialized nodes. Iterative, so a
@@ -69,6 +71,10 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
                 Op::Binary(b, x, y) => GKind::Op(
                     OpCode::Binary(b),
                     smallvec::smallvec![index[&Arc::as_ptr(&x)], index[&Arc::as_ptr(&y)]],
+                ),
+                Op::Expr(t, ops) => GKind::Op(
+                    OpCode::Expr(crate::expr::template_id(t)),
+                    ops.iter().map(|o| index[&Arc::as_ptr(o)]).collect(),
                 ),
                 Op::Ternary(t, x, y, z) => GKind::Op(
                     OpCode::Ternary(t),
@@ -215,18 +221,14 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<
 }
 
 /// One value inside a fused kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Value {
     /// Load from input buffer `slot`.
     Load { slot: usize },
     /// Scalar kernel argument `slot`.
     Scalar { slot: usize },
     /// An operation over earlier values.
-    Op {
-        code: OpCode,
-        args: [usize; 3],
-        arity: u8,
-    },
+    Op { code: OpCode, args: Inputs },
 }
 
 /// A kernel's structure and the run-time bindings of its arguments.
@@ -270,6 +272,7 @@ fn op_code(c: OpCode) -> u32 {
         OpCode::Binary(b) => 0x200 | b as u32,
         OpCode::Ternary(t) => 0x300 | t as u32,
         OpCode::Reduce(r) => 0x400 | r.op as u32,
+        OpCode::Expr(id) => 0x1_0000 + id,
     }
 }
 
@@ -442,17 +445,11 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
                     }
                 }
                 GKind::Op(code, inputs) => {
-                    let mut args = [0usize; 3];
-                    plan.key.extend([TAG_OP, op_code(*code), dtype_code(dtype)]);
-                    for (k, i) in inputs.iter().enumerate() {
-                        args[k] = value_of[*i];
-                        plan.key.push(args[k] as u32);
-                    }
-                    Value::Op {
-                        code: *code,
-                        args,
-                        arity: inputs.len() as u8,
-                    }
+                    plan.key
+                        .extend([TAG_OP, op_code(*code), dtype_code(dtype), inputs.len() as u32]);
+                    let args: Inputs = inputs.iter().map(|i| value_of[*i]).collect();
+                    plan.key.extend(args.iter().map(|&a| a as u32));
+                    Value::Op { code: *code, args }
                 }
                 GKind::Ready(_) => unreachable_ready(),
             }

@@ -151,6 +151,11 @@ pub(crate) enum Op {
     Binary(BinaryOp, NodeRef, NodeRef),
     Ternary(TernaryOp, NodeRef, NodeRef, NodeRef),
     Reduce(ReduceSpec, NodeRef),
+    /// An `expr!` over any number of operands.
+    Expr(
+        &'static crate::expr::ExprTemplate,
+        smallvec::SmallVec<[NodeRef; 4]>,
+    ),
 }
 
 impl Op {
@@ -160,6 +165,7 @@ impl Op {
             Op::Unary(_, a) | Op::Reduce(_, a) => smallvec::smallvec![a],
             Op::Binary(_, a, b) => smallvec::smallvec![a, b],
             Op::Ternary(_, a, b, c) => smallvec::smallvec![a, b, c],
+            Op::Expr(_, ops) => ops.iter().collect(),
         }
     }
 }
@@ -233,5 +239,6 @@ fn push_inputs(op: Op, stack: &mut Vec<NodeRef>) {
         Op::Unary(_, a) | Op::Reduce(_, a) => stack.push(a),
         Op::Binary(_, a, b) => stack.extend([a, b]),
         Op::Ternary(_, a, b, c) => stack.extend([a, b, c]),
+        Op::Expr(_, ops) => stack.extend(ops),
     }
 }

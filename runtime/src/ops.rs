@@ -50,7 +50,11 @@ fn failure(node: &NodeRef) -> Option<Error> {
 }
 
 /// Records `op` over `inputs` with numpy broadcasting; failures are kept in the result.
-fn record<R: Element>(name: &dyn std::fmt::Debug, inputs: &[&NodeRef], op: impl FnOnce() -> Op) -> Array<R> {
+pub(crate) fn record<R: Element>(
+    name: &dyn std::fmt::Debug,
+    inputs: &[&NodeRef],
+    op: impl FnOnce() -> Op,
+) -> Array<R> {
     let ctx = &inputs[0].ctx;
     let mut shape: crate::graph::Shape = inputs[0].shape.clone();
     for n in inputs {
