@@ -22,7 +22,7 @@ fn a_template_node_fuses_and_caches_by_template() {
     let mut builds = Vec::new();
     for a in [1.5f32, -0.25, 3.0] {
         let before = ctx.stats();
-        let e = expr_node::<f32>(&AXPY, &[a.operand(), (&x).operand(), (&y).operand()]);
+        let e = expr_node::<f32>(&AXPY, &[a.operand(), x.operand(), y.operand()]);
         let z = (&e * 2.0 + &x).to_vec().unwrap();
         let d = ctx.stats() - before;
         assert_eq!(
@@ -44,8 +44,8 @@ fn a_template_node_fuses_and_caches_by_template() {
         &AXPY,
         &[
             1.0f32.operand(),
-            (&x).operand(),
-            (&ctx.zeros::<f32>(3).unwrap()).operand(),
+            x.operand(),
+            ctx.zeros::<f32>(3).unwrap().operand(),
         ],
     );
     let err = bad.eval().unwrap_err().to_string();

@@ -637,8 +637,10 @@ fn tree_step(op: ReduceOp, d: DType, indent: &str) -> String {
 }
 
 /// The second pass of a reduction split into `S` segments: reduces partials `[o * S + s]`
-/// over `s` for each output `o`, one work-group per output.
-pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32) -> String {
+/// over `s` for each output `o`. A work-group of `group` items handles `group / lanes`
+/// outputs; `lanes` (a power of two) is chosen from `S`, so that many outputs with few
+/// segments each do not leave most work-items idle.
+pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32, lanes: u32) -> String {
     let t = vt(d);
     let mut src = String::from("#pragma OPENCL FP_CONTRACT OFF\n");
     if d == DType::F64 {
@@ -647,11 +649,11 @@ pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32) -> String {
     src.push_str("#define NONE ULONG_MAX\n");
     let step = if op.is_arg() {
         format!(
-            "        if ({}) {{ acc = pv[k]; acci = pi[k]; }}\n",
+            "            if ({}) {{ acc = pv[k]; acci = pi[k]; }}\n",
             arg_better(op, d, "acc", "acci", "pv[k]", "pi[k]")
         )
     } else {
-        format!("        acc = {};\n", combine(op, d, "acc", "pv[k]"))
+        format!("            acc = {};\n", combine(op, d, "acc", "pv[k]"))
     };
     let fin = if op.is_arg() {
         "        outi[o] = (acci == NONE ? 0 : acci);\n".to_string()
@@ -662,7 +664,7 @@ pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32) -> String {
     };
     let _ = write!(
         src,
-        "__kernel void {COMBINE_KERNEL_NAME}(__global const {t}* pv, __global const ulong* pi, __global {t}* outv, __global ulong* outi, const ulong S, const ulong n_total) {{\n    __local {t} sv[{group}];\n    __local ulong si[{group}];\n    const uint lid = get_local_id(0), lane = lid;\n    const ulong o = get_group_id(0);\n    {t} acc = {id}; ulong acci = NONE;\n    (void)acci; (void)pi; (void)outi; (void)outv; (void)n_total;\n    for (ulong k = o * S + lid; k < (o + 1) * S; k += {group}u) {{\n{step}    }}\n    sv[lid] = acc; si[lid] = acci;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint st = {group}u / 2u; st > 0u; st >>= 1) {{\n        if (lane < st) {{\n{tree}        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n    if (lid == 0u) {{\n        acc = sv[0]; acci = si[0];\n{fin}    }}\n}}\n",
+        "__kernel void {COMBINE_KERNEL_NAME}(__global const {t}* pv, __global const ulong* pi, __global {t}* outv, __global ulong* outi, const ulong S, const ulong n_total, const ulong n_out) {{\n    __local {t} sv[{group}];\n    __local ulong si[{group}];\n    const uint lid = get_local_id(0), lane = lid % {lanes}u, row = lid / {lanes}u;\n    const ulong o = get_group_id(0) * ({group}u / {lanes}u) + row;\n    {t} acc = {id}; ulong acci = NONE;\n    (void)acci; (void)pi; (void)outi; (void)outv; (void)n_total;\n    if (o < n_out) {{\n        for (ulong k = o * S + lane; k < (o + 1) * S; k += {lanes}u) {{\n{step}        }}\n    }}\n    sv[lid] = acc; si[lid] = acci;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint st = {lanes}u / 2u; st > 0u; st >>= 1) {{\n        if (lane < st) {{\n{tree}        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n    if (lane == 0u && o < n_out) {{\n        acc = sv[lid]; acci = si[lid];\n{fin}    }}\n}}\n",
         id = identity(op, d),
         tree = tree_step(op, d, "            "),
     );

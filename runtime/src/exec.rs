@@ -106,10 +106,16 @@ fn kernel_for(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<FusedKernel>>
 }
 
 /// The second-pass kernel of a split reduction.
-fn combine_kernel(ctx: &ContextInner, op: ReduceOp, dtype: DType, group: u32) -> Result<Arc<FusedKernel>> {
-    let key = [TAG_COMBINE, op as u32, dtype as u32, group];
+fn combine_kernel(
+    ctx: &ContextInner,
+    op: ReduceOp,
+    dtype: DType,
+    group: u32,
+    lanes: u32,
+) -> Result<Arc<FusedKernel>> {
+    let key = [TAG_COMBINE, op as u32, dtype as u32, group, lanes];
     cached_kernel(ctx, &key, COMBINE_KERNEL_NAME, || {
-        Ok(combine_source(op, dtype, group))
+        Ok(combine_source(op, dtype, group, lanes))
     })
 }
 
@@ -205,7 +211,9 @@ fn launch_reduce(
         }
     }
     if s > 1 {
-        let combine = combine_kernel(ctx, r.op, r.in_dtype, group)?;
+        // Lanes per output in the combine pass: the next power of two of S, within a group.
+        let lanes = (s.next_power_of_two() as u32).clamp(1, group);
+        let combine = combine_kernel(ctx, r.op, r.in_dtype, group, lanes)?;
         let cargs = [
             KernelArg::Mem(pv.mem()),
             KernelArg::Mem(pi.mem()),
@@ -213,10 +221,12 @@ fn launch_reduce(
             KernelArg::Mem(out.mem()),
             KernelArg::ulong(s as u64),
             KernelArg::ulong(r.n_red as u64),
+            KernelArg::ulong(r.n_out as u64),
         ];
+        let groups = r.n_out.div_ceil((group / lanes) as usize);
         combine
             .kernel
-            .launch(ctx, &[r.n_out * group as usize], Some(&[group as usize]), &cargs)?;
+            .launch(ctx, &[groups * group as usize], Some(&[group as usize]), &cargs)?;
     }
     Ok(())
 }

@@ -368,9 +368,12 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         let rank = dims.len();
         let innermost_kept = red_mask & (1 << (rank - 1)) == 0;
         let only_innermost = red_mask == 1 << (rank - 1);
-        // Lanes per output: enough to cover the reduced extent in a few steps.
+        // Lanes per output: enough to cover the reduced extent in a few steps. Vectorized
+        // lanes take four elements a step; give each lane at least four steps.
         let lanes = if innermost_kept && n_out > 1 {
             0
+        } else if only_innermost {
+            ((n_red / 16).max(1).next_power_of_two() as u32).clamp(4, group_size)
         } else if n_red <= 16 {
             4
         } else if n_red <= 1024 {
