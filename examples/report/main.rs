@@ -188,8 +188,113 @@ fn main() {
     }
 }
 
+/// The first result a fresh process computes (`--first-result`): a context, a `#[kernel]`
+/// launch and a fused expression, read back. The parent times this process end to end.
+fn first_result() -> R<()> {
+    let ctx = lz(Context::new())?;
+    let x = lz(ctx.from_slice(&[3.0f32, 1.0, 2.0, 0.5]))?;
+    let mut arr = lz(ctx.from_slice(&[4i32, 3, 2, 1]))?;
+    let k = lz(swap_pairs::bind(&ctx))?;
+    for &step in &bitonic_steps(4) {
+        lz(k.global(4usize).launch(&mut arr, step, 4))?;
+    }
+    let y = lz(chain8(&x).sum().item())?;
+    let sorted = lz(arr.to_vec())?;
+    if sorted != [1, 2, 3, 4] || !y.is_finite() {
+        return Err("wrong first result".into());
+    }
+    println!(
+        "programs built {}, loaded {}",
+        ctx.stats().programs_built,
+        ctx.stats().programs_loaded
+    );
+    Ok(())
+}
+
+/// Process start to first result with a cold and then a warm program cache, and the
+/// per-launch host time of a kernel loaded from the cache vs one built from source.
+fn cache_rows(rep: &mut Report, trials: usize) -> R<()> {
+    let dir = std::env::temp_dir().join(format!("lazycl-report-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let spawn = || -> R<f64> {
+        let t = Instant::now();
+        let out = std::process::Command::new(&exe)
+            .arg("--first-result")
+            .env("LAZYCL_CACHE_DIR", &dir)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).to_string());
+        }
+        Ok(t.elapsed().as_secs_f64())
+    };
+    let cold = spawn()?;
+    let warm = median((0..trials.min(5)).map(|_| spawn()).collect::<R<Vec<f64>>>()?);
+    rep.add(
+        "process start to first result, warm program cache",
+        warm * 1e3,
+        cold * 1e3,
+        "ms",
+        "same, cold cache",
+    );
+    // Obtaining the programs alone: build from source vs load the binary.
+    let _ = std::fs::remove_dir_all(&dir);
+    let cold_ctx = lz(Context::builder()
+        .program_cache(lazycl::CacheDir::Dir(dir.clone()))
+        .build())?;
+    let t = Instant::now();
+    let built = lz(swap_pairs::bind(&cold_ctx))?;
+    let t_build = t.elapsed().as_secs_f64();
+    let warm_ctx = lz(Context::builder()
+        .program_cache(lazycl::CacheDir::Dir(dir.clone()))
+        .build())?;
+    let t = Instant::now();
+    let loaded = lz(swap_pairs::bind(&warm_ctx))?;
+    let t_load = t.elapsed().as_secs_f64();
+    if warm_ctx.stats().programs_loaded != 1 {
+        return Err("the warm context did not load from the cache".into());
+    }
+    rep.add(
+        "obtain a #[kernel] program: load cached binary",
+        t_load * 1e3,
+        t_build * 1e3,
+        "ms",
+        "build from source",
+    );
+    // Per-launch host time: loaded vs built kernel, same hot path.
+    let n = 1024usize;
+    let reps = 5000;
+    let mut a = lz(cold_ctx.zeros::<i32>(n))?;
+    let mut b = lz(warm_ctx.zeros::<i32>(n))?;
+    let t_built = per_call(
+        trials,
+        reps,
+        || lz(built.global(n).launch(&mut a, 1, n as i32)),
+        || lz(cold_ctx.synchronize()),
+    )?;
+    let t_loaded = per_call(
+        trials,
+        reps,
+        || lz(loaded.global(n).launch(&mut b, 1, n as i32)),
+        || lz(warm_ctx.synchronize()),
+    )?;
+    rep.add(
+        "host time per launch, kernel loaded from the disk cache",
+        t_loaded * 1e6,
+        t_built * 1e6,
+        "µs",
+        "same kernel built from source",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
 fn run() -> R<()> {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--first-result") {
+        return first_result();
+    }
     let quick = args.iter().any(|a| a == "--quick") || std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok();
     let json = args.iter().any(|a| a == "--json");
     let ctx = lz(Context::new())?;
@@ -518,6 +623,8 @@ fn run() -> R<()> {
             "the long kernel's duration",
         );
     }
+
+    cache_rows(&mut rep, trials)?;
 
     rep.print(json);
     if !json {

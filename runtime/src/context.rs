@@ -9,6 +9,7 @@ use opencl3::command_queue::CommandQueue;
 use opencl3::device::Device;
 
 use crate::buffer::BufferPool;
+use crate::cache::{CacheDir, DiskCache};
 use crate::cl;
 use crate::device::{devices, DeviceInfo, DeviceSelector};
 use crate::dtype::DType;
@@ -33,6 +34,7 @@ pub(crate) struct ContextInner {
     /// Fused kernels of the lazy graph, keyed by structure.
     pub(crate) fused_kernels: Mutex<rustc_hash::FxHashMap<Vec<u32>, Arc<crate::fuse::FusedKernel>>>,
     pub(crate) show_kernels: bool,
+    pub(crate) disk_cache: DiskCache,
     queue: CommandQueue,
     pub(crate) cl_context: opencl3::context::Context,
 }
@@ -74,6 +76,7 @@ impl Drop for ContextInner {
 pub struct ContextBuilder {
     selector: Option<DeviceSelector>,
     show_kernels: Option<bool>,
+    cache: CacheDir,
 }
 
 impl ContextBuilder {
@@ -92,6 +95,12 @@ impl ContextBuilder {
     /// (default: the `LAZYCL_SHOW_KERNELS=1` environment variable).
     pub fn show_kernels(mut self, on: bool) -> Self {
         self.show_kernels = Some(on);
+        self
+    }
+
+    /// Where built programs are cached on disk (default: [`CacheDir::FromEnv`]).
+    pub fn program_cache(mut self, cache: CacheDir) -> Self {
+        self.cache = cache;
         self
     }
 
@@ -115,7 +124,7 @@ impl ContextBuilder {
         let show_kernels = self
             .show_kernels
             .unwrap_or_else(|| std::env::var("LAZYCL_SHOW_KERNELS").is_ok_and(|v| v == "1" || v == "true"));
-        Context::open(info, show_kernels)
+        Context::open(info, show_kernels, &self.cache)
     }
 }
 
@@ -137,16 +146,18 @@ impl Context {
         ContextBuilder {
             selector: None,
             show_kernels: None,
+            cache: CacheDir::FromEnv,
         }
     }
 
-    fn open(device: DeviceInfo, show_kernels: bool) -> Result<Context> {
+    fn open(device: DeviceInfo, show_kernels: bool, cache: &CacheDir) -> Result<Context> {
         let dev = Device::new(device.id);
         let cl_context = opencl3::context::Context::from_device(&dev).cl("clCreateContext")?;
         // An in-order queue with no profiling: the cheapest launches.
         #[allow(deprecated)]
         let queue = unsafe { CommandQueue::create(&cl_context, device.id, 0) }.cl("clCreateCommandQueue")?;
         let pool = BufferPool::new(device.global_mem_bytes);
+        let disk_cache = DiskCache::new(cache, &device);
         Ok(Context {
             inner: Arc::new(ContextInner {
                 device,
@@ -155,6 +166,7 @@ impl Context {
                 static_kernels: Mutex::default(),
                 fused_kernels: Mutex::default(),
                 show_kernels,
+                disk_cache,
                 queue,
                 cl_context,
             }),

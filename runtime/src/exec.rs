@@ -19,7 +19,7 @@ use crate::fuse::{
 use crate::graph::NodeRef;
 use crate::graph::ReduceOp;
 use crate::kernel::{CompiledKernel, KernelArg};
-use crate::program::{build_from_source, GENERATED_BUILD_OPTIONS};
+use crate::program::{obtain, GENERATED_BUILD_OPTIONS};
 use crate::stats::Counters;
 
 /// Fixed kernel arguments besides inputs, scalars and outputs: `n` and up to this many dims.
@@ -140,7 +140,7 @@ fn cached_kernel(
     Counters::add(&ctx.counters.kernel_cache_misses, 1);
     let source = source()?;
     // Built outside the cache lock: launches of cached kernels on other threads go on.
-    let program = Arc::new(build_from_source(ctx, name, &source, GENERATED_BUILD_OPTIONS)?);
+    let program = Arc::new(obtain(ctx, name, &source, GENERATED_BUILD_OPTIONS)?);
     let kernel = CompiledKernel::create(ctx, program, name)?;
     let fused = Arc::new(FusedKernel { kernel });
     let mut cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());

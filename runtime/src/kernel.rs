@@ -14,7 +14,7 @@ use crate::cl;
 use crate::context::{Context, ContextInner};
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{ClResultExt, Error, Result};
-use crate::program::{build_from_source, BUILD_OPTIONS};
+use crate::program::{obtain, BUILD_OPTIONS};
 use crate::stats::Counters;
 
 /// The OpenCL C source and name of a kernel, as `#[kernel]` generates them at compile time.
@@ -228,12 +228,7 @@ impl Kernel {
         let compiled = match cache.get(&key) {
             Some(k) => k.clone(),
             None => {
-                let program = Arc::new(build_from_source(
-                    inner,
-                    source.name,
-                    source.source,
-                    BUILD_OPTIONS,
-                )?);
+                let program = Arc::new(obtain(inner, source.name, source.source, BUILD_OPTIONS)?);
                 let k = Arc::new(CompiledKernel::create(inner, program, source.name)?);
                 let declared = k.kernel.num_args().cl("clGetKernelInfo")?;
                 if declared != source.num_args {

@@ -5,6 +5,7 @@
 
 mod array;
 mod buffer;
+mod cache;
 mod cl;
 mod codegen;
 mod context;
@@ -23,6 +24,7 @@ mod shape;
 mod stats;
 
 pub use array::{Array, ArrayArg};
+pub use cache::CacheDir;
 pub use context::{Context, ContextBuilder};
 pub use device::{device_table, devices, DeviceInfo, DeviceSelector, DeviceType};
 pub use dtype::{DType, Element, Float, Integer, Numeric, ScalarBits, Signed};

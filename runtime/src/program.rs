@@ -41,3 +41,34 @@ pub(crate) fn build_from_source(
     }
     Ok(program)
 }
+
+/// A built program for `source`: loaded from the disk cache when a valid binary exists
+/// (counted as `programs_loaded`), else compiled (`programs_built`) and stored there.
+pub(crate) fn obtain(ctx: &ContextInner, name: &str, source: &str, options: &str) -> Result<Program> {
+    if let Some(binary) = ctx.disk_cache.load(source, options) {
+        if let Some(program) = from_binary(ctx, &binary, options) {
+            if ctx.show_kernels {
+                eprintln!("lazycl: loaded {name} from the program cache:\n{source}");
+            }
+            Counters::add(&ctx.counters.programs_loaded, 1);
+            return Ok(program);
+        }
+    }
+    let program = build_from_source(ctx, name, source, options)?;
+    if let Ok(binaries) = program.get_binaries() {
+        if let Some(binary) = binaries.first().filter(|b| !b.is_empty()) {
+            ctx.disk_cache.store(source, options, binary);
+        }
+    }
+    Ok(program)
+}
+
+/// A program from a device binary, or `None` if the driver rejects it (then the caller
+/// rebuilds from source and replaces the file).
+fn from_binary(ctx: &ContextInner, binary: &[u8], options: &str) -> Option<Program> {
+    // SAFETY: the device belongs to the context; the binary is only read.
+    let mut program =
+        unsafe { Program::create_from_binary(&ctx.cl_context, &[ctx.device.id], &[binary]) }.ok()?;
+    program.build(&[ctx.device.id], options).ok()?;
+    Some(program)
+}

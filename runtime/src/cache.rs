@@ -1,0 +1,190 @@
+//! The on-disk program cache: built programs are stored as device binaries
+//! (`CL_PROGRAM_BINARIES`) so that a later process loads them instead of compiling.
+//!
+//! A file is named by a hash of its key and holds the whole key (source, build options,
+//! platform name and version, device name, driver version, lazycl version), the binary,
+//! and a checksum of both. A file is used only when its magic, lengths, checksum and full
+//! key all match; anything else (truncated, corrupt, foreign) is rebuilt from source and
+//! replaced. Files are written to a unique temporary name and renamed into place, so
+//! processes racing on one key all succeed. A directory that cannot be written degrades to
+//! in-memory caching with a one-time warning.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::device::DeviceInfo;
+
+const MAGIC: &[u8; 8] = b"LZCLBIN1";
+
+/// Where (and whether) programs are cached on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheDir {
+    /// `LAZYCL_CACHE=off` disables; else `LAZYCL_CACHE_DIR`, `$XDG_CACHE_HOME/lazycl`, or
+    /// `~/.cache/lazycl`.
+    FromEnv,
+    /// No disk cache (programs are still cached in memory for the context's life).
+    Off,
+    /// This directory.
+    Dir(PathBuf),
+}
+
+impl CacheDir {
+    pub(crate) fn resolve(&self) -> Option<PathBuf> {
+        match self {
+            CacheDir::Off => None,
+            CacheDir::Dir(p) => Some(p.clone()),
+            CacheDir::FromEnv => {
+                if std::env::var("LAZYCL_CACHE").is_ok_and(|v| v.eq_ignore_ascii_case("off") || v == "0") {
+                    return None;
+                }
+                if let Some(d) = std::env::var_os("LAZYCL_CACHE_DIR").filter(|d| !d.is_empty()) {
+                    return Some(PathBuf::from(d));
+                }
+                if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+                    return Some(PathBuf::from(d).join("lazycl"));
+                }
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("lazycl"))
+            }
+        }
+    }
+}
+
+/// A context's disk cache.
+pub(crate) struct DiskCache {
+    dir: Option<PathBuf>,
+    warned: AtomicBool,
+    /// The device part of every key.
+    device_key: String,
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// FNV-1a, 64 bits: names files and checks their contents (not a security boundary: the
+/// full key is compared as well).
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for &b in *p {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+impl DiskCache {
+    pub(crate) fn new(setting: &CacheDir, device: &DeviceInfo) -> Self {
+        let device_key = format!(
+            "platform={}|platform_version={}|device={}|driver={}|lazycl={}",
+            device.platform_name,
+            device.platform_version,
+            device.name,
+            device.driver_version,
+            env!("CARGO_PKG_VERSION")
+        );
+        DiskCache {
+            dir: setting.resolve(),
+            warned: AtomicBool::new(false),
+            device_key,
+        }
+    }
+
+    fn key(&self, source: &str, options: &str) -> String {
+        format!("{}|options={options}|source={source}", self.device_key)
+    }
+
+    fn path(&self, dir: &Path, key: &str) -> PathBuf {
+        dir.join(format!("{:016x}.bin", fnv1a(&[key.as_bytes()])))
+    }
+
+    /// The cached binary for this source and options, if a valid file exists.
+    pub(crate) fn load(&self, source: &str, options: &str) -> Option<Vec<u8>> {
+        let dir = self.dir.as_ref()?;
+        let key = self.key(source, options);
+        let data = fs::read(self.path(dir, &key)).ok()?;
+        parse(&data, key.as_bytes()).map(<[u8]>::to_vec)
+    }
+
+    /// Stores a binary (atomically: temporary file, then rename). Failures only warn once.
+    pub(crate) fn store(&self, source: &str, options: &str, binary: &[u8]) {
+        let Some(dir) = &self.dir else { return };
+        let key = self.key(source, options);
+        let path = self.path(dir, &key);
+        let tmp = dir.join(format!(
+            ".{}.{}.{}.tmp",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("program"),
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let result = fs::create_dir_all(dir)
+            .and_then(|()| {
+                let mut f = fs::File::create(&tmp)?;
+                f.write_all(&encode(key.as_bytes(), binary))?;
+                f.sync_all()
+            })
+            .and_then(|()| fs::rename(&tmp, &path));
+        if let Err(e) = result {
+            let _ = fs::remove_file(&tmp);
+            if !self.warned.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "lazycl: warning: cannot write the program cache in {} ({e}); programs are cached in memory only",
+                    dir.display()
+                );
+            }
+        }
+    }
+}
+
+/// File layout: magic, key length (u64 LE), key, binary length (u64 LE), binary,
+/// checksum (u64 LE) of key and binary.
+fn encode(key: &[u8], binary: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(8 + 8 + key.len() + 8 + binary.len() + 8);
+    v.extend_from_slice(MAGIC);
+    v.extend_from_slice(&(key.len() as u64).to_le_bytes());
+    v.extend_from_slice(key);
+    v.extend_from_slice(&(binary.len() as u64).to_le_bytes());
+    v.extend_from_slice(binary);
+    v.extend_from_slice(&fnv1a(&[key, binary]).to_le_bytes());
+    v
+}
+
+/// The binary in `data` if the file is whole, uncorrupted and for exactly `key`.
+fn parse<'a>(data: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+    let rest = data.strip_prefix(MAGIC)?;
+    let (klen, rest) = take_u64(rest)?;
+    let (file_key, rest) = take(rest, klen)?;
+    let (blen, rest) = take_u64(rest)?;
+    let (binary, rest) = take(rest, blen)?;
+    let (sum, rest) = take_u64(rest)?;
+    (rest.is_empty() && file_key == key && sum == fnv1a(&[file_key, binary]) && !binary.is_empty())
+        .then_some(binary)
+}
+
+fn take_u64(d: &[u8]) -> Option<(u64, &[u8])> {
+    let (head, rest) = take(d, 8)?;
+    Some((u64::from_le_bytes(head.try_into().ok()?), rest))
+}
+
+fn take(d: &[u8], n: u64) -> Option<(&[u8], &[u8])> {
+    let n = usize::try_from(n).ok()?;
+    (d.len() >= n).then(|| d.split_at(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{encode, parse};
+
+    #[test]
+    fn files_are_checked_before_use() {
+        let f = encode(b"key", b"binary");
+        assert_eq!(parse(&f, b"key"), Some(&b"binary"[..]));
+        assert_eq!(parse(&f, b"other key"), None, "foreign");
+        assert_eq!(parse(&f[..f.len() - 3], b"key"), None, "truncated");
+        let mut bad = f.clone();
+        bad[20] ^= 0x40;
+        assert_eq!(parse(&bad, b"key"), None, "corrupt");
+        assert_eq!(parse(b"", b"key"), None);
+    }
+}

@@ -1,0 +1,152 @@
+//! The on-disk program cache: cold builds write, warm contexts and processes load with
+//! zero builds from source, bad files are rebuilt and replaced, racing writers and
+//! unwritable directories still work.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use lazycl::prelude::*;
+use lazycl::CacheDir;
+
+#[kernel]
+fn scale_add(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id(0);
+    if i < y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lazycl-cache-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn ctx_in(dir: &Path) -> Context {
+    Context::builder()
+        .program_cache(CacheDir::Dir(dir.to_path_buf()))
+        .build()
+        .expect("an OpenCL device")
+}
+
+/// Runs the `#[kernel]` and a fused expression; returns (built, loaded) and checks results.
+fn work(ctx: &Context) -> (u64, u64) {
+    let before = ctx.stats();
+    let x = ctx.from_slice(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mut y = ctx.from_slice(&[10.0f32, 20.0, 30.0]).unwrap();
+    scale_add::bind(ctx)
+        .unwrap()
+        .global(3)
+        .launch(2.0, &x, &mut y)
+        .unwrap();
+    assert_eq!(y.to_vec().unwrap(), vec![12.0, 24.0, 36.0]);
+    let z = ((&x * 3.0 + 1.5).sqrt() - &y).to_vec().unwrap();
+    assert_eq!(z[0], (4.5f32).sqrt() - 12.0);
+    let d = ctx.stats() - before;
+    (d.programs_built, d.programs_loaded)
+}
+
+fn cache_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|r| {
+            r.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn cold_then_warm_then_another_process() {
+    let dir = temp_dir("warm");
+    assert_eq!(
+        work(&ctx_in(&dir)),
+        (2, 0),
+        "a cold cache builds both programs from source"
+    );
+    assert_eq!(cache_files(&dir).len(), 2, "and writes them");
+    assert_eq!(work(&ctx_in(&dir)), (0, 2), "a second context loads both");
+    // A second process, spawned from this test binary, loads with zero builds.
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["--exact", "child_process_loads_from_disk", "--nocapture"])
+        .env("LAZYCL_CACHE_CHILD_DIR", &dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("child: built 0, loaded 2"), "{text}");
+}
+
+/// Runs only as the child of `cold_then_warm_then_another_process`.
+#[test]
+fn child_process_loads_from_disk() {
+    let Some(dir) = std::env::var_os("LAZYCL_CACHE_CHILD_DIR") else {
+        return;
+    };
+    let (built, loaded) = work(&ctx_in(Path::new(&dir)));
+    println!("child: built {built}, loaded {loaded}");
+}
+
+#[test]
+fn corrupt_truncated_and_foreign_files_are_rebuilt_and_replaced() {
+    let dir = temp_dir("bad");
+    work(&ctx_in(&dir));
+    let files = cache_files(&dir);
+    assert_eq!(files.len(), 2);
+    // Corrupt one byte in the middle of the first, truncate the second.
+    let mut a = std::fs::read(&files[0]).unwrap();
+    let mid = a.len() / 2;
+    a[mid] ^= 0x5a;
+    std::fs::write(&files[0], &a).unwrap();
+    let b = std::fs::read(&files[1]).unwrap();
+    std::fs::write(&files[1], &b[..b.len() / 3]).unwrap();
+    assert_eq!(
+        work(&ctx_in(&dir)),
+        (2, 0),
+        "both bad files are rebuilt, never trusted"
+    );
+    assert_eq!(work(&ctx_in(&dir)), (0, 2), "and replaced by good ones");
+    // A foreign file: another program's (valid) file under this program's name.
+    let files = cache_files(&dir);
+    let other = std::fs::read(&files[1]).unwrap();
+    std::fs::write(&files[0], other).unwrap();
+    assert_eq!(work(&ctx_in(&dir)), (1, 1), "the foreign file is rebuilt");
+    // Garbage.
+    std::fs::write(&files[1], b"not a program").unwrap();
+    assert_eq!(work(&ctx_in(&dir)), (1, 1));
+}
+
+#[test]
+fn racing_writers_all_succeed() {
+    let dir = temp_dir("race");
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4).map(|_| s.spawn(|| work(&ctx_in(&dir)))).collect();
+        for h in handles {
+            let (built, loaded) = h.join().unwrap();
+            assert_eq!(built + loaded, 2);
+        }
+    });
+    assert_eq!(work(&ctx_in(&dir)), (0, 2));
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "no temporary files are left behind");
+}
+
+#[test]
+fn an_unwritable_directory_degrades_to_memory() {
+    // A path below a regular file cannot be created.
+    let file = temp_dir("file");
+    std::fs::write(&file, b"x").unwrap();
+    let ctx = ctx_in(&file.join("sub"));
+    assert_eq!(work(&ctx), (2, 0));
+    assert_eq!(work(&ctx), (0, 0), "the in-memory cache still works");
+    let off = Context::builder().program_cache(CacheDir::Off).build().unwrap();
+    assert_eq!(work(&off), (2, 0));
+}
