@@ -37,6 +37,15 @@ fn every_selection_form() {
         assert_eq!(ctx.device().name, first.name, "LAZYCL_DEVICE={value}");
     }
 
+    // PoCL is named only in its version strings; `pocl` must still find it.
+    if let Some(pocl) = list
+        .iter()
+        .find(|d| d.platform_version.to_lowercase().contains("pocl"))
+    {
+        std::env::set_var("LAZYCL_DEVICE", "pocl");
+        assert_eq!(Context::new().unwrap().device().name, pocl.name);
+    }
+
     for bad in ["no-such-device-xyz", "9:9", "0:77"] {
         std::env::set_var("LAZYCL_DEVICE", bad);
         let err = Context::new().unwrap_err();

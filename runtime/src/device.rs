@@ -219,7 +219,8 @@ pub enum DeviceSelector {
         /// Device index within the platform.
         device: usize,
     },
-    /// The first device whose platform or device name contains this text (case-insensitive).
+    /// The first device whose device name, platform name or platform/OpenCL C version
+    /// contains this text (case-insensitive), e.g. `nvidia`, `pocl`.
     Name(String),
 }
 
@@ -261,8 +262,15 @@ impl DeviceSelector {
             DeviceSelector::Name(name) => {
                 let needle = name.to_lowercase();
                 list.iter().find(|d| {
-                    d.name.to_lowercase().contains(&needle)
-                        || d.platform_name.to_lowercase().contains(&needle)
+                    // PoCL names itself only in its version strings ("OpenCL 3.0 PoCL 3.1").
+                    [
+                        &d.name,
+                        &d.platform_name,
+                        &d.platform_version,
+                        &d.opencl_c_version,
+                    ]
+                    .iter()
+                    .any(|text| text.to_lowercase().contains(&needle))
                 })
             }
         };
