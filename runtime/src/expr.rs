@@ -43,6 +43,9 @@ pub trait ExprArg {
     type Elem: Element;
     /// Whether this operand is an array (at least one operand of an `expr!` must be).
     const IS_ARRAY: bool;
+    /// The same at the type level: [`kind::IsArray`] or [`kind::IsScalar`] (`expr!` checks
+    /// with it, before code generation, that an operand is an array).
+    type Kind;
     /// The operand, type-erased.
     fn operand(&self) -> ExprOperand;
 }
@@ -50,6 +53,7 @@ pub trait ExprArg {
 impl<T: Element> ExprArg for Array<T> {
     type Elem = T;
     const IS_ARRAY: bool = true;
+    type Kind = kind::IsArray;
     fn operand(&self) -> ExprOperand {
         ExprOperand {
             kind: OperandKind::Array(self.node.clone()),
@@ -61,6 +65,7 @@ impl<T: Element> ExprArg for Array<T> {
 impl<A: ExprArg + ?Sized> ExprArg for &A {
     type Elem = A::Elem;
     const IS_ARRAY: bool = A::IS_ARRAY;
+    type Kind = A::Kind;
     fn operand(&self) -> ExprOperand {
         (**self).operand()
     }
@@ -71,6 +76,7 @@ macro_rules! scalar_arg {
         impl ExprArg for $t {
             type Elem = $t;
             const IS_ARRAY: bool = false;
+            type Kind = kind::IsScalar;
             fn operand(&self) -> ExprOperand {
                 ExprOperand { kind: OperandKind::Scalar(self.to_arg_bits()), dtype: <$t>::DTYPE }
             }
@@ -78,6 +84,78 @@ macro_rules! scalar_arg {
     )*};
 }
 scalar_arg!(bool, i32, u32, i64, u64, f32, f64);
+
+/// A value for an operand of element type `T` of an `expr!` closure or a `#[device_fn]`'s
+/// `map`: `Array<T>`, `&Array<T>` or a scalar `T`. (Unlike a bound `ExprArg<Elem = T>`, this
+/// lets an unsuffixed literal such as `1.5` take the type `T`.)
+pub trait ExprInput<T: Element> {
+    /// Whether this operand is an array.
+    const IS_ARRAY: bool;
+    /// [`kind::IsArray`] or [`kind::IsScalar`].
+    type Kind;
+    /// The operand, type-erased.
+    fn operand(&self) -> ExprOperand;
+}
+
+impl<T: Element> ExprInput<T> for Array<T> {
+    const IS_ARRAY: bool = true;
+    type Kind = kind::IsArray;
+    fn operand(&self) -> ExprOperand {
+        ExprArg::operand(self)
+    }
+}
+
+impl<T: Element, A: ExprInput<T> + ?Sized> ExprInput<T> for &A {
+    const IS_ARRAY: bool = A::IS_ARRAY;
+    type Kind = A::Kind;
+    fn operand(&self) -> ExprOperand {
+        (**self).operand()
+    }
+}
+
+macro_rules! scalar_input {
+    ($($t:ty),*) => {$(
+        impl ExprInput<$t> for $t {
+            const IS_ARRAY: bool = false;
+            type Kind = kind::IsScalar;
+            fn operand(&self) -> ExprOperand {
+                ExprArg::operand(self)
+            }
+        }
+    )*};
+}
+scalar_input!(bool, i32, u32, i64, u64, f32, f64);
+
+/// Type-level booleans for the compile-time check that an `expr!` (or a device function's
+/// `map`) has at least one array operand: the generated code requires
+/// `<<A0::Kind as Or<A1::Kind>>::Out as Or<..>>::Out: HasArray`.
+pub mod kind {
+    /// The operand is an array.
+    pub struct IsArray;
+    /// The operand is a scalar.
+    pub struct IsScalar;
+
+    /// Type-level "or" of two kinds.
+    pub trait Or<B> {
+        /// `IsArray` if either is.
+        type Out;
+    }
+    impl<B> Or<B> for IsArray {
+        type Out = IsArray;
+    }
+    impl<B> Or<B> for IsScalar {
+        type Out = B;
+    }
+
+    /// Implemented by `IsArray` only.
+    #[diagnostic::on_unimplemented(
+        message = "expr! needs at least one array operand, but all operands are scalars",
+        label = "all operands of this expression are scalars",
+        note = "an expr! is applied elementwise to arrays: pass at least one `&Array<T>` (scalars become kernel arguments)"
+    )]
+    pub trait HasArray {}
+    impl HasArray for IsArray {}
+}
 
 /// Templates seen so far; the index is the template's id in cache keys.
 static TEMPLATES: Mutex<Vec<&'static ExprTemplate>> = Mutex::new(Vec::new());

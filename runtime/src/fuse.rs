@@ -48,11 +48,13 @@ pub(crate) enum OpCode {
 /// Collects every node the roots need, stopping at materialized nodes. Iterative, so a
 /// 10,000-node chain does not overflow the stack. Errors with the first recording error.
 pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
-    let mut index: HashMap<*const crate::graph::Node, usize> = HashMap::default();
-    let mut out: Vec<GNode> = Vec::new();
+    let mut index: HashMap<*const crate::graph::Node, usize> =
+        HashMap::with_capacity_and_hasher(64, Default::default());
+    let mut out: Vec<GNode> = Vec::with_capacity(64);
     // (node, op snapshot, children expanded?)
     let mut stack: Vec<(NodeRef, bool)> = roots.iter().map(|r| (r.clone(), false)).collect();
-    let mut pending: HashMap<*const crate::graph::Node, Op> = HashMap::default();
+    let mut pending: HashMap<*const crate::graph::Node, Op> =
+        HashMap::with_capacity_and_hasher(32, Default::default());
     while let Some((node, expanded)) = stack.pop() {
         let key = Arc::as_ptr(&node);
         if index.contains_key(&key) {
@@ -419,7 +421,8 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         ]);
     }
     let mut value_of: Vec<usize> = vec![usize::MAX; graph.len()];
-    let mut load_slot_of_buffer: HashMap<(usize, u32), usize> = HashMap::default();
+    // (buffer or node identity, broadcast mask) → input slot; kernels have few inputs.
+    let mut load_slots: Vec<((usize, u32), usize)> = Vec::new();
     for j in (0..graph.len()).filter(|&j| used[j]) {
         let dtype = graph[j].node.dtype;
         let value = if !inside[j] {
@@ -431,10 +434,15 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
             };
             let li = load_nodes.iter().position(|&x| x == j).unwrap_or(0);
             // The same buffer under two shapes (a reshape alias) needs two slots.
-            let slot = *load_slot_of_buffer.entry((ident, masks[li])).or_insert_with(|| {
-                plan.inputs.push((dtype, masks[li], j));
-                plan.inputs.len() - 1
-            });
+            let id = (ident, masks[li]);
+            let slot = match load_slots.iter().find(|(k, _)| *k == id) {
+                Some(&(_, slot)) => slot,
+                None => {
+                    plan.inputs.push((dtype, masks[li], j));
+                    load_slots.push((id, plan.inputs.len() - 1));
+                    plan.inputs.len() - 1
+                }
+            };
             plan.key
                 .extend([TAG_LOAD, dtype_code(dtype), slot as u32, masks[li]]);
             Value::Load { slot }

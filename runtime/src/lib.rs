@@ -30,7 +30,7 @@ pub use device::{device_table, devices, DeviceInfo, DeviceSelector, DeviceType};
 pub use dtype::{DType, Element, Float, Integer, Numeric, ScalarBits, Signed};
 pub use error::{Error, Result};
 pub use exec::{eval, EvalList, NodeHandle};
-pub use expr::{expr_node, ExprArg, ExprOperand, ExprTemplate};
+pub use expr::{expr_node, kind as expr_kind, ExprArg, ExprInput, ExprOperand, ExprTemplate};
 pub use graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
 pub use kernel::{Dims, Kernel, KernelArg, KernelSource};
 pub use ops::{select, CtxRef, Operand};
