@@ -1,9 +1,19 @@
-//! A short tour of lazycl: devices, arrays, lazy fused expressions and the counters.
+//! A short tour of lazycl: devices, a `#[kernel]`, lazy fused expressions, reductions that
+//! stay on the device, `explain()`, and the counters.
 //!
 //! `make run` runs this on the default device (`LAZYCL_DEVICE` picks another).
 
 use lazycl::prelude::*;
 use ndarray::{Array1, Array2};
+
+/// `y = a * x + y`, translated to OpenCL C at compile time.
+#[kernel]
+fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id(0);
+    if i < y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
 
 fn main() -> lazycl::Result<()> {
     println!("== devices ==");
@@ -16,20 +26,36 @@ fn main() -> lazycl::Result<()> {
     let host = Array2::from_shape_fn((3, 4), |(i, j)| (i * 10 + j) as f32);
     let m = ctx.array(&host.t())?; // a transposed view: the device gets the logical order
     let back = m.to_ndarray()?;
-    println!("uploaded the 4x3 transpose of\n{host}\nread back\n{back}");
+    println!("the 4x3 transpose of a 3x4 matrix, read back:\n{back}");
     assert_eq!(back, host.t().into_dyn());
 
-    println!("\n== a lazy expression ==");
+    println!("\n== a #[kernel] ==");
     let n = 1 << 16;
     let x = ctx.array(&Array1::linspace(0.0f32, 1.0, n))?;
-    let y = ctx.full(n, 0.5f32)?;
-    let a = 3.0f32;
+    let mut y = ctx.full(n, 0.5f32)?;
+    let k = saxpy::bind(&ctx)?; // program built once, cl_kernel created once
+    k.global(n).launch(2.0, &x, &mut y)?; // asynchronous: set arguments + enqueue
+    println!("saxpy enqueued ({} work-items); nothing waited", n);
+
+    println!("\n== a lazy expression ==");
+    let a = 3.0f32; // a kernel argument, never an upload and never part of the cache key
     let before = ctx.stats();
     let z = (a * &x + &y).sqrt() - x.sin() * 0.5; // recorded, nothing runs
+    let w = &z / (&z * &z).sum(); // the sum stays on the device
     assert_eq!(ctx.stats(), before, "recording touches nothing");
-    println!("{}", z.explain()?);
-    let z = z.to_vec()?; // one fused kernel, then one read
-    println!("z[0..4] = {:?}", &z[..4]);
+    println!("{}", w.explain()?);
+    let w = w.to_vec()?; // one flush, then one read
+    println!("w[0..4] = {:?}", &w[..4]);
+
+    println!("\n== reductions ==");
+    let mat = ctx.array(&Array2::from_shape_fn((4, 5), |(i, j)| (i * 5 + j) as f32))?;
+    let v = ctx.from_slice(&[1.0f32, 0.0, -1.0, 0.0, 2.0])?;
+    println!("row sums      {:?}", mat.sum_axis(1).to_vec()?);
+    println!("m · v         {:?}", mat.dot(&v).to_vec()?);
+    println!("argmax        {}", mat.argmax().item()?);
+    let var = (&x - x.mean()).powi(2).mean(); // no host round trip between the passes
+    println!("variance of x {:.6}", var.item()?);
+
     println!("\n== counters ==\n{}", ctx.stats());
     Ok(())
 }
