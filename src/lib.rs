@@ -24,5 +24,8 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use lazycl_runtime::kernel::{Dims, Kernel, KernelArg, KernelSource};
-    pub use lazycl_runtime::{Array, ArrayArg, Context, DType, Element, Error, Result};
+    pub use lazycl_runtime::{
+        expr_kind, expr_node, Array, ArrayArg, Context, DType, Element, Error, ExprArg, ExprInput,
+        ExprOperand, ExprTemplate, Result,
+    };
 }

@@ -541,7 +541,12 @@ fn run() -> R<()> {
             let n4 = rows * cols / 4;
             raw.set(&c4, 2, &(n4 as u32))?;
             let g = n4.min(cu * 2048).div_ceil(256) * 256;
-            let tc = per_run(trials, reps, || raw.enqueue_no_event(&c4, g, Some(256)), || raw.finish())?;
+            let tc = per_run(
+                trials,
+                reps,
+                || raw.enqueue_no_event(&c4, g, Some(256)),
+                || raw.finish(),
+            )?;
             let same = 8.0 * (n4 * 4) as f64 / tc / 1e9;
             let t = per_run(
                 trials,

@@ -54,11 +54,16 @@ pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream 
     translate(kind, &f, &[], pre_errors)
 }
 
-/// Input of `__lazycl_resolved!`: `["sig" ...] kernel|device_fn fn ...`.
+/// Input of `__lazycl_resolved!`: `["sig" ...] kernel|device_fn fn ...` or
+/// `["sig" ...] expr <expr! input>`.
 pub struct Resolved {
     sigs: Vec<syn::LitStr>,
-    kind: FnKind,
-    item: syn::ItemFn,
+    item: ResolvedItem,
+}
+
+enum ResolvedItem {
+    Fn(FnKind, Box<syn::ItemFn>),
+    Expr(TokenStream),
 }
 
 impl Parse for Resolved {
@@ -70,19 +75,26 @@ impl Parse for Resolved {
             sigs.push(content.parse::<syn::LitStr>()?);
         }
         let k: Ident = input.parse()?;
-        let kind = if k == "kernel" {
-            FnKind::Kernel
+        let item = if k == "expr" {
+            ResolvedItem::Expr(input.parse()?)
         } else {
-            FnKind::DeviceFn
+            let kind = if k == "kernel" {
+                FnKind::Kernel
+            } else {
+                FnKind::DeviceFn
+            };
+            ResolvedItem::Fn(kind, Box::new(input.parse()?))
         };
-        let item = input.parse()?;
-        Ok(Resolved { sigs, kind, item })
+        Ok(Resolved { sigs, item })
     }
 }
 
 pub fn resolved(r: Resolved) -> TokenStream {
     match parse::sigs_from_literals(&r.sigs) {
-        Ok(sigs) => translate(r.kind, &r.item, &sigs, Errors::default()),
+        Ok(sigs) => match r.item {
+            ResolvedItem::Fn(kind, item) => translate(kind, &item, &sigs, Errors::default()),
+            ResolvedItem::Expr(input) => crate::expr::resolved(input, &sigs),
+        },
         Err(e) => e.to_compile_error(),
     }
 }
@@ -386,8 +398,10 @@ fn expand_device_fn(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenS
         None => quote! { "" },
     };
     let doc = format!("Hidden: the OpenCL C source and signature of the `#[device_fn]` `{name}`.");
+    let map = map_module(f, t, &source);
     quote! {
         #errors
+        #map
         #[doc = #doc]
         #[allow(unused_macros)]
         macro_rules! #mac {
@@ -398,6 +412,98 @@ fn expand_device_fn(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenS
             (@resolve [] [$($sigs:tt)*] $($item:tt)*) => {
                 ::lazycl::__lazycl_resolved! { [$($sigs)* #sig_lit] $($item)* }
             };
+        }
+    }
+}
+
+/// `mod name { pub fn map(..) }` for a device function of scalars returning a scalar: it
+/// applies the function elementwise to arrays and scalars, as a lazy node (an `expr!`
+/// template that calls the function).
+fn map_module(f: &syn::ItemFn, t: &Translation, source: &TokenStream) -> TokenStream {
+    let scalars: Option<Vec<Scalar>> = t
+        .params
+        .iter()
+        .map(|p| match p.ty {
+            ParamTy::Scalar(s) if s != Scalar::Usize => Some(s),
+            _ => None,
+        })
+        .collect();
+    let (Some(scalars), Some(ret)) = (scalars, t.ret) else {
+        return quote! {};
+    };
+    if t.params.is_empty() || ret == Scalar::Usize || t.errors.is_some() {
+        return quote! {};
+    }
+    let name = &f.sig.ident;
+    let vis = &f.vis;
+    let p = quote! { ::lazycl::__private };
+    let n = t.params.len();
+    let text = format!(
+        "{}({})",
+        device_fn_cl_name(&name.to_string()),
+        (0..n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
+    );
+    let pnames: Vec<Ident> = t
+        .params
+        .iter()
+        .map(|p| {
+            let mut n = p.name.clone();
+            n.set_span(Span::mixed_site());
+            n
+        })
+        .collect();
+    let gens: Vec<Ident> = (0..n).map(|i| format_ident!("A{}", i)).collect();
+    let elems: Vec<Ident> = scalars.iter().map(|s| format_ident!("{}", s.rust())).collect();
+    let r = format_ident!("{}", ret.rust());
+    let signature = t
+        .params
+        .iter()
+        .zip(&scalars)
+        .map(|(p, s)| format!("{}: {}", p.name, s.rust()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let rust = format!(
+        "{name}({})",
+        t.params
+            .iter()
+            .map(|p| p.name.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mod_doc = format!(
+        "The `#[device_fn]` `{name}({signature}) -> {}` applied to arrays: [`map`].",
+        ret.rust()
+    );
+    let map_doc = format!(
+        "Applies `{name}` elementwise: each argument is an `&Array` or a scalar of the parameter's type \
+         (at least one an array; arrays broadcast by numpy's rules). The result is a lazy \
+         `Array<{}>` that fuses with the nodes around it.",
+        ret.rust()
+    );
+    let has_array = crate::expr::has_array_bound(
+        gens.iter()
+            .zip(&elems)
+            .map(|(g, e)| quote! { <#g as #p::ExprInput<#e>>::Kind }),
+    );
+    quote! {
+        #[doc = #mod_doc]
+        #[allow(non_snake_case, dead_code)]
+        #vis mod #name {
+            static TEMPLATE: #p::ExprTemplate = #p::ExprTemplate {
+                text: #text,
+                helpers: #source,
+                rust: #rust,
+            };
+
+            #[doc = #map_doc]
+            #[inline]
+            #[allow(clippy::too_many_arguments)]
+            pub fn map<#(#gens: #p::ExprInput<#elems>),*>(#(#pnames: #gens),*) -> #p::Array<#r>
+            where
+                #has_array
+            {
+                #p::expr_node::<#r>(&TEMPLATE, &[#(#p::ExprInput::operand(&#pnames)),*])
+            }
         }
     }
 }

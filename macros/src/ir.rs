@@ -1,5 +1,5 @@
 //! The typed intermediate representation shared by `#[kernel]`, `#[device_fn]` and
-//! (later) `expr!`: scalar types, type variables for literal inference, expressions,
+//! `expr!`: scalar types, type variables for literal inference, expressions,
 //! statements and function signatures. Every node keeps the span of the Rust code it
 //! came from.
 
@@ -133,6 +133,9 @@ pub enum VarKind {
     Int,
     /// `{float}`: defaults to `f64`.
     Float,
+    /// The unknown element type of an `expr!` operand (only while `expr!` works out which
+    /// operands must share a type): unifies with anything.
+    Any,
 }
 
 /// A value type: a scalar, an inference variable (from a literal), unit or never.
@@ -203,6 +206,7 @@ impl Infer {
             Ty::S(s) => s.rust().to_string(),
             Ty::Var(_) => match self.kind(t) {
                 Some(VarKind::Float) => "{float}".into(),
+                Some(VarKind::Any) => "{unknown}".into(),
                 _ => "{integer}".into(),
             },
             Ty::Unit => "()".into(),
@@ -218,6 +222,14 @@ impl Infer {
             (Ty::Never, o) | (o, Ty::Never) => Ok(o),
             (Ty::Var(x), Ty::Var(y)) => {
                 let (kx, ky) = (self.kind(a), self.kind(b));
+                if ky == Some(VarKind::Any) {
+                    self.slots[y as usize] = Slot::Link(a);
+                    return Ok(a);
+                }
+                if kx == Some(VarKind::Any) {
+                    self.slots[x as usize] = Slot::Link(b);
+                    return Ok(b);
+                }
                 if kx != ky {
                     return Err(format!(
                         "expected `{}`, found `{}`",
@@ -226,13 +238,13 @@ impl Infer {
                     ));
                 }
                 self.slots[y as usize] = Slot::Link(a);
-                let _ = x;
                 Ok(a)
             }
             (Ty::Var(v), Ty::S(s)) | (Ty::S(s), Ty::Var(v)) => {
                 let ok = match self.kind(Ty::Var(v)) {
                     Some(VarKind::Int) => s.is_int(),
                     Some(VarKind::Float) => s.is_float(),
+                    Some(VarKind::Any) => true,
                     None => false,
                 };
                 if !ok {

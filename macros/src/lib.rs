@@ -1,11 +1,14 @@
-//! lazycl-macros: `#[kernel]` and `#[device_fn]`, which translate a subset of Rust into
-//! OpenCL C at compile time (see `docs/KERNEL_SUBSET.md`). Use them through the `lazycl`
-//! crate, whose `__private` module the generated code refers to.
+//! lazycl-macros: `#[kernel]`, `#[device_fn]` and `expr!`, which translate a subset of
+//! Rust into OpenCL C at compile time (see `docs/KERNEL_SUBSET.md` and `docs/EXPR.md`).
+//! Use them through the `lazycl` crate, whose `__private` module the generated code
+//! refers to.
 //!
 //! Pipeline: `parse` (signatures) and `typeck` (bodies) lower syn into the typed IR of
-//! `ir`, `opencl` prints it as OpenCL C, `expand` generates the Rust around it.
+//! `ir`, `opencl` prints it as OpenCL C, `expand` generates the Rust around it; `expr`
+//! drives the same translator for `expr!` (one expression per element-type combination).
 
 mod expand;
+mod expr;
 mod ir;
 mod opencl;
 mod parse;
@@ -44,6 +47,22 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn device_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::entry(parse::FnKind::DeviceFn, attr.into(), item.into()).into()
+}
+
+/// An elementwise expression over arrays and scalars in scope, translated to OpenCL C at
+/// compile time and recorded as one lazy node that fuses with the nodes around it; or a
+/// closure with typed parameters, giving a value with `.apply(...)`.
+///
+/// ```ignore
+/// let z = expr!(if x > 0.0 { a * x } else { (x * 0.5).exp() } + y);   // Array<f32>
+/// let f = expr!(|x: f32, y: f32| x.mul_add(2.0, y));
+/// let w = f.apply(&x, 1.5);                                           // Array<f32>
+/// ```
+///
+/// See `docs/EXPR.md` for the accepted subset and the typing rules.
+#[proc_macro]
+pub fn expr(input: TokenStream) -> TokenStream {
+    expr::entry(input.into()).into()
 }
 
 /// Implementation detail of `#[kernel]` / `#[device_fn]`: the translation once the

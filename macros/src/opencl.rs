@@ -1,7 +1,7 @@
 //! Typed IR → OpenCL C 1.2 text, with Rust's semantics where OpenCL C differs (wrapping
 //! signed arithmetic, division by zero, shift widths, saturating float→int casts, ...).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::ir::*;
 
@@ -14,6 +14,9 @@ pub struct Emitter<'a> {
     /// Whether `double` appears (needs the `cl_khr_fp64` pragma).
     pub uses_f64: bool,
     ret_is_value: bool,
+    /// Expression mode (`expr!`): `let` bindings are inlined at their uses instead of
+    /// declared (OpenCL C has no statement expressions); name → parenthesized value.
+    inline: Option<HashMap<String, String>>,
 }
 
 fn indent(lines: &mut Vec<String>, inner: Vec<String>) {
@@ -77,6 +80,7 @@ impl<'a> Emitter<'a> {
             helpers: BTreeMap::new(),
             uses_f64: false,
             ret_is_value,
+            inline: None,
         }
     }
 
@@ -141,6 +145,14 @@ impl<'a> Emitter<'a> {
 
     fn stmt(&mut self, s: &Stmt, lines: &mut Vec<String>) {
         match s {
+            Stmt::Let {
+                name, init: Some(e), ..
+            } if self.inline.is_some() => {
+                let v = self.expr(e, lines);
+                if let Some(map) = &mut self.inline {
+                    map.insert(name.clone(), format!("({v})"));
+                }
+            }
             Stmt::Let { name, ty, init } => {
                 let t = self.scalar(*ty);
                 let cl = t.cl();
@@ -396,7 +408,11 @@ impl<'a> Emitter<'a> {
                 float_literal(*v, s)
             }
             ExprKind::Bool(b) => (if *b { "true" } else { "false" }).into(),
-            ExprKind::Var(n) | ExprKind::Len(n) => n.clone(),
+            ExprKind::Var(n) => match self.inline.as_ref().and_then(|m| m.get(n)) {
+                Some(v) => v.clone(),
+                None => n.clone(),
+            },
+            ExprKind::Len(n) => n.clone(),
             ExprKind::Index(a, idx) => {
                 let i = self.expr(idx, pre);
                 self.read(a, &i)
@@ -511,7 +527,10 @@ impl<'a> Emitter<'a> {
             }
             ExprKind::Block(b) => {
                 let unit = matches!(self.infer.shallow(e.ty), Ty::Unit | Ty::Never);
-                if b.stmts.is_empty() {
+                if b.stmts.is_empty() || self.inline.is_some() {
+                    for s in &b.stmts {
+                        self.stmt(s, pre);
+                    }
                     return match &b.tail {
                         Some(t) => self.expr(t, pre),
                         None => String::new(),
@@ -690,6 +709,31 @@ pub fn function(
         text,
         uses_f64: em.uses_f64,
     }
+}
+
+/// The OpenCL C text of an `expr!` expression (one C expression: `let` bindings are
+/// inlined), the definitions of the helpers it calls, and whether it uses `double`.
+/// `Err` if the expression needs statements (the `expr!` checks rule those out first).
+pub fn expression(e: &Expr, infer: &Infer) -> Result<FnText, String> {
+    let mut em = Emitter::new(infer, false);
+    em.inline = Some(HashMap::new());
+    let mut pre = Vec::new();
+    let text = em.expr(e, &mut pre);
+    if !pre.is_empty() || text.is_empty() {
+        return Err(format!(
+            "lazycl internal error: this expression needs statements in OpenCL C: {}",
+            pre.join(" ")
+        ));
+    }
+    let mut helpers = String::new();
+    for (name, def) in &em.helpers {
+        helpers.push_str(&guarded(&format!("LZC_HELPER_{name}"), def));
+    }
+    Ok(FnText {
+        helpers,
+        text,
+        uses_f64: em.uses_f64,
+    })
 }
 
 /// `#ifndef guard / #define guard / text / #endif`.

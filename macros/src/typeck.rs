@@ -505,21 +505,19 @@ impl<'a> Lowerer<'a> {
         self.scopes.iter().rev().find_map(|s| s.get(name))
     }
 
-    /// Declares a scalar visible to the code lowered next (the free variables of an
-    /// `expr!` expression); returns its OpenCL C name.
-    #[allow(dead_code)] // the entry point `expr!` will use
-    pub fn declare_scalar(&mut self, name: &str, ty: Scalar, mutable: bool) -> String {
-        let cname = self.fresh(name);
+    /// Declares an operand of `expr!`: a scalar named `name` in the Rust code, written
+    /// `cname` in the OpenCL C text (a `$i` placeholder), of type `ty`.
+    pub fn declare_operand(&mut self, name: &str, ty: Ty, cname: String) {
+        self.used.insert(cname.clone());
         self.bind(
             name,
             Binding::Scalar {
-                cname: cname.clone(),
-                ty: Ty::S(ty),
-                mutable,
+                cname,
+                ty,
+                mutable: false,
                 param: true,
             },
         );
-        cname
     }
 
     /// Declares the parameters; returns their OpenCL C names (slices: pointer, length).
@@ -2496,7 +2494,7 @@ fn bin_op(op: &syn::BinOp) -> Option<BinOp> {
     })
 }
 
-fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
+pub fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
     Some(match op {
         syn::BinOp::AddAssign(_) => BinOp::Add,
         syn::BinOp::SubAssign(_) => BinOp::Sub,

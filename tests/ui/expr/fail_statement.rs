@@ -1,0 +1,10 @@
+use lazycl::prelude::*;
+
+fn f(x: &Array<f32>) -> Array<f32> {
+    expr!({
+        x * 2.0;
+        x + 1.0
+    })
+}
+
+fn main() {}
