@@ -15,6 +15,16 @@ fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
     }
 }
 
+/// A device function: callable from kernels and `expr!`, and mappable over arrays.
+#[device_fn]
+fn softplus(x: f32) -> f32 {
+    if x > 20.0 {
+        x
+    } else {
+        (1.0 + x.exp()).ln()
+    }
+}
+
 fn main() -> lazycl::Result<()> {
     println!("== devices ==");
     print!("{}", lazycl::device_table(&lazycl::devices()?));
@@ -46,6 +56,15 @@ fn main() -> lazycl::Result<()> {
     println!("{}", w.explain()?);
     let w = w.to_vec()?; // one flush, then one read
     println!("w[0..4] = {:?}", &w[..4]);
+
+    println!("\n== expr!: Rust expressions over arrays, translated at compile time ==");
+    let t = 0.25f32; // a scalar: a kernel argument
+    let act = expr!(if x > t { x * y } else { softplus(x) - y }); // a branch and a device fn
+    let total = (&act * 2.0 + &x).sum(); // the operators around it fuse with it
+    println!("sum = {:.4}", total.item()?);
+    let lerp = expr!(|a: f32, b: f32, w: f32| a + (b - a) * w); // a closure over elements
+    println!("lerp[..4] = {:?}", &lerp.apply(&x, &y, 0.25).to_vec()?[..4]);
+    println!("softplus[..4] = {:?}", &softplus::map(&x).to_vec()?[..4]);
 
     println!("\n== reductions ==");
     let mat = ctx.array(&Array2::from_shape_fn((4, 5), |(i, j)| (i * 5 + j) as f32))?;
