@@ -358,12 +358,13 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> String {
     }
     params.push("const ulong n".into());
     for k in 0..rank {
-        params.push(format!("const ulong d{k}"));
+        params.push(format!("const ulong d{k}_"));
     }
 
     let mut src = prelude(plan, &helpers);
     let _ = writeln!(src, "__kernel void {FUSED_KERNEL_NAME}({}) {{", params.join(", "));
     let _ = writeln!(src, "    const {ix} nn = ({ix})n;");
+    src.push_str(&narrow_dims(rank, ix));
     let start = if vector {
         let _ = write!(
             src,
@@ -451,10 +452,7 @@ fn reduce_indices(plan: &KernelPlan, r: &ReducePlan, ix: &str, indent: &str) -> 
             if n == 0 {
                 let _ = writeln!(s, "{indent}const {ix} i{d} = q{var};");
             } else {
-                let _ = writeln!(
-                    s,
-                    "{indent}const {ix} i{d} = q{var} % ({ix})d{d}; q{var} /= ({ix})d{d};"
-                );
+                let _ = writeln!(s, "{indent}const {ix} i{d} = q{var} % d{d}; q{var} /= d{d};");
             }
         }
     }
@@ -550,7 +548,7 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     params.push("const ulong S_".into());
     params.push("const uint fin".into());
     for k in 0..plan.dims.len() {
-        params.push(format!("const ulong d{k}"));
+        params.push(format!("const ulong d{k}_"));
     }
     let finish = |indent: &str| -> String {
         if arg {
@@ -571,6 +569,7 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
         header,
         "    const {ix} n_out = ({ix})n_out_, n_red = ({ix})n_red_, S = ({ix})S_;"
     );
+    header.push_str(&narrow_dims(plan.dims.len(), ix));
     src.push_str(&header);
     let _ = writeln!(
         src,
@@ -694,4 +693,12 @@ fn expr_text(
         Ok(text) => format!("(({})({text}))", vt(dtype)),
         Err(e) => format!("/* {e} */ 0"),
     }
+}
+
+/// The dims as locals of the index type (`uint` when indices fit in 32 bits), so that
+/// index arithmetic in the loops stays 32-bit.
+fn narrow_dims(rank: usize, ix: &str) -> String {
+    (0..rank)
+        .map(|k| format!("    const {ix} d{k} = ({ix})d{k}_;\n"))
+        .collect()
 }
