@@ -1,0 +1,255 @@
+//! The log-likelihood of a normal model `N(mu, sigma^2)` over a data array, and its
+//! gradient, computed and joined on the device and read to the host once per evaluation.
+//!
+//! ```text
+//! s1 = sum(x - mu)                 s2 = sum((x - mu)^2)          two fused reductions
+//! logp      = -n ln(sigma) - n ln(2 pi) / 2 - s2 / (2 sigma^2)
+//! d/dmu     = s1 / sigma^2
+//! d/dsigma  = s2 / sigma^3 - n / sigma
+//! [logp, d/dmu, d/dsigma]                                         one [3] kernel, one read
+//! ```
+//!
+//! `mu` and `sigma` are host scalars, so they travel as kernel arguments: a new value
+//! builds nothing and uploads nothing. The three results are stacked into one `[3]` array
+//! on the device (each scalar times a unit vector), so each evaluation costs exactly one
+//! host wait. The evaluations drive Newton steps on `(mu, ln sigma)` (computed on the host
+//! from the gradient) to the maximum-likelihood estimate; every evaluation at the small size, and the first and last
+//! at the large size, are checked against the host in f64.
+//!
+//! ```text
+//! cargo run --release --example gaussian_logp               # 10,000,000 values, f32 and f64
+//! cargo run --release --example gaussian_logp -- --n 50000000 --iters 100
+//! LAZYCL_EXAMPLE_SMALL=1 cargo run --example gaussian_logp   # small, quick
+//! ```
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use lazycl::prelude::*;
+use lazycl::Stats;
+
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(GOLDEN);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn uniform(seed: u64, i: u64) -> f64 {
+    let h = splitmix64(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ i);
+    (h >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+fn normal(seed: u64, i: u64) -> f64 {
+    let u1 = uniform(seed, 2 * i);
+    let u2 = uniform(seed, 2 * i + 1);
+    (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+const TRUE_MU: f64 = 1.5;
+const TRUE_SIGMA: f64 = 2.5;
+const LN_2PI: f64 = 1.837_877_066_409_345_5;
+
+trait Real: Float + lazycl::Signed {
+    fn from_f64(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+    const TOL: f64;
+}
+impl Real for f32 {
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    const TOL: f64 = 1e-4;
+}
+impl Real for f64 {
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    const TOL: f64 = 1e-10;
+}
+
+/// The model on the device: the data and the unit vectors that stack the results.
+struct Model<T: Real> {
+    x: Array<T>,
+    units: [Array<T>; 3],
+}
+
+impl<T: Real> Model<T> {
+    fn new(ctx: &Context, data: &[T]) -> lazycl::Result<Self> {
+        let (zero, one) = (T::from_f64(0.0), T::from_f64(1.0));
+        let units = [
+            ctx.from_slice(&[one, zero, zero])?,
+            ctx.from_slice(&[zero, one, zero])?,
+            ctx.from_slice(&[zero, zero, one])?,
+        ];
+        Ok(Model {
+            x: ctx.from_slice(data)?,
+            units,
+        })
+    }
+
+    /// `[logp, d logp / d mu, d logp / d sigma]` at `(mu, sigma)`: one graph, one read.
+    fn evaluate(&self, mu: f64, sigma: f64) -> lazycl::Result<[f64; 3]> {
+        let n = self.x.len() as f64;
+        let t = T::from_f64;
+        let dev = &self.x - t(mu);
+        let s1 = dev.sum(); // lazy 0-d arrays that stay on the device
+        let s2 = (&dev * &dev).sum();
+        let inv_var = t(1.0 / (sigma * sigma));
+        let logp = &s2 * t(-0.5) * inv_var + t(-n * (sigma.ln() + 0.5 * LN_2PI));
+        let dmu = &s1 * inv_var;
+        let dsigma = &s2 * t(1.0 / (sigma * sigma * sigma)) - t(n / sigma);
+        let stacked = &self.units[0] * logp + &self.units[1] * dmu + &self.units[2] * dsigma;
+        let v = stacked.to_vec()?; // the only host wait
+        Ok([v[0].to_f64(), v[1].to_f64(), v[2].to_f64()])
+    }
+}
+
+fn host_evaluate<T: Real>(data: &[T], mu: f64, sigma: f64) -> [f64; 3] {
+    let n = data.len() as f64;
+    let (mut s1, mut s2) = (0.0f64, 0.0f64);
+    for &x in data {
+        let d = x.to_f64() - mu;
+        s1 += d;
+        s2 += d * d;
+    }
+    let inv_var = 1.0 / (sigma * sigma);
+    [
+        -n * (sigma.ln() + 0.5 * LN_2PI) - 0.5 * s2 * inv_var,
+        s1 * inv_var,
+        s2 * inv_var / sigma - n / sigma,
+    ]
+}
+
+/// Relative difference of each component, scaled by the largest term in it.
+fn rel_err(dev: &[f64; 3], host: &[f64; 3], n: f64, sigma: f64) -> f64 {
+    // d/dmu and d/dsigma are differences of large terms: scale by n / sigma.
+    let scales = [host[0].abs().max(1.0), n / sigma, n / sigma];
+    (0..3)
+        .map(|i| (dev[i] - host[i]).abs() / scales[i])
+        .fold(0.0, f64::max)
+}
+
+fn run<T: Real>(ctx: &Context, n: usize, iters: usize, small: bool) -> lazycl::Result<bool> {
+    println!("\n== {n} values, {:?} ==", T::DTYPE);
+    let data: Vec<T> = (0..n)
+        .map(|i| T::from_f64(TRUE_MU + TRUE_SIGMA * normal(21, i as u64)))
+        .collect();
+    let model = Model::new(ctx, &data)?;
+    let mut ok = true;
+
+    // Warm-up (builds the kernels) and the first check.
+    let (mut mu, mut ln_sigma) = (0.0f64, 0.0f64);
+    let first = model.evaluate(mu, ln_sigma.exp())?;
+    let want = host_evaluate(&data, mu, ln_sigma.exp());
+    let err = rel_err(&first, &want, n as f64, 1.0);
+    println!(
+        "at mu = 0, sigma = 1: device {first:?}\n                        host   {want:?} (rel {err:.1e})"
+    );
+    ok &= err <= T::TOL;
+
+    // Newton steps on (mu, ln sigma) from the gradient alone (the curvatures are
+    // -n / sigma^2 and -2 s2 / sigma^2 = -2 (sigma d/dsigma + n)): one device evaluation,
+    // one read, per step.
+    let nf = n as f64;
+    let before = ctx.stats();
+    let start = Instant::now();
+    let mut worst = 0.0f64;
+    let mut last = first;
+    for _ in 0..iters {
+        let sigma = ln_sigma.exp();
+        let v = model.evaluate(mu, sigma)?;
+        if small {
+            let e = rel_err(&v, &host_evaluate(&data, mu, sigma), n as f64, sigma);
+            worst = worst.max(e);
+        }
+        mu += sigma * sigma * v[1] / nf;
+        ln_sigma += sigma * v[2] / (2.0 * (sigma * v[2] + nf));
+        last = v;
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let delta: Stats = ctx.stats() - before;
+    let sigma = ln_sigma.exp();
+    let final_host = host_evaluate(&data, mu, sigma);
+    let final_dev = model.evaluate(mu, sigma)?;
+    worst = worst.max(rel_err(&final_dev, &final_host, n as f64, sigma));
+    ok &= worst <= T::TOL;
+    let mean = data.iter().map(|v| v.to_f64()).sum::<f64>() / n as f64;
+    let mle_sigma = (data.iter().map(|v| (v.to_f64() - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+    println!(
+        "after {iters} steps: mu = {mu:.6} (MLE {mean:.6}), sigma = {sigma:.6} (MLE {mle_sigma:.6}), \
+         logp = {:.6e}, gradient at the previous step {:?}",
+        final_dev[0],
+        &last[1..]
+    );
+    println!(
+        "worst relative difference from the host: {worst:.1e} (tolerance {:.0e})",
+        T::TOL
+    );
+    let converged = (mu - mean).abs() <= 1e-6 * TRUE_SIGMA && (sigma - mle_sigma).abs() <= 1e-6 * TRUE_SIGMA;
+    if iters >= 10 && !converged {
+        println!("the ascent did not reach the maximum-likelihood estimate");
+        ok = false;
+    }
+    println!(
+        "{:.3} ms per evaluation (graph + launches + one read; {iters} in {elapsed:.3} s), \
+         {:.2} kernels and {:.2} host waits per evaluation",
+        elapsed * 1e3 / iters as f64,
+        delta.kernels_launched as f64 / iters as f64,
+        delta.host_waits as f64 / iters as f64
+    );
+    Ok(ok)
+}
+
+fn main() -> lazycl::Result<ExitCode> {
+    let small = std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok_and(|v| v == "1");
+    let (mut n, mut iters) = if small { (100_000, 20) } else { (10_000_000, 50) };
+    let mut dtypes = vec!["f32".to_string(), "f64".to_string()];
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let Some(value) = args.next() else {
+            eprintln!("gaussian_logp: {flag} needs a value");
+            return Ok(ExitCode::from(2));
+        };
+        match (flag.as_str(), value.parse::<usize>()) {
+            ("--n", Ok(v)) if v > 1 => n = v,
+            ("--iters", Ok(v)) if v > 0 => iters = v,
+            ("--dtype", _) if value == "f32" || value == "f64" => dtypes = vec![value],
+            _ => {
+                eprintln!("gaussian_logp: bad argument {flag} {value}");
+                eprintln!("usage: gaussian_logp [--n N] [--iters I] [--dtype f32|f64]");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
+    let ctx = Context::new()?;
+    println!(
+        "normal log-likelihood and gradient on {} ({})",
+        ctx.device().name,
+        ctx.device().platform_name
+    );
+    let mut ok = true;
+    for t in &dtypes {
+        ok &= if t == "f64" {
+            run::<f64>(&ctx, n, iters, small)?
+        } else {
+            run::<f32>(&ctx, n, iters, small)?
+        };
+    }
+    println!("\n{}", ctx.stats());
+    if ok {
+        println!("gaussian_logp: OK");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("gaussian_logp: check FAILED");
+        Ok(ExitCode::FAILURE)
+    }
+}

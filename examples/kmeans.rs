@@ -1,0 +1,385 @@
+//! Lloyd's k-means on the device, checked against the same algorithm on the host.
+//!
+//! One iteration, all lazy, nothing read to the host:
+//!
+//! ```text
+//! dist[n, k]  = sum_d (x[n, 1, d] - c[1, k, d])^2      one fused reduction (the [n, k, d]
+//!                                                        differences are never stored)
+//! label[n]    = argmin_k dist                           one arg reduction
+//! sums[k, d]  = sum_n (label[n] == k ? x[n, d] : 0)     one reduction over a one-hot
+//! count[k, 1] = sum_n (label[n] == k)                   mask (never stored; + combine)
+//! c[k, d]     = count > 0 ? sums / count : c            one elementwise kernel (assign)
+//! ```
+//!
+//! Why reductions and not a `#[kernel]` with atomics for the centroid update: OpenCL 1.2
+//! has no floating-point atomics, so an atomic update is a compare-and-swap loop on `k * d`
+//! hot addresses that every point hits (16 x 16 of them here, contended by a million
+//! points); the one-hot reductions read `x` once per centroid coordinate from cache,
+//! contend on nothing, need no zeroing pass and give the same result on every run.
+//!
+//! Data: `k` Gaussian blobs (splitmix64 + Box-Muller, reproduced by
+//! `benches/reference/torch_reference.py`); the first `k` points are the initial centroids.
+//!
+//! ```text
+//! cargo run --release --example kmeans                       # 1,000,000 x 16, k = 16, 20 iterations
+//! cargo run --release --example kmeans -- --n 4000000 --d 16 --k 16 --iters 20
+//! LAZYCL_EXAMPLE_SMALL=1 cargo run --example kmeans           # small, quick
+//! ```
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use lazycl::prelude::*;
+use lazycl::Stats;
+use ndarray::Array2;
+
+// ---------------------------------------------------------------------------------------
+// Deterministic data, reproduced by benches/reference/torch_reference.py.
+
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(GOLDEN);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Uniform in [0, 1) from stream `seed`, element `i`.
+fn uniform(seed: u64, i: u64) -> f64 {
+    let h = splitmix64(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ i);
+    (h >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// Standard normal from stream `seed`, element `i` (Box-Muller on elements 2i, 2i+1).
+fn normal(seed: u64, i: u64) -> f64 {
+    let u1 = uniform(seed, 2 * i);
+    let u2 = uniform(seed, 2 * i + 1);
+    (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+const SEED_CENTERS: u64 = 11;
+const SEED_LABELS: u64 = 12;
+const SEED_POINTS: u64 = 13;
+const CENTER_SPREAD: f64 = 4.0;
+
+/// `n x d` points (row-major, f32): point `i` belongs to blob `floor(u_i * k)`, whose
+/// center has coordinates `4 * N(0, 1)`; the point is the center plus `N(0, 1)` noise.
+fn make_blobs(n: usize, d: usize, k: usize) -> Vec<f32> {
+    let centers: Vec<f64> = (0..k * d)
+        .map(|i| CENTER_SPREAD * normal(SEED_CENTERS, i as u64))
+        .collect();
+    let mut x = Vec::with_capacity(n * d);
+    for i in 0..n {
+        let blob = ((uniform(SEED_LABELS, i as u64) * k as f64) as usize).min(k - 1);
+        for j in 0..d {
+            x.push((centers[blob * d + j] + normal(SEED_POINTS, (i * d + j) as u64)) as f32);
+        }
+    }
+    x
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// The assignment step as one hand-written kernel (`--assign kernel`): each work-item
+/// finds the nearest centroid of one point, so the `[n, k]` distances are never stored.
+#[kernel]
+fn nearest(x: &[f32], c: &[f32], d: usize, labels: &mut [u64]) {
+    let i = global_id(0);
+    if i < labels.len() {
+        let k = c.len() / d;
+        let mut best = f32::INFINITY;
+        let mut arg = 0usize;
+        for j in 0..k {
+            let mut s = 0.0f32;
+            for t in 0..d {
+                let diff = x[i * d + t] - c[j * d + t];
+                s += diff * diff;
+            }
+            if s < best {
+                best = s;
+                arg = j;
+            }
+        }
+        labels[i] = arg as u64;
+    }
+}
+
+struct KMeans {
+    /// Points, `[n, 1, d]` (the middle axis broadcasts against the centroids).
+    x3: Array<f32>,
+    /// Cluster ids `0..k` as `[1, k, 1]`, for the one-hot masks.
+    ids: Array<u64>,
+    /// Centroids, `[k, d]`.
+    c: Array<f32>,
+    n: usize,
+    k: usize,
+    d: usize,
+    /// `Some` for `--assign kernel`: the bound kernel and the labels it writes.
+    nearest: Option<(nearest::Bound, Array<u64>)>,
+}
+
+impl KMeans {
+    /// Squared distances `[n, k]` of every point to every centroid (lazy).
+    fn distances(&self) -> Array<f32> {
+        let diff = &self.x3 - &self.c.reshape([1, self.k, self.d]);
+        (&diff * &diff).sum_axis(2)
+    }
+
+    /// The nearest centroid of every point (lazy).
+    fn labels(&self) -> Array<u64> {
+        self.distances().argmin_axis(1)
+    }
+
+    /// One Lloyd iteration: enqueued, not waited for.
+    fn step(&mut self) -> lazycl::Result<()> {
+        let labels = match &mut self.nearest {
+            None => self.labels(), // [n]
+            Some((kernel, labels)) => {
+                let global = self.n.div_ceil(256) * 256;
+                kernel
+                    .global(global)
+                    .local(256)
+                    .launch(&self.x3, &self.c, self.d, labels)?;
+                labels.clone()
+            }
+        };
+        let onehot = labels.reshape([self.n, 1, 1]).eq(&self.ids); // [n, k, 1]
+        let sums = onehot.select(&self.x3, 0.0f32).sum_axis(0); // [k, d]
+        let counts = onehot.cast::<f32>().sum_axis(0); // [k, 1]
+        let c = self.c.clone();
+        self.c.assign(counts.gt(0.0f32).select(&sums / &counts, &c))?;
+        Ok(())
+    }
+}
+
+/// The same algorithm on the host, in f64 (plain loops: `make test` runs it unoptimized):
+/// the final centroids and the nearest of them to each point.
+fn host_kmeans(x: &[f32], n: usize, d: usize, k: usize, iters: usize) -> (Array2<f64>, Vec<usize>) {
+    let x: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+    let mut c: Vec<f64> = x[..k * d].to_vec();
+    let mut labels = vec![0usize; n];
+    for _ in 0..iters {
+        for (i, label) in labels.iter_mut().enumerate() {
+            let row = &x[i * d..(i + 1) * d];
+            let mut best = (f64::INFINITY, 0);
+            for j in 0..k {
+                let cj = &c[j * d..(j + 1) * d];
+                let mut dist = 0.0;
+                for t in 0..d {
+                    let diff = row[t] - cj[t];
+                    dist += diff * diff;
+                }
+                if dist < best.0 {
+                    best = (dist, j);
+                }
+            }
+            *label = best.1;
+        }
+        let mut sums = vec![0.0f64; k * d];
+        let mut counts = vec![0usize; k];
+        for (i, &l) in labels.iter().enumerate() {
+            for t in 0..d {
+                sums[l * d + t] += x[i * d + t];
+            }
+            counts[l] += 1;
+        }
+        for j in 0..k {
+            if counts[j] > 0 {
+                for t in 0..d {
+                    c[j * d + t] = sums[j * d + t] / counts[j] as f64;
+                }
+            }
+        }
+    }
+    let labels = (0..n)
+        .map(|i| {
+            let dist = |j: usize| -> f64 { (0..d).map(|t| (x[i * d + t] - c[j * d + t]).powi(2)).sum() };
+            (1..k).fold(0, |best, j| if dist(j) < dist(best) { j } else { best })
+        })
+        .collect();
+    let c = Array2::from_shape_vec((k, d), c).expect("k x d");
+    (c, labels)
+}
+
+struct Args {
+    n: usize,
+    d: usize,
+    k: usize,
+    iters: usize,
+    small: bool,
+    kernel_assign: bool,
+}
+
+fn parse_args() -> std::result::Result<Args, String> {
+    let small = std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok_and(|v| v == "1");
+    let mut a = if small {
+        Args {
+            n: 10_000,
+            d: 16,
+            k: 16,
+            iters: 8,
+            small,
+            kernel_assign: false,
+        }
+    } else {
+        Args {
+            n: 1_000_000,
+            d: 16,
+            k: 16,
+            iters: 20,
+            small,
+            kernel_assign: false,
+        }
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or(format!("{flag} needs a value"))?;
+        if flag == "--assign" {
+            a.kernel_assign = match value.as_str() {
+                "kernel" => true,
+                "lazy" => false,
+                _ => return Err(format!("--assign must be lazy or kernel, not {value}")),
+            };
+            continue;
+        }
+        let v: usize = value
+            .parse()
+            .map_err(|_| format!("bad value {value} for {flag}"))?;
+        match flag.as_str() {
+            "--n" => a.n = v,
+            "--d" => a.d = v,
+            "--k" => a.k = v,
+            "--iters" => a.iters = v,
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    if a.k == 0 || a.d == 0 || a.iters == 0 || a.n < a.k {
+        return Err("need k >= 1, d >= 1, iters >= 1 and n >= k".into());
+    }
+    Ok(a)
+}
+
+fn main() -> lazycl::Result<ExitCode> {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("kmeans: {e}");
+            eprintln!("usage: kmeans [--n N] [--d D] [--k K] [--iters I] [--assign lazy|kernel]");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let Args {
+        n,
+        d,
+        k,
+        iters,
+        small,
+        kernel_assign,
+    } = args;
+    let ctx = Context::new()?;
+    println!(
+        "k-means (Lloyd) of {n} x {d} f32 points, k = {k}, {iters} iterations, assignment by {}, on {} ({})",
+        if kernel_assign {
+            "a #[kernel]"
+        } else {
+            "broadcast distances + argmin"
+        },
+        ctx.device().name,
+        ctx.device().platform_name
+    );
+    let t0 = Instant::now();
+    let xh = make_blobs(n, d, k);
+    let ids: Vec<u64> = (0..k as u64).collect();
+    let mut km = KMeans {
+        x3: ctx.from_shape_slice([n, 1, d], &xh)?,
+        ids: ctx.from_shape_slice([1, k, 1], &ids)?,
+        c: ctx.from_shape_slice([k, d], &xh[..k * d])?,
+        n,
+        k,
+        d,
+        nearest: if kernel_assign {
+            Some((nearest::bind(&ctx)?, ctx.zeros::<u64>([n])?))
+        } else {
+            None
+        },
+    };
+    let init = km.c.clone();
+    println!(
+        "data generated and uploaded in {:.2} s",
+        t0.elapsed().as_secs_f64()
+    );
+
+    // Check (and warm-up): all iterations at the small size, the first few at the large one.
+    let check_iters = if small { iters } else { iters.min(5) };
+    for _ in 0..check_iters {
+        km.step()?;
+    }
+    let c_dev = km.c.to_ndarray_dim::<ndarray::Ix2>()?;
+    let labels_dev = km.labels().to_vec()?;
+    let t1 = Instant::now();
+    let (c_ref, labels_ref) = host_kmeans(&xh, n, d, k, check_iters);
+    let mismatched = labels_dev
+        .iter()
+        .zip(&labels_ref)
+        .filter(|(a, b)| **a as usize != **b)
+        .count();
+    let scale = c_ref.iter().fold(1e-12f64, |a, v| a.max(v.abs()));
+    let err = c_dev
+        .iter()
+        .zip(c_ref.iter())
+        .fold(0.0f64, |a, (g, r)| a.max((*g as f64 - r).abs()))
+        / scale;
+    println!(
+        "host check after {check_iters} iterations ({:.2} s on the host): {mismatched} of {n} labels differ, \
+         max |c - c_ref| / max |c_ref| = {err:.2e}",
+        t1.elapsed().as_secs_f64()
+    );
+    // f32 distances against f64 ones may put a point lying on a boundary in the other
+    // cluster; allow one in ten thousand.
+    let ok = mismatched * 10_000 <= n && err <= 1e-4;
+
+    // Timed run from the same initial centroids: nothing is read until the end.
+    km.c = init;
+    ctx.synchronize()?;
+    let before = ctx.stats();
+    let start = Instant::now();
+    let mut step_kernels = 0;
+    for it in 0..iters {
+        let s0 = ctx.stats();
+        km.step()?;
+        if it == 1 {
+            step_kernels = (ctx.stats() - s0).kernels_launched;
+        }
+    }
+    // Inertia (sum of squared distances to the nearest centroid) and the centroids, read
+    // once at the end.
+    let inertia = km.distances().amin_axis(1).sum();
+    let inertia = inertia.item()?;
+    let elapsed = start.elapsed().as_secs_f64();
+    let delta: Stats = ctx.stats() - before;
+    let c_final = km.c.to_ndarray_dim::<ndarray::Ix2>()?;
+    let per_iter_ms = elapsed * 1e3 / iters as f64;
+    println!(
+        "inertia {inertia:.4e} (mean squared distance {:.4})",
+        inertia as f64 / n as f64
+    );
+    println!("centroid 0: {:?}", c_final.row(0).to_vec());
+    println!(
+        "{per_iter_ms:.3} ms per iteration ({iters} iterations + the inertia in {elapsed:.3} s), \
+         {:.2} kernels per iteration with the inertia ({step_kernels} in a step); {} host waits, \
+         {} buffers allocated, {} copies in all",
+        delta.kernels_launched as f64 / iters as f64,
+        delta.host_waits,
+        delta.buffers_allocated,
+        delta.transfers_enqueued
+    );
+    println!("\n{}", ctx.stats());
+    if ok {
+        println!("kmeans: OK");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("kmeans: check FAILED");
+        Ok(ExitCode::FAILURE)
+    }
+}

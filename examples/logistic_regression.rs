@@ -1,0 +1,495 @@
+//! Binary logistic regression fitted by gradient descent, on synthetic data shaped like
+//! scikit-learn's `make_classification` (a few informative features whose class means
+//! differ, the rest Gaussian noise, 1% flipped labels).
+//!
+//! One step, with `X` augmented by a column of ones so that the intercept is the last
+//! weight (and the bias needs no kernels of its own):
+//!
+//! ```text
+//! z = X w                        one matrix-vector reduction            [n]
+//! r = sigmoid(z) - y             one elementwise kernel (`expr!`)       [n]
+//! g = X^T r                      one column reduction (+ its combine)   [d + 1]
+//! w = w - lr (g / n + lambda w)  one elementwise kernel (`assign`)      [d + 1]
+//! ```
+//!
+//! The elementwise formulas (the residual, the loss per row) are written with `expr!`.
+//! The loss (`mean(softplus(z) - y z) + lambda/2 |w|^2`) is read to the host every
+//! `LOSS_EVERY` iterations and at the end; nothing else waits. The fit is checked
+//! against the same algorithm on the host in f64 (ndarray): every iteration at the small
+//! sizes, the first `CHECK_ITERS` at the large ones.
+//!
+//! ```text
+//! cargo run --release --example logistic_regression                 # the six shapes
+//! cargo run --release --example logistic_regression -- --shape 200000x100 --dtype f32 --iters 100
+//! LAZYCL_EXAMPLE_SMALL=1 cargo run --example logistic_regression    # small, quick
+//! ```
+//!
+//! `--residual fused` computes `r` inside the gradient reduction instead of storing it:
+//! three kernels per step (plus the combine pass of the column reduction) instead of four,
+//! but the sigmoid is evaluated once per element of `X` instead of once per row.
+//! `--residual stored` (the default) stores `r`; on PoCL that is 2-4x faster than fused at
+//! every size, because a sigmoid per element of `X` costs more than the kernel it saves.
+//! `benches/reference/torch_reference.py` generates the same data and times the same fit
+//! with PyTorch.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use lazycl::prelude::*;
+use lazycl::Stats;
+use ndarray::{Array1, ArrayView2};
+
+/// The shapes (rows x features, element type) from the field.
+const SHAPES: [(usize, usize, &str); 6] = [
+    (36_000, 126, "f64"),
+    (200_000, 100, "f32"),
+    (20_000, 1_000, "f64"),
+    (3_200, 25_300, "f32"),
+    (2_000_000, 20, "f32"),
+    (8_000_000, 20, "f64"),
+];
+/// Small shapes for `make test` on a 2-core CPU device: one of each kind (many features
+/// in f64, more features than rows, few features in f32 and f64). Fewer shapes, because
+/// each new shape and type builds its own few programs, which PoCL compiles slowly.
+const SMALL_SHAPES: [(usize, usize, &str); 4] = [
+    (1_500, 126, "f64"),
+    (48, 2_530, "f32"),
+    (8_000, 20, "f32"),
+    (8_000, 20, "f64"),
+];
+
+const LEARNING_RATE: f64 = 0.2;
+const LAMBDA: f64 = 1e-3;
+const LOSS_EVERY: usize = 50;
+const CHECK_ITERS: usize = 3;
+const DEFAULT_ITERS: usize = 100;
+const SMALL_ITERS: usize = 30;
+
+// ---------------------------------------------------------------------------------------
+// Deterministic data, reproduced bit for bit by benches/reference/torch_reference.py:
+// counter-based uniforms (splitmix64 of seed and index) and Box-Muller normals.
+
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(GOLDEN);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Uniform in [0, 1) from stream `seed`, element `i`.
+fn uniform(seed: u64, i: u64) -> f64 {
+    let h = splitmix64(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ i);
+    (h >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// Standard normal from stream `seed`, element `i` (Box-Muller on elements 2i, 2i+1).
+fn normal(seed: u64, i: u64) -> f64 {
+    let u1 = uniform(seed, 2 * i);
+    let u2 = uniform(seed, 2 * i + 1);
+    (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+const SEED_X: u64 = 1;
+const SEED_Y: u64 = 2;
+const SEED_FLIP: u64 = 3;
+const INFORMATIVE: usize = 5;
+const CLASS_SEP: f64 = 0.5;
+const FLIP_Y: f64 = 0.01;
+
+/// Row-major `n x (d + 1)` features (the last column is the constant 1) and labels.
+/// Feature `j < 5` of a row of class `c` is `N(0, 1) + (2c - 1) * 0.5 * s_j` with
+/// `s_j = +1` for even `j`, `-1` for odd; the other features are `N(0, 1)`; 1% of labels
+/// are flipped after the features are drawn.
+fn make_classification<T: Real>(n: usize, d: usize) -> (Vec<T>, Vec<T>) {
+    let da = d + 1;
+    let mut x = Vec::with_capacity(n * da);
+    let mut y = Vec::with_capacity(n);
+    for i in 0..n {
+        let class = if uniform(SEED_Y, i as u64) < 0.5 { 1.0 } else { 0.0 };
+        for j in 0..d {
+            let mut v = normal(SEED_X, (i * d + j) as u64);
+            if j < INFORMATIVE {
+                let s = if j % 2 == 0 { 1.0 } else { -1.0 };
+                v += (2.0 * class - 1.0) * CLASS_SEP * s;
+            }
+            x.push(T::from_f64(v));
+        }
+        x.push(T::from_f64(1.0));
+        let flip = uniform(SEED_FLIP, i as u64) < FLIP_Y;
+        y.push(T::from_f64(if flip { 1.0 - class } else { class }));
+    }
+    (x, y)
+}
+
+/// The element types this example runs in, with the model's elementwise formulas written
+/// with `expr!` (which needs concrete element types, hence one impl per type).
+trait Real: Float + lazycl::Signed {
+    fn from_f64(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+    /// Relative tolerance of the device fit against the f64 host fit.
+    const TOL: f64;
+    /// The residual `sigmoid(z) - y`.
+    fn residual(z: &Array<Self>, y: &Array<Self>) -> Array<Self>;
+    /// The per-row loss `softplus(z) - y z`, with `softplus(z) = max(z, 0) + ln(1 + e^-|z|)`
+    /// (stable for any `z`).
+    fn row_loss(z: &Array<Self>, y: &Array<Self>) -> Array<Self>;
+}
+
+macro_rules! real {
+    ($t:ty, $tol:expr) => {
+        impl Real for $t {
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            const TOL: f64 = $tol;
+            fn residual(z: &Array<$t>, y: &Array<$t>) -> Array<$t> {
+                expr!(1.0 / (1.0 + (-z).exp()) - y)
+            }
+            fn row_loss(z: &Array<$t>, y: &Array<$t>) -> Array<$t> {
+                expr!(z.max(0.0) + (1.0 + (-z.abs()).exp()).ln() - y * z)
+            }
+        }
+    };
+}
+real!(f32, 2e-3);
+real!(f64, 1e-8);
+
+// ---------------------------------------------------------------------------------------
+// The model on the device.
+
+/// Mean logistic loss from the logits, plus the L2 penalty: a lazy 0-d array.
+fn loss<T: Real>(z: &Array<T>, y: &Array<T>, w: &Array<T>, reg: &Array<T>) -> Array<T> {
+    T::row_loss(z, y).mean() + (reg * w * w).sum() * T::from_f64(0.5)
+}
+
+struct Model<T: Real> {
+    x: Array<T>,
+    y: Array<T>,
+    /// Per-weight L2 coefficient: lambda, and 0 for the intercept.
+    reg: Array<T>,
+    w: Array<T>,
+    n: usize,
+    fuse_residual: bool,
+}
+
+impl<T: Real> Model<T> {
+    /// One gradient step. Returns the logits `z = X w` of the weights before the step
+    /// (lazy, already enqueued as part of the step), for the loss.
+    fn step(&mut self) -> lazycl::Result<Array<T>> {
+        // z keeps the reduced axis ([n, 1]) so that r broadcasts along the rows of X
+        // without a reshape (inserting a trailing axis would materialize r).
+        let z = (&self.x * &self.w).sum_axes(&[1], true);
+        let r = T::residual(&z, &self.y);
+        if !self.fuse_residual {
+            r.eval()?; // stored once per row, not recomputed per element of X
+        }
+        let g = (&self.x * &r).sum_axis(0);
+        let lr = T::from_f64(LEARNING_RATE);
+        let inv_n = T::from_f64(1.0 / self.n as f64);
+        let w = self.w.clone();
+        self.w.assign(&w - (g * inv_n + &w * &self.reg) * lr)?;
+        Ok(z)
+    }
+
+    /// Loss and training accuracy of the current weights, computed in one flush.
+    fn metrics(&self) -> lazycl::Result<(f64, f64)> {
+        let z = (&self.x * &self.w).sum_axes(&[1], true);
+        let l = loss(&z, &self.y, &self.w, &self.reg);
+        let predicted = z.gt(T::from_f64(0.0)).cast::<T>();
+        let accuracy = predicted.eq(&self.y).cast::<T>().mean();
+        lazycl::eval(&(&l, &accuracy))?;
+        Ok((l.item()?.to_f64(), accuracy.item()?.to_f64()))
+    }
+
+    fn reset(&mut self) -> lazycl::Result<()> {
+        let da = self.w.len();
+        self.w = self.x.context().zeros::<T>([da])?;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The same algorithm on the host, in f64.
+
+fn host_fit<T: Real>(x: &[T], y: &[T], n: usize, da: usize, iters: usize) -> Array1<f64> {
+    let x = ArrayView2::from_shape((n, da), x).expect("shape");
+    let mut reg = Array1::from_elem(da, LAMBDA);
+    reg[da - 1] = 0.0;
+    let mut w = Array1::<f64>::zeros(da);
+    for _ in 0..iters {
+        // One pass over the rows: z_i = x_i . w, r_i = sigmoid(z_i) - y_i, g += r_i x_i.
+        let mut g = Array1::<f64>::zeros(da);
+        for (row, yi) in x.rows().into_iter().zip(y) {
+            let z: f64 = row.iter().zip(&w).map(|(a, b)| a.to_f64() * b).sum();
+            let r = 1.0 / (1.0 + (-z).exp()) - yi.to_f64();
+            g.zip_mut_with(&row, |g, a| *g += r * a.to_f64());
+        }
+        w = &w - &((g / n as f64 + &reg * &w) * LEARNING_RATE);
+    }
+    w
+}
+
+fn host_loss<T: Real>(x: &[T], y: &[T], n: usize, da: usize, w: &Array1<f64>) -> f64 {
+    let mut total = 0.0;
+    for i in 0..n {
+        let z: f64 = (0..da).map(|j| x[i * da + j].to_f64() * w[j]).sum();
+        let softplus = z.max(0.0) + (-z.abs()).exp().ln_1p();
+        total += softplus - y[i].to_f64() * z;
+    }
+    let penalty: f64 = (0..da - 1).map(|j| w[j] * w[j]).sum::<f64>() * LAMBDA * 0.5;
+    total / n as f64 + penalty
+}
+
+// ---------------------------------------------------------------------------------------
+
+struct Outcome {
+    per_iter_ms: f64,
+    loss: f64,
+    accuracy: f64,
+    kernels_per_iter: f64,
+}
+
+fn run_shape<T: Real>(
+    ctx: &Context,
+    n: usize,
+    d: usize,
+    iters: usize,
+    small: bool,
+    fuse_residual: bool,
+) -> lazycl::Result<std::result::Result<Outcome, String>> {
+    let dtype = T::DTYPE;
+    println!(
+        "\n== {n} x {d} {dtype:?}, {iters} iterations, residual {} ==",
+        if fuse_residual { "fused" } else { "stored" }
+    );
+    let t0 = Instant::now();
+    let (xh, yh) = make_classification::<T>(n, d);
+    let da = d + 1;
+    let mut regh = vec![T::from_f64(LAMBDA); da];
+    regh[d] = T::from_f64(0.0);
+    let mut m = Model {
+        x: ctx.from_shape_slice([n, da], &xh)?,
+        y: ctx.from_shape_slice([n, 1], &yh)?,
+        reg: ctx.from_slice(&regh)?,
+        w: ctx.zeros::<T>([da])?,
+        n,
+        fuse_residual,
+    };
+    println!(
+        "data generated and uploaded in {:.2} s",
+        t0.elapsed().as_secs_f64()
+    );
+
+    // Check (also the warm-up: builds every kernel): the first iterations, or all of them
+    // at the small sizes, against the host.
+    let check_iters = if small { iters } else { CHECK_ITERS };
+    for _ in 0..check_iters {
+        m.step()?;
+    }
+    let w_dev: Vec<f64> = m.w.to_vec()?.into_iter().map(T::to_f64).collect();
+    let (loss_dev, _) = m.metrics()?;
+    let t1 = Instant::now();
+    let w_ref = host_fit(&xh, &yh, n, da, check_iters);
+    let loss_ref = host_loss(&xh, &yh, n, da, &w_ref);
+    let scale = w_ref.iter().fold(1e-12f64, |a, v| a.max(v.abs()));
+    let err = w_dev
+        .iter()
+        .zip(w_ref.iter())
+        .fold(0.0f64, |a, (g, r)| a.max((g - r).abs()))
+        / scale;
+    let loss_err = (loss_dev - loss_ref).abs() / loss_ref.abs().max(1e-12);
+    println!(
+        "host check after {check_iters} iterations ({:.2} s on the host): max |w - w_ref| / max |w_ref| = {err:.2e}, \
+         loss {loss_dev:.6} vs {loss_ref:.6} (rel {loss_err:.1e}), tolerance {:.0e}",
+        t1.elapsed().as_secs_f64(),
+        T::TOL
+    );
+    if !(err <= T::TOL && loss_err <= T::TOL) {
+        return Ok(Err(format!(
+            "{n}x{d} {dtype:?}: device fit differs from the host (weights {err:.2e}, loss {loss_err:.2e})"
+        )));
+    }
+
+    // Timed fit from zero: read the loss every LOSS_EVERY iterations and at the end.
+    m.reset()?;
+    ctx.synchronize()?;
+    let before = ctx.stats();
+    let start = Instant::now();
+    let mut losses = Vec::new();
+    let mut step_kernels = 0;
+    for it in 0..iters {
+        let w_before = m.w.clone();
+        let s0 = ctx.stats();
+        let z = m.step()?;
+        if it == 1 {
+            step_kernels = (ctx.stats() - s0).kernels_launched;
+        }
+        if it % LOSS_EVERY == 0 {
+            losses.push((it, loss(&z, &m.y, &w_before, &m.reg).item()?.to_f64()));
+        }
+    }
+    // The loss and accuracy of the final weights: one more z, both read in one flush.
+    let (final_loss, accuracy) = m.metrics()?;
+    let elapsed = start.elapsed().as_secs_f64();
+    let delta: Stats = ctx.stats() - before;
+    let per_iter_ms = elapsed * 1e3 / iters as f64;
+    for (it, l) in &losses {
+        println!("  iteration {it:>5}: loss {l:.6}");
+    }
+    println!(
+        "  final: loss {final_loss:.6}, training accuracy {:.2}%",
+        accuracy * 100.0
+    );
+    let kernels_per_iter = delta.kernels_launched as f64 / iters as f64;
+    println!(
+        "  {:.3} ms per iteration ({iters} iterations in {:.3} s), {kernels_per_iter:.2} kernels, \
+         {:.2} host waits per iteration ({step_kernels} kernels in a step without a loss read)",
+        per_iter_ms,
+        elapsed,
+        delta.host_waits as f64 / iters as f64
+    );
+    if !final_loss.is_finite() || final_loss >= losses[0].1 {
+        return Ok(Err(format!(
+            "{n}x{d} {dtype:?}: the loss did not decrease ({} -> {final_loss})",
+            losses[0].1
+        )));
+    }
+    Ok(Ok(Outcome {
+        per_iter_ms,
+        loss: final_loss,
+        accuracy,
+        kernels_per_iter,
+    }))
+}
+
+struct Args {
+    shapes: Vec<(usize, usize, String)>,
+    iters: usize,
+    residual: String,
+    small: bool,
+}
+
+fn parse_args() -> std::result::Result<Args, String> {
+    let small = std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok_and(|v| v == "1");
+    let mut shape: Option<(usize, usize)> = None;
+    let mut dtype: Option<String> = None;
+    let mut iters = if small { SMALL_ITERS } else { DEFAULT_ITERS };
+    let mut residual = "stored".to_string();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--shape" => {
+                let v = args.next().ok_or("--shape needs RxC")?;
+                let (r, c) = v.split_once('x').ok_or("--shape needs RxC, e.g. 200000x100")?;
+                shape = Some((
+                    r.parse().map_err(|_| format!("bad row count {r}"))?,
+                    c.parse().map_err(|_| format!("bad column count {c}"))?,
+                ));
+            }
+            "--dtype" => {
+                let v = args.next().ok_or("--dtype needs f32 or f64")?;
+                if v != "f32" && v != "f64" {
+                    return Err(format!("--dtype must be f32 or f64, not {v}"));
+                }
+                dtype = Some(v);
+            }
+            "--iters" => {
+                let v = args.next().ok_or("--iters needs a number")?;
+                iters = v.parse().map_err(|_| format!("bad iteration count {v}"))?;
+                if iters == 0 {
+                    return Err("--iters must be at least 1".into());
+                }
+            }
+            "--residual" => {
+                let v = args.next().ok_or("--residual needs fused or stored")?;
+                if v != "fused" && v != "stored" {
+                    return Err(format!("--residual must be fused or stored, not {v}"));
+                }
+                residual = v;
+            }
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    let table: &[(usize, usize, &str)] = if small { &SMALL_SHAPES } else { &SHAPES };
+    let shapes = match (shape, dtype) {
+        (Some((r, c)), Some(t)) => vec![(r, c, t)],
+        (Some((r, c)), None) => {
+            let t = table
+                .iter()
+                .chain(SHAPES.iter())
+                .find(|s| s.0 == r && s.1 == c)
+                .map_or("f32", |s| s.2);
+            vec![(r, c, t.to_string())]
+        }
+        (None, Some(t)) => table.iter().map(|&(r, c, _)| (r, c, t.clone())).collect(),
+        (None, None) => table.iter().map(|&(r, c, t)| (r, c, t.to_string())).collect(),
+    };
+    Ok(Args {
+        shapes,
+        iters,
+        residual,
+        small,
+    })
+}
+
+fn main() -> lazycl::Result<ExitCode> {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("logistic_regression: {e}");
+            eprintln!(
+                "usage: logistic_regression [--shape RxC] [--dtype f32|f64] [--iters K] [--residual stored|fused]"
+            );
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let ctx = Context::new()?;
+    println!(
+        "logistic regression by gradient descent on {} ({}), lr {LEARNING_RATE}, lambda {LAMBDA}, residual {}",
+        ctx.device().name,
+        ctx.device().platform_name,
+        args.residual
+    );
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    for (n, d, t) in &args.shapes {
+        let fp64 = t == "f64";
+        let fuse = args.residual == "fused";
+        let result = if fp64 {
+            run_shape::<f64>(&ctx, *n, *d, args.iters, args.small, fuse)?
+        } else {
+            run_shape::<f32>(&ctx, *n, *d, args.iters, args.small, fuse)?
+        };
+        match result {
+            Ok(o) => rows.push((*n, *d, t.clone(), o)),
+            Err(e) => {
+                eprintln!("FAILED: {e}");
+                failures.push(e);
+            }
+        }
+    }
+    println!("\n| shape | dtype | ms / iteration | kernels / iteration | final loss | accuracy |");
+    println!("|---|---|---|---|---|---|");
+    for (n, d, t, o) in &rows {
+        println!(
+            "| {n} x {d} | {t} | {:.4} | {:.2} | {:.5} | {:.2}% |",
+            o.per_iter_ms,
+            o.kernels_per_iter,
+            o.loss,
+            o.accuracy * 100.0
+        );
+    }
+    println!("\n{}", ctx.stats());
+    if failures.is_empty() {
+        println!("logistic_regression: OK");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("logistic_regression: {} check(s) FAILED", failures.len());
+        Ok(ExitCode::FAILURE)
+    }
+}
