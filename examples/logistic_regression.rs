@@ -27,10 +27,9 @@
 //! `--residual fused` computes `r` inside the gradient reduction instead of storing it:
 //! three kernels per step (plus the combine pass of the column reduction) instead of four,
 //! but the sigmoid is evaluated once per element of `X` instead of once per row.
-//! `--residual stored` stores `r`; on PoCL that is 2-4x faster than fused at every size,
-//! because a sigmoid per element of `X` costs more than the kernel it saves there. The
-//! default is `fused` on GPUs (one kernel fewer per step; the sigmoid per element is
-//! cheap there) and `stored` on other devices.
+//! `--residual stored` (the default) stores `r`: on PoCL that is 2-4x faster than fused at
+//! every size, because a sigmoid per element of `X` costs more than the kernel it saves;
+//! on the H200 it is 1.0-1.4x faster (BENCHMARKS.md).
 //! `benches/reference/torch_reference.py` generates the same data and times the same fit
 //! with PyTorch.
 
@@ -387,7 +386,7 @@ fn parse_args() -> std::result::Result<Args, String> {
     let mut shape: Option<(usize, usize)> = None;
     let mut dtype: Option<String> = None;
     let mut iters = if small { SMALL_ITERS } else { DEFAULT_ITERS };
-    let mut residual = String::new(); // empty: chosen by device type below
+    let mut residual = "stored".to_string();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -457,11 +456,6 @@ fn main() -> lazycl::Result<ExitCode> {
         }
     };
     let ctx = Context::new()?;
-    let mut args = args;
-    if args.residual.is_empty() {
-        let gpu = ctx.device().device_type == lazycl::DeviceType::Gpu;
-        args.residual = if gpu { "fused" } else { "stored" }.to_string();
-    }
     println!(
         "logistic regression by gradient descent on {} ({}), lr {LEARNING_RATE}, lambda {LAMBDA}, residual {}",
         ctx.device().name,
