@@ -6,8 +6,11 @@ cd "$(dirname "$0")/.."
 
 cargo build --examples
 export LAZYCL_EXAMPLE_SMALL=1
-for src in examples/*.rs; do
-    name="$(basename "$src" .rs)"
+for src in examples/*.rs examples/*/main.rs; do
+    case "$src" in
+        */main.rs) name="$(basename "$(dirname "$src")")" ;;
+        *) name="$(basename "$src" .rs)" ;;
+    esac
     echo "== example $name =="
     cargo run -q --example "$name" >/tmp/lazycl-example-"$name".log 2>&1 || {
         cat /tmp/lazycl-example-"$name".log
