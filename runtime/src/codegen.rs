@@ -533,9 +533,45 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
                 );
             }
         }
-        for lane in 0..w {
-            vector_body.push_str(&step(&format!("v{out}_{lane}"), &format!("(k + {lane})"), ind));
+        if arg {
+            for lane in 0..w {
+                vector_body.push_str(&step(&format!("v{out}_{lane}"), &format!("(k + {lane})"), ind));
+            }
+        } else {
+            // Combine the four values pairwise first: one accumulation step (and one
+            // compensation) per four elements, and a shorter dependency chain.
+            let lane = |l: usize| format!("v{out}_{l}");
+            let pair = combine(
+                r.op,
+                d,
+                &combine(r.op, d, &lane(0), &lane(1)),
+                &combine(r.op, d, &lane(2), &lane(3)),
+            );
+            let _ = writeln!(vector_body, "{ind}const {t} quad = {pair};");
+            vector_body.push_str(&step("quad", "k", ind));
         }
+    }
+    // The serial layout takes four reduced elements per step the same way (not for the
+    // arg reductions, which track an index per element).
+    let mut serial_quad = String::new();
+    if !arg {
+        for j in 0..w {
+            let _ = writeln!(
+                serial_quad,
+                "{ind}{t} p{j};\n{ind}{{\n{ind}const {ix} k = kb + {j}u;"
+            );
+            serial_quad.push_str(&reduce_indices(plan, r, ix, ind));
+            emit_values(plan, "fidx", &mut helpers, &mut serial_quad, ind);
+            let _ = writeln!(serial_quad, "{ind}p{j} = v{out};\n{ind}}}");
+        }
+        let pair = combine(
+            r.op,
+            d,
+            &combine(r.op, d, "p0", "p1"),
+            &combine(r.op, d, "p2", "p3"),
+        );
+        let _ = writeln!(serial_quad, "{ind}const {t} quad = {pair};");
+        serial_quad.push_str(&step("quad", "kb", ind));
     }
     let mut src = prelude(plan, &helpers);
     src.push_str("#define NONE ULONG_MAX\n");
@@ -579,7 +615,12 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     if r.lanes == 0 {
         let _ = write!(
             src,
-            "    const {ix} gid = get_global_id(0);\n    const {ix} o = gid % n_out, s = gid / n_out;\n    if (s >= S) return;\n    const {ix} chunk = (n_red + S - 1) / S;\n    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n    #pragma unroll 4\n    for ({ix} k = k0; k < k1; k++) {{\n{scalar_body}    }}\n{fin}}}\n",
+            "    const {ix} gid = get_global_id(0);\n    const {ix} o = gid % n_out, s = gid / n_out;\n    if (s >= S) return;\n    const {ix} chunk = (n_red + S - 1) / S;\n    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n    {ix} kk = k0;\n{quad_loop}    for ({ix} k = kk; k < k1; k++) {{\n{scalar_body}    }}\n{fin}}}\n",
+            quad_loop = if arg {
+                String::new()
+            } else {
+                format!("    for (; kk + {w}u <= k1; kk += {w}u) {{\n        const {ix} kb = kk;\n{serial_quad}    }}\n")
+            },
             fin = finish("    "),
         );
         return src;
