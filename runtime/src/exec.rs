@@ -358,6 +358,21 @@ pub(crate) fn explain(roots: &[NodeRef]) -> Result<String> {
             p.values.len(),
             if cached { " (cached)" } else { "" }
         );
+        if let Some(r) = &p.reduce {
+            let layout = match r.lanes {
+                0 => "one work-item per output and segment".to_string(),
+                l => format!(
+                    "{l} lanes per output{}",
+                    if r.vector { ", vector loads" } else { "" }
+                ),
+            };
+            let _ = writeln!(
+                s,
+                "  {:?} reduction: {} outputs of {} elements each, {layout}; split into segments \
+                 plus a combine pass when that fills the device better",
+                r.op, r.n_out, r.n_red
+            );
+        }
         s.push_str(&fused_source(p));
     }
     Ok(s)
