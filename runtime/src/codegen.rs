@@ -634,7 +634,8 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     if r.vector {
         let _ = write!(
             src,
-            "        #pragma unroll 2\n        for (; kk + {w}u * {lanes}u <= k1; kk += {w}u * {lanes}u) {{\n            const {ix} k = kk + {w}u * lane;\n{vector_body}        }}\n"
+            "        // Each lane takes whole groups of {w}; only the last (k1 - k0) % {w} elements\n        // are left for the scalar loop.\n        #pragma unroll 2\n        for ({ix} k = k0 + {w}u * lane; k + {wm1}u < k1; k += {w}u * {lanes}u) {{\n{vector_body}        }}\n        kk = k1 - (k1 - k0) % {w}u;\n",
+            wm1 = w - 1
         );
     }
     let _ = write!(
