@@ -2,7 +2,7 @@
 //! broadcasting, scalars, every dtype, odd sizes, size 0 and 1), several outputs evaluated
 //! in one flush, compared with the same expressions evaluated on the host with ndarray.
 //!
-//! Cases per run: `LAZYCL_PROPTEST_CASES` (default 120; each case checks several outputs).
+//! Cases per run: `LAZYCL_PROPTEST_CASES` (default 240; each case checks several outputs).
 //! Floats are compared with a tolerance derived from a bound on each value's magnitude
 //! (`tol = 512 · ε · (bound + 1)`); integers exactly (wrapping arithmetic, x/0 = 0).
 
@@ -519,7 +519,7 @@ fn random_elementwise_dags_match_ndarray() {
     let cases: u64 = std::env::var("LAZYCL_PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(120);
+        .unwrap_or(240);
     let fp64 = ctx.device().fp64;
     for seed in 0..cases {
         match seed % 6 {
