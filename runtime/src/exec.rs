@@ -270,8 +270,7 @@ fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
             };
             args.push(KernelArg::Mem(mem));
         }
-        for &(dtype, bits) in &plan.scalars {
-            let _ = dtype;
+        for &(_, bits) in &plan.scalars {
             args.push(KernelArg::Scalar(bits));
         }
         for b in &outputs {
