@@ -516,11 +516,13 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
                 } else {
                     load_index(*mask, rank)
                 };
-                let _ = writeln!(
-                    vector_body,
-                    "{ind}const {}{w} L{slot} = vload{w}(0, in{slot} + {idx});",
-                    vt(*dt)
-                );
+                // Aligned: index in units of vectors, so the compiler can emit one wide load.
+                let load = if r.aligned {
+                    format!("vload{w}(({idx}) / {w}u, in{slot})")
+                } else {
+                    format!("vload{w}(0, in{slot} + {idx})")
+                };
+                let _ = writeln!(vector_body, "{ind}const {}{w} L{slot} = {load};", vt(*dt));
             }
         }
         for lane in 0..w {

@@ -297,6 +297,9 @@ pub(crate) struct ReducePlan {
     /// Lanes take neighbouring elements with vector loads (the only reduced dim is the
     /// innermost one).
     pub(crate) vector: bool,
+    /// The innermost extent is a multiple of the vector width, so every vector load starts
+    /// at an aligned index (and can be one wide load).
+    pub(crate) aligned: bool,
 }
 
 /// Work-group size of reduction kernels (a power of two, within every device's limit
@@ -385,6 +388,7 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         };
         let lanes = lanes.min(group_size);
         let vector = lanes > 0 && only_innermost;
+        let aligned = vector && dims[rank - 1] % crate::codegen::VECTOR_WIDTH == 0;
         ReducePlan {
             op: spec.op,
             red_mask,
@@ -393,6 +397,7 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
             n_red,
             in_dtype: graph[child].node.dtype,
             vector,
+            aligned,
         }
     });
 
@@ -418,6 +423,7 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
             r.lanes,
             group_size,
             u32::from(r.vector),
+            u32::from(r.aligned),
         ]);
     }
     let mut value_of: Vec<usize> = vec![usize::MAX; graph.len()];
