@@ -28,25 +28,10 @@ use std::time::Instant;
 use lazycl::prelude::*;
 use lazycl::Stats;
 
-const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
-
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(GOLDEN);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-fn uniform(seed: u64, i: u64) -> f64 {
-    let h = splitmix64(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ i);
-    (h >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
-
-fn normal(seed: u64, i: u64) -> f64 {
-    let u1 = uniform(seed, 2 * i);
-    let u2 = uniform(seed, 2 * i + 1);
-    (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-}
+// Deterministic data, reproduced bit for bit by benches/reference/torch_reference.py.
+#[path = "common/synthetic.rs"]
+mod synthetic;
+use synthetic::normal;
 
 const TRUE_MU: f64 = 1.5;
 const TRUE_SIGMA: f64 = 2.5;
