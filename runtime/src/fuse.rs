@@ -51,44 +51,44 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
     let mut index: HashMap<*const crate::graph::Node, usize> =
         HashMap::with_capacity_and_hasher(64, Default::default());
     let mut out: Vec<GNode> = Vec::with_capacity(64);
-    // (node, op snapshot, children expanded?)
-    let mut stack: Vec<(NodeRef, bool)> = roots.iter().map(|r| (r.clone(), false)).collect();
-    let mut pending: HashMap<*const crate::graph::Node, Op> =
-        HashMap::with_capacity_and_hasher(32, Default::default());
+    // Entries are a node to visit (None) or a node whose inputs are done (its op snapshot).
+    // A node being expanded maps to IN_PROGRESS in `index`.
+    const IN_PROGRESS: usize = usize::MAX;
+    let mut stack: Vec<(NodeRef, Option<Op>)> = roots.iter().map(|r| (r.clone(), None)).collect();
+    let at = |index: &HashMap<*const crate::graph::Node, usize>, n: &NodeRef| -> Result<usize> {
+        match index.get(&Arc::as_ptr(n)) {
+            Some(&i) if i != IN_PROGRESS => Ok(i),
+            _ => Err(Error::InvalidShape(
+                "internal: graph input visited out of order".into(),
+            )),
+        }
+    };
     while let Some((node, expanded)) = stack.pop() {
         let key = Arc::as_ptr(&node);
-        if index.contains_key(&key) {
-            continue;
-        }
-        if expanded {
-            let op = pending
-                .remove(&key)
-                .ok_or_else(|| Error::InvalidShape("graph changed during evaluation".into()))?;
+        if let Some(op) = expanded {
             let kind = match op {
                 Op::Scalar(bits) => GKind::Scalar(bits),
-                Op::Unary(u, a) => GKind::Op(OpCode::Unary(u), smallvec::smallvec![index[&Arc::as_ptr(&a)]]),
-                Op::Reduce(r, a) => {
-                    GKind::Op(OpCode::Reduce(r), smallvec::smallvec![index[&Arc::as_ptr(&a)]])
-                }
+                Op::Unary(u, a) => GKind::Op(OpCode::Unary(u), smallvec::smallvec![at(&index, &a)?]),
+                Op::Reduce(r, a) => GKind::Op(OpCode::Reduce(r), smallvec::smallvec![at(&index, &a)?]),
                 Op::Binary(b, x, y) => GKind::Op(
                     OpCode::Binary(b),
-                    smallvec::smallvec![index[&Arc::as_ptr(&x)], index[&Arc::as_ptr(&y)]],
+                    smallvec::smallvec![at(&index, &x)?, at(&index, &y)?],
                 ),
                 Op::Expr(t, ops) => GKind::Op(
                     OpCode::Expr(crate::expr::template_id(t)),
-                    ops.iter().map(|o| index[&Arc::as_ptr(o)]).collect(),
+                    ops.iter().map(|o| at(&index, o)).collect::<Result<Inputs>>()?,
                 ),
                 Op::Ternary(t, x, y, z) => GKind::Op(
                     OpCode::Ternary(t),
-                    smallvec::smallvec![
-                        index[&Arc::as_ptr(&x)],
-                        index[&Arc::as_ptr(&y)],
-                        index[&Arc::as_ptr(&z)],
-                    ],
+                    smallvec::smallvec![at(&index, &x)?, at(&index, &y)?, at(&index, &z)?],
                 ),
             };
             index.insert(key, out.len());
             out.push(GNode { node, kind });
+            continue;
+        }
+        if index.contains_key(&key) {
+            // Done, or being expanded through another path (its entry is on the stack).
             continue;
         }
         let snapshot = match &*node.state() {
@@ -106,16 +106,12 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
                 });
             }
             Ok(op) => {
-                if pending.contains_key(&key) {
-                    // Already scheduled through another path; its expansion is on the stack.
-                    continue;
-                }
+                index.insert(key, IN_PROGRESS);
                 let children: smallvec::SmallVec<[NodeRef; 3]> = op.inputs().into_iter().cloned().collect();
-                pending.insert(key, op);
-                stack.push((node, true));
+                stack.push((node, Some(op)));
                 for c in children.into_iter().rev() {
                     if !index.contains_key(&Arc::as_ptr(&c)) {
-                        stack.push((c, false));
+                        stack.push((c, None));
                     }
                 }
             }

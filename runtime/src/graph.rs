@@ -19,6 +19,9 @@ pub(crate) struct Node {
     pub(crate) ctx: Arc<ContextInner>,
     pub(crate) dtype: DType,
     pub(crate) shape: Shape,
+    /// Recording failed (set at creation: a node never fails later), so operators can
+    /// check without taking the state lock.
+    pub(crate) failed: bool,
     state: Mutex<State>,
 }
 
@@ -172,10 +175,12 @@ impl Op {
 
 impl Node {
     pub(crate) fn new(ctx: Arc<ContextInner>, dtype: DType, shape: Shape, state: State) -> NodeRef {
+        let failed = matches!(state, State::Failed(_));
         Arc::new(Node {
             ctx,
             dtype,
             shape,
+            failed,
             state: Mutex::new(state),
         })
     }
@@ -217,7 +222,8 @@ impl Drop for Node {
 /// Drops a state without recursion: a 10,000-node chain must not overflow the stack.
 fn drop_state(state: State) {
     let State::Lazy(op) = state else { return };
-    let mut stack: Vec<NodeRef> = Vec::new();
+    // Inline capacity: dropping a typical small graph allocates nothing.
+    let mut stack: smallvec::SmallVec<[NodeRef; 8]> = smallvec::SmallVec::new();
     push_inputs(op, &mut stack);
     while let Some(node) = stack.pop() {
         if let Some(mut inner) = Arc::into_inner(node) {
@@ -233,7 +239,7 @@ fn drop_state(state: State) {
     }
 }
 
-fn push_inputs(op: Op, stack: &mut Vec<NodeRef>) {
+fn push_inputs(op: Op, stack: &mut smallvec::SmallVec<[NodeRef; 8]>) {
     match op {
         Op::Scalar(_) => {}
         Op::Unary(_, a) | Op::Reduce(_, a) => stack.push(a),

@@ -43,6 +43,9 @@ impl<T: Element> Operand<T> for Array<T> {
 
 /// The recording error of a node, if recording it failed.
 fn failure(node: &NodeRef) -> Option<Error> {
+    if !node.failed {
+        return None;
+    }
     match &*node.state() {
         State::Failed(e) => Some(e.clone()),
         _ => None,
