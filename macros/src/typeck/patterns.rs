@@ -1,0 +1,224 @@
+//! `match` on integers and `bool`: scrutinee temporaries, arm patterns as conditions.
+
+use super::*;
+
+impl Lowerer<'_> {
+    /// `match` on an integer or `bool`: the scrutinee goes to a temporary, the arms become
+    /// an `if`/`else` chain.
+    pub(super) fn match_expr(&mut self, m: &syn::ExprMatch) -> Expr {
+        let span = m.span();
+        let scrut = self.expr(&m.expr);
+        let sty = scrut.ty;
+        let st = self.infer.shallow(sty);
+        if !(self.infer.is_int(st) || st == Ty::S(Scalar::Bool) || st == Ty::Never) {
+            let d = self.infer.describe(st);
+            self.errors.add(
+                scrut.span,
+                format!("`match` works on integers and `bool` in kernels, not `{d}`"),
+            );
+            return err_expr(span);
+        }
+        let tmp = self.fresh_internal("match");
+        let mut stmts = vec![Stmt::Let {
+            name: tmp.clone(),
+            ty: sty,
+            init: Some(scrut),
+        }];
+        let mut arms: Vec<(Option<Expr>, Block, Sp)> = Vec::new();
+        let (mut has_true, mut has_false) = (false, false);
+        for arm in &m.arms {
+            self.scopes.push(HashMap::new());
+            let mut cond = self.pattern_cond(&arm.pat, &tmp, sty);
+            if arm.guard.is_none() {
+                if let syn::Pat::Lit(syn::ExprLit {
+                    lit: syn::Lit::Bool(b),
+                    ..
+                }) = &arm.pat
+                {
+                    has_true |= b.value;
+                    has_false |= !b.value;
+                }
+            }
+            if let Some((_, g)) = &arm.guard {
+                let g = self.expr(g);
+                self.unify(Ty::S(Scalar::Bool), g.ty, g.span, " in match guard");
+                cond = Some(match cond {
+                    Some(c) => Expr {
+                        span: g.span,
+                        ty: Ty::S(Scalar::Bool),
+                        kind: ExprKind::Binary(BinOp::And, Box::new(c), Box::new(g)),
+                    },
+                    None => g,
+                });
+            }
+            let body = match &*arm.body {
+                syn::Expr::Block(b) if b.label.is_none() => self.block(&b.block, false),
+                e => {
+                    let mut stmts = Vec::new();
+                    let tail = self.tail(e, &mut stmts);
+                    Block {
+                        stmts,
+                        tail: tail.map(Box::new),
+                    }
+                }
+            };
+            self.scopes.pop();
+            arms.push((cond, body, arm.pat.span()));
+        }
+        // The arms' common type.
+        let mut ty = Ty::Never;
+        for (_, b, _) in &arms {
+            let bt = self.block_ty(b);
+            match self.infer.unify(ty, bt) {
+                Ok(t) => ty = t,
+                Err(e) => {
+                    self.errors
+                        .add(span, format!("`match` arms have incompatible types: {e}"));
+                    ty = Ty::Never;
+                    break;
+                }
+            }
+        }
+        let unit = matches!(self.infer.shallow(ty), Ty::Unit | Ty::Never);
+        let exhaustive_bool = has_true && has_false;
+        let mut acc: Option<Block> = None;
+        for (cond, body, pspan) in arms.into_iter().rev() {
+            acc = Some(match (cond, acc) {
+                (None, _) => body,
+                (Some(_), None) if exhaustive_bool => body,
+                (Some(_), None) => {
+                    self.errors.add(
+                        pspan,
+                        "non-exhaustive `match`: add a final `_ => ...` arm (kernels check exhaustiveness \
+                         only for `true`/`false`)",
+                    );
+                    body
+                }
+                (Some(c), Some(els)) => {
+                    if unit {
+                        Block {
+                            stmts: vec![Stmt::If {
+                                cond: c,
+                                then: body,
+                                els: Some(els),
+                            }],
+                            tail: None,
+                        }
+                    } else {
+                        let e = Expr {
+                            kind: ExprKind::If(Box::new(c), body, els),
+                            ty,
+                            span,
+                        };
+                        Block {
+                            stmts: Vec::new(),
+                            tail: Some(Box::new(e)),
+                        }
+                    }
+                }
+            });
+        }
+        let mut block = acc.unwrap_or_default();
+        stmts.append(&mut block.stmts);
+        let block = Block {
+            stmts,
+            tail: block.tail,
+        };
+        Expr {
+            kind: ExprKind::Block(block),
+            ty,
+            span,
+        }
+    }
+
+    /// The condition under which `pat` matches the value in `tmp` (`None`: always). Names
+    /// bound by the pattern refer to `tmp`.
+    pub(super) fn pattern_cond(&mut self, pat: &syn::Pat, tmp: &str, ty: Ty) -> Option<Expr> {
+        let span = pat.span();
+        let var = || Expr {
+            kind: ExprKind::Var(tmp.to_string()),
+            ty,
+            span,
+        };
+        let cmp = |this: &mut Self, op: BinOp, e: &syn::Expr| -> Expr {
+            let v = this.expr(e);
+            this.unify(ty, v.ty, v.span, " in pattern");
+            Expr {
+                kind: ExprKind::Binary(op, Box::new(var()), Box::new(v)),
+                ty: Ty::S(Scalar::Bool),
+                span,
+            }
+        };
+        let and = |a: Expr, b: Expr| Expr {
+            kind: ExprKind::Binary(BinOp::And, Box::new(a), Box::new(b)),
+            ty: Ty::S(Scalar::Bool),
+            span,
+        };
+        match pat {
+            syn::Pat::Wild(_) => None,
+            syn::Pat::Paren(p) => self.pattern_cond(&p.pat, tmp, ty),
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() => {
+                let cond = pi
+                    .subpat
+                    .as_ref()
+                    .and_then(|(_, p)| self.pattern_cond(p, tmp, ty));
+                self.bind(
+                    &pi.ident.to_string(),
+                    Binding::Scalar {
+                        cname: tmp.to_string(),
+                        ty,
+                        mutable: false,
+                        param: false,
+                    },
+                );
+                if pi.mutability.is_some() {
+                    self.errors
+                        .add(pi.span(), "`mut` bindings in `match` patterns are not supported");
+                }
+                cond
+            }
+            syn::Pat::Lit(l) => Some(cmp(self, BinOp::Eq, &syn::Expr::Lit(l.clone()))),
+            syn::Pat::Path(p) => Some(cmp(self, BinOp::Eq, &syn::Expr::Path(p.clone()))),
+            syn::Pat::Range(r) => {
+                let lo = r.start.as_ref().map(|s| cmp(self, BinOp::Ge, s));
+                let op = if matches!(r.limits, syn::RangeLimits::Closed(_)) {
+                    BinOp::Le
+                } else {
+                    BinOp::Lt
+                };
+                let hi = r.end.as_ref().map(|e| cmp(self, op, e));
+                match (lo, hi) {
+                    (Some(a), Some(b)) => Some(and(a, b)),
+                    (a, b) => a.or(b),
+                }
+            }
+            syn::Pat::Or(o) => {
+                let mut acc: Option<Expr> = None;
+                for case in &o.cases {
+                    let c = self.pattern_cond(case, tmp, ty)?;
+                    acc = Some(match acc {
+                        None => c,
+                        Some(a) => Expr {
+                            kind: ExprKind::Binary(BinOp::Or, Box::new(a), Box::new(c)),
+                            ty: Ty::S(Scalar::Bool),
+                            span,
+                        },
+                    });
+                }
+                acc
+            }
+            other => {
+                self.errors.add(
+                    other.span(),
+                    "unsupported pattern; `match` arms in kernels support integer and `bool` literals, constants \
+                     (`i32::MAX`), ranges (`1..=5`), alternatives (`1 | 2`), `_`, a name and `name @ pattern`",
+                );
+                Some(Expr {
+                    kind: ExprKind::Bool(false),
+                    ty: Ty::S(Scalar::Bool),
+                    span,
+                })
+            }
+        }
+    }
+}
