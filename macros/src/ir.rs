@@ -384,19 +384,22 @@ pub enum AtomicOp {
 }
 
 impl AtomicOp {
+    /// Every atomic operation, for name lookups.
+    pub const ALL: [AtomicOp; 9] = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Xchg,
+        AtomicOp::Cmpxchg,
+    ];
+
+    /// The operation a Rust intrinsic name (the same as its OpenCL C name) stands for.
     pub fn from_name(s: &str) -> Option<AtomicOp> {
-        Some(match s {
-            "atomic_add" => AtomicOp::Add,
-            "atomic_sub" => AtomicOp::Sub,
-            "atomic_min" => AtomicOp::Min,
-            "atomic_max" => AtomicOp::Max,
-            "atomic_and" => AtomicOp::And,
-            "atomic_or" => AtomicOp::Or,
-            "atomic_xor" => AtomicOp::Xor,
-            "atomic_xchg" => AtomicOp::Xchg,
-            "atomic_cmpxchg" => AtomicOp::Cmpxchg,
-            _ => return None,
-        })
+        AtomicOp::ALL.into_iter().find(|op| op.c() == s)
     }
 
     pub fn c(self) -> &'static str {

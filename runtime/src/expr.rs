@@ -41,10 +41,8 @@ enum OperandKind {
 pub trait ExprArg {
     /// The element type.
     type Elem: Element;
-    /// Whether this operand is an array (at least one operand of an `expr!` must be).
-    const IS_ARRAY: bool;
-    /// The same at the type level: [`kind::IsArray`] or [`kind::IsScalar`] (`expr!` checks
-    /// with it, before code generation, that an operand is an array).
+    /// [`kind::IsArray`] or [`kind::IsScalar`]: `expr!` checks with it, at compile time,
+    /// that at least one operand is an array.
     type Kind;
     /// The operand, type-erased.
     fn operand(&self) -> ExprOperand;
@@ -52,7 +50,6 @@ pub trait ExprArg {
 
 impl<T: Element> ExprArg for Array<T> {
     type Elem = T;
-    const IS_ARRAY: bool = true;
     type Kind = kind::IsArray;
     fn operand(&self) -> ExprOperand {
         ExprOperand {
@@ -64,7 +61,6 @@ impl<T: Element> ExprArg for Array<T> {
 
 impl<A: ExprArg + ?Sized> ExprArg for &A {
     type Elem = A::Elem;
-    const IS_ARRAY: bool = A::IS_ARRAY;
     type Kind = A::Kind;
     fn operand(&self) -> ExprOperand {
         (**self).operand()
@@ -75,7 +71,6 @@ macro_rules! scalar_arg {
     ($($t:ty),*) => {$(
         impl ExprArg for $t {
             type Elem = $t;
-            const IS_ARRAY: bool = false;
             type Kind = kind::IsScalar;
             fn operand(&self) -> ExprOperand {
                 ExprOperand { kind: OperandKind::Scalar(self.to_arg_bits()), dtype: <$t>::DTYPE }
@@ -89,8 +84,6 @@ scalar_arg!(bool, i32, u32, i64, u64, f32, f64);
 /// `map`: `Array<T>`, `&Array<T>` or a scalar `T`. (Unlike a bound `ExprArg<Elem = T>`, this
 /// lets an unsuffixed literal such as `1.5` take the type `T`.)
 pub trait ExprInput<T: Element> {
-    /// Whether this operand is an array.
-    const IS_ARRAY: bool;
     /// [`kind::IsArray`] or [`kind::IsScalar`].
     type Kind;
     /// The operand, type-erased.
@@ -98,7 +91,6 @@ pub trait ExprInput<T: Element> {
 }
 
 impl<T: Element> ExprInput<T> for Array<T> {
-    const IS_ARRAY: bool = true;
     type Kind = kind::IsArray;
     fn operand(&self) -> ExprOperand {
         ExprArg::operand(self)
@@ -106,7 +98,6 @@ impl<T: Element> ExprInput<T> for Array<T> {
 }
 
 impl<T: Element, A: ExprInput<T> + ?Sized> ExprInput<T> for &A {
-    const IS_ARRAY: bool = A::IS_ARRAY;
     type Kind = A::Kind;
     fn operand(&self) -> ExprOperand {
         (**self).operand()
@@ -116,7 +107,6 @@ impl<T: Element, A: ExprInput<T> + ?Sized> ExprInput<T> for &A {
 macro_rules! scalar_input {
     ($($t:ty),*) => {$(
         impl ExprInput<$t> for $t {
-            const IS_ARRAY: bool = false;
             type Kind = kind::IsScalar;
             fn operand(&self) -> ExprOperand {
                 ExprArg::operand(self)

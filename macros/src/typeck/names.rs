@@ -337,18 +337,11 @@ pub fn is_intrinsic(name: &str) -> bool {
 
 /// All intrinsic names, for suggestions.
 pub(super) fn intrinsic_names() -> impl Iterator<Item = &'static str> {
-    WORK_ITEM.iter().map(|(n, _)| *n).chain([
-        "barrier",
-        "atomic_add",
-        "atomic_sub",
-        "atomic_min",
-        "atomic_max",
-        "atomic_and",
-        "atomic_or",
-        "atomic_xor",
-        "atomic_xchg",
-        "atomic_cmpxchg",
-    ])
+    WORK_ITEM
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(["barrier"])
+        .chain(AtomicOp::ALL.iter().map(|op| op.c()))
 }
 
 pub(super) fn edit_distance(a: &str, b: &str) -> usize {
