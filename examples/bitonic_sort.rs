@@ -10,38 +10,19 @@ use std::time::Instant;
 use lazycl::prelude::*;
 use rand::{Rng, SeedableRng};
 
-/// Compare-exchange of each element with its partner `i ^ x`, smaller value first.
-#[kernel]
-fn swap_pairs(arr: &mut [i32], x: i32, n: i32) {
-    let i = global_id(0) as i32;
-    let j = i ^ x;
-    if i < j && j < n && arr[j as usize] < arr[i as usize] {
-        let tmp = arr[i as usize];
-        arr[i as usize] = arr[j as usize];
-        arr[j as usize] = tmp;
-    }
-}
+#[path = "common/bitonic.rs"]
+mod bitonic;
+use bitonic::swap_pairs;
 
-/// The launches of the sorting network: for each block size `k`, one "flip" step (`k - 1`)
-/// then half-cleaner steps `k/4, k/8, ..., 1` (with the flip, every comparator sorts
-/// ascending, so the kernel needs no direction).
+/// Sorts `arr` in place with the network's launches; returns how many there were.
 fn sort(k: &swap_pairs::Bound, arr: &mut Array<i32>) -> lazycl::Result<u32> {
     let n = arr.len();
     let padded = n.next_power_of_two().max(2);
-    let mut launches = 0;
-    let mut block = 2;
-    while block <= padded {
-        k.global(padded).launch(arr, (block - 1) as i32, n as i32)?;
-        launches += 1;
-        let mut half = block / 4;
-        while half >= 1 {
-            k.global(padded).launch(arr, half as i32, n as i32)?;
-            launches += 1;
-            half /= 2;
-        }
-        block *= 2;
+    let steps = bitonic::steps(padded);
+    for &x in &steps {
+        k.global(padded).launch(arr, x, n as i32)?;
     }
-    Ok(launches)
+    Ok(steps.len() as u32)
 }
 
 fn main() -> lazycl::Result<()> {

@@ -149,33 +149,9 @@ static SPIN: KernelSource = KernelSource {
     dtypes: &[DType::F32],
 };
 
-/// The bitonic compare-exchange kernel of `examples/bitonic_sort.rs`.
-#[lazycl::kernel]
-fn swap_pairs(arr: &mut [i32], x: i32, n: i32) {
-    let i = global_id(0) as i32;
-    let j = i ^ x;
-    if i < j && j < n && arr[j as usize] < arr[i as usize] {
-        let tmp = arr[i as usize];
-        arr[i as usize] = arr[j as usize];
-        arr[j as usize] = tmp;
-    }
-}
-
-/// The (x, n) arguments of every launch of a bitonic sort of `n` (a power of two).
-fn bitonic_steps(n: usize) -> Vec<i32> {
-    let mut steps = Vec::new();
-    let mut block = 2;
-    while block <= n {
-        steps.push((block - 1) as i32);
-        let mut half = block / 4;
-        while half >= 1 {
-            steps.push(half as i32);
-            half /= 2;
-        }
-        block *= 2;
-    }
-    steps
-}
+#[path = "../common/bitonic.rs"]
+mod bitonic;
+use bitonic::{steps as bitonic_steps, swap_pairs};
 
 fn chain8(x: &Array<f32>) -> Array<f32> {
     ((((((x * 1.5 + 2.0) * x - 0.25).abs() + 1.0).sqrt() * 3.0) / 7.0) - x).tanh()
