@@ -16,16 +16,17 @@ pub use lazycl_runtime::*;
 pub mod prelude {
     pub use lazycl_macros::*;
     pub use lazycl_runtime::{
-        eval, select, Array, Context, DType, DeviceSelector, Element, Error, Float, Numeric, Result,
+        eval, select, Array, Context, DType, DeviceSelector, Element, Error, Event, Float, Numeric, Queue,
+        Result,
     };
 }
 
 /// Items used by code that the macros generate. Not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use lazycl_runtime::kernel::{Dims, Kernel, KernelArg, KernelSource};
+    pub use lazycl_runtime::kernel::{Dims, Kernel, KernelArg, KernelSource, LaunchOptions};
     pub use lazycl_runtime::{
-        expr_kind, expr_node, Array, ArrayArg, Context, DType, Element, Error, ExprArg, ExprInput,
-        ExprOperand, ExprTemplate, Result,
+        expr_kind, expr_node, Array, ArrayArg, Context, DType, Element, Error, Event, ExprArg, ExprInput,
+        ExprOperand, ExprTemplate, Queue, Result,
     };
 }

@@ -226,6 +226,7 @@ fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenStre
     let mut launch_params = Vec::new();
     let mut prepare = Vec::new();
     let mut kargs = Vec::new();
+    let mut tracked = Vec::new();
     let p = quote! { ::lazycl::__private };
     for param in &t.params {
         let id = &param.name;
@@ -249,13 +250,14 @@ fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenStre
                 let arg = format_ident!("__lazycl_arg_{}", id);
                 if mutable {
                     launch_params.push(quote_spanned! {span=> #id: &mut #p::Array<#ty> });
-                    prepare.push(quote! { let #arg = #id.kernel_arg_mut()?; });
+                    prepare.push(quote! { let #arg = #id.kernel_arg_mut_on(self.opts.queue)?; });
                 } else {
                     launch_params.push(quote_spanned! {span=> #id: &#p::Array<#ty> });
-                    prepare.push(quote! { let #arg = #id.kernel_arg()?; });
+                    prepare.push(quote! { let #arg = #id.kernel_arg_on(self.opts.queue)?; });
                 }
                 kargs.push(quote! { #arg.mem() });
                 kargs.push(quote! { #arg.len() });
+                tracked.push(quote! { &#arg });
                 dtypes.extend(elem.dtype());
             }
         }
@@ -294,6 +296,12 @@ fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenStre
             .join(", ")
     );
     let launch_ident = Ident::new("launch", name.span());
+    let launch_event_ident = Ident::new("launch_event", name.span());
+    let launch_event_doc = format!(
+        "Like [`Launch::launch`], and returns the launch's [`Event`](::lazycl::Event) (an \
+         OpenCL event: ask for one only when you need it). `{name}({signature})`."
+    );
+    let param_names: Vec<&Ident> = t.params.iter().map(|p| &p.name).collect();
     let has_user_doc = attrs.iter().any(|a| a.path().is_ident("doc"));
     let mod_doc = if has_user_doc {
         quote! {}
@@ -334,7 +342,7 @@ fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenStre
                 /// `[w, h, d]`.
                 #[inline]
                 pub fn global(&self, global: impl ::core::convert::Into<::lazycl::__private::Dims>) -> Launch<'_> {
-                    Launch { kernel: &self.kernel, global: global.into(), local: ::core::option::Option::None }
+                    Launch { kernel: &self.kernel, opts: ::lazycl::__private::LaunchOptions::new(global.into()) }
                 }
 
                 /// The untyped kernel.
@@ -343,21 +351,36 @@ fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenStre
                 }
             }
 
-            /// A launch being configured: optionally [`Launch::local`], then
-            /// [`Launch::launch`].
+            /// A launch being configured: optionally [`Launch::local`], [`Launch::on`] and
+            /// [`Launch::after`], then [`Launch::launch`] or [`Launch::launch_event`].
             #[must_use = "nothing runs until `.launch(...)` is called"]
             pub struct Launch<'a> {
                 kernel: &'a ::lazycl::__private::Kernel,
-                global: ::lazycl::__private::Dims,
-                local: ::core::option::Option<::lazycl::__private::Dims>,
+                opts: ::lazycl::__private::LaunchOptions<'a>,
             }
 
-            impl Launch<'_> {
+            impl<'a> Launch<'a> {
                 /// Sets the work-group size (same number of dimensions as the global size,
                 /// dividing it).
                 #[inline]
                 pub fn local(mut self, local: impl ::core::convert::Into<::lazycl::__private::Dims>) -> Self {
-                    self.local = ::core::option::Option::Some(local.into());
+                    self.opts.local = ::core::option::Option::Some(local.into());
+                    self
+                }
+
+                /// Launches on `queue` instead of the context's default queue (lazy array
+                /// arguments are evaluated there too).
+                #[inline]
+                pub fn on(mut self, queue: &'a ::lazycl::__private::Queue) -> Self {
+                    self.opts.queue = ::core::option::Option::Some(queue);
+                    self
+                }
+
+                /// Makes the launch wait for `events` too, besides the dependencies on its
+                /// array arguments, which are tracked automatically.
+                #[inline]
+                pub fn after(mut self, events: &'a [::lazycl::__private::Event]) -> Self {
+                    self.opts.after = events;
                     self
                 }
 
@@ -365,8 +388,21 @@ fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenStre
                 #[inline]
                 #[allow(clippy::too_many_arguments)]
                 pub fn #launch_ident(self, #(#launch_params),*) -> ::lazycl::__private::Result<()> {
+                    self.submit(false, #(#param_names),*).map(|_| ())
+                }
+
+                #[doc = #launch_event_doc]
+                #[inline]
+                #[allow(clippy::too_many_arguments)]
+                pub fn #launch_event_ident(self, #(#launch_params),*) -> ::lazycl::__private::Result<::lazycl::__private::Event> {
+                    self.submit(true, #(#param_names),*).and_then(::lazycl::__private::Event::required)
+                }
+
+                #[inline(always)]
+                #[allow(clippy::too_many_arguments)]
+                fn submit(self, want_event: bool, #(#launch_params),*) -> ::lazycl::__private::Result<::core::option::Option<::lazycl::__private::Event>> {
                     #(#prepare)*
-                    self.kernel.launch(self.global, self.local, &[#(#kargs),*])
+                    self.kernel.submit(&self.opts, &[#(#kargs),*], &[#(#tracked),*], want_event)
                 }
             }
         }

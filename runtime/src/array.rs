@@ -15,8 +15,9 @@ use crate::error::{Error, Result};
 use crate::exec;
 use crate::graph::{Node, NodeRef, Op, Shape, State};
 use crate::kernel::KernelArg;
+use crate::queue::{Command, Queue, QueueInner};
 use crate::shape::{checked_numel, IntoShape};
-use crate::stats::Counters;
+use crate::stats::{Counters, WaitReason};
 
 /// An n-dimensional array of `T` on an OpenCL device, possibly not computed yet.
 ///
@@ -119,15 +120,26 @@ impl<T: Element> Array<T> {
         matches!(&*self.node.state(), State::Ready(_))
     }
 
-    /// Enqueues everything this array needs and returns without waiting; afterwards
-    /// the array is backed by device memory. Reports recording errors (shape mismatches).
+    /// Enqueues everything this array needs on the default queue and returns without
+    /// waiting; afterwards the array is backed by device memory. Reports recording errors
+    /// (shape mismatches).
     pub fn eval(&self) -> Result<&Self> {
         exec::materialize(std::slice::from_ref(&self.node))?;
         Ok(self)
     }
 
-    /// Materializes and copies the elements to the host, in row-major order. Waits only
-    /// for the commands this array depends on (earlier commands of its queue).
+    /// Like [`eval`](Array::eval), on `queue`.
+    pub fn eval_on(&self, queue: &Queue) -> Result<&Self> {
+        queue.check_context(&self.node.ctx)?;
+        exec::materialize_on(&queue.inner, std::slice::from_ref(&self.node))?;
+        Ok(self)
+    }
+
+    /// Materializes and copies the elements to the host, in row-major order.
+    ///
+    /// Waits only for the command that wrote the array (and what was queued before it
+    /// on its queue): the read is queued right behind the writer, on the writer's queue,
+    /// so work on other queues never delays it.
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let buffer = self.materialized_buffer()?;
         let n = self.len();
@@ -136,19 +148,21 @@ impl<T: Element> Array<T> {
             return Ok(Vec::new());
         }
         let bytes = n * T::DTYPE.size();
-        Counters::add(&ctx.counters.host_waits, 1);
+        let queue = buffer.access().writer().cloned();
+        let queue = queue.as_ref().unwrap_or(ctx.queue());
+        ctx.counters.count_wait(WaitReason::Read);
         Counters::add(&ctx.counters.bytes_downloaded, bytes as u64);
         if T::DTYPE == DType::Bool {
             // Never trust device bytes to be valid `bool`s: read bytes, then compare.
             let mut raw = vec![0u8; n];
-            cl::read_buffer_blocking(ctx.queue(), buffer.mem(), 0, bytes, raw.as_mut_ptr().cast())?;
+            cl::read_buffer_blocking(queue.raw(), buffer.mem(), 0, bytes, raw.as_mut_ptr().cast())?;
             let bools: Vec<bool> = raw.into_iter().map(|b| b != 0).collect();
             // SAFETY: T is bool here (checked through DTYPE), so Vec<bool> is Vec<T>.
             let out = unsafe { std::mem::transmute::<Vec<bool>, Vec<T>>(bools) };
             return Ok(out);
         }
         let mut out: Vec<T> = vec![T::default(); n];
-        cl::read_buffer_blocking(ctx.queue(), buffer.mem(), 0, bytes, out.as_mut_ptr().cast())?;
+        cl::read_buffer_blocking(queue.raw(), buffer.mem(), 0, bytes, out.as_mut_ptr().cast())?;
         Ok(out)
     }
 
@@ -228,22 +242,40 @@ impl<T: Element> Array<T> {
         self.reshape(shape)
     }
 
-    /// Materializes (enqueues) and returns the device buffer.
+    /// Materializes (enqueues on the default queue) and returns the device buffer.
     pub(crate) fn materialized_buffer(&self) -> Result<Arc<DeviceBuffer>> {
+        self.materialized_buffer_on(None)
+    }
+
+    fn materialized_buffer_on(&self, queue: Option<&Queue>) -> Result<Arc<DeviceBuffer>> {
         if let Some(b) = self.node.buffer() {
             return Ok(b);
         }
-        exec::materialize(std::slice::from_ref(&self.node))?;
+        match queue {
+            Some(q) => {
+                q.check_context(&self.node.ctx)?;
+                exec::materialize_on(&q.inner, std::slice::from_ref(&self.node))?
+            }
+            None => exec::materialize(std::slice::from_ref(&self.node))?,
+        }
         self.node
             .buffer()
             .ok_or_else(|| Error::InvalidShape("array was not materialized".into()))
     }
 
-    /// The buffer as a read-only kernel argument (materializing the array if needed).
+    /// The buffer as a read-only kernel argument (materializing the array on the default
+    /// queue if needed).
     pub fn kernel_arg(&self) -> Result<ArrayArg> {
+        self.kernel_arg_on(None)
+    }
+
+    /// The buffer as a read-only kernel argument, materializing the array on `queue`
+    /// (default: the context's default queue) if needed.
+    pub fn kernel_arg_on(&self, queue: Option<&Queue>) -> Result<ArrayArg> {
         Ok(ArrayArg {
-            buffer: self.materialized_buffer()?,
+            buffer: self.materialized_buffer_on(queue)?,
             len: self.len(),
+            writable: false,
         })
     }
 
@@ -251,31 +283,57 @@ impl<T: Element> Array<T> {
     /// storage (a clone, or a pending expression that reads it), this array first gets a
     /// private copy, so the write is never visible through the other handles.
     pub fn kernel_arg_mut(&mut self) -> Result<ArrayArg> {
-        let buffer = self.materialized_buffer()?;
+        self.kernel_arg_mut_on(None)
+    }
+
+    /// Like [`kernel_arg_mut`](Array::kernel_arg_mut), materializing (or copying) on `queue`.
+    pub fn kernel_arg_mut_on(&mut self, queue: Option<&Queue>) -> Result<ArrayArg> {
+        let buffer = self.materialized_buffer_on(queue)?;
         // Count: `self.node` is ours; `buffer` is the clone just taken plus the node's own.
         if Arc::strong_count(&self.node) > 1 || Arc::strong_count(&buffer) > 2 {
             let ctx = self.node.ctx.clone();
             let bytes = self.len() * T::DTYPE.size();
             let copy = DeviceBuffer::uninit(&ctx, bytes)?;
-            cl::copy_buffer(ctx.queue(), buffer.mem(), copy.mem(), bytes)?;
-            Counters::add(&ctx.counters.transfers_enqueued, 1);
+            let q = queue.map_or(ctx.queue(), |q| &q.inner);
+            copy_buffer(q, &buffer, &copy, bytes)?;
             *self = Array::ready(&ctx, self.shape().to_vec(), copy.clone());
             return Ok(ArrayArg {
                 buffer: copy,
                 len: self.len(),
+                writable: true,
             });
         }
         Ok(ArrayArg {
             buffer,
             len: self.len(),
+            writable: true,
         })
     }
 }
 
-/// A materialized array's buffer and length, ready to be passed to a kernel.
+/// Enqueues a device-to-device copy of `bytes` bytes on `queue`.
+pub(crate) fn copy_buffer(
+    queue: &Arc<QueueInner>,
+    src: &DeviceBuffer,
+    dst: &DeviceBuffer,
+    bytes: usize,
+) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    queue.submit(Command::new(&[src], &[dst]), |q, wait, want| {
+        cl::copy_buffer(q, src.mem(), dst.mem(), bytes, wait, want)
+    })?;
+    Counters::add(&src.ctx.counters.transfers_enqueued, 1);
+    Ok(())
+}
+
+/// A materialized array's buffer and length, ready to be passed to a kernel, and whether
+/// the kernel may write it.
 pub struct ArrayArg {
-    buffer: Arc<DeviceBuffer>,
+    pub(crate) buffer: Arc<DeviceBuffer>,
     len: usize,
+    pub(crate) writable: bool,
 }
 
 impl ArrayArg {
@@ -360,8 +418,15 @@ impl Context {
             .ok_or_else(|| Error::InvalidShape(format!("shape {shape:?} is too large")))?;
         let buffer = DeviceBuffer::uninit(&self.inner, bytes)?;
         let bits = value.to_arg_bits().bits.to_le_bytes();
-        cl::fill_buffer(self.inner.queue(), buffer.mem(), &bits[..size], bytes)?;
-        Counters::add(&self.inner.counters.transfers_enqueued, 1);
+        if bytes > 0 {
+            let b: &DeviceBuffer = &buffer;
+            self.inner
+                .queue()
+                .submit(Command::new(&[], &[b]), |q, wait, want| {
+                    cl::fill_buffer(q, b.mem(), &bits[..size], bytes, wait, want)
+                })?;
+            Counters::add(&self.inner.counters.transfers_enqueued, 1);
+        }
         Ok(Array::ready(&self.inner, shape, buffer))
     }
 

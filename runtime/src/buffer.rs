@@ -3,13 +3,14 @@
 
 use rustc_hash::FxHashMap as HashMap;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use cl3::types::cl_mem;
 
 use crate::cl;
 use crate::context::ContextInner;
 use crate::error::{Error, Result};
+use crate::queue::Access;
 use crate::stats::Counters;
 
 /// Allocation granularity: sizes are rounded up to this many bytes so that arrays of
@@ -26,12 +27,14 @@ fn size_class(bytes: usize) -> usize {
 
 /// One device allocation. When the last owner drops it, it returns to its context's pool.
 ///
-/// Releasing it while a queued command still uses it is safe: commands on the context's
-/// in-order queue run in order, so a later owner's commands run after the earlier ones,
+/// Dropping it while queued commands still use it is safe: the buffer keeps its record of
+/// those commands ([`Access`]) in the pool, so the next owner's first command on another
+/// queue waits for them on the device (on the same queue, in-order execution does it),
 /// and OpenCL keeps a released `cl_mem` alive until the commands that use it complete.
 pub struct DeviceBuffer {
     mem: cl_mem,
     capacity: usize,
+    access: Mutex<Access>,
     pub(crate) ctx: Arc<ContextInner>,
 }
 
@@ -45,14 +48,20 @@ impl DeviceBuffer {
         self.mem
     }
 
+    /// The commands that last wrote and read this buffer.
+    pub(crate) fn access(&self) -> MutexGuard<'_, Access> {
+        self.access.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// A buffer of at least `bytes` bytes from the pool, or newly created. Contents undefined.
     pub(crate) fn uninit(ctx: &Arc<ContextInner>, bytes: usize) -> Result<Arc<DeviceBuffer>> {
         let capacity = size_class(bytes);
-        if let Some(mem) = ctx.pool.take(capacity) {
+        if let Some((mem, access)) = ctx.pool.take(capacity) {
             Counters::add(&ctx.counters.buffers_reused, 1);
             return Ok(Arc::new(DeviceBuffer {
                 mem,
                 capacity,
+                access: Mutex::new(access),
                 ctx: ctx.clone(),
             }));
         }
@@ -60,6 +69,7 @@ impl DeviceBuffer {
         Ok(Arc::new(DeviceBuffer {
             mem,
             capacity,
+            access: Mutex::default(),
             ctx: ctx.clone(),
         }))
     }
@@ -83,6 +93,7 @@ impl DeviceBuffer {
         Ok(Arc::new(DeviceBuffer {
             mem,
             capacity,
+            access: Mutex::default(),
             ctx: ctx.clone(),
         }))
     }
@@ -112,11 +123,13 @@ impl DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
-        self.ctx.pool.give_back(self.mem, self.capacity);
+        let access = std::mem::take(self.access.get_mut().unwrap_or_else(|e| e.into_inner()));
+        self.ctx.pool.give_back(self.mem, self.capacity, access);
     }
 }
 
-/// Free device buffers by size class.
+/// Free device buffers by size class, each with the record of the commands that last used
+/// it (so its next owner orders its commands after them).
 #[derive(Default)]
 pub(crate) struct BufferPool {
     free: Mutex<PoolState>,
@@ -125,7 +138,7 @@ pub(crate) struct BufferPool {
 
 #[derive(Default)]
 struct PoolState {
-    by_size: HashMap<usize, Vec<cl_mem>>,
+    by_size: HashMap<usize, Vec<(cl_mem, Access)>>,
     bytes: u64,
 }
 
@@ -141,32 +154,35 @@ impl BufferPool {
         }
     }
 
-    fn take(&self, capacity: usize) -> Option<cl_mem> {
+    fn take(&self, capacity: usize) -> Option<(cl_mem, Access)> {
         let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        let mem = st.by_size.get_mut(&capacity)?.pop()?;
+        let entry = st.by_size.get_mut(&capacity)?.pop()?;
         st.bytes -= capacity as u64;
-        Some(mem)
+        Some(entry)
     }
 
-    fn give_back(&self, mem: cl_mem, capacity: usize) {
+    fn give_back(&self, mem: cl_mem, capacity: usize, access: Access) {
         let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
         if st.bytes + capacity as u64 > self.limit_bytes {
             drop(st);
+            // OpenCL frees the memory once the commands using it have completed.
             cl::release_mem(mem);
+            drop(access);
             return;
         }
         st.bytes += capacity as u64;
-        st.by_size.entry(capacity).or_default().push(mem);
+        st.by_size.entry(capacity).or_default().push((mem, access));
     }
 
     /// Releases every pooled buffer.
     pub(crate) fn clear(&self) {
-        let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        for (_, mems) in st.by_size.drain() {
-            for mem in mems {
-                cl::release_mem(mem);
-            }
+        let drained: Vec<_> = {
+            let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
+            st.bytes = 0;
+            st.by_size.drain().flat_map(|(_, v)| v).collect()
+        };
+        for (mem, _access) in drained {
+            cl::release_mem(mem);
         }
-        st.bytes = 0;
     }
 }

@@ -86,38 +86,157 @@ pub(crate) fn read_buffer_blocking(
     check("clEnqueueReadBuffer", status)
 }
 
-/// A non-blocking `clEnqueueFillBuffer` of a 1, 4 or 8-byte pattern.
-pub(crate) fn fill_buffer(queue: cl_command_queue, mem: cl_mem, pattern: &[u8], bytes: usize) -> Result<()> {
-    if bytes == 0 {
-        return Ok(());
+/// The pointer OpenCL expects for a wait list (null when empty).
+fn wait_ptr(wait: &[cl_event]) -> *const cl_event {
+    if wait.is_empty() {
+        ptr::null()
+    } else {
+        wait.as_ptr()
     }
+}
+
+/// Where to store the command's event, if one is wanted.
+fn event_out(want_event: bool, event: &mut cl_event) -> *mut cl_event {
+    if want_event {
+        event as *mut cl_event
+    } else {
+        ptr::null_mut()
+    }
+}
+
+/// A non-blocking `clEnqueueFillBuffer` of a 1, 4 or 8-byte pattern.
+pub(crate) fn fill_buffer(
+    queue: cl_command_queue,
+    mem: cl_mem,
+    pattern: &[u8],
+    bytes: usize,
+    wait: &[cl_event],
+    want_event: bool,
+) -> Result<Option<cl_event>> {
     let rt = runtime()?;
+    let mut event: cl_event = ptr::null_mut();
     // OpenCL copies the pattern at enqueue time; bytes is a multiple of its size.
-    let status = {
-        rt.clEnqueueFillBuffer(
-            queue,
-            mem,
-            pattern.as_ptr() as *const c_void,
-            pattern.len(),
-            0,
-            bytes,
-            0,
-            ptr::null(),
-            ptr::null_mut(),
-        )
-    };
-    check("clEnqueueFillBuffer", status)
+    let status = rt.clEnqueueFillBuffer(
+        queue,
+        mem,
+        pattern.as_ptr() as *const c_void,
+        pattern.len(),
+        0,
+        bytes,
+        wait.len() as cl_uint,
+        wait_ptr(wait),
+        event_out(want_event, &mut event),
+    );
+    check("clEnqueueFillBuffer", status)?;
+    Ok(want_event.then_some(event))
 }
 
 /// A non-blocking `clEnqueueCopyBuffer`.
-pub(crate) fn copy_buffer(queue: cl_command_queue, src: cl_mem, dst: cl_mem, bytes: usize) -> Result<()> {
-    if bytes == 0 {
-        return Ok(());
-    }
+pub(crate) fn copy_buffer(
+    queue: cl_command_queue,
+    src: cl_mem,
+    dst: cl_mem,
+    bytes: usize,
+    wait: &[cl_event],
+    want_event: bool,
+) -> Result<Option<cl_event>> {
     let rt = runtime()?;
+    let mut event: cl_event = ptr::null_mut();
     // both buffers hold at least `bytes` bytes.
-    let status = rt.clEnqueueCopyBuffer(queue, src, dst, 0, 0, bytes, 0, ptr::null(), ptr::null_mut());
-    check("clEnqueueCopyBuffer", status)
+    let status = rt.clEnqueueCopyBuffer(
+        queue,
+        src,
+        dst,
+        0,
+        0,
+        bytes,
+        wait.len() as cl_uint,
+        wait_ptr(wait),
+        event_out(want_event, &mut event),
+    );
+    check("clEnqueueCopyBuffer", status)?;
+    Ok(want_event.then_some(event))
+}
+
+/// `clEnqueueMarkerWithWaitList` without a wait list: an event that completes when every
+/// command queued before it on this (in-order) queue has completed.
+pub(crate) fn enqueue_marker(queue: cl_command_queue) -> Result<cl_event> {
+    enqueue_marker_after(queue, &[])
+}
+
+/// `clEnqueueMarkerWithWaitList`: an event that completes after the earlier commands of
+/// this in-order queue and the events of `wait`.
+pub(crate) fn enqueue_marker_after(queue: cl_command_queue, wait: &[cl_event]) -> Result<cl_event> {
+    let rt = runtime()?;
+    let mut event: cl_event = ptr::null_mut();
+    check(
+        "clEnqueueMarkerWithWaitList",
+        rt.clEnqueueMarkerWithWaitList(queue, wait.len() as cl_uint, wait_ptr(wait), &mut event),
+    )?;
+    Ok(event)
+}
+
+/// `clEnqueueBarrierWithWaitList`: later commands on `queue` wait for `wait`.
+pub(crate) fn enqueue_barrier(queue: cl_command_queue, wait: &[cl_event]) -> Result<()> {
+    let rt = runtime()?;
+    check(
+        "clEnqueueBarrierWithWaitList",
+        rt.clEnqueueBarrierWithWaitList(queue, wait.len() as cl_uint, wait_ptr(wait), ptr::null_mut()),
+    )
+}
+
+/// `clFlush`: submits the queue's commands to the device (needed before another queue
+/// waits for one of its events).
+pub(crate) fn flush(queue: cl_command_queue) -> Result<()> {
+    let rt = runtime()?;
+    check("clFlush", rt.clFlush(queue))
+}
+
+/// `clWaitForEvents` on one event.
+pub(crate) fn wait_for_event(event: cl_event) -> Result<()> {
+    let rt = runtime()?;
+    check("clWaitForEvents", rt.clWaitForEvents(1, &event))
+}
+
+/// The event's `CL_EVENT_COMMAND_EXECUTION_STATUS` (`CL_COMPLETE` = 0, negative = error).
+pub(crate) fn event_status(event: cl_event) -> Result<i32> {
+    let rt = runtime()?;
+    let mut status: i32 = 1;
+    check(
+        "clGetEventInfo",
+        rt.clGetEventInfo(
+            event,
+            cl3::event::CL_EVENT_COMMAND_EXECUTION_STATUS,
+            std::mem::size_of::<i32>(),
+            (&mut status as *mut i32).cast(),
+            ptr::null_mut(),
+        ),
+    )?;
+    Ok(status)
+}
+
+/// `clRetainEvent`.
+pub(crate) fn retain_event(event: cl_event) {
+    if let Ok(rt) = runtime() {
+        // the event is valid: its owner holds a reference.
+        let _ = rt.clRetainEvent(event);
+    }
+}
+
+/// `clReleaseEvent`.
+pub(crate) fn release_event(event: cl_event) {
+    if let Ok(rt) = runtime() {
+        // called once per reference taken.
+        let _ = rt.clReleaseEvent(event);
+    }
+}
+
+/// `clReleaseCommandQueue`.
+pub(crate) fn release_queue(queue: cl_command_queue) {
+    if let Ok(rt) = runtime() {
+        // called once, by the queue's owner.
+        let _ = rt.clReleaseCommandQueue(queue);
+    }
 }
 
 /// `clFinish`.

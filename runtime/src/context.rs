@@ -1,25 +1,25 @@
-//! [`Context`]: one device, its in-order queue, its caches and its counters.
+//! [`Context`]: one device, its queues, its caches and its counters.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use cl3::types::{cl_command_queue, cl_context};
-use opencl3::command_queue::CommandQueue;
+use cl3::types::cl_context;
 use opencl3::device::Device;
 
 use crate::buffer::BufferPool;
 use crate::cache::{CacheDir, DiskCache};
-use crate::cl;
 use crate::device::{devices, DeviceInfo, DeviceSelector};
 use crate::dtype::DType;
 use crate::error::{ClResultExt, Error, Result};
 use crate::kernel::CompiledKernel;
-use crate::stats::{Counters, Stats};
+use crate::queue::{Queue, QueueInner};
+use crate::stats::{Counters, Stats, WaitReason};
 
 /// A handle to one OpenCL device: cheap to clone (an `Arc` inside), `Send + Sync`.
 ///
-/// Dropping the last handle (and the last array made from it) waits for all queued work.
+/// Dropping the last handle (and the last array and queue made from it) waits for all
+/// queued work.
 #[derive(Clone)]
 pub struct Context {
     pub(crate) inner: Arc<ContextInner>,
@@ -27,7 +27,7 @@ pub struct Context {
 
 pub(crate) struct ContextInner {
     pub(crate) device: DeviceInfo,
-    pub(crate) counters: Counters,
+    pub(crate) counters: Arc<Counters>,
     pub(crate) pool: BufferPool,
     /// Kernels of `#[kernel]` functions, keyed by their static source's address and name.
     pub(crate) static_kernels: Mutex<HashMap<(usize, &'static str), Arc<CompiledKernel>>>,
@@ -35,13 +35,20 @@ pub(crate) struct ContextInner {
     pub(crate) fused_kernels: Mutex<rustc_hash::FxHashMap<Vec<u32>, Arc<crate::fuse::FusedKernel>>>,
     pub(crate) show_kernels: bool,
     pub(crate) disk_cache: DiskCache,
-    queue: CommandQueue,
+    /// The default queue (id 0).
+    default_queue: Arc<QueueInner>,
+    /// Every queue ever created, the default one first; each lives as long as the context.
+    queues: Mutex<Vec<Arc<QueueInner>>>,
     pub(crate) cl_context: opencl3::context::Context,
 }
 
 impl ContextInner {
-    pub(crate) fn queue(&self) -> cl_command_queue {
-        self.queue.get()
+    /// The default queue.
+    pub(crate) fn queue(&self) -> &Arc<QueueInner> {
+        &self.default_queue
+    }
+    fn all_queues(&self) -> Vec<Arc<QueueInner>> {
+        self.queues.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
     pub(crate) fn cl_context_handle(&self) -> cl_context {
         self.cl_context.get()
@@ -56,19 +63,27 @@ impl ContextInner {
         }
         Ok(())
     }
-    /// Blocks until every queued command completes; counted as a host wait.
-    pub(crate) fn finish(&self) -> Result<()> {
-        Counters::add(&self.counters.host_waits, 1);
-        cl::finish(self.queue())
-    }
 }
 
 impl Drop for ContextInner {
     fn drop(&mut self) {
         // Outstanding work may still use pooled buffers and kernels: wait for it first.
-        let _ = cl::finish(self.queue.get());
+        for q in self.all_queues() {
+            let _ = q.finish(WaitReason::Drop);
+        }
         self.pool.clear();
     }
+}
+
+/// Creates an in-order command queue without profiling (the cheapest launches).
+fn create_queue(
+    ctx: &opencl3::context::Context,
+    device: &DeviceInfo,
+) -> Result<cl3::types::cl_command_queue> {
+    #[allow(deprecated)]
+    // SAFETY: the context and device are valid; properties 0 is an in-order queue.
+    unsafe { cl3::command_queue::create_command_queue(ctx.get(), device.id, 0) }
+        .map_err(|code| Error::cl("clCreateCommandQueue", code))
 }
 
 /// Chooses a device and options for a new [`Context`].
@@ -153,21 +168,25 @@ impl Context {
     fn open(device: DeviceInfo, show_kernels: bool, cache: &CacheDir) -> Result<Context> {
         let dev = Device::new(device.id);
         let cl_context = opencl3::context::Context::from_device(&dev).cl("clCreateContext")?;
-        // An in-order queue with no profiling: the cheapest launches.
-        #[allow(deprecated)]
-        let queue = unsafe { CommandQueue::create(&cl_context, device.id, 0) }.cl("clCreateCommandQueue")?;
+        let counters = Arc::new(Counters::default());
+        let default_queue = Arc::new(QueueInner::new(
+            0,
+            create_queue(&cl_context, &device)?,
+            counters.clone(),
+        ));
         let pool = BufferPool::new(device.global_mem_bytes);
         let disk_cache = DiskCache::new(cache, &device);
         Ok(Context {
             inner: Arc::new(ContextInner {
                 device,
-                counters: Counters::default(),
+                counters,
                 pool,
                 static_kernels: Mutex::default(),
                 fused_kernels: Mutex::default(),
                 show_kernels,
                 disk_cache,
-                queue,
+                queues: Mutex::new(vec![default_queue.clone()]),
+                default_queue,
                 cl_context,
             }),
         })
@@ -183,9 +202,39 @@ impl Context {
         self.inner.counters.snapshot()
     }
 
-    /// Waits for every command queued so far (counted as a host wait).
+    /// Waits for every command queued so far on every queue (counted as an explicit wait).
     pub fn synchronize(&self) -> Result<()> {
-        self.inner.finish()
+        for q in self.inner.all_queues() {
+            q.finish(WaitReason::Explicit)?;
+        }
+        Ok(())
+    }
+
+    /// The default queue, where `eval()`, `to_vec()`, fills and launches without `.on(..)`
+    /// go.
+    pub fn queue(&self) -> Queue {
+        Queue {
+            inner: self.inner.default_queue.clone(),
+            ctx: self.inner.clone(),
+        }
+    }
+
+    /// Creates another in-order queue on this context's device. Work on different queues
+    /// may overlap; dependencies between them are added automatically. A queue lives as
+    /// long as its context, so create the few you need once and reuse them.
+    pub fn new_queue(&self) -> Result<Queue> {
+        let raw = create_queue(&self.inner.cl_context, &self.inner.device)?;
+        let mut queues = self.inner.queues.lock().unwrap_or_else(|e| e.into_inner());
+        let inner = Arc::new(QueueInner::new(
+            queues.len() as u32,
+            raw,
+            self.inner.counters.clone(),
+        ));
+        queues.push(inner.clone());
+        Ok(Queue {
+            inner,
+            ctx: self.inner.clone(),
+        })
     }
 
     /// Whether two handles refer to the same context.

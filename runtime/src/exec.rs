@@ -20,6 +20,7 @@ use crate::graph::NodeRef;
 use crate::graph::ReduceOp;
 use crate::kernel::{CompiledKernel, KernelArg};
 use crate::program::{obtain, GENERATED_BUILD_OPTIONS};
+use crate::queue::{Command, Queue, QueueInner};
 use crate::stats::Counters;
 
 /// Fixed kernel arguments besides inputs, scalars and outputs: `n` and up to this many dims.
@@ -162,12 +163,15 @@ fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
 }
 
 /// Enqueues a reduction plan: one pass, or two when split into segments.
+#[allow(clippy::too_many_arguments)]
 fn launch_reduce(
     ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
     kernel: &FusedKernel,
     plan: &KernelPlan,
     r: &ReducePlan,
     args: &mut Vec<KernelArg>,
+    reads: &[&DeviceBuffer],
     out: &Arc<DeviceBuffer>,
 ) -> Result<()> {
     let group = plan.group_size;
@@ -196,18 +200,32 @@ fn launch_reduce(
     for &d in &plan.dims {
         args.push(KernelArg::ulong(d as u64));
     }
+    let writes: &[&DeviceBuffer] = if Arc::ptr_eq(&pv, &pi) {
+        &[&pv]
+    } else {
+        &[&pv, &pi]
+    };
+    let cmd = Command::new(reads, writes);
     match group.checked_div(r.lanes) {
         Some(rows) => {
             let groups = r.n_out.div_ceil(rows as usize) * s;
-            kernel
-                .kernel
-                .launch(ctx, &[groups * group as usize], Some(&[group as usize]), args)?;
+            kernel.kernel.launch(
+                queue,
+                cmd,
+                &[groups * group as usize],
+                Some(&[group as usize]),
+                args,
+            )?;
         }
         None => {
             let (global, local) = grid(ctx, r.n_out * s);
-            kernel
-                .kernel
-                .launch(ctx, &[global], local.as_ref().map(std::slice::from_ref), args)?;
+            kernel.kernel.launch(
+                queue,
+                cmd,
+                &[global],
+                local.as_ref().map(std::slice::from_ref),
+                args,
+            )?;
         }
     }
     if s > 1 {
@@ -224,14 +242,19 @@ fn launch_reduce(
             KernelArg::ulong(r.n_out as u64),
         ];
         let groups = r.n_out.div_ceil((group / lanes) as usize);
-        combine
-            .kernel
-            .launch(ctx, &[groups * group as usize], Some(&[group as usize]), &cargs)?;
+        let out: &DeviceBuffer = out;
+        combine.kernel.launch(
+            queue,
+            Command::new(writes, &[out]),
+            &[groups * group as usize],
+            Some(&[group as usize]),
+            &cargs,
+        )?;
     }
     Ok(())
 }
 
-fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
+fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
     let Flush { ctx, graph, kernels } = flush;
     // Buffers of nodes materialized by this flush, by graph index.
     let mut produced: Vec<Option<Arc<DeviceBuffer>>> = vec![None; graph.len()];
@@ -258,17 +281,19 @@ fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
             outputs.push(buffer);
         }
         args.clear();
+        let mut reads: smallvec::SmallVec<[&DeviceBuffer; 8]> = smallvec::SmallVec::new();
         for &(_, _, gi) in &plan.inputs {
-            let mem = match (&graph[gi].kind, &produced[gi]) {
-                (GKind::Ready(b), _) => b.mem(),
-                (_, Some(b)) => b.mem(),
+            let buffer: &DeviceBuffer = match (&graph[gi].kind, &produced[gi]) {
+                (GKind::Ready(b), _) => b,
+                (_, Some(b)) => b,
                 _ => {
                     return Err(Error::InvalidShape(
                         "internal: kernel input was not produced".into(),
                     ))
                 }
             };
-            args.push(KernelArg::Mem(mem));
+            args.push(KernelArg::Mem(buffer.mem()));
+            reads.push(buffer);
         }
         for &(_, bits) in &plan.scalars {
             args.push(KernelArg::Scalar(bits));
@@ -284,7 +309,7 @@ fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
             (Some(kernel), Some(r)) if r.n_out > 0 => {
                 // Reduction args: inputs and scalars are pushed; outputs follow inside.
                 args.truncate(plan.inputs.len() + plan.scalars.len());
-                launch_reduce(&ctx, &kernel, plan, r, &mut args, &outputs[0])?;
+                launch_reduce(&ctx, queue, &kernel, plan, r, &mut args, &reads, &outputs[0])?;
             }
             (Some(kernel), None) => {
                 let cap = work_items_cap(&ctx);
@@ -295,12 +320,18 @@ fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
                     plan.numel
                 };
                 let (global, local) = grid(&ctx, work.min(cap));
-                kernel
-                    .kernel
-                    .launch(&ctx, &[global], local.as_ref().map(std::slice::from_ref), &args)?;
+                let writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
+                kernel.kernel.launch(
+                    queue,
+                    Command::new(&reads, &writes),
+                    &[global],
+                    local.as_ref().map(std::slice::from_ref),
+                    &args,
+                )?;
             }
             _ => {}
         }
+        drop(reads);
         for (&(_, _, gi), b) in plan.outputs.iter().zip(outputs) {
             produced[gi] = Some(b);
         }
@@ -313,23 +344,34 @@ fn run(flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
     Ok(())
 }
 
-/// Enqueues everything `roots` need; returns without waiting.
+/// Enqueues everything `roots` need on the default queue; returns without waiting.
 pub(crate) fn materialize(roots: &[NodeRef]) -> Result<()> {
     match plan(roots)? {
-        Some(flush) => run(flush, &[]),
+        Some(flush) => {
+            let queue = flush.ctx.queue().clone();
+            run(&queue, flush, &[])
+        }
         None => Ok(()),
     }
 }
 
-/// Evaluates `value` into `target`'s buffer.
-pub(crate) fn materialize_into(value: &NodeRef, target: Arc<DeviceBuffer>) -> Result<()> {
+/// Enqueues everything `roots` need on `queue`; returns without waiting.
+pub(crate) fn materialize_on(queue: &Arc<QueueInner>, roots: &[NodeRef]) -> Result<()> {
+    match plan(roots)? {
+        Some(flush) => run(queue, flush, &[]),
+        None => Ok(()),
+    }
+}
+
+/// Evaluates `value` into `target`'s buffer, on `queue`.
+fn materialize_into(queue: &Arc<QueueInner>, value: &NodeRef, target: Arc<DeviceBuffer>) -> Result<()> {
     let Some(flush) = plan(std::slice::from_ref(value))? else {
         return Ok(());
     };
     let Some(gi) = flush.graph.iter().position(|g| Arc::ptr_eq(&g.node, value)) else {
         return Ok(());
     };
-    run(flush, &[(gi, target)])
+    run(queue, flush, &[(gi, target)])
 }
 
 /// Describes the kernels that materializing `roots` would launch, with their sources.
@@ -427,8 +469,9 @@ eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
 eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
-/// Materializes several arrays in one flush: arrays of one shape computed from a common
-/// graph share one kernel. Returns without waiting.
+/// Materializes several arrays in one flush on the default queue: arrays of one shape
+/// computed from a common graph share one kernel. Returns without waiting.
+/// [`Queue::eval`] does the same on a chosen queue.
 pub fn eval<L: EvalList + ?Sized>(arrays: &L) -> Result<()> {
     let nodes: Vec<NodeRef> = arrays.nodes().into_iter().map(|h| h.0).collect();
     materialize(&nodes)
@@ -440,11 +483,23 @@ impl<T: Element> Array<T> {
         explain(std::slice::from_ref(&self.node))
     }
 
-    /// Sets this array to `value` (broadcast to this array's shape), evaluated now
-    /// (enqueued, not waited for). Writes into this array's own device memory when no
-    /// other handle can observe it and `value` does not read it; otherwise into a pooled
-    /// buffer. Either way a loop of `assign`s allocates nothing after its first steps.
+    /// Sets this array to `value` (broadcast to this array's shape), evaluated now on the
+    /// default queue (enqueued, not waited for). Writes into this array's own device
+    /// memory when no other handle can observe it and `value` does not read it; otherwise
+    /// into a pooled buffer. Either way a loop of `assign`s allocates nothing after its
+    /// first steps.
     pub fn assign(&mut self, value: impl crate::ops::Operand<T>) -> Result<()> {
+        let queue = self.node.ctx.queue().clone();
+        self.assign_impl(&queue, value)
+    }
+
+    /// Like [`assign`](Array::assign), evaluated on `queue`.
+    pub fn assign_on(&mut self, queue: &Queue, value: impl crate::ops::Operand<T>) -> Result<()> {
+        queue.check_context(&self.node.ctx)?;
+        self.assign_impl(&queue.inner, value)
+    }
+
+    fn assign_impl(&mut self, queue: &Arc<QueueInner>, value: impl crate::ops::Operand<T>) -> Result<()> {
         let ctx = self.node.ctx.clone();
         let v = value.into_array(crate::ops::CtxRef(&ctx));
         let target_shape = self.shape().to_vec();
@@ -468,13 +523,13 @@ impl<T: Element> Array<T> {
                         || matches!(&g.kind, GKind::Ready(b) if Arc::ptr_eq(b, &buffer))
                 });
                 if !reads_self && Arc::strong_count(&buffer) == 2 {
-                    materialize_into(&v.node, buffer)?;
+                    materialize_into(queue, &v.node, buffer)?;
                     *self = Array::from_node(v.node);
                     return Ok(());
                 }
             }
         }
-        v.eval()?;
+        materialize_on(queue, std::slice::from_ref(&v.node))?;
         *self = v;
         Ok(())
     }

@@ -2,7 +2,8 @@
 //!
 //! A launch is: lock the kernel (`clSetKernelArg` on one `cl_kernel` is not thread-safe),
 //! set the arguments whose bytes changed since the last launch, `clEnqueueNDRangeKernel`
-//! without an event, unlock. No kernel creation, no info queries, no allocation.
+//! (without an event unless one is asked for or another queue must wait), unlock. No
+//! kernel creation, no info queries, no allocation.
 
 use std::sync::{Arc, Mutex};
 
@@ -10,11 +11,14 @@ use cl3::types::{cl_kernel, cl_mem};
 use opencl3::kernel::Kernel as ClKernel;
 use opencl3::program::Program;
 
+use crate::array::ArrayArg;
+use crate::buffer::DeviceBuffer;
 use crate::cl;
 use crate::context::{Context, ContextInner};
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{ClResultExt, Error, Result};
 use crate::program::{obtain, BUILD_OPTIONS};
+use crate::queue::{Command, Event, Queue, QueueInner};
 use crate::stats::Counters;
 
 /// The OpenCL C source and name of a kernel, as `#[kernel]` generates them at compile time.
@@ -152,15 +156,16 @@ impl CompiledKernel {
         self.kernel.get()
     }
 
-    /// Sets changed arguments and enqueues; the hot path.
+    /// Sets changed arguments and submits `cmd` to `queue`; the hot path.
     #[inline]
     pub(crate) fn launch(
         &self,
-        ctx: &ContextInner,
+        queue: &Arc<QueueInner>,
+        cmd: Command<'_>,
         global: &[usize],
         local: Option<&[usize]>,
         args: &[KernelArg],
-    ) -> Result<()> {
+    ) -> Result<Option<Event>> {
         let mut last = self.last_args.lock().unwrap_or_else(|e| e.into_inner());
         if last.len() < args.len() {
             last.resize(args.len(), None);
@@ -188,10 +193,12 @@ impl CompiledKernel {
             .map_err(|e| self.explain(e, i))?;
             last[i] = Some(id);
         }
-        cl::enqueue_kernel(ctx.queue(), self.raw(), global, local, &[], false)?;
+        let event = queue.submit(cmd, |q, wait, want_event| {
+            cl::enqueue_kernel(q, self.raw(), global, local, wait, want_event)
+        })?;
         drop(last);
-        Counters::add(&ctx.counters.kernels_launched, 1);
-        Ok(())
+        Counters::add(&queue.counters.kernels_launched, 1);
+        Ok(event)
     }
 
     fn explain(&self, e: Error, index: usize) -> Error {
@@ -201,6 +208,31 @@ impl CompiledKernel {
                 reason: format!("clSetKernelArg for argument {index} failed with {name}"),
             },
             other => other,
+        }
+    }
+}
+
+/// Where and how to launch a kernel: the work sizes, the queue, and events to wait for.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchOptions<'a> {
+    /// Work-items per dimension.
+    pub global: Dims,
+    /// Work-group size (`None`: the driver chooses).
+    pub local: Option<Dims>,
+    /// The queue (`None`: the context's default queue).
+    pub queue: Option<&'a Queue>,
+    /// Events the launch must wait for, besides the dependencies tracked automatically.
+    pub after: &'a [Event],
+}
+
+impl LaunchOptions<'_> {
+    /// A launch over `global` work-items on the default queue.
+    pub fn new(global: Dims) -> Self {
+        LaunchOptions {
+            global,
+            local: None,
+            queue: None,
+            after: &[],
         }
     }
 }
@@ -261,10 +293,34 @@ impl Kernel {
         Context::from_inner(self.ctx.clone())
     }
 
-    /// Enqueues the kernel with `args` over `global` work-items (grouped by `local` if
-    /// given) and returns without waiting. A global size with a zero dimension is a no-op.
+    /// Enqueues the kernel on the default queue with raw `args` over `global` work-items
+    /// (grouped by `local` if given) and returns without waiting. A global size with a
+    /// zero dimension is a no-op.
+    ///
+    /// Buffers passed as raw [`KernelArg::Mem`] are not tracked: the launch is ordered
+    /// after earlier work of the default queue only. Prefer [`Kernel::submit`] (what
+    /// `#[kernel]` launchers call), which tracks the arrays it is given.
     #[inline]
     pub fn launch(&self, global: Dims, local: Option<Dims>, args: &[KernelArg]) -> Result<()> {
+        let opts = LaunchOptions {
+            local,
+            ..LaunchOptions::new(global)
+        };
+        self.submit(&opts, args, &[], false).map(drop)
+    }
+
+    /// Enqueues the kernel as `opts` says, with `args` (every argument, in order) and the
+    /// `arrays` among them (read-only or writable, as obtained), whose dependencies are
+    /// tracked. Returns the launch's event if `want_event`, and never waits.
+    #[inline]
+    pub fn submit(
+        &self,
+        opts: &LaunchOptions<'_>,
+        args: &[KernelArg],
+        arrays: &[&ArrayArg],
+        want_event: bool,
+    ) -> Result<Option<Event>> {
+        let (global, local) = (opts.global, opts.local);
         if args.len() != self.num_args as usize {
             return Err(self.invalid(format!(
                 "{} arguments given, {} expected",
@@ -301,11 +357,43 @@ impl Kernel {
                 )));
             }
         }
+        let queue = match opts.queue {
+            Some(q) => {
+                q.check_context(&self.ctx)?;
+                &q.inner
+            }
+            None => self.ctx.queue(),
+        };
+        let mut reads: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::SmallVec::new();
+        let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::SmallVec::new();
+        for a in arrays {
+            if a.writable {
+                writes.push(&a.buffer);
+            } else {
+                reads.push(&a.buffer);
+            }
+        }
+        let cmd = Command {
+            reads: &reads,
+            writes: &writes,
+            after: opts.after,
+            want_event,
+        };
         if global.count() == 0 {
-            return Ok(());
+            // Nothing runs; a wanted event still means "after what the launch depends on".
+            return queue.submit(cmd, |q, wait, want| {
+                if want {
+                    cl::enqueue_marker_after(q, wait).map(Some)
+                } else if !wait.is_empty() {
+                    cl::enqueue_barrier(q, wait).map(|_| None)
+                } else {
+                    Ok(None)
+                }
+            });
         }
         self.compiled.launch(
-            &self.ctx,
+            queue,
+            cmd,
             global.as_slice(),
             local.as_ref().map(|l| l.as_slice()),
             args,

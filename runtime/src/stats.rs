@@ -53,8 +53,14 @@ counters! {
     kernel_cache_hits,
     /// Lazy flushes that had to generate a new fused kernel.
     kernel_cache_misses,
-    /// Blocking calls that waited on the device.
+    /// Blocking calls that waited on the device (all reasons: the next three added up).
     host_waits,
+    /// Host waits to read an array (`to_vec`, `to_ndarray`, `item`).
+    waits_read,
+    /// Host waits the user asked for (`Event::wait`, `Queue::finish`, `Context::synchronize`).
+    waits_explicit,
+    /// Host waits because a context was dropped with work outstanding.
+    waits_drop,
     /// Bytes copied host to device.
     bytes_uploaded,
     /// Bytes copied device to host.
@@ -67,14 +73,38 @@ counters! {
     buffers_reused,
     /// Fills and device-to-device copies enqueued.
     transfers_enqueued,
-    /// `cl_event` objects requested from the driver.
+    /// `cl_event` objects requested from the driver (markers for dependencies between
+    /// queues, and events a user asked for).
     events_created,
+    /// Dependencies on commands of other queues added to a command's wait list.
+    cross_queue_waits,
+}
+
+/// Why the host waited for the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitReason {
+    Read,
+    Explicit,
+    Drop,
 }
 
 impl Counters {
     #[inline]
     pub(crate) fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Relaxed);
+    }
+
+    /// Counts one host wait and its reason.
+    pub(crate) fn count_wait(&self, reason: WaitReason) {
+        Self::add(&self.host_waits, 1);
+        Self::add(
+            match reason {
+                WaitReason::Read => &self.waits_read,
+                WaitReason::Explicit => &self.waits_explicit,
+                WaitReason::Drop => &self.waits_drop,
+            },
+            1,
+        );
     }
 }
 
