@@ -28,75 +28,12 @@ use std::time::Instant;
 use lazycl::prelude::*;
 use lazycl::Stats;
 
-// Deterministic data, reproduced bit for bit by benches/reference/torch_reference.py.
+// The data, the model and its Newton step, shared with the report.
+#[path = "common/gaussian.rs"]
+mod gaussian;
 #[path = "common/synthetic.rs"]
 mod synthetic;
-use synthetic::normal;
-
-const TRUE_MU: f64 = 1.5;
-const TRUE_SIGMA: f64 = 2.5;
-const LN_2PI: f64 = 1.837_877_066_409_345_5;
-
-trait Real: Float + lazycl::Signed {
-    fn from_f64(v: f64) -> Self;
-    fn to_f64(self) -> f64;
-    const TOL: f64;
-}
-impl Real for f32 {
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    const TOL: f64 = 1e-4;
-}
-impl Real for f64 {
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
-    const TOL: f64 = 1e-10;
-}
-
-/// The model on the device: the data and the unit vectors that stack the results.
-struct Model<T: Real> {
-    x: Array<T>,
-    units: [Array<T>; 3],
-}
-
-impl<T: Real> Model<T> {
-    fn new(ctx: &Context, data: &[T]) -> lazycl::Result<Self> {
-        let (zero, one) = (T::from_f64(0.0), T::from_f64(1.0));
-        let units = [
-            ctx.from_slice(&[one, zero, zero])?,
-            ctx.from_slice(&[zero, one, zero])?,
-            ctx.from_slice(&[zero, zero, one])?,
-        ];
-        Ok(Model {
-            x: ctx.from_slice(data)?,
-            units,
-        })
-    }
-
-    /// `[logp, d logp / d mu, d logp / d sigma]` at `(mu, sigma)`: one graph, one read.
-    fn evaluate(&self, mu: f64, sigma: f64) -> lazycl::Result<[f64; 3]> {
-        let n = self.x.len() as f64;
-        let t = T::from_f64;
-        let dev = &self.x - t(mu);
-        let s1 = dev.sum(); // lazy 0-d arrays that stay on the device
-        let s2 = (&dev * &dev).sum();
-        let inv_var = t(1.0 / (sigma * sigma));
-        let logp = &s2 * t(-0.5) * inv_var + t(-n * (sigma.ln() + 0.5 * LN_2PI));
-        let dmu = &s1 * inv_var;
-        let dsigma = &s2 * t(1.0 / (sigma * sigma * sigma)) - t(n / sigma);
-        let stacked = &self.units[0] * logp + &self.units[1] * dmu + &self.units[2] * dsigma;
-        let v = stacked.to_vec()?; // the only host wait
-        Ok([v[0].to_f64(), v[1].to_f64(), v[2].to_f64()])
-    }
-}
+use gaussian::{make_data, newton_step, rel_err, Model, Real, LN_2PI, TRUE_SIGMA};
 
 fn host_evaluate<T: Real>(data: &[T], mu: f64, sigma: f64) -> [f64; 3] {
     let n = data.len() as f64;
@@ -114,20 +51,9 @@ fn host_evaluate<T: Real>(data: &[T], mu: f64, sigma: f64) -> [f64; 3] {
     ]
 }
 
-/// Relative difference of each component, scaled by the largest term in it.
-fn rel_err(dev: &[f64; 3], host: &[f64; 3], n: f64, sigma: f64) -> f64 {
-    // d/dmu and d/dsigma are differences of large terms: scale by n / sigma.
-    let scales = [host[0].abs().max(1.0), n / sigma, n / sigma];
-    (0..3)
-        .map(|i| (dev[i] - host[i]).abs() / scales[i])
-        .fold(0.0, f64::max)
-}
-
 fn run<T: Real>(ctx: &Context, n: usize, iters: usize, small: bool) -> lazycl::Result<bool> {
     println!("\n== {n} values, {:?} ==", T::DTYPE);
-    let data: Vec<T> = (0..n)
-        .map(|i| T::from_f64(TRUE_MU + TRUE_SIGMA * normal(21, i as u64)))
-        .collect();
+    let data: Vec<T> = make_data(n);
     let model = Model::new(ctx, &data)?;
     let mut ok = true;
 
@@ -156,8 +82,7 @@ fn run<T: Real>(ctx: &Context, n: usize, iters: usize, small: bool) -> lazycl::R
             let e = rel_err(&v, &host_evaluate(&data, mu, sigma), n as f64, sigma);
             worst = worst.max(e);
         }
-        mu += sigma * sigma * v[1] / nf;
-        ln_sigma += sigma * v[2] / (2.0 * (sigma * v[2] + nf));
+        newton_step(&mut mu, &mut ln_sigma, &v, nf);
         last = v;
     }
     let elapsed = start.elapsed().as_secs_f64();

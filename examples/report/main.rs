@@ -8,6 +8,7 @@
 //! `LAZYCL_EXAMPLE_SMALL=1` implies `--quick`. `LAZYCL_DEVICE` picks the device.
 
 mod raw;
+mod workloads;
 
 use std::time::Instant;
 
@@ -643,6 +644,26 @@ fn run() -> R<()> {
             "µs",
             "the long kernel's duration",
         );
+    }
+
+    // --- one iteration of each workload example ------------------------------------------
+    {
+        let reps = if quick { 5 } else { 20 };
+        let (lr32, lr64) = if quick {
+            ((20_000, 100), (3_600, 126))
+        } else {
+            ((200_000, 100), (36_000, 126))
+        };
+        workloads::logistic_regression::<f32>(&mut rep, &ctx, &raw, lr32.0, lr32.1, trials, reps)?;
+        workloads::logistic_regression::<f64>(&mut rep, &ctx, &raw, lr64.0, lr64.1, trials, reps)?;
+        let km = if quick {
+            (20_000, 16, 16)
+        } else {
+            (1_000_000, 16, 16)
+        };
+        workloads::kmeans(&mut rep, &ctx, &raw, km, trials, reps)?;
+        let n = if quick { 1_000_000 } else { 10_000_000 };
+        workloads::gaussian_logp::<f32>(&mut rep, &ctx, &raw, n, trials, reps)?;
     }
 
     cache_rows(&mut rep, trials)?;

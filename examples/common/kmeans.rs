@@ -1,0 +1,129 @@
+//! Lloyd's k-means on the device, shared by `examples/kmeans.rs` and the report: Gaussian
+//! blobs, and one iteration as lazy reductions (or with the assignment step as a
+//! `#[kernel]`).
+
+use lazycl::prelude::*;
+
+// Deterministic data, reproduced bit for bit by benches/reference/torch_reference.py
+// (`common/synthetic.rs`, which the including file declares as `synthetic` beside this
+// module).
+use super::synthetic::{normal, uniform};
+
+const SEED_CENTERS: u64 = 11;
+const SEED_LABELS: u64 = 12;
+const SEED_POINTS: u64 = 13;
+const CENTER_SPREAD: f64 = 4.0;
+
+/// `n x d` points (row-major, f32): point `i` belongs to blob `floor(u_i * k)`, whose
+/// center has coordinates `4 * N(0, 1)`; the point is the center plus `N(0, 1)` noise.
+pub fn make_blobs(n: usize, d: usize, k: usize) -> Vec<f32> {
+    let centers: Vec<f64> = (0..k * d)
+        .map(|i| CENTER_SPREAD * normal(SEED_CENTERS, i as u64))
+        .collect();
+    let mut x = Vec::with_capacity(n * d);
+    for i in 0..n {
+        let blob = ((uniform(SEED_LABELS, i as u64) * k as f64) as usize).min(k - 1);
+        for j in 0..d {
+            x.push((centers[blob * d + j] + normal(SEED_POINTS, (i * d + j) as u64)) as f32);
+        }
+    }
+    x
+}
+
+/// The assignment step as one hand-written kernel (`--assign kernel`): each work-item
+/// finds the nearest centroid of one point, so the `[n, k]` distances are never stored.
+#[kernel]
+fn nearest(x: &[f32], c: &[f32], d: usize, labels: &mut [u64]) {
+    let i = global_id(0);
+    if i < labels.len() {
+        let k = c.len() / d;
+        let mut best = f32::INFINITY;
+        let mut arg = 0usize;
+        for j in 0..k {
+            let mut s = 0.0f32;
+            for t in 0..d {
+                let diff = x[i * d + t] - c[j * d + t];
+                s += diff * diff;
+            }
+            if s < best {
+                best = s;
+                arg = j;
+            }
+        }
+        labels[i] = arg as u64;
+    }
+}
+
+pub struct KMeans {
+    /// Points, `[n, 1, d]` (the middle axis broadcasts against the centroids).
+    x3: Array<f32>,
+    /// Cluster ids `0..k` as `[1, k, 1]`, for the one-hot masks.
+    ids: Array<u64>,
+    /// Centroids, `[k, d]`.
+    pub c: Array<f32>,
+    n: usize,
+    k: usize,
+    d: usize,
+    /// `Some` for `--assign kernel`: the bound kernel and the labels it writes.
+    nearest: Option<(nearest::Bound, Array<u64>)>,
+}
+
+impl KMeans {
+    /// Uploads `n x d` points (from `make_blobs`); the first `k` points are the initial
+    /// centroids. `kernel_assign` finds the nearest centroids with the `#[kernel]`.
+    pub fn new(
+        ctx: &Context,
+        x: &[f32],
+        n: usize,
+        d: usize,
+        k: usize,
+        kernel_assign: bool,
+    ) -> lazycl::Result<Self> {
+        let ids: Vec<u64> = (0..k as u64).collect();
+        Ok(KMeans {
+            x3: ctx.from_shape_slice([n, 1, d], x)?,
+            ids: ctx.from_shape_slice([1, k, 1], &ids)?,
+            c: ctx.from_shape_slice([k, d], &x[..k * d])?,
+            n,
+            k,
+            d,
+            nearest: if kernel_assign {
+                Some((nearest::bind(ctx)?, ctx.zeros::<u64>([n])?))
+            } else {
+                None
+            },
+        })
+    }
+
+    /// Squared distances `[n, k]` of every point to every centroid (lazy).
+    pub fn distances(&self) -> Array<f32> {
+        let diff = &self.x3 - &self.c.reshape([1, self.k, self.d]);
+        (&diff * &diff).sum_axis(2)
+    }
+
+    /// The nearest centroid of every point (lazy).
+    pub fn labels(&self) -> Array<u64> {
+        self.distances().argmin_axis(1)
+    }
+
+    /// One Lloyd iteration: enqueued, not waited for.
+    pub fn step(&mut self) -> lazycl::Result<()> {
+        let labels = match &mut self.nearest {
+            None => self.labels(), // [n]
+            Some((kernel, labels)) => {
+                let global = self.n.div_ceil(256) * 256;
+                kernel
+                    .global(global)
+                    .local(256)
+                    .launch(&self.x3, &self.c, self.d, labels)?;
+                labels.clone()
+            }
+        };
+        let onehot = labels.reshape([self.n, 1, 1]).eq(&self.ids); // [n, k, 1]
+        let sums = onehot.select(&self.x3, 0.0f32).sum_axis(0); // [k, d]
+        let counts = onehot.cast::<f32>().sum_axis(0); // [k, 1]
+        let c = self.c.clone();
+        self.c.assign(counts.gt(0.0f32).select(&sums / &counts, &c))?;
+        Ok(())
+    }
+}

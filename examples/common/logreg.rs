@@ -1,0 +1,157 @@
+//! The logistic-regression model shared by `examples/logistic_regression.rs` and the
+//! report: synthetic data shaped like scikit-learn's `make_classification`, the model's
+//! elementwise formulas (`expr!`), one gradient step and the loss, on the device.
+
+use lazycl::prelude::*;
+
+pub const LEARNING_RATE: f64 = 0.2;
+pub const LAMBDA: f64 = 1e-3;
+
+// Deterministic data, reproduced bit for bit by benches/reference/torch_reference.py
+// (`common/synthetic.rs`, which the including file declares as `synthetic` beside this
+// module).
+use super::synthetic::{normal, uniform};
+
+const SEED_X: u64 = 1;
+const SEED_Y: u64 = 2;
+const SEED_FLIP: u64 = 3;
+const INFORMATIVE: usize = 5;
+const CLASS_SEP: f64 = 0.5;
+const FLIP_Y: f64 = 0.01;
+
+/// Row-major `n x (d + 1)` features (the last column is the constant 1) and labels.
+/// Feature `j < 5` of a row of class `c` is `N(0, 1) + (2c - 1) * 0.5 * s_j` with
+/// `s_j = +1` for even `j`, `-1` for odd; the other features are `N(0, 1)`; 1% of labels
+/// are flipped after the features are drawn.
+pub fn make_classification<T: Real>(n: usize, d: usize) -> (Vec<T>, Vec<T>) {
+    let da = d + 1;
+    let mut x = Vec::with_capacity(n * da);
+    let mut y = Vec::with_capacity(n);
+    for i in 0..n {
+        let class = if uniform(SEED_Y, i as u64) < 0.5 { 1.0 } else { 0.0 };
+        for j in 0..d {
+            let mut v = normal(SEED_X, (i * d + j) as u64);
+            if j < INFORMATIVE {
+                let s = if j % 2 == 0 { 1.0 } else { -1.0 };
+                v += (2.0 * class - 1.0) * CLASS_SEP * s;
+            }
+            x.push(T::from_f64(v));
+        }
+        x.push(T::from_f64(1.0));
+        let flip = uniform(SEED_FLIP, i as u64) < FLIP_Y;
+        y.push(T::from_f64(if flip { 1.0 - class } else { class }));
+    }
+    (x, y)
+}
+
+/// The element types the model runs in, with its elementwise formulas written with
+/// `expr!` (which needs concrete element types, hence one impl per type).
+pub trait Real: Float + lazycl::Signed {
+    fn from_f64(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+    /// Relative tolerance of the device fit against the f64 host fit.
+    const TOL: f64;
+    /// The residual `sigmoid(z) - y`.
+    fn residual(z: &Array<Self>, y: &Array<Self>) -> Array<Self>;
+    /// The per-row loss `softplus(z) - y z`, with `softplus(z) = max(z, 0) + ln(1 + e^-|z|)`
+    /// (stable for any `z`).
+    fn row_loss(z: &Array<Self>, y: &Array<Self>) -> Array<Self>;
+}
+
+macro_rules! real {
+    ($t:ty, $tol:expr) => {
+        impl Real for $t {
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            const TOL: f64 = $tol;
+            fn residual(z: &Array<$t>, y: &Array<$t>) -> Array<$t> {
+                expr!(1.0 / (1.0 + (-z).exp()) - y)
+            }
+            fn row_loss(z: &Array<$t>, y: &Array<$t>) -> Array<$t> {
+                expr!(z.max(0.0) + (1.0 + (-z.abs()).exp()).ln() - y * z)
+            }
+        }
+    };
+}
+real!(f32, 2e-3);
+real!(f64, 1e-8);
+
+/// Mean logistic loss from the logits, plus the L2 penalty: a lazy 0-d array.
+pub fn loss<T: Real>(z: &Array<T>, y: &Array<T>, w: &Array<T>, reg: &Array<T>) -> Array<T> {
+    T::row_loss(z, y).mean() + (reg * w * w).sum() * T::from_f64(0.5)
+}
+
+pub struct Model<T: Real> {
+    pub x: Array<T>,
+    pub y: Array<T>,
+    /// Per-weight L2 coefficient: lambda, and 0 for the intercept.
+    pub reg: Array<T>,
+    pub w: Array<T>,
+    n: usize,
+    fuse_residual: bool,
+}
+
+impl<T: Real> Model<T> {
+    /// Uploads `n x (d + 1)` features and `n` labels (from `make_classification`); the
+    /// weights start at zero. `fuse_residual` computes the residual inside the gradient
+    /// reduction instead of storing it.
+    pub fn new(
+        ctx: &Context,
+        x: &[T],
+        y: &[T],
+        n: usize,
+        d: usize,
+        fuse_residual: bool,
+    ) -> lazycl::Result<Self> {
+        let da = d + 1;
+        let mut reg = vec![T::from_f64(LAMBDA); da];
+        reg[d] = T::from_f64(0.0);
+        Ok(Model {
+            x: ctx.from_shape_slice([n, da], x)?,
+            y: ctx.from_shape_slice([n, 1], y)?,
+            reg: ctx.from_slice(&reg)?,
+            w: ctx.zeros::<T>([da])?,
+            n,
+            fuse_residual,
+        })
+    }
+
+    /// One gradient step. Returns the logits `z = X w` of the weights before the step
+    /// (lazy, already enqueued as part of the step), for the loss.
+    pub fn step(&mut self) -> lazycl::Result<Array<T>> {
+        // z keeps the reduced axis ([n, 1]) so that r broadcasts along the rows of X
+        // without a reshape (inserting a trailing axis would materialize r).
+        let z = (&self.x * &self.w).sum_axes(&[1], true);
+        let r = T::residual(&z, &self.y);
+        if !self.fuse_residual {
+            r.eval()?; // stored once per row, not recomputed per element of X
+        }
+        let g = (&self.x * &r).sum_axis(0);
+        let lr = T::from_f64(LEARNING_RATE);
+        let inv_n = T::from_f64(1.0 / self.n as f64);
+        let w = self.w.clone();
+        self.w.assign(&w - (g * inv_n + &w * &self.reg) * lr)?;
+        Ok(z)
+    }
+
+    /// Loss and training accuracy of the current weights, computed in one flush.
+    pub fn metrics(&self) -> lazycl::Result<(f64, f64)> {
+        let z = (&self.x * &self.w).sum_axes(&[1], true);
+        let l = loss(&z, &self.y, &self.w, &self.reg);
+        let predicted = z.gt(T::from_f64(0.0)).cast::<T>();
+        let accuracy = predicted.eq(&self.y).cast::<T>().mean();
+        lazycl::eval(&(&l, &accuracy))?;
+        Ok((l.item()?.to_f64(), accuracy.item()?.to_f64()))
+    }
+
+    /// Weights back to zero.
+    pub fn reset(&mut self) -> lazycl::Result<()> {
+        let da = self.w.len();
+        self.w = self.x.context().zeros::<T>([da])?;
+        Ok(())
+    }
+}
