@@ -4,7 +4,7 @@ use std::fmt;
 
 use cl3::device::{CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU};
 use cl3::types::cl_device_id;
-use opencl3::device::Device;
+use opencl3::device::{Device, CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT};
 use opencl3::platform::{get_platforms, Platform};
 
 use crate::error::{ClResultExt, Error, Result};
@@ -66,6 +66,9 @@ pub struct DeviceInfo {
     pub max_parameter_bytes: usize,
     /// `CL_DEVICE_LOCAL_MEM_SIZE` in bytes.
     pub local_mem_bytes: u64,
+    /// Whether `float` division and `sqrt` can be correctly rounded
+    /// (`CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT`); lazycl then asks for it, as in Rust.
+    pub correctly_rounded_div_sqrt: bool,
     pub(crate) id: cl_device_id,
 }
 
@@ -110,6 +113,9 @@ impl DeviceInfo {
             max_work_group_size: d.max_work_group_size().cl("clGetDeviceInfo")?,
             max_parameter_bytes: d.max_parameter_size().cl("clGetDeviceInfo")?,
             local_mem_bytes: d.local_mem_size().cl("clGetDeviceInfo")?,
+            correctly_rounded_div_sqrt: d
+                .single_fp_config()
+                .is_ok_and(|c| c & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT != 0),
             id,
         })
     }

@@ -19,7 +19,7 @@ use crate::fuse::{
 use crate::graph::NodeRef;
 use crate::graph::ReduceOp;
 use crate::kernel::{CompiledKernel, KernelArg};
-use crate::program::{obtain, GENERATED_BUILD_OPTIONS};
+use crate::program::{build_options, obtain};
 use crate::queue::{Command, Queue, QueueInner};
 use crate::stats::Counters;
 
@@ -141,7 +141,7 @@ fn cached_kernel(
     Counters::add(&ctx.counters.kernel_cache_misses, 1);
     let source = source()?;
     // Built outside the cache lock: launches of cached kernels on other threads go on.
-    let program = Arc::new(obtain(ctx, name, &source, GENERATED_BUILD_OPTIONS)?);
+    let program = Arc::new(obtain(ctx, name, &source, build_options(ctx, true))?);
     let kernel = CompiledKernel::create(ctx, program, name)?;
     let fused = Arc::new(FusedKernel { kernel });
     let mut cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());

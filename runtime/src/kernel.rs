@@ -17,7 +17,7 @@ use crate::cl;
 use crate::context::{Context, ContextInner};
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{ClResultExt, Error, Result};
-use crate::program::{obtain, BUILD_OPTIONS};
+use crate::program::{build_options, obtain};
 use crate::queue::{Command, Event, Queue, QueueInner};
 use crate::stats::Counters;
 
@@ -260,7 +260,12 @@ impl Kernel {
         let compiled = match cache.get(&key) {
             Some(k) => k.clone(),
             None => {
-                let program = Arc::new(obtain(inner, source.name, source.source, BUILD_OPTIONS)?);
+                let program = Arc::new(obtain(
+                    inner,
+                    source.name,
+                    source.source,
+                    build_options(inner, false),
+                )?);
                 let k = Arc::new(CompiledKernel::create(inner, program, source.name)?);
                 let declared = k.kernel.num_args().cl("clGetKernelInfo")?;
                 if declared != source.num_args {

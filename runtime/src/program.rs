@@ -6,12 +6,19 @@ use crate::context::ContextInner;
 use crate::error::{ClResultExt, Error, Result};
 use crate::stats::Counters;
 
-/// Options for `#[kernel]` programs: OpenCL C 1.2, which NVIDIA and PoCL both compile.
-pub(crate) const BUILD_OPTIONS: &str = "-cl-std=CL1.2";
-
-/// Options for generated programs: also silence compiler warnings, which would only be
-/// noise on the user's terminal (generated code declares index variables it may not use).
-pub(crate) const GENERATED_BUILD_OPTIONS: &str = "-cl-std=CL1.2 -w";
+/// Build options for a program on this context's device: OpenCL C 1.2, which NVIDIA and
+/// PoCL both compile; correctly rounded `float` division and `sqrt` where the device can
+/// (Rust's `/` and `f32::sqrt` are; OpenCL's defaults allow 2.5–3 ulp); for generated
+/// programs also `-w`, since compiler warnings about generated code (index variables it
+/// may not use) would only be noise on the user's terminal.
+pub(crate) fn build_options(ctx: &ContextInner, generated: bool) -> &'static str {
+    match (ctx.device.correctly_rounded_div_sqrt, generated) {
+        (false, false) => "-cl-std=CL1.2",
+        (false, true) => "-cl-std=CL1.2 -w",
+        (true, false) => "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt",
+        (true, true) => "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -w",
+    }
+}
 
 /// Compiles `source` for the context's device. `name` labels errors and the
 /// `LAZYCL_SHOW_KERNELS` printout.
