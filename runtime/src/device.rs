@@ -67,7 +67,7 @@ pub struct DeviceInfo {
     /// `CL_DEVICE_LOCAL_MEM_SIZE` in bytes.
     pub local_mem_bytes: u64,
     /// Whether `float` division and `sqrt` can be correctly rounded
-    /// (`CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT`); lazycl then asks for it, as in Rust.
+    /// (`CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT`; see `ContextBuilder::correctly_rounded_div_sqrt`).
     pub correctly_rounded_div_sqrt: bool,
     pub(crate) id: cl_device_id,
 }

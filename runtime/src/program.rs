@@ -7,12 +7,12 @@ use crate::error::{ClResultExt, Error, Result};
 use crate::stats::Counters;
 
 /// Build options for a program on this context's device: OpenCL C 1.2, which NVIDIA and
-/// PoCL both compile; correctly rounded `float` division and `sqrt` where the device can
-/// (Rust's `/` and `f32::sqrt` are; OpenCL's defaults allow 2.5–3 ulp); for generated
-/// programs also `-w`, since compiler warnings about generated code (index variables it
-/// may not use) would only be noise on the user's terminal.
+/// PoCL both compile; correctly rounded `float` division and `sqrt` if the context asked
+/// for them (`ContextBuilder::correctly_rounded_div_sqrt`); for generated programs also
+/// `-w`, since compiler warnings about generated code (index variables it may not use)
+/// would only be noise on the user's terminal.
 pub(crate) fn build_options(ctx: &ContextInner, generated: bool) -> &'static str {
-    match (ctx.device.correctly_rounded_div_sqrt, generated) {
+    match (ctx.precise_div_sqrt, generated) {
         (false, false) => "-cl-std=CL1.2",
         (false, true) => "-cl-std=CL1.2 -w",
         (true, false) => "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt",
