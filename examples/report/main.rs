@@ -458,6 +458,9 @@ fn run() -> R<()> {
             || raw.finish(),
         )?;
         let c4 = raw.kernel(raw::COPY4, "copy4")?;
+        let r4 = raw.kernel(raw::READ4, "read4")?;
+        let r4_out = raw.buffer_f32(&[0.0])?;
+        raw.set_mem(&r4, 1, r4_out.get())?;
         raw.set_mem(&c4, 0, a.get())?;
         raw.set_mem(&c4, 1, b.get())?;
         raw.set(&c4, 2, &((n / 4) as u32))?;
@@ -545,6 +548,7 @@ fn run() -> R<()> {
         };
         for &(rows, cols) in shapes {
             let m = lz(ctx.from_shape_slice([rows, cols], &host[..rows * cols]))?;
+            let mbuf = raw.buffer_f32(&host[..rows * cols])?;
             let v = lz(ctx.from_slice(&host[..cols]))?;
             let u = lz(ctx.from_slice(&host[..rows]))?;
             let bytes = 4.0 * (rows * cols + rows + cols) as f64;
@@ -559,6 +563,31 @@ fn run() -> R<()> {
                 || raw.finish(),
             )?;
             let same = 8.0 * (n4 * 4) as f64 / tc / 1e9;
+            // What one pass over the same bytes can reach: a raw read-only kernel, and a
+            // lazycl full sum of the matrix.
+            raw.set_mem(&r4, 0, mbuf.get())?;
+            raw.set(&r4, 2, &(n4 as u32))?;
+            let tr = per_run(
+                trials,
+                reps,
+                || raw.enqueue_no_event(&r4, g, Some(256)),
+                || raw.finish(),
+            )?;
+            let tsum = per_run(trials, reps, || lz(m.sum().eval().map(|_| ())), sync)?;
+            rep.add(
+                format!("m.sum(), {rows}x{cols}"),
+                4.0 * (rows * cols) as f64 / tsum / 1e9,
+                4.0 * (n4 * 4) as f64 / tr / 1e9,
+                "GB/s",
+                "raw float4 read of the matrix",
+            );
+            rep.add(
+                format!("raw float4 read of the matrix, {rows}x{cols}"),
+                4.0 * (n4 * 4) as f64 / tr / 1e9,
+                same,
+                "GB/s",
+                "raw float4 copy of the matrix",
+            );
             let t = per_run(
                 trials,
                 reps,

@@ -151,6 +151,15 @@ pub const COPY1: &str = "__kernel void copy1(__global const float* a, __global f
     uint i = get_global_id(0); if (i < n) b[i] = a[i];
 }";
 
+/// One read-only pass over `n4` float4s (grid-stride, nothing written unless the sum is a
+/// value no test data gives): the fastest way to touch the bytes of a matrix once.
+pub const READ4: &str = "__kernel void read4(__global const float4* a, __global float* out, const uint n4) {
+    float4 acc = (float4)(0.0f);
+    for (uint i = get_global_id(0); i < n4; i += get_global_size(0)) acc += a[i];
+    float s = acc.x + acc.y + acc.z + acc.w;
+    if (s == 1234567.0f) out[0] = s;
+}";
+
 pub const COPY4: &str = "__kernel void copy4(__global const float4* a, __global float4* b, const uint n4) {
     for (uint i = get_global_id(0); i < n4; i += get_global_size(0)) b[i] = a[i];
 }";
