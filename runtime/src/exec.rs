@@ -157,7 +157,15 @@ fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
         Some(rows) => (r.n_out.div_ceil(rows as usize) * group as usize, r.lanes as usize),
         None => (r.n_out, 1),
     };
-    let target = cap.div_ceil(work_items_now.max(1)).max(1);
+    // Several outputs per work-group (lanes stream ~128 elements each): a quarter of the
+    // device's resident work-items is enough, and a combine pass costs more than it
+    // gains. A whole group per output, or one work-item per output, wants them all.
+    let want = if lanes > 1 && r.lanes < group {
+        cap / 4
+    } else {
+        cap
+    };
+    let target = want.div_ceil(work_items_now.max(1)).max(1);
     let most = (r.n_red / (lanes * 16)).max(1);
     target.min(most)
 }

@@ -369,12 +369,16 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         let rank = dims.len();
         let innermost_kept = red_mask & (1 << (rank - 1)) == 0;
         let only_innermost = red_mask == 1 << (rank - 1);
-        // Lanes per output: enough to cover the reduced extent in a few steps. Vectorized
-        // lanes take four elements a step; give each lane at least four steps.
+        // Lanes per output. Along the innermost dim (vector loads): about 128 elements per
+        // lane, 4 to 32 lanes (measured best on the H200 for rows of 100, 1,000 and 25,300
+        // elements: 4, 8 and 32 lanes, 0.90-0.93 of a raw read), more only when there are
+        // too few outputs to fill a work-group (a full reduction gets the whole group).
         let lanes = if innermost_kept && n_out > 1 {
             0
         } else if only_innermost {
-            ((n_red / 16).max(1).next_power_of_two() as u32).clamp(4, group_size)
+            let by_extent = ((n_red / 128).max(1).next_power_of_two() as u32).clamp(4, 32);
+            let to_fill = (group_size as usize).div_ceil(n_out.max(1)).next_power_of_two() as u32;
+            by_extent.max(to_fill).min(group_size)
         } else if n_red <= 16 {
             4
         } else if n_red <= 1024 {
