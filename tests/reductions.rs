@@ -312,3 +312,73 @@ fn producers_fuse_into_the_reduction_and_results_stay_on_the_device() {
     assert_eq!(d.host_waits, 0);
     assert!(y.abs().amax().item().unwrap() <= 1.0 + 1e-6);
 }
+
+/// Reductions that keep an innermost dim of a multiple of four take four neighbouring
+/// outputs per work-item (vector loads): every op against the host, with segments.
+#[test]
+fn innermost_kept_reductions_four_outputs_per_work_item() {
+    let ctx = ctx();
+    let mut r = rng(9);
+    for &(rows, cols) in &[(1usize, 4usize), (3, 8), (1000, 20), (257, 100)] {
+        let n = rows * cols;
+        let a = ArrayD::from_shape_vec(IxDyn(&[rows, cols]), f32::random_vec(&mut r, n)).unwrap();
+        let d = host(&ctx, &a);
+        let a64 = a.mapv(|v| v as f64);
+        let scale: f64 = a64.iter().map(|v| v.abs()).sum::<f64>().max(1.0);
+        let sum = d.sum_axis(0);
+        if rows > 1 {
+            assert!(
+                sum.explain().unwrap().contains("four neighbouring outputs"),
+                "{}",
+                sum.explain().unwrap()
+            );
+        }
+        for (g, h) in sum.to_vec().unwrap().iter().zip(a64.sum_axis(Axis(0)).iter()) {
+            assert!(
+                (*g as f64 - h).abs() <= 1e-5 * scale,
+                "sum_axis(0) of {rows}x{cols}"
+            );
+        }
+        for (g, h) in d
+            .mean_axis(0)
+            .to_vec()
+            .unwrap()
+            .iter()
+            .zip(a64.mean_axis(Axis(0)).unwrap().iter())
+        {
+            assert!(
+                (*g as f64 - h).abs() <= 1e-5 * scale,
+                "mean_axis(0) of {rows}x{cols}"
+            );
+        }
+        let want = fold_axes(&a, &[0], f32::INFINITY, f32::min);
+        assert_eq!(d.amin_axis(0).to_ndarray().unwrap(), want, "amin_axis(0)");
+        let want = fold_axes(&a, &[0], f32::NEG_INFINITY, f32::max);
+        assert_eq!(d.amax_axis(0).to_ndarray().unwrap(), want, "amax_axis(0)");
+        // Integers: exact, wrapping, with a broadcast operand along the kept dim.
+        let ints = ArrayD::from_shape_vec(IxDyn(&[rows, cols]), i32::random_vec(&mut r, n)).unwrap();
+        let col: Vec<i32> = (0..rows as i32).map(|i| i % 7 - 3).collect();
+        let di = host(&ctx, &ints);
+        let dc = ctx.from_shape_slice([rows, 1], &col).unwrap();
+        let got = (&di * &dc).sum_axis(0).to_vec().unwrap();
+        for (c, g) in got.iter().enumerate() {
+            let want = (0..rows).fold(0i32, |s, k| s.wrapping_add(ints[[k, c]].wrapping_mul(col[k])));
+            assert_eq!(*g, want, "column {c} of {rows}x{cols}");
+        }
+        assert_eq!(
+            di.prod_axis(0).to_ndarray().unwrap(),
+            fold_axes(&ints, &[0], 1, i32::wrapping_mul)
+        );
+        if ctx.device().fp64 {
+            let f = host(&ctx, &a64);
+            let got = (&f * 2.0).sum_axes(&[0], true).to_ndarray().unwrap();
+            assert_eq!(got.shape(), &[1, cols]);
+            for (g, h) in got.iter().zip(a64.sum_axis(Axis(0)).iter()) {
+                assert!(
+                    (g - 2.0 * h).abs() <= 1e-12 * scale,
+                    "f64 sum_axes(0) of {rows}x{cols}"
+                );
+            }
+        }
+    }
+}

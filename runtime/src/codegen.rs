@@ -578,6 +578,43 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
         let _ = writeln!(serial_quad, "{ind}const {t} quad = {pair};");
         serial_quad.push_str(&step("quad", "kb", ind));
     }
+    // The serial layout with four neighbouring outputs per work-item: one vector load per
+    // input and reduced step (inputs broadcast along the innermost dim: one scalar load),
+    // four accumulators.
+    let mut quad_out_body = String::new();
+    if r.lanes == 0 && r.quad_outputs {
+        let rank = plan.dims.len();
+        let last = 1u32 << (rank - 1);
+        let vec_slots: Vec<bool> = plan.inputs.iter().map(|i| i.1 & last == 0).collect();
+        quad_out_body = reduce_indices(plan, r, ix, ind);
+        for (slot, (dt, mask, _)) in plan.inputs.iter().enumerate() {
+            if vec_slots[slot] {
+                let idx = if *mask == 0 {
+                    "fidx".to_string()
+                } else {
+                    load_index(*mask, rank)
+                };
+                let _ = writeln!(
+                    quad_out_body,
+                    "{ind}const {v}{w} L{slot} = ((__global const {v}{w}*)in{slot})[({idx}) / {w}u];",
+                    v = vt(*dt)
+                );
+            }
+        }
+        for lane in 0..w {
+            for i in 0..plan.values.len() {
+                let e = value_expr_vec(plan, i, lane, &vec_slots, &mut helpers);
+                let _ = writeln!(
+                    quad_out_body,
+                    "{ind}const {} v{i}_{lane} = {e};",
+                    vt(plan.values[i].1)
+                );
+            }
+        }
+        for lane in 0..w {
+            quad_out_body.push_str(&step_into(&format!("v{out}_{lane}"), "k", ind, &lane.to_string()));
+        }
+    }
     let mut src = prelude(plan, &helpers);
     src.push_str("#define NONE ULONG_MAX\n");
     let mut params = input_params(plan);
@@ -617,6 +654,28 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
         "    {t} acc = {}; {t} comp = ({t})0; ulong acci = NONE;\n    (void)comp; (void)acci;",
         identity(r.op, d)
     );
+    if r.lanes == 0 && r.quad_outputs {
+        let mut decls = String::new();
+        let mut fin = String::new();
+        for j in 0..w {
+            let _ = writeln!(
+                decls,
+                "    {t} acc{j} = {}; {t} comp{j} = ({t})0; (void)comp{j};",
+                identity(r.op, d)
+            );
+            let value = if r.op == ReduceOp::Mean {
+                format!("fin ? acc{j} / ({t})n_red : acc{j}")
+            } else {
+                format!("acc{j}")
+            };
+            let _ = writeln!(fin, "    outv[(o + {j}u) * S + s] = {value};");
+        }
+        let _ = write!(
+            src,
+            "    const {ix} gid = get_global_id(0);\n    const {ix} nq = n_out / {w}u;\n    const {ix} o = (gid % nq) * {w}u, s = gid / nq;\n    if (s >= S) return;\n    const {ix} chunk = (n_red + S - 1) / S;\n    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n{decls}    for ({ix} k = k0; k < k1; k++) {{\n{quad_out_body}    }}\n{fin}}}\n"
+        );
+        return src;
+    }
     if r.lanes == 0 {
         let _ = write!(
             src,

@@ -155,7 +155,7 @@ fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
     // Outputs per work-group with lanes; none (one output per work-item) without.
     let (work_items_now, lanes) = match group.checked_div(r.lanes) {
         Some(rows) => (r.n_out.div_ceil(rows as usize) * group as usize, r.lanes as usize),
-        None => (r.n_out, 1),
+        None => (r.n_out / r.outputs_per_item(), 1),
     };
     // Several outputs per work-group (lanes stream ~128 elements each): a quarter of the
     // device's resident work-items is enough, and a combine pass costs more than it
@@ -226,7 +226,7 @@ fn launch_reduce(
             )?;
         }
         None => {
-            let (global, local) = grid(ctx, r.n_out * s);
+            let (global, local) = grid(ctx, r.n_out / r.outputs_per_item() * s);
             kernel.kernel.launch(
                 queue,
                 cmd,
@@ -409,6 +409,9 @@ pub(crate) fn explain(roots: &[NodeRef]) -> Result<String> {
         );
         if let Some(r) = &p.reduce {
             let layout = match r.lanes {
+                0 if r.quad_outputs => {
+                    "one work-item per four neighbouring outputs and segment, vector loads".to_string()
+                }
                 0 => "one work-item per output and segment".to_string(),
                 l => format!(
                     "{l} lanes per output{}",

@@ -296,6 +296,21 @@ pub(crate) struct ReducePlan {
     /// The innermost extent is a multiple of the vector width, so every vector load starts
     /// at an aligned index (and can be one wide load).
     pub(crate) aligned: bool,
+    /// Serial layout (`lanes == 0`) with [`VECTOR_WIDTH`](crate::codegen::VECTOR_WIDTH)
+    /// neighbouring outputs per work-item, loaded with one vector load per reduced step:
+    /// the kept innermost extent is a multiple of the width and the op is not an arg one.
+    pub(crate) quad_outputs: bool,
+}
+
+impl ReducePlan {
+    /// Outputs computed by one work-item of the serial layout.
+    pub(crate) fn outputs_per_item(&self) -> usize {
+        if self.quad_outputs {
+            crate::codegen::VECTOR_WIDTH
+        } else {
+            1
+        }
+    }
 }
 
 /// Work-group size of reduction kernels (a power of two, within every device's limit
@@ -389,6 +404,8 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         let lanes = lanes.min(group_size);
         let vector = lanes > 0 && only_innermost;
         let aligned = vector && dims[rank - 1] % crate::codegen::VECTOR_WIDTH == 0;
+        let quad_outputs =
+            lanes == 0 && !spec.op.is_arg() && dims[rank - 1] % crate::codegen::VECTOR_WIDTH == 0;
         ReducePlan {
             op: spec.op,
             red_mask,
@@ -398,6 +415,7 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
             in_dtype: graph[child].node.dtype,
             vector,
             aligned,
+            quad_outputs,
         }
     });
 
@@ -424,6 +442,7 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
             group_size,
             u32::from(r.vector),
             u32::from(r.aligned),
+            u32::from(r.quad_outputs),
         ]);
     }
     let mut value_of: Vec<usize> = vec![usize::MAX; graph.len()];
