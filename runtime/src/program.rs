@@ -52,6 +52,13 @@ pub(crate) fn build_from_source(
 /// A built program for `source`: loaded from the disk cache when a valid binary exists
 /// (counted as `programs_loaded`), else compiled (`programs_built`) and stored there.
 pub(crate) fn obtain(ctx: &ContextInner, name: &str, source: &str, options: &str) -> Result<Program> {
+    let start = std::time::Instant::now();
+    let program = obtain_untimed(ctx, name, source, options);
+    Counters::add(&ctx.counters.program_time_us, start.elapsed().as_micros() as u64);
+    program
+}
+
+fn obtain_untimed(ctx: &ContextInner, name: &str, source: &str, options: &str) -> Result<Program> {
     if let Some(binary) = ctx.disk_cache.load(source, options) {
         if let Some(program) = from_binary(ctx, &binary, options) {
             if ctx.show_kernels {

@@ -45,6 +45,8 @@ counters! {
     programs_built,
     /// OpenCL programs created from cached device binaries.
     programs_loaded,
+    /// Host time spent obtaining programs (building, or loading from the disk cache), µs.
+    program_time_us,
     /// `cl_kernel` objects created.
     kernels_created,
     /// Kernels enqueued (`clEnqueueNDRangeKernel`).
