@@ -139,7 +139,8 @@ impl<T: Element> Array<T> {
     ///
     /// Waits only for the command that wrote the array (and what was queued before it
     /// on its queue): the read is queued right behind the writer, on the writer's queue,
-    /// so work on other queues never delays it.
+    /// so work on other queues never delays it. (An array no command has written, such
+    /// as a fresh upload, is read on the default queue.)
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let buffer = self.materialized_buffer()?;
         let n = self.len();
