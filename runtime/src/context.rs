@@ -72,6 +72,7 @@ impl Drop for ContextInner {
         // Outstanding work may still use pooled buffers and kernels: wait for it first.
         for q in self.all_queues() {
             let _ = q.finish(WaitReason::Drop);
+            q.forget_marker();
         }
         self.pool.clear();
     }

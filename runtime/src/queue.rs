@@ -98,6 +98,13 @@ impl QueueInner {
         Ok(event)
     }
 
+    /// Drops the cached marker (whose event refers back to this queue), so that the queue
+    /// can be freed once nothing else holds it. Called when the context goes away.
+    pub(crate) fn forget_marker(&self) {
+        let marker = self.lock().marker.take();
+        drop(marker);
+    }
+
     /// Makes sure the commands up to `seq` have been submitted to the device, so that a
     /// command on another queue can wait for them.
     fn flush_through(&self, seq: u64) -> Result<()> {
@@ -398,5 +405,35 @@ impl Drop for Event {
 impl fmt::Debug for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Event(queue {}, command {})", self.queue.id, self.seq)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Markers are events that refer back to their queue; dropping the context must still
+    /// free every queue (and with it the OpenCL queue and context).
+    #[test]
+    fn queues_are_freed_with_their_context() {
+        let ctx = Context::new().expect("an OpenCL device");
+        let q = ctx.new_queue().unwrap();
+        let weak = [Arc::downgrade(ctx.inner.queue()), Arc::downgrade(&q.inner)];
+        let x = ctx.full(16, 1.0f32).unwrap(); // written on the default queue
+        let y = &x * 2.0;
+        y.eval_on(&q).unwrap(); // reads x on q: a marker on the default queue
+        let z = &y + 1.0;
+        z.eval().unwrap(); // reads y on the default queue: a marker on q
+        let stats = ctx.stats();
+        assert_eq!(stats.cross_queue_waits, 2, "{stats}");
+        let m = q.marker().unwrap();
+        assert_eq!(z.to_vec().unwrap(), vec![3.0; 16]);
+        drop((x, y, z, q, ctx));
+        assert!(weak[1].upgrade().is_some(), "a user's event keeps its queue");
+        drop(m);
+        assert!(
+            weak.iter().all(|w| w.upgrade().is_none()),
+            "every queue was freed"
+        );
     }
 }
