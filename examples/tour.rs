@@ -1,5 +1,5 @@
 //! A short tour of lazycl: devices, a `#[kernel]`, lazy fused expressions, reductions that
-//! stay on the device, `explain()`, and the counters.
+//! stay on the device, `explain()`, a second queue with an event, and the counters.
 //!
 //! `make run` runs this on the default device (`LAZYCL_DEVICE` picks another).
 
@@ -74,6 +74,26 @@ fn main() -> lazycl::Result<()> {
     println!("argmax        {}", mat.argmax().item()?);
     let var = (&x - x.mean()).powi(2).mean(); // no host round trip between the passes
     println!("variance of x {:.6}", var.item()?);
+
+    println!("\n== queues and events ==");
+    let side = ctx.new_queue()?; // another in-order queue: its work may overlap the default one's
+    let mut acc = ctx.zeros::<f32>(x.len())?;
+    let done = k.global(x.len()).on(&side).launch_event(1.5, &x, &mut acc)?;
+    let before = ctx.stats();
+    let scaled = &acc * 2.0; // on the default queue, reading what `side` writes:
+    scaled.eval()?; //          the dependency is a device-side event, not a host wait
+    let d = ctx.stats() - before;
+    println!(
+        "scaled[..4] = {:?}; the launch is {}; cross-queue waits {}, host waits {}",
+        &scaled.to_vec()?[..4],
+        if done.is_complete()? {
+            "complete"
+        } else {
+            "still running"
+        },
+        d.cross_queue_waits,
+        d.host_waits
+    );
 
     println!("\n== counters ==\n{}", ctx.stats());
     Ok(())
