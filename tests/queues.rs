@@ -326,3 +326,31 @@ fn arrays_and_queues_of_different_contexts_do_not_mix() {
     ));
     assert_eq!(y.to_vec().unwrap(), vec![0.0; 3], "nothing ran");
 }
+
+#[test]
+fn ready_events_of_arrays() {
+    let ctx = ctx();
+    let q = ctx.new_queue().unwrap();
+    let fill = slow_fill::bind(&ctx).unwrap();
+    let iters = calibrate(&ctx, 1, Duration::from_millis(100));
+    let mut slow = ctx.zeros::<f32>(1).unwrap();
+    fill.global(1).on(&q).launch(&mut slow, 7.0, iters * 2).unwrap();
+    let before = ctx.stats();
+    let ev = slow.ready_event().unwrap();
+    assert_eq!(ev.queue_id(), q.id());
+    assert!(!ev.is_complete().unwrap(), "the slow write is still running");
+    assert_eq!(
+        (ctx.stats() - before).host_waits,
+        0,
+        "asking for the event never waits"
+    );
+    ev.wait().unwrap();
+    assert!(ev.is_complete().unwrap());
+    // A lazy array is evaluated first; an upload is ready at once.
+    let lazy = &slow + 1.0;
+    lazy.ready_event().unwrap().wait().unwrap();
+    assert!(lazy.is_materialized());
+    assert_eq!(lazy.to_vec().unwrap(), vec![8.0]);
+    let up = ctx.from_slice(&[1.0f32, 2.0]).unwrap();
+    up.ready_event().unwrap().wait().unwrap();
+}

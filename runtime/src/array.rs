@@ -135,6 +135,20 @@ impl<T: Element> Array<T> {
         Ok(self)
     }
 
+    /// An [`Event`](crate::Event) that completes once this array's data is on the device:
+    /// materializes it first (on the default queue) if needed, never waits. Use it to
+    /// order work on other queues or threads after the array, or to poll for completion.
+    pub fn ready_event(&self) -> Result<crate::Event> {
+        let buffer = self.materialized_buffer()?;
+        let last_write = buffer.access().last_write(); // the lock is released here
+        match last_write {
+            Some(mark) => mark.event(),
+            // Never written by a command (an upload is complete at creation): a marker on
+            // the default queue, which completes with the work queued there so far.
+            None => self.context().queue().marker(),
+        }
+    }
+
     /// Materializes and copies the elements to the host, in row-major order.
     ///
     /// Waits only for the command that wrote the array (and what was queued before it

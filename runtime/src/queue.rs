@@ -146,6 +146,21 @@ impl Access {
     pub(crate) fn writer(&self) -> Option<&Arc<QueueInner>> {
         self.write.as_ref().map(|m| &m.queue)
     }
+
+    /// The last write (`None`: never written by a command).
+    pub(crate) fn last_write(&self) -> Option<Mark> {
+        self.write.clone()
+    }
+}
+
+impl Mark {
+    /// An event that completes once this command (and those before it on its queue) has.
+    pub(crate) fn event(&self) -> Result<Event> {
+        match &self.event {
+            Some(e) => Ok(e.clone()),
+            None => self.queue.covering_event(self.seq),
+        }
+    }
 }
 
 /// The dependencies of one command on other queues: the latest mark per queue.
