@@ -35,7 +35,8 @@ pub struct Queue {
     pub(crate) ctx: Arc<ContextInner>,
 }
 
-/// The shared part of a queue. Lives until its context is dropped.
+/// The shared part of a queue. Lives as long as its context, or longer while one of its
+/// `Event`s does.
 pub(crate) struct QueueInner {
     /// 0 for the context's default queue, then 1, 2, ... in creation order.
     pub(crate) id: u32,
@@ -95,6 +96,10 @@ impl QueueInner {
         Counters::add(&self.counters.events_created, 1);
         let event = Event::adopt(raw, self.clone(), st.seq);
         st.marker = Some((st.seq, event.clone()));
+        // Another queue will wait for the marker itself: submit it (and what precedes it)
+        // to the device now; `flush_through` only knows the numbered commands.
+        cl::flush(self.raw)?;
+        st.flushed = st.seq;
         Ok(event)
     }
 
@@ -120,7 +125,8 @@ impl QueueInner {
 
 impl Drop for QueueInner {
     fn drop(&mut self) {
-        // Only the context drops its queues, after waiting for them.
+        // Dropped with its context (which finished it first) or, after that, with its
+        // last `Event`: either way nothing more was queued on it.
         cl::release_queue(self.raw);
     }
 }
