@@ -10,6 +10,15 @@ use common::{ctx, rng};
 use lazycl::prelude::*;
 use rand::Rng;
 
+/// The tests of this file run one at a time: several assert that a read did *not* wait for
+/// a long kernel, which only holds when no other test's long kernels occupy the device's
+/// cores (PoCL on two cores).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// `y = a * x + y`, after a busy loop of `iters` steps that does not change the result.
 #[kernel]
 fn slow_axpy(a: f32, x: &[f32], y: &mut [f32], iters: u32) {
@@ -78,6 +87,7 @@ fn assert_close(got: &[f32], want: &[f32], what: &str) {
 
 #[test]
 fn two_chains_on_two_queues() {
+    let _one = exclusive();
     let ctx = ctx();
     let (qa, qb) = (ctx.new_queue().unwrap(), ctx.new_queue().unwrap());
     assert_eq!((ctx.queue().id(), qa.id(), qb.id()), (0, 1, 2));
@@ -114,6 +124,7 @@ fn two_chains_on_two_queues() {
 /// a read on a random queue; the host model must match every read.
 #[test]
 fn random_interleavings_keep_dependencies() {
+    let _one = exclusive();
     let ctx = ctx();
     let queues = [ctx.queue(), ctx.new_queue().unwrap(), ctx.new_queue().unwrap()];
     let k = slow_axpy::bind(&ctx).unwrap();
@@ -168,6 +179,7 @@ fn random_interleavings_keep_dependencies() {
 
 #[test]
 fn a_read_does_not_wait_for_unrelated_work_on_another_queue() {
+    let _one = exclusive();
     let ctx = ctx();
     let slow_q = ctx.new_queue().unwrap();
     let fill = slow_fill::bind(&ctx).unwrap();
@@ -206,6 +218,7 @@ fn a_read_does_not_wait_for_unrelated_work_on_another_queue() {
 
 #[test]
 fn events_order_work_across_queues() {
+    let _one = exclusive();
     let ctx = ctx();
     let (qa, qb) = (ctx.new_queue().unwrap(), ctx.new_queue().unwrap());
     let fill = slow_fill::bind(&ctx).unwrap();
@@ -253,6 +266,7 @@ fn events_order_work_across_queues() {
 /// pool; whoever gets it next must not see that kernel's write land after their own.
 #[test]
 fn pooled_buffers_wait_for_the_commands_of_their_last_owner() {
+    let _one = exclusive();
     let ctx = ctx();
     let slow_q = ctx.new_queue().unwrap();
     let fill = slow_fill::bind(&ctx).unwrap();
@@ -273,6 +287,7 @@ fn pooled_buffers_wait_for_the_commands_of_their_last_owner() {
 
 #[test]
 fn dropping_everything_right_after_launching_is_safe() {
+    let _one = exclusive();
     for round in 0..25 {
         let ctx = ctx();
         let q = ctx.new_queue().unwrap();
@@ -293,6 +308,7 @@ fn dropping_everything_right_after_launching_is_safe() {
 
 #[test]
 fn one_queue_programs_create_no_events() {
+    let _one = exclusive();
     let ctx = ctx();
     let k = slow_axpy::bind(&ctx).unwrap();
     let x = ctx.full(100, 1.0f32).unwrap();
@@ -314,6 +330,7 @@ fn one_queue_programs_create_no_events() {
 
 #[test]
 fn arrays_and_queues_of_different_contexts_do_not_mix() {
+    let _one = exclusive();
     let (c1, c2) = (ctx(), ctx());
     let q2 = c2.new_queue().unwrap();
     let x = c1.full(3, 1.0f32).unwrap();
@@ -329,6 +346,7 @@ fn arrays_and_queues_of_different_contexts_do_not_mix() {
 
 #[test]
 fn ready_events_of_arrays() {
+    let _one = exclusive();
     let ctx = ctx();
     let q = ctx.new_queue().unwrap();
     let fill = slow_fill::bind(&ctx).unwrap();
@@ -353,4 +371,22 @@ fn ready_events_of_arrays() {
     assert_eq!(lazy.to_vec().unwrap(), vec![8.0]);
     let up = ctx.from_slice(&[1.0f32, 2.0]).unwrap();
     up.ready_event().unwrap().wait().unwrap();
+}
+
+#[test]
+fn reading_a_fresh_upload_waits_for_nothing() {
+    let _one = exclusive();
+    let ctx = ctx();
+    let fill = slow_fill::bind(&ctx).unwrap();
+    let iters = calibrate(&ctx, 1, Duration::from_millis(300));
+    let x = ctx.from_slice(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mut busy = ctx.zeros::<f32>(1).unwrap();
+    // A long kernel on the default queue, on unrelated data.
+    let long = fill.global(1).launch_event(&mut busy, 1.0, iters * 3).unwrap();
+    assert_eq!(x.to_vec().unwrap(), vec![1.0, 2.0, 3.0]);
+    assert!(
+        !long.is_complete().unwrap(),
+        "reading an upload waited for the default queue"
+    );
+    long.wait().unwrap();
 }

@@ -153,8 +153,8 @@ impl<T: Element> Array<T> {
     ///
     /// Waits only for the command that wrote the array (and what was queued before it
     /// on its queue): the read is queued right behind the writer, on the writer's queue,
-    /// so work on other queues never delays it. (An array no command has written, such
-    /// as a fresh upload, is read on the default queue.)
+    /// so work on other queues never delays it. An array no command has written (a fresh
+    /// upload) is read on a queue of its own and waits for nothing.
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let buffer = self.materialized_buffer()?;
         let n = self.len();
@@ -163,8 +163,12 @@ impl<T: Element> Array<T> {
             return Ok(Vec::new());
         }
         let bytes = n * T::DTYPE.size();
-        let queue = buffer.access().writer().cloned();
-        let queue = queue.as_ref().unwrap_or(ctx.queue());
+        let writer = buffer.access().writer().cloned();
+        let queue = match &writer {
+            Some(q) => q,
+            // Never written by a command (a fresh upload): nothing to wait for.
+            None => ctx.idle_read_queue()?,
+        };
         ctx.counters.count_wait(WaitReason::Read);
         Counters::add(&ctx.counters.bytes_downloaded, bytes as u64);
         if T::DTYPE == DType::Bool {
