@@ -133,6 +133,22 @@ fn per_run(
     Ok(median(times))
 }
 
+/// Busy-loop iterations that make `run_and_wait(iters)` take about `target` seconds (at
+/// least 60 % of it); returns them with the time the last run took.
+fn calibrate_spin(target: f64, mut run_and_wait: impl FnMut(u32) -> R<()>) -> R<(u32, f64)> {
+    let (mut iters, mut took) = (1000u32, 0.0);
+    for _ in 0..12 {
+        let t = Instant::now();
+        run_and_wait(iters)?;
+        took = t.elapsed().as_secs_f64();
+        if took > 0.6 * target {
+            break;
+        }
+        iters = iters.saturating_mul(((target / took.max(1e-6)) as u32).clamp(2, 16));
+    }
+    Ok((iters, took))
+}
+
 fn lz<T>(r: lazycl::Result<T>) -> R<T> {
     r.map_err(|e| e.to_string())
 }
@@ -708,23 +724,15 @@ fn run() -> R<()> {
         let items = (info.compute_units as usize * 256).max(256);
         let buf = lz(ctx.full(items, 1.0f32))?;
         let b = lz(buf.kernel_arg())?;
-        let mut iters: u32 = 1000;
         let target = 0.080;
-        let mut spin_time = 0.0;
-        for _ in 0..12 {
-            let t = Instant::now();
+        let (iters, spin_time) = calibrate_spin(target, |iters| {
             lz(spin.launch(
                 Dims::from(items),
                 None,
                 &[b.mem(), KernelArg::Scalar(lazycl::Element::to_arg_bits(iters))],
             ))?;
-            lz(ctx.synchronize())?;
-            spin_time = t.elapsed().as_secs_f64();
-            if spin_time > 0.6 * target {
-                break;
-            }
-            iters = iters.saturating_mul(((target / spin_time.max(1e-6)) as u32).clamp(2, 16));
-        }
+            lz(ctx.synchronize())
+        })?;
         let x = lz(ctx.from_slice(&host[..1 << 16]))?;
         // Build the three kernels first: this row is about waiting, not compiling.
         lz((2.0 * &x).eval().map(|_| ()))?;
@@ -772,17 +780,10 @@ fn run() -> R<()> {
             let args = [ba.mem(), KernelArg::Scalar(lazycl::Element::to_arg_bits(iters))];
             lz(spin.submit(&on_slow_q, &args, &[&ba], false).map(drop))
         };
-        let (mut iters, mut spin_time) = (1000u32, 0.0);
-        for _ in 0..12 {
-            let t = Instant::now();
+        let (iters, spin_time) = calibrate_spin(target, |iters| {
             spin_one(iters)?;
-            lz(ctx.synchronize())?;
-            spin_time = t.elapsed().as_secs_f64();
-            if spin_time > 0.6 * target {
-                break;
-            }
-            iters = iters.saturating_mul(((target / spin_time.max(1e-6)) as u32).clamp(2, 16));
-        }
+            lz(ctx.synchronize())
+        })?;
         let mut worst: f64 = 0.0;
         for _ in 0..3 {
             spin_one(iters)?;

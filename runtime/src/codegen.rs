@@ -462,6 +462,50 @@ fn reduce_indices(plan: &KernelPlan, r: &ReducePlan, ix: &str, indent: &str) -> 
     s
 }
 
+/// The start of a loop body that handles [`VECTOR_WIDTH`] neighbouring elements along the
+/// innermost dim: the indices of the first, one vector load per input that varies along
+/// that dim (others are single loads, shared by the lanes), and every value per lane as
+/// `v{i}_{lane}`. Aligned loads go through a vector pointer (buffers are aligned far beyond
+/// the vector size), so that the compiler emits one wide load: `vload` is much slower on
+/// NVIDIA.
+fn vector_values(
+    plan: &KernelPlan,
+    r: &ReducePlan,
+    ix: &str,
+    ind: &str,
+    aligned: bool,
+    helpers: &mut Helpers,
+) -> String {
+    let w = VECTOR_WIDTH;
+    let rank = plan.dims.len();
+    let last = 1u32 << (rank - 1);
+    let vec_slots: Vec<bool> = plan.inputs.iter().map(|i| i.1 & last == 0).collect();
+    let mut body = reduce_indices(plan, r, ix, ind);
+    for (slot, (dt, mask, _)) in plan.inputs.iter().enumerate() {
+        if vec_slots[slot] {
+            let idx = if *mask == 0 {
+                "fidx".to_string()
+            } else {
+                load_index(*mask, rank)
+            };
+            let v = vt(*dt);
+            let load = if aligned {
+                format!("((__global const {v}{w}*)in{slot})[({idx}) / {w}u]")
+            } else {
+                format!("vload{w}(0, in{slot} + {idx})")
+            };
+            let _ = writeln!(body, "{ind}const {v}{w} L{slot} = {load};");
+        }
+    }
+    for lane in 0..w {
+        for i in 0..plan.values.len() {
+            let e = value_expr_vec(plan, i, lane, &vec_slots, helpers);
+            let _ = writeln!(body, "{ind}const {} v{i}_{lane} = {e};", vt(plan.values[i].1));
+        }
+    }
+    body
+}
+
 /// A reduction kernel: the fused elementwise cone is evaluated per element and combined.
 ///
 /// With `lanes > 0`, a work-group of `G` work-items handles `G / lanes` outputs; the lanes
@@ -507,37 +551,7 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     let w = VECTOR_WIDTH;
     let mut vector_body = String::new();
     if r.vector {
-        let rank = plan.dims.len();
-        let last = 1u32 << (rank - 1);
-        let vec_slots: Vec<bool> = plan.inputs.iter().map(|i| i.1 & last == 0).collect();
-        vector_body = reduce_indices(plan, r, ix, ind);
-        for (slot, (dt, mask, _)) in plan.inputs.iter().enumerate() {
-            if vec_slots[slot] {
-                let idx = if *mask == 0 {
-                    "fidx".to_string()
-                } else {
-                    load_index(*mask, rank)
-                };
-                // Aligned: a vector pointer (buffers are aligned far beyond the vector size),
-                // so that the compiler emits one wide load; vload is much slower on NVIDIA.
-                let load = if r.aligned {
-                    format!("((__global const {}{w}*)in{slot})[({idx}) / {w}u]", vt(*dt))
-                } else {
-                    format!("vload{w}(0, in{slot} + {idx})")
-                };
-                let _ = writeln!(vector_body, "{ind}const {}{w} L{slot} = {load};", vt(*dt));
-            }
-        }
-        for lane in 0..w {
-            for i in 0..plan.values.len() {
-                let e = value_expr_vec(plan, i, lane, &vec_slots, &mut helpers);
-                let _ = writeln!(
-                    vector_body,
-                    "{ind}const {} v{i}_{lane} = {e};",
-                    vt(plan.values[i].1)
-                );
-            }
-        }
+        vector_body = vector_values(plan, r, ix, ind, r.aligned, &mut helpers);
         if arg {
             for lane in 0..w {
                 vector_body.push_str(&step(&format!("v{out}_{lane}"), &format!("(k + {lane})"), ind));
@@ -583,34 +597,7 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     // four accumulators.
     let mut quad_out_body = String::new();
     if r.lanes == 0 && r.quad_outputs {
-        let rank = plan.dims.len();
-        let last = 1u32 << (rank - 1);
-        let vec_slots: Vec<bool> = plan.inputs.iter().map(|i| i.1 & last == 0).collect();
-        quad_out_body = reduce_indices(plan, r, ix, ind);
-        for (slot, (dt, mask, _)) in plan.inputs.iter().enumerate() {
-            if vec_slots[slot] {
-                let idx = if *mask == 0 {
-                    "fidx".to_string()
-                } else {
-                    load_index(*mask, rank)
-                };
-                let _ = writeln!(
-                    quad_out_body,
-                    "{ind}const {v}{w} L{slot} = ((__global const {v}{w}*)in{slot})[({idx}) / {w}u];",
-                    v = vt(*dt)
-                );
-            }
-        }
-        for lane in 0..w {
-            for i in 0..plan.values.len() {
-                let e = value_expr_vec(plan, i, lane, &vec_slots, &mut helpers);
-                let _ = writeln!(
-                    quad_out_body,
-                    "{ind}const {} v{i}_{lane} = {e};",
-                    vt(plan.values[i].1)
-                );
-            }
-        }
+        quad_out_body = vector_values(plan, r, ix, ind, true, &mut helpers);
         for lane in 0..w {
             quad_out_body.push_str(&step_into(&format!("v{out}_{lane}"), "k", ind, &lane.to_string()));
         }

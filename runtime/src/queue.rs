@@ -256,6 +256,8 @@ impl QueueInner {
         }
         let wait: SmallVec<[cl_event; 4]> = keep.iter().map(|e| e.raw).collect();
         let (seq, event) = {
+            // Held across the enqueue so that positions follow the queue's real order
+            // (markers rely on it); the driver serializes enqueues on one queue anyway.
             let mut st = self.lock();
             let raw = enqueue(self.raw, &wait, cmd.want_event)?;
             st.seq += 1;
