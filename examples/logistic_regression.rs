@@ -2,21 +2,31 @@
 //! scikit-learn's `make_classification` (a few informative features whose class means
 //! differ, the rest Gaussian noise, 1% flipped labels).
 //!
-//! One step, with `X` augmented by a column of ones so that the intercept is the last
-//! weight (and the bias needs no kernels of its own):
+//! One step, on `X` (`n x d`, no column of ones: rows of exactly `d` elements keep the
+//! reductions' aligned vector loads) with the intercept as a separate bias `b`:
 //!
 //! ```text
-//! z = X w                        one matrix-vector reduction            [n]
-//! r = sigmoid(z) - y             one elementwise kernel (`expr!`)       [n]
-//! g = X^T r                      one column reduction (+ its combine)   [d + 1]
-//! w = w - lr (g / n + lambda w)  one elementwise kernel (`assign`)      [d + 1]
+//! z = X w + b                    one matrix-vector reduction              [n]
+//! r = sigmoid(z) - y             one elementwise kernel (`expr!`),        [n]
+//!                                which also adds b to the row sums
+//! g = X^T r                      one column reduction + its combine pass  [d]
+//! w = w - lr (g / n + lambda w)  one elementwise kernel                   [d]
+//! b = b - lr mean(r)             one full reduction, written as           [1]
+//!                                mean(b - lr r) so the update is inside it
 //! ```
 //!
+//! Counted with `ctx.stats()` on PoCL at the small sizes: six kernels per step, seven at
+//! 48 x 2530, where the rows are long and few enough that the matrix-vector reduction also
+//! splits into segments plus a combine pass (the split depends on the device and the
+//! shape). `w` and `b` are evaluated in one flush, and the step never waits for the
+//! device. (With the former column of ones the bias rode in `g` and `w`: five kernels,
+//! six at 48 x 2530.)
+//!
 //! The elementwise formulas (the residual, the loss per row) are written with `expr!`.
-//! The loss (`mean(softplus(z) - y z) + lambda/2 |w|^2`) is read to the host every
-//! `LOSS_EVERY` iterations and at the end; nothing else waits. The fit is checked
-//! against the same algorithm on the host in f64 (ndarray): every iteration at the small
-//! sizes, the first `CHECK_ITERS` at the large ones.
+//! The loss (`mean(softplus(z) - y z) + lambda/2 |w|^2`, no penalty on `b`) is read to
+//! the host every `LOSS_EVERY` iterations and at the end; nothing else waits. The fit
+//! (weights and bias) is checked against the same algorithm on the host in f64 (ndarray):
+//! every iteration at the small sizes, the first `CHECK_ITERS` at the large ones.
 //!
 //! ```text
 //! cargo run --release --example logistic_regression                 # the six shapes
@@ -24,12 +34,13 @@
 //! LAZYCL_EXAMPLE_SMALL=1 cargo run --example logistic_regression    # small, quick
 //! ```
 //!
-//! `--residual fused` computes `r` inside the gradient reduction instead of storing it:
-//! three kernels per step (plus the combine pass of the column reduction) instead of four,
-//! but the sigmoid is evaluated once per element of `X` instead of once per row.
-//! `--residual stored` (the default) stores `r`: on PoCL that is 2-4x faster than fused at
-//! every size, because a sigmoid per element of `X` costs more than the kernel it saves;
-//! on the H200 it is 1.0-1.4x faster (BENCHMARKS.md).
+//! `--residual fused` computes `r` inside the two reductions that read it (the gradient's
+//! and the bias's) instead of storing it: five kernels per step instead of six (six
+//! instead of seven at 48 x 2530), but the sigmoid is evaluated once per element of `X`
+//! instead of once per row. `--residual stored` (the default) stores `r`: on PoCL that is
+//! 2-4x faster than fused at every size, because a sigmoid per element of `X` costs more
+//! than the kernel it saves; on the H200 it is 1.0-1.4x faster (BENCHMARKS.md; measured
+//! with the former column of ones).
 //! `benches/reference/torch_reference.py` generates the same data and times the same fit
 //! with PyTorch.
 
@@ -74,32 +85,36 @@ use logreg::{loss, make_classification, Model, Real, LAMBDA, LEARNING_RATE};
 // ---------------------------------------------------------------------------------------
 // The same algorithm on the host, in f64.
 
-fn host_fit<T: Real>(x: &[T], y: &[T], n: usize, da: usize, iters: usize) -> Array1<f64> {
-    let x = ArrayView2::from_shape((n, da), x).expect("shape");
-    let mut reg = Array1::from_elem(da, LAMBDA);
-    reg[da - 1] = 0.0;
-    let mut w = Array1::<f64>::zeros(da);
+/// Weights and bias after `iters` steps from zero.
+fn host_fit<T: Real>(x: &[T], y: &[T], n: usize, d: usize, iters: usize) -> (Array1<f64>, f64) {
+    let x = ArrayView2::from_shape((n, d), x).expect("shape");
+    let mut w = Array1::<f64>::zeros(d);
+    let mut b = 0.0;
     for _ in 0..iters {
-        // One pass over the rows: z_i = x_i . w, r_i = sigmoid(z_i) - y_i, g += r_i x_i.
-        let mut g = Array1::<f64>::zeros(da);
+        // One pass over the rows: z_i = x_i . w + b, r_i = sigmoid(z_i) - y_i, g += r_i x_i,
+        // gb += r_i.
+        let mut g = Array1::<f64>::zeros(d);
+        let mut gb = 0.0;
         for (row, yi) in x.rows().into_iter().zip(y) {
-            let z: f64 = row.iter().zip(&w).map(|(a, b)| a.to_f64() * b).sum();
+            let z: f64 = row.iter().zip(&w).map(|(a, w)| a.to_f64() * w).sum::<f64>() + b;
             let r = 1.0 / (1.0 + (-z).exp()) - yi.to_f64();
             g.zip_mut_with(&row, |g, a| *g += r * a.to_f64());
+            gb += r;
         }
-        w = &w - &((g / n as f64 + &reg * &w) * LEARNING_RATE);
+        w = &w - &((g / n as f64 + &w * LAMBDA) * LEARNING_RATE);
+        b -= gb / n as f64 * LEARNING_RATE;
     }
-    w
+    (w, b)
 }
 
-fn host_loss<T: Real>(x: &[T], y: &[T], n: usize, da: usize, w: &Array1<f64>) -> f64 {
+fn host_loss<T: Real>(x: &[T], y: &[T], n: usize, d: usize, w: &Array1<f64>, b: f64) -> f64 {
     let mut total = 0.0;
     for i in 0..n {
-        let z: f64 = (0..da).map(|j| x[i * da + j].to_f64() * w[j]).sum();
+        let z: f64 = (0..d).map(|j| x[i * d + j].to_f64() * w[j]).sum::<f64>() + b;
         let softplus = z.max(0.0) + (-z.abs()).exp().ln_1p();
         total += softplus - y[i].to_f64() * z;
     }
-    let penalty: f64 = (0..da - 1).map(|j| w[j] * w[j]).sum::<f64>() * LAMBDA * 0.5;
+    let penalty: f64 = w.iter().map(|v| v * v).sum::<f64>() * LAMBDA * 0.5;
     total / n as f64 + penalty
 }
 
@@ -127,7 +142,6 @@ fn run_shape<T: Real>(
     );
     let t0 = Instant::now();
     let (xh, yh) = make_classification::<T>(n, d);
-    let da = d + 1;
     let mut m = Model::new(ctx, &xh, &yh, n, d, fuse_residual)?;
     println!(
         "data generated and uploaded in {:.2} s",
@@ -140,27 +154,32 @@ fn run_shape<T: Real>(
     for _ in 0..check_iters {
         m.step()?;
     }
-    let w_dev: Vec<f64> = m.w.to_vec()?.into_iter().map(T::to_f64).collect();
+    // The weights and the bias, compared as one vector [w..., b].
+    let mut p_dev: Vec<f64> = m.w.to_vec()?.into_iter().map(T::to_f64).collect();
+    p_dev.extend(m.b.to_vec()?.into_iter().map(T::to_f64));
     let (loss_dev, _) = m.metrics()?;
     let t1 = Instant::now();
-    let w_ref = host_fit(&xh, &yh, n, da, check_iters);
-    let loss_ref = host_loss(&xh, &yh, n, da, &w_ref);
-    let scale = w_ref.iter().fold(1e-12f64, |a, v| a.max(v.abs()));
-    let err = w_dev
+    let (w_ref, b_ref) = host_fit(&xh, &yh, n, d, check_iters);
+    let loss_ref = host_loss(&xh, &yh, n, d, &w_ref, b_ref);
+    let p_ref: Vec<f64> = w_ref.iter().copied().chain([b_ref]).collect();
+    let scale = p_ref.iter().fold(1e-12f64, |a, v| a.max(v.abs()));
+    let err = p_dev
         .iter()
-        .zip(w_ref.iter())
+        .zip(&p_ref)
         .fold(0.0f64, |a, (g, r)| a.max((g - r).abs()))
         / scale;
+    let b_err = (p_dev[d] - b_ref).abs() / scale;
     let loss_err = (loss_dev - loss_ref).abs() / loss_ref.abs().max(1e-12);
     println!(
-        "host check after {check_iters} iterations ({:.2} s on the host): max |w - w_ref| / max |w_ref| = {err:.2e}, \
-         loss {loss_dev:.6} vs {loss_ref:.6} (rel {loss_err:.1e}), tolerance {:.0e}",
+        "host check after {check_iters} iterations ({:.2} s on the host): max |(w, b) - (w, b)_ref| / max |(w, b)_ref| = {err:.2e} \
+         (bias {:.6} vs {b_ref:.6}, {b_err:.1e}), loss {loss_dev:.6} vs {loss_ref:.6} (rel {loss_err:.1e}), tolerance {:.0e}",
         t1.elapsed().as_secs_f64(),
+        p_dev[d],
         T::TOL
     );
     if !(err <= T::TOL && loss_err <= T::TOL) {
         return Ok(Err(format!(
-            "{n}x{d} {dtype:?}: device fit differs from the host (weights {err:.2e}, loss {loss_err:.2e})"
+            "{n}x{d} {dtype:?}: device fit differs from the host (weights and bias {err:.2e}, loss {loss_err:.2e})"
         )));
     }
 
@@ -168,7 +187,7 @@ fn run_shape<T: Real>(
     // the loop uses is built (or loaded) before the clock starts.
     let w_before = m.w.clone();
     let z = m.step()?;
-    loss(&z, &m.y, &w_before, &m.reg).item()?;
+    loss(&z, &m.y, &w_before).item()?;
 
     // Timed fit from zero: read the loss every LOSS_EVERY iterations and at the end.
     m.reset()?;
@@ -185,7 +204,7 @@ fn run_shape<T: Real>(
             step_kernels = (ctx.stats() - s0).kernels_launched;
         }
         if it % LOSS_EVERY == 0 {
-            losses.push((it, loss(&z, &m.y, &w_before, &m.reg).item()?.to_f64()));
+            losses.push((it, loss(&z, &m.y, &w_before).item()?.to_f64()));
         }
     }
     // The loss and accuracy of the final weights: one more z, both read in one flush.

@@ -313,13 +313,26 @@ fn producers_fuse_into_the_reduction_and_results_stay_on_the_device() {
     assert!(y.abs().amax().item().unwrap() <= 1.0 + 1e-6);
 }
 
-/// Reductions that keep an innermost dim of a multiple of four take four neighbouring
-/// outputs per work-item (vector loads): every op against the host, with segments.
+/// Reductions over the rows of a matrix (`sum_axis(0)`) use the column layout: work-groups
+/// stream whole rows, four neighbouring outputs per work-item when the row length is a
+/// multiple of four, else one. Every op against the host, with and without segments
+/// (the larger shapes are split on every device), arg reductions with ties.
 #[test]
-fn innermost_kept_reductions_four_outputs_per_work_item() {
+fn column_reductions_stream_whole_rows() {
     let ctx = ctx();
     let mut r = rng(9);
-    for &(rows, cols) in &[(1usize, 4usize), (3, 8), (1000, 20), (257, 100)] {
+    let shapes = [
+        (1usize, 4usize),
+        (3, 8),
+        (1000, 20),
+        (257, 100),
+        (3000, 100),
+        (517, 1000),
+        (2000, 7),
+        (5, 3),
+        (40, 1001),
+    ];
+    for &(rows, cols) in &shapes {
         let n = rows * cols;
         let a = ArrayD::from_shape_vec(IxDyn(&[rows, cols]), f32::random_vec(&mut r, n)).unwrap();
         let d = host(&ctx, &a);
@@ -327,10 +340,13 @@ fn innermost_kept_reductions_four_outputs_per_work_item() {
         let scale: f64 = a64.iter().map(|v| v.abs()).sum::<f64>().max(1.0);
         let sum = d.sum_axis(0);
         if rows > 1 {
+            let width = if cols % 4 == 0 { 4 } else { 1 };
+            let text = sum.explain().unwrap();
             assert!(
-                sum.explain().unwrap().contains("four neighbouring outputs"),
-                "{}",
-                sum.explain().unwrap()
+                text.contains(&format!(
+                    "work-groups stream whole rows, {width} neighbouring outputs"
+                )),
+                "{text}"
             );
         }
         for (g, h) in sum.to_vec().unwrap().iter().zip(a64.sum_axis(Axis(0)).iter()) {
@@ -369,6 +385,27 @@ fn innermost_kept_reductions_four_outputs_per_work_item() {
             di.prod_axis(0).to_ndarray().unwrap(),
             fold_axes(&ints, &[0], 1, i32::wrapping_mul)
         );
+        // Arg reductions over rows, with many ties (values in 0..5): the first index wins.
+        let small = ints.mapv(|v| v.rem_euclid(5));
+        let ds = host(&ctx, &small);
+        for (max, got) in [(true, ds.argmax_axis(0)), (false, ds.argmin_axis(0))] {
+            let got = got.to_vec().unwrap();
+            for (c, g) in got.iter().enumerate() {
+                let mut best = 0;
+                for k in 1..rows {
+                    let (v, b) = (small[[k, c]], small[[best, c]]);
+                    if (max && v > b) || (!max && v < b) {
+                        best = k;
+                    }
+                }
+                assert_eq!(
+                    *g as usize,
+                    best,
+                    "arg{} column {c} of {rows}x{cols}",
+                    if max { "max" } else { "min" }
+                );
+            }
+        }
         if ctx.device().fp64 {
             let f = host(&ctx, &a64);
             let got = (&f * 2.0).sum_axes(&[0], true).to_ndarray().unwrap();

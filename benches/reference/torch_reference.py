@@ -18,7 +18,7 @@ Logistic regression, per iteration (lr 0.2, lambda 1e-3, no penalty on the inter
   z = X w + b;  r = sigmoid(z) - y;  w -= lr (X^T r / n + lambda w);  b -= lr mean(r)
 and the loss mean(softplus(z) - y z) + lambda/2 |w|^2 read with .item() at iterations
 0, 50, 100, ... and, with the accuracy, after the last iteration (as the Rust example does;
-lazycl appends a column of ones to X for the intercept, which is the same model).
+lazycl also keeps X as n x d with a separate bias b, so the two run the same model).
 
 k-means (Lloyd), per iteration: squared distances |x|^2 - 2 x c^T + |c|^2 (|x|^2 computed
 once), argmin, index_add_ for the sums, bincount for the counts; empty clusters keep their

@@ -19,13 +19,13 @@ const INFORMATIVE: usize = 5;
 const CLASS_SEP: f64 = 0.5;
 const FLIP_Y: f64 = 0.01;
 
-/// Row-major `n x (d + 1)` features (the last column is the constant 1) and labels.
+/// Row-major `n x d` features and `n` labels (the intercept is a separate bias, not a
+/// column of ones: rows of exactly `d` elements keep the reductions' aligned vector loads).
 /// Feature `j < 5` of a row of class `c` is `N(0, 1) + (2c - 1) * 0.5 * s_j` with
 /// `s_j = +1` for even `j`, `-1` for odd; the other features are `N(0, 1)`; 1% of labels
 /// are flipped after the features are drawn.
 pub fn make_classification<T: Real>(n: usize, d: usize) -> (Vec<T>, Vec<T>) {
-    let da = d + 1;
-    let mut x = Vec::with_capacity(n * da);
+    let mut x = Vec::with_capacity(n * d);
     let mut y = Vec::with_capacity(n);
     for i in 0..n {
         let class = if uniform(SEED_Y, i as u64) < 0.5 { 1.0 } else { 0.0 };
@@ -37,7 +37,6 @@ pub fn make_classification<T: Real>(n: usize, d: usize) -> (Vec<T>, Vec<T>) {
             }
             x.push(T::from_f64(v));
         }
-        x.push(T::from_f64(1.0));
         let flip = uniform(SEED_FLIP, i as u64) < FLIP_Y;
         y.push(T::from_f64(if flip { 1.0 - class } else { class }));
     }
@@ -80,25 +79,29 @@ macro_rules! real {
 real!(f32, 2e-3);
 real!(f64, 1e-8);
 
-/// Mean logistic loss from the logits, plus the L2 penalty: a lazy 0-d array.
-pub fn loss<T: Real>(z: &Array<T>, y: &Array<T>, w: &Array<T>, reg: &Array<T>) -> Array<T> {
-    T::row_loss(z, y).mean() + (reg * w * w).sum() * T::from_f64(0.5)
+/// Mean logistic loss from the logits, plus the L2 penalty on the weights (never on the
+/// bias): a lazy 0-d array.
+pub fn loss<T: Real>(z: &Array<T>, y: &Array<T>, w: &Array<T>) -> Array<T> {
+    T::row_loss(z, y).mean() + (w * w).sum() * T::from_f64(0.5 * LAMBDA)
 }
 
 pub struct Model<T: Real> {
+    /// Features, `[n, d]`.
     pub x: Array<T>,
+    /// Labels, `[n, 1]`.
     pub y: Array<T>,
-    /// Per-weight L2 coefficient: lambda, and 0 for the intercept.
-    pub reg: Array<T>,
+    /// Weights, `[d]`.
     pub w: Array<T>,
+    /// The intercept, `[1]` (no L2 penalty).
+    pub b: Array<T>,
     n: usize,
     fuse_residual: bool,
 }
 
 impl<T: Real> Model<T> {
-    /// Uploads `n x (d + 1)` features and `n` labels (from `make_classification`); the
-    /// weights start at zero. `fuse_residual` computes the residual inside the gradient
-    /// reduction instead of storing it.
+    /// Uploads `n x d` features and `n` labels (from `make_classification`); the weights
+    /// and the bias start at zero. `fuse_residual` computes the residual inside the
+    /// gradient reduction instead of storing it.
     pub fn new(
         ctx: &Context,
         x: &[T],
@@ -107,25 +110,28 @@ impl<T: Real> Model<T> {
         d: usize,
         fuse_residual: bool,
     ) -> lazycl::Result<Self> {
-        let da = d + 1;
-        let mut reg = vec![T::from_f64(LAMBDA); da];
-        reg[d] = T::from_f64(0.0);
         Ok(Model {
-            x: ctx.from_shape_slice([n, da], x)?,
+            x: ctx.from_shape_slice([n, d], x)?,
             y: ctx.from_shape_slice([n, 1], y)?,
-            reg: ctx.from_slice(&reg)?,
-            w: ctx.zeros::<T>([da])?,
+            w: ctx.zeros::<T>([d])?,
+            b: ctx.zeros::<T>([1])?,
             n,
             fuse_residual,
         })
     }
 
-    /// One gradient step. Returns the logits `z = X w` of the weights before the step
-    /// (lazy, already enqueued as part of the step), for the loss.
-    pub fn step(&mut self) -> lazycl::Result<Array<T>> {
+    /// The logits `z = X w + b`, `[n, 1]` (lazy).
+    pub fn logits(&self) -> Array<T> {
         // z keeps the reduced axis ([n, 1]) so that r broadcasts along the rows of X
         // without a reshape (inserting a trailing axis would materialize r).
-        let z = (&self.x * &self.w).sum_axes(&[1], true);
+        (&self.x * &self.w).sum_axes(&[1], true) + &self.b
+    }
+
+    /// One gradient step, enqueued without waiting. Returns the logits `z = X w + b` of the
+    /// parameters before the step (lazy, already enqueued as part of the step), for the
+    /// loss.
+    pub fn step(&mut self) -> lazycl::Result<Array<T>> {
+        let z = self.logits();
         let r = T::residual(&z, &self.y);
         if !self.fuse_residual {
             r.eval()?; // stored once per row, not recomputed per element of X
@@ -133,25 +139,34 @@ impl<T: Real> Model<T> {
         let g = (&self.x * &r).sum_axis(0);
         let lr = T::from_f64(LEARNING_RATE);
         let inv_n = T::from_f64(1.0 / self.n as f64);
-        let w = self.w.clone();
-        self.w.assign(&w - (g * inv_n + &w * &self.reg) * lr)?;
+        let lambda = T::from_f64(LAMBDA);
+        let w = &self.w - (g * inv_n + &self.w * lambda) * lr;
+        // b - lr mean(r), written as the mean over the rows of b - lr r ([n, 1] -> [1]) so
+        // that the update happens inside the reduction: one kernel instead of a reduction
+        // plus a one-element kernel. (Equal up to rounding: the sum of n copies of b is
+        // compensated, accurate to a few ulps.)
+        let b = (&self.b - &r * lr).mean_axis(0);
+        lazycl::eval(&(&w, &b))?;
+        self.w = w;
+        self.b = b;
         Ok(z)
     }
 
-    /// Loss and training accuracy of the current weights, computed in one flush.
+    /// Loss and training accuracy of the current parameters, computed in one flush.
     pub fn metrics(&self) -> lazycl::Result<(f64, f64)> {
-        let z = (&self.x * &self.w).sum_axes(&[1], true);
-        let l = loss(&z, &self.y, &self.w, &self.reg);
+        let z = self.logits();
+        let l = loss(&z, &self.y, &self.w);
         let predicted = z.gt(T::from_f64(0.0)).cast::<T>();
         let accuracy = predicted.eq(&self.y).cast::<T>().mean();
         lazycl::eval(&(&l, &accuracy))?;
         Ok((l.item()?.to_f64(), accuracy.item()?.to_f64()))
     }
 
-    /// Weights back to zero.
+    /// Weights and bias back to zero.
     pub fn reset(&mut self) -> lazycl::Result<()> {
-        let da = self.w.len();
-        self.w = self.x.context().zeros::<T>([da])?;
+        let ctx = self.x.context();
+        self.w = ctx.zeros::<T>([self.w.len()])?;
+        self.b = ctx.zeros::<T>([1])?;
         Ok(())
     }
 }

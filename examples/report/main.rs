@@ -606,9 +606,9 @@ fn run() -> R<()> {
             "raw copy (best of 1/4 per item)",
         );
         let shapes: &[(usize, usize)] = if quick {
-            &[(20000, 100), (2000, 1000), (320, 2530)]
+            &[(20000, 100), (2000, 1000), (320, 2530), (20000, 20)]
         } else {
-            &[(200000, 100), (20000, 1000), (3200, 25300)]
+            &[(200000, 100), (20000, 1000), (3200, 25300), (2000000, 20)]
         };
         for &(rows, cols) in shapes {
             let m = lz(ctx.from_shape_slice([rows, cols], &host[..rows * cols]))?;

@@ -190,13 +190,16 @@ pub fn real_defines(dtype: lazycl::DType) -> &'static str {
     }
 }
 
-/// One logistic-regression step (`REAL`, `LANES` defined before): the residual
-/// `r = sigmoid(X w) - y` (`LANES` work-items per row, `256 / LANES` rows per work-group,
-/// a local-memory tree reduction per row), the gradient `X^T r` (one work-item per column
-/// and segment of rows, looping over the rows; the columns of a segment padded to `dpad`
-/// so that a work-group stays in one segment and neighbouring work-items read
-/// neighbouring addresses), and the update `w -= lr (g / n + reg w)` (one work-group of
-/// 64 per weight, which first adds the segments' partial gradients in a tree).
+/// One logistic-regression step (`REAL`, `LANES` defined before) on `n x d` features with
+/// a weight vector of `d + 1` elements whose last is the bias: the residual
+/// `r = sigmoid(X w[..d] + w[d]) - y` (`LANES` work-items per row, `256 / LANES` rows per
+/// work-group, a local-memory tree reduction per row), the gradient `[X^T r, sum r]` (one
+/// work-item per column and segment of rows, looping over the rows, column `d` being the
+/// bias's, whose feature is 1; the `d + 1` columns of a segment padded to `dpad` so that
+/// a work-group stays in one segment and neighbouring work-items read neighbouring
+/// addresses), and the update `w -= lr (g / n + reg w)` (`reg` is 0 for the bias; one
+/// work-group of 64 per weight, which first adds the segments' partial gradients in a
+/// tree).
 pub const LOGREG: &str = "
 __kernel void logreg_residual(__global const REAL* x, __global const REAL* w,
                               __global const REAL* y, __global REAL* r,
@@ -214,7 +217,10 @@ __kernel void logreg_residual(__global const REAL* x, __global const REAL* w,
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lane < h) part[lid] += part[lid + h];
     }
-    if (lane == 0 && row < n) r[row] = (REAL)1 / ((REAL)1 + exp(-part[lid])) - y[row];
+    if (lane == 0 && row < n) {
+        const REAL z = part[lid] + w[d];
+        r[row] = (REAL)1 / ((REAL)1 + exp(-z)) - y[row];
+    }
 }
 
 __kernel void logreg_grad(__global const REAL* x, __global const REAL* r, __global REAL* partial,
@@ -223,10 +229,12 @@ __kernel void logreg_grad(__global const REAL* x, __global const REAL* r, __glob
     const uint s = get_global_id(0) / dpad, j = get_global_id(0) % dpad;
     const uint lo = s * seg_rows, hi = min(n, lo + seg_rows);
     REAL acc = 0;
-    for (uint i = lo; i < hi; i++) {
-        if (j < d) acc += x[(size_t)i * d + j] * r[i];
+    if (j < d) {
+        for (uint i = lo; i < hi; i++) acc += x[(size_t)i * d + j] * r[i];
+    } else if (j == d) {
+        for (uint i = lo; i < hi; i++) acc += r[i];
     }
-    if (j < d) partial[j * segs + s] = acc;
+    if (j <= d) partial[j * segs + s] = acc;
 }
 
 __kernel void logreg_update(__global REAL* w, __global const REAL* partial,

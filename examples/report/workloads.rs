@@ -40,8 +40,9 @@ fn round_up(x: usize, m: usize) -> usize {
     x.div_ceil(m) * m
 }
 
-/// Logistic regression: one gradient step on `n x d` features (plus the intercept column),
-/// `logreg::Model::step` (residual stored) against three raw kernels.
+/// Logistic regression: one gradient step on `n x d` features and a separate bias,
+/// `logreg::Model::step` (residual stored) against three raw kernels (which keep the bias
+/// as a last, unpenalized weight: `d + 1` weights).
 pub fn logistic_regression<T: logreg::Real>(
     rep: &mut Report,
     ctx: &Context,
@@ -53,7 +54,7 @@ pub fn logistic_regression<T: logreg::Real>(
 ) -> R<()> {
     let what = format!("logistic regression {n}x{d} {}", type_name(T::DTYPE));
     let (xh, yh) = logreg::make_classification::<T>(n, d);
-    let da = d + 1;
+    let da = d + 1; // the raw side's weights: w, then the bias
     let mut model = lz(logreg::Model::new(ctx, &xh, &yh, n, d, false))?;
 
     // Raw: on a GPU, LANES work-items per row with about 16 elements each (measured on an
@@ -63,7 +64,7 @@ pub fn logistic_regression<T: logreg::Real>(
     // rows split into segments so that about 2048 work-items per compute unit run.
     let lanes = match ctx.device().device_type {
         DeviceType::Cpu => 1,
-        _ => da.div_ceil(16).next_power_of_two().clamp(8, 256),
+        _ => d.div_ceil(16).next_power_of_two().clamp(8, 256),
     };
     let cu = ctx.device().compute_units.max(1) as usize;
     let dpad = round_up(da, 64);
@@ -85,18 +86,18 @@ pub fn logistic_regression<T: logreg::Real>(
     let wb = raw.buffer(&vec![zero; da])?;
     let rb = raw.empty::<T>(n)?;
     let pb = raw.empty::<T>(segs * da)?;
-    let (n32, da32) = (n as u32, da as u32);
+    let (n32, d32) = (n as u32, d as u32);
     raw.set_mem(kr, 0, xb.get())?;
     raw.set_mem(kr, 1, wb.get())?;
     raw.set_mem(kr, 2, yb.get())?;
     raw.set_mem(kr, 3, rb.get())?;
     raw.set(kr, 4, &n32)?;
-    raw.set(kr, 5, &da32)?;
+    raw.set(kr, 5, &d32)?;
     raw.set_mem(kg, 0, xb.get())?;
     raw.set_mem(kg, 1, rb.get())?;
     raw.set_mem(kg, 2, pb.get())?;
     raw.set(kg, 3, &n32)?;
-    raw.set(kg, 4, &da32)?;
+    raw.set(kg, 4, &d32)?;
     raw.set(kg, 5, &(dpad as u32))?;
     raw.set(kg, 6, &(seg_rows as u32))?;
     raw.set(kg, 7, &(segs as u32))?;
@@ -117,7 +118,9 @@ pub fn logistic_regression<T: logreg::Real>(
         lz(model.step().map(drop))?;
         raw_step()?;
     }
-    let w_lazycl: Vec<f64> = lz(model.w.to_vec())?.into_iter().map(T::to_f64).collect();
+    // lazycl's [w..., b] against the raw side's d + 1 weights (the bias last).
+    let mut w_lazycl: Vec<f64> = lz(model.w.to_vec())?.into_iter().map(T::to_f64).collect();
+    w_lazycl.extend(lz(model.b.to_vec())?.into_iter().map(T::to_f64));
     let mut w_raw = vec![zero; da];
     raw.read(&wb, &mut w_raw)?;
     let w_raw: Vec<f64> = w_raw.into_iter().map(T::to_f64).collect();

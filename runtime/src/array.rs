@@ -167,7 +167,7 @@ impl<T: Element> Array<T> {
         let queue = match &writer {
             Some(q) => q,
             // Never written by a command (a fresh upload): nothing to wait for.
-            None => ctx.idle_read_queue()?,
+            None => ctx.transfer_queue()?,
         };
         ctx.counters.count_wait(WaitReason::Read);
         Counters::add(&ctx.counters.bytes_downloaded, bytes as u64);
@@ -375,8 +375,8 @@ impl ArrayArg {
 /// Creating arrays.
 impl Context {
     /// Uploads any ndarray (views, non-contiguous and transposed ones included: the device
-    /// receives the logical row-major order). The data is copied at creation, so the call
-    /// never waits for queued work.
+    /// receives the logical row-major order). The data is copied before the call returns,
+    /// on a queue of its own, so the call never waits for queued work.
     pub fn array<T: Element, S: Data<Elem = T>, D: Dimension>(
         &self,
         data: &ArrayBase<S, D>,

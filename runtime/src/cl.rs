@@ -86,6 +86,22 @@ pub(crate) fn read_buffer_blocking(
     check("clEnqueueReadBuffer", status)
 }
 
+/// A blocking `clEnqueueWriteBuffer` of `bytes` from `src`.
+pub(crate) fn write_buffer_blocking(
+    queue: cl_command_queue,
+    mem: cl_mem,
+    bytes: usize,
+    src: *const c_void,
+) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let rt = runtime()?;
+    // src points to at least `bytes` readable bytes; the call blocks until they are copied.
+    let status = { rt.clEnqueueWriteBuffer(queue, mem, 1, 0, bytes, src, 0, ptr::null(), ptr::null_mut()) };
+    check("clEnqueueWriteBuffer", status)
+}
+
 /// The pointer OpenCL expects for a wait list (null when empty).
 fn wait_ptr(wait: &[cl_event]) -> *const cl_event {
     if wait.is_empty() {
@@ -246,20 +262,13 @@ pub(crate) fn finish(queue: cl_command_queue) -> Result<()> {
     check("clFinish", rt.clFinish(queue))
 }
 
-/// `clCreateBuffer`, optionally copying `host` at creation (which needs no queue and no wait).
+/// `clCreateBuffer` of `bytes` uninitialized read-write bytes.
 pub(crate) fn create_buffer(
     context: cl3::types::cl_context,
     bytes: usize,
-    host: Option<*const c_void>,
 ) -> std::result::Result<cl_mem, i32> {
-    let flags = cl3::memory::CL_MEM_READ_WRITE
-        | if host.is_some() {
-            cl3::memory::CL_MEM_COPY_HOST_PTR
-        } else {
-            0
-        };
-    // `host`, when given, points to `bytes` readable bytes that OpenCL copies now.
-    unsafe { cl3::memory::create_buffer(context, flags, bytes, host.unwrap_or(ptr::null()) as *mut c_void) }
+    // No host pointer: OpenCL allocates and nothing is read.
+    unsafe { cl3::memory::create_buffer(context, cl3::memory::CL_MEM_READ_WRITE, bytes, ptr::null_mut()) }
 }
 
 /// `clReleaseMemObject`.

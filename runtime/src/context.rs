@@ -41,9 +41,9 @@ pub(crate) struct ContextInner {
     default_queue: Arc<QueueInner>,
     /// Every queue ever created, the default one first; each lives as long as the context.
     queues: Mutex<Vec<Arc<QueueInner>>>,
-    /// A queue for blocking reads of buffers no command has written (fresh uploads), so
-    /// that they wait for nothing; created on first use.
-    read_queue: std::sync::OnceLock<Arc<QueueInner>>,
+    /// A queue for uploads and for blocking reads of buffers no command has written
+    /// (fresh uploads), so that they wait for nothing; created on first use.
+    transfer_queue: std::sync::OnceLock<Arc<QueueInner>>,
     pub(crate) cl_context: opencl3::context::Context,
 }
 
@@ -52,15 +52,16 @@ impl ContextInner {
     pub(crate) fn queue(&self) -> &Arc<QueueInner> {
         &self.default_queue
     }
-    /// The queue for reading buffers that no command has written (see `read_queue`).
-    pub(crate) fn idle_read_queue(&self) -> Result<&Arc<QueueInner>> {
-        if let Some(q) = self.read_queue.get() {
+    /// The queue for uploads and for reading buffers that no command has written (see
+    /// `transfer_queue`).
+    pub(crate) fn transfer_queue(&self) -> Result<&Arc<QueueInner>> {
+        if let Some(q) = self.transfer_queue.get() {
             return Ok(q);
         }
         let raw = create_queue(&self.cl_context, &self.device)?;
         let q = Arc::new(QueueInner::new(u32::MAX, raw, self.counters.clone()));
         // Another thread may have won the race; its queue is kept and ours released.
-        Ok(self.read_queue.get_or_init(|| q))
+        Ok(self.transfer_queue.get_or_init(|| q))
     }
 
     fn all_queues(&self) -> Vec<Arc<QueueInner>> {
@@ -221,7 +222,7 @@ impl Context {
                 precise_div_sqrt,
                 disk_cache,
                 queues: Mutex::new(vec![default_queue.clone()]),
-                read_queue: std::sync::OnceLock::new(),
+                transfer_queue: std::sync::OnceLock::new(),
                 default_queue,
                 cl_context,
             }),

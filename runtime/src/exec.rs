@@ -152,10 +152,20 @@ fn cached_kernel(
 /// lane still reduces at least 16 elements per segment.
 fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
     let cap = work_items_cap(ctx);
+    if r.columns {
+        // Work-groups for half the device's nominal resident work-items, rounded down so
+        // that no second wave starts for a few groups (a whole segment's time for them):
+        // measured best on the H200 against a full wave and more. Each work-item reads at
+        // least 16 rows, and each segment at least 64 rows, so that the partials and the
+        // combine pass stay small next to the input.
+        let (_, rows_at_once, tiles) = r.column_geometry(group as usize);
+        let target = (cap / 2 / group as usize / tiles).max(1);
+        return target.min((r.n_red / (rows_at_once * 16).max(64)).max(1));
+    }
     // Outputs per work-group with lanes; none (one output per work-item) without.
     let (work_items_now, lanes) = match group.checked_div(r.lanes) {
         Some(rows) => (r.n_out.div_ceil(rows as usize) * group as usize, r.lanes as usize),
-        None => (r.n_out / r.outputs_per_item(), 1),
+        None => (r.n_out, 1),
     };
     // Several outputs per work-group (lanes stream ~128 elements each): a quarter of the
     // device's resident work-items is enough, and a combine pass costs more than it
@@ -225,8 +235,18 @@ fn launch_reduce(
                 args,
             )?;
         }
+        None if r.columns => {
+            let (_, _, tiles) = r.column_geometry(group as usize);
+            kernel.kernel.launch(
+                queue,
+                cmd,
+                &[tiles * s * group as usize],
+                Some(&[group as usize]),
+                args,
+            )?;
+        }
         None => {
-            let (global, local) = grid(ctx, r.n_out / r.outputs_per_item() * s);
+            let (global, local) = grid(ctx, r.n_out * s);
             kernel.kernel.launch(
                 queue,
                 cmd,
@@ -409,9 +429,11 @@ pub(crate) fn explain(roots: &[NodeRef]) -> Result<String> {
         );
         if let Some(r) = &p.reduce {
             let layout = match r.lanes {
-                0 if r.quad_outputs => {
-                    "one work-item per four neighbouring outputs and segment, vector loads".to_string()
-                }
+                0 if r.columns => format!(
+                    "work-groups stream whole rows, {} neighbouring outputs per work-item{}",
+                    r.column_width,
+                    if r.column_width > 1 { ", vector loads" } else { "" }
+                ),
                 0 => "one work-item per output and segment".to_string(),
                 l => format!(
                     "{l} lanes per output{}",

@@ -296,20 +296,24 @@ pub(crate) struct ReducePlan {
     /// The innermost extent is a multiple of the vector width, so every vector load starts
     /// at an aligned index (and can be one wide load).
     pub(crate) aligned: bool,
-    /// Serial layout (`lanes == 0`) with [`VECTOR_WIDTH`](crate::codegen::VECTOR_WIDTH)
-    /// neighbouring outputs per work-item, loaded with one vector load per reduced step:
-    /// the kept innermost extent is a multiple of the width and the op is not an arg one.
-    pub(crate) quad_outputs: bool,
+    /// Column layout (`lanes == 0`, the only kept dim is the innermost one, as in
+    /// `m.sum_axis(0)`): a work-group streams whole rows, each work-item owns
+    /// [`column_width`](ReducePlan::column_width) neighbouring outputs, and the rows a
+    /// work-group read are combined in local memory. Otherwise `lanes == 0` means one
+    /// work-item per output.
+    pub(crate) columns: bool,
+    /// Outputs per work-item of the column layout: the vector width when the row length
+    /// allows aligned vector loads (and the op is not an arg one), else 1.
+    pub(crate) column_width: usize,
 }
 
 impl ReducePlan {
-    /// Outputs computed by one work-item of the serial layout.
-    pub(crate) fn outputs_per_item(&self) -> usize {
-        if self.quad_outputs {
-            crate::codegen::VECTOR_WIDTH
-        } else {
-            1
-        }
+    /// The column layout's geometry for work-groups of `group` items: (work-items per
+    /// row, rows read at once by a group, column tiles).
+    pub(crate) fn column_geometry(&self, group: usize) -> (usize, usize, usize) {
+        let vectors = self.n_out / self.column_width;
+        let per_row = vectors.clamp(1, group);
+        (per_row, group / per_row, vectors.div_ceil(per_row))
     }
 }
 
@@ -385,13 +389,17 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         let innermost_kept = red_mask & (1 << (rank - 1)) == 0;
         let only_innermost = red_mask == 1 << (rank - 1);
         // Lanes per output. Along the innermost dim (vector loads): about 128 elements per
-        // lane, 4 to 32 lanes (measured best on the H200 for rows of 100, 1,000 and 25,300
+        // lane, up to 32 lanes (measured best on the H200 for rows of 100, 1,000 and 25,300
         // elements: 4, 8 and 32 lanes, 0.90-0.93 of a raw read), more only when there are
         // too few outputs to fill a work-group (a full reduction gets the whole group).
         let lanes = if innermost_kept && n_out > 1 {
             0
         } else if only_innermost {
-            let by_extent = ((n_red / 128).max(1).next_power_of_two() as u32).clamp(4, 32);
+            // Short rows take fewer lanes, about 100 bytes each (on the H200: 1 lane for
+            // 20 f32, 0.82 of a copy against 0.61 with 4; 2 for 20 f64; 4 for 100 f32).
+            let row_bytes = n_red * graph[child].node.dtype.size();
+            let fewest = (row_bytes.div_ceil(100).next_power_of_two() as u32).min(4);
+            let by_extent = ((n_red / 128).max(1).next_power_of_two() as u32).clamp(fewest, 32);
             let to_fill = (group_size as usize).div_ceil(n_out.max(1)).next_power_of_two() as u32;
             by_extent.max(to_fill).min(group_size)
         } else if n_red <= 16 {
@@ -404,8 +412,15 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         let lanes = lanes.min(group_size);
         let vector = lanes > 0 && only_innermost;
         let aligned = vector && dims[rank - 1] % crate::codegen::VECTOR_WIDTH == 0;
-        let quad_outputs =
-            lanes == 0 && !spec.op.is_arg() && dims[rank - 1] % crate::codegen::VECTOR_WIDTH == 0;
+        // The column layout needs the outputs to be exactly the innermost dim (no kept
+        // outer dims: with those, one work-item per output keeps every work-item busy).
+        let columns = lanes == 0 && n_out == dims[rank - 1];
+        let w = crate::codegen::VECTOR_WIDTH;
+        let column_width = if columns && !spec.op.is_arg() && n_out.is_multiple_of(w) {
+            w
+        } else {
+            1
+        };
         ReducePlan {
             op: spec.op,
             red_mask,
@@ -415,7 +430,8 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
             in_dtype: graph[child].node.dtype,
             vector,
             aligned,
-            quad_outputs,
+            columns,
+            column_width,
         }
     });
 
@@ -442,7 +458,8 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
             group_size,
             u32::from(r.vector),
             u32::from(r.aligned),
-            u32::from(r.quad_outputs),
+            u32::from(r.columns),
+            r.column_width as u32,
         ]);
     }
     let mut value_of: Vec<usize> = vec![usize::MAX; graph.len()];
