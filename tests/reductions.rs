@@ -270,13 +270,18 @@ fn producers_fuse_into_the_reduction_and_results_stay_on_the_device() {
     let mut r = rng(6);
     let data = f32::random_vec(&mut r, 1 << 18);
     let x = ctx.from_slice(&data).unwrap();
-    // (x * x).sum(): one map-reduce pass over x (plus at most a combine of partials);
-    // nothing but partials and the result is written.
+    // (x * x).sum(): one map-reduce pass over x, one launch (its last work-group combines
+    // the partials); nothing but partials and the result is written.
     let before = ctx.stats();
     let s = (&x * &x).sum();
+    assert!(
+        s.explain().unwrap().contains("finished by the last work-group"),
+        "{}",
+        s.explain().unwrap()
+    );
     s.eval().unwrap();
     let d = ctx.stats() - before;
-    assert!(d.kernels_launched <= 2, "{d}");
+    assert_eq!(d.kernels_launched, 1, "{d}");
     assert!(
         d.buffers_allocated + d.buffers_reused <= 2,
         "no intermediate x*x array: {d}"
@@ -418,4 +423,46 @@ fn column_reductions_stream_whole_rows() {
             }
         }
     }
+}
+
+/// Reductions split into segments and finished by their last work-group: the per-queue
+/// counters are reset after every reduction, so many in a row (on two queues, of every op
+/// and several sizes) all match the host.
+#[test]
+fn reductions_finished_in_kernel_many_in_a_row() {
+    let ctx = ctx();
+    let q2 = ctx.new_queue().unwrap();
+    let mut r = rng(12);
+    let mut checked = 0;
+    for round in 0..6 {
+        let n = [70_001usize, 3000, 1 << 17, 5000, 250_000, 4097][round];
+        let data: Vec<i32> = (0..n).map(|_| r.gen_range(-50..50)).collect();
+        let x = ctx.from_slice(&data).unwrap();
+        let xf = x.cast::<f32>();
+        let outs = (x.sum(), x.amax(), x.argmin(), xf.mean(), (&x * 3).amin());
+        let sum = &outs.0;
+        if round == 0 {
+            assert!(sum.explain().unwrap().contains("finished by the last work-group"));
+        }
+        if round % 2 == 0 {
+            lazycl::eval(&(&outs.0, &outs.1, &outs.2, &outs.3, &outs.4)).unwrap();
+        } else {
+            q2.eval(&(&outs.0, &outs.1, &outs.2, &outs.3, &outs.4)).unwrap();
+        }
+        let want_sum: i32 = data.iter().sum();
+        let want_max = *data.iter().max().unwrap();
+        let min = *data.iter().min().unwrap();
+        let want_argmin = data.iter().position(|&v| v == min).unwrap() as u64;
+        let want_mean = data.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
+        assert_eq!(outs.0.item().unwrap(), want_sum, "sum of {n}");
+        assert_eq!(outs.1.item().unwrap(), want_max, "amax of {n}");
+        assert_eq!(outs.2.item().unwrap(), want_argmin, "argmin of {n}");
+        assert!(
+            (outs.3.item().unwrap() as f64 - want_mean).abs() < 1e-4,
+            "mean of {n}"
+        );
+        assert_eq!(outs.4.item().unwrap(), 3 * min, "amin of 3x, {n}");
+        checked += 5;
+    }
+    assert_eq!(checked, 30);
 }

@@ -622,6 +622,12 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     for k in 0..plan.dims.len() {
         params.push(format!("const ulong d{k}_"));
     }
+    if r.finish_in_kernel {
+        // The final results, and the queue's counters of finished groups per block.
+        params.push(format!("__global {t}* finv"));
+        params.push("__global ulong* fini".into());
+        params.push("volatile __global uint* done".into());
+    }
     let finish = |indent: &str| -> String {
         if arg {
             format!("{indent}if (fin) {{ outi[o * S + s] = (acci == NONE ? 0 : acci); }} else {{ outv[o * S + s] = acc; outi[o * S + s] = acci; }}\n")
@@ -671,7 +677,7 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     let g = plan.group_size;
     let _ = write!(
         src,
-        "    __local {t} sv[{g}];\n    __local ulong si[{g}];\n    const uint lid = get_local_id(0), lane = lid % {lanes}u, row = lid / {lanes}u;\n    const {ix} grp = get_group_id(0);\n    const {ix} o = (grp / S) * ({g}u / {lanes}u) + row, s = grp % S;\n    if (o < n_out) {{\n        // Segments start at multiples of {w} so that vector loads stay aligned.\n        const {ix} chunk = ((n_red + S - 1) / S + {w}u - 1) / {w}u * {w}u;\n        const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n        {ix} kk = k0;\n"
+        "    __local {t} sv[{g}];\n    __local ulong si[{g}];\n    __local uint last_group;\n    (void)last_group;\n    const uint lid = get_local_id(0), lane = lid % {lanes}u, row = lid / {lanes}u;\n    const {ix} grp = get_group_id(0);\n    const {ix} o = (grp / S) * ({g}u / {lanes}u) + row, s = grp % S;\n    if (o < n_out) {{\n        // Segments start at multiples of {w} so that vector loads stay aligned.\n        const {ix} chunk = ((n_red + S - 1) / S + {w}u - 1) / {w}u * {w}u;\n        const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n        {ix} kk = k0;\n"
     );
     if r.vector {
         // The loop counts vectors (`q < k1 / 4`), not elements (`k + 3 < k1`): with the
@@ -684,11 +690,46 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     }
     let _ = write!(
         src,
-        "        for ({ix} k = kk + lane; k < k1; k += {lanes}u) {{\n{scalar_body}        }}\n    }}\n    sv[lid] = acc; si[lid] = acci;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint st = {lanes}u / 2u; st > 0u; st >>= 1) {{\n        if (lane < st) {{\n{tree}        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n    if (lane == 0u && o < n_out) {{\n        acc = sv[lid]; acci = si[lid];\n{fin}    }}\n}}\n",
+        "        for ({ix} k = kk + lane; k < k1; k += {lanes}u) {{\n{scalar_body}        }}\n    }}\n    sv[lid] = acc; si[lid] = acci;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint st = {lanes}u / 2u; st > 0u; st >>= 1) {{\n        if (lane < st) {{\n{tree}        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n    if (lane == 0u && o < n_out) {{\n        acc = sv[lid]; acci = si[lid];\n{fin}    }}\n",
         tree = tree_step(r.op, d, "            "),
         fin = finish("        "),
     );
+    if r.finish_in_kernel {
+        src.push_str(&finish_in_kernel(r, ix, lanes));
+    }
+    src.push_str("}\n");
     src
+}
+
+/// The end of a lanes-layout kernel that finishes its reduction itself: each work-group
+/// counts itself done for its block of outputs (after a fence, so that its partials are
+/// visible first); the last one to finish reads the block's partials (volatile: never
+/// from a stale cache), combines them like the combine pass, writes the results and resets
+/// the counter for the queue's next reduction. Every barrier is reached by every
+/// work-item: only loads and stores depend on being last.
+fn finish_in_kernel(r: &ReducePlan, ix: &str, lanes: u32) -> String {
+    let d = r.in_dtype;
+    let t = vt(d);
+    let step = if r.op.is_arg() {
+        format!(
+            "            if ({}) {{ acc = pvv[k]; acci = piv[k]; }}\n",
+            arg_better(r.op, d, "acc", "acci", "pvv[k]", "piv[k]")
+        )
+    } else {
+        format!("            acc = {};\n", combine(r.op, d, "acc", "pvv[k]"))
+    };
+    let write = if r.op.is_arg() {
+        "        fini[o] = (acci == NONE ? 0 : acci);\n".to_string()
+    } else if r.op == ReduceOp::Mean {
+        format!("        finv[o] = acc / ({t})n_red;\n")
+    } else {
+        "        finv[o] = acc;\n".to_string()
+    };
+    format!(
+        "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n    if (lid == 0u) last_group = (atomic_inc(&done[grp / S]) == (uint)(S - 1u));\n    barrier(CLK_LOCAL_MEM_FENCE);\n    const uint last = last_group;\n    acc = {id}; acci = NONE;\n    if (last && o < n_out) {{\n        volatile __global const {t}* pvv = outv;\n        volatile __global const ulong* piv = outi;\n        (void)piv;\n        for ({ix} k = o * S + lane; k < (o + 1) * S; k += {lanes}u) {{\n{step}        }}\n    }}\n    sv[lid] = acc; si[lid] = acci;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint st = {lanes}u / 2u; st > 0u; st >>= 1) {{\n        if (lane < st) {{\n{tree}        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n    if (last && lane == 0u && o < n_out) {{\n        acc = sv[lid]; acci = si[lid];\n{write}    }}\n    if (last && lid == 0u) done[grp / S] = 0u;\n",
+        id = identity(r.op, d),
+        tree = tree_step(r.op, d, "            "),
+    )
 }
 
 /// The body of a column-layout reduction kernel (after the parameters), around the loop

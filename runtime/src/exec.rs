@@ -14,13 +14,13 @@ use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::fuse::{
     collect, group_kernels, materialization_points, plan_kernel, FusedKernel, GKind, GNode, KernelPlan,
-    ReducePlan, REDUCE_GROUP,
+    ReducePlan, REDUCE_GROUP, TAG_FINISH,
 };
 use crate::graph::NodeRef;
 use crate::graph::ReduceOp;
 use crate::kernel::{CompiledKernel, KernelArg};
 use crate::program::{build_options, obtain};
-use crate::queue::{Command, Queue, QueueInner};
+use crate::queue::{Command, Queue, QueueInner, FINISH_COUNTERS};
 use crate::stats::Counters;
 
 /// Fixed kernel arguments besides inputs, scalars and outputs: `n` and up to this many dims.
@@ -91,7 +91,13 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
     let groups = group_kernels(&graph, &mat, &cut);
     let kernels = groups
         .iter()
-        .map(|members| plan_kernel(&graph, &mat, members, reduce_group_size(&ctx)))
+        .map(|members| {
+            let mut plan = plan_kernel(&graph, &mat, members, reduce_group_size(&ctx));
+            if let Some(r) = &mut plan.reduce {
+                choose_segments(&ctx, r, plan.group_size, &mut plan.key);
+            }
+            plan
+        })
         .collect();
     Ok(Some(Flush { ctx, graph, kernels }))
 }
@@ -155,12 +161,12 @@ fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
     if r.columns {
         // Work-groups for half the device's nominal resident work-items, rounded down so
         // that no second wave starts for a few groups (a whole segment's time for them):
-        // measured best on the H200 against a full wave and more. Each work-item reads at
-        // least 16 rows, and each segment at least 64 rows, so that the partials and the
-        // combine pass stay small next to the input.
+        // measured best on the H200 against a full wave and more (and against fewer, longer
+        // segments: at least 64 or 128 rows each cost 5 and 25 % on 20000 x 1000). Each
+        // work-item reads at least 16 rows.
         let (_, rows_at_once, tiles) = r.column_geometry(group as usize);
         let target = (cap / 2 / group as usize / tiles).max(1);
-        return target.min((r.n_red / (rows_at_once * 16).max(64)).max(1));
+        return target.min((r.n_red / (rows_at_once * 16)).max(1));
     }
     // Outputs per work-group with lanes; none (one output per work-item) without.
     let (work_items_now, lanes) = match group.checked_div(r.lanes) {
@@ -180,7 +186,22 @@ fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
     target.min(most)
 }
 
-/// Enqueues a reduction plan: one pass, or two when split into segments.
+/// Sets a reduction's segments for this device, and whether its last work-groups finish
+/// it (lanes layout, a few blocks of outputs: the partials are few enough for one group to
+/// combine quickly) or a combine pass does; the latter choice goes into the kernel's key.
+fn choose_segments(ctx: &ContextInner, r: &mut ReducePlan, group: u32, key: &mut Vec<u32>) {
+    r.segments = segments(ctx, r, group);
+    let blocks = group
+        .checked_div(r.lanes)
+        .map_or(usize::MAX, |rows| r.n_out.div_ceil(rows as usize));
+    r.finish_in_kernel = r.segments > 1 && blocks <= FINISH_COUNTERS && r.segments <= 4096;
+    if r.finish_in_kernel {
+        key.push(TAG_FINISH);
+    }
+}
+
+/// Enqueues a reduction plan: one pass, or two when split into segments (unless the
+/// kernel finishes itself).
 #[allow(clippy::too_many_arguments)]
 fn launch_reduce(
     ctx: &Arc<ContextInner>,
@@ -193,7 +214,7 @@ fn launch_reduce(
     out: &Arc<DeviceBuffer>,
 ) -> Result<()> {
     let group = plan.group_size;
-    let s = segments(ctx, r, group);
+    let s = r.segments;
     let n_parts = r.n_out * s;
     let (pv, pi) = if s > 1 {
         let pv = DeviceBuffer::uninit(ctx, n_parts * r.in_dtype.size())?;
@@ -223,6 +244,24 @@ fn launch_reduce(
     } else {
         &[&pv, &pi]
     };
+    if r.finish_in_kernel {
+        // The last work-group of each block writes the result; partials stay private.
+        args.push(KernelArg::Mem(out.mem()));
+        args.push(KernelArg::Mem(out.mem()));
+        args.push(KernelArg::Mem(queue.finish_counters(ctx.cl_context_handle())?));
+        let rows = (group / r.lanes.max(1)) as usize;
+        let groups = r.n_out.div_ceil(rows) * s;
+        let out: &DeviceBuffer = out;
+        let all_writes: Vec<&DeviceBuffer> = writes.iter().copied().chain([out]).collect();
+        kernel.kernel.launch(
+            queue,
+            Command::new(reads, &all_writes),
+            &[groups * group as usize],
+            Some(&[group as usize]),
+            args,
+        )?;
+        return Ok(());
+    }
     let cmd = Command::new(reads, writes);
     match group.checked_div(r.lanes) {
         Some(rows) => {
@@ -436,8 +475,16 @@ pub(crate) fn explain(roots: &[NodeRef]) -> Result<String> {
                 ),
                 0 => "one work-item per output and segment".to_string(),
                 l => format!(
-                    "{l} lanes per output{}",
-                    if r.vector { ", vector loads" } else { "" }
+                    "{l} lanes per output{}{}",
+                    if r.vector { ", vector loads" } else { "" },
+                    if r.finish_in_kernel {
+                        format!(
+                            ", {} segments finished by the last work-group (no combine pass)",
+                            r.segments
+                        )
+                    } else {
+                        String::new()
+                    }
                 ),
             };
             let _ = writeln!(

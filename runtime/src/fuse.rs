@@ -259,6 +259,8 @@ const TAG_OP: u32 = 3;
 const TAG_OUT: u32 = 4;
 const TAG_DIMS: u32 = 5;
 const TAG_REDUCE: u32 = 6;
+/// Cache-key tag of a reduction finished in its own kernel.
+pub(crate) const TAG_FINISH: u32 = 7;
 
 fn dtype_code(d: DType) -> u32 {
     d as u32
@@ -305,6 +307,12 @@ pub(crate) struct ReducePlan {
     /// Outputs per work-item of the column layout: the vector width when the row length
     /// allows aligned vector loads (and the op is not an arg one), else 1.
     pub(crate) column_width: usize,
+    /// Segments per output (`S`), chosen for the device when the flush is planned.
+    pub(crate) segments: usize,
+    /// With `S > 1`, the last work-group of each block of outputs combines the partials
+    /// itself (an atomic count of finished groups per block) instead of a combine pass:
+    /// one launch instead of two. Lanes layout with few blocks only.
+    pub(crate) finish_in_kernel: bool,
 }
 
 impl ReducePlan {
@@ -432,6 +440,8 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
             aligned,
             columns,
             column_width,
+            segments: 1,
+            finish_in_kernel: false,
         }
     });
 

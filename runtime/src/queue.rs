@@ -23,6 +23,10 @@ use crate::error::{Error, Result};
 use crate::exec::{self, EvalList};
 use crate::stats::{Counters, WaitReason};
 
+/// Counters per queue for reductions finished in their own kernel: the most blocks of
+/// outputs such a reduction may have.
+pub(crate) const FINISH_COUNTERS: usize = 64;
+
 /// A command queue of a [`Context`]: commands on one queue run in submission order;
 /// commands on different queues may overlap on the device. Cheap to clone.
 ///
@@ -53,6 +57,9 @@ struct QueueState {
     marker: Option<(u64, Event)>,
     /// Commands up to this position have been flushed to the device.
     flushed: u64,
+    /// This queue's counters of finished work-groups for reductions finished in their own
+    /// kernel (see [`QueueInner::finish_counters`]).
+    finish_counters: Option<cl3::types::cl_mem>,
 }
 
 // SAFETY: OpenCL command queues may be used from any thread (OpenCL 1.2 §A.2, all API
@@ -72,6 +79,27 @@ impl QueueInner {
 
     pub(crate) fn raw(&self) -> cl_command_queue {
         self.raw
+    }
+
+    /// [`FINISH_COUNTERS`] zeroed `uint`s on the device for reductions that finish in
+    /// their own kernel: each block of outputs counts its finished work-groups in one, and
+    /// the last group sets it back to zero. One set per queue is enough: commands on a
+    /// queue run one after another. Created (and zeroed by a fill queued here) on first
+    /// use; released with the queue.
+    pub(crate) fn finish_counters(&self, context: cl3::types::cl_context) -> Result<cl3::types::cl_mem> {
+        let mut st = self.lock();
+        if let Some(mem) = st.finish_counters {
+            return Ok(mem);
+        }
+        let bytes = FINISH_COUNTERS * 4;
+        let mem = cl::create_buffer(context, bytes)
+            .map_err(|code| Error::alloc("clCreateBuffer", code, "allocating reduction counters", bytes))?;
+        if let Err(e) = cl::fill_buffer(self.raw, mem, &[0u8; 4], bytes, &[], false) {
+            cl::release_mem(mem);
+            return Err(e);
+        }
+        st.finish_counters = Some(mem);
+        Ok(mem)
     }
 
     fn lock(&self) -> MutexGuard<'_, QueueState> {
@@ -127,6 +155,14 @@ impl Drop for QueueInner {
     fn drop(&mut self) {
         // Dropped with its context (which finished it first) or, after that, with its
         // last `Event`: either way nothing more was queued on it.
+        if let Some(mem) = self
+            .state
+            .get_mut()
+            .map(|s| s.finish_counters.take())
+            .unwrap_or(None)
+        {
+            cl::release_mem(mem);
+        }
         cl::release_queue(self.raw);
     }
 }
