@@ -735,8 +735,9 @@ fn finish_in_kernel(r: &ReducePlan, ix: &str, lanes: u32) -> String {
 /// The body of a column-layout reduction kernel (after the parameters), around the loop
 /// body `body` that accumulates row `k` of outputs `o ..` into `acc{j}`.
 ///
-/// The `n_out / width` vectors of a row are split into tiles of at most `G` work-items; a
-/// work-group takes one tile of one segment of the rows, `P = G / per_row` rows at a time,
+/// The `n_out / width` vectors of a row are split into tiles of equal width, at most
+/// [`column_tile`](crate::fuse::column_tile) (a quarter of the group); a work-group
+/// takes one tile of one segment of the rows, `P = G / per_row` rows at a time,
 /// so that its work-items read neighbouring addresses (whole rows when they fit). Each
 /// work-item then accumulates its own outputs over every `P`-th row, and the first row of
 /// work-items combines the others' accumulators from local memory.
@@ -744,6 +745,7 @@ fn column_layout(r: &ReducePlan, g: u32, ix: &str, body: &str) -> String {
     let d = r.in_dtype;
     let t = vt(d);
     let w = r.column_width;
+    let tile = crate::fuse::column_tile(g as usize);
     let arg = r.op.is_arg();
     let kahan = d.is_float() && matches!(r.op, ReduceOp::Sum | ReduceOp::Mean);
     let mut decls = String::new();
@@ -806,7 +808,7 @@ fn column_layout(r: &ReducePlan, g: u32, ix: &str, body: &str) -> String {
     }
     four.push_str("        }\n");
     format!(
-        "    __local {t} sv[{g} * {w}];\n    __local ulong si[{g}];\n    (void)si;\n    const {ix} G = {g}u, lid = get_local_id(0), grp = get_group_id(0);\n    const {ix} vectors = n_out / {w}u;\n    const {ix} per_row = min(vectors, G), P = G / per_row;\n    const {ix} s = grp % S, tile = grp / S;\n    const {ix} row = lid / per_row, o = (tile * per_row + lid % per_row) * {w}u;\n    const int active = row < P && o < n_out;\n{decls}    if (active) {{\n        const {ix} chunk = (n_red + S - 1) / S;\n        const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n        {ix} kb = k0 + row;\n{four}        for ({ix} k = kb; k < k1; k += P) {{\n{body}        }}\n    }}\n    // Every work-item reaches the barrier (no branch around it, even when P == 1).\n{spill}    barrier(CLK_LOCAL_MEM_FENCE);\n    if (row == 0 && active) {{\n        for ({ix} rr = 1; rr < P; rr++) {{\n{gather}        }}\n    }}\n    if (row == 0 && active) {{\n{fin}    }}\n}}\n"
+        "    __local {t} sv[{g} * {w}];\n    __local ulong si[{g}];\n    (void)si;\n    const {ix} G = {g}u, lid = get_local_id(0), grp = get_group_id(0);\n    const {ix} vectors = max(n_out / {w}u, ({ix})1), tiles = (vectors + {tile}u - 1) / {tile}u;\n    const {ix} per_row = (vectors + tiles - 1) / tiles, P = G / per_row;\n    const {ix} s = grp % S, tile = grp / S;\n    const {ix} row = lid / per_row, o = (tile * per_row + lid % per_row) * {w}u;\n    const int active = row < P && o < n_out;\n{decls}    if (active) {{\n        const {ix} chunk = (n_red + S - 1) / S;\n        const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n        {ix} kb = k0 + row;\n{four}        for ({ix} k = kb; k < k1; k += P) {{\n{body}        }}\n    }}\n    // Every work-item reaches the barrier (no branch around it, even when P == 1).\n{spill}    barrier(CLK_LOCAL_MEM_FENCE);\n    if (row == 0 && active) {{\n        for ({ix} rr = 1; rr < P; rr++) {{\n{gather}        }}\n    }}\n    if (row == 0 && active) {{\n{fin}    }}\n}}\n"
     )
 }
 

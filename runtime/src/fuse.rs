@@ -319,10 +319,20 @@ impl ReducePlan {
     /// The column layout's geometry for work-groups of `group` items: (work-items per
     /// row, rows read at once by a group, column tiles).
     pub(crate) fn column_geometry(&self, group: usize) -> (usize, usize, usize) {
-        let vectors = self.n_out / self.column_width;
-        let per_row = vectors.clamp(1, group);
-        (per_row, group / per_row, vectors.div_ceil(per_row))
+        let vectors = (self.n_out / self.column_width).max(1);
+        let tiles = vectors.div_ceil(column_tile(group));
+        let per_row = vectors.div_ceil(tiles);
+        (per_row, group / per_row, tiles)
     }
+}
+
+/// The most vectors of a row one work-group of the column layout covers (a tile): a
+/// quarter of the group, so that it reads at least four rows at once. Longer rows are
+/// split into tiles of equal width. (On the H200, for 20000 x 1000 f32: 0.72 of a copy
+/// against 0.61 with whole-group tiles, the partials being four times fewer; 0.75 with
+/// an eighth, but then 3200 x 25300 drops from 0.94 to 0.87.)
+pub(crate) fn column_tile(group: usize) -> usize {
+    (group / 4).max(1)
 }
 
 /// Work-group size of reduction kernels (a power of two, within every device's limit
