@@ -752,6 +752,15 @@ fn column_layout(r: &ReducePlan, g: u32, ix: &str, body: &str) -> String {
     let mut spill = String::new();
     let mut gather = String::new();
     let mut fin = String::new();
+    // Partials: [o * S + s] for the combine pass; [s * n_out + o] when the last work-group
+    // combines them (neighbouring work-items write and read neighbouring addresses).
+    let part = |j: usize| {
+        if r.finish_in_kernel {
+            format!("s * n_out + o + {j}u")
+        } else {
+            format!("(o + {j}u) * S + s")
+        }
+    };
     for j in 0..w {
         let _ = writeln!(
             decls,
@@ -785,11 +794,14 @@ fn column_layout(r: &ReducePlan, g: u32, ix: &str, body: &str) -> String {
             fin,
             "        {}",
             if arg {
-                format!("if (fin) {{ outi[(o + {j}u) * S + s] = (acci{j} == NONE ? 0 : acci{j}); }} else {{ outv[(o + {j}u) * S + s] = acc{j}; outi[(o + {j}u) * S + s] = acci{j}; }}")
+                format!(
+                    "if (fin) {{ outi[{p}] = (acci{j} == NONE ? 0 : acci{j}); }} else {{ outv[{p}] = acc{j}; outi[{p}] = acci{j}; }}",
+                    p = part(j)
+                )
             } else if r.op == ReduceOp::Mean {
-                format!("outv[(o + {j}u) * S + s] = fin ? acc{j} / ({t})n_red : acc{j};")
+                format!("outv[{}] = fin ? acc{j} / ({t})n_red : acc{j};", part(j))
             } else {
-                format!("outv[(o + {j}u) * S + s] = acc{j};")
+                format!("outv[{}] = acc{j};", part(j))
             }
         );
     }
@@ -807,8 +819,52 @@ fn column_layout(r: &ReducePlan, g: u32, ix: &str, body: &str) -> String {
         );
     }
     four.push_str("        }\n");
+    let finish = if r.finish_in_kernel {
+        column_finish(r, ix)
+    } else {
+        String::new()
+    };
     format!(
-        "    __local {t} sv[{g} * {w}];\n    __local ulong si[{g}];\n    (void)si;\n    const {ix} G = {g}u, lid = get_local_id(0), grp = get_group_id(0);\n    const {ix} vectors = max(n_out / {w}u, ({ix})1), tiles = (vectors + {tile}u - 1) / {tile}u;\n    const {ix} per_row = (vectors + tiles - 1) / tiles, P = G / per_row;\n    const {ix} s = grp % S, tile = grp / S;\n    const {ix} row = lid / per_row, o = (tile * per_row + lid % per_row) * {w}u;\n    const int active = row < P && o < n_out;\n{decls}    if (active) {{\n        const {ix} chunk = (n_red + S - 1) / S;\n        const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n        {ix} kb = k0 + row;\n{four}        for ({ix} k = kb; k < k1; k += P) {{\n{body}        }}\n    }}\n    // Every work-item reaches the barrier (no branch around it, even when P == 1).\n{spill}    barrier(CLK_LOCAL_MEM_FENCE);\n    if (row == 0 && active) {{\n        for ({ix} rr = 1; rr < P; rr++) {{\n{gather}        }}\n    }}\n    if (row == 0 && active) {{\n{fin}    }}\n}}\n"
+        "    __local {t} sv[{g} * {w}];\n    __local ulong si[{g}];\n    __local uint last_group;\n    (void)si; (void)last_group;\n    const {ix} G = {g}u, lid = get_local_id(0), grp = get_group_id(0);\n    const {ix} vectors = max(n_out / {w}u, ({ix})1), tiles = (vectors + {tile}u - 1) / {tile}u;\n    const {ix} per_row = (vectors + tiles - 1) / tiles, P = G / per_row;\n    const {ix} s = grp % S, tile = grp / S;\n    const {ix} row = lid / per_row, o = (tile * per_row + lid % per_row) * {w}u;\n    const int active = row < P && o < n_out;\n{decls}    if (active) {{\n        const {ix} chunk = (n_red + S - 1) / S;\n        const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n        {ix} kb = k0 + row;\n{four}        for ({ix} k = kb; k < k1; k += P) {{\n{body}        }}\n    }}\n    // Every work-item reaches the barrier (no branch around it, even when P == 1).\n{spill}    barrier(CLK_LOCAL_MEM_FENCE);\n    if (row == 0 && active) {{\n        for ({ix} rr = 1; rr < P; rr++) {{\n{gather}        }}\n    }}\n    if (row == 0 && active) {{\n{fin}    }}\n{finish}}}\n"
+    )
+}
+
+/// The end of a column-layout kernel that finishes its reduction itself: like
+/// [`finish_in_kernel`], with one counter per tile; in the last work-group of a tile each
+/// work-item combines one output's partials `[s * n_out + o]` (no barrier depends on
+/// being last).
+fn column_finish(r: &ReducePlan, ix: &str) -> String {
+    let d = r.in_dtype;
+    let t = vt(d);
+    let w = r.column_width;
+    let step = if r.op.is_arg() {
+        format!(
+            "                if ({}) {{ acc = pvv[k * n_out + ob]; acci = piv[k * n_out + ob]; }}\n",
+            arg_better(
+                r.op,
+                d,
+                "acc",
+                "acci",
+                "pvv[k * n_out + ob]",
+                "piv[k * n_out + ob]"
+            )
+        )
+    } else {
+        format!(
+            "                acc = {};\n",
+            combine(r.op, d, "acc", "pvv[k * n_out + ob]")
+        )
+    };
+    let write = if r.op.is_arg() {
+        "            fini[ob] = (acci == NONE ? 0 : acci);\n".to_string()
+    } else if r.op == ReduceOp::Mean {
+        format!("            finv[ob] = acc / ({t})n_red;\n")
+    } else {
+        "            finv[ob] = acc;\n".to_string()
+    };
+    format!(
+        "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n    if (lid == 0u) last_group = (atomic_inc(&done[tile]) == (uint)(S - 1u));\n    barrier(CLK_LOCAL_MEM_FENCE);\n    if (last_group) {{\n        const {ix} ob = tile * per_row * {w}u + lid;\n        if (lid < per_row * {w}u && ob < n_out) {{\n            volatile __global const {t}* pvv = outv;\n            volatile __global const ulong* piv = outi;\n            (void)piv;\n            acc = {id}; acci = NONE;\n            for ({ix} k = 0; k < S; k++) {{\n{step}            }}\n{write}        }}\n        if (lid == 0u) done[tile] = 0u;\n    }}\n",
+        id = identity(r.op, d),
     )
 }
 

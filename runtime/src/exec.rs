@@ -191,10 +191,13 @@ fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
 /// combine quickly) or a combine pass does; the latter choice goes into the kernel's key.
 fn choose_segments(ctx: &ContextInner, r: &mut ReducePlan, group: u32, key: &mut Vec<u32>) {
     r.segments = segments(ctx, r, group);
-    let blocks = group
-        .checked_div(r.lanes)
-        .map_or(usize::MAX, |rows| r.n_out.div_ceil(rows as usize));
-    r.finish_in_kernel = r.segments > 1 && blocks <= FINISH_COUNTERS && r.segments <= 4096;
+    let blocks = match group.checked_div(r.lanes) {
+        Some(rows) => r.n_out.div_ceil(rows as usize),
+        None if r.columns => r.column_geometry(group as usize).2,
+        None => usize::MAX,
+    };
+    r.finish_in_kernel =
+        r.segments > 1 && blocks <= FINISH_COUNTERS && r.segments <= 4096 && finishing_allowed();
     if r.finish_in_kernel {
         key.push(TAG_FINISH);
     }
@@ -249,8 +252,10 @@ fn launch_reduce(
         args.push(KernelArg::Mem(out.mem()));
         args.push(KernelArg::Mem(out.mem()));
         args.push(KernelArg::Mem(queue.finish_counters(ctx.cl_context_handle())?));
-        let rows = (group / r.lanes.max(1)) as usize;
-        let groups = r.n_out.div_ceil(rows) * s;
+        let groups = match group.checked_div(r.lanes) {
+            Some(rows) => r.n_out.div_ceil(rows as usize) * s,
+            None => r.column_geometry(group as usize).2 * s,
+        };
         let out: &DeviceBuffer = out;
         let all_writes: Vec<&DeviceBuffer> = writes.iter().copied().chain([out]).collect();
         kernel.kernel.launch(
@@ -475,22 +480,20 @@ pub(crate) fn explain(roots: &[NodeRef]) -> Result<String> {
                 ),
                 0 => "one work-item per output and segment".to_string(),
                 l => format!(
-                    "{l} lanes per output{}{}",
-                    if r.vector { ", vector loads" } else { "" },
-                    if r.finish_in_kernel {
-                        format!(
-                            ", {} segments finished by the last work-group (no combine pass)",
-                            r.segments
-                        )
-                    } else {
-                        String::new()
-                    }
+                    "{l} lanes per output{}",
+                    if r.vector { ", vector loads" } else { "" }
                 ),
+            };
+            let split = match r.segments {
+                1 => "one segment".to_string(),
+                n if r.finish_in_kernel => {
+                    format!("{n} segments finished by the last work-group (no combine pass)")
+                }
+                n => format!("{n} segments plus a combine pass"),
             };
             let _ = writeln!(
                 s,
-                "  {:?} reduction: {} outputs of {} elements each, {layout}; split into segments \
-                 plus a combine pass when that fills the device better",
+                "  {:?} reduction: {} outputs of {} elements each, {layout}; {split}",
                 r.op, r.n_out, r.n_red
             );
         }
@@ -612,5 +615,82 @@ impl<T: Element> Array<T> {
         materialize_on(queue, std::slice::from_ref(&v.node))?;
         *self = v;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Test hook: plans made on this thread use the combine pass even where the kernel
+    /// could finish itself (so that both paths are tested on any device).
+    static COMBINE_PASS_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn finishing_allowed() -> bool {
+    #[cfg(test)]
+    {
+        !COMBINE_PASS_ONLY.with(|c| c.get())
+    }
+    #[cfg(not(test))]
+    {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Context;
+
+    /// Split reductions give the same results whether their last work-group or a combine
+    /// pass finishes them: column and lanes layouts, sums, means and arg reductions.
+    #[test]
+    fn both_ways_of_finishing_a_split_reduction_agree() {
+        let ctx = Context::new().expect("an OpenCL device");
+        let (rows, cols) = (3000usize, 100usize);
+        let data: Vec<i32> = (0..rows * cols)
+            .map(|i| ((i * 7919) % 201) as i32 - 100)
+            .collect();
+        let m = ctx.from_shape_slice([rows, cols], &data).unwrap();
+        let mut results = Vec::new();
+        for combine_only in [false, true] {
+            COMBINE_PASS_ONLY.with(|c| c.set(combine_only));
+            let col_sum = m.sum_axis(0);
+            let col_arg = m.argmax_axis(0);
+            let col_mean = m.cast::<f32>().mean_axis(0);
+            let total = m.sum();
+            let text = col_sum.explain().unwrap() + &total.explain().unwrap();
+            let finished = text.contains("finished by the last work-group");
+            let combined = text.contains("plus a combine pass");
+            assert!(finished != combine_only && combined == combine_only, "{text}");
+            results.push((
+                col_sum.to_vec().unwrap(),
+                col_arg.to_vec().unwrap(),
+                col_mean.to_vec().unwrap(),
+                total.item().unwrap(),
+            ));
+        }
+        COMBINE_PASS_ONLY.with(|c| c.set(false));
+        let want_sum: Vec<i32> = (0..cols)
+            .map(|j| (0..rows).map(|i| data[i * cols + j]).sum())
+            .collect();
+        let want_arg: Vec<u64> = (0..cols)
+            .map(|j| {
+                let mut best = 0;
+                for i in 1..rows {
+                    if data[i * cols + j] > data[best * cols + j] {
+                        best = i;
+                    }
+                }
+                best as u64
+            })
+            .collect();
+        for (sum, arg, mean, total) in &results {
+            assert_eq!(sum, &want_sum);
+            assert_eq!(arg, &want_arg);
+            for (m, s) in mean.iter().zip(&want_sum) {
+                assert!((m - *s as f32 / rows as f32).abs() < 1e-4);
+            }
+            assert_eq!(*total, data.iter().sum::<i32>());
+        }
     }
 }

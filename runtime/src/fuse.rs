@@ -311,7 +311,8 @@ pub(crate) struct ReducePlan {
     pub(crate) segments: usize,
     /// With `S > 1`, the last work-group of each block of outputs combines the partials
     /// itself (an atomic count of finished groups per block) instead of a combine pass:
-    /// one launch instead of two. Lanes layout with few blocks only.
+    /// one launch instead of two. Lanes and column layouts, at most
+    /// [`FINISH_COUNTERS`](crate::queue::FINISH_COUNTERS) blocks (column tiles).
     pub(crate) finish_in_kernel: bool,
 }
 

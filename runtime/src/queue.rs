@@ -25,7 +25,7 @@ use crate::stats::{Counters, WaitReason};
 
 /// Counters per queue for reductions finished in their own kernel: the most blocks of
 /// outputs such a reduction may have.
-pub(crate) const FINISH_COUNTERS: usize = 64;
+pub(crate) const FINISH_COUNTERS: usize = 1024;
 
 /// A command queue of a [`Context`]: commands on one queue run in submission order;
 /// commands on different queues may overlap on the device. Cheap to clone.
