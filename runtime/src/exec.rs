@@ -196,8 +196,15 @@ fn choose_segments(ctx: &ContextInner, r: &mut ReducePlan, group: u32, key: &mut
         None if r.columns => r.column_geometry(group as usize).2,
         None => usize::MAX,
     };
-    r.finish_in_kernel =
-        r.segments > 1 && blocks <= FINISH_COUNTERS && r.segments <= 4096 && finishing_allowed();
+    // Partials one work-item of the last group reads: lanes share an output's; in the
+    // column layout `G / outputs of a tile` work-items do.
+    let per_item = if r.columns {
+        let outputs = r.column_geometry(group as usize).0 * r.column_width;
+        r.segments.div_ceil((group as usize / outputs).max(1))
+    } else {
+        r.segments.div_ceil(r.lanes.max(1) as usize)
+    };
+    r.finish_in_kernel = r.segments > 1 && blocks <= FINISH_COUNTERS && per_item <= 96 && finishing_allowed();
     if r.finish_in_kernel {
         key.push(TAG_FINISH);
     }
