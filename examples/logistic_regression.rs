@@ -9,18 +9,18 @@
 //! z = X w + b                    one matrix-vector reduction              [n]
 //! r = sigmoid(z) - y             one elementwise kernel (`expr!`),        [n]
 //!                                which also adds b to the row sums
-//! g = X^T r                      one column reduction + its combine pass  [d]
+//! g = X^T r                      one column reduction (+ a combine pass   [d]
+//!                                when its segments are many)
 //! w = w - lr (g / n + lambda w)  one elementwise kernel                   [d]
 //! b = b - lr mean(r)             one full reduction, written as           [1]
 //!                                mean(b - lr r) so the update is inside it
 //! ```
 //!
-//! Counted with `ctx.stats()` on PoCL at the small sizes: six kernels per step, seven at
-//! 48 x 2530, where the rows are long and few enough that the matrix-vector reduction also
-//! splits into segments plus a combine pass (the split depends on the device and the
-//! shape). `w` and `b` are evaluated in one flush, and the step never waits for the
-//! device. (With the former column of ones the bias rode in `g` and `w`: five kernels,
-//! six at 48 x 2530.)
+//! Counted with `ctx.stats()`: five kernels per step on PoCL at the small sizes; on the
+//! H200 five or six (the column reduction of `g` finishes in its own kernel when each
+//! work-item of its last work-group combines few partials, else a combine pass follows;
+//! it depends on the device and the shape). `w` and `b` are evaluated in one flush, and
+//! the step never waits for the device.
 //!
 //! The elementwise formulas (the residual, the loss per row) are written with `expr!`.
 //! The loss (`mean(softplus(z) - y z) + lambda/2 |w|^2`, no penalty on `b`) is read to
@@ -35,8 +35,8 @@
 //! ```
 //!
 //! `--residual fused` computes `r` inside the two reductions that read it (the gradient's
-//! and the bias's) instead of storing it: five kernels per step instead of six (six
-//! instead of seven at 48 x 2530), but the sigmoid is evaluated once per element of `X`
+//! and the bias's) instead of storing it: one kernel fewer per step, but the sigmoid is
+//! evaluated once per element of `X`
 //! instead of once per row. `--residual stored` (the default) stores `r`: on PoCL that is
 //! 2-4x faster than fused at every size, because a sigmoid per element of `X` costs more
 //! than the kernel it saves; on the H200 it is 1.0-1.4x faster (BENCHMARKS.md; measured
