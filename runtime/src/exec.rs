@@ -154,11 +154,23 @@ fn cached_kernel(
     Ok(cache.entry(key.to_vec()).or_insert(fused).clone())
 }
 
+/// Work-items a reduction should keep busy. GPUs: every resident one. CPUs: a few
+/// work-groups per core (PoCL runs a group's work-items as a loop, and each barrier as
+/// another loop: many short segments make the local-memory combines dominate).
+fn reduce_work_items(ctx: &ContextInner) -> usize {
+    match ctx.device.device_type {
+        crate::device::DeviceType::Gpu => work_items_cap(ctx),
+        _ => ctx.device.compute_units.max(1) as usize * 4 * REDUCE_GROUP as usize,
+    }
+}
+
 /// Segments per output of a reduction: enough work-items to fill the device, while each
 /// lane still reduces at least 16 elements per segment.
 fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
-    let cap = work_items_cap(ctx);
     if r.columns {
+        // (On CPUs: as many segments as 16 rows per work-item allow, which PoCL ran
+        // better than a few per core for the column layout.)
+        let cap = work_items_cap(ctx);
         // Work-groups for half the device's nominal resident work-items, rounded down so
         // that no second wave starts for a few groups (a whole segment's time for them):
         // measured best on the H200 against a full wave and more (and against fewer, longer
@@ -168,6 +180,7 @@ fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
         let target = (cap / 2 / group as usize / tiles).max(1);
         return target.min((r.n_red / (rows_at_once * 16)).max(1));
     }
+    let cap = reduce_work_items(ctx);
     // Outputs per work-group with lanes; none (one output per work-item) without.
     let (work_items_now, lanes) = match group.checked_div(r.lanes) {
         Some(rows) => (r.n_out.div_ceil(rows as usize) * group as usize, r.lanes as usize),
