@@ -517,8 +517,9 @@ fn vector_values(
 /// neighbouring work-items read neighbouring addresses (four reduced elements per step,
 /// so that several loads are in flight per work-item). Each output's elements are
 /// split into `S` segments (a run-time argument); with `S > 1` this kernel writes partial
-/// results and the combine kernel finishes them. Float sums are compensated (Kahan) in
-/// the per-work-item loops.
+/// results, which the combine kernel finishes, or, with `finish_in_kernel`, the last
+/// work-group of each block ([`finish_in_kernel`], [`column_finish`]). Float sums are
+/// compensated (Kahan) in the per-work-item loops.
 fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     let mut helpers = Helpers::default();
     let ix = if plan.narrow_index { "uint" } else { "ulong" };
