@@ -686,7 +686,14 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
         // read for 25,300-element rows on the H200).
         let _ = write!(
             src,
-            "        // Each lane takes whole groups of {w}; only the last (k1 - k0) % {w} elements\n        // are left for the scalar loop.\n        #pragma unroll 2\n        for ({ix} q = k0 / {w}u + lane; q < k1 / {w}u; q += {lanes}u) {{\n            const {ix} k = q * {w}u;\n{vector_body}        }}\n        kk = k1 - (k1 - k0) % {w}u;\n"
+            "        // Each lane takes whole groups of {w}; only the last (k1 - k0) % {w} elements\n        // are left for the scalar loop.\n{lane_loop}            const {ix} k = q * {w}u;\n{vector_body}        }}\n        kk = k1 - (k1 - k0) % {w}u;\n",
+            lane_loop = if r.contiguous_lanes {
+                // CPUs: each lane streams one contiguous run (PoCL runs a work-item's loop
+                // inside the loop over work-items, so interleaved lanes would stride).
+                format!("        const {ix} q0 = k0 / {w}u, nq = k1 / {w}u - q0, per = (nq + {lanes}u - 1) / {lanes}u;\n        const {ix} qe = min(q0 + nq, q0 + (lane + 1u) * per);\n        for ({ix} q = q0 + lane * per; q < qe; q++) {{\n")
+            } else {
+                format!("        #pragma unroll 2\n        for ({ix} q = k0 / {w}u + lane; q < k1 / {w}u; q += {lanes}u) {{\n")
+            },
         );
     }
     let _ = write!(

@@ -261,6 +261,8 @@ const TAG_DIMS: u32 = 5;
 const TAG_REDUCE: u32 = 6;
 /// Cache-key tag of a reduction finished in its own kernel.
 pub(crate) const TAG_FINISH: u32 = 7;
+/// Cache-key tag of a reduction whose lanes read contiguous runs.
+pub(crate) const TAG_CONTIGUOUS: u32 = 8;
 
 fn dtype_code(d: DType) -> u32 {
     d as u32
@@ -309,6 +311,9 @@ pub(crate) struct ReducePlan {
     pub(crate) column_width: usize,
     /// Segments per output (`S`), chosen for the device when the flush is planned.
     pub(crate) segments: usize,
+    /// Each lane of the vector loop reads one contiguous run of its segment instead of
+    /// every `lanes`-th vector (CPU devices).
+    pub(crate) contiguous_lanes: bool,
     /// With `S > 1`, the last work-group of each block of outputs combines the partials
     /// itself (an atomic count of finished groups per block) instead of a combine pass:
     /// one launch instead of two. Lanes and column layouts, at most
@@ -452,6 +457,7 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
             columns,
             column_width,
             segments: 1,
+            contiguous_lanes: false,
             finish_in_kernel: false,
         }
     });
