@@ -14,7 +14,7 @@ use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::fuse::{
     collect, group_kernels, materialization_points, plan_kernel, FusedKernel, GKind, GNode, KernelPlan,
-    ReducePlan, REDUCE_GROUP, TAG_CONTIGUOUS, TAG_FINISH,
+    ReducePlan, REDUCE_GROUP, TAG_FIT,
 };
 use crate::graph::NodeRef;
 use crate::graph::ReduceOp;
@@ -94,7 +94,11 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
         .map(|members| {
             let mut plan = plan_kernel(&graph, &mat, members, reduce_group_size(&ctx));
             if let Some(r) = &mut plan.reduce {
-                choose_segments(&ctx, r, plan.group_size, &mut plan.key);
+                fit_reduction(&ctx, r, plan.group_size);
+                plan.key.extend([
+                    TAG_FIT,
+                    u32::from(r.finish_in_kernel) | u32::from(r.contiguous_lanes) << 1,
+                ]);
             }
             plan
         })
@@ -168,14 +172,13 @@ fn reduce_work_items(ctx: &ContextInner) -> usize {
 /// lane still reduces at least 16 elements per segment.
 fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
     if r.columns {
-        // (On CPUs: as many segments as 16 rows per work-item allow, which PoCL ran
-        // better than a few per core for the column layout.)
-        let cap = work_items_cap(ctx);
         // Work-groups for half the device's nominal resident work-items, rounded down so
         // that no second wave starts for a few groups (a whole segment's time for them):
         // measured best on the H200 against a full wave and more (and against fewer, longer
         // segments: at least 64 or 128 rows each cost 5 and 25 % on 20000 x 1000). Each
-        // work-item reads at least 16 rows.
+        // work-item reads at least 16 rows. (CPUs: as many segments as that allows, which
+        // PoCL ran better than a few per core for this layout.)
+        let cap = work_items_cap(ctx);
         let (_, rows_at_once, tiles) = r.column_geometry(group as usize);
         let target = (cap / 2 / group as usize / tiles).max(1);
         return target.min((r.n_red / (rows_at_once * 16)).max(1));
@@ -199,10 +202,10 @@ fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
     target.min(most)
 }
 
-/// Sets a reduction's segments for this device, and whether its last work-groups finish
-/// it (lanes layout, a few blocks of outputs: the partials are few enough for one group to
-/// combine quickly) or a combine pass does; the latter choice goes into the kernel's key.
-fn choose_segments(ctx: &ContextInner, r: &mut ReducePlan, group: u32, key: &mut Vec<u32>) {
+/// Fits a reduction plan to the device: its segments, whether its last work-groups finish
+/// it or a combine pass does, and the order in which lanes read. (The last two change the
+/// kernel's source: the caller adds them to its key.)
+fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32) {
     r.segments = segments(ctx, r, group);
     let blocks = match group.checked_div(r.lanes) {
         Some(rows) => r.n_out.div_ceil(rows as usize),
@@ -223,17 +226,11 @@ fn choose_segments(ctx: &ContextInner, r: &mut ReducePlan, group: u32, key: &mut
     };
     r.finish_in_kernel =
         r.segments > 1 && blocks <= FINISH_COUNTERS && per_item <= most && finishing_allowed();
-    if r.finish_in_kernel {
-        key.push(TAG_FINISH);
-    }
     // On CPUs, a whole work-group per output (full sums) reads faster with one contiguous
     // run per lane (PoCL, `sum(x*x)`: 8.7-9.4 against 4.9-5.7 GB/s); with a few lanes per
     // output (matrix-vector) the interleaved loop was as fast or faster.
     r.contiguous_lanes =
         ctx.device.device_type != crate::device::DeviceType::Gpu && r.vector && r.lanes == group;
-    if r.contiguous_lanes {
-        key.push(TAG_CONTIGUOUS);
-    }
 }
 
 /// Enqueues a reduction plan: one pass, or two when split into segments (unless the

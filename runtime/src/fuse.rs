@@ -259,10 +259,8 @@ const TAG_OP: u32 = 3;
 const TAG_OUT: u32 = 4;
 const TAG_DIMS: u32 = 5;
 const TAG_REDUCE: u32 = 6;
-/// Cache-key tag of a reduction finished in its own kernel.
-pub(crate) const TAG_FINISH: u32 = 7;
-/// Cache-key tag of a reduction whose lanes read contiguous runs.
-pub(crate) const TAG_CONTIGUOUS: u32 = 8;
+/// Cache-key tag of a reduction's device-dependent choices (then one word of flags).
+pub(crate) const TAG_FIT: u32 = 7;
 
 fn dtype_code(d: DType) -> u32 {
     d as u32
