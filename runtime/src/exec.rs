@@ -277,59 +277,35 @@ fn launch_reduce(
     } else {
         &[&pv, &pi]
     };
+    // One work-group per block of outputs (lanes) or tile (columns) and segment; else one
+    // work-item per output and segment.
+    let (global, local) = match group.checked_div(r.lanes) {
+        Some(rows) => (
+            r.n_out.div_ceil(rows as usize) * s * group as usize,
+            Some(group as usize),
+        ),
+        None if r.columns => {
+            let (_, _, tiles) = r.column_geometry(group as usize);
+            (tiles * s * group as usize, Some(group as usize))
+        }
+        None => grid(ctx, r.n_out * s),
+    };
+    let local = local.as_ref().map(std::slice::from_ref);
     if r.finish_in_kernel {
         // The last work-group of each block writes the result; partials stay private.
         args.push(KernelArg::Mem(out.mem()));
         args.push(KernelArg::Mem(out.mem()));
         args.push(KernelArg::Mem(queue.finish_counters(ctx.cl_context_handle())?));
-        let groups = match group.checked_div(r.lanes) {
-            Some(rows) => r.n_out.div_ceil(rows as usize) * s,
-            None => r.column_geometry(group as usize).2 * s,
-        };
-        let out: &DeviceBuffer = out;
-        let all_writes: Vec<&DeviceBuffer> = writes.iter().copied().chain([out]).collect();
-        kernel.kernel.launch(
-            queue,
-            Command::new(reads, &all_writes),
-            &[groups * group as usize],
-            Some(&[group as usize]),
-            args,
-        )?;
+        let mut all_writes: smallvec::SmallVec<[&DeviceBuffer; 3]> = writes.iter().copied().collect();
+        all_writes.push(out);
+        kernel
+            .kernel
+            .launch(queue, Command::new(reads, &all_writes), &[global], local, args)?;
         return Ok(());
     }
-    let cmd = Command::new(reads, writes);
-    match group.checked_div(r.lanes) {
-        Some(rows) => {
-            let groups = r.n_out.div_ceil(rows as usize) * s;
-            kernel.kernel.launch(
-                queue,
-                cmd,
-                &[groups * group as usize],
-                Some(&[group as usize]),
-                args,
-            )?;
-        }
-        None if r.columns => {
-            let (_, _, tiles) = r.column_geometry(group as usize);
-            kernel.kernel.launch(
-                queue,
-                cmd,
-                &[tiles * s * group as usize],
-                Some(&[group as usize]),
-                args,
-            )?;
-        }
-        None => {
-            let (global, local) = grid(ctx, r.n_out * s);
-            kernel.kernel.launch(
-                queue,
-                cmd,
-                &[global],
-                local.as_ref().map(std::slice::from_ref),
-                args,
-            )?;
-        }
-    }
+    kernel
+        .kernel
+        .launch(queue, Command::new(reads, writes), &[global], local, args)?;
     if s > 1 {
         // Lanes per output in the combine pass: the next power of two of S, within a group.
         let lanes = (s.next_power_of_two() as u32).clamp(1, group);
