@@ -264,6 +264,28 @@ fn a_large_float_sum_is_accurate() {
     assert!(((got - sq) / sq).abs() < 1e-5, "{got} vs {sq}");
 }
 
+/// A constant that f32 cannot represent, summed many times: a plain serial loop drifts
+/// steadily (each add rounds the same way), so long per-work-item runs must compensate.
+#[test]
+fn long_float_sums_are_compensated() {
+    let ctx = ctx();
+    let n = 1usize << 24;
+    let tenth = 0.1f32;
+    let exact = tenth as f64 * n as f64;
+    let x = ctx.full([n], tenth).unwrap();
+    let got = x.sum().item().unwrap() as f64;
+    assert!(((got - exact) / exact).abs() < 1e-5, "full sum {got} vs {exact}");
+    // Two long rows (the row layout).
+    let m = ctx.full([2, n / 2], tenth).unwrap();
+    for got in m.sum_axis(1).to_vec().unwrap() {
+        let exact = exact / 2.0;
+        assert!(
+            ((got as f64 - exact) / exact).abs() < 1e-5,
+            "row sum {got} vs {exact}"
+        );
+    }
+}
+
 #[test]
 fn producers_fuse_into_the_reduction_and_results_stay_on_the_device() {
     let ctx = ctx();

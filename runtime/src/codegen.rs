@@ -519,7 +519,8 @@ fn vector_values(
 /// split into `S` segments (a run-time argument); with `S > 1` this kernel writes partial
 /// results, which the combine kernel finishes, or, with `finish_in_kernel`, the last
 /// work-group of each block ([`finish_in_kernel`], [`column_finish`]). Float sums are
-/// compensated (Kahan) in the per-work-item loops.
+/// compensated (Kahan) in the per-work-item loops when those are long
+/// ([`ReducePlan::compensated`]).
 fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     let mut helpers = Helpers::default();
     let ix = if plan.narrow_index { "uint" } else { "ulong" };
@@ -527,7 +528,7 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     let t = vt(d);
     let out = plan.outputs[0].0;
     let arg = r.op.is_arg();
-    let kahan = d.is_float() && matches!(r.op, ReduceOp::Sum | ReduceOp::Mean);
+    let kahan = r.compensated;
     // One accumulation step of value `v` found at reduced index `k` into accumulator
     // `acc{x}` (with its compensation `comp{x}` and arg index `acci{x}`).
     let step_into = |v: &str, k: &str, indent: &str, x: &str| -> String {
@@ -744,7 +745,7 @@ fn finish_in_kernel(r: &ReducePlan, ix: &str, lanes: u32) -> String {
 /// body `body` that accumulates row `k` of outputs `o ..` into `acc{j}`.
 ///
 /// The `n_out / width` vectors of a row are split into tiles of equal width, at most
-/// [`column_tile`](crate::fuse::column_tile) (a quarter of the group); a work-group
+/// [`ReducePlan::column_tile`] (an eighth or a quarter of the group); a work-group
 /// takes one tile of one segment of the rows, `P = G / per_row` rows at a time,
 /// so that its work-items read neighbouring addresses (whole rows when they fit). Each
 /// work-item then accumulates its own outputs over every `P`-th row, and the first row of
@@ -753,9 +754,9 @@ fn column_layout(r: &ReducePlan, g: u32, ix: &str, body: &str) -> String {
     let d = r.in_dtype;
     let t = vt(d);
     let w = r.column_width;
-    let tile = crate::fuse::column_tile(g as usize);
+    let tile = r.column_tile;
     let arg = r.op.is_arg();
-    let kahan = d.is_float() && matches!(r.op, ReduceOp::Sum | ReduceOp::Mean);
+    let kahan = r.compensated;
     let mut decls = String::new();
     let mut spill = String::new();
     let mut gather = String::new();
@@ -828,7 +829,7 @@ fn column_layout(r: &ReducePlan, g: u32, ix: &str, body: &str) -> String {
     }
     four.push_str("        }\n");
     let finish = if r.finish_in_kernel {
-        column_finish(r, ix)
+        column_finish(r, ix, &spill, &gather)
     } else {
         String::new()
     };
@@ -838,42 +839,83 @@ fn column_layout(r: &ReducePlan, g: u32, ix: &str, body: &str) -> String {
 }
 
 /// The end of a column-layout kernel that finishes its reduction itself: like
-/// [`finish_in_kernel`], with one counter per tile. In the last work-group of a tile,
-/// `G / outputs` work-items share each output's partials `[s * n_out + o]` (neighbouring
-/// work-items read neighbouring addresses; plain loads, several in flight: with one
-/// work-item per output and volatile loads, issued one at a time, 200000 x 100 dropped
-/// from 0.8 to 0.56 of a copy on the H200), then the first of them combines the others'
-/// results from local memory. Plain loads see the other groups' partials: they are
-/// written before the fence and the count, and no work-item of this kernel read them
-/// earlier (so no cache holds a stale copy).
-/// Every barrier is reached by every work-item: only loads and stores depend on being
-/// last.
-fn column_finish(r: &ReducePlan, ix: &str) -> String {
+/// [`finish_in_kernel`], with one counter per tile. The last work-group of a tile reads
+/// the tile's partials `[s * n_out + o]` the way the kernel read rows: each work-item
+/// owns the same `width` outputs as before (one vector load per partial), its row of
+/// work-items takes every `P`-th segment, four at a time with their loads in flight
+/// together, and the first row combines the others' accumulators from local memory
+/// (`spill` and `gather`, shared with the main loop). Plain loads see the other groups'
+/// partials: they are written before the fence and the count, and no work-item of this
+/// kernel read them earlier (so no cache holds a stale copy). Every barrier is reached by
+/// every work-item: only loads and stores depend on being last.
+fn column_finish(r: &ReducePlan, ix: &str, spill: &str, gather: &str) -> String {
     let d = r.in_dtype;
     let t = vt(d);
     let w = r.column_width;
-    let step = |v: &str, vi: &str| {
-        if r.op.is_arg() {
-            format!(
-                "            if ({}) {{ acc = {v}; acci = {vi}; }}\n",
-                arg_better(r.op, d, "acc", "acci", v, vi)
-            )
+    let arg = r.op.is_arg();
+    let ind = "            ";
+    let mut load = String::new();
+    let mut reset = String::new();
+    let mut write = String::new();
+    if w > 1 {
+        // Partials of a tile start at a multiple of the width (n_out is one).
+        let _ = writeln!(
+            load,
+            "{ind}const {t}{w} q = ((__global const {t}{w}*)outv)[(k * n_out + o) / {w}u];"
+        );
+    }
+    for j in 0..w {
+        let v = if w > 1 {
+            format!("q.s{j}")
         } else {
-            format!("            acc = {};\n", combine(r.op, d, "acc", v))
+            "outv[k * n_out + o]".to_string()
+        };
+        if arg {
+            let _ = writeln!(
+                load,
+                "{ind}if ({}) {{ acc{j} = {v}; acci{j} = outi[k * n_out + o]; }}",
+                arg_better(
+                    r.op,
+                    d,
+                    &format!("acc{j}"),
+                    &format!("acci{j}"),
+                    &v,
+                    "outi[k * n_out + o]"
+                )
+            );
+        } else {
+            let _ = writeln!(
+                load,
+                "{ind}acc{j} = {};",
+                combine(r.op, d, &format!("acc{j}"), &v)
+            );
         }
-    };
-    let load = step("pv[k * n_out + ob]", "pi[k * n_out + ob]");
-    let gather = step("sv[pp * nb + ol]", "si[pp * nb + ol]");
-    let write = if r.op.is_arg() {
-        "        fini[ob] = (acci == NONE ? 0 : acci);\n".to_string()
-    } else if r.op == ReduceOp::Mean {
-        format!("        finv[ob] = acc / ({t})n_red;\n")
-    } else {
-        "        finv[ob] = acc;\n".to_string()
-    };
+        let _ = writeln!(
+            reset,
+            "    acc{j} = {}; comp{j} = ({t})0; acci{j} = NONE;",
+            identity(r.op, d)
+        );
+        let _ = writeln!(
+            write,
+            "        {}",
+            if arg {
+                format!("fini[o + {j}u] = (acci{j} == NONE ? 0 : acci{j});")
+            } else if r.op == ReduceOp::Mean {
+                format!("finv[o + {j}u] = acc{j} / ({t})n_red;")
+            } else {
+                format!("finv[o + {j}u] = acc{j};")
+            }
+        );
+    }
+    let mut four = String::new();
+    for u in 0..4 {
+        let _ = write!(
+            four,
+            "        {{\n        const {ix} k = kb + {u}u * P;\n{load}        }}\n"
+        );
+    }
     format!(
-        "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n    if (lid == 0u) last_group = (atomic_inc(&done[tile]) == (uint)(S - 1u));\n    barrier(CLK_LOCAL_MEM_FENCE);\n    const uint last = last_group;\n    const {ix} nb = per_row * {w}u, parts = G / nb, ol = lid % nb, part = lid / nb;\n    const {ix} ob = tile * nb + ol;\n    __global const {t}* pv = outv;\n    __global const ulong* pi = outi;\n    (void)pi;\n    acc = {id}; acci = NONE;\n    if (last && part < parts && ob < n_out) {{\n        for ({ix} k = part; k < S; k += parts) {{\n    {load}        }}\n    }}\n    sv[lid] = acc; si[lid] = acci;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    if (last && part == 0u && ob < n_out) {{\n        for ({ix} pp = 1; pp < parts; pp++) {{\n    {gather}        }}\n{write}    }}\n    if (last && lid == 0u) done[tile] = 0u;\n",
-        id = identity(r.op, d),
+        "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n    if (lid == 0u) last_group = (atomic_inc(&done[tile]) == (uint)(S - 1u));\n    barrier(CLK_LOCAL_MEM_FENCE);\n    const uint last = last_group;\n{reset}    if (last && active) {{\n        {ix} kb = row;\n        for (; kb + 3u * P < S; kb += 4u * P) {{\n{four}        }}\n        for ({ix} k = kb; k < S; k += P) {{\n{load}        }}\n    }}\n{spill}    barrier(CLK_LOCAL_MEM_FENCE);\n    if (last && row == 0 && active) {{\n        for ({ix} rr = 1; rr < P; rr++) {{\n{gather}        }}\n{write}    }}\n    if (last && lid == 0u) done[tile] = 0u;\n",
     )
 }
 

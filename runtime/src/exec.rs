@@ -97,7 +97,10 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
                 fit_reduction(&ctx, r, plan.group_size);
                 plan.key.extend([
                     TAG_FIT,
-                    u32::from(r.finish_in_kernel) | u32::from(r.contiguous_lanes) << 1,
+                    u32::from(r.finish_in_kernel)
+                        | u32::from(r.contiguous_lanes) << 1
+                        | u32::from(r.compensated) << 2,
+                    r.column_tile as u32,
                 ]);
             }
             plan
@@ -202,10 +205,31 @@ fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
     target.min(most)
 }
 
+/// Vectors per tile of a column-layout reduction. An eighth of the group (so a group
+/// reads eight rows of its tile at once), unless that leaves a tile fewer than 8 segments
+/// (few, wide rows): then a quarter. Measured on the H200 (f32 against a copy): 20000 x
+/// 1000 0.80-0.81 with an eighth against 0.77-0.78 with a quarter (f64: 1.13-1.15
+/// against 1.10); 3200 x 25300 (2 segments with an eighth) 0.89 against 0.97.
+fn column_tile(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
+    let group = group as usize;
+    let narrow = ReducePlan {
+        column_tile: (group / 8).max(1),
+        ..*r
+    };
+    if segments(ctx, &narrow, group as u32) >= 8 {
+        narrow.column_tile
+    } else {
+        (group / 4).max(1)
+    }
+}
+
 /// Fits a reduction plan to the device: its segments, whether its last work-groups finish
 /// it or a combine pass does, and the order in which lanes read. (The last two change the
 /// kernel's source: the caller adds them to its key.)
 fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32) {
+    if r.columns {
+        r.column_tile = column_tile(ctx, r, group);
+    }
     r.segments = segments(ctx, r, group);
     let blocks = match group.checked_div(r.lanes) {
         Some(rows) => r.n_out.div_ceil(rows as usize),
@@ -213,14 +237,14 @@ fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32) {
         None => usize::MAX,
     };
     // Partials one work-item of the last group reads: lanes share an output's; in the
-    // column layout `G / outputs of a tile` work-items do. Measured on the H200: full
-    // sums finish well in the kernel (`sum(x*x)` 4.2 TB/s in one launch); the column
-    // layout only with a few partials per work-item (3200 x 25300: 5 each, 0.95 of a copy
-    // against 0.93 with a combine pass), while with 44 each (2000000 x 20) the combine
-    // pass is faster (0.89 against 0.78).
+    // column layout each row of work-items takes every `P`-th segment. Measured on the
+    // H200: full sums finish well in the kernel (`sum(x*x)` 4.2 TB/s in one launch); the
+    // column layout only with a few partials per work-item (3200 x 25300: 2 each, 0.97 of
+    // a copy against 0.95 with a combine pass; 20000 x 1000: 9 each, the same either way),
+    // while with 11 each (2000000 x 20) the combine pass is faster (0.93 against 0.87).
     let (per_item, most) = if r.columns {
-        let outputs = r.column_geometry(group as usize).0 * r.column_width;
-        (r.segments.div_ceil((group as usize / outputs).max(1)), 8)
+        let (_, rows_at_once, _) = r.column_geometry(group as usize);
+        (r.segments.div_ceil(rows_at_once.max(1)), 8)
     } else {
         (r.segments.div_ceil(r.lanes.max(1) as usize), 96)
     };
@@ -231,6 +255,33 @@ fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32) {
     // output (matrix-vector) the interleaved loop was as fast or faster.
     r.contiguous_lanes =
         ctx.device.device_type != crate::device::DeviceType::Gpu && r.vector && r.lanes == group;
+    r.compensated = r.in_dtype.is_float()
+        && matches!(r.op, ReduceOp::Sum | ReduceOp::Mean)
+        && serial_steps(r, group) > COMPENSATE_AFTER;
+}
+
+/// Serial accumulation steps beyond which a work-item's float sum is compensated. A
+/// plain sum of `m` steps is off by at most about `m` ulps of the sum of magnitudes
+/// (typically `sqrt(m)`): for 128, within 1e-5 of it in f32 even in the worst case, and
+/// the tree that combines work-items adds only `log2` of their count. Dropping the
+/// compensation below this took vectorᵀ·matrix on the H200 from 0.72 to 0.77 of a copy
+/// (20000 x 1000 f32) and from 0.85 to 0.90 (2000000 x 20).
+const COMPENSATE_AFTER: usize = 128;
+
+/// Accumulation steps one work-item takes in a reduction's main loop: a row per step in
+/// the column layout, a vector (or element) per step along its lanes, four elements per
+/// step with one work-item per output.
+fn serial_steps(r: &ReducePlan, group: u32) -> usize {
+    let per_segment = r.n_red.div_ceil(r.segments.max(1));
+    if r.columns {
+        let (_, rows_at_once, _) = r.column_geometry(group as usize);
+        per_segment.div_ceil(rows_at_once.max(1))
+    } else if r.lanes > 0 {
+        let width = if r.vector { VECTOR_WIDTH } else { 1 };
+        per_segment.div_ceil(r.lanes as usize * width)
+    } else {
+        per_segment.div_ceil(VECTOR_WIDTH)
+    }
 }
 
 /// Enqueues a reduction plan: one pass, or two when split into segments (unless the

@@ -259,7 +259,8 @@ const TAG_OP: u32 = 3;
 const TAG_OUT: u32 = 4;
 const TAG_DIMS: u32 = 5;
 const TAG_REDUCE: u32 = 6;
-/// Cache-key tag of a reduction's device-dependent choices (then one word of flags).
+/// Cache-key tag of a reduction's device-dependent choices (then a word of flags and the
+/// column tile).
 pub(crate) const TAG_FIT: u32 = 7;
 
 fn dtype_code(d: DType) -> u32 {
@@ -307,6 +308,9 @@ pub(crate) struct ReducePlan {
     /// Outputs per work-item of the column layout: the vector width when the row length
     /// allows aligned vector loads (and the op is not an arg one), else 1.
     pub(crate) column_width: usize,
+    /// The most vectors of a row one work-group of the column layout covers (a tile;
+    /// longer rows are split into tiles of equal width), chosen with the segments.
+    pub(crate) column_tile: usize,
     /// Segments per output (`S`), chosen for the device when the flush is planned.
     pub(crate) segments: usize,
     /// Each lane of the vector loop reads one contiguous run of its segment instead of
@@ -317,6 +321,10 @@ pub(crate) struct ReducePlan {
     /// one launch instead of two. Lanes and column layouts, at most
     /// [`FINISH_COUNTERS`](crate::queue::FINISH_COUNTERS) blocks (column tiles).
     pub(crate) finish_in_kernel: bool,
+    /// Float sums carry a Kahan compensation in each work-item's loop. Chosen with the
+    /// segments: only where a work-item adds many steps serially (short runs are already
+    /// accurate, and the compensation's dependent adds cost bandwidth on GPUs).
+    pub(crate) compensated: bool,
 }
 
 impl ReducePlan {
@@ -324,19 +332,10 @@ impl ReducePlan {
     /// row, rows read at once by a group, column tiles).
     pub(crate) fn column_geometry(&self, group: usize) -> (usize, usize, usize) {
         let vectors = (self.n_out / self.column_width).max(1);
-        let tiles = vectors.div_ceil(column_tile(group));
+        let tiles = vectors.div_ceil(self.column_tile.max(1));
         let per_row = vectors.div_ceil(tiles);
         (per_row, group / per_row, tiles)
     }
-}
-
-/// The most vectors of a row one work-group of the column layout covers (a tile): a
-/// quarter of the group, so that it reads at least four rows at once. Longer rows are
-/// split into tiles of equal width. (On the H200, for 20000 x 1000 f32: 0.72 of a copy
-/// against 0.61 with whole-group tiles, the partials being four times fewer; 0.75 with
-/// an eighth, but then 3200 x 25300 drops from 0.94 to 0.87.)
-pub(crate) fn column_tile(group: usize) -> usize {
-    (group / 4).max(1)
 }
 
 /// Work-group size of reduction kernels (a power of two, within every device's limit
@@ -454,9 +453,11 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
             aligned,
             columns,
             column_width,
+            column_tile: group_size as usize,
             segments: 1,
             contiguous_lanes: false,
             finish_in_kernel: false,
+            compensated: false,
         }
     });
 
