@@ -34,13 +34,13 @@
 //! LAZYCL_EXAMPLE_SMALL=1 cargo run --example logistic_regression    # small, quick
 //! ```
 //!
-//! `--residual fused` computes `r` inside the two reductions that read it (the gradient's
-//! and the bias's) instead of storing it: one kernel fewer per step, but the sigmoid is
-//! evaluated once per element of `X`
-//! instead of once per row. `--residual stored` (the default) stores `r`: on PoCL that is
-//! 2-4x faster than fused at every size, because a sigmoid per element of `X` costs more
-//! than the kernel it saves; on the H200 it is 1.0-1.4x faster (BENCHMARKS.md; measured
-//! with the former column of ones).
+//! `--residual fused` does not store `r`: the gradient's column reduction reads the
+//! logits' row reduction per row, so the engine computes both in one kernel that reads
+//! `X` once (`fuse::RowPart`), and the bias's mean recomputes `r` from the stored logits:
+//! four kernels per step instead of six. On the H200 that is as fast as the stored form
+//! give or take 20 % depending on the shape, not twice as fast (BENCHMARKS.md, fourth
+//! session); on PoCL it is 2-6x slower (each barrier of the fused kernel's per-row tree
+//! is a loop there). `--residual stored` (the default) stores `r`.
 //! `benches/reference/torch_reference.py` generates the same data and times the same fit
 //! with PyTorch.
 

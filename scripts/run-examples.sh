@@ -19,4 +19,13 @@ for src in examples/*.rs examples/*/main.rs; do
     }
     tail -n 3 /tmp/lazycl-example-"$name".log
 done
+# The logistic regression's other formulation (the gradient's two reductions in one kernel).
+echo "== example logistic_regression --residual fused =="
+cargo run -q --example logistic_regression -- --residual fused --shape 3000x36 --dtype f64 --iters 20 \
+    >/tmp/lazycl-example-logreg-fused.log 2>&1 || {
+    cat /tmp/lazycl-example-logreg-fused.log
+    echo "example logistic_regression --residual fused failed" >&2
+    exit 1
+}
+tail -n 3 /tmp/lazycl-example-logreg-fused.log
 echo "examples: all passed"

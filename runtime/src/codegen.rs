@@ -126,7 +126,8 @@ fn value_expr(
             let (a, b, c) = (operand(0), operand(1), operand(2));
             let ad = plan.values[args[0]].1;
             match *code {
-                OpCode::Reduce(_) => a,
+                // A row reduction computed inside a column reduction: this row's result.
+                OpCode::Reduce(_) => "rowv".to_string(),
                 OpCode::Expr(id) => expr_text(plan, id, args, &sfx, dtype, helpers),
                 OpCode::Unary(u) => unary_expr(u, dtype, ad, &a),
                 OpCode::Binary(op) => binary_expr(op, dtype, ad, &a, &b, helpers),
@@ -254,7 +255,19 @@ fn load_index(mask: u32, rank: usize) -> String {
 }
 
 fn emit_values(plan: &KernelPlan, full: &str, helpers: &mut Helpers, body: &mut String, indent: &str) {
-    for i in 0..plan.values.len() {
+    emit_values_upto(plan, plan.values.len(), full, helpers, body, indent);
+}
+
+/// [`emit_values`] for the values before index `upto` only.
+fn emit_values_upto(
+    plan: &KernelPlan,
+    upto: usize,
+    full: &str,
+    helpers: &mut Helpers,
+    body: &mut String,
+    indent: &str,
+) {
+    for i in 0..upto {
         let e = value_expr(plan, i, full, None, helpers);
         let _ = writeln!(body, "{indent}const {} v{i} = {e};", vt(plan.values[i].1));
     }
@@ -476,6 +489,19 @@ fn vector_values(
     aligned: bool,
     helpers: &mut Helpers,
 ) -> String {
+    vector_values_upto(plan, plan.values.len(), r, ix, ind, aligned, helpers)
+}
+
+/// [`vector_values`] for the values before index `upto` only.
+fn vector_values_upto(
+    plan: &KernelPlan,
+    upto: usize,
+    r: &ReducePlan,
+    ix: &str,
+    ind: &str,
+    aligned: bool,
+    helpers: &mut Helpers,
+) -> String {
     let w = VECTOR_WIDTH;
     let rank = plan.dims.len();
     let last = 1u32 << (rank - 1);
@@ -498,7 +524,7 @@ fn vector_values(
         }
     }
     for lane in 0..w {
-        for i in 0..plan.values.len() {
+        for i in 0..upto {
             let e = value_expr_vec(plan, i, lane, &vec_slots, helpers);
             let _ = writeln!(body, "{ind}const {} v{i}_{lane} = {e};", vt(plan.values[i].1));
         }
@@ -614,6 +640,10 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     let mut src = prelude(plan, &helpers);
     src.push_str("#define NONE ULONG_MAX\n");
     let mut params = input_params(plan);
+    if let Some(row) = &plan.row {
+        // The row reduction computed inside: one result per row.
+        params.push(format!("__global {}* rowout", vt(row.dtype)));
+    }
     // Output: the final result when S == 1, else partials [o * S + s].
     params.push(format!("__global {t}* outv"));
     params.push("__global ulong* outi".into());
@@ -657,7 +687,16 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
         identity(r.op, d)
     );
     if r.columns {
-        src.push_str(&column_layout(r, plan.group_size, ix, &column_body));
+        let rows = plan
+            .row
+            .map(|row| row_column::row_loop(plan, r, &row, ix, &column_body, &mut helpers));
+        src.push_str(&column_layout(
+            r,
+            plan.group_size,
+            ix,
+            &column_body,
+            rows.as_deref(),
+        ));
         return src;
     }
     if r.lanes == 0 {
@@ -750,7 +789,10 @@ fn finish_in_kernel(r: &ReducePlan, ix: &str, lanes: u32) -> String {
 /// so that its work-items read neighbouring addresses (whole rows when they fit). Each
 /// work-item then accumulates its own outputs over every `P`-th row, and the first row of
 /// work-items combines the others' accumulators from local memory.
-fn column_layout(r: &ReducePlan, g: u32, ix: &str, body: &str) -> String {
+///
+/// With `rows` (a row reduction computed inside, [`row_column::row_loop`]), that loop
+/// replaces the plain one: every work-item runs it, because it has barriers.
+fn column_layout(r: &ReducePlan, g: u32, ix: &str, body: &str, rows: Option<&str>) -> String {
     let d = r.in_dtype;
     let t = vt(d);
     let w = r.column_width;
@@ -828,13 +870,19 @@ fn column_layout(r: &ReducePlan, g: u32, ix: &str, body: &str) -> String {
         );
     }
     four.push_str("        }\n");
+    let main = match rows {
+        Some(rows) => rows.to_string(),
+        None => format!(
+            "    if (active) {{\n        const {ix} chunk = (n_red + S - 1) / S;\n        const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n        {ix} kb = k0 + row;\n{four}        for ({ix} k = kb; k < k1; k += P) {{\n{body}        }}\n    }}\n"
+        ),
+    };
     let finish = if r.finish_in_kernel {
         column_finish(r, ix, &spill, &gather)
     } else {
         String::new()
     };
     format!(
-        "    __local {t} sv[{g} * {w}];\n    __local ulong si[{g}];\n    __local uint last_group;\n    (void)si; (void)last_group;\n    const {ix} G = {g}u, lid = get_local_id(0), grp = get_group_id(0);\n    const {ix} vectors = max(n_out / {w}u, ({ix})1), tiles = (vectors + {tile}u - 1) / {tile}u;\n    const {ix} per_row = (vectors + tiles - 1) / tiles, P = G / per_row;\n    const {ix} s = grp % S, tile = grp / S;\n    const {ix} row = lid / per_row, o = (tile * per_row + lid % per_row) * {w}u;\n    const int active = row < P && o < n_out;\n{decls}    if (active) {{\n        const {ix} chunk = (n_red + S - 1) / S;\n        const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n        {ix} kb = k0 + row;\n{four}        for ({ix} k = kb; k < k1; k += P) {{\n{body}        }}\n    }}\n    // Every work-item reaches the barrier (no branch around it, even when P == 1).\n{spill}    barrier(CLK_LOCAL_MEM_FENCE);\n    if (row == 0 && active) {{\n        for ({ix} rr = 1; rr < P; rr++) {{\n{gather}        }}\n    }}\n    if (row == 0 && active) {{\n{fin}    }}\n{finish}}}\n"
+        "    __local {t} sv[{g} * {w}];\n    __local ulong si[{g}];\n    __local uint last_group;\n    (void)si; (void)last_group;\n    const {ix} G = {g}u, lid = get_local_id(0), grp = get_group_id(0);\n    const {ix} vectors = max(n_out / {w}u, ({ix})1), tiles = (vectors + {tile}u - 1) / {tile}u;\n    const {ix} per_row = (vectors + tiles - 1) / tiles, P = G / per_row;\n    const {ix} s = grp % S, tile = grp / S;\n    const {ix} row = lid / per_row, o = (tile * per_row + lid % per_row) * {w}u;\n    const int active = row < P && o < n_out;\n{decls}{main}    // Every work-item reaches the barrier (no branch around it, even when P == 1).\n{spill}    barrier(CLK_LOCAL_MEM_FENCE);\n    if (row == 0 && active) {{\n        for ({ix} rr = 1; rr < P; rr++) {{\n{gather}        }}\n    }}\n    if (row == 0 && active) {{\n{fin}    }}\n{finish}}}\n"
     )
 }
 
@@ -983,6 +1031,8 @@ pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32, lanes: u32) -> 
     );
     src
 }
+
+mod row_column;
 
 /// The name of the combine kernel.
 pub(crate) const COMBINE_KERNEL_NAME: &str = "lazycl_combine";

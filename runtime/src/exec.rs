@@ -13,8 +13,8 @@ use crate::dtype::Element;
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::fuse::{
-    collect, group_kernels, materialization_points, plan_kernel, FusedKernel, GKind, GNode, KernelPlan,
-    ReducePlan, REDUCE_GROUP, TAG_FIT,
+    collect, fuse_rows_into_columns, group_kernels, materialization_points, plan_kernel, FusedKernel, GKind,
+    GNode, KernelPlan, ReducePlan, REDUCE_GROUP, TAG_FIT,
 };
 use crate::graph::NodeRef;
 use crate::graph::ReduceOp;
@@ -89,12 +89,17 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
         cut[r] = false;
     }
     let groups = group_kernels(&graph, &mat, &cut);
-    let kernels = groups
+    let group_size = reduce_group_size(&ctx);
+    let plans = groups
         .iter()
-        .map(|members| {
-            let mut plan = plan_kernel(&graph, &mat, members, reduce_group_size(&ctx));
+        .map(|members| plan_kernel(&graph, &mat, members, group_size, None))
+        .collect();
+    let kernels = fuse_rows_into_columns(&graph, &mat, plans, group_size)
+        .into_iter()
+        .map(|mut plan| {
+            let one_tile = plan.row.is_some();
             if let Some(r) = &mut plan.reduce {
-                fit_reduction(&ctx, r, plan.group_size);
+                fit_reduction(&ctx, r, plan.group_size, one_tile);
                 plan.key.extend([
                     TAG_FIT,
                     u32::from(r.finish_in_kernel)
@@ -226,9 +231,15 @@ fn column_tile(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
 /// Fits a reduction plan to the device: its segments, whether its last work-groups finish
 /// it or a combine pass does, and the order in which lanes read. (The last two change the
 /// kernel's source: the caller adds them to its key.)
-fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32) {
+///
+/// `one_tile`: a column reduction with a row reduction inside covers whole rows.
+fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32, one_tile: bool) {
     if r.columns {
-        r.column_tile = column_tile(ctx, r, group);
+        r.column_tile = if one_tile {
+            group as usize
+        } else {
+            column_tile(ctx, r, group)
+        };
     }
     r.segments = segments(ctx, r, group);
     let blocks = match group.checked_div(r.lanes) {
@@ -296,6 +307,7 @@ fn launch_reduce(
     args: &mut Vec<KernelArg>,
     reads: &[&DeviceBuffer],
     out: &Arc<DeviceBuffer>,
+    row_out: Option<&DeviceBuffer>,
 ) -> Result<()> {
     let group = plan.group_size;
     let s = r.segments;
@@ -323,11 +335,13 @@ fn launch_reduce(
     for &d in &plan.dims {
         args.push(KernelArg::ulong(d as u64));
     }
-    let writes: &[&DeviceBuffer] = if Arc::ptr_eq(&pv, &pi) {
-        &[&pv]
-    } else {
-        &[&pv, &pi]
-    };
+    let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::smallvec![&*pv];
+    if !Arc::ptr_eq(&pv, &pi) {
+        writes.push(&pi);
+    }
+    // The combine pass reads the partials only, not the row reduction's results.
+    let partials = writes.len();
+    writes.extend(row_out);
     // One work-group per block of outputs (lanes) or tile (columns) and segment; else one
     // work-item per output and segment.
     let (global, local) = match group.checked_div(r.lanes) {
@@ -347,16 +361,15 @@ fn launch_reduce(
         args.push(KernelArg::Mem(out.mem()));
         args.push(KernelArg::Mem(out.mem()));
         args.push(KernelArg::Mem(queue.finish_counters(ctx.cl_context_handle())?));
-        let mut all_writes: smallvec::SmallVec<[&DeviceBuffer; 3]> = writes.iter().copied().collect();
-        all_writes.push(out);
+        writes.push(out);
         kernel
             .kernel
-            .launch(queue, Command::new(reads, &all_writes), &[global], local, args)?;
+            .launch(queue, Command::new(reads, &writes), &[global], local, args)?;
         return Ok(());
     }
     kernel
         .kernel
-        .launch(queue, Command::new(reads, writes), &[global], local, args)?;
+        .launch(queue, Command::new(reads, &writes), &[global], local, args)?;
     if s > 1 {
         // Lanes per output in the combine pass: the next power of two of S, within a group.
         let lanes = (s.next_power_of_two() as u32).clamp(1, group);
@@ -374,7 +387,7 @@ fn launch_reduce(
         let out: &DeviceBuffer = out;
         combine.kernel.launch(
             queue,
-            Command::new(writes, &[out]),
+            Command::new(&writes[..partials], &[out]),
             &[groups * group as usize],
             Some(&[group as usize]),
             &cargs,
@@ -434,11 +447,35 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         for &d in &plan.dims {
             args.push(KernelArg::ulong(d as u64));
         }
+        // The row reduction computed inside a column reduction, with its results.
+        let mut row_result: Option<(usize, Arc<DeviceBuffer>)> = None;
         match (kernel, &plan.reduce) {
             (Some(kernel), Some(r)) if r.n_out > 0 => {
                 // Reduction args: inputs and scalars are pushed; outputs follow inside.
                 args.truncate(plan.inputs.len() + plan.scalars.len());
-                launch_reduce(&ctx, queue, &kernel, plan, r, &mut args, &reads, &outputs[0])?;
+                let row_out = match &plan.row {
+                    Some(row) => {
+                        let buffer = match targets.iter().find(|(t, _)| *t == row.node) {
+                            Some((_, b)) => b.clone(),
+                            None => DeviceBuffer::uninit(&ctx, r.n_red * row.dtype.size())?,
+                        };
+                        args.push(KernelArg::Mem(buffer.mem()));
+                        Some(buffer)
+                    }
+                    None => None,
+                };
+                launch_reduce(
+                    &ctx,
+                    queue,
+                    &kernel,
+                    plan,
+                    r,
+                    &mut args,
+                    &reads,
+                    &outputs[0],
+                    row_out.as_deref(),
+                )?;
+                row_result = plan.row.map(|row| row.node).zip(row_out);
             }
             (Some(kernel), None) => {
                 let cap = work_items_cap(&ctx);
@@ -462,6 +499,9 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         }
         drop(reads);
         for (&(_, _, gi), b) in plan.outputs.iter().zip(outputs) {
+            produced[gi] = Some(b);
+        }
+        if let Some((gi, b)) = row_result {
             produced[gi] = Some(b);
         }
     }
@@ -553,6 +593,13 @@ pub(crate) fn explain(roots: &[NodeRef]) -> Result<String> {
                 "  {:?} reduction: {} outputs of {} elements each, {layout}; {split}",
                 r.op, r.n_out, r.n_red
             );
+            if let Some(row) = &p.row {
+                let _ = writeln!(
+                    s,
+                    "  with a {:?} reduction of each of the {} rows computed inside (one read of the rows for both)",
+                    row.op, r.n_red
+                );
+            }
         }
         s.push_str(&fused_source(p));
     }
@@ -715,6 +762,9 @@ mod tests {
                 let col_arg = m.argmax_axis(0);
                 let col_mean = m.cast::<f32>().mean_axis(0);
                 let total = m.sum();
+                // A row reduction inside a column reduction (`RowPart`).
+                let fused = (&m * &m.sum_axes(&[1], true)).sum_axis(0);
+                assert!(fused.explain().unwrap().contains("computed inside"));
                 if cols == 4 {
                     // Few partials per work-item: both layouts finish in the kernel.
                     let text = col_sum.explain().unwrap() + &total.explain().unwrap();
@@ -728,6 +778,7 @@ mod tests {
                     col_arg.to_vec().unwrap(),
                     col_mean.to_vec().unwrap(),
                     total.item().unwrap(),
+                    fused.to_vec().unwrap(),
                 ));
             }
             COMBINE_PASS_ONLY.with(|c| c.set(false));
@@ -745,7 +796,16 @@ mod tests {
                     best as u64
                 })
                 .collect();
-            for (sum, arg, mean, total) in &results {
+            let row_sum = |i: usize| (0..cols).fold(0i32, |a, k| a.wrapping_add(data[i * cols + k]));
+            let want_fused: Vec<i32> = (0..cols)
+                .map(|j| {
+                    (0..rows).fold(0i32, |a, i| {
+                        a.wrapping_add(data[i * cols + j].wrapping_mul(row_sum(i)))
+                    })
+                })
+                .collect();
+            for (sum, arg, mean, total, fused) in &results {
+                assert_eq!(fused, &want_fused, "{rows}x{cols}");
                 assert_eq!(sum, &want_sum, "{rows}x{cols}");
                 assert_eq!(arg, &want_arg, "{rows}x{cols}");
                 for (m, s) in mean.iter().zip(&want_sum) {

@@ -251,6 +251,25 @@ pub(crate) struct KernelPlan {
     pub(crate) group_size: u32,
     /// Element indices fit in 32 bits (cheaper index arithmetic).
     pub(crate) narrow_index: bool,
+    /// A row reduction computed inside this column reduction (see [`RowPart`]).
+    pub(crate) row: Option<RowPart>,
+}
+
+/// A reduction along rows (`sum_axis(1)` of the same `[n, d]` space) computed inside a
+/// column reduction that reads its result per row, so that both read the rows once: the
+/// cone of `x.sum_axis(0)`'s operand holds a value `Op(Reduce)` for it, which the kernel
+/// evaluates per row (the work-items of a row combine their elements in local memory)
+/// and also writes out, one element per row, to the row reduction's own array.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RowPart {
+    /// The row reduction's operation (never an arg one).
+    pub(crate) op: ReduceOp,
+    /// Index of the row reduction's value in [`KernelPlan::values`].
+    pub(crate) value: usize,
+    /// Element type of its result.
+    pub(crate) dtype: DType,
+    /// Graph index of the row reduction's node (its output).
+    pub(crate) node: usize,
 }
 
 const TAG_LOAD: u32 = 1;
@@ -344,8 +363,15 @@ pub(crate) const REDUCE_GROUP: u32 = 256;
 
 /// Builds the plan of the kernel that computes `members`: materialization points of one
 /// shape, or a single reduction. Other materialization points and materialized nodes are
-/// read as inputs.
-pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], group_size: u32) -> KernelPlan {
+/// read as inputs, except `row`: a row reduction that this (column) reduction computes
+/// inside ([`RowPart`]; the caller checked that it fits).
+pub(crate) fn plan_kernel(
+    graph: &[GNode],
+    mat: &[bool],
+    members: &[usize],
+    group_size: u32,
+    row: Option<usize>,
+) -> KernelPlan {
     let reduce = match &graph[members[0]].kind {
         GKind::Op(OpCode::Reduce(spec), inputs) => Some((*spec, inputs[0])),
         _ => None,
@@ -370,7 +396,8 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         }
         let elementwise = matches!(graph[j].kind, GKind::Scalar(_))
             || matches!(&graph[j].kind, GKind::Op(code, _) if !matches!(code, OpCode::Reduce(_)));
-        let computed_here = elementwise && (!mat[j] || (is_target[j] && reduce.is_none()));
+        let computed_here =
+            (elementwise && (!mat[j] || (is_target[j] && reduce.is_none()))) || row == Some(j);
         if computed_here {
             inside[j] = true;
             if let GKind::Op(_, inputs) = &graph[j].kind {
@@ -472,6 +499,7 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         reduce: reduce_plan,
         group_size,
         narrow_index: numel < u32::MAX as usize,
+        row: None,
     };
     plan.key
         .extend([TAG_DIMS, dims.len() as u32, u32::from(plan.narrow_index)]);
@@ -524,6 +552,14 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
                     }
                 }
                 GKind::Op(code, inputs) => {
+                    if let OpCode::Reduce(spec) = code {
+                        plan.row = Some(RowPart {
+                            op: spec.op,
+                            value: plan.values.len(),
+                            dtype,
+                            node: j,
+                        });
+                    }
                     plan.key
                         .extend([TAG_OP, op_code(*code), dtype_code(dtype), inputs.len() as u32]);
                     let args: Inputs = inputs.iter().map(|i| value_of[*i]).collect();
@@ -546,6 +582,103 @@ pub(crate) fn plan_kernel(graph: &[GNode], mat: &[bool], members: &[usize], grou
         }
     }
     plan
+}
+
+/// Plans each column reduction whose operand reads, per row, a row reduction of the
+/// same `[n, d]` space computed earlier in this flush as one kernel with it ([`RowPart`]):
+/// one read of the rows instead of two (`X^T f(X w)`, a linear model's gradient). The row
+/// reduction's own kernel is dropped. The pair runs where the row reduction ran when the
+/// column reduction reads nothing produced in between (so that kernels in between that
+/// read the row results still find them), else where the column reduction ran when
+/// nothing in between reads them; else they stay apart. Rows must fit one work-group
+/// (at most `group_size` vectors), and neither reduction may be an arg one.
+pub(crate) fn fuse_rows_into_columns(
+    graph: &[GNode],
+    mat: &[bool],
+    plans: Vec<KernelPlan>,
+    group_size: u32,
+) -> Vec<KernelPlan> {
+    let mut plans: Vec<Option<KernelPlan>> = plans.into_iter().map(Some).collect();
+    for c in 0..plans.len() {
+        let Some(found) = plans[c]
+            .as_ref()
+            .and_then(|cp| row_partner(&plans, c, cp, group_size))
+        else {
+            continue;
+        };
+        let (r, row_node, at) = found;
+        let Some(c_node) = plans[c].as_ref().map(|p| p.outputs[0].2) else {
+            continue;
+        };
+        let fused = plan_kernel(graph, mat, &[c_node], group_size, Some(row_node));
+        let same_layout = fused.row.is_some()
+            && fused.reduce.is_some_and(|fr| fr.columns)
+            && plans[c].as_ref().is_some_and(|cp| cp.dims == fused.dims);
+        if !same_layout {
+            continue;
+        }
+        plans[r] = None;
+        plans[c] = None;
+        plans[at] = Some(fused);
+    }
+    plans.into_iter().flatten().collect()
+}
+
+/// For the column reduction `cp` (plan `c`): the plan of a row reduction it can compute
+/// inside, the row reduction's graph index, and where the pair runs.
+fn row_partner(
+    plans: &[Option<KernelPlan>],
+    c: usize,
+    cp: &KernelPlan,
+    group_size: u32,
+) -> Option<(usize, usize, usize)> {
+    let cr = cp.reduce?;
+    let fits = cr.columns
+        && !cr.op.is_arg()
+        && cp.dims.len() == 2
+        && cr.red_mask == 0b01
+        && cr.n_out > 0
+        && cr.n_red > 0
+        && cr.n_out / cr.column_width <= group_size as usize;
+    if !fits {
+        return None;
+    }
+    let produced_by = |g: usize| {
+        (0..plans.len()).find(|&k| {
+            plans[k]
+                .as_ref()
+                .is_some_and(|p| p.outputs.iter().any(|o| o.2 == g) || p.row.is_some_and(|row| row.node == g))
+        })
+    };
+    // An input broadcast along the columns (read once per row) made by a row reduction.
+    cp.inputs.iter().find_map(|&(_, mask, g)| {
+        if mask != 0b10 {
+            return None;
+        }
+        let r = produced_by(g).filter(|&r| r < c)?;
+        let rp = plans[r].as_ref()?;
+        let rr = rp.reduce?;
+        if rr.op.is_arg() || rr.red_mask != 0b10 || rp.dims != cp.dims || rp.row.is_some() {
+            return None;
+        }
+        let reads_between = cp
+            .inputs
+            .iter()
+            .any(|&(_, _, x)| x != g && produced_by(x).is_some_and(|k| k > r && k < c));
+        let between_read_rows = (r + 1..c).any(|k| {
+            plans[k]
+                .as_ref()
+                .is_some_and(|p| p.inputs.iter().any(|&(_, _, x)| x == g))
+        });
+        let at = if !reads_between {
+            r
+        } else if !between_read_rows {
+            c
+        } else {
+            return None;
+        };
+        Some((r, g, at))
+    })
 }
 
 #[cold]

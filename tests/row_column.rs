@@ -1,0 +1,217 @@
+//! A column reduction that reads a row reduction of the same rows per row (a linear
+//! model's gradient, `X^T f(X w + b)`) runs as one kernel that reads `X` once, and gives
+//! the same results as the host for many shapes (odd widths, one row, one column, rows
+//! wider than a work-group, no rows) in f32 and f64.
+
+mod common;
+
+use common::{ctx, rng};
+use lazycl::{Array, Context, Float};
+use rand::Rng;
+
+/// Kernels in the plan of materializing `a` (each one launch, plus a combine pass for
+/// some reductions).
+fn planned_kernels<T: lazycl::Element>(a: &Array<T>) -> usize {
+    a.explain()
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("kernel "))
+        .count()
+}
+
+struct Case {
+    n: usize,
+    d: usize,
+    x: Vec<f64>,
+    w: Vec<f64>,
+    y: Vec<f64>,
+    b: f64,
+}
+
+impl Case {
+    fn new(n: usize, d: usize, seed: u64) -> Case {
+        let mut r = rng(seed);
+        let mut v = |k: usize| -> Vec<f64> { (0..k).map(|_| r.gen_range(-1.0..1.0)).collect() };
+        let (x, w, y) = (v(n * d), v(d), v(n));
+        Case {
+            n,
+            d,
+            x,
+            w,
+            y,
+            b: 0.25,
+        }
+    }
+
+    /// Host results in f64: logits z, gradient g, bias update (mean of b - lr r) and the
+    /// largest row of |x| sums (the scale of the gradient's rounding).
+    fn host(&self, lr: f64) -> (Vec<f64>, Vec<f64>, f64, f64) {
+        let (n, d) = (self.n, self.d);
+        let z: Vec<f64> = (0..n)
+            .map(|i| (0..d).map(|j| self.x[i * d + j] * self.w[j]).sum::<f64>() + self.b)
+            .collect();
+        let r: Vec<f64> = (0..n).map(|i| (0.5 * z[i]).tanh() - self.y[i]).collect();
+        let g: Vec<f64> = (0..d)
+            .map(|j| (0..n).map(|i| self.x[i * d + j] * r[i]).sum())
+            .collect();
+        let bias = if n == 0 {
+            f64::NAN
+        } else {
+            r.iter().map(|ri| self.b - lr * ri).sum::<f64>() / n as f64
+        };
+        (z, g, bias, (n.max(1) * d.max(1)) as f64)
+    }
+}
+
+/// The gradient step of a logistic-style model, recorded lazily.
+fn step<T: Float + lazycl::Signed>(
+    ctx: &Context,
+    c: &Case,
+    conv: fn(f64) -> T,
+    lr: T,
+) -> (Array<T>, Array<T>, Array<T>) {
+    let cv = |v: &[f64]| v.iter().map(|&x| conv(x)).collect::<Vec<T>>();
+    let x = ctx.from_shape_slice([c.n, c.d], &cv(&c.x)).unwrap();
+    let w = ctx.from_slice(&cv(&c.w)).unwrap();
+    let y = ctx.from_shape_slice([c.n, 1], &cv(&c.y)).unwrap();
+    let b = ctx.from_slice(&[conv(c.b)]).unwrap();
+    let z = (&x * &w).sum_axes(&[1], true) + &b;
+    let r = (&z * conv(0.5)).tanh() - &y;
+    let g = (&x * &r).sum_axis(0);
+    let bias = (&b - &r * lr).mean_axis(0);
+    (z, g, bias)
+}
+
+fn check<T: Float + lazycl::Signed>(conv: fn(f64) -> T, back: fn(T) -> f64, tol: f64) {
+    let ctx = ctx();
+    let shapes = [
+        (1, 1),
+        (1, 4),
+        (3, 5),
+        (7, 8),
+        (100, 20),
+        (257, 100),
+        (50, 126),
+        (40, 1000),
+        (9, 1024),
+        (5, 1030),
+        (5000, 20),
+        (3000, 126),
+        (0, 8),
+        (6, 0),
+    ];
+    for (k, &(n, d)) in shapes.iter().enumerate() {
+        let c = Case::new(n, d, 40 + k as u64);
+        let lr = 0.2;
+        let (z, g, bias) = step(&ctx, &c, conv, conv(lr));
+        // One kernel for both reductions when the rows fit a work-group (vectors of four
+        // where the width allows, else single elements). With one row or one column the
+        // space is one-dimensional: no column layout.
+        let vectors = if d % 4 == 0 { d / 4 } else { d };
+        let fused = n > 1 && d > 1 && vectors <= 256;
+        let plan = g.explain().unwrap();
+        assert_eq!(plan.contains("computed inside"), fused, "{n}x{d}:\n{plan}");
+        if fused {
+            assert_eq!(planned_kernels(&g), 1, "{n}x{d}");
+        }
+        lazycl::eval(&(&g, &bias, &z)).unwrap();
+        let (hz, hg, hbias, scale) = c.host(lr);
+        let close = |a: f64, b: f64, s: f64| (a - b).abs() <= tol * s.max(1.0);
+        for (i, (a, b)) in z.to_vec().unwrap().into_iter().zip(&hz).enumerate() {
+            assert!(close(back(a), *b, d as f64), "{n}x{d} z[{i}]: {} vs {b}", back(a));
+        }
+        let got = g.to_vec().unwrap();
+        assert_eq!(got.len(), d);
+        for (j, (a, b)) in got.into_iter().zip(&hg).enumerate() {
+            assert!(
+                close(back(a), *b, scale / d.max(1) as f64),
+                "{n}x{d} g[{j}]: {} vs {b}",
+                back(a)
+            );
+        }
+        if n > 0 {
+            let got = back(bias.item().unwrap());
+            assert!(close(got, hbias, 1.0), "{n}x{d} bias: {got} vs {hbias}");
+        }
+    }
+}
+
+#[test]
+fn gradient_of_a_linear_model_matches_the_host_f32() {
+    check::<f32>(|v| v as f32, |v| v as f64, 1e-4);
+}
+
+#[test]
+fn gradient_of_a_linear_model_matches_the_host_f64() {
+    check::<f64>(|v| v, |v| v, 1e-10);
+}
+
+/// A step that reads `X` once per iteration also builds its programs once: ten steps,
+/// each updating `w`, build nothing after the first.
+#[test]
+fn repeated_fused_steps_build_no_new_programs() {
+    let ctx = ctx();
+    let c = Case::new(300, 40, 7);
+    let x = ctx.from_shape_slice([c.n, c.d], &c.x).unwrap();
+    let y = ctx.from_shape_slice([c.n, 1], &c.y).unwrap();
+    let mut w = ctx.from_slice(&c.w).unwrap();
+    let mut host_w = c.w.clone();
+    let step = |w: &Array<f64>| {
+        let z = (&x * w).sum_axes(&[1], true);
+        let r = z.tanh() - &y;
+        w - (&x * &r).sum_axis(0) * 0.01
+    };
+    w = step(&w);
+    w.eval().unwrap();
+    let misses = ctx.stats().kernel_cache_misses;
+    for _ in 0..10 {
+        w = step(&w);
+        w.eval().unwrap();
+    }
+    assert_eq!(ctx.stats().kernel_cache_misses, misses, "a step built a program");
+    for _ in 0..11 {
+        let z: Vec<f64> = (0..c.n)
+            .map(|i| (0..c.d).map(|j| c.x[i * c.d + j] * host_w[j]).sum::<f64>())
+            .collect();
+        let r: Vec<f64> = (0..c.n).map(|i| z[i].tanh() - c.y[i]).collect();
+        host_w = (0..c.d)
+            .map(|j| host_w[j] - 0.01 * (0..c.n).map(|i| c.x[i * c.d + j] * r[i]).sum::<f64>())
+            .collect();
+    }
+    for (a, b) in w.to_vec().unwrap().iter().zip(&host_w) {
+        assert!((a - b).abs() < 1e-9 * b.abs().max(1.0), "{a} vs {b}");
+    }
+}
+
+/// Other row reductions (largest element, mean) inside a column reduction, and a column
+/// mean outside: the same as on the host.
+#[test]
+fn row_max_and_mean_inside_a_column_reduction() {
+    let ctx = ctx();
+    for (k, &(n, d)) in [(2, 3), (77, 12), (2000, 36)].iter().enumerate() {
+        let c = Case::new(n, d, 90 + k as u64);
+        let x = ctx.from_shape_slice([n, d], &c.x).unwrap();
+        let rowmax = x.amax_axes(&[1], true);
+        let rowmean = x.mean_axes(&[1], true);
+        let a = (&x - &rowmax).exp().mean_axis(0);
+        let b = (&x * &rowmean).sum_axis(0);
+        assert!(a.explain().unwrap().contains("computed inside"), "{n}x{d}");
+        lazycl::eval(&(&a, &b)).unwrap();
+        let row = |i: usize| &c.x[i * d..(i + 1) * d];
+        for j in 0..d {
+            let ha: f64 = (0..n)
+                .map(|i| (c.x[i * d + j] - row(i).iter().cloned().fold(f64::MIN, f64::max)).exp())
+                .sum::<f64>()
+                / n as f64;
+            let hb: f64 = (0..n)
+                .map(|i| c.x[i * d + j] * row(i).iter().sum::<f64>() / d as f64)
+                .sum();
+            let (ga, gb) = (a.to_vec().unwrap()[j], b.to_vec().unwrap()[j]);
+            assert!(
+                (ga - ha).abs() < 1e-12 * ha.abs().max(1.0),
+                "{n}x{d} a[{j}]: {ga} vs {ha}"
+            );
+            assert!((gb - hb).abs() < 1e-10 * n as f64, "{n}x{d} b[{j}]: {gb} vs {hb}");
+        }
+    }
+}
