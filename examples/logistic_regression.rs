@@ -3,24 +3,32 @@
 //! differ, the rest Gaussian noise, 1% flipped labels).
 //!
 //! One step, on `X` (`n x d`, no column of ones: rows of exactly `d` elements keep the
-//! reductions' aligned vector loads) with the intercept as a separate bias `b`:
+//! reductions' aligned vector loads) with the intercept as a separate bias `b`, written
+//! as plain lazy arrays, evaluated once (`w` and `b` in one flush):
 //!
 //! ```text
-//! z = X w + b                    one matrix-vector reduction              [n]
-//! r = sigmoid(z) - y             one elementwise kernel (`expr!`),        [n]
-//!                                which also adds b to the row sums
-//! g = X^T r                      one column reduction (+ a combine pass   [d]
-//!                                when its segments are many)
-//! w = w - lr (g / n + lambda w)  one elementwise kernel                   [d]
-//! b = b - lr mean(r)             one full reduction, written as           [1]
-//!                                mean(b - lr r) so the update is inside it
+//! z = X w + b                    a row reduction                          [n]
+//! r = sigmoid(z) - y             elementwise (`expr!`), not stored        [n]
+//! g = X^T r                      a column reduction                       [d]
+//! w = w - lr (g / n + lambda w)  elementwise                              [d]
+//! b = mean(b - lr r)             a full reduction                         [1]
 //! ```
 //!
-//! Counted with `ctx.stats()`: five kernels per step on PoCL at the small sizes; on the
-//! H200 five or six (the column reduction of `g` finishes in its own kernel when each
-//! work-item of its last work-group combines few partials, else a combine pass follows;
-//! it depends on the device and the shape). `w` and `b` are evaluated in one flush, and
-//! the step never waits for the device.
+//! The engine runs `z` and `g` as one kernel that reads `X` once (the column reduction
+//! reads the row reduction per row, so it computes it inside and writes `z` out), plus a
+//! combine pass for `g`'s partials; `b`'s mean recomputes `r` from `z`; `w`'s update is
+//! its own kernel. Counted with `ctx.stats()`: four kernels per step on the H200 and at
+//! most four on PoCL; the step never waits for the device.
+//!
+//! `--residual stored` evaluates `r` first (`r.eval()`), which splits the step into a
+//! matrix-vector product, the residual, a column reduction reading `r` (plus its combine
+//! pass or not), `w`'s and `b`'s updates: five or six kernels, two reads of `X`. On the
+//! H200 the default (`fused`) is 1.5-1.6x faster for rows of at most 160 bytes (20
+//! elements: one work-item reads whole rows), 1.3-1.7x for rows of 126 f64, as fast or a
+//! little faster for 100 f32, as fast for 25,300 f32 (rows wider than a work-group are
+//! not fused), and 20 % slower for 1,000 f64 (one row per work-group at a time, whose
+//! tree dominates; BENCHMARKS.md, fourth session). On PoCL `stored` is 2-6x faster:
+//! each barrier of the fused kernel's per-row tree is a loop there.
 //!
 //! The elementwise formulas (the residual, the loss per row) are written with `expr!`.
 //! The loss (`mean(softplus(z) - y z) + lambda/2 |w|^2`, no penalty on `b`) is read to
@@ -34,13 +42,6 @@
 //! LAZYCL_EXAMPLE_SMALL=1 cargo run --example logistic_regression    # small, quick
 //! ```
 //!
-//! `--residual fused` does not store `r`: the gradient's column reduction reads the
-//! logits' row reduction per row, so the engine computes both in one kernel that reads
-//! `X` once (`fuse::RowPart`), and the bias's mean recomputes `r` from the stored logits:
-//! four kernels per step instead of six. On the H200 that is as fast as the stored form
-//! give or take 20 % depending on the shape, not twice as fast (BENCHMARKS.md, fourth
-//! session); on PoCL it is 2-6x slower (each barrier of the fused kernel's per-row tree
-//! is a loop there). `--residual stored` (the default) stores `r`.
 //! `benches/reference/torch_reference.py` generates the same data and times the same fit
 //! with PyTorch.
 
@@ -253,7 +254,7 @@ fn parse_args() -> std::result::Result<Args, String> {
     let mut shape: Option<(usize, usize)> = None;
     let mut dtype: Option<String> = None;
     let mut iters = if small { SMALL_ITERS } else { DEFAULT_ITERS };
-    let mut residual = "stored".to_string();
+    let mut residual = "fused".to_string();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -317,7 +318,7 @@ fn main() -> lazycl::Result<ExitCode> {
         Err(e) => {
             eprintln!("logistic_regression: {e}");
             eprintln!(
-                "usage: logistic_regression [--shape RxC] [--dtype f32|f64] [--iters K] [--residual stored|fused]"
+                "usage: logistic_regression [--shape RxC] [--dtype f32|f64] [--iters K] [--residual fused|stored]"
             );
             return Ok(ExitCode::from(2));
         }

@@ -96,6 +96,8 @@ fn check<T: Float + lazycl::Signed>(conv: fn(f64) -> T, back: fn(T) -> f64, tol:
         (9, 1024),
         (5, 1030),
         (5000, 20),
+        (20000, 12),
+        (20000, 6),
         (3000, 126),
         (0, 8),
         (6, 0),
@@ -113,6 +115,10 @@ fn check<T: Float + lazycl::Signed>(conv: fn(f64) -> T, back: fn(T) -> f64, tol:
         assert_eq!(plan.contains("computed inside"), fused, "{n}x{d}:\n{plan}");
         if fused {
             assert_eq!(planned_kernels(&g), 1, "{n}x{d}");
+            // Short rows (at most 8 vectors, 160 bytes): one work-item per row.
+            let bytes = d * std::mem::size_of::<T>();
+            let whole = vectors <= 8 && bytes <= 160;
+            assert_eq!(plan.contains("each work-item reads whole rows"), whole, "{n}x{d}");
         }
         lazycl::eval(&(&g, &bias, &z)).unwrap();
         let (hz, hg, hbias, scale) = c.host(lr);

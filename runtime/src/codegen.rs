@@ -686,6 +686,10 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
         "    {t} acc = {}; {t} comp = ({t})0; ulong acci = NONE;\n    (void)comp; (void)acci;",
         identity(r.op, d)
     );
+    if let (true, Some(row)) = (r.row_vectors > 0, &plan.row) {
+        src.push_str(&row_column::rows_per_item(plan, r, row, ix, &mut helpers));
+        return src;
+    }
     if r.columns {
         let rows = plan
             .row

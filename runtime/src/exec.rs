@@ -106,6 +106,7 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
                         | u32::from(r.contiguous_lanes) << 1
                         | u32::from(r.compensated) << 2,
                     r.column_tile as u32,
+                    r.row_vectors as u32,
                 ]);
             }
             plan
@@ -242,6 +243,13 @@ fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32, one_tile: b
         };
     }
     r.segments = segments(ctx, r, group);
+    if one_tile {
+        let vectors = r.n_out / r.column_width;
+        if vectors <= ROW_PER_ITEM_VECTORS && r.n_out * r.in_dtype.size() <= ROW_PER_ITEM_BYTES {
+            fit_rows_per_item(ctx, r, group, vectors);
+            return;
+        }
+    }
     let blocks = match group.checked_div(r.lanes) {
         Some(rows) => r.n_out.div_ceil(rows as usize),
         None if r.columns => r.column_geometry(group as usize).2,
@@ -269,6 +277,27 @@ fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32, one_tile: b
     r.compensated = r.in_dtype.is_float()
         && matches!(r.op, ReduceOp::Sum | ReduceOp::Mean)
         && serial_steps(r, group) > COMPENSATE_AFTER;
+}
+
+/// Rows of at most this many vectors, and of at most [`ROW_PER_ITEM_BYTES`], are read
+/// whole by one work-item in a column reduction with a row reduction inside.
+const ROW_PER_ITEM_VECTORS: usize = 8;
+/// See [`ROW_PER_ITEM_VECTORS`]: a work-item holds a row's accumulators and elements.
+const ROW_PER_ITEM_BYTES: usize = 160;
+
+/// A column reduction with a row reduction inside, short rows: one work-item per row
+/// (`row_vectors`), segments for half the device's resident work-items with 16 to 128
+/// rows per work-item (so never compensated), and a combine pass.
+fn fit_rows_per_item(ctx: &ContextInner, r: &mut ReducePlan, group: u32, vectors: usize) {
+    let group = group as usize;
+    r.row_vectors = vectors;
+    let target = (work_items_cap(ctx) / 2 / group).max(1);
+    let most = (r.n_red / (group * 16)).max(1);
+    let least = r.n_red.div_ceil(group * COMPENSATE_AFTER);
+    r.segments = target.min(most).max(least).max(1);
+    r.finish_in_kernel = false;
+    r.contiguous_lanes = false;
+    r.compensated = false;
 }
 
 /// Serial accumulation steps beyond which a work-item's float sum is compensated. A
@@ -596,8 +625,14 @@ pub(crate) fn explain(roots: &[NodeRef]) -> Result<String> {
             if let Some(row) = &p.row {
                 let _ = writeln!(
                     s,
-                    "  with a {:?} reduction of each of the {} rows computed inside (one read of the rows for both)",
-                    row.op, r.n_red
+                    "  with a {:?} reduction of each of the {} rows computed inside (one read of the rows for both){}",
+                    row.op,
+                    r.n_red,
+                    if r.row_vectors > 0 {
+                        "; each work-item reads whole rows"
+                    } else {
+                        ""
+                    }
                 );
             }
         }

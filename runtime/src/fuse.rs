@@ -344,6 +344,10 @@ pub(crate) struct ReducePlan {
     /// segments: only where a work-item adds many steps serially (short runs are already
     /// accurate, and the compensation's dependent adds cost bandwidth on GPUs).
     pub(crate) compensated: bool,
+    /// A column reduction with a row reduction inside whose rows are short: each
+    /// work-item reads whole rows of this many vectors (its accumulators cover the whole
+    /// row, no barrier per row). 0: the work-items of a row share it.
+    pub(crate) row_vectors: usize,
 }
 
 impl ReducePlan {
@@ -485,6 +489,7 @@ pub(crate) fn plan_kernel(
             contiguous_lanes: false,
             finish_in_kernel: false,
             compensated: false,
+            row_vectors: 0,
         }
     });
 

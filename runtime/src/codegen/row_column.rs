@@ -20,6 +20,9 @@ use super::{
 use crate::fuse::{KernelPlan, ReducePlan, RowPart, Value};
 use crate::graph::ReduceOp;
 
+/// Elements of a row combined at once at the end of [`rows_per_item`].
+const TREE_ELEMENTS: usize = 8;
+
 /// Rows each work-item takes per step (their loads are in flight together).
 const ROWS_PER_STEP: usize = 4;
 
@@ -103,5 +106,131 @@ pub(super) fn row_loop(
         );
     }
     src.push_str("    }\n");
+    src
+}
+
+/// The body of a column reduction with a row reduction inside whose rows are short
+/// ([`ReducePlan::row_vectors`] vectors): each work-item takes whole rows, every `G`-th
+/// of its group's segment. Per row it evaluates the row reduction's operand on all the
+/// row's vectors, combines them, evaluates the column operand with the result into one
+/// accumulator per element of the row, and writes the row result out. No barrier until
+/// the end, where the group's accumulators are combined in local memory (a tree over the
+/// work-items, all of a row's elements at once) and written as partials `[o * S + s]` (or
+/// the results, with one segment).
+pub(super) fn rows_per_item(
+    plan: &KernelPlan,
+    r: &ReducePlan,
+    row: &RowPart,
+    ix: &str,
+    helpers: &mut Helpers,
+) -> String {
+    let g = plan.group_size;
+    let operand = match &plan.values[row.value].0 {
+        Value::Op { args, .. } => args[0],
+        _ => row.value,
+    };
+    let rd = plan.values[operand].1;
+    let rt = vt(row.dtype);
+    let d = r.in_dtype;
+    let t = vt(d);
+    let out = plan.outputs[0].0;
+    let (vectors, w) = (r.row_vectors, r.column_width);
+    let width = vectors * w;
+    let ind = "            ";
+    let vector = w == VECTOR_WIDTH;
+    // The values of vector `v` of row `k` (all of them, or those of the row operand).
+    let values = |v: usize, upto: usize, helpers: &mut Helpers| -> String {
+        let mut text = format!("{ind}const {ix} o = {v}u * {w}u;\n");
+        if vector {
+            text.push_str(&vector_values_upto(plan, upto, r, ix, ind, true, helpers));
+        } else {
+            text.push_str(&reduce_indices(plan, r, ix, ind));
+            emit_values_upto(plan, upto, "fidx", helpers, &mut text, ind);
+        }
+        text
+    };
+    let mut src = String::new();
+    let _ = writeln!(src, "    __local {t} sv[{g} * {}];", width.min(TREE_ELEMENTS));
+    let _ = writeln!(
+        src,
+        "    const {ix} G = {g}u, lid = get_local_id(0), s = get_group_id(0);\n    const {ix} chunk = (n_red + S - 1) / S;\n    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);"
+    );
+    for e in 0..width {
+        let _ = writeln!(src, "    {t} a{e} = {};", identity(r.op, d));
+    }
+    let _ = writeln!(src, "    for ({ix} k = k0 + lid; k < k1; k += G) {{");
+    // The row result.
+    let _ = writeln!(src, "        {rt} rowv;\n        {{");
+    let _ = writeln!(src, "        {} rp = {};", vt(rd), identity(row.op, rd));
+    for v in 0..vectors {
+        let _ = write!(src, "        {{\n{}", values(v, row.value, helpers));
+        let e = if vector {
+            let lane = |l: usize| format!("v{operand}_{l}");
+            combine(
+                row.op,
+                rd,
+                &combine(row.op, rd, &lane(0), &lane(1)),
+                &combine(row.op, rd, &lane(2), &lane(3)),
+            )
+        } else {
+            format!("v{operand}")
+        };
+        let _ = writeln!(src, "{ind}rp = {};\n        }}", combine(row.op, rd, "rp", &e));
+    }
+    let result = if row.op == ReduceOp::Mean {
+        format!("({rt})(rp / ({})n_out)", vt(rd))
+    } else {
+        format!("({rt})rp")
+    };
+    let _ = writeln!(src, "        rowv = {result};\n        }}");
+    // The column operand with it, one accumulator per element of the row.
+    for v in 0..vectors {
+        let _ = write!(src, "        {{\n{}", values(v, plan.values.len(), helpers));
+        for j in 0..w {
+            let value = if vector {
+                format!("v{out}_{j}")
+            } else {
+                format!("v{out}")
+            };
+            let a = format!("a{}", v * w + j);
+            let _ = writeln!(src, "{ind}{a} = {};", combine(r.op, d, &a, &value));
+        }
+        src.push_str("        }\n");
+    }
+    // After the loads (a store to another buffer would make the compiler load them again).
+    src.push_str("        rowout[k] = rowv;\n    }\n");
+    // Combine the group's accumulators: a tree over the work-items, for up to
+    // `TREE_ELEMENTS` elements of the row at a time (bounded local memory).
+    for first in (0..width).step_by(TREE_ELEMENTS) {
+        let part = (width - first).min(TREE_ELEMENTS);
+        for e in 0..part {
+            let _ = writeln!(src, "    sv[lid * {part}u + {e}u] = a{};", first + e);
+        }
+        src.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
+        let _ = writeln!(
+            src,
+            "    for ({ix} st = G / 2u; st > 0u; st >>= 1) {{\n        if (lid < st) {{"
+        );
+        for e in 0..part {
+            let (a, b) = (
+                format!("sv[lid * {part}u + {e}u]"),
+                format!("sv[(lid + st) * {part}u + {e}u]"),
+            );
+            let _ = writeln!(src, "            {a} = {};", combine(r.op, d, &a, &b));
+        }
+        src.push_str("        }\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }\n");
+        let _ = writeln!(
+            src,
+            "    if (lid < {part}u) {{\n        const {t} acc = sv[lid];\n        const {ix} e = {first}u + lid;"
+        );
+        if r.op == ReduceOp::Mean {
+            let _ = writeln!(src, "        outv[e * S + s] = fin ? acc / ({t})n_red : acc;");
+        } else {
+            src.push_str("        outv[e * S + s] = acc;\n");
+        }
+        // The next chunk overwrites `sv` only after everyone has read this one.
+        src.push_str("    }\n    barrier(CLK_LOCAL_MEM_FENCE);\n");
+    }
+    src.push_str("}\n");
     src
 }
