@@ -441,17 +441,20 @@ pub(crate) fn plan_kernel(
         let innermost_kept = red_mask & (1 << (rank - 1)) == 0;
         let only_innermost = red_mask == 1 << (rank - 1);
         // Lanes per output. Along the innermost dim (vector loads): about 128 elements per
-        // lane, up to 32 lanes (measured best on the H200 for rows of 100, 1,000 and 25,300
-        // elements: 4, 8 and 32 lanes, 0.90-0.93 of a raw read), more only when there are
+        // lane for long rows, about 12 for short ones (below), more only when there are
         // too few outputs to fill a work-group (a full reduction gets the whole group).
         let lanes = if innermost_kept && n_out > 1 {
             0
         } else if only_innermost {
-            // Short rows take fewer lanes, about 100 bytes each (on the H200: 1 lane for
-            // 20 f32, 0.82 of a copy against 0.61 with 4; 2 for 20 f64; 4 for 100 f32).
-            let row_bytes = n_red * graph[child].node.dtype.size();
-            let fewest = (row_bytes.div_ceil(100).next_power_of_two() as u32).min(4);
-            let by_extent = ((n_red / 128).max(1).next_power_of_two() as u32).clamp(fewest, 32);
+            // Short rows take fewer lanes, about 12 elements each, at most 8 (4 for 8-byte
+            // elements); long rows up to 64 (32). Measured on the H200 against a copy:
+            // 100 f32 8 lanes 0.90-0.91 (4: 0.86-0.87); 20 f32 2 lanes 0.88 (1: 0.81-0.82);
+            // 25,300 f32 64 lanes 1.05 (32: 0.94); 126 f64 4 lanes 1.06-1.13 (8: 0.92-0.98);
+            // 20 f64 2 lanes 1.05 (4: 0.95); 1,000 f32 and f64 8 lanes (16: 0.82, 0.93).
+            let wide = graph[child].node.dtype.size() >= 8;
+            let (most, cap) = if wide { (4, 32) } else { (8, 64) };
+            let fewest = (n_red.div_ceil(12).next_power_of_two() as u32).min(most);
+            let by_extent = ((n_red / 128).max(1).next_power_of_two() as u32).clamp(fewest, cap);
             let to_fill = (group_size as usize).div_ceil(n_out.max(1)).next_power_of_two() as u32;
             by_extent.max(to_fill).min(group_size)
         } else if n_red <= 16 {
