@@ -14,21 +14,25 @@
 //! b = mean(b - lr r)             a full reduction                         [1]
 //! ```
 //!
-//! The engine runs `z` and `g` as one kernel that reads `X` once (the column reduction
-//! reads the row reduction per row, so it computes it inside and writes `z` out), plus a
-//! combine pass for `g`'s partials; `b`'s mean recomputes `r` from `z`; `w`'s update is
-//! its own kernel. Counted with `ctx.stats()`: four kernels per step on the H200 and at
-//! most four on PoCL; the step never waits for the device.
+//! This is `--residual fused`. The engine runs `z` and `g` as one kernel that reads `X`
+//! once (the column reduction reads the row reduction per row, so it computes it inside
+//! and writes `z` out), plus a combine pass for `g`'s partials; `b`'s mean recomputes `r`
+//! from `z`; `w`'s update is its own kernel: four kernels per step (`ctx.stats()`), and
+//! the step never waits for the device.
 //!
 //! `--residual stored` evaluates `r` first (`r.eval()`), which splits the step into a
 //! matrix-vector product, the residual, a column reduction reading `r` (plus its combine
-//! pass or not), `w`'s and `b`'s updates: five or six kernels, two reads of `X`. On the
-//! H200 the default (`fused`) is 1.5-1.6x faster for rows of at most 160 bytes (20
-//! elements: one work-item reads whole rows), 1.3-1.7x for rows of 126 f64, as fast or a
-//! little faster for 100 f32, as fast for 25,300 f32 (rows wider than a work-group are
-//! not fused), and 20 % slower for 1,000 f64 (one row per work-group at a time, whose
-//! tree dominates; BENCHMARKS.md, fourth session). On PoCL `stored` is 2-6x faster:
-//! each barrier of the fused kernel's per-row tree is a loop there.
+//! pass or not), `w`'s and `b`'s updates: five or six kernels, two reads of `X`.
+//!
+//! The default (`auto`) is `fused` on GPUs and `stored` elsewhere. On the H200 `fused` is
+//! 1.5-1.6x faster for rows of at most 160 bytes (20 elements: one work-item reads whole
+//! rows), 1.3-1.7x for rows of 126 f64, as fast or a little faster for 100 f32, as fast
+//! for 25,300 f32 (rows wider than a work-group are not fused), and 20 % slower for 1,000
+//! f64 (one row per work-group at a time, whose tree dominates; BENCHMARKS.md, fourth
+//! session). On CPU devices the engine fuses only rows one work-item reads whole (a
+//! barrier is a loop there), so `fused` recomputes the sigmoid per element of `X` for
+//! longer rows: on PoCL `stored` is as fast for 20-element rows and 1.8-2.5x faster for
+//! 126 and 2,530.
 //!
 //! The elementwise formulas (the residual, the loss per row) are written with `expr!`.
 //! The loss (`mean(softplus(z) - y z) + lambda/2 |w|^2`, no penalty on `b`) is read to
@@ -254,7 +258,7 @@ fn parse_args() -> std::result::Result<Args, String> {
     let mut shape: Option<(usize, usize)> = None;
     let mut dtype: Option<String> = None;
     let mut iters = if small { SMALL_ITERS } else { DEFAULT_ITERS };
-    let mut residual = "fused".to_string();
+    let mut residual = "auto".to_string();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -281,9 +285,9 @@ fn parse_args() -> std::result::Result<Args, String> {
                 }
             }
             "--residual" => {
-                let v = args.next().ok_or("--residual needs fused or stored")?;
-                if v != "fused" && v != "stored" {
-                    return Err(format!("--residual must be fused or stored, not {v}"));
+                let v = args.next().ok_or("--residual needs auto, fused or stored")?;
+                if !["auto", "fused", "stored"].contains(&v.as_str()) {
+                    return Err(format!("--residual must be auto, fused or stored, not {v}"));
                 }
                 residual = v;
             }
@@ -318,23 +322,27 @@ fn main() -> lazycl::Result<ExitCode> {
         Err(e) => {
             eprintln!("logistic_regression: {e}");
             eprintln!(
-                "usage: logistic_regression [--shape RxC] [--dtype f32|f64] [--iters K] [--residual fused|stored]"
+                "usage: logistic_regression [--shape RxC] [--dtype f32|f64] [--iters K] [--residual auto|fused|stored]"
             );
             return Ok(ExitCode::from(2));
         }
     };
     let ctx = Context::new()?;
+    let fuse = match args.residual.as_str() {
+        "auto" => ctx.device().device_type == lazycl::DeviceType::Gpu,
+        other => other == "fused",
+    };
     println!(
-        "logistic regression by gradient descent on {} ({}), lr {LEARNING_RATE}, lambda {LAMBDA}, residual {}",
+        "logistic regression by gradient descent on {} ({}), lr {LEARNING_RATE}, lambda {LAMBDA}, residual {} ({})",
         ctx.device().name,
         ctx.device().platform_name,
+        if fuse { "fused" } else { "stored" },
         args.residual
     );
     let mut rows = Vec::new();
     let mut failures = Vec::new();
     for (n, d, t) in &args.shapes {
         let fp64 = t == "f64";
-        let fuse = args.residual == "fused";
         let result = if fp64 {
             run_shape::<f64>(&ctx, *n, *d, args.iters, args.small, fuse)?
         } else {

@@ -350,7 +350,20 @@ pub(crate) struct ReducePlan {
     pub(crate) row_vectors: usize,
 }
 
+/// Rows of at most this many vectors, and of at most [`ROW_PER_ITEM_BYTES`], are read
+/// whole by one work-item in a column reduction with a row reduction inside.
+const ROW_PER_ITEM_VECTORS: usize = 8;
+/// See [`ROW_PER_ITEM_VECTORS`]: a work-item holds a row's accumulators and elements.
+const ROW_PER_ITEM_BYTES: usize = 160;
+
 impl ReducePlan {
+    /// A column reduction's rows are short enough for one work-item to hold a whole row
+    /// (when a row reduction goes inside it).
+    pub(crate) fn rows_fit_one_item(&self) -> bool {
+        self.n_out / self.column_width.max(1) <= ROW_PER_ITEM_VECTORS
+            && self.n_out * self.in_dtype.size() <= ROW_PER_ITEM_BYTES
+    }
+
     /// The column layout's geometry for work-groups of `group` items: (work-items per
     /// row, rows read at once by a group, column tiles).
     pub(crate) fn column_geometry(&self, group: usize) -> (usize, usize, usize) {
@@ -599,17 +612,22 @@ pub(crate) fn plan_kernel(
 /// column reduction reads nothing produced in between (so that kernels in between that
 /// read the row results still find them), else where the column reduction ran when
 /// nothing in between reads them; else they stay apart. Rows must fit one work-group
-/// (at most `group_size` vectors), and neither reduction may be an arg one.
+/// (at most `group_size` vectors), and neither reduction may be an arg one. With
+/// `shared_rows` false only rows one work-item reads whole are fused
+/// ([`ReducePlan::rows_fit_one_item`]).
 pub(crate) fn fuse_rows_into_columns(
     graph: &[GNode],
     mat: &[bool],
     plans: Vec<KernelPlan>,
     group_size: u32,
+    shared_rows: bool,
 ) -> Vec<KernelPlan> {
     let mut plans: Vec<Option<KernelPlan>> = plans.into_iter().map(Some).collect();
+    let allowed = |cp: &KernelPlan| shared_rows || cp.reduce.is_some_and(|r| r.rows_fit_one_item());
     for c in 0..plans.len() {
         let Some(found) = plans[c]
             .as_ref()
+            .filter(|cp| allowed(cp))
             .and_then(|cp| row_partner(&plans, c, cp, group_size))
         else {
             continue;
