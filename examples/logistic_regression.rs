@@ -31,7 +31,7 @@
 //! f64 (one row per work-group at a time, whose tree dominates; BENCHMARKS.md, fourth
 //! session). On CPU devices the engine fuses only rows one work-item reads whole (a
 //! barrier is a loop there), so `fused` recomputes the sigmoid per element of `X` for
-//! longer rows: on PoCL `stored` is as fast for 20-element rows and 1.8-2.5x faster for
+//! longer rows: on PoCL `stored` is 1.1-1.3x faster for 20-element rows and 1.8-2.5x for
 //! 126 and 2,530.
 //!
 //! The elementwise formulas (the residual, the loss per row) are written with `expr!`.
