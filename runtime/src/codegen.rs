@@ -14,6 +14,9 @@ use crate::dtype::DType;
 use crate::fuse::{KernelPlan, OpCode, ReducePlan, Value};
 use crate::graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
 
+/// The main loops of a column reduction with a row reduction inside.
+mod row_column;
+
 /// The name of every generated fused kernel.
 pub(crate) const FUSED_KERNEL_NAME: &str = "lazycl_fused";
 
@@ -1035,8 +1038,6 @@ pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32, lanes: u32) -> 
     );
     src
 }
-
-mod row_column;
 
 /// The name of the combine kernel.
 pub(crate) const COMBINE_KERNEL_NAME: &str = "lazycl_combine";

@@ -229,9 +229,10 @@ fn column_tile(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
     }
 }
 
-/// Fits a reduction plan to the device: its segments, whether its last work-groups finish
-/// it or a combine pass does, and the order in which lanes read. (The last two change the
-/// kernel's source: the caller adds them to its key.)
+/// Fits a reduction plan to the device: its segments, the column tile, whether its last
+/// work-groups finish it or a combine pass does, the order in which lanes read, whether
+/// float sums are compensated, and whether one work-item reads whole rows. (All but the
+/// segments change the kernel's source: the caller adds them to its key.)
 ///
 /// `one_tile`: a column reduction with a row reduction inside covers whole rows.
 fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32, one_tile: bool) {

@@ -38,10 +38,7 @@ pub(super) fn row_loop(
     helpers: &mut Helpers,
 ) -> String {
     let g = plan.group_size;
-    let operand = match &plan.values[row.value].0 {
-        Value::Op { args, .. } => args[0],
-        _ => row.value,
-    };
+    let operand = row_operand(plan, row);
     let d = plan.values[operand].1;
     let t = vt(d);
     let op = row.op;
@@ -50,13 +47,7 @@ pub(super) fn row_loop(
     let mut share = String::new();
     let value = if r.column_width == VECTOR_WIDTH {
         share.push_str(&vector_values_upto(plan, row.value, r, ix, ind, true, helpers));
-        let lane = |l: usize| format!("v{operand}_{l}");
-        combine(
-            op,
-            d,
-            &combine(op, d, &lane(0), &lane(1)),
-            &combine(op, d, &lane(2), &lane(3)),
-        )
+        combine_lanes(op, d, operand)
     } else {
         share.push_str(&reduce_indices(plan, r, ix, ind));
         emit_values_upto(plan, row.value, "fidx", helpers, &mut share, ind);
@@ -115,8 +106,8 @@ pub(super) fn row_loop(
 /// row's vectors, combines them, evaluates the column operand with the result into one
 /// accumulator per element of the row, and writes the row result out. No barrier until
 /// the end, where the group's accumulators are combined in local memory (a tree over the
-/// work-items, all of a row's elements at once) and written as partials `[o * S + s]` (or
-/// the results, with one segment).
+/// work-items, up to [`TREE_ELEMENTS`] elements of the row at a time) and written as
+/// partials `[o * S + s]` (or the results, with one segment).
 pub(super) fn rows_per_item(
     plan: &KernelPlan,
     r: &ReducePlan,
@@ -125,10 +116,7 @@ pub(super) fn rows_per_item(
     helpers: &mut Helpers,
 ) -> String {
     let g = plan.group_size;
-    let operand = match &plan.values[row.value].0 {
-        Value::Op { args, .. } => args[0],
-        _ => row.value,
-    };
+    let operand = row_operand(plan, row);
     let rd = plan.values[operand].1;
     let rt = vt(row.dtype);
     let d = r.in_dtype;
@@ -165,13 +153,7 @@ pub(super) fn rows_per_item(
     for v in 0..vectors {
         let _ = write!(src, "        {{\n{}", values(v, row.value, helpers));
         let e = if vector {
-            let lane = |l: usize| format!("v{operand}_{l}");
-            combine(
-                row.op,
-                rd,
-                &combine(row.op, rd, &lane(0), &lane(1)),
-                &combine(row.op, rd, &lane(2), &lane(3)),
-            )
+            combine_lanes(row.op, rd, operand)
         } else {
             format!("v{operand}")
         };
@@ -233,4 +215,23 @@ pub(super) fn rows_per_item(
     }
     src.push_str("}\n");
     src
+}
+
+/// The value the row reduction reduces (its operand in the plan).
+fn row_operand(plan: &KernelPlan, row: &RowPart) -> usize {
+    match &plan.values[row.value].0 {
+        Value::Op { args, .. } => args[0],
+        _ => row.value,
+    }
+}
+
+/// The four lanes `v{value}_0..3` of a vector step combined pairwise.
+fn combine_lanes(op: ReduceOp, d: crate::dtype::DType, value: usize) -> String {
+    let lane = |l: usize| format!("v{value}_{l}");
+    combine(
+        op,
+        d,
+        &combine(op, d, &lane(0), &lane(1)),
+        &combine(op, d, &lane(2), &lane(3)),
+    )
 }
