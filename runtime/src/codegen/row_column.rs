@@ -1,5 +1,5 @@
 //! The main loop of a column reduction that computes a row reduction of the same rows
-//! inside ([`RowPart`]): `g = (x * f((x * w).sum_axis(1))).sum_axis(0)` reads `x` once.
+//! inside ([`RowPart`](crate::fuse::RowPart)): `g = (x * f((x * w).sum_axis(1))).sum_axis(0)` reads `x` once.
 //!
 //! A work-group covers whole rows (one tile: `per_row` work-items a row, `P` rows at a
 //! time). Per step of `4 P` rows, every work-item:
