@@ -1,6 +1,8 @@
 //! Property test: random elementwise DAGs (depth up to 8, fan-out, shared subexpressions,
-//! broadcasting, scalars, every dtype, odd sizes, size 0 and 1), several outputs evaluated
-//! in one flush, compared with the same expressions evaluated on the host with ndarray.
+//! broadcasting, scalars, every dtype, odd sizes, size 0 and 1) with reductions (full,
+//! along an axis, and column sums weighted by a function of the row sums, which the engine
+//! fuses into one kernel), several outputs evaluated in one flush, compared with the same
+//! expressions evaluated on the host with ndarray.
 //!
 //! Cases per run: `LAZYCL_PROPTEST_CASES` (default 240; each case checks several outputs).
 //! Floats are compared with a tolerance derived from a bound on each value's magnitude
@@ -350,6 +352,30 @@ fn reduction<T: HostNum>(r: &mut StdRng, a: &Val<T>, op: usize, depth: usize) ->
                 leaf: false,
             })
         }
+        // A column reduction of `a` weighted by a function of its row sums,
+        // `(a * squash(a.sum_axes([last], keep))).sum_axis(0)`: for a matrix the engine
+        // computes the row sums inside the column reduction (one kernel).
+        16 if nd >= 2 => {
+            let last = nd - 1;
+            let rows = a
+                .host
+                .fold_axis(ndarray::Axis(last), T::from_small(0), |s, x| T::h_add(*s, *x))
+                .insert_axis(ndarray::Axis(last));
+            let weight = rows.mapv(T::h_squash);
+            let weighted = zip2(&a.host, &weight, T::h_mul);
+            let host = weighted.fold_axis(ndarray::Axis(0), T::from_small(0), |s, x| T::h_add(*s, *x));
+            let dev = (&a.dev * &T::d_squash(&a.dev.sum_axes(&[last], true))).sum_axis(0);
+            // The weight's rounding (the row sum's, up to `bound * row length * eps`)
+            // is multiplied by `a` again.
+            let row_len = a.host.shape()[last] as f64;
+            Some(Val {
+                dev,
+                host,
+                bound: a.bound * count(Some(0)) * (1.0 + a.bound * row_len),
+                depth,
+                leaf: false,
+            })
+        }
         _ => None,
     }
 }
@@ -364,7 +390,7 @@ fn grow<T: HostNum>(r: &mut StdRng, vals: &[Val<T>]) -> Option<Val<T>> {
         return None;
     }
     bshape(&bshape(a.host.shape(), b.host.shape())?, c.host.shape())?;
-    let op = r.gen_range(0..16);
+    let op = r.gen_range(0..17);
     if op >= 13 {
         return reduction(r, a, op, depth);
     }

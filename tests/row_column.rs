@@ -231,3 +231,35 @@ fn row_max_and_mean_inside_a_column_reduction() {
         }
     }
 }
+
+/// The pair runs where the column reduction ran when it reads something computed after
+/// the row reduction (here a full sum): the order of the flush's kernels keeps every
+/// dependency, and the results match the host.
+#[test]
+fn a_column_reduction_that_reads_a_later_result_keeps_its_order() {
+    let ctx = ctx();
+    let c = Case::new(500, 8, 123);
+    let x = ctx.from_shape_slice([c.n, c.d], &c.x).unwrap();
+    let w = ctx.from_slice(&c.w).unwrap();
+    let z = (&x * &w).sum_axes(&[1], true);
+    let total = (&x * &x).sum();
+    let g = (&x * &(z.tanh() * &total)).sum_axis(0);
+    let plan = g.explain().unwrap();
+    assert!(plan.contains("computed inside"), "{plan}");
+    assert_eq!(planned_kernels(&g), 2, "{plan}");
+    lazycl::eval(&(&g, &z)).unwrap();
+    let ht: f64 = c.x.iter().map(|v| v * v).sum();
+    let hz: Vec<f64> = (0..c.n)
+        .map(|i| (0..c.d).map(|j| c.x[i * c.d + j] * c.w[j]).sum())
+        .collect();
+    for (j, got) in g.to_vec().unwrap().into_iter().enumerate() {
+        let want: f64 = (0..c.n).map(|i| c.x[i * c.d + j] * hz[i].tanh() * ht).sum();
+        assert!(
+            (got - want).abs() < 1e-9 * ht * c.n as f64,
+            "g[{j}]: {got} vs {want}"
+        );
+    }
+    for (a, b) in z.to_vec().unwrap().iter().zip(&hz) {
+        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+    }
+}
