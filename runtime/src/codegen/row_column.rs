@@ -1,8 +1,10 @@
-//! The main loop of a column reduction that computes a row reduction of the same rows
-//! inside ([`RowPart`](crate::fuse::RowPart)): `g = (x * f((x * w).sum_axis(1))).sum_axis(0)` reads `x` once.
+//! A column reduction that computes a row reduction of the same rows inside
+//! ([`RowPart`](crate::fuse::RowPart)): `g = (x * f((x * w).sum_axis(1))).sum_axis(0)`
+//! reads `x` once. Two layouts:
 //!
-//! A work-group covers whole rows (one tile: `per_row` work-items a row, `P` rows at a
-//! time). Per step of `4 P` rows, every work-item:
+//! [`row_loop`](crate::codegen::row_column::row_loop) (rows shared by a row of work-items; GPUs): a work-group covers whole
+//! rows (one tile: `per_row` work-items a row, `P` rows at a time). Per step of `4 P`
+//! rows, every work-item:
 //! 1. evaluates the row reduction's operand on its own elements of four rows and combines
 //!    them into one value per row (`rs` in local memory);
 //! 2. takes part in a tree over the `per_row` work-items of each row (barriers, so every
@@ -11,6 +13,9 @@
 //!    evaluates the column reduction's operand with them, accumulating as the plain loop
 //!    does. The elements are loaded again here: they were read a moment before, so the
 //!    second load hits the cache, not device memory.
+//!
+//! [`rows_per_item`](crate::codegen::row_column::rows_per_item) (short rows; every device): one work-item reads whole rows, with no
+//! barrier until the group combines its accumulators at the end.
 
 use std::fmt::Write;
 
