@@ -23,7 +23,7 @@ fn planned_kernels<T: lazycl::Element>(a: &Array<T>) -> usize {
 /// Vectors a row of `d` elements takes: of four where the width allows, else single
 /// elements.
 fn vectors(d: usize) -> usize {
-    if d % 4 == 0 {
+    if d.is_multiple_of(4) {
         d / 4
     } else {
         d
