@@ -677,9 +677,19 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
         }
     };
     let mut header = String::new();
+    // A group size the layout's source is written for is declared, so that the compiler
+    // fits its registers to it (NVIDIA would otherwise refuse a large group).
+    let required = if r.group_rows > 0 {
+        format!(
+            " __attribute__((reqd_work_group_size({}, 1, 1)))",
+            plan.group_size
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         header,
-        "__kernel void {FUSED_KERNEL_NAME}({}) {{",
+        "__kernel{required} void {FUSED_KERNEL_NAME}({}) {{",
         params.join(", ")
     );
     let _ = writeln!(
@@ -695,6 +705,10 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     );
     if let (true, Some(row)) = (r.row_vectors > 0, &plan.row) {
         src.push_str(&row_column::rows_per_item(plan, r, row, ix, &mut helpers));
+        return src;
+    }
+    if let (true, Some(row)) = (r.group_rows > 0, &plan.row) {
+        src.push_str(&row_column::group_rows(plan, r, row, ix, &mut helpers));
         return src;
     }
     if r.columns {

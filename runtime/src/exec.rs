@@ -94,12 +94,16 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
         .iter()
         .map(|members| plan_kernel(&graph, &mat, members, group_size, None))
         .collect();
-    let kernels = fuse_rows_into_columns(&graph, &mat, plans, group_size, shared_rows_allowed(&ctx))
+    let kernels = fuse_rows_into_columns(&graph, &mat, plans, group_size, widest_shared_row(&ctx))
         .into_iter()
         .map(|mut plan| {
             let one_tile = plan.row.is_some();
             if let Some(r) = &mut plan.reduce {
-                fit_reduction(&ctx, r, plan.group_size, one_tile);
+                if one_tile && wants_group_rows(r, plan.group_size) {
+                    plan.group_size = fit_group_rows(&ctx, r);
+                } else {
+                    fit_reduction(&ctx, r, plan.group_size, one_tile);
+                }
                 plan.key.extend([
                     TAG_FIT,
                     u32::from(r.finish_in_kernel)
@@ -107,6 +111,8 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
                         | u32::from(r.compensated) << 2,
                     r.column_tile as u32,
                     r.row_vectors as u32,
+                    r.group_rows as u32,
+                    plan.group_size,
                 ]);
             }
             plan
@@ -292,6 +298,82 @@ fn fit_rows_per_item(ctx: &ContextInner, r: &mut ReducePlan, group: u32, vectors
     r.compensated = false;
 }
 
+/// The largest work-group of the group-rows layout ([`ReducePlan::group_rows`]).
+const GROUP_ROWS_LARGEST: usize = 1024;
+/// The most vectors of a row one work-item of the group-rows layout holds (its
+/// accumulators): rows up to this many times the largest group are fused.
+const GROUP_ROWS_MOST_VECTORS: usize = 16;
+/// Bytes of each row one work-item of the group-rows layout aims to hold (8 vectors of
+/// 4-byte elements, 4 of 8-byte ones).
+const GROUP_ROWS_BYTES: usize = 128;
+/// Rows each work-group of the group-rows layout takes at least (its partials, one per
+/// output, cost as much as this many rows' worth of reading less one).
+const GROUP_ROWS_LEAST_ROWS: usize = 16;
+
+/// The widest rows, in vectors, whose row reduction may go inside a column reduction
+/// when work-items share them: the group-rows layout's largest group times
+/// [`GROUP_ROWS_MOST_VECTORS`]. 0 where shared rows are not allowed.
+fn widest_shared_row(ctx: &ContextInner) -> usize {
+    if shared_rows_allowed(ctx) {
+        largest_group(ctx) * GROUP_ROWS_MOST_VECTORS
+    } else {
+        0
+    }
+}
+
+/// The largest power-of-two work-group of the group-rows layout on this device.
+fn largest_group(ctx: &ContextInner) -> usize {
+    let max = ctx.device.max_work_group_size.clamp(1, GROUP_ROWS_LARGEST);
+    1 << (usize::BITS - 1 - max.leading_zeros())
+}
+
+/// Whether a column reduction with a row reduction inside shares each row across a
+/// whole work-group ([`ReducePlan::group_rows`]): rows wider than a work-group of the
+/// column layout (which gives a row of work-items one vector each).
+fn wants_group_rows(r: &ReducePlan, group: u32) -> bool {
+    if r.rows_fit_one_item() {
+        return false;
+    }
+    if let Ok(v) = std::env::var("LAZYCL_LAB_GROUP_ROWS") {
+        return v == "1";
+    }
+    r.n_out / r.column_width > group as usize
+}
+
+/// Fits the group-rows layout: a work-group of a power of two from 32 to the device's
+/// largest (at most 1024) so that each work-item holds about [`GROUP_ROWS_BYTES`] of each
+/// row, and segments for half the device's resident work-items, each of at least
+/// [`GROUP_ROWS_LEAST_ROWS`] rows and at most [`COMPENSATE_AFTER`] (never compensated: a
+/// work-item adds one row per step), combined by a combine pass. Returns the group size.
+fn fit_group_rows(ctx: &ContextInner, r: &mut ReducePlan) -> u32 {
+    let largest = largest_group(ctx);
+    let vectors = (r.n_out / r.column_width).max(1);
+    let bytes: usize = std::env::var("LAZYCL_LAB_GROUP_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(GROUP_ROWS_BYTES);
+    let least_rows: usize = std::env::var("LAZYCL_LAB_GROUP_LEAST")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(GROUP_ROWS_LEAST_ROWS);
+    let held = (bytes / (r.column_width * r.in_dtype.size())).max(1);
+    let group = vectors
+        .div_ceil(held)
+        .next_power_of_two()
+        .clamp(32.min(largest), largest);
+    r.group_rows = vectors.div_ceil(group);
+    r.column_tile = vectors;
+    r.row_vectors = 0;
+    let target = (work_items_cap(ctx) / 2 / group).max(1);
+    let most = (r.n_red / least_rows).max(1);
+    let least = r.n_red.div_ceil(COMPENSATE_AFTER);
+    r.segments = target.min(most).max(least).clamp(1, r.n_red.max(1));
+    r.finish_in_kernel = false;
+    r.contiguous_lanes = false;
+    r.compensated = false;
+    group as u32
+}
+
 /// Serial accumulation steps beyond which a work-item's float sum is compensated. A
 /// plain sum of `m` steps is off by at most about `m` ulps of the sum of magnitudes
 /// (typically `sqrt(m)`): for 128, within 1e-5 of it in f32 even in the worst case, and
@@ -366,6 +448,7 @@ fn launch_reduce(
     // One work-group per block of outputs (lanes) or tile (columns) and segment; else one
     // work-item per output and segment.
     let (global, local) = match group.checked_div(r.lanes) {
+        None if r.group_rows > 0 => (s * group as usize, Some(group as usize)),
         Some(rows) => (
             r.n_out.div_ceil(rows as usize) * s * group as usize,
             Some(group as usize),
@@ -392,7 +475,9 @@ fn launch_reduce(
         .kernel
         .launch(queue, Command::new(reads, &writes), &[global], local, args)?;
     if s > 1 {
-        // Lanes per output in the combine pass: the next power of two of S, within a group.
+        // Lanes per output in the combine pass: the next power of two of S, within a group
+        // (of the reductions' usual size: the kernel's own may be the row's).
+        let group = reduce_group_size(ctx);
         let lanes = (s.next_power_of_two() as u32).clamp(1, group);
         let combine = combine_kernel(ctx, r.op, r.in_dtype, group, lanes)?;
         let cargs = [
@@ -621,9 +706,14 @@ pub(crate) fn explain(roots: &[NodeRef]) -> Result<String> {
                     row.op,
                     r.n_red,
                     if r.row_vectors > 0 {
-                        "; each work-item reads whole rows"
+                        "; each work-item reads whole rows".to_string()
+                    } else if r.group_rows > 0 {
+                        format!(
+                            "; a work-group of {} shares each row, {} vectors per work-item",
+                            p.group_size, r.group_rows
+                        )
                     } else {
-                        ""
+                        String::new()
                     }
                 );
             }
@@ -921,6 +1011,85 @@ mod tests {
                 );
             }
         }
+        SHARED_ROWS_ANYWHERE.with(|c| c.set(false));
+    }
+
+    /// The group-rows kernel (a whole work-group per row, several vectors per work-item)
+    /// on any device: rows wider than a work-group of the column layout, in vectors (1,100
+    /// f32) and single elements (1,027 f64: not a multiple of the vector width), with sum,
+    /// mean and max row reductions, one segment (5 rows) and several; rows wider than the
+    /// layout holds stay two kernels.
+    #[test]
+    fn group_rows_give_the_host_gradient() {
+        let ctx = Context::new().expect("an OpenCL device");
+        SHARED_ROWS_ANYWHERE.with(|c| c.set(true));
+        for (n, d, f32_data) in [(300usize, 1100usize, true), (37, 1027, false), (5, 4100, true)] {
+            let x: Vec<f64> = (0..n * d)
+                .map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0)
+                .collect();
+            let w: Vec<f64> = (0..d).map(|j| ((j * 31) % 17) as f64 / 17.0 - 0.5).collect();
+            let y: Vec<f64> = (0..n).map(|i| (i % 2) as f64).collect();
+            let xa = ctx.from_shape_slice([n, d], &x).unwrap();
+            let wa = ctx.from_slice(&w).unwrap();
+            let ya = ctx.from_shape_slice([n, 1], &y).unwrap();
+            // f32 data: the same values rounded (the host reference rounds them too).
+            let (x, xa) = if f32_data {
+                let x32: Vec<f64> = x.iter().map(|&v| f64::from(v as f32)).collect();
+                (x32, xa.cast::<f32>().cast::<f64>())
+            } else {
+                (x, xa)
+            };
+            let xs = xa.cast::<f32>();
+            let z = (&xa * &wa).sum_axes(&[1], true);
+            let g = (&xa * &(z.tanh() - &ya)).sum_axis(0);
+            let m = (&xa * &xa.mean_axes(&[1], true)).sum_axis(0);
+            let below = (&xs - &xs.amax_axes(&[1], true)).sum_axis(0);
+            for a in [&g, &m] {
+                let text = a.explain().unwrap();
+                assert!(text.contains("shares each row"), "{n}x{d}: {text}");
+            }
+            assert!(below.explain().unwrap().contains("shares each row"));
+            crate::eval(&(&g, &m, &z)).unwrap();
+            let row = |i: usize| &x[i * d..(i + 1) * d];
+            let hz: Vec<f64> = (0..n)
+                .map(|i| row(i).iter().zip(&w).map(|(a, b)| a * b).sum())
+                .collect();
+            for (a, b) in z.to_vec().unwrap().iter().zip(&hz) {
+                assert!((a - b).abs() < 1e-12 * d as f64, "{n}x{d} z: {a} vs {b}");
+            }
+            let (gv, mv, bv) = (g.to_vec().unwrap(), m.to_vec().unwrap(), below.to_vec().unwrap());
+            for j in 0..d {
+                let hg: f64 = (0..n).map(|i| x[i * d + j] * (hz[i].tanh() - y[i])).sum();
+                let hm: f64 = (0..n)
+                    .map(|i| x[i * d + j] * row(i).iter().sum::<f64>() / d as f64)
+                    .sum();
+                let hb: f64 = (0..n)
+                    .map(|i| x[i * d + j] - row(i).iter().cloned().fold(f64::MIN, f64::max))
+                    .sum();
+                assert!(
+                    (gv[j] - hg).abs() < 1e-9 * n as f64,
+                    "{n}x{d} g[{j}]: {} vs {hg}",
+                    gv[j]
+                );
+                assert!(
+                    (mv[j] - hm).abs() < 1e-9 * n as f64,
+                    "{n}x{d} m[{j}]: {} vs {hm}",
+                    mv[j]
+                );
+                assert!(
+                    (f64::from(bv[j]) - hb).abs() < 1e-5 * n as f64,
+                    "{n}x{d} below[{j}]: {} vs {hb}",
+                    bv[j]
+                );
+            }
+        }
+        // Rows wider than the largest group times the most vectors one work-item holds.
+        let wide = ctx.from_shape_slice([2, 70_000], &vec![1.0f32; 140_000]).unwrap();
+        let text = (&wide * &wide.sum_axes(&[1], true))
+            .sum_axis(0)
+            .explain()
+            .unwrap();
+        assert!(!text.contains("computed inside"), "{text}");
         SHARED_ROWS_ANYWHERE.with(|c| c.set(false));
     }
 }

@@ -348,6 +348,11 @@ pub(crate) struct ReducePlan {
     /// work-item reads whole rows of this many vectors (its accumulators cover the whole
     /// row, no barrier per row). 0: the work-items of a row share it.
     pub(crate) row_vectors: usize,
+    /// A column reduction with a row reduction inside whose rows a whole work-group
+    /// shares, one row at a time: each work-item holds this many vectors of every row
+    /// (its accumulators), and the group size is chosen for the row
+    /// ([`KernelPlan::group_size`]). 0: another layout.
+    pub(crate) group_rows: usize,
 }
 
 /// Rows of at most this many vectors, and of at most [`ROW_PER_ITEM_BYTES`], are read
@@ -506,6 +511,7 @@ pub(crate) fn plan_kernel(
             finish_in_kernel: false,
             compensated: false,
             row_vectors: 0,
+            group_rows: 0,
         }
     });
 
@@ -611,24 +617,28 @@ pub(crate) fn plan_kernel(
 /// reduction's own kernel is dropped. The pair runs where the row reduction ran when the
 /// column reduction reads nothing produced in between (so that kernels in between that
 /// read the row results still find them), else where the column reduction ran when
-/// nothing in between reads them; else they stay apart. Rows must fit one work-group
-/// (at most `group_size` vectors), and neither reduction may be an arg one. With
-/// `shared_rows` false only rows one work-item reads whole are fused
-/// ([`ReducePlan::rows_fit_one_item`]).
+/// nothing in between reads them; else they stay apart. Neither reduction may be an arg
+/// one. Rows one work-item reads whole ([`ReducePlan::rows_fit_one_item`]) are always
+/// fused; rows that work-items share only up to `widest_shared_row` vectors (0 where
+/// their barriers are slow).
 pub(crate) fn fuse_rows_into_columns(
     graph: &[GNode],
     mat: &[bool],
     plans: Vec<KernelPlan>,
     group_size: u32,
-    shared_rows: bool,
+    widest_shared_row: usize,
 ) -> Vec<KernelPlan> {
     let mut plans: Vec<Option<KernelPlan>> = plans.into_iter().map(Some).collect();
-    let allowed = |cp: &KernelPlan| shared_rows || cp.reduce.is_some_and(|r| r.rows_fit_one_item());
+    let allowed = |cp: &KernelPlan| {
+        cp.reduce.is_some_and(|r| {
+            r.columns && (r.rows_fit_one_item() || r.n_out / r.column_width <= widest_shared_row)
+        })
+    };
     for c in 0..plans.len() {
         let Some(found) = plans[c]
             .as_ref()
             .filter(|cp| allowed(cp))
-            .and_then(|cp| row_partner(&plans, c, cp, group_size))
+            .and_then(|cp| row_partner(&plans, c, cp))
         else {
             continue;
         };
@@ -652,20 +662,14 @@ pub(crate) fn fuse_rows_into_columns(
 
 /// For the column reduction `cp` (plan `c`): the plan of a row reduction it can compute
 /// inside, the row reduction's graph index, and where the pair runs.
-fn row_partner(
-    plans: &[Option<KernelPlan>],
-    c: usize,
-    cp: &KernelPlan,
-    group_size: u32,
-) -> Option<(usize, usize, usize)> {
+fn row_partner(plans: &[Option<KernelPlan>], c: usize, cp: &KernelPlan) -> Option<(usize, usize, usize)> {
     let cr = cp.reduce?;
     let fits = cr.columns
         && !cr.op.is_arg()
         && cp.dims.len() == 2
         && cr.red_mask == 0b01
         && cr.n_out > 0
-        && cr.n_red > 0
-        && cr.n_out / cr.column_width <= group_size as usize;
+        && cr.n_red > 0;
     if !fits {
         return None;
     }

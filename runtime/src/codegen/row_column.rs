@@ -222,6 +222,203 @@ pub(super) fn rows_per_item(
     src
 }
 
+/// The body of a column reduction with a row reduction inside whose rows a whole
+/// work-group shares ([`ReducePlan::group_rows`]): work-item `lid` holds vectors
+/// `m G + lid` (`m < M`) of every row, with an accumulator per element. The group takes
+/// its segment's rows [`ROWS_PER_STEP`] at a time: every work-item evaluates the row
+/// reduction's operand on its elements of each row, the group combines the row values in
+/// local memory (one tree for all of them), then every work-item evaluates the column
+/// reduction's operand with each row's result, loading its elements again (they were
+/// read a moment before: the cache, not device memory), and accumulates. Partials
+/// `[o * S + s]` at the end (or the results, with one segment). Rows wider than a group
+/// are fused this way; the tree's barriers make it a GPU layout.
+pub(super) fn group_rows(
+    plan: &KernelPlan,
+    r: &ReducePlan,
+    row: &RowPart,
+    ix: &str,
+    helpers: &mut Helpers,
+) -> String {
+    let g = plan.group_size;
+    let operand = row_operand(plan, row);
+    let rd = plan.values[operand].1;
+    let (rdt, rt) = (vt(rd), vt(row.dtype));
+    let d = r.in_dtype;
+    let t = vt(d);
+    let out = plan.outputs[0].0;
+    let (per_item, w) = (r.group_rows, r.column_width);
+    let steps = std::env::var("LAZYCL_LAB_GROUP_STEPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(ROWS_PER_STEP);
+    let vector = w == VECTOR_WIDTH;
+    let ind = "                ";
+    // Vector `m` of this work-item in row `k` (its first output `o`), and the values of
+    // the plan up to `upto` there; the body runs only inside the row.
+    let at = |m: usize, upto: usize, body: &str, helpers: &mut Helpers| -> String {
+        let mut text = format!(
+            "            {{
+            const {ix} o = ({m}u * G + lid) * {w}u;
+            if (o < n_out) {{
+"
+        );
+        if vector {
+            text.push_str(&vector_values_upto(plan, upto, r, ix, ind, true, helpers));
+        } else {
+            text.push_str(&reduce_indices(plan, r, ix, ind));
+            emit_values_upto(plan, upto, "fidx", helpers, &mut text, ind);
+        }
+        text.push_str(body);
+        text.push_str(
+            "            }
+            }
+",
+        );
+        text
+    };
+    let mut src = String::new();
+    let _ = writeln!(
+        src,
+        "    __local {rdt} rs[2u * {steps}u * {g}u];
+    const {ix} G = {g}u, lid = get_local_id(0), s = get_group_id(0);
+    const {ix} chunk = (n_red + S - 1) / S;
+    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);
+    {ix} flip = 0u;"
+    );
+    for m in 0..per_item {
+        for j in 0..w {
+            let _ = writeln!(src, "    {t} a{m}_{j} = {};", identity(r.op, d));
+        }
+    }
+    // Every work-item runs every step (barriers): the bounds are the group's.
+    let _ = writeln!(src, "    for ({ix} kb = k0; kb < k1; kb += {steps}u) {{");
+    let _ = writeln!(
+        src,
+        "        __local {rdt}* part = rs + flip * ({steps}u * G);
+        flip ^= 1u;"
+    );
+    let part_value = if vector {
+        combine_lanes(row.op, rd, operand)
+    } else {
+        format!("v{operand}")
+    };
+    for u in 0..steps {
+        let _ = writeln!(
+            src,
+            "        {{
+            const {ix} k = kb + {u}u;
+            {rdt} rp = {};
+            if (k < k1) {{",
+            identity(row.op, rd)
+        );
+        for m in 0..per_item {
+            let body = format!(
+                "{ind}rp = {};
+",
+                combine(row.op, rd, "rp", &part_value)
+            );
+            src.push_str(&at(m, row.value, &body, helpers));
+        }
+        let _ = writeln!(
+            src,
+            "            }}
+            part[{u}u * G + lid] = rp;
+        }}"
+        );
+    }
+    // One tree for every row of the step. (`part` alternates between two halves of `rs`,
+    // so the next step writes its values while slow work-items may still read these.)
+    src.push_str(
+        "        barrier(CLK_LOCAL_MEM_FENCE);
+",
+    );
+    let _ = writeln!(
+        src,
+        "        for ({ix} st = G / 2u; st > 0u; st >>= 1) {{
+            if (lid < st) {{"
+    );
+    for u in 0..steps {
+        let (a, b) = (
+            format!("part[{u}u * G + lid]"),
+            format!("part[{u}u * G + lid + st]"),
+        );
+        let _ = writeln!(src, "                {a} = {};", combine(row.op, rd, &a, &b));
+    }
+    src.push_str(
+        "            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+",
+    );
+    for u in 0..steps {
+        let result = if row.op == ReduceOp::Mean {
+            format!("({rt})(part[{u}u * G] / ({rdt})n_out)")
+        } else {
+            format!("({rt})part[{u}u * G]")
+        };
+        let _ = writeln!(
+            src,
+            "        {{
+            const {ix} k = kb + {u}u;
+            if (k < k1) {{
+            const {rt} rowv = {result};"
+        );
+        for m in 0..per_item {
+            let mut body = String::new();
+            for j in 0..w {
+                let value = if vector {
+                    format!("v{out}_{j}")
+                } else {
+                    format!("v{out}")
+                };
+                let a = format!("a{m}_{j}");
+                let _ = writeln!(body, "{ind}{a} = {};", combine(r.op, d, &a, &value));
+            }
+            src.push_str(&at(m, plan.values.len(), &body, helpers));
+        }
+        // After the loads (a store to another buffer would make the compiler load them again).
+        let _ = writeln!(
+            src,
+            "            if (lid == 0u) rowout[k] = rowv;
+            }}
+        }}"
+        );
+    }
+    src.push_str(
+        "    }
+",
+    );
+    for m in 0..per_item {
+        let _ = writeln!(
+            src,
+            "    {{
+        const {ix} o = ({m}u * G + lid) * {w}u;
+        if (o < n_out) {{"
+        );
+        for j in 0..w {
+            let a = format!("a{m}_{j}");
+            if r.op == ReduceOp::Mean {
+                let _ = writeln!(
+                    src,
+                    "            outv[(o + {j}u) * S + s] = fin ? {a} / ({t})n_red : {a};"
+                );
+            } else {
+                let _ = writeln!(src, "            outv[(o + {j}u) * S + s] = {a};");
+            }
+        }
+        src.push_str(
+            "        }
+    }
+",
+        );
+    }
+    src.push_str(
+        "}
+",
+    );
+    src
+}
+
 /// The value the row reduction reduces (its operand in the plan).
 fn row_operand(plan: &KernelPlan, row: &RowPart) -> usize {
     match &plan.values[row.value].0 {
