@@ -126,18 +126,20 @@ fn check<T: Float + lazycl::Signed>(conv: fn(f64) -> T, back: fn(T) -> f64, tol:
         let c = Case::new(n, d, 40 + k as u64);
         let lr = 0.2;
         let (z, g, bias) = step(&ctx, &c, conv, conv(lr));
-        // One kernel for both reductions when the rows fit a work-group (vectors of four
-        // where the width allows, else single elements): on GPUs always, elsewhere only
-        // for short rows (at most 8 vectors and 160 bytes), which one work-item reads
-        // whole. With one row or one column the space is one-dimensional: no column
-        // layout.
+        // One kernel for both reductions: on GPUs for rows of at most 1,024 vectors (a
+        // work-group of 512 holding two each), elsewhere only for short rows (at most 8
+        // vectors and 160 bytes), which one work-item reads whole. With one row or one
+        // column the space is one-dimensional: no column layout.
         let whole = reads_whole_rows(d, std::mem::size_of::<T>());
-        let fused = n > 1 && d > 1 && vectors(d) <= 256 && (whole || on_gpu(&ctx));
+        let fused = n > 1 && d > 1 && (whole || (on_gpu(&ctx) && vectors(d) <= 1024));
         let plan = g.explain().unwrap();
         assert_eq!(plan.contains("computed inside"), fused, "{n}x{d}:\n{plan}");
         if fused {
             assert_eq!(planned_kernels(&g), 1, "{n}x{d}");
             assert_eq!(plan.contains("each work-item reads whole rows"), whole, "{n}x{d}");
+            // Rows of 128 vectors or more: a work-group per row.
+            let group = plan.contains("shares each row");
+            assert_eq!(group, !whole && vectors(d) >= 128, "{n}x{d}:\n{plan}");
         }
         lazycl::eval(&(&g, &bias, &z)).unwrap();
         let (hz, hg, hbias, scale) = c.host(lr);

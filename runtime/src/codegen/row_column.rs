@@ -1,6 +1,6 @@
 //! A column reduction that computes a row reduction of the same rows inside
 //! ([`RowPart`](crate::fuse::RowPart)): `g = (x * f((x * w).sum_axis(1))).sum_axis(0)`
-//! reads `x` once. Two layouts:
+//! reads `x` once. Three layouts, by the width of the rows:
 //!
 //! [`row_loop`](crate::codegen::row_column::row_loop) (rows shared by a row of work-items; GPUs): a work-group covers whole
 //! rows (one tile: `per_row` work-items a row, `P` rows at a time). Per step of `4 P`
@@ -13,6 +13,9 @@
 //!    evaluates the column reduction's operand with them, accumulating as the plain loop
 //!    does. The elements are loaded again here: they were read a moment before, so the
 //!    second load hits the cache, not device memory.
+//!
+//! [`group_rows`](crate::codegen::row_column::group_rows) (rows of 128 to 1,024 vectors; GPUs): a whole work-group shares
+//! each row, every work-item holding one or two vectors of it, four rows per step.
 //!
 //! [`rows_per_item`](crate::codegen::row_column::rows_per_item) (short rows; every device): one work-item reads whole rows, with no
 //! barrier until the group combines its accumulators at the end.
@@ -247,10 +250,7 @@ pub(super) fn group_rows(
     let t = vt(d);
     let out = plan.outputs[0].0;
     let (per_item, w) = (r.group_rows, r.column_width);
-    let steps = std::env::var("LAZYCL_LAB_GROUP_STEPS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(ROWS_PER_STEP);
+    let steps = ROWS_PER_STEP;
     let vector = w == VECTOR_WIDTH;
     let ind = "                ";
     // Vector `m` of this work-item in row `k` (its first output `o`), and the values of
