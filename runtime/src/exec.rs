@@ -1039,12 +1039,16 @@ mod tests {
             let g = (&xa * &(z.tanh() - &ya)).sum_axis(0);
             let m = (&xa * &xa.mean_axes(&[1], true)).sum_axis(0);
             let below = (&xs - &xs.amax_axes(&[1], true)).sum_axis(0);
-            for a in [&g, &m] {
+            // Column means and maxima (with a row sum inside).
+            let cmean = (&xa * &z).mean_axis(0);
+            let cmax = (&xa * &z).amax_axis(0);
+            for a in [&g, &m, &cmean, &cmax] {
                 let text = a.explain().unwrap();
                 assert!(text.contains("shares each row"), "{n}x{d}: {text}");
             }
             assert!(below.explain().unwrap().contains("shares each row"));
             crate::eval(&(&g, &m, &z)).unwrap();
+            let (cmean, cmax) = (cmean.to_vec().unwrap(), cmax.to_vec().unwrap());
             let row = |i: usize| &x[i * d..(i + 1) * d];
             let hz: Vec<f64> = (0..n)
                 .map(|i| row(i).iter().zip(&w).map(|(a, b)| a * b).sum())
@@ -1061,6 +1065,18 @@ mod tests {
                 let hb: f64 = (0..n)
                     .map(|i| x[i * d + j] - row(i).iter().cloned().fold(f64::MIN, f64::max))
                     .sum();
+                let hmean = (0..n).map(|i| x[i * d + j] * hz[i]).sum::<f64>() / n as f64;
+                let hmax = (0..n).map(|i| x[i * d + j] * hz[i]).fold(f64::MIN, f64::max);
+                assert!(
+                    (cmean[j] - hmean).abs() < 1e-9,
+                    "{n}x{d} mean[{j}]: {} vs {hmean}",
+                    cmean[j]
+                );
+                assert!(
+                    (cmax[j] - hmax).abs() < 1e-9,
+                    "{n}x{d} max[{j}]: {} vs {hmax}",
+                    cmax[j]
+                );
                 assert!(
                     (gv[j] - hg).abs() < 1e-9 * n as f64,
                     "{n}x{d} g[{j}]: {} vs {hg}",
