@@ -16,8 +16,9 @@ use crate::graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
 
 /// The column layout of reductions over rows.
 mod column;
-/// The main loops of a column reduction with a row reduction inside.
+/// The three layouts of a column reduction with a row reduction inside.
 mod row_column;
+pub(crate) use row_column::GROUP_ROWS_LOCAL_BYTES;
 
 use column::column_layout;
 

@@ -327,9 +327,15 @@ fn widest_shared_row(ctx: &ContextInner) -> usize {
     }
 }
 
-/// The largest power-of-two work-group of the group-rows layout on this device.
+/// The largest power-of-two work-group of the group-rows layout on this device (within
+/// its work-group limit and half its local memory).
 fn largest_group(ctx: &ContextInner) -> usize {
-    let max = ctx.device.max_work_group_size.clamp(1, GROUP_ROWS_LARGEST);
+    let by_memory = ctx.device.local_mem_bytes as usize / 2 / crate::codegen::GROUP_ROWS_LOCAL_BYTES;
+    let max = ctx
+        .device
+        .max_work_group_size
+        .min(by_memory)
+        .clamp(1, GROUP_ROWS_LARGEST);
     1 << (usize::BITS - 1 - max.leading_zeros())
 }
 
