@@ -328,9 +328,10 @@ fn widest_shared_row(ctx: &ContextInner) -> usize {
 }
 
 /// The largest power-of-two work-group of the group-rows layout on this device (within
-/// its work-group limit and half its local memory).
+/// its work-group limit and its local memory, less 1 KiB: 512 with NVIDIA's 48 KiB).
 fn largest_group(ctx: &ContextInner) -> usize {
-    let by_memory = ctx.device.local_mem_bytes as usize / 2 / crate::codegen::GROUP_ROWS_LOCAL_BYTES;
+    let by_memory =
+        (ctx.device.local_mem_bytes as usize).saturating_sub(1024) / crate::codegen::GROUP_ROWS_LOCAL_BYTES;
     let max = ctx
         .device
         .max_work_group_size
