@@ -16,6 +16,8 @@ use crate::graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
 
 /// The column layout of reductions over rows.
 mod column;
+/// An elementwise kernel that finishes the split reduction it reads.
+mod finish_in;
 /// The three layouts of a column reduction with a row reduction inside.
 mod row_column;
 pub(crate) use row_column::GROUP_ROWS_LOCAL_BYTES;
@@ -320,6 +322,9 @@ fn input_params(plan: &KernelPlan) -> Vec<String> {
 pub(crate) fn fused_source(plan: &KernelPlan) -> String {
     if let Some(r) = plan.reduce {
         return reduce_source(plan, &r);
+    }
+    if let Some(f) = &plan.finishes {
+        return finish_in::finish_in_source(plan, f);
     }
     let mut helpers = Helpers::default();
     let ix = if plan.narrow_index { "uint" } else { "ulong" };

@@ -13,8 +13,8 @@ use crate::dtype::Element;
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::fuse::{
-    collect, fuse_rows_into_columns, group_kernels, materialization_points, plan_kernel, FusedKernel, GKind,
-    GNode, KernelPlan, ReducePlan, REDUCE_GROUP, TAG_FIT,
+    collect, finish_in_consumers, fuse_rows_into_columns, group_kernels, materialization_points, plan_kernel,
+    FusedKernel, GKind, GNode, KernelPlan, ReducePlan, REDUCE_GROUP, TAG_FIT,
 };
 use crate::graph::NodeRef;
 use crate::graph::ReduceOp;
@@ -117,7 +117,9 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
             }
             plan
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let mut kernels = kernels;
+    finish_in_consumers(&mut kernels, group_size);
     Ok(Some(Flush { ctx, graph, kernels }))
 }
 
@@ -401,7 +403,7 @@ fn serial_steps(r: &ReducePlan, group: u32) -> usize {
 }
 
 /// Enqueues a reduction plan: one pass, or two when split into segments (unless the
-/// kernel finishes itself).
+/// kernel finishes itself, or its consumer does: then the partials are returned, for it).
 #[allow(clippy::too_many_arguments)]
 fn launch_reduce(
     ctx: &Arc<ContextInner>,
@@ -413,7 +415,7 @@ fn launch_reduce(
     reads: &[&DeviceBuffer],
     out: &Arc<DeviceBuffer>,
     row_out: Option<&DeviceBuffer>,
-) -> Result<()> {
+) -> Result<Option<Arc<DeviceBuffer>>> {
     let group = plan.group_size;
     let s = r.segments;
     let n_parts = r.n_out * s;
@@ -471,11 +473,14 @@ fn launch_reduce(
         kernel
             .kernel
             .launch(queue, Command::new(reads, &writes), &[global], local, args)?;
-        return Ok(());
+        return Ok(None);
     }
     kernel
         .kernel
         .launch(queue, Command::new(reads, &writes), &[global], local, args)?;
+    if s > 1 && r.finished_by_consumer {
+        return Ok(Some(pv.clone()));
+    }
     if s > 1 {
         // Lanes per output in the combine pass: the next power of two of S, within a group
         // (of the reductions' usual size: the kernel's own may be the row's).
@@ -501,13 +506,16 @@ fn launch_reduce(
             &cargs,
         )?;
     }
-    Ok(())
+    Ok(None)
 }
 
 fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
     let Flush { ctx, graph, kernels } = flush;
     // Buffers of nodes materialized by this flush, by graph index.
     let mut produced: Vec<Option<Arc<DeviceBuffer>>> = vec![None; graph.len()];
+    // Partials of split reductions that their consumer finishes, with their segments and
+    // reduced lengths, by graph index of the reduction.
+    let mut partials: Vec<(usize, Arc<DeviceBuffer>, usize, usize)> = Vec::new();
     let mut args: Vec<KernelArg> = Vec::new();
     for plan in &kernels {
         let has_work = match &plan.reduce {
@@ -531,6 +539,12 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             outputs.push(buffer);
         }
         args.clear();
+        // The partials this kernel finishes, if it does (before `reads`, which borrows them).
+        let finishing = plan.finishes.and_then(|f| {
+            let node = plan.inputs[f.slot].2;
+            let k = partials.iter().position(|p| p.0 == node)?;
+            Some(partials.swap_remove(k))
+        });
         let mut reads: smallvec::SmallVec<[&DeviceBuffer; 8]> = smallvec::SmallVec::new();
         for &(_, _, gi) in &plan.inputs {
             let buffer: &DeviceBuffer = match (&graph[gi].kind, &produced[gi]) {
@@ -572,7 +586,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                     }
                     None => None,
                 };
-                launch_reduce(
+                let left = launch_reduce(
                     &ctx,
                     queue,
                     &kernel,
@@ -583,7 +597,35 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                     &outputs[0],
                     row_out.as_deref(),
                 )?;
+                if let Some(pv) = left {
+                    partials.push((plan.outputs[0].2, pv, r.segments, r.n_red));
+                }
                 row_result = plan.row.map(|row| row.node).zip(row_out);
+            }
+            (Some(kernel), None) if plan.finishes.is_some() => {
+                let (Some(f), Some((_, pv, segments, n_red))) = (plan.finishes, &finishing) else {
+                    return Err(Error::InvalidShape(
+                        "internal: a kernel finishing a reduction found no partials".into(),
+                    ));
+                };
+                args.push(KernelArg::Mem(pv.mem()));
+                args.push(KernelArg::ulong(*segments as u64));
+                args.push(KernelArg::ulong(*n_red as u64));
+                // The reduction's array is written here, not read.
+                let result = reads.remove(f.slot);
+                reads.push(pv);
+                let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> =
+                    outputs.iter().map(|b| &**b).collect();
+                writes.push(result);
+                let per_group = (f.group / f.lanes) as usize;
+                let global = plan.numel.div_ceil(per_group) * f.group as usize;
+                kernel.kernel.launch(
+                    queue,
+                    Command::new(&reads, &writes),
+                    &[global],
+                    Some(&[f.group as usize]),
+                    &args,
+                )?;
             }
             (Some(kernel), None) => {
                 let cap = work_items_cap(&ctx);
@@ -694,6 +736,9 @@ pub(crate) fn explain(roots: &[NodeRef]) -> Result<String> {
                 n if r.finish_in_kernel => {
                     format!("{n} segments finished by the last work-group (no combine pass)")
                 }
+                n if r.finished_by_consumer => {
+                    format!("{n} segments combined by the kernel that reads the result (no combine pass)")
+                }
                 n => format!("{n} segments plus a combine pass"),
             };
             let _ = writeln!(
@@ -719,6 +764,13 @@ pub(crate) fn explain(roots: &[NodeRef]) -> Result<String> {
                     }
                 );
             }
+        }
+        if let Some(f) = &p.finishes {
+            let _ = writeln!(
+                s,
+                "  finishes the split reduction it reads as input {}: combines its partials, {} lanes per output, then computes its elements there",
+                f.slot, f.lanes
+            );
         }
         s.push_str(&fused_source(p));
     }

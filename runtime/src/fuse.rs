@@ -253,6 +253,28 @@ pub(crate) struct KernelPlan {
     pub(crate) narrow_index: bool,
     /// A row reduction computed inside this column reduction (see [`RowPart`]).
     pub(crate) row: Option<RowPart>,
+    /// An elementwise kernel that finishes a split reduction it reads (see
+    /// [`FinishIn`]).
+    pub(crate) finishes: Option<FinishIn>,
+}
+
+/// A split reduction finished by the elementwise kernel that reads its result, instead
+/// of by a combine pass (`w - lr * g` after `g = x.sum_axis(0)` in segments: one launch
+/// fewer). The consumer runs over the reduction's outputs; a work-group takes
+/// `group / lanes` of them, its lanes combine each output's partials in local memory,
+/// and the first lane writes the result to the reduction's array (input `slot`) and then
+/// evaluates the consumer there, reading it back like any input.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FinishIn {
+    /// The consumer's input slot of the reduction's result.
+    pub(crate) slot: usize,
+    /// The reduction's operation (never an arg one) and element type.
+    pub(crate) op: ReduceOp,
+    pub(crate) dtype: DType,
+    /// Lanes per output: the next power of two of the segments, within the group.
+    pub(crate) lanes: u32,
+    /// The work-group size.
+    pub(crate) group: u32,
 }
 
 /// A reduction along rows (`sum_axis(1)` of the same `[n, d]` space) computed inside a
@@ -281,6 +303,8 @@ const TAG_REDUCE: u32 = 6;
 /// Cache-key tag of a reduction's device-dependent choices (then a word of flags and the
 /// column tile).
 pub(crate) const TAG_FIT: u32 = 7;
+/// Cache-key tag of a kernel that finishes a split reduction ([`FinishIn`]).
+const TAG_FINISH_IN: u32 = 8;
 
 fn dtype_code(d: DType) -> u32 {
     d as u32
@@ -353,6 +377,9 @@ pub(crate) struct ReducePlan {
     /// (its accumulators), and the group size is chosen for the row
     /// ([`KernelPlan::group_size`]). 0: another layout.
     pub(crate) group_rows: usize,
+    /// A split reduction whose partials the elementwise kernel reading its result
+    /// combines ([`FinishIn`]): no combine pass.
+    pub(crate) finished_by_consumer: bool,
 }
 
 /// Rows of at most this many vectors, and of at most [`ROW_PER_ITEM_BYTES`], are read
@@ -512,6 +539,7 @@ pub(crate) fn plan_kernel(
             compensated: false,
             row_vectors: 0,
             group_rows: 0,
+            finished_by_consumer: false,
         }
     });
 
@@ -527,6 +555,7 @@ pub(crate) fn plan_kernel(
         group_size,
         narrow_index: numel < u32::MAX as usize,
         row: None,
+        finishes: None,
     };
     plan.key
         .extend([TAG_DIMS, dims.len() as u32, u32::from(plan.narrow_index)]);
@@ -658,6 +687,59 @@ pub(crate) fn fuse_rows_into_columns(
         plans[at] = Some(fused);
     }
     plans.into_iter().flatten().collect()
+}
+
+/// Lets elementwise kernels finish the split reductions they read ([`FinishIn`]), once
+/// the segments are known: a reduction that would need a combine pass (several segments,
+/// no in-kernel finish, not an arg one) and a later elementwise kernel over exactly its
+/// outputs (one dim) that reads its result element by element, with no kernel in between
+/// reading that result. `group` is the consumer's work-group size.
+pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
+    for r in 0..plans.len() {
+        let Some(rp) = plans[r].reduce else { continue };
+        let node = plans[r].outputs[0].2;
+        if rp.segments <= 1 || rp.finish_in_kernel || rp.op.is_arg() || rp.n_out == 0 {
+            continue;
+        }
+        let reads = |p: &KernelPlan| p.inputs.iter().any(|i| i.2 == node);
+        let Some(c) = (r + 1..plans.len()).find(|&k| reads(&plans[k])) else {
+            continue;
+        };
+        let cp = &plans[c];
+        let Some(slot) = cp.inputs.iter().position(|i| i.2 == node) else {
+            continue;
+        };
+        let fits = cp.reduce.is_none()
+            && cp.finishes.is_none()
+            && cp.dims.len() == 1
+            && cp.numel == rp.n_out
+            && cp.inputs[slot].1 == 0
+            && cp.inputs[slot].0 == rp.in_dtype
+            && plans[r].outputs[0].1 == rp.in_dtype;
+        if !fits {
+            continue;
+        }
+        let lanes = (rp.segments.next_power_of_two() as u32).clamp(1, group);
+        let cp = &mut plans[c];
+        cp.finishes = Some(FinishIn {
+            slot,
+            op: rp.op,
+            dtype: rp.in_dtype,
+            lanes,
+            group,
+        });
+        cp.key.extend([
+            TAG_FINISH_IN,
+            slot as u32,
+            rp.op as u32,
+            dtype_code(rp.in_dtype),
+            lanes,
+            group,
+        ]);
+        if let Some(rr) = &mut plans[r].reduce {
+            rr.finished_by_consumer = true;
+        }
+    }
 }
 
 /// For the column reduction `cp` (plan `c`): the plan of a row reduction it can compute

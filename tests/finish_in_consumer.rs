@@ -1,0 +1,178 @@
+//! A reduction split into segments is finished by the elementwise kernel that reads its
+//! result (`w - lr * g` after `g = x.sum_axis(0)`): no combine pass, one launch fewer,
+//! the same results as the host for sums, means and maxima in f32, f64 and i32, odd
+//! shapes, a result that later kernels read too, and a result returned to the user.
+
+mod common;
+
+use common::{ctx, rng, Random};
+use lazycl::{Array, Context};
+
+/// Column reductions of a `rows x cols` matrix, big enough for several segments.
+const SHAPES: [(usize, usize); 4] = [(20_000, 100), (40_000, 33), (9_001, 37), (50_000, 64)];
+
+/// Whether the plan of `a` (a consumer of one split reduction) has the consumer finish
+/// the reduction. It never has a combine pass: the reduction's last work-group finishes
+/// it (when each of its work-items has few partials to read) or the consumer does.
+fn finished_by_consumer<T: lazycl::Element>(a: &Array<T>) -> bool {
+    let plan = a.explain().unwrap();
+    assert!(!plan.contains("plus a combine pass"), "{plan}");
+    let by_consumer = plan.contains("combined by the kernel that reads the result");
+    assert_eq!(
+        by_consumer,
+        plan.contains("finishes the split reduction"),
+        "{plan}"
+    );
+    by_consumer
+}
+
+/// PoCL gives these shapes a combine pass (so the consumer finishes them); a GPU may
+/// finish some in the reduction's kernel instead.
+fn on_cpu(ctx: &Context) -> bool {
+    ctx.device().device_type != lazycl::DeviceType::Gpu
+}
+
+#[test]
+fn column_sums_are_finished_by_their_consumer() {
+    let ctx = ctx();
+    let mut by_consumer = 0;
+    for (k, &(rows, cols)) in SHAPES.iter().enumerate() {
+        let mut r = rng(70 + k as u64);
+        let xs = f64::random_vec(&mut r, rows * cols);
+        let ws = f64::random_vec(&mut r, cols);
+        let x = ctx.from_shape_slice([rows, cols], &xs).unwrap();
+        let w = ctx.from_slice(&ws).unwrap();
+        let g = x.sum_axis(0);
+        let step = &w - &(&g * 0.001 + &w * 0.5);
+        by_consumer += usize::from(finished_by_consumer(&step));
+        let before = ctx.stats();
+        let got = step.to_vec().unwrap();
+        let d = ctx.stats() - before;
+        assert_eq!(
+            d.kernels_launched, 2,
+            "{rows}x{cols}: the reduction and its consumer: {d:?}"
+        );
+        let hg: Vec<f64> = (0..cols)
+            .map(|j| (0..rows).map(|i| xs[i * cols + j]).sum())
+            .collect();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+        for j in 0..cols {
+            let want = ws[j] - (hg[j] * 0.001 + ws[j] * 0.5);
+            assert!(close(got[j], want), "{rows}x{cols}[{j}]: {} vs {want}", got[j]);
+        }
+        // The reduction's own array holds the result too.
+        let gv = g.to_vec().unwrap();
+        for j in 0..cols {
+            assert!(
+                close(gv[j], hg[j]),
+                "{rows}x{cols} g[{j}]: {} vs {}",
+                gv[j],
+                hg[j]
+            );
+        }
+    }
+    if on_cpu(&ctx) {
+        assert!(
+            by_consumer >= 3,
+            "{by_consumer} of the shapes were finished by the consumer"
+        );
+    }
+}
+
+#[test]
+fn means_maxima_and_integers_are_finished_by_their_consumer() {
+    let ctx = ctx();
+    let (rows, cols) = (20_001, 100);
+    let mut r = rng(80);
+    let xf = f32::random_vec(&mut r, rows * cols);
+    let xi: Vec<i32> = xf.iter().map(|v| (*v * 10.0) as i32).collect();
+    let x = ctx.from_shape_slice([rows, cols], &xf).unwrap();
+    let xi_a = ctx.from_shape_slice([rows, cols], &xi).unwrap();
+    let mean = x.mean_axis(0) * 2.0f32;
+    let max = x.amax_axis(0) - 1.0f32;
+    let isum = xi_a.sum_axis(0) + 7;
+    let by_consumer = [
+        finished_by_consumer(&mean),
+        finished_by_consumer(&max),
+        finished_by_consumer(&isum),
+    ];
+    if on_cpu(&ctx) {
+        assert_eq!(by_consumer, [true; 3]);
+    }
+    let (mv, xv, iv) = (
+        mean.to_vec().unwrap(),
+        max.to_vec().unwrap(),
+        isum.to_vec().unwrap(),
+    );
+    for j in 0..cols {
+        let col = || (0..rows).map(|i| f64::from(xf[i * cols + j]));
+        let want_mean = col().sum::<f64>() / rows as f64 * 2.0;
+        assert!(
+            (f64::from(mv[j]) - want_mean).abs() < 1e-3,
+            "mean[{j}]: {} vs {want_mean}",
+            mv[j]
+        );
+        let want_max = col().fold(f64::MIN, f64::max) - 1.0;
+        assert_eq!(f64::from(xv[j]), want_max, "max[{j}]");
+        let want_int = (0..rows)
+            .fold(0i32, |a, i| a.wrapping_add(xi[i * cols + j]))
+            .wrapping_add(7);
+        assert_eq!(iv[j], want_int, "int[{j}]");
+    }
+}
+
+/// A result read by the consumer and by later kernels of the same flush (a broadcast
+/// over the rows, a full reduction), evaluated together with it: every kernel sees the
+/// finished values, and the flush has no combine pass.
+#[test]
+fn later_readers_see_the_finished_result() {
+    let ctx = ctx();
+    let (rows, cols) = (50_000, 64);
+    let mut r = rng(90);
+    let xs = f32::random_vec(&mut r, rows * cols);
+    let x = ctx.from_shape_slice([rows, cols], &xs).unwrap();
+    let g = x.sum_axis(0);
+    let scaled = &g * 0.5f32;
+    let centered = &x - &(&g * (1.0 / rows as f32));
+    let norm = (&g * &g).sum();
+    let alone = centered.explain().unwrap();
+    assert!(
+        !alone.contains("finishes the split reduction"),
+        "a broadcast of the result does not finish it:\n{alone}"
+    );
+    let before = ctx.stats();
+    lazycl::eval(&(&scaled, &centered, &norm, &g)).unwrap();
+    let d = ctx.stats() - before;
+    if on_cpu(&ctx) {
+        // The reduction, its consumer, the broadcast and the full sum (which finishes in
+        // its own kernel); a combine pass would make five.
+        assert_eq!(d.kernels_launched, 4, "{d:?}");
+    }
+    let hg: Vec<f64> = (0..cols)
+        .map(|j| (0..rows).map(|i| f64::from(xs[i * cols + j])).sum())
+        .collect();
+    let (sv, gv, cv) = (
+        scaled.to_vec().unwrap(),
+        g.to_vec().unwrap(),
+        centered.to_vec().unwrap(),
+    );
+    for j in 0..cols {
+        assert!(
+            (f64::from(gv[j]) - hg[j]).abs() < 1e-2,
+            "g[{j}]: {} vs {}",
+            gv[j],
+            hg[j]
+        );
+        assert!((f64::from(sv[j]) - hg[j] * 0.5).abs() < 1e-2, "scaled[{j}]");
+    }
+    for (i, c) in cv.iter().enumerate().step_by(97) {
+        let want = f64::from(xs[i]) - hg[i % cols] / rows as f64;
+        assert!(
+            (f64::from(*c) - want).abs() < 1e-3,
+            "centered[{i}]: {c} vs {want}"
+        );
+    }
+    let want: f64 = gv.iter().map(|v| f64::from(*v) * f64::from(*v)).sum();
+    let got = f64::from(norm.item().unwrap());
+    assert!((got - want).abs() < 1e-4 * want, "norm: {got} vs {want}");
+}
