@@ -16,13 +16,15 @@
 //!
 //! This is `--residual fused`. The engine runs `z` and `g` as one kernel that reads `X`
 //! once (the column reduction reads the row reduction per row, so it computes it inside
-//! and writes `z` out), plus a combine pass for `g`'s partials; `b`'s mean recomputes `r`
-//! from `z`; `w`'s update is its own kernel: four kernels per step (`ctx.stats()`), and
-//! the step never waits for the device.
+//! and writes `z` out) and leaves `g` in partials; `w`'s update combines them itself
+//! (it is the first kernel that reads `g`, over exactly `g`'s elements); `b`'s mean
+//! recomputes `r` from `z`: three kernels per step (`ctx.stats()`), and the step never
+//! waits for the device.
 //!
 //! `--residual stored` evaluates `r` first (`r.eval()`), which splits the step into a
-//! matrix-vector product, the residual, a column reduction reading `r` (plus its combine
-//! pass or not), `w`'s and `b`'s updates: five or six kernels, two reads of `X`.
+//! matrix-vector product, the residual, a column reduction reading `r` (finished by its
+//! last work-group or by `w`'s update), `w`'s and `b`'s updates: five kernels, two reads
+//! of `X`.
 //!
 //! The default (`auto`) is `fused` on GPUs and `stored` elsewhere. On the H200 `fused` is
 //! 1.5-1.6x faster for rows of at most 160 bytes (20 elements: one work-item reads whole
