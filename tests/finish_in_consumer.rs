@@ -172,3 +172,46 @@ fn later_readers_see_the_finished_result() {
         );
     }
 }
+
+/// A consumer of several dims (the result `[k, d]` with a `[k, 1]` input broadcast along
+/// it, as in k-means' centroid update) and with two outputs.
+#[test]
+fn consumers_of_several_dims_and_outputs_finish_the_reduction() {
+    let ctx = ctx();
+    let (n, k, d) = (20_000, 8, 12);
+    let mut r = rng(100);
+    let xs = f32::random_vec(&mut r, n * k * d);
+    let counts: Vec<f32> = (0..k).map(|j| 1.0 + j as f32).collect();
+    let cs = f32::random_vec(&mut r, k * d);
+    let x = ctx.from_shape_slice([n, k, d], &xs).unwrap();
+    let count = ctx.from_shape_slice([k, 1], &counts).unwrap();
+    let c = ctx.from_shape_slice([k, d], &cs).unwrap();
+    let sums = x.sum_axis(0);
+    let update = &sums / &count + &c * 0.5f32;
+    let twice = &sums * 2.0f32;
+    let used = finished_by_consumer(&update);
+    let before = ctx.stats();
+    lazycl::eval(&(&update, &twice)).unwrap();
+    let d_stats = ctx.stats() - before;
+    if on_cpu(&ctx) {
+        assert!(used);
+        // The reduction and one kernel for both outputs.
+        assert_eq!(d_stats.kernels_launched, 2, "{d_stats:?}");
+    }
+    let (uv, tv) = (update.to_vec().unwrap(), twice.to_vec().unwrap());
+    for e in 0..k * d {
+        let s: f64 = (0..n).map(|i| f64::from(xs[i * k * d + e])).sum();
+        let want = s / f64::from(counts[e / d]) + f64::from(cs[e]) * 0.5;
+        assert!(
+            (f64::from(uv[e]) - want).abs() < 1e-2,
+            "update[{e}]: {} vs {want}",
+            uv[e]
+        );
+        assert!(
+            (f64::from(tv[e]) - 2.0 * s).abs() < 2e-2,
+            "twice[{e}]: {} vs {}",
+            tv[e],
+            2.0 * s
+        );
+    }
+}

@@ -330,17 +330,7 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> String {
     let ix = if plan.narrow_index { "uint" } else { "ulong" };
     let rank = plan.dims.len();
     let vector = rank == 1;
-    let mut scalar_body = String::new();
-    if plan.inputs.iter().any(|i| i.1 != 0) && rank > 1 {
-        let _ = writeln!(scalar_body, "        {ix} r = gid;");
-        for k in (1..rank).rev() {
-            let _ = writeln!(
-                scalar_body,
-                "        const {ix} i{k} = r % ({ix})d{k}; r /= ({ix})d{k};"
-            );
-        }
-        let _ = writeln!(scalar_body, "        const {ix} i0 = r;");
-    }
+    let mut scalar_body = element_indices(plan, ix);
     emit_values(plan, "gid", &mut helpers, &mut scalar_body, "        ");
     for (k, (v, _, _)) in plan.outputs.iter().enumerate() {
         let _ = writeln!(scalar_body, "        out{k}[gid] = v{v};");
@@ -407,6 +397,21 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> String {
         "    for ({ix} gid = {start}; gid < nn; gid += get_global_size(0)) {{\n{scalar_body}    }}\n}}\n"
     );
     src
+}
+
+/// The indices `i0, i1, ...` of flat element `gid` of an elementwise plan, where a load
+/// needs them (a broadcast input of a plan of several dims).
+fn element_indices(plan: &KernelPlan, ix: &str) -> String {
+    let rank = plan.dims.len();
+    let mut text = String::new();
+    if plan.inputs.iter().any(|i| i.1 != 0) && rank > 1 {
+        let _ = writeln!(text, "        {ix} r = gid;");
+        for k in (1..rank).rev() {
+            let _ = writeln!(text, "        const {ix} i{k} = r % ({ix})d{k}; r /= ({ix})d{k};");
+        }
+        let _ = writeln!(text, "        const {ix} i0 = r;");
+    }
+    text
 }
 
 /// The neutral element of a reduction in type `d`.

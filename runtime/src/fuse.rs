@@ -692,8 +692,9 @@ pub(crate) fn fuse_rows_into_columns(
 /// Lets elementwise kernels finish the split reductions they read ([`FinishIn`]), once
 /// the segments are known: a reduction that would need a combine pass (several segments,
 /// no in-kernel finish, not an arg one) and a later elementwise kernel over exactly its
-/// outputs (one dim) that reads its result element by element, with no kernel in between
-/// reading that result. `group` is the consumer's work-group size.
+/// outputs that reads its result element by element (a load without broadcast: element
+/// `o` of the kernel is output `o`), with no kernel in between reading that result.
+/// `group` is the consumer's work-group size.
 pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
     for r in 0..plans.len() {
         let Some(rp) = plans[r].reduce else { continue };
@@ -711,7 +712,6 @@ pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
         };
         let fits = cp.reduce.is_none()
             && cp.finishes.is_none()
-            && cp.dims.len() == 1
             && cp.numel == rp.n_out
             && cp.inputs[slot].1 == 0
             && cp.inputs[slot].0 == rp.in_dtype

@@ -4,7 +4,8 @@
 use std::fmt::Write;
 
 use super::{
-    combine, emit_values, identity, input_params, narrow_dims, prelude, vt, Helpers, FUSED_KERNEL_NAME,
+    combine, element_indices, emit_values, identity, input_params, narrow_dims, prelude, vt, Helpers,
+    FUSED_KERNEL_NAME,
 };
 use crate::fuse::{FinishIn, KernelPlan};
 use crate::graph::ReduceOp;
@@ -21,6 +22,7 @@ pub(super) fn finish_in_source(plan: &KernelPlan, f: &FinishIn) -> String {
     let (g, lanes) = (f.group, f.lanes);
     let mut body = String::new();
     let _ = writeln!(body, "        const {ix} gid = ({ix})o;");
+    body.push_str(&element_indices(plan, ix));
     emit_values(plan, "gid", &mut helpers, &mut body, "        ");
     for (k, (v, _, _)) in plan.outputs.iter().enumerate() {
         let _ = writeln!(body, "        out{k}[gid] = v{v};");
