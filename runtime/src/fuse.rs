@@ -710,8 +710,11 @@ pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
         let Some(slot) = cp.inputs.iter().position(|i| i.2 == node) else {
             continue;
         };
+        // (Read through one slot only: other work-groups write the result while this
+        // kernel runs, so no work-item may read another's element.)
         let fits = cp.reduce.is_none()
             && cp.finishes.is_none()
+            && cp.inputs.iter().filter(|i| i.2 == node).count() == 1
             && cp.numel == rp.n_out
             && cp.inputs[slot].1 == 0
             && cp.inputs[slot].0 == rp.in_dtype
