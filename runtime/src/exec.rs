@@ -12,6 +12,7 @@ use crate::context::ContextInner;
 use crate::dtype::Element;
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
+use crate::fit::{fit_group_rows, fit_reduction, wants_group_rows, widest_shared_row, work_items_cap};
 use crate::fuse::{
     collect, finish_in_consumers, fuse_rows_into_columns, group_kernels, materialization_points, plan_kernel,
     FusedKernel, GKind, GNode, KernelPlan, ReducePlan, REDUCE_GROUP, TAG_FIT,
@@ -20,22 +21,11 @@ use crate::graph::NodeRef;
 use crate::graph::ReduceOp;
 use crate::kernel::{CompiledKernel, KernelArg};
 use crate::program::{build_options, obtain};
-use crate::queue::{Command, Queue, QueueInner, FINISH_COUNTERS};
+use crate::queue::{Command, Queue, QueueInner};
 use crate::stats::Counters;
 
 /// Fixed kernel arguments besides inputs, scalars and outputs: `n` and up to this many dims.
 const MAX_ARGS_CEILING: usize = 96;
-
-/// The most work-items to launch for a grid-stride kernel on this device.
-fn work_items_cap(ctx: &ContextInner) -> usize {
-    match ctx.device.device_type {
-        // GPUs: enough work-items to fill every compute unit; each loops over the rest.
-        crate::device::DeviceType::Gpu => ctx.device.compute_units.max(1) as usize * 2048,
-        // CPUs (PoCL): one loop iteration per work-item, which the work-group vectorizer
-        // turns into SIMD code; a grid-stride loop would defeat it.
-        _ => 1 << 30,
-    }
-}
 
 /// Global and local size for `work` independent work-items. GPUs get explicit 256-item
 /// work-groups (a driver's own choice for an odd global size can be tiny, which halves
@@ -173,233 +163,6 @@ fn cached_kernel(
     let fused = Arc::new(FusedKernel { kernel });
     let mut cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());
     Ok(cache.entry(key.to_vec()).or_insert(fused).clone())
-}
-
-/// Work-items a reduction should keep busy. GPUs: every resident one. CPUs: a few
-/// work-groups per core (PoCL runs a group's work-items as a loop, and each barrier as
-/// another loop: many short segments make the local-memory combines dominate).
-fn reduce_work_items(ctx: &ContextInner) -> usize {
-    match ctx.device.device_type {
-        crate::device::DeviceType::Gpu => work_items_cap(ctx),
-        _ => ctx.device.compute_units.max(1) as usize * 4 * REDUCE_GROUP as usize,
-    }
-}
-
-/// Segments per output of a reduction: enough work-items to fill the device, while each
-/// lane still reduces at least 16 elements per segment.
-fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
-    if r.columns {
-        // Work-groups for half the device's nominal resident work-items, rounded down so
-        // that no second wave starts for a few groups (a whole segment's time for them):
-        // measured best on the H200 against a full wave and more (and against fewer, longer
-        // segments: at least 64 or 128 rows each cost 5 and 25 % on 20000 x 1000). Each
-        // work-item reads at least 16 rows. (CPUs: as many segments as that allows, which
-        // PoCL ran better than a few per core for this layout.)
-        let cap = work_items_cap(ctx);
-        let (_, rows_at_once, tiles) = r.column_geometry(group as usize);
-        let target = (cap / 2 / group as usize / tiles).max(1);
-        return target.min((r.n_red / (rows_at_once * 16)).max(1));
-    }
-    let cap = reduce_work_items(ctx);
-    // Outputs per work-group with lanes; none (one output per work-item) without.
-    let (work_items_now, lanes) = match group.checked_div(r.lanes) {
-        Some(rows) => (r.n_out.div_ceil(rows as usize) * group as usize, r.lanes as usize),
-        None => (r.n_out, 1),
-    };
-    // Several outputs per work-group (lanes stream ~128 elements each): a quarter of the
-    // device's resident work-items is enough, and a combine pass costs more than it
-    // gains. A whole group per output, or one work-item per output, wants them all.
-    let want = if lanes > 1 && r.lanes < group {
-        cap / 4
-    } else {
-        cap
-    };
-    let target = want.div_ceil(work_items_now.max(1)).max(1);
-    let most = (r.n_red / (lanes * 16)).max(1);
-    target.min(most)
-}
-
-/// Vectors per tile of a column-layout reduction. An eighth of the group (so a group
-/// reads eight rows of its tile at once), unless that leaves a tile fewer than 8 segments
-/// (few, wide rows): then a quarter. Measured on the H200 (f32 against a copy): 20000 x
-/// 1000 0.80-0.81 with an eighth against 0.77-0.78 with a quarter (f64: 1.13-1.15
-/// against 1.10); 3200 x 25300 (2 segments with an eighth) 0.89 against 0.97.
-fn column_tile(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
-    let group = group as usize;
-    let narrow = ReducePlan {
-        column_tile: (group / 8).max(1),
-        ..*r
-    };
-    if segments(ctx, &narrow, group as u32) >= 8 {
-        narrow.column_tile
-    } else {
-        (group / 4).max(1)
-    }
-}
-
-/// Fits a reduction plan to the device: its segments, the column tile, whether its last
-/// work-groups finish it or a combine pass does, the order in which lanes read, whether
-/// float sums are compensated, and whether one work-item reads whole rows. (All but the
-/// segments change the kernel's source: the caller adds them to its key.)
-///
-/// `one_tile`: a column reduction with a row reduction inside covers whole rows.
-fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32, one_tile: bool) {
-    if r.columns {
-        r.column_tile = if one_tile {
-            group as usize
-        } else {
-            column_tile(ctx, r, group)
-        };
-    }
-    r.segments = segments(ctx, r, group);
-    if one_tile && r.rows_fit_one_item() {
-        fit_rows_per_item(ctx, r, group, r.n_out / r.column_width);
-        return;
-    }
-    let blocks = match group.checked_div(r.lanes) {
-        Some(rows) => r.n_out.div_ceil(rows as usize),
-        None if r.columns => r.column_geometry(group as usize).2,
-        None => usize::MAX,
-    };
-    // Partials one work-item of the last group reads: lanes share an output's; in the
-    // column layout each row of work-items takes every `P`-th segment. Measured on the
-    // H200: full sums finish well in the kernel (`sum(x*x)` 4.2 TB/s in one launch); the
-    // column layout only with a few partials per work-item (3200 x 25300: 2 each, 0.97 of
-    // a copy against 0.95 with a combine pass; 20000 x 1000: 9 each, the same either way),
-    // while with 11 each (2000000 x 20) the combine pass is faster (0.93 against 0.87).
-    let (per_item, most) = if r.columns {
-        let (_, rows_at_once, _) = r.column_geometry(group as usize);
-        (r.segments.div_ceil(rows_at_once.max(1)), 8)
-    } else {
-        (r.segments.div_ceil(r.lanes.max(1) as usize), 96)
-    };
-    r.finish_in_kernel =
-        r.segments > 1 && blocks <= FINISH_COUNTERS && per_item <= most && finishing_allowed();
-    // On CPUs, a whole work-group per output (full sums) reads faster with one contiguous
-    // run per lane (PoCL, `sum(x*x)`: 8.7-9.4 against 4.9-5.7 GB/s); with a few lanes per
-    // output (matrix-vector) the interleaved loop was as fast or faster.
-    r.contiguous_lanes =
-        ctx.device.device_type != crate::device::DeviceType::Gpu && r.vector && r.lanes == group;
-    r.compensated = r.in_dtype.is_float()
-        && matches!(r.op, ReduceOp::Sum | ReduceOp::Mean)
-        && serial_steps(r, group) > COMPENSATE_AFTER;
-}
-
-/// A column reduction with a row reduction inside, short rows: one work-item per row
-/// (`row_vectors`), segments for half the device's resident work-items with 16 to 128
-/// rows per work-item (so never compensated), and a combine pass.
-fn fit_rows_per_item(ctx: &ContextInner, r: &mut ReducePlan, group: u32, vectors: usize) {
-    let group = group as usize;
-    r.row_vectors = vectors;
-    let target = (work_items_cap(ctx) / 2 / group).max(1);
-    let most = (r.n_red / (group * 16)).max(1);
-    let least = r.n_red.div_ceil(group * COMPENSATE_AFTER);
-    r.segments = target.min(most).max(least).max(1);
-    r.finish_in_kernel = false;
-    r.contiguous_lanes = false;
-    r.compensated = false;
-}
-
-/// The largest work-group of the group-rows layout ([`ReducePlan::group_rows`]).
-const GROUP_ROWS_LARGEST: usize = 512;
-/// The most vectors of a row one work-item of the group-rows layout holds: rows up to
-/// this many times the largest group are fused.
-const GROUP_ROWS_MOST_VECTORS: usize = 2;
-/// Rows of at least this many vectors that work-items share take the group-rows layout
-/// (a work-group per row) instead of a row of work-items per row.
-const GROUP_ROWS_FEWEST_VECTORS: usize = 128;
-/// Rows each work-group of the group-rows layout takes at least (its partials, one per
-/// output, cost about one row's worth of reading per segment).
-const GROUP_ROWS_LEAST_ROWS: usize = 16;
-
-/// The widest rows, in vectors, whose row reduction may go inside a column reduction
-/// when work-items share them: the group-rows layout's largest group times
-/// [`GROUP_ROWS_MOST_VECTORS`]. 0 where shared rows are not allowed.
-///
-/// Measured on the H200 (logistic regression, ms per step, fused against two passes in
-/// the same call): 20000 x 1000 f64 (250 vectors) 0.084 against 0.104-0.107; 20000 x 1000
-/// f32 0.062 against 0.083; 10000 x 4000 f32 (1,000 vectors, a group of 512 holding two
-/// each) 0.099 against 0.101; 3200 x 25300 f32 (6,325 vectors, 1024 holding seven) 0.24
-/// against 0.175, so wider rows stay two kernels.
-fn widest_shared_row(ctx: &ContextInner) -> usize {
-    if shared_rows_allowed(ctx) {
-        largest_group(ctx) * GROUP_ROWS_MOST_VECTORS
-    } else {
-        0
-    }
-}
-
-/// The largest power-of-two work-group of the group-rows layout on this device (within
-/// its work-group limit and its local memory, less 1 KiB: 512 with NVIDIA's 48 KiB).
-fn largest_group(ctx: &ContextInner) -> usize {
-    let by_memory =
-        (ctx.device.local_mem_bytes as usize).saturating_sub(1024) / crate::codegen::GROUP_ROWS_LOCAL_BYTES;
-    let max = ctx
-        .device
-        .max_work_group_size
-        .min(by_memory)
-        .clamp(1, GROUP_ROWS_LARGEST);
-    1 << (usize::BITS - 1 - max.leading_zeros())
-}
-
-/// Whether a column reduction with a row reduction inside shares each row across a
-/// whole work-group ([`ReducePlan::group_rows`]) rather than across a row of work-items
-/// of the column layout: rows of at least [`GROUP_ROWS_FEWEST_VECTORS`] vectors, and rows
-/// wider than that layout's group. Measured on the H200 against the column layout's rows
-/// (ms per logistic-regression step): 250 vectors 0.084 against 0.128 (f64) and 0.062
-/// against 0.066 (f32); 126 single f64 0.072 against 0.054; 25 f32 vectors 0.061-0.071
-/// against 0.058-0.081 (two calls).
-fn wants_group_rows(r: &ReducePlan, group: u32) -> bool {
-    let vectors = r.n_out / r.column_width.max(1);
-    !r.rows_fit_one_item() && (vectors >= GROUP_ROWS_FEWEST_VECTORS || vectors > group as usize)
-}
-
-/// Fits the group-rows layout: a work-group of the row's vectors rounded up to a power
-/// of two, at most [`GROUP_ROWS_LARGEST`] (each work-item then holds one or two vectors
-/// of every row), segments for half the device's resident work-items, each of at least
-/// [`GROUP_ROWS_LEAST_ROWS`] rows and at most [`COMPENSATE_AFTER`] (never compensated: a
-/// work-item adds one row per step), combined by a combine pass. Returns the group size.
-/// (On the H200 a full wave of segments took 0.092 ms against 0.084 for half; four rows
-/// per step 0.084 against 0.086 for two and 0.119 for eight, f64, where f32 took 0.060
-/// with eight against 0.062.)
-fn fit_group_rows(ctx: &ContextInner, r: &mut ReducePlan) -> u32 {
-    let vectors = (r.n_out / r.column_width).max(1);
-    let group = vectors.next_power_of_two().min(largest_group(ctx));
-    r.group_rows = vectors.div_ceil(group);
-    r.column_tile = vectors;
-    r.row_vectors = 0;
-    let target = (work_items_cap(ctx) / 2 / group).max(1);
-    let most = (r.n_red / GROUP_ROWS_LEAST_ROWS).max(1);
-    let least = r.n_red.div_ceil(COMPENSATE_AFTER);
-    r.segments = target.min(most).max(least).clamp(1, r.n_red.max(1));
-    r.finish_in_kernel = false;
-    r.contiguous_lanes = false;
-    r.compensated = false;
-    group as u32
-}
-
-/// Serial accumulation steps beyond which a work-item's float sum is compensated. A
-/// plain sum of `m` steps is off by at most about `m` ulps of the sum of magnitudes
-/// (typically `sqrt(m)`): for 128, within 1e-5 of it in f32 even in the worst case, and
-/// the tree that combines work-items adds only `log2` of their count. Dropping the
-/// compensation below this took vectorᵀ·matrix on the H200 from 0.72 to 0.77 of a copy
-/// (20000 x 1000 f32) and from 0.85 to 0.90 (2000000 x 20).
-const COMPENSATE_AFTER: usize = 128;
-
-/// Accumulation steps one work-item takes in a reduction's main loop: a row per step in
-/// the column layout, a vector (or element) per step along its lanes, four elements per
-/// step with one work-item per output.
-fn serial_steps(r: &ReducePlan, group: u32) -> usize {
-    let per_segment = r.n_red.div_ceil(r.segments.max(1));
-    if r.columns {
-        let (_, rows_at_once, _) = r.column_geometry(group as usize);
-        per_segment.div_ceil(rows_at_once.max(1))
-    } else if r.lanes > 0 {
-        let width = if r.vector { VECTOR_WIDTH } else { 1 };
-        per_segment.div_ceil(r.lanes as usize * width)
-    } else {
-        per_segment.div_ceil(VECTOR_WIDTH)
-    }
 }
 
 /// Enqueues a reduction plan: one pass, or two when split into segments (unless the
@@ -894,43 +657,9 @@ impl<T: Element> Array<T> {
 }
 
 #[cfg(test)]
-thread_local! {
-    /// Test hook: plans made on this thread use the combine pass even where the kernel
-    /// could finish itself (so that both paths are tested on any device).
-    static COMBINE_PASS_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// Test hook: plans made on this thread fuse row reductions into column reductions
-    /// with shared rows on any device (so that CPU test runs cover that kernel).
-    static SHARED_ROWS_ANYWHERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether a row reduction may go inside a column reduction whose rows are shared by a
-/// row of work-items (a barrier per step of rows): GPUs only. On PoCL each barrier is a
-/// loop over the group, and that kernel took 6-9x the time of the two kernels it replaces
-/// (logistic regression, 1500 x 126 f64); rows read whole by one work-item have no barrier
-/// and are fused on every device.
-fn shared_rows_allowed(ctx: &ContextInner) -> bool {
-    #[cfg(test)]
-    if SHARED_ROWS_ANYWHERE.with(|c| c.get()) {
-        return true;
-    }
-    ctx.device.device_type == crate::device::DeviceType::Gpu
-}
-
-fn finishing_allowed() -> bool {
-    #[cfg(test)]
-    {
-        !COMBINE_PASS_ONLY.with(|c| c.get())
-    }
-    #[cfg(not(test))]
-    {
-        true
-    }
-}
-
-#[cfg(test)]
 mod tests {
-    use super::*;
     use crate::context::Context;
+    use crate::fit::{COMBINE_PASS_ONLY, SHARED_ROWS_ANYWHERE};
 
     /// Split reductions give the same results whether their last work-group or a combine
     /// pass finishes them: column and lanes layouts, sums, means and arg reductions.

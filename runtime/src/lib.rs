@@ -14,6 +14,7 @@ mod dtype;
 mod error;
 mod exec;
 mod expr;
+mod fit;
 mod fuse;
 mod graph;
 pub mod kernel;
