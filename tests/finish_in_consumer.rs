@@ -1,7 +1,9 @@
 //! A reduction split into segments is finished by the elementwise kernel that reads its
 //! result (`w - lr * g` after `g = x.sum_axis(0)`): no combine pass, one launch fewer,
-//! the same results as the host for sums, means and maxima in f32, f64 and i32, odd
-//! shapes, a result that later kernels read too, and a result returned to the user.
+//! the same results as the host for sums, means, maxima and minima in f32, f64 and i32,
+//! odd shapes, consumers of several dims and outputs, a result that later kernels read
+//! too, a result returned to the user, and random consumer chains (their case count
+//! grows with `LAZYCL_PROPTEST_CASES`).
 
 mod common;
 
@@ -214,4 +216,171 @@ fn consumers_of_several_dims_and_outputs_finish_the_reduction() {
             2.0 * s
         );
     }
+}
+
+/// Random cases: a column sum, mean, maximum or minimum of a tall random matrix (f32 or
+/// i32, rows and columns of random length), consumed by a random chain of elementwise
+/// operations with a same-shape input, a row-broadcast input and a scalar, against the
+/// host. `LAZYCL_PROPTEST_CASES / 30` cases (default 8).
+#[test]
+fn random_consumers_finish_random_reductions() {
+    use rand::Rng;
+    let ctx = ctx();
+    let cases = std::env::var("LAZYCL_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(8, |c| (c / 30).max(1));
+    let mut finished = 0;
+    for case in 0..cases {
+        let mut r = rng(200 + case);
+        let (rows, cols) = (r.gen_range(13_000..17_000), r.gen_range(96..140));
+        let op = r.gen_range(0..4);
+        let steps: Vec<u32> = (0..r.gen_range(1..4)).map(|_| r.gen_range(0..5)).collect();
+        if case % 2 == 0 {
+            finished += usize::from(float_case(&ctx, &mut r, rows, cols, op, &steps));
+        } else {
+            finished += usize::from(int_case(&ctx, &mut r, rows, cols, op, &steps));
+        }
+    }
+    // (Every case has no combine pass, `finished_by_consumer` asserts; where each of the
+    // reduction's work-items has few partials, its last work-group finishes it instead.)
+    if on_cpu(&ctx) {
+        assert!(
+            finished as u64 * 2 >= cases,
+            "{finished} of {cases} cases finished by their consumer"
+        );
+    }
+}
+
+/// One f32 case; returns whether the consumer finished the reduction.
+fn float_case(
+    ctx: &Context,
+    r: &mut rand::rngs::StdRng,
+    rows: usize,
+    cols: usize,
+    op: u32,
+    steps: &[u32],
+) -> bool {
+    let xs = f32::random_vec(r, rows * cols);
+    let (ws, ys) = (f32::random_vec(r, cols), f32::random_vec(r, 1));
+    let x = ctx.from_shape_slice([rows, cols], &xs).unwrap();
+    let w = ctx.from_slice(&ws).unwrap();
+    let y = ctx.from_shape_slice([1, 1], &ys).unwrap();
+    let (mut dev, name) = match op {
+        0 => (x.sum_axis(0), "sum"),
+        1 => (x.mean_axis(0), "mean"),
+        2 => (x.amax_axis(0), "max"),
+        _ => (x.amin_axis(0), "min"),
+    };
+    let mut host: Vec<f64> = (0..cols)
+        .map(|j| {
+            let col = (0..rows).map(|i| f64::from(xs[i * cols + j]));
+            match op {
+                0 => col.sum(),
+                1 => col.sum::<f64>() / rows as f64,
+                2 => col.fold(f64::MIN, f64::max),
+                _ => col.fold(f64::MAX, f64::min),
+            }
+        })
+        .collect();
+    // Each element's error bound: the reduction's rounding (a sum's at most `rows`
+    // roundings of values up to 100 in f32; a mean's that over `rows`; max and min are
+    // exact), carried through the steps, each adding its own rounding. An element whose
+    // comparison (step 3) is within its bound of flipping is not checked after that.
+    let sum_err = rows as f64 * 100.0 * 2.0 * f64::from(f32::EPSILON);
+    let first = match op {
+        0 => sum_err,
+        1 => sum_err / rows as f64,
+        _ => 0.0,
+    };
+    let mut err = vec![first; cols];
+    let mut checked = vec![true; cols];
+    let yv = f64::from(ys[0]);
+    for &s in steps {
+        let d: Array<f32> = match s {
+            0 => &dev * &w + &y,
+            1 => (&dev - &w).abs(),
+            2 => dev.max(&w) * 0.5f32,
+            3 => dev.lt(&w).select(&dev, &(&w * 2.0f32)),
+            _ => &dev / &(w.abs() + 1.0f32),
+        };
+        dev = d;
+        for j in 0..cols {
+            let (g, wj) = (host[j], f64::from(ws[j]));
+            let (value, grown) = match s {
+                0 => (g * wj + yv, err[j] * wj.abs()),
+                1 => ((g - wj).abs(), err[j]),
+                2 => (g.max(wj) * 0.5, err[j]),
+                3 => {
+                    if (g - wj).abs() <= err[j] {
+                        checked[j] = false;
+                    }
+                    (if g < wj { g } else { wj * 2.0 }, err[j])
+                }
+                _ => (g / (wj.abs() + 1.0), err[j]),
+            };
+            host[j] = value;
+            err[j] = grown + 4.0 * value.abs() * f64::from(f32::EPSILON);
+        }
+    }
+    let used = finished_by_consumer(&dev);
+    let got = dev.to_vec().unwrap();
+    for j in (0..cols).filter(|&j| checked[j]) {
+        let (g, h) = (f64::from(got[j]), host[j]);
+        assert!(
+            (g - h).abs() <= err[j] + 1e-6,
+            "{name} {rows}x{cols} steps {steps:?} [{j}]: {g} vs {h} (bound {})",
+            err[j]
+        );
+    }
+    used
+}
+
+/// One i32 case (wrapping sums, exact); returns whether the consumer finished the
+/// reduction.
+fn int_case(
+    ctx: &Context,
+    r: &mut rand::rngs::StdRng,
+    rows: usize,
+    cols: usize,
+    op: u32,
+    steps: &[u32],
+) -> bool {
+    let xs = i32::random_vec(r, rows * cols);
+    let ws: Vec<i32> = i32::random_vec(r, cols).iter().map(|v| v % 1000).collect();
+    let x = ctx.from_shape_slice([rows, cols], &xs).unwrap();
+    let w = ctx.from_slice(&ws).unwrap();
+    let (mut dev, name) = match op {
+        0 | 1 => (x.sum_axis(0), "sum"),
+        2 => (x.amax_axis(0), "max"),
+        _ => (x.amin_axis(0), "min"),
+    };
+    let mut host: Vec<i32> = (0..cols)
+        .map(|j| {
+            let col = (0..rows).map(|i| xs[i * cols + j]);
+            match op {
+                0 | 1 => col.fold(0i32, i32::wrapping_add),
+                2 => col.max().unwrap_or(0),
+                _ => col.min().unwrap_or(0),
+            }
+        })
+        .collect();
+    for &s in steps {
+        let (d, h): (Array<i32>, fn(i32, i32) -> i32) = match s {
+            0 => (&dev * &w + 7, |g, w| g.wrapping_mul(w).wrapping_add(7)),
+            1 => (&dev - &w, |g, w| g.wrapping_sub(w)),
+            2 => (dev.max(&w), |g, w| g.max(w)),
+            3 => (dev.lt(&w).select(&dev, &w), |g, w| if g < w { g } else { w }),
+            _ => (dev.min(&w) + &w, |g, w| g.min(w).wrapping_add(w)),
+        };
+        dev = d;
+        host = host.iter().zip(&ws).map(|(&g, &w)| h(g, w)).collect();
+    }
+    let used = finished_by_consumer(&dev);
+    assert_eq!(
+        dev.to_vec().unwrap(),
+        host,
+        "{name} {rows}x{cols} steps {steps:?}"
+    );
+    used
 }
