@@ -84,31 +84,31 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
         .iter()
         .map(|members| plan_kernel(&graph, &mat, members, group_size, None))
         .collect();
-    let kernels = fuse_rows_into_columns(&graph, &mat, plans, group_size, widest_shared_row(&ctx))
-        .into_iter()
-        .map(|mut plan| {
-            let one_tile = plan.row.is_some();
-            if let Some(r) = &mut plan.reduce {
-                if one_tile && wants_group_rows(r, plan.group_size) {
-                    plan.group_size = fit_group_rows(&ctx, r);
-                } else {
-                    fit_reduction(&ctx, r, plan.group_size, one_tile);
+    let mut kernels: Vec<KernelPlan> =
+        fuse_rows_into_columns(&graph, &mat, plans, group_size, widest_shared_row(&ctx))
+            .into_iter()
+            .map(|mut plan| {
+                let one_tile = plan.row.is_some();
+                if let Some(r) = &mut plan.reduce {
+                    if one_tile && wants_group_rows(r, plan.group_size) {
+                        plan.group_size = fit_group_rows(&ctx, r);
+                    } else {
+                        fit_reduction(&ctx, r, plan.group_size, one_tile);
+                    }
+                    plan.key.extend([
+                        TAG_FIT,
+                        u32::from(r.finish_in_kernel)
+                            | u32::from(r.contiguous_lanes) << 1
+                            | u32::from(r.compensated) << 2,
+                        r.column_tile as u32,
+                        r.row_vectors as u32,
+                        r.group_rows as u32,
+                        plan.group_size,
+                    ]);
                 }
-                plan.key.extend([
-                    TAG_FIT,
-                    u32::from(r.finish_in_kernel)
-                        | u32::from(r.contiguous_lanes) << 1
-                        | u32::from(r.compensated) << 2,
-                    r.column_tile as u32,
-                    r.row_vectors as u32,
-                    r.group_rows as u32,
-                    plan.group_size,
-                ]);
-            }
-            plan
-        })
-        .collect::<Vec<_>>();
-    let mut kernels = kernels;
+                plan
+            })
+            .collect();
     finish_in_consumers(&mut kernels, group_size);
     Ok(Some(Flush { ctx, graph, kernels }))
 }
