@@ -56,13 +56,10 @@ pub(super) fn row_loop(
     let op = row.op;
     let ind = "                ";
     // This work-item's share of row `k`: its `column_width` elements, combined.
-    let mut share = String::new();
+    let share = values_upto(plan, r, row.value, ix, ind, helpers);
     let value = if r.column_width == VECTOR_WIDTH {
-        share.push_str(&vector_values_upto(plan, row.value, r, ix, ind, true, helpers));
         combine_lanes(op, d, operand)
     } else {
-        share.push_str(&reduce_indices(plan, r, ix, ind));
-        emit_values_upto(plan, row.value, "fidx", helpers, &mut share, ind);
         format!("v{operand}")
     };
     let rt = vt(row.dtype);
@@ -141,12 +138,7 @@ pub(super) fn rows_per_item(
     // The values of vector `v` of row `k` (all of them, or those of the row operand).
     let values = |v: usize, upto: usize, helpers: &mut Helpers| -> String {
         let mut text = format!("{ind}const {ix} o = {v}u * {w}u;\n");
-        if vector {
-            text.push_str(&vector_values_upto(plan, upto, r, ix, ind, true, helpers));
-        } else {
-            text.push_str(&reduce_indices(plan, r, ix, ind));
-            emit_values_upto(plan, upto, "fidx", helpers, &mut text, ind);
-        }
+        text.push_str(&values_upto(plan, r, upto, ix, ind, helpers));
         text
     };
     let mut src = String::new();
@@ -266,12 +258,7 @@ pub(super) fn group_rows(
             if (o < n_out) {{
 "
         );
-        if vector {
-            text.push_str(&vector_values_upto(plan, upto, r, ix, ind, true, helpers));
-        } else {
-            text.push_str(&reduce_indices(plan, r, ix, ind));
-            emit_values_upto(plan, upto, "fidx", helpers, &mut text, ind);
-        }
+        text.push_str(&values_upto(plan, r, upto, ix, ind, helpers));
         text.push_str(body);
         text.push_str(
             "            }
@@ -421,6 +408,26 @@ pub(super) fn group_rows(
 ",
     );
     src
+}
+
+/// The values of the plan before index `upto` at output `o` of row `k` (variables in
+/// scope): per lane (`v{i}_{lane}`, one vector load per input) in the vector layout, else
+/// single (`v{i}`).
+fn values_upto(
+    plan: &KernelPlan,
+    r: &ReducePlan,
+    upto: usize,
+    ix: &str,
+    ind: &str,
+    helpers: &mut Helpers,
+) -> String {
+    if r.column_width == VECTOR_WIDTH {
+        vector_values_upto(plan, upto, r, ix, ind, true, helpers)
+    } else {
+        let mut text = reduce_indices(plan, r, ix, ind);
+        emit_values_upto(plan, upto, "fidx", helpers, &mut text, ind);
+        text
+    }
 }
 
 /// The value the row reduction reduces (its operand in the plan).
