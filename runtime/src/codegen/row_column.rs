@@ -34,8 +34,8 @@ const TREE_ELEMENTS: usize = 8;
 /// Rows each work-item takes per step (their loads are in flight together).
 const ROWS_PER_STEP: usize = 4;
 
-/// Local memory [`group_rows`] takes per work-item, at most: a step's row values and their
-/// chunks (fewer than the values), of at most 8 bytes each.
+/// Local memory [`group_rows`] takes per work-item: two halves of a step's row values, of
+/// at most 8 bytes each.
 pub(crate) const GROUP_ROWS_LOCAL_BYTES: usize = 2 * ROWS_PER_STEP * 8;
 
 /// The loop text, at kernel scope (it declares the local buffer of row results), in the
@@ -226,7 +226,7 @@ pub(super) fn rows_per_item(
 /// `m G + lid` (`m < M`) of every row, with an accumulator per element. The group takes
 /// its segment's rows [`ROWS_PER_STEP`] at a time: every work-item evaluates the row
 /// reduction's operand on its elements of each row, the group combines the row values in
-/// local memory (two levels, two barriers, for all of them), then every work-item evaluates the column
+/// local memory (one tree for all of them), then every work-item evaluates the column
 /// reduction's operand with each row's result, loading its elements again (they were
 /// read a moment before: the cache, not device memory), and accumulates. Partials
 /// `[o * S + s]` at the end (or the results, with one segment). Rows wider than a group
@@ -247,7 +247,6 @@ pub(super) fn group_rows(
     let out = plan.outputs[0].0;
     let (per_item, w) = (r.group_rows, r.column_width);
     let steps = ROWS_PER_STEP;
-    let c = tree_chunks(g as usize);
     let vector = w == VECTOR_WIDTH;
     let ind = "                ";
     // Vector `m` of this work-item in row `k` (its first output `o`), and the values of
@@ -271,11 +270,11 @@ pub(super) fn group_rows(
     let mut src = String::new();
     let _ = writeln!(
         src,
-        "    __local {rdt} rs[{steps}u * {g}u];
-    __local {rdt} rc[{steps}u * {c}u];
-    const {ix} G = {g}u, C = {c}u, lid = get_local_id(0), s = get_group_id(0);
+        "    __local {rdt} rs[2u * {steps}u * {g}u];
+    const {ix} G = {g}u, lid = get_local_id(0), s = get_group_id(0);
     const {ix} chunk = (n_red + S - 1) / S;
-    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);"
+    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);
+    {ix} flip = 0u;"
     );
     for m in 0..per_item {
         for j in 0..w {
@@ -284,6 +283,11 @@ pub(super) fn group_rows(
     }
     // Every work-item runs every step (barriers): the bounds are the group's.
     let _ = writeln!(src, "    for ({ix} kb = k0; kb < k1; kb += {steps}u) {{");
+    let _ = writeln!(
+        src,
+        "        __local {rdt}* part = rs + flip * ({steps}u * G);
+        flip ^= 1u;"
+    );
     let part_value = if vector {
         combine_lanes(row.op, rd, operand)
     } else {
@@ -309,40 +313,39 @@ pub(super) fn group_rows(
         let _ = writeln!(
             src,
             "            }}
-            rs[{u}u * G + lid] = rp;
+            part[{u}u * G + lid] = rp;
         }}"
         );
     }
-    // Two levels for every row of the step, two barriers: `C` chunks of a row's `G`
-    // values (chunk `c` takes values `c, c + C, ...`: neighbouring work-items read
-    // neighbouring words) combined into `rc`, then every work-item combines the `C`
-    // chunks of each row itself. (`rs` is written again only after the second barrier,
-    // when every chunk has been read; `rc` only after the next step's first.)
+    // One tree for every row of the step. (`part` alternates between two halves of `rs`,
+    // so the next step writes its values while slow work-items may still read these.)
+    src.push_str(
+        "        barrier(CLK_LOCAL_MEM_FENCE);
+",
+    );
     let _ = writeln!(
         src,
-        "        barrier(CLK_LOCAL_MEM_FENCE);
-        for ({ix} i = lid; i < {steps}u * C; i += G) {{
-            __local const {rdt}* p = rs + (i / C) * G + i % C;
-            {rdt} acc = p[0];
-            for ({ix} j = 1u; j < G / C; ++j) acc = {};
-            rc[i] = acc;
-        }}
-        barrier(CLK_LOCAL_MEM_FENCE);",
-        combine(row.op, rd, "acc", "p[j * C]")
+        "        for ({ix} st = G / 2u; st > 0u; st >>= 1) {{
+            if (lid < st) {{"
     );
     for u in 0..steps {
-        let _ = writeln!(
-            src,
-            "        {rdt} row{u} = rc[{u}u * C];
-        for ({ix} j = 1u; j < C; ++j) row{u} = {};",
-            combine(row.op, rd, &format!("row{u}"), &format!("rc[{u}u * C + j]"))
+        let (a, b) = (
+            format!("part[{u}u * G + lid]"),
+            format!("part[{u}u * G + lid + st]"),
         );
+        let _ = writeln!(src, "                {a} = {};", combine(row.op, rd, &a, &b));
     }
+    src.push_str(
+        "            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+",
+    );
     for u in 0..steps {
         let result = if row.op == ReduceOp::Mean {
-            format!("({rt})(row{u} / ({rdt})n_out)")
+            format!("({rt})(part[{u}u * G] / ({rdt})n_out)")
         } else {
-            format!("({rt})row{u}")
+            format!("({rt})part[{u}u * G]")
         };
         let _ = writeln!(
             src,
@@ -425,12 +428,6 @@ fn values_upto(
         emit_values_upto(plan, upto, "fidx", helpers, &mut text, ind);
         text
     }
-}
-
-/// Chunks of a row's values in [`group_rows`]'s two-level combine: about the square root
-/// of the group size `g` (a power of two), so both levels are short.
-fn tree_chunks(g: usize) -> usize {
-    1 << (g.max(1).trailing_zeros() / 2)
 }
 
 /// The value the row reduction reduces (its operand in the plan).
