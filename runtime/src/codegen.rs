@@ -265,20 +265,26 @@ fn load_index(mask: u32, rank: usize) -> String {
 }
 
 fn emit_values(plan: &KernelPlan, full: &str, helpers: &mut Helpers, body: &mut String, indent: &str) {
-    emit_values_upto(plan, plan.values.len(), full, helpers, body, indent);
+    emit_values_upto(plan, plan.values.len(), &[], full, helpers, body, indent);
 }
 
-/// [`emit_values`] for the values before index `upto` only.
+/// [`emit_values`] for the values before index `upto` only; those in `given` are already
+/// in scope as `h{i}` (computed once per row: [`row_column`]'s per-row values).
 fn emit_values_upto(
     plan: &KernelPlan,
     upto: usize,
+    given: &[usize],
     full: &str,
     helpers: &mut Helpers,
     body: &mut String,
     indent: &str,
 ) {
     for i in 0..upto {
-        let e = value_expr(plan, i, full, None, helpers);
+        let e = if given.contains(&i) {
+            format!("h{i}")
+        } else {
+            value_expr(plan, i, full, None, helpers)
+        };
         let _ = writeln!(body, "{indent}const {} v{i} = {e};", vt(plan.values[i].1));
     }
 }
@@ -507,13 +513,16 @@ fn vector_values(
     aligned: bool,
     helpers: &mut Helpers,
 ) -> String {
-    vector_values_upto(plan, plan.values.len(), r, ix, ind, aligned, helpers)
+    vector_values_upto(plan, plan.values.len(), &[], r, ix, ind, aligned, helpers)
 }
 
-/// [`vector_values`] for the values before index `upto` only.
+/// [`vector_values`] for the values before index `upto` only; those in `given` are
+/// already in scope as `h{i}`, the same in every lane.
+#[allow(clippy::too_many_arguments)]
 fn vector_values_upto(
     plan: &KernelPlan,
     upto: usize,
+    given: &[usize],
     r: &ReducePlan,
     ix: &str,
     ind: &str,
@@ -543,7 +552,11 @@ fn vector_values_upto(
     }
     for lane in 0..w {
         for i in 0..upto {
-            let e = value_expr_vec(plan, i, lane, &vec_slots, helpers);
+            let e = if given.contains(&i) {
+                format!("h{i}")
+            } else {
+                value_expr_vec(plan, i, lane, &vec_slots, helpers)
+            };
             let _ = writeln!(body, "{ind}const {} v{i}_{lane} = {e};", vt(plan.values[i].1));
         }
     }

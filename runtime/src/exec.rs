@@ -830,13 +830,25 @@ mod tests {
             // Column means and maxima (with a row sum inside).
             let cmean = (&xa * &z).mean_axis(0);
             let cmax = (&xa * &z).amax_axis(0);
-            for a in [&g, &m, &cmean, &cmax] {
+            // Per-row values computed once per row: a select, one read twice, the whole
+            // operand.
+            let sel = (&xa * &z.gt(0.0).select(&ya, &(&z * 0.5))).sum_axis(0);
+            let q = (&z * 0.01).exp();
+            let twice = (&(&xa * &q) + &q).sum_axis(0);
+            let whole = (z.tanh() * &ya).broadcast_to(&[n, d]).sum_axis(0);
+            for a in [&g, &m, &cmean, &cmax, &sel, &twice, &whole] {
                 let text = a.explain().unwrap();
                 assert!(text.contains("shares each row"), "{n}x{d}: {text}");
             }
             assert!(below.explain().unwrap().contains("shares each row"));
             crate::eval(&(&g, &m, &z)).unwrap();
             let (cmean, cmax) = (cmean.to_vec().unwrap(), cmax.to_vec().unwrap());
+            crate::eval(&(&sel, &twice, &whole)).unwrap();
+            let (sel, twice, whole) = (
+                sel.to_vec().unwrap(),
+                twice.to_vec().unwrap(),
+                whole.to_vec().unwrap(),
+            );
             let row = |i: usize| &x[i * d..(i + 1) * d];
             let hz: Vec<f64> = (0..n)
                 .map(|i| row(i).iter().zip(&w).map(|(a, b)| a * b).sum())
@@ -854,6 +866,21 @@ mod tests {
                     .map(|i| x[i * d + j] - row(i).iter().cloned().fold(f64::MIN, f64::max))
                     .sum();
                 let hmean = (0..n).map(|i| x[i * d + j] * hz[i]).sum::<f64>() / n as f64;
+                let hsel: f64 = (0..n)
+                    .map(|i| x[i * d + j] * if hz[i] > 0.0 { y[i] } else { hz[i] * 0.5 })
+                    .sum();
+                let htwice: f64 = (0..n).map(|i| (x[i * d + j] + 1.0) * (hz[i] * 0.01).exp()).sum();
+                let hwhole: f64 = (0..n).map(|i| hz[i].tanh() * y[i]).sum();
+                for (name, got, want) in [
+                    ("sel", sel[j], hsel),
+                    ("twice", twice[j], htwice),
+                    ("whole", whole[j], hwhole),
+                ] {
+                    assert!(
+                        (got - want).abs() < 1e-9 * n as f64,
+                        "{n}x{d} {name}[{j}]: {got} vs {want}"
+                    );
+                }
                 let hmax = (0..n).map(|i| x[i * d + j] * hz[i]).fold(f64::MIN, f64::max);
                 assert!(
                     (cmean[j] - hmean).abs() < 1e-9,

@@ -23,7 +23,8 @@
 use std::fmt::Write;
 
 use super::{
-    combine, emit_values_upto, identity, reduce_indices, vector_values_upto, vt, Helpers, VECTOR_WIDTH,
+    combine, emit_values_upto, identity, reduce_indices, value_expr, vector_values_upto, vt, Helpers,
+    VECTOR_WIDTH,
 };
 use crate::fuse::{KernelPlan, ReducePlan, RowPart, Value};
 use crate::graph::ReduceOp;
@@ -56,7 +57,7 @@ pub(super) fn row_loop(
     let op = row.op;
     let ind = "                ";
     // This work-item's share of row `k`: its `column_width` elements, combined.
-    let share = values_upto(plan, r, row.value, ix, ind, helpers);
+    let share = values_upto(plan, r, row.value, &[], ix, ind, helpers);
     let value = if r.column_width == VECTOR_WIDTH {
         combine_lanes(op, d, operand)
     } else {
@@ -138,7 +139,7 @@ pub(super) fn rows_per_item(
     // The values of vector `v` of row `k` (all of them, or those of the row operand).
     let values = |v: usize, upto: usize, helpers: &mut Helpers| -> String {
         let mut text = format!("{ind}const {ix} o = {v}u * {w}u;\n");
-        text.push_str(&values_upto(plan, r, upto, ix, ind, helpers));
+        text.push_str(&values_upto(plan, r, upto, &[], ix, ind, helpers));
         text
     };
     let mut src = String::new();
@@ -249,6 +250,14 @@ pub(super) fn group_rows(
     let steps = ROWS_PER_STEP;
     let vector = w == VECTOR_WIDTH;
     let ind = "                ";
+    let hoisted = per_row_values(plan, r, row);
+    let result = |rp: &str| {
+        if row.op == ReduceOp::Mean {
+            format!("({rt})({rp} / ({rdt})n_out)")
+        } else {
+            format!("({rt}){rp}")
+        }
+    };
     // Vector `m` of this work-item in row `k` (its first output `o`), and the values of
     // the plan up to `upto` there; the body runs only inside the row.
     let at = |m: usize, upto: usize, body: &str, helpers: &mut Helpers| -> String {
@@ -258,7 +267,7 @@ pub(super) fn group_rows(
             if (o < n_out) {{
 "
         );
-        text.push_str(&values_upto(plan, r, upto, ix, ind, helpers));
+        text.push_str(&values_upto(plan, r, upto, &hoisted, ix, ind, helpers));
         text.push_str(body);
         text.push_str(
             "            }
@@ -276,6 +285,9 @@ pub(super) fn group_rows(
     const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);
     {ix} flip = 0u;"
     );
+    for &i in &hoisted {
+        let _ = writeln!(src, "    __local {} hs{i}[{steps}u];", vt(plan.values[i].1));
+    }
     for m in 0..per_item {
         for j in 0..w {
             let _ = writeln!(src, "    {t} a{m}_{j} = {};", identity(r.op, d));
@@ -323,9 +335,12 @@ pub(super) fn group_rows(
         "        barrier(CLK_LOCAL_MEM_FENCE);
 ",
     );
+    // With per-row values, the tree's last level goes to the work-items that compute them
+    // (one per row), before the same barrier.
+    let last = if hoisted.is_empty() { 0 } else { 1 };
     let _ = writeln!(
         src,
-        "        for ({ix} st = G / 2u; st > 0u; st >>= 1) {{
+        "        for ({ix} st = G / 2u; st > {last}u; st >>= 1) {{
             if (lid < st) {{"
     );
     for u in 0..steps {
@@ -341,19 +356,50 @@ pub(super) fn group_rows(
         }
 ",
     );
-    for u in 0..steps {
-        let result = if row.op == ReduceOp::Mean {
-            format!("({rt})(part[{u}u * G] / ({rdt})n_out)")
+    if !hoisted.is_empty() {
+        let pair = if g >= 2 {
+            combine(row.op, rd, "rp", "part[u * G + 1u]")
         } else {
-            format!("({rt})part[{u}u * G]")
+            "rp".to_string()
         };
+        let _ = writeln!(
+            src,
+            "        for ({ix} u = lid; u < {steps}u; u += G) {{
+            const {ix} k = kb + u;
+            {rdt} rp = part[u * G];
+            rp = {pair};
+            part[u * G] = rp;
+            if (k < k1) {{
+            const {rt} rowv = {};",
+            result("rp")
+        );
+        src.push_str(&per_row_text(plan, r, row, &hoisted, ix, ind, helpers));
+        for &i in &hoisted {
+            let _ = writeln!(src, "{ind}hs{i}[u] = v{i};");
+        }
+        src.push_str(
+            "            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+",
+        );
+    }
+    for u in 0..steps {
         let _ = writeln!(
             src,
             "        {{
             const {ix} k = kb + {u}u;
             if (k < k1) {{
-            const {rt} rowv = {result};"
+            const {rt} rowv = {};",
+            result(&format!("part[{u}u * G]"))
         );
+        for &i in &hoisted {
+            let _ = writeln!(
+                src,
+                "            const {} h{i} = hs{i}[{u}u];",
+                vt(plan.values[i].1)
+            );
+        }
         for m in 0..per_item {
             let mut body = String::new();
             for j in 0..w {
@@ -417,17 +463,78 @@ fn values_upto(
     plan: &KernelPlan,
     r: &ReducePlan,
     upto: usize,
+    given: &[usize],
     ix: &str,
     ind: &str,
     helpers: &mut Helpers,
 ) -> String {
     if r.column_width == VECTOR_WIDTH {
-        vector_values_upto(plan, upto, r, ix, ind, true, helpers)
+        vector_values_upto(plan, upto, given, r, ix, ind, true, helpers)
     } else {
         let mut text = reduce_indices(plan, r, ix, ind);
-        emit_values_upto(plan, upto, "fidx", helpers, &mut text, ind);
+        emit_values_upto(plan, upto, given, "fidx", helpers, &mut text, ind);
         text
     }
+}
+
+/// The values of the column operand that depend on the row's result and on nothing that
+/// varies along the row (the residual `sigmoid(z) - y` of a gradient, say), where
+/// something varying along the row reads them (or the operand is one): [`group_rows`]
+/// computes these once per row, not in every work-item of the group.
+fn per_row_values(plan: &KernelPlan, r: &ReducePlan, row: &RowPart) -> Vec<usize> {
+    let kept = ((1u32 << plan.dims.len()) - 1) & !r.red_mask;
+    let n = plan.values.len();
+    // (varies with the row at most, depends on the row's result)
+    let mut kind = vec![(false, false); n];
+    for (i, (v, _)) in plan.values.iter().enumerate() {
+        kind[i] = match v {
+            _ if i == row.value => (true, true),
+            Value::Load { slot } => (plan.inputs[*slot].1 & kept == kept, false),
+            Value::Scalar { .. } => (true, false),
+            Value::Op { args, .. } => (args.iter().all(|&a| kind[a].0), args.iter().any(|&a| kind[a].1)),
+        };
+    }
+    let read_along_row = |i: usize| {
+        i == plan.outputs[0].0
+            || plan
+                .values
+                .iter()
+                .enumerate()
+                .any(|(j, (v, _))| !kind[j].0 && matches!(v, Value::Op { args, .. } if args.contains(&i)))
+    };
+    (0..n)
+        .filter(|&i| i != row.value && kind[i] == (true, true) && read_along_row(i))
+        .collect()
+}
+
+/// The per-row values `hoisted` of row `k` (`rowv` in scope) as `v{i}`: those values and
+/// what they read, short of the row's result.
+fn per_row_text(
+    plan: &KernelPlan,
+    r: &ReducePlan,
+    row: &RowPart,
+    hoisted: &[usize],
+    ix: &str,
+    ind: &str,
+    helpers: &mut Helpers,
+) -> String {
+    let mut needed = vec![false; plan.values.len()];
+    let mut stack = hoisted.to_vec();
+    while let Some(i) = stack.pop() {
+        if std::mem::replace(&mut needed[i], true) || i == row.value {
+            continue;
+        }
+        if let Value::Op { args, .. } = &plan.values[i].0 {
+            stack.extend(args.iter().copied());
+        }
+    }
+    let mut text = format!("{ind}const {ix} o = 0u;\n");
+    text.push_str(&reduce_indices(plan, r, ix, ind));
+    for i in (0..plan.values.len()).filter(|&i| needed[i]) {
+        let e = value_expr(plan, i, "fidx", None, helpers);
+        let _ = writeln!(text, "{ind}const {} v{i} = {e};", vt(plan.values[i].1));
+    }
+    text
 }
 
 /// The value the row reduction reduces (its operand in the plan).
