@@ -836,14 +836,22 @@ mod tests {
             let q = (&z * 0.01).exp();
             let twice = (&(&xa * &q) + &q).sum_axis(0);
             let whole = (z.tanh() * &ya).broadcast_to(&[n, d]).sum_axis(0);
-            for a in [&g, &m, &cmean, &cmax, &sel, &twice, &whole] {
+            // A boolean per-row value (local memory of another type).
+            let above = (&xa * &z.gt(&ya).cast::<f64>()).sum_axis(0);
+            // Each computes its per-row values once per row (local `hs*`).
+            for a in [&g, &sel, &twice, &whole, &above] {
+                let text = a.explain().unwrap();
+                assert!(text.contains("__local double hs"), "{n}x{d}: {text}");
+            }
+            for a in [&g, &m, &cmean, &cmax, &sel, &twice, &whole, &above] {
                 let text = a.explain().unwrap();
                 assert!(text.contains("shares each row"), "{n}x{d}: {text}");
             }
             assert!(below.explain().unwrap().contains("shares each row"));
             crate::eval(&(&g, &m, &z)).unwrap();
             let (cmean, cmax) = (cmean.to_vec().unwrap(), cmax.to_vec().unwrap());
-            crate::eval(&(&sel, &twice, &whole)).unwrap();
+            crate::eval(&(&sel, &twice, &whole, &above)).unwrap();
+            let above = above.to_vec().unwrap();
             let (sel, twice, whole) = (
                 sel.to_vec().unwrap(),
                 twice.to_vec().unwrap(),
@@ -871,6 +879,12 @@ mod tests {
                     .sum();
                 let htwice: f64 = (0..n).map(|i| (x[i * d + j] + 1.0) * (hz[i] * 0.01).exp()).sum();
                 let hwhole: f64 = (0..n).map(|i| hz[i].tanh() * y[i]).sum();
+                let habove: f64 = (0..n).filter(|&i| hz[i] > y[i]).map(|i| x[i * d + j]).sum();
+                assert!(
+                    (above[j] - habove).abs() < 1e-9 * n as f64,
+                    "{n}x{d} above[{j}]: {} vs {habove}",
+                    above[j]
+                );
                 for (name, got, want) in [
                     ("sel", sel[j], hsel),
                     ("twice", twice[j], htwice),
