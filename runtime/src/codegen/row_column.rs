@@ -16,7 +16,8 @@
 //!
 //! [`group_rows`](crate::codegen::row_column::group_rows) (rows of 128 to 1,024 vectors; GPUs): a whole work-group shares
 //! each row, every work-item holding one or two vectors of it, four rows per step; values
-//! that depend on the row only are computed once per row ([`per_row_values`]).
+//! that depend on the row only are computed once per row
+//! ([`per_row_values`](crate::codegen::row_column::per_row_values)).
 //!
 //! [`rows_per_item`](crate::codegen::row_column::rows_per_item) (short rows; every device): one work-item reads whole rows, with no
 //! barrier until the group combines its accumulators at the end.
