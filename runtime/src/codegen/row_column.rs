@@ -16,8 +16,7 @@
 //!
 //! [`group_rows`](crate::codegen::row_column::group_rows) (rows of 128 to 1,024 vectors; GPUs): a whole work-group shares
 //! each row, every work-item holding one or two vectors of it, four rows per step; values
-//! that depend on the row only are computed once per row
-//! ([`per_row_values`](crate::codegen::row_column::per_row_values)).
+//! that depend on the row only are computed once per row (`per_row_values`).
 //!
 //! [`rows_per_item`](crate::codegen::row_column::rows_per_item) (short rows; every device): one work-item reads whole rows, with no
 //! barrier until the group combines its accumulators at the end.
@@ -230,7 +229,7 @@ pub(super) fn rows_per_item(
 /// its segment's rows [`ROWS_PER_STEP`] at a time: every work-item evaluates the row
 /// reduction's operand on its elements of each row, the group combines the row values in
 /// local memory (one tree for all of them; the work-items of its last level also compute
-/// the row's [`per_row_values`] and share them), then every work-item evaluates the
+/// the row's `per_row_values` and share them), then every work-item evaluates the
 /// column reduction's operand with each row's result, loading its elements again (they
 /// were read a moment before: the cache, not device memory), and accumulates. Partials
 /// `[o * S + s]` at the end (or the results, with one segment). Rows wider than a group
