@@ -691,6 +691,14 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
         params.push("__global ulong* fini".into());
         params.push("volatile __global uint* done".into());
     }
+    if let Some(total) = &plan.row_total {
+        // Its parts (one per work-group; the result itself with one segment), its result,
+        // and the queue's counters.
+        let tt = vt(total.dtype);
+        params.push(format!("__global {tt}* totv"));
+        params.push(format!("__global {tt}* totout"));
+        params.push("volatile __global uint* tdone".into());
+    }
     let finish = |indent: &str| -> String {
         if arg {
             format!("{indent}if (fin) {{ outi[o * S + s] = (acci == NONE ? 0 : acci); }} else {{ outv[o * S + s] = acc; outi[o * S + s] = acci; }}\n")
@@ -727,25 +735,52 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
         "    {t} acc = {}; {t} comp = ({t})0; ulong acci = NONE;\n    (void)comp; (void)acci;",
         identity(r.op, d)
     );
+    if let Some(total) = &plan.row_total {
+        let _ = writeln!(
+            src,
+            "    {} tacc = {};",
+            vt(total.dtype),
+            identity(total.op, total.dtype)
+        );
+    }
+    // The layouts with a row reduction inside: the kernel's text, the end of a reduction
+    // over the rows beside it before the closing brace.
+    let with_total = |mut text: String| -> String {
+        if let Some(total) = &plan.row_total {
+            if text.ends_with("}\n") {
+                text.truncate(text.len() - 2);
+            }
+            text.push_str(&row_column::row_total_end(plan, total, ix));
+            text.push_str("}\n");
+        }
+        text
+    };
     if let (true, Some(row)) = (r.row_vectors > 0, &plan.row) {
-        src.push_str(&row_column::rows_per_item(plan, r, row, ix, &mut helpers));
+        src.push_str(&with_total(row_column::rows_per_item(
+            plan,
+            r,
+            row,
+            ix,
+            &mut helpers,
+        )));
         return src;
     }
     if let (true, Some(row)) = (r.group_rows > 0, &plan.row) {
-        src.push_str(&row_column::group_rows(plan, r, row, ix, &mut helpers));
+        src.push_str(&with_total(row_column::group_rows(
+            plan,
+            r,
+            row,
+            ix,
+            &mut helpers,
+        )));
         return src;
     }
     if r.columns {
         let rows = plan
             .row
             .map(|row| row_column::row_loop(plan, r, &row, ix, &column_body, &mut helpers));
-        src.push_str(&column_layout(
-            r,
-            plan.group_size,
-            ix,
-            &column_body,
-            rows.as_deref(),
-        ));
+        let text = column_layout(r, plan.group_size, ix, &column_body, rows.as_deref());
+        src.push_str(&with_total(text));
         return src;
     }
     if r.lanes == 0 {

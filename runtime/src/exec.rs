@@ -14,8 +14,9 @@ use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::fit::{fit_group_rows, fit_reduction, wants_group_rows, widest_shared_row, work_items_cap};
 use crate::fuse::{
-    collect, finish_in_consumers, fuse_rows_into_columns, group_kernels, materialization_points, plan_kernel,
-    FusedKernel, GKind, GNode, KernelPlan, ReducePlan, REDUCE_GROUP, TAG_FIT,
+    collect, finish_in_consumers, fuse_row_totals, fuse_rows_into_columns, group_kernels,
+    materialization_points, plan_kernel, FusedKernel, GKind, GNode, KernelPlan, ReducePlan, REDUCE_GROUP,
+    TAG_FIT,
 };
 use crate::graph::NodeRef;
 use crate::graph::ReduceOp;
@@ -82,33 +83,33 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
     let group_size = reduce_group_size(&ctx);
     let plans = groups
         .iter()
-        .map(|members| plan_kernel(&graph, &mat, members, group_size, None))
+        .map(|members| plan_kernel(&graph, &mat, members, group_size, None, None))
         .collect();
-    let mut kernels: Vec<KernelPlan> =
-        fuse_rows_into_columns(&graph, &mat, plans, group_size, widest_shared_row(&ctx))
-            .into_iter()
-            .map(|mut plan| {
-                let one_tile = plan.row.is_some();
-                if let Some(r) = &mut plan.reduce {
-                    if one_tile && wants_group_rows(r, plan.group_size) {
-                        plan.group_size = fit_group_rows(&ctx, r);
-                    } else {
-                        fit_reduction(&ctx, r, plan.group_size, one_tile);
-                    }
-                    plan.key.extend([
-                        TAG_FIT,
-                        u32::from(r.finish_in_kernel)
-                            | u32::from(r.contiguous_lanes) << 1
-                            | u32::from(r.compensated) << 2,
-                        r.column_tile as u32,
-                        r.row_vectors as u32,
-                        r.group_rows as u32,
-                        plan.group_size,
-                    ]);
+    let plans = fuse_rows_into_columns(&graph, &mat, plans, group_size, widest_shared_row(&ctx));
+    let mut kernels: Vec<KernelPlan> = fuse_row_totals(&graph, &mat, plans, group_size, max_args(&ctx))
+        .into_iter()
+        .map(|mut plan| {
+            let one_tile = plan.row.is_some();
+            if let Some(r) = &mut plan.reduce {
+                if one_tile && wants_group_rows(r, plan.group_size) {
+                    plan.group_size = fit_group_rows(&ctx, r);
+                } else {
+                    fit_reduction(&ctx, r, plan.group_size, one_tile);
                 }
-                plan
-            })
-            .collect();
+                plan.key.extend([
+                    TAG_FIT,
+                    u32::from(r.finish_in_kernel)
+                        | u32::from(r.contiguous_lanes) << 1
+                        | u32::from(r.compensated) << 2,
+                    r.column_tile as u32,
+                    r.row_vectors as u32,
+                    r.group_rows as u32,
+                    plan.group_size,
+                ]);
+            }
+            plan
+        })
+        .collect();
     finish_in_consumers(&mut kernels, group_size);
     Ok(Some(Flush { ctx, graph, kernels }))
 }
@@ -165,6 +166,14 @@ fn cached_kernel(
     Ok(cache.entry(key.to_vec()).or_insert(fused).clone())
 }
 
+/// The buffers of a reduction over the rows computed beside a row reduction
+/// ([`RowTotal`](crate::fuse::RowTotal)): one part per work-group (the result itself
+/// with one segment) and the one-element result.
+struct RowTotalBuffers {
+    parts: Arc<DeviceBuffer>,
+    result: Arc<DeviceBuffer>,
+}
+
 /// Enqueues a reduction plan: one pass, or two when split into segments (unless the
 /// kernel finishes itself, or its consumer does: then the partials are returned, for it).
 #[allow(clippy::too_many_arguments)]
@@ -178,6 +187,7 @@ fn launch_reduce(
     reads: &[&DeviceBuffer],
     out: &Arc<DeviceBuffer>,
     row_out: Option<&DeviceBuffer>,
+    total: Option<&RowTotalBuffers>,
 ) -> Result<Option<Arc<DeviceBuffer>>> {
     let group = plan.group_size;
     let s = r.segments;
@@ -233,14 +243,23 @@ fn launch_reduce(
         args.push(KernelArg::Mem(out.mem()));
         args.push(KernelArg::Mem(queue.finish_counters(ctx.cl_context_handle())?));
         writes.push(out);
-        kernel
-            .kernel
-            .launch(queue, Command::new(reads, &writes), &[global], local, args)?;
-        return Ok(None);
+    }
+    if let Some(t) = total {
+        // A reduction over the rows beside: its parts, its result, the counters.
+        args.push(KernelArg::Mem(t.parts.mem()));
+        args.push(KernelArg::Mem(t.result.mem()));
+        args.push(KernelArg::Mem(queue.finish_counters(ctx.cl_context_handle())?));
+        writes.push(&t.result);
+        if !Arc::ptr_eq(&t.parts, &t.result) {
+            writes.push(&t.parts);
+        }
     }
     kernel
         .kernel
         .launch(queue, Command::new(reads, &writes), &[global], local, args)?;
+    if r.finish_in_kernel {
+        return Ok(None);
+    }
     if s > 1 && r.finished_by_consumer {
         return Ok(Some(pv.clone()));
     }
@@ -334,6 +353,8 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         }
         // The row reduction computed inside a column reduction, with its results.
         let mut row_result: Option<(usize, Arc<DeviceBuffer>)> = None;
+        // A reduction over the rows computed beside it, with its result.
+        let mut total_result: Option<(usize, Arc<DeviceBuffer>)> = None;
         match (kernel, &plan.reduce) {
             (Some(kernel), Some(r)) if r.n_out > 0 => {
                 // Reduction args: inputs and scalars are pushed; outputs follow inside.
@@ -349,6 +370,21 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                     }
                     None => None,
                 };
+                let total = match &plan.row_total {
+                    Some(t) => {
+                        let result = match targets.iter().find(|(n, _)| *n == t.node) {
+                            Some((_, b)) => b.clone(),
+                            None => DeviceBuffer::uninit(&ctx, t.dtype.size())?,
+                        };
+                        let parts = if r.segments > 1 {
+                            DeviceBuffer::uninit(&ctx, r.segments * t.dtype.size())?
+                        } else {
+                            result.clone()
+                        };
+                        Some(RowTotalBuffers { parts, result })
+                    }
+                    None => None,
+                };
                 let left = launch_reduce(
                     &ctx,
                     queue,
@@ -359,11 +395,13 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                     &reads,
                     &outputs[0],
                     row_out.as_deref(),
+                    total.as_ref(),
                 )?;
                 if let Some(pv) = left {
                     partials.push((plan.outputs[0].2, pv, r.segments, r.n_red));
                 }
                 row_result = plan.row.map(|row| row.node).zip(row_out);
+                total_result = plan.row_total.map(|t| t.node).zip(total.map(|t| t.result));
             }
             (Some(kernel), None) if plan.finishes.is_some() => {
                 let (Some(f), Some((_, pv, segments, n_red))) = (plan.finishes, &finishing) else {
@@ -414,7 +452,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         for (&(_, _, gi), b) in plan.outputs.iter().zip(outputs) {
             produced[gi] = Some(b);
         }
-        if let Some((gi, b)) = row_result {
+        for (gi, b) in row_result.into_iter().chain(total_result) {
             produced[gi] = Some(b);
         }
     }
@@ -527,6 +565,13 @@ pub(crate) fn explain(roots: &[NodeRef]) -> Result<String> {
                     }
                 );
             }
+        }
+        if let Some(t) = &p.row_total {
+            let _ = writeln!(
+                s,
+                "  and beside it a {:?} reduction of one value per row over the rows to one element (each work-group adds its rows; the last to finish combines the groups' parts)",
+                t.op
+            );
         }
         if let Some(f) = &p.finishes {
             let _ = writeln!(
@@ -658,6 +703,7 @@ impl<T: Element> Array<T> {
 
 #[cfg(test)]
 mod tests {
+    use crate::array::Array;
     use crate::context::Context;
     use crate::fit::{COMBINE_PASS_ONLY, SHARED_ROWS_ANYWHERE};
 
@@ -746,6 +792,60 @@ mod tests {
     /// The shared-row kernel (a row of work-items per row, a tree per step) on any
     /// device: a linear model's gradient in f64 against the host, rows of 40 (vectors)
     /// and 126 (single elements), a mean row reduction, several segments.
+    /// Reductions over the rows of one value per row, computed beside the row reduction
+    /// `z` of a column reduction `g` (`make` records a fresh pair; each total in a flush
+    /// with its `g`, which launches no more kernels than `g` alone): a mean with a
+    /// single-element input, a sum, the largest and the smallest (the row result itself);
+    /// the same as on the host, and `g` unchanged.
+    fn check_row_totals(
+        ctx: &Context,
+        make: impl Fn() -> (Array<f64>, Array<f64>),
+        ya: &Array<f64>,
+        hz: &[f64],
+        y: &[f64],
+    ) {
+        let n = hz.len() as f64;
+        let b = ctx.from_slice(&[0.25]).unwrap();
+        type Total<'a> = &'a dyn Fn(&Array<f64>) -> Array<f64>;
+        let totals: [Total; 4] = [
+            &|z| (&b - &((&z.tanh() - ya) * 0.2)).mean_axis(0),
+            &|z| (z * ya).sum_axis(0),
+            &|z| (&(z * 0.5).exp() - ya).amax_axis(0),
+            &|z| z.amin_axis(0),
+        ];
+        let host = [
+            hz.iter()
+                .zip(y)
+                .map(|(z, y)| 0.25 - (z.tanh() - y) * 0.2)
+                .sum::<f64>()
+                / n,
+            hz.iter().zip(y).map(|(z, y)| z * y).sum::<f64>(),
+            hz.iter()
+                .zip(y)
+                .map(|(z, y)| (z * 0.5).exp() - y)
+                .fold(f64::MIN, f64::max),
+            hz.iter().cloned().fold(f64::MAX, f64::min),
+        ];
+        for (total, h) in totals.iter().zip(host) {
+            let (alone, _) = make();
+            let before = ctx.stats().kernels_launched;
+            alone.eval().unwrap();
+            let launches = ctx.stats().kernels_launched - before;
+            let (g, z) = make();
+            let t = total(&z);
+            let before = ctx.stats().kernels_launched;
+            crate::eval(&(&g, &t)).unwrap();
+            assert_eq!(
+                ctx.stats().kernels_launched - before,
+                launches,
+                "a kernel of its own"
+            );
+            let got = t.item().unwrap();
+            assert!((got - h).abs() < 1e-9 * h.abs().max(1.0), "total: {got} vs {h}");
+            assert_eq!(g.to_vec().unwrap(), alone.to_vec().unwrap());
+        }
+    }
+
     #[test]
     fn shared_rows_give_the_host_gradient() {
         let ctx = Context::new().expect("an OpenCL device");
@@ -767,6 +867,10 @@ mod tests {
                 text.contains("computed inside") && !text.contains("each work-item reads whole rows"),
                 "{text}"
             );
+            let make = || {
+                let z = (&xa * &wa).sum_axes(&[1], true);
+                ((&xa * &(z.tanh() - &ya)).sum_axis(0), z)
+            };
             crate::eval(&(&g, &m, &z)).unwrap();
             let row = |i: usize| &x[i * d..(i + 1) * d];
             let hz: Vec<f64> = (0..n)
@@ -775,6 +879,7 @@ mod tests {
             for (a, b) in z.to_vec().unwrap().iter().zip(&hz) {
                 assert!((a - b).abs() < 1e-12 * d as f64, "{n}x{d} z: {a} vs {b}");
             }
+            check_row_totals(&ctx, make, &ya, &hz, &y);
             let gv = g.to_vec().unwrap();
             let mv = m.to_vec().unwrap();
             for j in 0..d {
@@ -864,6 +969,11 @@ mod tests {
             for (a, b) in z.to_vec().unwrap().iter().zip(&hz) {
                 assert!((a - b).abs() < 1e-12 * d as f64, "{n}x{d} z: {a} vs {b}");
             }
+            let make = || {
+                let z = (&xa * &wa).sum_axes(&[1], true);
+                ((&xa * &(z.tanh() - &ya)).sum_axis(0), z)
+            };
+            check_row_totals(&ctx, make, &ya, &hz, &y);
             let (gv, mv, bv) = (g.to_vec().unwrap(), m.to_vec().unwrap(), below.to_vec().unwrap());
             for j in 0..d {
                 let hg: f64 = (0..n).map(|i| x[i * d + j] * (hz[i].tanh() - y[i])).sum();

@@ -120,7 +120,7 @@ pub(crate) fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32, 
         (r.segments.div_ceil(r.lanes.max(1) as usize), 96)
     };
     r.finish_in_kernel =
-        r.segments > 1 && blocks <= FINISH_COUNTERS && per_item <= most && finishing_allowed();
+        r.segments > 1 && blocks < FINISH_COUNTERS && per_item <= most && finishing_allowed();
     // On CPUs, a whole work-group per output (full sums) reads faster with one contiguous
     // run per lane (PoCL, `sum(x*x)`: 8.7-9.4 against 4.9-5.7 GB/s); with a few lanes per
     // output (matrix-vector) the interleaved loop was as fast or faster.

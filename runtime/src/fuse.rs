@@ -253,6 +253,8 @@ pub(crate) struct KernelPlan {
     pub(crate) narrow_index: bool,
     /// A row reduction computed inside this column reduction (see [`RowPart`]).
     pub(crate) row: Option<RowPart>,
+    /// A reduction over the rows computed beside the row reduction (see [`RowTotal`]).
+    pub(crate) row_total: Option<RowTotal>,
     /// An elementwise kernel that finishes a split reduction it reads (see
     /// [`FinishIn`]).
     pub(crate) finishes: Option<FinishIn>,
@@ -294,6 +296,24 @@ pub(crate) struct RowPart {
     pub(crate) node: usize,
 }
 
+/// A reduction of one value per row to a single element, computed beside a [`RowPart`]
+/// in its column reduction's kernel: `mean(b - lr * (sigmoid(z) - y))` over the rows of
+/// `z = x w`, where the kernel has each row's `z` at hand. Its operand depends on the row
+/// only (the row's result, per-row inputs, single elements, scalars); the kernel combines
+/// it over its rows, each work-group writes its part, and the last work-group to finish
+/// combines the parts (one launch fewer than a reduction kernel of its own).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RowTotal {
+    /// The reduction's operation (never an arg one).
+    pub(crate) op: ReduceOp,
+    /// Index of its operand in [`KernelPlan::values`].
+    pub(crate) value: usize,
+    /// Element type of the operand and of the result.
+    pub(crate) dtype: DType,
+    /// Graph index of the reduction's node (its output, one element).
+    pub(crate) node: usize,
+}
+
 const TAG_LOAD: u32 = 1;
 const TAG_SCALAR: u32 = 2;
 const TAG_OP: u32 = 3;
@@ -305,6 +325,9 @@ const TAG_REDUCE: u32 = 6;
 pub(crate) const TAG_FIT: u32 = 7;
 /// Cache-key tag of a kernel that finishes a split reduction ([`FinishIn`]).
 const TAG_FINISH_IN: u32 = 8;
+/// Cache-key tag of a reduction over the rows computed beside a row reduction
+/// ([`RowTotal`]).
+const TAG_ROW_TOTAL: u32 = 9;
 
 fn dtype_code(d: DType) -> u32 {
     d as u32
@@ -420,11 +443,17 @@ pub(crate) fn plan_kernel(
     members: &[usize],
     group_size: u32,
     row: Option<usize>,
+    total: Option<usize>,
 ) -> KernelPlan {
     let reduce = match &graph[members[0]].kind {
         GKind::Op(OpCode::Reduce(spec), inputs) => Some((*spec, inputs[0])),
         _ => None,
     };
+    // A reduction over the rows beside the row reduction: its operand joins the cone.
+    let total = total.and_then(|q| match &graph[q].kind {
+        GKind::Op(OpCode::Reduce(spec), inputs) => Some((q, spec.op, inputs[0])),
+        _ => None,
+    });
     // Targets: the values this kernel produces (a reduction reduces its input's value).
     let targets: Vec<usize> = match reduce {
         Some((_, child)) => vec![child],
@@ -438,6 +467,7 @@ pub(crate) fn plan_kernel(
     // The cone: nodes computed inside this kernel.
     let mut inside = vec![false; graph.len()];
     let mut stack: Vec<usize> = targets.clone();
+    stack.extend(total.map(|(_, _, operand)| operand));
     let mut used = vec![false; graph.len()];
     while let Some(j) = stack.pop() {
         if std::mem::replace(&mut used[j], true) {
@@ -555,6 +585,7 @@ pub(crate) fn plan_kernel(
         group_size,
         narrow_index: numel < u32::MAX as usize,
         row: None,
+        row_total: None,
         finishes: None,
     };
     plan.key
@@ -637,6 +668,21 @@ pub(crate) fn plan_kernel(
                 .extend([TAG_OUT, (plan.values.len() - 1) as u32, dtype_code(out_dtype)]);
         }
     }
+    if let Some((node, op, operand)) = total {
+        let dtype = graph[operand].node.dtype;
+        plan.row_total = Some(RowTotal {
+            op,
+            value: value_of[operand],
+            dtype,
+            node,
+        });
+        plan.key.extend([
+            TAG_ROW_TOTAL,
+            op as u32,
+            value_of[operand] as u32,
+            dtype_code(dtype),
+        ]);
+    }
     plan
 }
 
@@ -675,7 +721,7 @@ pub(crate) fn fuse_rows_into_columns(
         let Some(c_node) = plans[c].as_ref().map(|p| p.outputs[0].2) else {
             continue;
         };
-        let fused = plan_kernel(graph, mat, &[c_node], group_size, Some(row_node));
+        let fused = plan_kernel(graph, mat, &[c_node], group_size, Some(row_node), None);
         let same_layout = fused.row.is_some()
             && fused.reduce.is_some_and(|fr| fr.columns)
             && plans[c].as_ref().is_some_and(|cp| cp.dims == fused.dims);
@@ -687,6 +733,79 @@ pub(crate) fn fuse_rows_into_columns(
         plans[at] = Some(fused);
     }
     plans.into_iter().flatten().collect()
+}
+
+/// Computes a later reduction of one value per row to a single element beside the row
+/// reduction of a column-reduction kernel ([`RowTotal`]), dropping its own kernel: the
+/// reduction reads the row reduction's result (per row, as an `[n, 1]` operand), and
+/// everything else it reads is per row or a single element and is ready before that
+/// kernel runs. One such reduction per kernel; `max_args` bounds the grown argument list.
+pub(crate) fn fuse_row_totals(
+    graph: &[GNode],
+    mat: &[bool],
+    mut plans: Vec<KernelPlan>,
+    group_size: u32,
+    max_args: usize,
+) -> Vec<KernelPlan> {
+    for p in 0..plans.len() {
+        let Some((q, row_node)) = total_partner(graph, &plans, p) else {
+            continue;
+        };
+        let (c_node, q_node) = (plans[p].outputs[0].2, plans[q].outputs[0].2);
+        let fused = plan_kernel(graph, mat, &[c_node], group_size, Some(row_node), Some(q_node));
+        let same_layout = fused.row.is_some()
+            && fused.row_total.is_some()
+            && fused.reduce.is_some_and(|r| r.columns)
+            && fused.dims == plans[p].dims
+            && fused.inputs.len() + fused.scalars.len() <= max_args;
+        if same_layout {
+            plans[p] = fused;
+            plans.remove(q);
+        }
+    }
+    plans
+}
+
+/// For the column-reduction kernel `p` with a row reduction inside: a later reduction it
+/// can compute beside it ([`fuse_row_totals`]), and the row reduction's graph index.
+fn total_partner(graph: &[GNode], plans: &[KernelPlan], p: usize) -> Option<(usize, usize)> {
+    let pp = plans.get(p)?;
+    let (row, cr) = (pp.row?, pp.reduce?);
+    if pp.row_total.is_some() {
+        return None;
+    }
+    let produced_by = |g: usize| {
+        plans
+            .iter()
+            .position(|k| k.outputs.iter().any(|o| o.2 == g) || k.row.is_some_and(|r| r.node == g))
+    };
+    let operand_shape = |q_node: usize| match &graph[q_node].kind {
+        GKind::Op(OpCode::Reduce(_), inputs) => Some(graph[inputs[0]].node.shape.to_vec()),
+        _ => None,
+    };
+    (p + 1..plans.len())
+        .find(|&q| {
+            let qp = &plans[q];
+            let Some(qr) = qp.reduce else { return false };
+            qp.inputs.iter().any(|i| i.2 == row.node)
+            && qp.row.is_none()
+            && qp.finishes.is_none()
+            && qp.outputs.len() == 1
+            && qr.n_out == 1
+            && qr.n_red == cr.n_red
+            && !qr.op.is_arg()
+            && qr.in_dtype != DType::Bool
+            && qp.outputs[0].1 == qr.in_dtype
+            // Per row as the column kernel sees it: `[n, 1]` broadcasts along its columns.
+            && operand_shape(qp.outputs[0].2) == Some(vec![cr.n_red, 1])
+            // Everything else it reads is there before kernel `p` runs.
+            && qp.inputs.iter().all(|&(_, _, g)| {
+                g == row.node
+                    || matches!(graph[g].kind, GKind::Ready(_))
+                    || produced_by(g).is_some_and(|k| k < p)
+            })
+        })
+        .map(|q| (q, row.node))
 }
 
 /// Lets elementwise kernels finish the split reductions they read ([`FinishIn`]), once

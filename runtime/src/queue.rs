@@ -26,6 +26,10 @@ use crate::stats::{Counters, WaitReason};
 /// Counters per queue for reductions finished in their own kernel: the most blocks of
 /// outputs such a reduction may have.
 pub(crate) const FINISH_COUNTERS: usize = 1024;
+/// The counter kept for reductions over the rows computed beside a row reduction
+/// ([`RowTotal`](crate::fuse::RowTotal)): the last one, which no block of outputs uses
+/// (their kernels have one block, and other kernels fewer than [`FINISH_COUNTERS`]).
+pub(crate) const ROW_TOTAL_COUNTER: usize = FINISH_COUNTERS - 1;
 
 /// A command queue of a [`Context`]: commands on one queue run in submission order;
 /// commands on different queues may overlap on the device. Cheap to clone.

@@ -27,7 +27,7 @@ use super::{
     combine, emit_values_upto, identity, reduce_indices, value_expr, vector_values_upto, vt, Helpers,
     VECTOR_WIDTH,
 };
-use crate::fuse::{KernelPlan, ReducePlan, RowPart, Value};
+use crate::fuse::{KernelPlan, ReducePlan, RowPart, RowTotal, Value};
 use crate::graph::ReduceOp;
 
 /// Elements of a row combined at once at the end of [`rows_per_item`].
@@ -100,10 +100,20 @@ pub(super) fn row_loop(
     }
     // Nobody overwrites `rs` in the next step before every work-item has read it.
     src.push_str("        barrier(CLK_LOCAL_MEM_FENCE);\n");
+    // The first work-item of a row writes its result out and adds its value of a
+    // reduction over the rows beside.
+    let first_of_row = match &plan.row_total {
+        Some(total) => format!(
+            "                if (col == 0u) {{\n                rowout[k] = rowv;\n{}{}                }}\n",
+            per_row_text(plan, r, row, &[total.value], ix, ind, helpers),
+            total_step(total, ind)
+        ),
+        None => "                if (col == 0u) rowout[k] = rowv;\n".to_string(),
+    };
     for u in 0..ROWS_PER_STEP {
         let _ = write!(
             src,
-            "        {{\n            const {ix} k = kb + {u}u * P + row;\n            if (active && k < k1) {{\n                const {rt} rowv = {res};\n                if (col == 0u) rowout[k] = rowv;\n{column_body}            }}\n        }}\n",
+            "        {{\n            const {ix} k = kb + {u}u * P + row;\n            if (active && k < k1) {{\n                const {rt} rowv = {res};\n{first_of_row}{column_body}            }}\n        }}\n",
             res = result(u),
         );
     }
@@ -171,6 +181,12 @@ pub(super) fn rows_per_item(
         format!("({rt})rp")
     };
     let _ = writeln!(src, "        rowv = {result};\n        }}");
+    if let Some(total) = &plan.row_total {
+        src.push_str("        {\n");
+        src.push_str(&per_row_text(plan, r, row, &[total.value], ix, ind, helpers));
+        src.push_str(&total_step(total, ind));
+        src.push_str("        }\n");
+    }
     // The column operand with it, one accumulator per element of the row.
     for v in 0..vectors {
         let _ = write!(src, "        {{\n{}", values(v, plan.values.len(), helpers));
@@ -253,6 +269,13 @@ pub(super) fn group_rows(
     let vector = w == VECTOR_WIDTH;
     let ind = "                ";
     let hoisted = per_row_values(plan, r, row);
+    // Per row, by the work-items of the tree's last level: the hoisted values and the
+    // value of a reduction over the rows beside.
+    let per_row: Vec<usize> = hoisted
+        .iter()
+        .copied()
+        .chain(plan.row_total.map(|t| t.value))
+        .collect();
     let result = |rp: &str| {
         if row.op == ReduceOp::Mean {
             format!("({rt})({rp} / ({rdt})n_out)")
@@ -339,7 +362,7 @@ pub(super) fn group_rows(
     );
     // With per-row values, the tree's last level goes to the work-items that compute them
     // (one per row), before the same barrier.
-    let last = if hoisted.is_empty() { 0 } else { 1 };
+    let last = if per_row.is_empty() { 0 } else { 1 };
     let _ = writeln!(
         src,
         "        for ({ix} st = G / 2u; st > {last}u; st >>= 1) {{
@@ -358,7 +381,7 @@ pub(super) fn group_rows(
         }
 ",
     );
-    if !hoisted.is_empty() {
+    if !per_row.is_empty() {
         let pair = if g >= 2 {
             combine(row.op, rd, "rp", "part[u * G + 1u]")
         } else {
@@ -375,9 +398,12 @@ pub(super) fn group_rows(
             const {rt} rowv = {};",
             result("rp")
         );
-        src.push_str(&per_row_text(plan, r, row, &hoisted, ix, ind, helpers));
+        src.push_str(&per_row_text(plan, r, row, &per_row, ix, ind, helpers));
         for &i in &hoisted {
             let _ = writeln!(src, "{ind}hs{i}[u] = v{i};");
+        }
+        if let Some(total) = &plan.row_total {
+            src.push_str(&total_step(total, ind));
         }
         src.push_str(
             "            }
@@ -537,6 +563,70 @@ fn per_row_text(
         let _ = writeln!(text, "{ind}const {} v{i} = {e};", vt(plan.values[i].1));
     }
     text
+}
+
+/// The end of a kernel with a reduction over the rows beside its row reduction
+/// ([`RowTotal`]), after every work-item has added its rows' values into `tacc`: a tree
+/// over the group; with one segment the first work-item writes the result, else each
+/// group writes its part `totv[s]` and counts itself, and the last group to finish
+/// combines the parts (as a reduction finished in its kernel does: plain loads see them,
+/// written before the fence and the count) and sets the counter back to zero. Barriers
+/// are reached by every work-item (`S` and `tlast` are the same for the whole group).
+pub(super) fn row_total_end(plan: &KernelPlan, total: &RowTotal, ix: &str) -> String {
+    let g = plan.group_size;
+    let t = vt(total.dtype);
+    let (op, d) = (total.op, total.dtype);
+    let tree = format!(
+        "    for (uint st = {g}u / 2u; st > 0u; st >>= 1) {{
+        if (lid < st) tsv[lid] = {};
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+",
+        combine(op, d, "tsv[lid]", "tsv[lid + st]")
+    );
+    let result = if op == ReduceOp::Mean {
+        format!("tsv[0] / ({t})n_red")
+    } else {
+        "tsv[0]".to_string()
+    };
+    let counter = crate::queue::ROW_TOTAL_COUNTER;
+    format!(
+        "    __local {t} tsv[{g}];
+    __local uint tlast;
+    tsv[lid] = tacc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+{tree}    if (S == 1u) {{
+        if (lid == 0u) totout[0] = {result};
+    }} else {{
+        if (lid == 0u) totv[s] = tsv[0];
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (lid == 0u) tlast = (atomic_inc(&tdone[{counter}u]) == (uint)(S - 1u));
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (tlast) {{
+            {t} part = {id};
+            for ({ix} k = lid; k < S; k += {g}u) part = {step};
+            tsv[lid] = part;
+            barrier(CLK_LOCAL_MEM_FENCE);
+    {tree_in}        if (lid == 0u) {{
+                totout[0] = {result};
+                tdone[{counter}u] = 0u;
+            }}
+        }}
+    }}
+",
+        id = identity(op, d),
+        step = combine(op, d, "part", "totv[k]"),
+        tree_in = tree.replace("\n    ", "\n        "),
+    )
+}
+
+/// Adds this row's value of the reduction over the rows beside (`v{value}` in scope).
+fn total_step(total: &RowTotal, ind: &str) -> String {
+    format!(
+        "{ind}tacc = {};\n",
+        combine(total.op, total.dtype, "tacc", &format!("v{}", total.value))
+    )
 }
 
 /// The value the row reduction reduces (its operand in the plan).
