@@ -3,8 +3,9 @@
 //! update `mean(b - lr (sigmoid(z) - y))` beside its gradient `X^T (sigmoid(z) - y)`),
 //! is computed in that kernel: no launch of its own, the same results as the host, for
 //! sums, means, maxima and minima in f32, f64 and i32, with one work-group and many.
-//! Where it cannot go there (it reads something computed later, or its operand is not
-//! one value per row) it stays a kernel of its own, and is still right.
+//! Where it cannot go there (it reads something computed later, its operand is not one
+//! value per row, or the rows are shared by a row of work-items, where it measured
+//! slower) it stays a kernel of its own, and is still right.
 
 mod common;
 
@@ -12,15 +13,13 @@ use common::{ctx, rng};
 use lazycl::{Array, Context};
 use rand::Rng;
 
-/// Rows one work-item reads whole inside a fused kernel (on every device): at most 8
-/// vectors of four and 160 bytes.
-fn fused_everywhere(d: usize, size: usize) -> bool {
+/// Whether a total goes beside the row reduction for rows of `d` elements of `size`
+/// bytes: rows one work-item reads whole (at most 8 vectors of four and 160 bytes, on
+/// every device), or on GPUs rows a whole work-group shares (128 to 1,024 vectors).
+fn beside(ctx: &Context, d: usize, size: usize) -> bool {
     let vectors = if d.is_multiple_of(4) { d / 4 } else { d };
-    vectors <= 8 && d * size <= 160
-}
-
-fn on_gpu(ctx: &Context) -> bool {
-    ctx.device().device_type == lazycl::DeviceType::Gpu
+    let gpu = ctx.device().device_type == lazycl::DeviceType::Gpu;
+    (vectors <= 8 && d * size <= 160) || (gpu && (128..=1024).contains(&vectors))
 }
 
 /// Kernels launched by `f`.
@@ -97,7 +96,7 @@ fn check_f64(ctx: &Context, data: &Data) {
     let y = ctx.from_shape_slice([n, 1], &data.y).unwrap();
     let b = ctx.from_slice(&[0.25]).unwrap();
     let gradient = |z: &Array<f64>| (&x * &(1.0 / ((-z).exp() + 1.0) - &y)).sum_axis(0);
-    let fused = n > 1 && d > 1 && (fused_everywhere(d, 8) || on_gpu(ctx));
+    let fused = n > 1 && d > 1 && beside(ctx, d, 8);
     let hz = data.z();
     let host = host_totals(&hz, &data.y, 0.25);
     for (k, want) in host.into_iter().enumerate() {
@@ -125,9 +124,9 @@ fn check_f64(ctx: &Context, data: &Data) {
 #[test]
 fn totals_beside_a_gradient_match_the_host_f64() {
     let ctx = ctx();
-    // Short rows (one work-item reads each whole: fused on every device), one row, odd
+    // Short rows (one work-item reads each whole: beside on every device), one row, odd
     // widths and counts, and enough rows for many work-groups (their parts combined by
-    // the last); wider rows (fused on GPUs).
+    // the last); wider rows (126: a kernel of its own; 1,000: beside on GPUs).
     for (k, &(n, d)) in [
         (2, 20),
         (1, 20),
@@ -150,7 +149,10 @@ fn totals_beside_a_gradient_match_the_host_f64() {
 #[test]
 fn bias_update_beside_the_gradient_f32() {
     let ctx = ctx();
-    for (k, &(n, d)) in [(3, 20), (4097, 20), (30000, 8), (500, 100)].iter().enumerate() {
+    for (k, &(n, d)) in [(3, 20), (4097, 20), (30000, 8), (500, 100), (700, 1000)]
+        .iter()
+        .enumerate()
+    {
         let data = Data::new(n, d, 30 + k as u64);
         let x32: Vec<f32> = data.x.iter().map(|&v| v as f32).collect();
         let w32: Vec<f32> = data.w.iter().map(|&v| v as f32).collect();
@@ -165,7 +167,7 @@ fn bias_update_beside_the_gradient_f32() {
         let w2 = &w - &(&g * (0.2f32 / n as f32));
         let b2 = (&b - &(&r * 0.2f32)).mean_axis(0);
         let steps = launches(&ctx, || lazycl::eval(&(&w2, &b2)).unwrap());
-        if fused_everywhere(d, 4) || on_gpu(&ctx) {
+        if beside(&ctx, d, 4) {
             // The gradient with its row reduction and the bias, then `w`'s update (which
             // may also finish the gradient's parts); a combine pass at most.
             assert!(steps <= 3, "{n}x{d}: {steps} launches");

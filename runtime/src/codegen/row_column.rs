@@ -100,20 +100,10 @@ pub(super) fn row_loop(
     }
     // Nobody overwrites `rs` in the next step before every work-item has read it.
     src.push_str("        barrier(CLK_LOCAL_MEM_FENCE);\n");
-    // The first work-item of a row writes its result out and adds its value of a
-    // reduction over the rows beside.
-    let first_of_row = match &plan.row_total {
-        Some(total) => format!(
-            "                if (col == 0u) {{\n                rowout[k] = rowv;\n{}{}                }}\n",
-            per_row_text(plan, r, row, &[total.value], ix, ind, helpers),
-            total_step(total, ind)
-        ),
-        None => "                if (col == 0u) rowout[k] = rowv;\n".to_string(),
-    };
     for u in 0..ROWS_PER_STEP {
         let _ = write!(
             src,
-            "        {{\n            const {ix} k = kb + {u}u * P + row;\n            if (active && k < k1) {{\n                const {rt} rowv = {res};\n{first_of_row}{column_body}            }}\n        }}\n",
+            "        {{\n            const {ix} k = kb + {u}u * P + row;\n            if (active && k < k1) {{\n                const {rt} rowv = {res};\n                if (col == 0u) rowout[k] = rowv;\n{column_body}            }}\n        }}\n",
             res = result(u),
         );
     }
