@@ -243,8 +243,9 @@ fn integer_totals_beside_are_exact() {
 
 /// Totals that cannot be computed beside the row reduction stay kernels of their own
 /// and are right: one that reads a result computed after the gradient (its sum), one
-/// whose operand is `[n]` rather than `[n, 1]`, and two in one flush (the second on its
-/// own); a total that a later kernel of the flush reads is there for it.
+/// whose operand is `[n]` rather than `[n, 1]`, one over rows of a three-dimensional
+/// operand, and two in one flush (the second on its own); a total that a later kernel of
+/// the flush reads is there for it.
 #[test]
 fn totals_that_cannot_go_beside_stay_right() {
     let ctx = ctx();
@@ -278,6 +279,18 @@ fn totals_that_cannot_go_beside_stay_right() {
     let flat = (z.reshape([n]) * 2.0).sum_axis(0);
     lazycl::eval(&(&g, &flat)).unwrap();
     assert!(close(flat.item().unwrap(), 2.0 * hz.iter().sum::<f64>()));
+    // Rows of a three-dimensional operand (`[n, 4, 5]`, its row results `[n, 1, 1]`).
+    let x3 = x.reshape([n, 4, 5]);
+    let w3 = w.reshape([4, 5]);
+    let z3 = (&x3 * &w3).sum_axes(&[1, 2], true);
+    let g3 = (&x3 * &z3).sum_axis(0);
+    let t3 = (&z3 * 0.5).mean();
+    lazycl::eval(&(&g3, &t3)).unwrap();
+    assert!(close(t3.item().unwrap(), 0.5 * hz.iter().sum::<f64>() / n as f64));
+    for (j, a) in g3.to_vec().unwrap().iter().enumerate() {
+        let want: f64 = (0..n).map(|i| data.x[i * d + j] * hz[i]).sum();
+        assert!(close(*a, want), "g3[{j}]: {a} vs {want}");
+    }
     // Two totals: one beside, one a kernel of its own; and a later kernel reading one.
     let (z, g) = record();
     let (t1, t2) = ((&z * 0.5).sum_axis(0), z.amax_axis(0));

@@ -806,8 +806,10 @@ fn total_partner(graph: &[GNode], plans: &[KernelPlan], p: usize) -> Option<(usi
             && !qr.op.is_arg()
             && qr.in_dtype != DType::Bool
             && qp.outputs[0].1 == qr.in_dtype
-            // Per row as the column kernel sees it: `[n, 1]` broadcasts along its columns.
+            // Per row as the column kernel sees it: `[n, 1]` broadcasts along the columns
+            // of an `[n, d]` operand (not of `[n, a, b]`, which it would not align with).
             && operand_shape(qp.outputs[0].2) == Some(vec![cr.n_red, 1])
+            && operand_shape(pp.outputs[0].2).is_some_and(|s| s.len() == 2)
             // Everything else it reads is there before kernel `p` runs.
             && qp.inputs.iter().all(|&(_, _, g)| {
                 g == row.node
