@@ -743,8 +743,8 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
             identity(total.op, total.dtype)
         );
     }
-    // The layouts with a row reduction inside: the kernel's text, the end of a reduction
-    // over the rows beside it before the closing brace.
+    // The layouts that take a reduction over the rows beside their row reduction: the
+    // kernel's text, with that reduction's end before the closing brace.
     let with_total = |mut text: String| -> String {
         if let Some(total) = &plan.row_total {
             if text.ends_with("}\n") {
@@ -779,8 +779,15 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
         let rows = plan
             .row
             .map(|row| row_column::row_loop(plan, r, &row, ix, &column_body, &mut helpers));
-        let text = column_layout(r, plan.group_size, ix, &column_body, rows.as_deref());
-        src.push_str(&with_total(text));
+        // (Totals go beside rows read whole or shared by a work-group only: `exec::plan`.)
+        debug_assert!(plan.row_total.is_none(), "a row total in the column layout");
+        src.push_str(&column_layout(
+            r,
+            plan.group_size,
+            ix,
+            &column_body,
+            rows.as_deref(),
+        ));
         return src;
     }
     if r.lanes == 0 {

@@ -525,19 +525,19 @@ fn per_row_values(plan: &KernelPlan, r: &ReducePlan, row: &RowPart) -> Vec<usize
         .collect()
 }
 
-/// The per-row values `hoisted` of row `k` (`rowv` in scope) as `v{i}`: those values and
-/// what they read, short of the row's result.
+/// The per-row `values` of row `k` (`rowv` in scope) as `v{i}`: those values and what
+/// they read, short of the row's result.
 fn per_row_text(
     plan: &KernelPlan,
     r: &ReducePlan,
     row: &RowPart,
-    hoisted: &[usize],
+    values: &[usize],
     ix: &str,
     ind: &str,
     helpers: &mut Helpers,
 ) -> String {
     let mut needed = vec![false; plan.values.len()];
-    let mut stack = hoisted.to_vec();
+    let mut stack = values.to_vec();
     while let Some(i) = stack.pop() {
         if std::mem::replace(&mut needed[i], true) || i == row.value {
             continue;
