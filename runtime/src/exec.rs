@@ -794,9 +794,6 @@ mod tests {
         SHARED_ROWS_ANYWHERE.with(|c| c.set(false));
     }
 
-    /// The shared-row kernel (a row of work-items per row, a tree per step) on any
-    /// device: a linear model's gradient in f64 against the host, rows of 40 (vectors)
-    /// and 126 (single elements), a mean row reduction, several segments.
     /// Reductions over the rows of one value per row, in a flush with a column reduction
     /// `g` that computes their row reduction `z` inside (`make` records a fresh pair):
     /// `beside`, they launch no more kernels than `g` alone (else one of their own). A
@@ -853,6 +850,10 @@ mod tests {
         }
     }
 
+    /// The shared-row kernel (a row of work-items per row, a tree per step) on any
+    /// device: a linear model's gradient in f64 against the host, rows of 40 (vectors)
+    /// and 126 (single elements), a mean row reduction, several segments; totals over
+    /// the rows stay kernels of their own there.
     #[test]
     fn shared_rows_give_the_host_gradient() {
         let ctx = Context::new().expect("an OpenCL device");
@@ -912,8 +913,9 @@ mod tests {
     /// The group-rows kernel (a whole work-group per row, several vectors per work-item)
     /// on any device: rows of 275 and 1,023 vectors (f32) and of 1,019 single elements
     /// (f64: not a multiple of the vector width), one or two per work-item, with sum,
-    /// mean and max row reductions, one segment (5 rows) and several; rows wider than the
-    /// layout holds stay two kernels.
+    /// mean and max row reductions, one segment (5 rows) and several; per-row values
+    /// computed once per row (shared in local memory) and totals over the rows beside;
+    /// rows wider than the layout holds stay two kernels.
     #[test]
     fn group_rows_give_the_host_gradient() {
         let ctx = Context::new().expect("an OpenCL device");
