@@ -656,15 +656,22 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     // load per input and row when that is 4 (inputs broadcast along the innermost dim: one
     // scalar load), an accumulator per output.
     let mut column_body = String::new();
+    // With rows shared by a row of work-items, per-row values computed once per row
+    // before the column pass (`row_column::row_loop_hoisted`) are in scope as `h{i}`.
+    let given = match plan.row {
+        Some(row) if r.row_vectors == 0 && r.group_rows == 0 => row_column::row_loop_hoisted(plan, r, &row),
+        _ => Vec::new(),
+    };
     if r.columns {
         if r.column_width == w {
-            column_body = vector_values(plan, r, ix, ind, true, &mut helpers);
+            column_body = vector_values_upto(plan, plan.values.len(), &given, r, ix, ind, true, &mut helpers);
             for lane in 0..w {
                 column_body.push_str(&step_into(&format!("v{out}_{lane}"), "k", ind, &lane.to_string()));
             }
         } else {
             column_body = reduce_indices(plan, r, ix, ind);
-            emit_values(plan, "fidx", &mut helpers, &mut column_body, ind);
+            let len = plan.values.len();
+            emit_values_upto(plan, len, &given, "fidx", &mut helpers, &mut column_body, ind);
             column_body.push_str(&step_into(&format!("v{out}"), "k", ind, "0"));
         }
     }
@@ -779,15 +786,8 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
         let rows = plan
             .row
             .map(|row| row_column::row_loop(plan, r, &row, ix, &column_body, &mut helpers));
-        // (Totals go beside rows read whole or shared by a work-group only: `exec::plan`.)
-        debug_assert!(plan.row_total.is_none(), "a row total in the column layout");
-        src.push_str(&column_layout(
-            r,
-            plan.group_size,
-            ix,
-            &column_body,
-            rows.as_deref(),
-        ));
+        let text = column_layout(r, plan.group_size, ix, &column_body, rows.as_deref());
+        src.push_str(&with_total(text));
         return src;
     }
     if r.lanes == 0 {

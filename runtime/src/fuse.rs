@@ -739,25 +739,16 @@ pub(crate) fn fuse_rows_into_columns(
 /// reduction of a column-reduction kernel ([`RowTotal`]), dropping its own kernel: the
 /// reduction reads the row reduction's result (per row, as an `[n, 1]` operand), and
 /// everything else it reads is per row or a single element and is ready before that
-/// kernel runs. One such reduction per kernel, in the row layouts `layout_allows` (the
-/// caller's, which knows the device); `max_args` bounds the grown argument list.
+/// kernel runs. One such reduction per kernel; `max_args` bounds the grown argument list.
 pub(crate) fn fuse_row_totals(
     graph: &[GNode],
     mat: &[bool],
     mut plans: Vec<KernelPlan>,
     group_size: u32,
     max_args: usize,
-    layout_allows: impl Fn(&ReducePlan) -> bool,
 ) -> Vec<KernelPlan> {
-    // (Plans are removed as they join: `p` can pass the end.)
+    // (Plans are removed as they join: `p` can pass the end, which `total_partner` skips.)
     for p in 0..plans.len() {
-        if !plans
-            .get(p)
-            .and_then(|k| k.reduce)
-            .is_some_and(|r| layout_allows(&r))
-        {
-            continue;
-        }
         let Some((q, row_node)) = total_partner(graph, &plans, p) else {
             continue;
         };

@@ -72,7 +72,24 @@ pub(super) fn row_loop(
             format!("({rt})rv{u}")
         }
     };
+    // A total over the rows, and with it the per-row values: computed once per row, by
+    // the row's first work-item right after the tree, the values shared in local memory
+    // (slot `u G + row`).
+    let hoisted = row_loop_hoisted(plan, r, row);
+    let per_row: Vec<usize> = hoisted
+        .iter()
+        .copied()
+        .chain(plan.row_total.map(|t| t.value))
+        .collect();
     let mut src = String::new();
+    for &i in &hoisted {
+        let _ = writeln!(
+            src,
+            "    __local {} hs{i}[{n} * {g}];",
+            vt(plan.values[i].1),
+            n = ROWS_PER_STEP
+        );
+    }
     let _ = write!(
         src,
         "    __local {t} rs[{n} * {g}];\n    const {ix} chunk = (n_red + S - 1) / S;\n    const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);\n    const {ix} col = lid % per_row;\n    {ix} p2 = 1u;\n    while (p2 < per_row) p2 <<= 1;\n    for ({ix} kb = k0; kb < k1; kb += {n}u * P) {{\n",
@@ -98,13 +115,36 @@ pub(super) fn row_loop(
     for u in 0..ROWS_PER_STEP {
         let _ = writeln!(src, "        const {t} rv{u} = rs[{u}u * G + row * per_row];");
     }
+    if !per_row.is_empty() {
+        src.push_str("        if (active && col == 0u) {\n");
+        for u in 0..ROWS_PER_STEP {
+            let _ = write!(
+                src,
+                "            {{\n            const {ix} k = kb + {u}u * P + row;\n            if (k < k1) {{\n{ind}const {rt} rowv = {res};\n",
+                res = result(u),
+            );
+            src.push_str(&per_row_text(plan, r, row, &per_row, ix, ind, helpers));
+            for &i in &hoisted {
+                let _ = writeln!(src, "{ind}hs{i}[{u}u * G + row] = v{i};");
+            }
+            if let Some(total) = &plan.row_total {
+                src.push_str(&total_step(total, ind));
+            }
+            src.push_str("            }\n            }\n");
+        }
+        src.push_str("        }\n");
+    }
     // Nobody overwrites `rs` in the next step before every work-item has read it.
     src.push_str("        barrier(CLK_LOCAL_MEM_FENCE);\n");
     for u in 0..ROWS_PER_STEP {
         let _ = write!(
             src,
-            "        {{\n            const {ix} k = kb + {u}u * P + row;\n            if (active && k < k1) {{\n                const {rt} rowv = {res};\n                if (col == 0u) rowout[k] = rowv;\n{column_body}            }}\n        }}\n",
+            "        {{\n            const {ix} k = kb + {u}u * P + row;\n            if (active && k < k1) {{\n                const {rt} rowv = {res};\n{given}                if (col == 0u) rowout[k] = rowv;\n{column_body}            }}\n        }}\n",
             res = result(u),
+            given = hoisted
+                .iter()
+                .map(|&i| format!("{ind}const {} h{i} = hs{i}[{u}u * G + row];\n", vt(plan.values[i].1)))
+                .collect::<String>(),
         );
     }
     src.push_str("    }\n");
@@ -523,6 +563,17 @@ fn per_row_values(plan: &KernelPlan, r: &ReducePlan, row: &RowPart) -> Vec<usize
     (0..n)
         .filter(|&i| i != row.value && kind[i] == (true, true) && read_along_row(i))
         .collect()
+}
+
+/// The per-row values [`row_loop`] computes once per row: with a total over the rows
+/// only (that kernel then has a per-row step after the tree anyway; alone, the values
+/// shared in local memory made the H200 step no faster).
+pub(super) fn row_loop_hoisted(plan: &KernelPlan, r: &ReducePlan, row: &RowPart) -> Vec<usize> {
+    if plan.row_total.is_some() {
+        per_row_values(plan, r, row)
+    } else {
+        Vec::new()
+    }
 }
 
 /// The per-row `values` of row `k` (`rowv` in scope) as `v{i}`: those values and what
