@@ -18,9 +18,8 @@
 //! once (the column reduction reads the row reduction per row, so it computes it inside
 //! and writes `z` out) and leaves `g` in partials; `w`'s update combines them itself
 //! (it is the first kernel that reads `g`, over exactly `g`'s elements); `b`'s mean
-//! recomputes `r` from `z`, inside the first kernel where its rows are read whole by one
-//! work-item (20 elements) or shared by a whole work-group (1,000), else in a kernel of its
-//! own: two or three kernels per step (`ctx.stats()`), and the step never waits for the
+//! recomputes `r` from `z` inside that same kernel (a total over the rows beside the row
+//! reduction): two kernels per step (`ctx.stats()`), and the step never waits for the
 //! device.
 //!
 //! `--residual stored` evaluates `r` first (`r.eval()`), which splits the step into a
