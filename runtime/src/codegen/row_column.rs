@@ -8,7 +8,9 @@
 //! 1. evaluates the row reduction's operand on its own elements of four rows and combines
 //!    them into one value per row (`rs` in local memory);
 //! 2. takes part in a tree over the `per_row` work-items of each row (barriers, so every
-//!    work-item runs every step, also those past the rows);
+//!    work-item runs every step, also those past the rows); with a total over the rows
+//!    ([`RowTotal`](crate::fuse::RowTotal)), the first work-item of each row then adds the
+//!    row's value to it and computes the per-row values once, shared in local memory;
 //! 3. reads its rows' results, writes them out (the first work-item of a row), and
 //!    evaluates the column reduction's operand with them, accumulating as the plain loop
 //!    does. The elements are loaded again here: they were read a moment before, so the
@@ -20,6 +22,9 @@
 //!
 //! [`rows_per_item`](crate::codegen::row_column::rows_per_item) (short rows; every device): one work-item reads whole rows, with no
 //! barrier until the group combines its accumulators at the end.
+//!
+//! A total over the rows beside the row reduction ends each layout's kernel
+//! ([`row_total_end`](crate::codegen::row_column::row_total_end)).
 
 use std::fmt::Write;
 
