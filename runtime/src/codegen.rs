@@ -752,15 +752,15 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     }
     // The layouts that take a reduction over the rows beside their row reduction: the
     // kernel's text, with that reduction's end before the closing brace.
-    let with_total = |mut text: String| -> String {
-        if let Some(total) = &plan.row_total {
-            if text.ends_with("}\n") {
-                text.truncate(text.len() - 2);
-            }
-            text.push_str(&row_column::row_total_end(plan, total, ix));
-            text.push_str("}\n");
+    let with_total = |text: String| -> String {
+        debug_assert!(
+            text.ends_with("}\n"),
+            "a layout's kernel ends with its closing brace"
+        );
+        match (&plan.row_total, text.strip_suffix("}\n")) {
+            (Some(total), Some(body)) => format!("{body}{}}}\n", row_column::row_total_end(plan, total, ix)),
+            _ => text,
         }
-        text
     };
     if let (true, Some(row)) = (r.row_vectors > 0, &plan.row) {
         src.push_str(&with_total(row_column::rows_per_item(

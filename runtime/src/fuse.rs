@@ -781,7 +781,7 @@ fn total_partner(graph: &[GNode], plans: &[KernelPlan], p: usize) -> Option<(usi
             .position(|k| k.outputs.iter().any(|o| o.2 == g) || k.row.is_some_and(|r| r.node == g))
     };
     let operand_shape = |q_node: usize| match &graph[q_node].kind {
-        GKind::Op(OpCode::Reduce(_), inputs) => Some(graph[inputs[0]].node.shape.to_vec()),
+        GKind::Op(OpCode::Reduce(_), inputs) => Some(&graph[inputs[0]].node.shape[..]),
         _ => None,
     };
     (p + 1..plans.len())
@@ -799,7 +799,7 @@ fn total_partner(graph: &[GNode], plans: &[KernelPlan], p: usize) -> Option<(usi
             && qp.outputs[0].1 == qr.in_dtype
             // Per row as the column kernel sees it: `[n, 1]` broadcasts along the columns
             // of an `[n, d]` operand (not of `[n, a, b]`, which it would not align with).
-            && operand_shape(qp.outputs[0].2) == Some(vec![cr.n_red, 1])
+            && operand_shape(qp.outputs[0].2) == Some(&[cr.n_red, 1][..])
             && operand_shape(pp.outputs[0].2).is_some_and(|s| s.len() == 2)
             // Everything else it reads is there before kernel `p` runs.
             && qp.inputs.iter().all(|&(_, _, g)| {
