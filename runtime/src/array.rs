@@ -130,7 +130,7 @@ impl<T: Element> Array<T> {
 
     /// Like [`eval`](Array::eval), on `queue`.
     pub fn eval_on(&self, queue: &Queue) -> Result<&Self> {
-        queue.check_context(&self.node.ctx)?;
+        queue.check_context(&self.node.ctx, || "Array::eval_on".into())?;
         exec::materialize_on(&queue.inner, std::slice::from_ref(&self.node))?;
         Ok(self)
     }
@@ -205,6 +205,10 @@ impl<T: Element> Array<T> {
 
     /// The single element of a one-element array (e.g. a full reduction), read to the host.
     pub fn item(&self) -> Result<T> {
+        if let State::Failed(e) = &*self.node.state() {
+            // A recording error (its shape may be anything) comes first.
+            return Err(e.clone());
+        }
         if self.len() != 1 {
             return Err(Error::InvalidShape(format!(
                 "item() needs exactly one element, the array has shape {:?}",
@@ -272,7 +276,7 @@ impl<T: Element> Array<T> {
         }
         match queue {
             Some(q) => {
-                q.check_context(&self.node.ctx)?;
+                q.check_context(&self.node.ctx, || "materializing a kernel argument".into())?;
                 exec::materialize_on(&q.inner, std::slice::from_ref(&self.node))?
             }
             None => exec::materialize(std::slice::from_ref(&self.node))?,

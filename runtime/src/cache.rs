@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::device::DeviceInfo;
+use crate::env;
+use crate::error::Result;
 
 const MAGIC: &[u8; 8] = b"LZCLBIN1";
 
@@ -31,23 +33,25 @@ pub enum CacheDir {
 }
 
 impl CacheDir {
-    pub(crate) fn resolve(&self) -> Option<PathBuf> {
-        match self {
+    /// The directory to use, `None` for no disk cache; an unusable `LAZYCL_CACHE` value
+    /// is an error (see [`crate::env`]).
+    pub(crate) fn resolve(&self) -> Result<Option<PathBuf>> {
+        Ok(match self {
             CacheDir::Off => None,
             CacheDir::Dir(p) => Some(p.clone()),
             CacheDir::FromEnv => {
-                if std::env::var("LAZYCL_CACHE").is_ok_and(|v| v.eq_ignore_ascii_case("off") || v == "0") {
-                    return None;
+                if crate::env::switch("LAZYCL_CACHE")? == Some(false) {
+                    return Ok(None);
                 }
-                if let Some(d) = std::env::var_os("LAZYCL_CACHE_DIR").filter(|d| !d.is_empty()) {
-                    return Some(PathBuf::from(d));
+                if let Some(d) = env::path("LAZYCL_CACHE_DIR") {
+                    return Ok(Some(PathBuf::from(d)));
                 }
-                if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-                    return Some(PathBuf::from(d).join("lazycl"));
+                if let Some(d) = env::path("XDG_CACHE_HOME") {
+                    return Ok(Some(PathBuf::from(d).join("lazycl")));
                 }
-                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("lazycl"))
+                env::path("HOME").map(|h| PathBuf::from(h).join(".cache").join("lazycl"))
             }
-        }
+        })
     }
 }
 
@@ -75,7 +79,7 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
 }
 
 impl DiskCache {
-    pub(crate) fn new(setting: &CacheDir, device: &DeviceInfo) -> Self {
+    pub(crate) fn new(setting: &CacheDir, device: &DeviceInfo) -> Result<Self> {
         let device_key = format!(
             "platform={}|platform_version={}|device={}|driver={}|lazycl={}",
             device.platform_name,
@@ -84,11 +88,11 @@ impl DiskCache {
             device.driver_version,
             env!("CARGO_PKG_VERSION")
         );
-        DiskCache {
-            dir: setting.resolve(),
+        Ok(DiskCache {
+            dir: setting.resolve()?,
             warned: AtomicBool::new(false),
             device_key,
-        }
+        })
     }
 
     fn key(&self, source: &str, options: &str) -> String {
@@ -105,6 +109,14 @@ impl DiskCache {
         let key = self.key(source, options);
         let data = fs::read(self.path(dir, &key)).ok()?;
         parse(&data, key.as_bytes()).map(<[u8]>::to_vec)
+    }
+
+    /// Deletes the entry for this source and options, if there is one (a binary that
+    /// loaded but does not fit its program: see `program::obtain`).
+    pub(crate) fn remove(&self, source: &str, options: &str) {
+        if let Some(dir) = &self.dir {
+            let _ = fs::remove_file(self.path(dir, &self.key(source, options)));
+        }
     }
 
     /// Stores a binary (atomically: temporary file, then rename). Failures only warn once.

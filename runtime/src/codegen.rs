@@ -434,6 +434,10 @@ fn identity(op: ReduceOp, d: DType) -> String {
     match op {
         ReduceOp::Sum | ReduceOp::Mean => format!("({t})0"),
         ReduceOp::Prod => format!("({t})1"),
+        // NaN, not ±INFINITY: `fmin`/`fmax` ignore a NaN operand, so NaN is neutral for
+        // them, and a minimum or maximum of nothing but NaN stays NaN, as numpy's
+        // `nanmin`/`nanmax` give, instead of a finite-looking ±inf.
+        ReduceOp::Min | ReduceOp::Max if d.is_float() => format!("(({t})NAN)"),
         ReduceOp::Min | ReduceOp::ArgMin => hi,
         ReduceOp::Max | ReduceOp::ArgMax => lo,
     }

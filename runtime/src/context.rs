@@ -27,6 +27,8 @@ pub struct Context {
 
 pub(crate) struct ContextInner {
     pub(crate) device: DeviceInfo,
+    /// This context's identity, which its queues (and their events) carry too.
+    pub(crate) tag: ContextTag,
     pub(crate) counters: Arc<Counters>,
     pub(crate) pool: BufferPool,
     /// Kernels of `#[kernel]` functions, keyed by their static source's address and name.
@@ -36,6 +38,8 @@ pub(crate) struct ContextInner {
     pub(crate) show_kernels: bool,
     /// Build `float` division and `sqrt` correctly rounded (asked for, and supported).
     pub(crate) precise_div_sqrt: bool,
+    /// Back-pressure bound of every queue ([`ContextBuilder::max_queued_commands`]).
+    max_queued_commands: usize,
     pub(crate) disk_cache: DiskCache,
     /// The default queue (id 0).
     default_queue: Arc<QueueInner>,
@@ -45,6 +49,55 @@ pub(crate) struct ContextInner {
     /// (fresh uploads), so that they wait for nothing; created on first use.
     transfer_queue: std::sync::OnceLock<Arc<QueueInner>>,
     pub(crate) cl_context: opencl3::context::Context,
+}
+
+/// Which context an object belongs to: a number unique in the process (never reused, so
+/// a freed context's number cannot match a new one) and a description for errors.
+#[derive(Clone)]
+pub(crate) struct ContextTag {
+    id: u64,
+    label: Arc<str>,
+}
+
+impl ContextTag {
+    fn new(device: &DeviceInfo) -> ContextTag {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let label = format!(
+            "context {id} (device {:?}, platform {:?})",
+            device.name, device.platform_name
+        );
+        ContextTag {
+            id,
+            label: label.into(),
+        }
+    }
+
+    /// Whether both belong to one context.
+    #[inline]
+    pub(crate) fn same(&self, other: &ContextTag) -> bool {
+        self.id == other.id
+    }
+
+    /// `Ok` if `other` belongs to this context, else [`Error::ContextMismatch`] for the
+    /// user's operation `op`, naming `what` (the object of the other context) and both
+    /// contexts. Nothing is formatted unless the check fails.
+    #[inline]
+    pub(crate) fn check(
+        &self,
+        other: &ContextTag,
+        op: impl FnOnce() -> String,
+        what: impl FnOnce() -> String,
+    ) -> Result<()> {
+        if self.same(other) {
+            return Ok(());
+        }
+        Err(Error::ContextMismatch {
+            op: op(),
+            expected: self.label.to_string(),
+            found: format!("{} of {}", what(), other.label),
+        })
+    }
 }
 
 impl ContextInner {
@@ -59,7 +112,13 @@ impl ContextInner {
             return Ok(q);
         }
         let raw = create_queue(&self.cl_context, &self.device)?;
-        let q = Arc::new(QueueInner::new(u32::MAX, raw, self.counters.clone()));
+        let q = Arc::new(QueueInner::new(
+            u32::MAX,
+            raw,
+            self.counters.clone(),
+            self.tag.clone(),
+            self.max_queued_commands,
+        ));
         // Another thread may have won the race; its queue is kept and ours released.
         Ok(self.transfer_queue.get_or_init(|| q))
     }
@@ -111,6 +170,20 @@ pub struct ContextBuilder {
     show_kernels: Option<bool>,
     precise_div_sqrt: bool,
     cache: CacheDir,
+    max_queued_commands: usize,
+}
+
+/// The default of [`ContextBuilder::max_queued_commands`]: enough that a launch loop never
+/// waits for a device that keeps up (a GPU runs a few thousand small kernels in
+/// milliseconds), few enough that a read after a long enqueue-only loop waits for
+/// seconds of backlog at most, not minutes.
+pub const DEFAULT_MAX_QUEUED_COMMANDS: usize = 4096;
+
+/// The options a context is opened with, decided before it is.
+struct Options {
+    show_kernels: bool,
+    precise_div_sqrt: bool,
+    max_queued_commands: usize,
 }
 
 impl ContextBuilder {
@@ -126,7 +199,7 @@ impl ContextBuilder {
     }
 
     /// Print every generated kernel's source to stderr as it is built
-    /// (default: the `LAZYCL_SHOW_KERNELS=1` environment variable).
+    /// (default: the `LAZYCL_SHOW_KERNELS` switch, off when unset).
     pub fn show_kernels(mut self, on: bool) -> Self {
         self.show_kernels = Some(on);
         self
@@ -134,8 +207,8 @@ impl ContextBuilder {
 
     /// Correctly rounded `f32` division and `sqrt`, as in Rust, on devices that support it
     /// (`-cl-fp32-correctly-rounded-divide-sqrt`; NVIDIA's and PoCL's do). Off by default:
-    /// OpenCL then allows 2.5 ulp for `/` and 3 ulp for `sqrt`, and on the H200 a fused
-    /// chain with one of each ran 8 % slower with it on.
+    /// OpenCL then allows 2.5 ulp for `/` and 3 ulp for `sqrt`, and the extra precision
+    /// costs a fused chain with one of each measurable bandwidth on GPUs (BENCHMARKS.md).
     pub fn correctly_rounded_div_sqrt(mut self, on: bool) -> Self {
         self.precise_div_sqrt = on;
         self
@@ -147,6 +220,15 @@ impl ContextBuilder {
         self
     }
 
+    /// Back-pressure: the most commands one queue may hold that the device has not
+    /// finished (default [`DEFAULT_MAX_QUEUED_COMMANDS`]; at least 1). Submitting past it
+    /// waits for the oldest of them first (counted as `waits_backpressure`), so a loop that
+    /// only enqueues cannot run arbitrarily far ahead of the device.
+    pub fn max_queued_commands(mut self, commands: usize) -> Self {
+        self.max_queued_commands = commands.max(1);
+        self
+    }
+
     /// Opens the device.
     pub fn build(self) -> Result<Context> {
         let list = devices()?;
@@ -155,26 +237,39 @@ impl ContextBuilder {
                 let r = format!("{s:?}");
                 (s, r)
             }
-            None => match std::env::var("LAZYCL_DEVICE") {
-                Ok(text) => (
-                    DeviceSelector::parse(&text).map_err(|_| no_match(&text, &list))?,
+            None => match crate::env::text("LAZYCL_DEVICE") {
+                Ok(Some(text)) => (
+                    DeviceSelector::parse(&text)
+                        .map_err(|_| no_match(&format!("LAZYCL_DEVICE={text}"), &list))?,
                     format!("LAZYCL_DEVICE={text}"),
                 ),
-                Err(_) => (DeviceSelector::Default, "the default device".to_string()),
+                Ok(None) => (DeviceSelector::Default, "the default device".to_string()),
+                Err(Error::InvalidEnvironment { value, reason, .. }) => {
+                    return Err(no_match(
+                        &format!("LAZYCL_DEVICE={value:?}, which {reason}"),
+                        &list,
+                    ))
+                }
+                Err(e) => return Err(e),
             },
         };
         let info = selector.choose(&list, &request)?.clone();
-        let show_kernels = self
-            .show_kernels
-            .unwrap_or_else(|| std::env::var("LAZYCL_SHOW_KERNELS").is_ok_and(|v| v == "1" || v == "true"));
-        let precise_div_sqrt = self.precise_div_sqrt && info.correctly_rounded_div_sqrt;
-        Context::open(info, show_kernels, precise_div_sqrt, &self.cache)
+        let show_kernels = match self.show_kernels {
+            Some(on) => on,
+            None => crate::env::switch("LAZYCL_SHOW_KERNELS")?.unwrap_or(false),
+        };
+        let options = Options {
+            show_kernels,
+            precise_div_sqrt: self.precise_div_sqrt && info.correctly_rounded_div_sqrt,
+            max_queued_commands: self.max_queued_commands,
+        };
+        Context::open(info, options, &self.cache)
     }
 }
 
 fn no_match(request: &str, list: &[DeviceInfo]) -> Error {
     Error::NoMatchingDevice {
-        request: format!("LAZYCL_DEVICE={request}"),
+        request: request.to_string(),
         available: crate::device::device_table(list),
     }
 }
@@ -192,34 +287,35 @@ impl Context {
             show_kernels: None,
             precise_div_sqrt: false,
             cache: CacheDir::FromEnv,
+            max_queued_commands: DEFAULT_MAX_QUEUED_COMMANDS,
         }
     }
 
-    fn open(
-        device: DeviceInfo,
-        show_kernels: bool,
-        precise_div_sqrt: bool,
-        cache: &CacheDir,
-    ) -> Result<Context> {
+    fn open(device: DeviceInfo, options: Options, cache: &CacheDir) -> Result<Context> {
+        let disk_cache = DiskCache::new(cache, &device)?;
         let dev = Device::new(device.id);
         let cl_context = opencl3::context::Context::from_device(&dev).cl("clCreateContext")?;
         let counters = Arc::new(Counters::default());
+        let tag = ContextTag::new(&device);
         let default_queue = Arc::new(QueueInner::new(
             0,
             create_queue(&cl_context, &device)?,
             counters.clone(),
+            tag.clone(),
+            options.max_queued_commands,
         ));
         let pool = BufferPool::new(device.global_mem_bytes);
-        let disk_cache = DiskCache::new(cache, &device);
         Ok(Context {
             inner: Arc::new(ContextInner {
                 device,
+                tag,
                 counters,
                 pool,
                 static_kernels: Mutex::default(),
                 fused_kernels: Mutex::default(),
-                show_kernels,
-                precise_div_sqrt,
+                show_kernels: options.show_kernels,
+                precise_div_sqrt: options.precise_div_sqrt,
+                max_queued_commands: options.max_queued_commands,
                 disk_cache,
                 queues: Mutex::new(vec![default_queue.clone()]),
                 transfer_queue: std::sync::OnceLock::new(),
@@ -266,6 +362,8 @@ impl Context {
             queues.len() as u32,
             raw,
             self.inner.counters.clone(),
+            self.inner.tag.clone(),
+            self.inner.max_queued_commands,
         ));
         queues.push(inner.clone());
         Ok(Queue {

@@ -62,6 +62,11 @@ pub struct DeviceInfo {
     pub fp64: bool,
     /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
     pub max_work_group_size: usize,
+    /// `CL_DEVICE_MAX_WORK_ITEM_SIZES`: the largest work-group size in each dimension.
+    pub max_work_item_sizes: Vec<usize>,
+    /// `CL_DEVICE_ADDRESS_BITS`: the device's `size_t` (32 or 64), which bounds every
+    /// global work size.
+    pub address_bits: u32,
     /// `CL_DEVICE_MAX_PARAMETER_SIZE` in bytes.
     pub max_parameter_bytes: usize,
     /// `CL_DEVICE_LOCAL_MEM_SIZE` in bytes.
@@ -111,6 +116,8 @@ impl DeviceInfo {
             driver_version: d.driver_version().cl("clGetDeviceInfo")?.trim().to_string(),
             fp64,
             max_work_group_size: d.max_work_group_size().cl("clGetDeviceInfo")?,
+            max_work_item_sizes: d.max_work_item_sizes().cl("clGetDeviceInfo")?,
+            address_bits: d.address_bits().cl("clGetDeviceInfo")?,
             max_parameter_bytes: d.max_parameter_size().cl("clGetDeviceInfo")?,
             local_mem_bytes: d.local_mem_size().cl("clGetDeviceInfo")?,
             correctly_rounded_div_sqrt: d

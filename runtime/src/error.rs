@@ -97,9 +97,41 @@ pub enum Error {
         reason: String,
     },
 
-    /// Arrays from two different contexts were combined.
-    #[error("arrays from different contexts cannot be combined")]
-    ContextMismatch,
+    /// Arrays, queues or events of two different contexts were combined. OpenCL leaves
+    /// mixing objects of two contexts undefined, so lazycl refuses it before enqueuing.
+    #[error("{op}: {found} belongs to another context than {expected}")]
+    ContextMismatch {
+        /// The user's operation, e.g. `assign` or `launch of kernel "saxpy"`.
+        op: String,
+        /// The context the operation runs on: its number, device and platform.
+        expected: String,
+        /// The object of the other context: what it is, and its context's number, device
+        /// and platform.
+        found: String,
+    },
+
+    /// An array too large to compute: its element count or byte size overflows, or its
+    /// iteration space is more than a kernel may cover.
+    #[error("{op}: an array of shape {shape:?} is too large: {reason}")]
+    TooLarge {
+        /// The operation that needed the array.
+        op: String,
+        /// The array's shape.
+        shape: Vec<usize>,
+        /// Which limit it exceeds.
+        reason: String,
+    },
+
+    /// An environment variable lazycl reads has a value it cannot use.
+    #[error("environment variable {variable}={value:?} {reason}")]
+    InvalidEnvironment {
+        /// The variable, e.g. `LAZYCL_DEVICE`.
+        variable: &'static str,
+        /// Its value (non-UTF-8 bytes shown as U+FFFD).
+        value: String,
+        /// What is wrong and what would be accepted.
+        reason: String,
+    },
 }
 
 impl Error {

@@ -54,6 +54,28 @@ fn max_args(ctx: &ContextInner) -> usize {
         .clamp(8, MAX_ARGS_CEILING)
 }
 
+/// The most elements a computed array (and so a kernel's iteration space) may have.
+/// 2^48 elements is more than a thousand times what the largest device holds, and takes
+/// a GPU minutes even for a kernel that only counts; an array beyond it is a mistake
+/// (a broadcast to the wrong shape), and an error beats a kernel that never finishes.
+pub(crate) const MAX_ELEMENTS: u64 = 1 << 48;
+
+/// `Ok` if an array of `shape` can be computed (see [`MAX_ELEMENTS`]).
+fn check_iteration_space(shape: &[usize]) -> Result<()> {
+    let n = shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
+    match n {
+        Some(n) if n <= MAX_ELEMENTS => Ok(()),
+        _ => Err(Error::TooLarge {
+            op: "materializing an array".into(),
+            shape: shape.to_vec(),
+            reason: format!(
+                "{} elements; a computed array may have at most 2^48 = {MAX_ELEMENTS}",
+                n.map_or("more than 2^64".to_string(), |n| n.to_string())
+            ),
+        }),
+    }
+}
+
 /// A planned flush.
 struct Flush {
     ctx: Arc<ContextInner>,
@@ -66,10 +88,19 @@ fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
         return Ok(None);
     };
     let ctx = first.ctx.clone();
-    if roots.iter().any(|r| !Arc::ptr_eq(&r.ctx, &ctx)) {
-        return Err(Error::ContextMismatch);
+    for (i, r) in roots.iter().enumerate() {
+        ctx.tag.check(
+            &r.ctx.tag,
+            || "eval".into(),
+            || format!("array {} of {} (shape {:?})", i + 1, roots.len(), r.shape),
+        )?;
     }
     let graph = collect(roots)?;
+    for g in &graph {
+        if let GKind::Op(..) = g.kind {
+            check_iteration_space(&g.node.shape)?;
+        }
+    }
     let root_idx: Vec<usize> = roots
         .iter()
         .filter_map(|r| graph.iter().position(|g| Arc::ptr_eq(&g.node, r)))
@@ -159,8 +190,9 @@ fn cached_kernel(
     Counters::add(&ctx.counters.kernel_cache_misses, 1);
     let source = source()?;
     // Built outside the cache lock: launches of cached kernels on other threads go on.
-    let program = Arc::new(obtain(ctx, name, &source, build_options(ctx, true))?);
-    let kernel = CompiledKernel::create(ctx, program, name)?;
+    let options = build_options(ctx, true);
+    let program = obtain(ctx, name, &source, options)?;
+    let kernel = CompiledKernel::create(ctx, program, name, &source, options)?;
     let fused = Arc::new(FusedKernel { kernel });
     let mut cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());
     Ok(cache.entry(key.to_vec()).or_insert(fused).clone())
@@ -256,7 +288,7 @@ fn launch_reduce(
     }
     kernel
         .kernel
-        .launch(queue, Command::new(reads, &writes), &[global], local, args)?;
+        .launch(ctx, queue, Command::new(reads, &writes), &[global], local, args)?;
     if r.finish_in_kernel {
         return Ok(None);
     }
@@ -281,6 +313,7 @@ fn launch_reduce(
         let groups = r.n_out.div_ceil((group / lanes) as usize);
         let out: &DeviceBuffer = out;
         combine.kernel.launch(
+            ctx,
             queue,
             Command::new(&writes[..partials], &[out]),
             &[groups * group as usize],
@@ -293,6 +326,9 @@ fn launch_reduce(
 
 fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
     let Flush { ctx, graph, kernels } = flush;
+    queue
+        .context
+        .check(&ctx.tag, || "evaluating arrays".into(), || "the arrays".into())?;
     // Buffers of nodes materialized by this flush, by graph index.
     let mut produced: Vec<Option<Arc<DeviceBuffer>>> = vec![None; graph.len()];
     // Partials of split reductions that their consumer finishes, with their segments and
@@ -421,6 +457,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                 let per_group = (f.group / f.lanes) as usize;
                 let global = plan.numel.div_ceil(per_group) * f.group as usize;
                 kernel.kernel.launch(
+                    &ctx,
                     queue,
                     Command::new(&reads, &writes),
                     &[global],
@@ -439,6 +476,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                 let (global, local) = grid(&ctx, work.min(cap));
                 let writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
                 kernel.kernel.launch(
+                    &ctx,
                     queue,
                     Command::new(&reads, &writes),
                     &[global],
@@ -661,13 +699,18 @@ impl<T: Element> Array<T> {
 
     /// Like [`assign`](Array::assign), evaluated on `queue`.
     pub fn assign_on(&mut self, queue: &Queue, value: impl crate::ops::Operand<T>) -> Result<()> {
-        queue.check_context(&self.node.ctx)?;
+        queue.check_context(&self.node.ctx, || "Array::assign_on".into())?;
         self.assign_impl(&queue.inner, value)
     }
 
     fn assign_impl(&mut self, queue: &Arc<QueueInner>, value: impl crate::ops::Operand<T>) -> Result<()> {
         let ctx = self.node.ctx.clone();
         let v = value.into_array(crate::ops::CtxRef(&ctx));
+        ctx.tag.check(
+            &v.node.ctx.tag,
+            || "Array::assign".into(),
+            || format!("the value (shape {:?})", v.shape()),
+        )?;
         let target_shape = self.shape().to_vec();
         let v = if v.shape() == target_shape.as_slice() {
             v

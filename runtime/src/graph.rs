@@ -119,15 +119,15 @@ pub enum ReduceOp {
     Sum,
     /// Product (wrapping for integers).
     Prod,
-    /// Smallest element (NaN ignored, like folding with `f32::min`).
+    /// Smallest element (NaN ignored, as by `nanmin`: NaN only if all are NaN).
     Min,
-    /// Largest element (NaN ignored, like folding with `f32::max`).
+    /// Largest element (NaN ignored, as by `nanmax`: NaN only if all are NaN).
     Max,
     /// Arithmetic mean (floats).
     Mean,
-    /// Index of the first smallest element (NaN ignored unless all are NaN).
+    /// Index of the first smallest element (NaN ignored; 0 if all are NaN).
     ArgMin,
-    /// Index of the first largest element (NaN ignored unless all are NaN).
+    /// Index of the first largest element (NaN ignored; 0 if all are NaN).
     ArgMax,
 }
 
@@ -190,8 +190,13 @@ impl Node {
     }
 
     /// Number of elements.
+    /// The element count; `usize::MAX` for a shape whose count overflows (such a node is
+    /// never computed: recording or materializing it is an error).
     pub(crate) fn numel(&self) -> usize {
-        self.shape.iter().product()
+        self.shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .unwrap_or(usize::MAX)
     }
 
     /// The device buffer, if materialized.

@@ -17,7 +17,7 @@ use crate::cl;
 use crate::context::{Context, ContextInner};
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{ClResultExt, Error, Result};
-use crate::program::{build_options, obtain};
+use crate::program::{build_options, obtain, rebuild, Obtained, Origin};
 use crate::queue::{Command, Event, Queue, QueueInner};
 use crate::stats::Counters;
 
@@ -75,9 +75,12 @@ impl Dims {
     pub fn as_slice(&self) -> &[usize] {
         &self.sizes[..self.len as usize]
     }
-    /// Number of work-items (product of the sizes).
+    /// Number of work-items (product of the sizes; `usize::MAX` if that overflows).
     pub fn count(&self) -> usize {
-        self.as_slice().iter().product()
+        self.as_slice()
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .unwrap_or(usize::MAX)
     }
 }
 
@@ -130,43 +133,104 @@ impl From<(usize, usize, usize)> for Dims {
 /// A `cl_kernel` created once, with the bytes of the arguments it was last given.
 pub(crate) struct CompiledKernel {
     pub(crate) name: String,
+    /// Locked for a whole launch: `clSetKernelArg` on one `cl_kernel` is not thread-safe.
+    state: Mutex<KernelState>,
+}
+
+struct KernelState {
     kernel: ClKernel,
     // Keeps the program alive as long as the kernel.
     _program: Arc<Program>,
-    last_args: Mutex<Vec<Option<(u8, u64, usize)>>>,
+    last_args: Vec<Option<(u8, u64, usize)>>,
+    /// For a kernel of a cached binary: what rebuilding it from source takes, should the
+    /// driver refuse a launch (see [`crate::program::rebuild`]).
+    rebuild: Option<Rebuild>,
 }
 
-// SAFETY: the cl_kernel is only mutated (clSetKernelArg) under `last_args`' lock.
+/// The source and options of a kernel loaded from a cached binary.
+struct Rebuild {
+    source: Box<str>,
+    options: &'static str,
+}
+
+// SAFETY: the cl_kernel is only mutated (clSetKernelArg) under `state`'s lock.
 unsafe impl Send for CompiledKernel {}
 unsafe impl Sync for CompiledKernel {}
 
 impl CompiledKernel {
-    pub(crate) fn create(ctx: &ContextInner, program: Arc<Program>, name: &str) -> Result<Self> {
-        let kernel = ClKernel::create(&program, name).cl("clCreateKernel")?;
+    /// Creates kernel `name` of the program obtained for `source` with `options`.
+    pub(crate) fn create(
+        ctx: &ContextInner,
+        obtained: Obtained,
+        name: &str,
+        source: &str,
+        options: &'static str,
+    ) -> Result<Self> {
+        let kernel = ClKernel::create(&obtained.program, name).cl("clCreateKernel")?;
         Counters::add(&ctx.counters.kernels_created, 1);
+        let rebuild = (obtained.origin == Origin::Binary).then(|| Rebuild {
+            source: source.into(),
+            options,
+        });
         Ok(CompiledKernel {
             name: name.to_string(),
-            kernel,
-            _program: program,
-            last_args: Mutex::default(),
+            state: Mutex::new(KernelState {
+                kernel,
+                _program: Arc::new(obtained.program),
+                last_args: Vec::new(),
+                rebuild,
+            }),
         })
     }
 
-    fn raw(&self) -> cl_kernel {
-        self.kernel.get()
+    /// `CL_KERNEL_NUM_ARGS`.
+    fn num_args(&self) -> Result<u32> {
+        self.lock().kernel.num_args().cl("clGetKernelInfo")
     }
 
-    /// Sets changed arguments and submits `cmd` to `queue`; the hot path.
+    fn lock(&self) -> std::sync::MutexGuard<'_, KernelState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sets changed arguments and submits `cmd` to `queue`; the hot path. A kernel of a
+    /// cached binary that the driver refuses is rebuilt from source once and launched
+    /// again (the binary is deleted and counted as `programs_rejected`).
     #[inline]
     pub(crate) fn launch(
         &self,
+        ctx: &ContextInner,
         queue: &Arc<QueueInner>,
         cmd: Command<'_>,
         global: &[usize],
         local: Option<&[usize]>,
         args: &[KernelArg],
     ) -> Result<Option<Event>> {
-        let mut last = self.last_args.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = self.lock();
+        let event = match st.launch(&self.name, queue, cmd, global, local, args) {
+            Err(e) if st.rebuild.is_some() && refused_kernel(&e) => {
+                st.rebuild_from_source(ctx, &self.name)?;
+                st.launch(&self.name, queue, cmd, global, local, args)?
+            }
+            other => other?,
+        };
+        drop(st);
+        Counters::add(&queue.counters.kernels_launched, 1);
+        Ok(event)
+    }
+}
+
+impl KernelState {
+    fn launch(
+        &mut self,
+        name: &str,
+        queue: &Arc<QueueInner>,
+        cmd: Command<'_>,
+        global: &[usize],
+        local: Option<&[usize]>,
+        args: &[KernelArg],
+    ) -> Result<Option<Event>> {
+        let raw: cl_kernel = self.kernel.get();
+        let last = &mut self.last_args;
         if last.len() < args.len() {
             last.resize(args.len(), None);
         }
@@ -180,35 +244,61 @@ impl CompiledKernel {
             match *arg {
                 KernelArg::Scalar(s) => {
                     let bytes = s.bytes();
-                    cl::set_kernel_arg(self.raw(), i as u32, s.size as usize, bytes.as_ptr().cast())
+                    cl::set_kernel_arg(raw, i as u32, s.size as usize, bytes.as_ptr().cast())
                 }
                 KernelArg::Mem(m) => cl::set_kernel_arg(
-                    self.raw(),
+                    raw,
                     i as u32,
                     std::mem::size_of::<cl_mem>(),
                     (&m as *const cl_mem).cast(),
                 ),
-                KernelArg::Local(bytes) => cl::set_kernel_arg(self.raw(), i as u32, bytes, std::ptr::null()),
+                KernelArg::Local(bytes) => cl::set_kernel_arg(raw, i as u32, bytes, std::ptr::null()),
             }
-            .map_err(|e| self.explain(e, i))?;
+            .map_err(|e| explain(name, e, i))?;
             last[i] = Some(id);
         }
-        let event = queue.submit(cmd, |q, wait, want_event| {
-            cl::enqueue_kernel(q, self.raw(), global, local, wait, want_event)
-        })?;
-        drop(last);
-        Counters::add(&queue.counters.kernels_launched, 1);
-        Ok(event)
+        queue.submit(cmd, |q, wait, want_event| {
+            cl::enqueue_kernel(q, raw, global, local, wait, want_event)
+        })
     }
 
-    fn explain(&self, e: Error, index: usize) -> Error {
-        match e {
-            Error::Cl { name, .. } => Error::InvalidLaunch {
-                kernel: self.name.clone(),
-                reason: format!("clSetKernelArg for argument {index} failed with {name}"),
-            },
-            other => other,
-        }
+    /// Replaces a kernel of a cached binary by one built from source.
+    #[cold]
+    fn rebuild_from_source(&mut self, ctx: &ContextInner, name: &str) -> Result<()> {
+        let Some(r) = self.rebuild.take() else {
+            return Ok(());
+        };
+        let program = rebuild(ctx, name, &r.source, r.options)?;
+        self.kernel = ClKernel::create(&program, name).cl("clCreateKernel")?;
+        Counters::add(&ctx.counters.kernels_created, 1);
+        self._program = Arc::new(program);
+        self.last_args.clear();
+        Ok(())
+    }
+}
+
+/// Whether the driver refused the kernel itself: its arguments (`clSetKernelArg`) or the
+/// launch (`clEnqueueNDRangeKernel`). Only then did nothing run, and a rebuilt kernel may
+/// be launched again; any other error (a dependency, back-pressure) comes after the
+/// enqueue or has nothing to do with the binary.
+fn refused_kernel(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::InvalidLaunch { .. }
+            | Error::Cl {
+                call: "clEnqueueNDRangeKernel",
+                ..
+            }
+    )
+}
+
+fn explain(name: &str, e: Error, index: usize) -> Error {
+    match e {
+        Error::Cl { name: code, .. } => Error::InvalidLaunch {
+            kernel: name.to_string(),
+            reason: format!("clSetKernelArg for argument {index} failed with {code}"),
+        },
+        other => other,
     }
 }
 
@@ -260,14 +350,16 @@ impl Kernel {
         let compiled = match cache.get(&key) {
             Some(k) => k.clone(),
             None => {
-                let program = Arc::new(obtain(
+                let options = build_options(inner, false);
+                let program = obtain(inner, source.name, source.source, options)?;
+                let k = Arc::new(CompiledKernel::create(
                     inner,
+                    program,
                     source.name,
                     source.source,
-                    build_options(inner, false),
+                    options,
                 )?);
-                let k = Arc::new(CompiledKernel::create(inner, program, source.name)?);
-                let declared = k.kernel.num_args().cl("clGetKernelInfo")?;
+                let declared = k.num_args()?;
                 if declared != source.num_args {
                     return Err(Error::InvalidLaunch {
                         kernel: source.name.to_string(),
@@ -353,6 +445,18 @@ impl Kernel {
                     local.map(|l| l.as_slice().to_vec()).unwrap_or_default()
                 )));
             }
+            let per_dim = &self.ctx.device.max_work_item_sizes;
+            if let Some((d, (l, max))) = l
+                .as_slice()
+                .iter()
+                .zip(per_dim)
+                .enumerate()
+                .find(|(_, (l, max))| l > max)
+            {
+                return Err(self.invalid(format!(
+                    "local size {l} in dimension {d} exceeds the device's CL_DEVICE_MAX_WORK_ITEM_SIZES {per_dim:?} ({max} there)"
+                )));
+            }
             if l.count() > self.ctx.device.max_work_group_size {
                 return Err(self.invalid(format!(
                     "local size {:?} has {} work-items, the device allows at most {}",
@@ -362,13 +466,36 @@ impl Kernel {
                 )));
             }
         }
+        // The work-item count must fit the device's size_t (`count` saturates at MAX).
+        let bits = self.ctx.device.address_bits;
+        let limit = if bits >= usize::BITS {
+            usize::MAX
+        } else {
+            1usize << bits
+        };
+        if global.count() >= limit {
+            return Err(self.invalid(format!(
+                "global size {:?} has more work-items than the device's {bits}-bit size_t can count",
+                global.as_slice()
+            )));
+        }
         let queue = match opts.queue {
             Some(q) => {
-                q.check_context(&self.ctx)?;
+                q.check_context(&self.ctx, || self.op())?;
                 &q.inner
             }
             None => self.ctx.queue(),
         };
+        for (i, a) in arrays.iter().enumerate() {
+            self.ctx.tag.check(
+                &a.buffer.ctx.tag,
+                || self.op(),
+                || format!("array argument {} of {}", i + 1, arrays.len()),
+            )?;
+        }
+        for e in opts.after {
+            queue.check_event(e, || self.op())?;
+        }
         let mut reads: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::SmallVec::new();
         let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::SmallVec::new();
         for a in arrays {
@@ -397,12 +524,18 @@ impl Kernel {
             });
         }
         self.compiled.launch(
+            &self.ctx,
             queue,
             cmd,
             global.as_slice(),
             local.as_ref().map(|l| l.as_slice()),
             args,
         )
+    }
+
+    /// The user's operation, as errors name it.
+    fn op(&self) -> String {
+        format!("launch of kernel {:?}", self.compiled.name)
     }
 
     fn invalid(&self, reason: String) -> Error {

@@ -11,6 +11,7 @@ mod codegen;
 mod context;
 mod device;
 mod dtype;
+mod env;
 mod error;
 mod exec;
 mod expr;
@@ -27,7 +28,7 @@ mod stats;
 
 pub use array::{Array, ArrayArg};
 pub use cache::CacheDir;
-pub use context::{Context, ContextBuilder};
+pub use context::{Context, ContextBuilder, DEFAULT_MAX_QUEUED_COMMANDS};
 pub use device::{device_table, devices, DeviceInfo, DeviceSelector, DeviceType};
 pub use dtype::{DType, Element, Float, Integer, Numeric, ScalarBits, Signed};
 pub use error::{Error, Result};

@@ -66,8 +66,12 @@ pub(crate) fn record<R: Element>(
         }
     }
     for n in &inputs[1..] {
-        if !Arc::ptr_eq(&n.ctx, ctx) {
-            return Array::failed(ctx, shape, Error::ContextMismatch);
+        if let Err(e) = ctx.tag.check(
+            &n.ctx.tag,
+            || format!("{name:?}"),
+            || format!("an operand of shape {:?}", n.shape),
+        ) {
+            return Array::failed(ctx, shape, e);
         }
         match broadcast(&shape, &n.shape) {
             Some(s) => shape = s,

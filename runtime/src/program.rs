@@ -49,25 +49,84 @@ pub(crate) fn build_from_source(
     Ok(program)
 }
 
-/// A built program for `source`: loaded from the disk cache when a valid binary exists
-/// (counted as `programs_loaded`), else compiled (`programs_built`) and stored there.
-pub(crate) fn obtain(ctx: &ContextInner, name: &str, source: &str, options: &str) -> Result<Program> {
+/// Where a program came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Compiled from its source in this process.
+    Source,
+    /// Created from a device binary of the disk cache.
+    Binary,
+}
+
+/// A built program and where it came from.
+pub(crate) struct Obtained {
+    pub(crate) program: Program,
+    pub(crate) origin: Origin,
+}
+
+/// A built program for `source` with kernel `name`: loaded from the disk cache when a
+/// valid binary exists (counted as `programs_loaded`) and it fits, else compiled
+/// (`programs_built`) and stored there.
+///
+/// A binary fits when it has a kernel `name` with as many parameters as the source
+/// declares. One that does not (a file holding another program's binary under this key)
+/// is deleted, counted as `programs_rejected`, and replaced by a build from source; a
+/// loaded binary the driver later refuses at launch goes the same way ([`rebuild`]).
+pub(crate) fn obtain(
+    ctx: &ContextInner,
+    name: &str,
+    source: &str,
+    options: &'static str,
+) -> Result<Obtained> {
     let start = std::time::Instant::now();
     let program = obtain_untimed(ctx, name, source, options);
     Counters::add(&ctx.counters.program_time_us, start.elapsed().as_micros() as u64);
     program
 }
 
-fn obtain_untimed(ctx: &ContextInner, name: &str, source: &str, options: &str) -> Result<Program> {
+fn obtain_untimed(ctx: &ContextInner, name: &str, source: &str, options: &'static str) -> Result<Obtained> {
     if let Some(binary) = ctx.disk_cache.load(source, options) {
         if let Some(program) = from_binary(ctx, &binary, options) {
-            if ctx.show_kernels {
-                eprintln!("lazycl: loaded {name} from the program cache:\n{source}");
+            if fits(&program, name, source) {
+                if ctx.show_kernels {
+                    eprintln!("lazycl: loaded {name} from the program cache:\n{source}");
+                }
+                Counters::add(&ctx.counters.programs_loaded, 1);
+                return Ok(Obtained {
+                    program,
+                    origin: Origin::Binary,
+                });
             }
-            Counters::add(&ctx.counters.programs_loaded, 1);
-            return Ok(program);
+            return rebuild(ctx, name, source, options).map(|program| Obtained {
+                program,
+                origin: Origin::Source,
+            });
         }
     }
+    let program = build_and_store(ctx, name, source, options)?;
+    Ok(Obtained {
+        program,
+        origin: Origin::Source,
+    })
+}
+
+/// Deletes the cached binary of `source` (it loaded, but does not fit or was refused at
+/// launch), counts it as `programs_rejected`, and builds the program from source.
+pub(crate) fn rebuild(
+    ctx: &ContextInner,
+    name: &str,
+    source: &str,
+    options: &'static str,
+) -> Result<Program> {
+    ctx.disk_cache.remove(source, options);
+    Counters::add(&ctx.counters.programs_rejected, 1);
+    if ctx.show_kernels {
+        eprintln!("lazycl: the cached binary of {name} does not fit its source; rebuilding");
+    }
+    build_and_store(ctx, name, source, options)
+}
+
+fn build_and_store(ctx: &ContextInner, name: &str, source: &str, options: &str) -> Result<Program> {
     let program = build_from_source(ctx, name, source, options)?;
     if let Ok(binaries) = program.get_binaries() {
         if let Some(binary) = binaries.first().filter(|b| !b.is_empty()) {
@@ -75,6 +134,53 @@ fn obtain_untimed(ctx: &ContextInner, name: &str, source: &str, options: &str) -
         }
     }
     Ok(program)
+}
+
+/// Whether `program` has a kernel `name` with the parameter count `source` declares
+/// (when the declaration can be read; the kernel must exist either way).
+fn fits(program: &Program, name: &str, source: &str) -> bool {
+    let Ok(kernel) = opencl3::kernel::Kernel::create(program, name) else {
+        return false;
+    };
+    match (declared_params(source, name), kernel.num_args()) {
+        (Some(want), Ok(have)) => want == have,
+        (None, Ok(_)) => true,
+        (_, Err(_)) => false,
+    }
+}
+
+/// The number of parameters of `__kernel void name(...)` in `source`: the commas at the
+/// top level of its parenthesis, plus one (zero for `()` or `(void)`).
+fn declared_params(source: &str, name: &str) -> Option<u32> {
+    let mut from = 0;
+    let open = loop {
+        let at = from + source[from..].find(name)?;
+        let before = source[..at].trim_end();
+        let after = source[at + name.len()..].trim_start();
+        if before.ends_with("void") && after.starts_with('(') && source[..at].contains("kernel") {
+            break source.len() - after.len();
+        }
+        from = at + name.len();
+    };
+    let mut depth = 0u32;
+    let mut commas = 0u32;
+    let mut empty = true;
+    for (i, c) in source[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    let inner = source[open + 1..open + i].trim();
+                    empty = inner.is_empty() || inner == "void";
+                    break;
+                }
+            }
+            ',' if depth == 1 => commas += 1,
+            _ => {}
+        }
+    }
+    Some(if empty { 0 } else { commas + 1 })
 }
 
 /// A program from a device binary, or `None` if the driver rejects it (then the caller
@@ -85,4 +191,23 @@ fn from_binary(ctx: &ContextInner, binary: &[u8], options: &str) -> Option<Progr
         unsafe { Program::create_from_binary(&ctx.cl_context, &[ctx.device.id], &[binary]) }.ok()?;
     program.build(&[ctx.device.id], options).ok()?;
     Some(program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::declared_params;
+
+    #[test]
+    fn parameters_are_counted_from_the_declaration() {
+        let src = "inline int f(int a, int b) { return a; }\n\
+                   __kernel void k(__global const float* restrict in0, float s0, __global float* out0, ulong n) { f(1, 2); }";
+        assert_eq!(declared_params(src, "k"), Some(4));
+        assert_eq!(declared_params("__kernel void k() {}", "k"), Some(0));
+        assert_eq!(declared_params("kernel void k(void) {}", "k"), Some(0));
+        assert_eq!(
+            declared_params("__kernel void kk(int a) {} __kernel void k(int a) {}", "k"),
+            Some(1)
+        );
+        assert_eq!(declared_params("__kernel void other(int a) {}", "k"), None);
+    }
 }

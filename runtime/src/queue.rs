@@ -10,6 +10,7 @@
 //! so far has), reused until that queue gets more work. So one-queue programs create no
 //! events at all, and the launch hot path stays what it was.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -18,7 +19,7 @@ use smallvec::SmallVec;
 
 use crate::buffer::DeviceBuffer;
 use crate::cl;
-use crate::context::{Context, ContextInner};
+use crate::context::{Context, ContextInner, ContextTag};
 use crate::error::{Error, Result};
 use crate::exec::{self, EvalList};
 use crate::stats::{Counters, WaitReason};
@@ -50,6 +51,12 @@ pub(crate) struct QueueInner {
     pub(crate) id: u32,
     raw: cl_command_queue,
     pub(crate) counters: Arc<Counters>,
+    /// The context the queue belongs to; every buffer and event a command uses must too.
+    pub(crate) context: ContextTag,
+    /// Back-pressure: the most commands that may be queued and not finished.
+    max_queued: u64,
+    /// Commands between two back-pressure checkpoints.
+    checkpoint_stride: u64,
     state: Mutex<QueueState>,
 }
 
@@ -64,7 +71,17 @@ struct QueueState {
     /// This queue's counters of finished work-groups for reductions finished in their own
     /// kernel (see [`QueueInner::finish_counters`]).
     finish_counters: Option<cl3::types::cl_mem>,
+    /// Back-pressure checkpoints: markers enqueued every `checkpoint_stride` commands,
+    /// oldest first, each with the position it covers.
+    checkpoints: VecDeque<(u64, Event)>,
+    /// Commands submitted since the last checkpoint.
+    since_checkpoint: u64,
 }
+
+/// Checkpoints per back-pressure bound: a submission waits for a checkpoint at least the
+/// bound behind it, so up to a quarter more commands than the bound may be in flight,
+/// and one marker is created per quarter of the bound.
+const CHECKPOINTS_PER_BOUND: u64 = 4;
 
 // SAFETY: OpenCL command queues may be used from any thread (OpenCL 1.2 §A.2, all API
 // calls are thread-safe except clSetKernelArg on one kernel); state is behind a mutex.
@@ -72,13 +89,56 @@ unsafe impl Send for QueueInner {}
 unsafe impl Sync for QueueInner {}
 
 impl QueueInner {
-    pub(crate) fn new(id: u32, raw: cl_command_queue, counters: Arc<Counters>) -> Self {
+    pub(crate) fn new(
+        id: u32,
+        raw: cl_command_queue,
+        counters: Arc<Counters>,
+        context: ContextTag,
+        max_queued: usize,
+    ) -> Self {
         QueueInner {
             id,
             raw,
             counters,
+            context,
+            max_queued: max_queued.max(1) as u64,
+            checkpoint_stride: (max_queued as u64 / CHECKPOINTS_PER_BOUND).max(1),
             state: Mutex::default(),
         }
+    }
+
+    /// After command `st.seq` was enqueued: every `checkpoint_stride` commands a marker
+    /// (which also serves as the queue's covering marker); returns the oldest checkpoint
+    /// that is now `max_queued` or more commands behind, for the caller to wait for once
+    /// the queue's lock is released.
+    fn checkpoint(self: &Arc<Self>, st: &mut QueueState) -> Result<Option<Event>> {
+        st.since_checkpoint += 1;
+        if st.since_checkpoint == self.checkpoint_stride {
+            st.since_checkpoint = 0;
+            let raw = cl::enqueue_marker(self.raw)?;
+            Counters::add(&self.counters.events_created, 1);
+            let event = Event::adopt(raw, self.clone(), st.seq);
+            st.marker = Some((st.seq, event.clone()));
+            st.checkpoints.push_back((st.seq, event));
+        }
+        match st.checkpoints.front() {
+            Some(&(covered, _)) if covered + self.max_queued <= st.seq => {
+                Ok(st.checkpoints.pop_front().map(|(_, e)| e))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Blocks until `checkpoint` has completed, unless it already has (counted as a
+    /// `waits_backpressure` host wait only when it had not).
+    fn hold_back(&self, checkpoint: Event) -> Result<()> {
+        if cl::event_status(checkpoint.raw)? <= 0 {
+            return checkpoint.failed();
+        }
+        self.counters.count_wait(WaitReason::Backpressure);
+        self.flush_through(checkpoint.seq)?;
+        cl::wait_for_event(checkpoint.raw)?;
+        checkpoint.failed()
     }
 
     pub(crate) fn raw(&self) -> cl_command_queue {
@@ -243,6 +303,7 @@ impl Deps {
 }
 
 /// One command about to be submitted: what it reads and writes, and extra events.
+#[derive(Clone, Copy)]
 pub(crate) struct Command<'a> {
     pub(crate) reads: &'a [&'a DeviceBuffer],
     pub(crate) writes: &'a [&'a DeviceBuffer],
@@ -271,6 +332,7 @@ impl QueueInner {
         cmd: Command<'_>,
         enqueue: impl FnOnce(cl_command_queue, &[cl_event], bool) -> Result<Option<cl_event>>,
     ) -> Result<Option<Event>> {
+        self.check_command(&cmd)?;
         let mut deps = Deps::default();
         for b in cmd.reads {
             if let Some(w) = &b.access().write {
@@ -295,7 +357,7 @@ impl QueueInner {
             keep.push(e.clone());
         }
         let wait: SmallVec<[cl_event; 4]> = keep.iter().map(|e| e.raw).collect();
-        let (seq, event) = {
+        let (seq, event, overdue) = {
             // Held across the enqueue so that positions follow the queue's real order
             // (markers rely on it); the driver serializes enqueues on one queue anyway.
             let mut st = self.lock();
@@ -305,7 +367,8 @@ impl QueueInner {
                 Counters::add(&self.counters.events_created, 1);
                 Event::adopt(raw, self.clone(), st.seq)
             });
-            (st.seq, event)
+            let overdue = self.checkpoint(&mut st)?;
+            (st.seq, event, overdue)
         };
         let mark = Mark {
             queue: self.clone(),
@@ -326,7 +389,32 @@ impl QueueInner {
             access.write = Some(mark.clone());
             access.reads.clear();
         }
+        if let Some(checkpoint) = overdue {
+            self.hold_back(checkpoint)?;
+        }
         Ok(event)
+    }
+
+    /// Every buffer and event of `cmd` must belong to this queue's context (OpenCL leaves
+    /// mixing contexts undefined): one comparison of context numbers each.
+    #[inline]
+    fn check_command(&self, cmd: &Command<'_>) -> Result<()> {
+        for b in cmd.reads.iter().chain(cmd.writes) {
+            self.context
+                .check(&b.ctx.tag, || "enqueuing a command".into(), || "an array".into())?;
+        }
+        for e in cmd.after {
+            self.check_event(e, || "enqueuing a command".into())?;
+        }
+        Ok(())
+    }
+
+    /// `Ok` if `event` was submitted to a queue of this queue's context.
+    #[inline]
+    pub(crate) fn check_event(&self, event: &Event, op: impl FnOnce() -> String) -> Result<()> {
+        self.context.check(&event.queue.context, op, || {
+            format!("an event of queue {}", event.queue.id)
+        })
     }
 }
 
@@ -354,6 +442,9 @@ impl Queue {
             return Ok(());
         }
         for e in events {
+            self.inner.check_event(e, || "Queue::wait_for".into())?;
+        }
+        for e in events {
             if !Arc::ptr_eq(&e.queue, &self.inner) {
                 e.queue.flush_through(e.seq)?;
             }
@@ -377,12 +468,11 @@ impl Queue {
         exec::materialize_on(&self.inner, &nodes)
     }
 
-    pub(crate) fn check_context(&self, ctx: &Arc<ContextInner>) -> Result<()> {
-        if Arc::ptr_eq(&self.ctx, ctx) {
-            Ok(())
-        } else {
-            Err(Error::ContextMismatch)
-        }
+    /// `Ok` if this queue belongs to `ctx`, on which the user's operation `op` runs.
+    #[inline]
+    pub(crate) fn check_context(&self, ctx: &ContextInner, op: impl FnOnce() -> String) -> Result<()> {
+        ctx.tag
+            .check(&self.inner.context, op, || format!("queue {}", self.inner.id))
     }
 }
 

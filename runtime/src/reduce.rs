@@ -48,7 +48,11 @@ impl<T: Element> Array<T> {
             );
         }
         let mask = axes.iter().fold(0u64, |m, &a| m | (1 << a));
-        let reduced: usize = axes.iter().map(|&a| shape[a]).product();
+        // Saturating: a count that overflows is refused when materialized (TooLarge).
+        let reduced = axes
+            .iter()
+            .try_fold(1usize, |acc, &a| acc.checked_mul(shape[a]))
+            .unwrap_or(usize::MAX);
         if reduced == 0
             && matches!(
                 op,
@@ -88,7 +92,10 @@ macro_rules! reductions {
 /// Reductions over numeric arrays. Integer sums and products wrap like Rust's
 /// `wrapping_add` (cast to `i64`/`u64` first for a wider accumulator); float sums are
 /// compensated per work-item and combined by a tree, so they are accurate to a few ulps
-/// of the result. `amin`/`amax` ignore NaN, like folding with `f32::min`.
+/// of the result. `amin`/`amax` ignore NaN as numpy's `nanmin`/`nanmax` do: the result is
+/// NaN only where every reduced element is NaN. `argmin`/`argmax` ignore NaN too; where
+/// every element is NaN they give the first index, 0. A minimum, maximum or arg reduction
+/// over no elements is an error (reported when materialized), as in numpy.
 impl<T: Numeric> Array<T> {
     reductions! {
         sum, sum_axis, sum_axes => Sum, "Sum";

@@ -45,6 +45,9 @@ counters! {
     programs_built,
     /// OpenCL programs created from cached device binaries.
     programs_loaded,
+    /// Cached device binaries that loaded but did not fit their program (another kernel
+    /// name or parameter list, or a launch the driver refused): deleted and rebuilt.
+    programs_rejected,
     /// Host time spent obtaining programs (building, or loading from the disk cache), µs.
     program_time_us,
     /// `cl_kernel` objects created.
@@ -55,7 +58,7 @@ counters! {
     kernel_cache_hits,
     /// Lazy flushes that had to generate a new fused kernel.
     kernel_cache_misses,
-    /// Blocking calls that waited on the device (all reasons: the next three added up).
+    /// Blocking calls that waited on the device (all reasons: the next four added up).
     host_waits,
     /// Host waits to read an array (`to_vec`, `to_ndarray`, `item`).
     waits_read,
@@ -63,6 +66,9 @@ counters! {
     waits_explicit,
     /// Host waits because a context was dropped with work outstanding.
     waits_drop,
+    /// Host waits because a queue held as many unfinished commands as
+    /// `ContextBuilder::max_queued_commands` allows (back-pressure).
+    waits_backpressure,
     /// Bytes copied host to device.
     bytes_uploaded,
     /// Bytes copied device to host.
@@ -88,6 +94,7 @@ pub(crate) enum WaitReason {
     Read,
     Explicit,
     Drop,
+    Backpressure,
 }
 
 impl Counters {
@@ -104,6 +111,7 @@ impl Counters {
                 WaitReason::Read => &self.waits_read,
                 WaitReason::Explicit => &self.waits_explicit,
                 WaitReason::Drop => &self.waits_drop,
+                WaitReason::Backpressure => &self.waits_backpressure,
             },
             1,
         );
