@@ -24,9 +24,9 @@ pub mod prelude {
 /// Items used by code that the macros generate. Not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use lazycl_runtime::kernel::{Dims, Kernel, KernelArg, KernelSource, LaunchOptions};
     pub use lazycl_runtime::{
         expr_kind, expr_node, Array, ArrayArg, Context, DType, Element, Error, Event, ExprArg, ExprInput,
         ExprOperand, ExprTemplate, Queue, Result,
     };
+    pub use lazycl_runtime::{Dims, Kernel, KernelArg, KernelSource, LaunchOptions};
 }

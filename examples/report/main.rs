@@ -12,7 +12,7 @@ mod workloads;
 
 use std::time::Instant;
 
-use lazycl::kernel::{Dims, Kernel, KernelArg, KernelSource, LaunchOptions};
+use lazycl::{Dims, Kernel, KernelArg, KernelSource, LaunchOptions};
 use lazycl::{Array, Context, DType};
 use opencl3::memory::ClMem;
 use raw::{Raw, R};

@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use cl3::types::cl_mem;
 
-use crate::cl;
-use crate::context::ContextInner;
+use crate::backend::cl;
+use crate::backend::context::ContextInner;
+use crate::backend::queue::Access;
 use crate::error::{Error, Result};
-use crate::queue::Access;
 use crate::stats::Counters;
 
 /// Allocation granularity: sizes are rounded up to this many bytes so that arrays of

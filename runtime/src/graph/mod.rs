@@ -3,8 +3,11 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::buffer::DeviceBuffer;
-use crate::context::ContextInner;
+pub(crate) mod shape;
+pub(crate) mod template;
+
+use crate::backend::buffer::DeviceBuffer;
+use crate::backend::context::ContextInner;
 use crate::dtype::{DType, ScalarBits};
 use crate::error::Error;
 
@@ -155,10 +158,7 @@ pub(crate) enum Op {
     Ternary(TernaryOp, NodeRef, NodeRef, NodeRef),
     Reduce(ReduceSpec, NodeRef),
     /// An `expr!` over any number of operands.
-    Expr(
-        &'static crate::expr::ExprTemplate,
-        smallvec::SmallVec<[NodeRef; 4]>,
-    ),
+    Expr(&'static template::ExprTemplate, smallvec::SmallVec<[NodeRef; 4]>),
 }
 
 impl Op {

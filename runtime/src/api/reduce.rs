@@ -3,7 +3,7 @@
 //! read it from device memory inside their own kernels. Only `item()` and the other
 //! downloads bring it to the host.
 
-use crate::array::Array;
+use crate::api::array::Array;
 use crate::dtype::{Element, Float, Numeric};
 use crate::error::Error;
 use crate::graph::{Op, ReduceOp, ReduceSpec, State};

@@ -7,13 +7,13 @@ use std::sync::{Arc, Mutex};
 use cl3::types::cl_context;
 use opencl3::device::Device;
 
-use crate::buffer::BufferPool;
-use crate::cache::{CacheDir, DiskCache};
-use crate::device::{devices, DeviceInfo, DeviceSelector};
+use crate::backend::buffer::BufferPool;
+use crate::backend::cache::{CacheDir, DiskCache};
+use crate::backend::device::{devices, DeviceInfo, DeviceSelector};
+use crate::backend::kernel::CompiledKernel;
+use crate::backend::queue::{Queue, QueueInner};
 use crate::dtype::DType;
 use crate::error::{ClResultExt, Error, Result};
-use crate::kernel::CompiledKernel;
-use crate::queue::{Queue, QueueInner};
 use crate::stats::{Counters, Stats, WaitReason};
 
 /// A handle to one OpenCL device: cheap to clone (an `Arc` inside), `Send + Sync`.
@@ -29,12 +29,14 @@ pub(crate) struct ContextInner {
     pub(crate) device: DeviceInfo,
     /// This context's identity, which its queues (and their events) carry too.
     pub(crate) tag: ContextTag,
+    /// What planning knows of the device (and the tuning switches of tests).
+    pub(crate) profile: crate::plan::DeviceProfile,
     pub(crate) counters: Arc<Counters>,
     pub(crate) pool: BufferPool,
     /// Kernels of `#[kernel]` functions, keyed by their static source's address and name.
     pub(crate) static_kernels: Mutex<HashMap<(usize, &'static str), Arc<CompiledKernel>>>,
     /// Fused kernels of the lazy graph, keyed by structure.
-    pub(crate) fused_kernels: Mutex<rustc_hash::FxHashMap<Vec<u32>, Arc<crate::fuse::FusedKernel>>>,
+    pub(crate) fused_kernels: Mutex<rustc_hash::FxHashMap<Vec<u32>, Arc<CompiledKernel>>>,
     pub(crate) show_kernels: bool,
     /// Build `float` division and `sqrt` correctly rounded (asked for, and supported).
     pub(crate) precise_div_sqrt: bool,
@@ -171,6 +173,7 @@ pub struct ContextBuilder {
     precise_div_sqrt: bool,
     cache: CacheDir,
     max_queued_commands: usize,
+    tuning: crate::plan::Tuning,
 }
 
 /// The default of [`ContextBuilder::max_queued_commands`]: enough that a launch loop never
@@ -184,6 +187,7 @@ struct Options {
     show_kernels: bool,
     precise_div_sqrt: bool,
     max_queued_commands: usize,
+    tuning: crate::plan::Tuning,
 }
 
 impl ContextBuilder {
@@ -229,6 +233,13 @@ impl ContextBuilder {
         self
     }
 
+    /// Planning switches for tests that cover every kernel layout on any device.
+    #[doc(hidden)]
+    pub fn tuning(mut self, tuning: crate::plan::Tuning) -> Self {
+        self.tuning = tuning;
+        self
+    }
+
     /// Opens the device.
     pub fn build(self) -> Result<Context> {
         let list = devices()?;
@@ -262,6 +273,7 @@ impl ContextBuilder {
             show_kernels,
             precise_div_sqrt: self.precise_div_sqrt && info.correctly_rounded_div_sqrt,
             max_queued_commands: self.max_queued_commands,
+            tuning: self.tuning,
         };
         Context::open(info, options, &self.cache)
     }
@@ -270,7 +282,7 @@ impl ContextBuilder {
 fn no_match(request: &str, list: &[DeviceInfo]) -> Error {
     Error::NoMatchingDevice {
         request: request.to_string(),
-        available: crate::device::device_table(list),
+        available: crate::backend::device::device_table(list),
     }
 }
 
@@ -288,6 +300,7 @@ impl Context {
             precise_div_sqrt: false,
             cache: CacheDir::FromEnv,
             max_queued_commands: DEFAULT_MAX_QUEUED_COMMANDS,
+            tuning: Default::default(),
         }
     }
 
@@ -307,6 +320,7 @@ impl Context {
         let pool = BufferPool::new(device.global_mem_bytes);
         Ok(Context {
             inner: Arc::new(ContextInner {
+                profile: crate::plan::DeviceProfile::of(&device, options.tuning),
                 device,
                 tag,
                 counters,

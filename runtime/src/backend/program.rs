@@ -2,7 +2,7 @@
 
 use opencl3::program::Program;
 
-use crate::context::ContextInner;
+use crate::backend::context::ContextInner;
 use crate::error::{ClResultExt, Error, Result};
 use crate::stats::Counters;
 

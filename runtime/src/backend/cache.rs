@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::device::DeviceInfo;
+use crate::backend::device::DeviceInfo;
 use crate::env;
 use crate::error::Result;
 

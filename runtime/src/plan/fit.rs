@@ -2,38 +2,29 @@
 //! segments a reduction is split into, the column layout's tiles, which layout a
 //! column reduction with a row reduction inside takes, whether a kernel finishes its
 //! own reduction, and whether float sums are compensated. Every choice that changes a
-//! kernel's source is part of its cache key (`exec::plan` adds them).
+//! kernel's source is part of its cache key (`plan::plan` adds them, through `key::fit`).
 
-use crate::codegen::VECTOR_WIDTH;
-use crate::context::ContextInner;
-use crate::fuse::{ReducePlan, REDUCE_GROUP};
+use crate::codegen::{GROUP_ROWS_LOCAL_BYTES, VECTOR_WIDTH};
 use crate::graph::ReduceOp;
-use crate::queue::FINISH_COUNTERS;
+use crate::layout::FINISH_COUNTERS;
 
-/// The most work-items to launch for a grid-stride kernel on this device.
-pub(crate) fn work_items_cap(ctx: &ContextInner) -> usize {
-    match ctx.device.device_type {
-        // GPUs: enough work-items to fill every compute unit; each loops over the rest.
-        crate::device::DeviceType::Gpu => ctx.device.compute_units.max(1) as usize * 2048,
-        // CPUs (PoCL): one loop iteration per work-item, which the work-group vectorizer
-        // turns into SIMD code; a grid-stride loop would defeat it.
-        _ => 1 << 30,
-    }
-}
+use super::kernel_plan::{ReducePlan, REDUCE_GROUP};
+use super::profile::DeviceProfile;
 
 /// Work-items a reduction should keep busy. GPUs: every resident one. CPUs: a few
 /// work-groups per core (PoCL runs a group's work-items as a loop, and each barrier as
 /// another loop: many short segments make the local-memory combines dominate).
-fn reduce_work_items(ctx: &ContextInner) -> usize {
-    match ctx.device.device_type {
-        crate::device::DeviceType::Gpu => work_items_cap(ctx),
-        _ => ctx.device.compute_units.max(1) as usize * 4 * REDUCE_GROUP as usize,
+fn reduce_work_items(p: &DeviceProfile) -> usize {
+    if p.gpu {
+        p.work_items_cap()
+    } else {
+        p.compute_units.max(1) as usize * 4 * REDUCE_GROUP as usize
     }
 }
 
 /// Segments per output of a reduction: enough work-items to fill the device, while each
 /// lane still reduces at least 16 elements per segment.
-fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
+fn segments(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
     if r.columns {
         // Work-groups for half the device's nominal resident work-items, rounded down so
         // that no second wave starts for a few groups (a whole segment's time for them):
@@ -41,12 +32,12 @@ fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
         // segments: at least 64 or 128 rows each cost 5 and 25 % on 20000 x 1000). Each
         // work-item reads at least 16 rows. (CPUs: as many segments as that allows, which
         // PoCL ran better than a few per core for this layout.)
-        let cap = work_items_cap(ctx);
+        let cap = p.work_items_cap();
         let (_, rows_at_once, tiles) = r.column_geometry(group as usize);
         let target = (cap / 2 / group as usize / tiles).max(1);
         return target.min((r.n_red / (rows_at_once * 16)).max(1));
     }
-    let cap = reduce_work_items(ctx);
+    let cap = reduce_work_items(p);
     // Outputs per work-group with lanes; none (one output per work-item) without.
     let (work_items_now, lanes) = match group.checked_div(r.lanes) {
         Some(rows) => (r.n_out.div_ceil(rows as usize) * group as usize, r.lanes as usize),
@@ -70,13 +61,13 @@ fn segments(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
 /// (few, wide rows): then a quarter. Measured on the H200 (f32 against a copy): 20000 x
 /// 1000 0.80-0.81 with an eighth against 0.77-0.78 with a quarter (f64: 1.13-1.15
 /// against 1.10); 3200 x 25300 (2 segments with an eighth) 0.89 against 0.97.
-fn column_tile(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
+fn column_tile(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
     let group = group as usize;
     let narrow = ReducePlan {
         column_tile: (group / 8).max(1),
         ..*r
     };
-    if segments(ctx, &narrow, group as u32) >= 8 {
+    if segments(p, &narrow, group as u32) >= 8 {
         narrow.column_tile
     } else {
         (group / 4).max(1)
@@ -89,17 +80,17 @@ fn column_tile(ctx: &ContextInner, r: &ReducePlan, group: u32) -> usize {
 /// segments change the kernel's source: the caller adds them to its key.)
 ///
 /// `one_tile`: a column reduction with a row reduction inside covers whole rows.
-pub(crate) fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32, one_tile: bool) {
+pub(crate) fn fit_reduction(p: &DeviceProfile, r: &mut ReducePlan, group: u32, one_tile: bool) {
     if r.columns {
         r.column_tile = if one_tile {
             group as usize
         } else {
-            column_tile(ctx, r, group)
+            column_tile(p, r, group)
         };
     }
-    r.segments = segments(ctx, r, group);
+    r.segments = segments(p, r, group);
     if one_tile && r.rows_fit_one_item() {
-        fit_rows_per_item(ctx, r, group, r.n_out / r.column_width);
+        fit_rows_per_item(p, r, group, r.n_out / r.column_width);
         return;
     }
     let blocks = match group.checked_div(r.lanes) {
@@ -120,12 +111,11 @@ pub(crate) fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32, 
         (r.segments.div_ceil(r.lanes.max(1) as usize), 96)
     };
     r.finish_in_kernel =
-        r.segments > 1 && blocks < FINISH_COUNTERS && per_item <= most && finishing_allowed();
+        r.segments > 1 && blocks < FINISH_COUNTERS && per_item <= most && !p.tuning.combine_pass_only;
     // On CPUs, a whole work-group per output (full sums) reads faster with one contiguous
     // run per lane (PoCL, `sum(x*x)`: 8.7-9.4 against 4.9-5.7 GB/s); with a few lanes per
     // output (matrix-vector) the interleaved loop was as fast or faster.
-    r.contiguous_lanes =
-        ctx.device.device_type != crate::device::DeviceType::Gpu && r.vector && r.lanes == group;
+    r.contiguous_lanes = !p.gpu && r.vector && r.lanes == group;
     r.compensated = r.in_dtype.is_float()
         && matches!(r.op, ReduceOp::Sum | ReduceOp::Mean)
         && serial_steps(r, group) > COMPENSATE_AFTER;
@@ -134,10 +124,10 @@ pub(crate) fn fit_reduction(ctx: &ContextInner, r: &mut ReducePlan, group: u32, 
 /// A column reduction with a row reduction inside, short rows: one work-item per row
 /// (`row_vectors`), segments for half the device's resident work-items with 16 to 128
 /// rows per work-item (so never compensated), and a combine pass.
-fn fit_rows_per_item(ctx: &ContextInner, r: &mut ReducePlan, group: u32, vectors: usize) {
+fn fit_rows_per_item(p: &DeviceProfile, r: &mut ReducePlan, group: u32, vectors: usize) {
     let group = group as usize;
     r.row_vectors = vectors;
-    let target = (work_items_cap(ctx) / 2 / group).max(1);
+    let target = (p.work_items_cap() / 2 / group).max(1);
     let most = (r.n_red / (group * 16)).max(1);
     let least = r.n_red.div_ceil(group * COMPENSATE_AFTER);
     r.segments = target.min(most).max(least).max(1);
@@ -167,9 +157,9 @@ const GROUP_ROWS_LEAST_ROWS: usize = 16;
 /// f32 0.062 against 0.083; 10000 x 4000 f32 (1,000 vectors, a group of 512 holding two
 /// each) 0.099 against 0.101; 3200 x 25300 f32 (6,325 vectors, 1024 holding seven) 0.24
 /// against 0.175, so wider rows stay two kernels.
-pub(crate) fn widest_shared_row(ctx: &ContextInner) -> usize {
-    if shared_rows_allowed(ctx) {
-        largest_group(ctx) * GROUP_ROWS_MOST_VECTORS
+pub(crate) fn widest_shared_row(p: &DeviceProfile) -> usize {
+    if shared_rows_allowed(p) {
+        largest_group(p) * GROUP_ROWS_MOST_VECTORS
     } else {
         0
     }
@@ -177,14 +167,9 @@ pub(crate) fn widest_shared_row(ctx: &ContextInner) -> usize {
 
 /// The largest power-of-two work-group of the group-rows layout on this device (within
 /// its work-group limit and its local memory, less 1 KiB: 512 with NVIDIA's 48 KiB).
-fn largest_group(ctx: &ContextInner) -> usize {
-    let by_memory =
-        (ctx.device.local_mem_bytes as usize).saturating_sub(1024) / crate::codegen::GROUP_ROWS_LOCAL_BYTES;
-    let max = ctx
-        .device
-        .max_work_group_size
-        .min(by_memory)
-        .clamp(1, GROUP_ROWS_LARGEST);
+fn largest_group(p: &DeviceProfile) -> usize {
+    let by_memory = (p.local_mem_bytes as usize).saturating_sub(1024) / GROUP_ROWS_LOCAL_BYTES;
+    let max = p.max_group.min(by_memory).clamp(1, GROUP_ROWS_LARGEST);
     1 << (usize::BITS - 1 - max.leading_zeros())
 }
 
@@ -208,13 +193,13 @@ pub(crate) fn wants_group_rows(r: &ReducePlan, group: u32) -> bool {
 /// (On the H200 a full wave of segments took 0.092 ms against 0.084 for half; four rows
 /// per step 0.084 against 0.086 for two and 0.119 for eight, f64, where f32 took 0.060
 /// with eight against 0.062.)
-pub(crate) fn fit_group_rows(ctx: &ContextInner, r: &mut ReducePlan) -> u32 {
+pub(crate) fn fit_group_rows(p: &DeviceProfile, r: &mut ReducePlan) -> u32 {
     let vectors = (r.n_out / r.column_width).max(1);
-    let group = vectors.next_power_of_two().min(largest_group(ctx));
+    let group = vectors.next_power_of_two().min(largest_group(p));
     r.group_rows = vectors.div_ceil(group);
     r.column_tile = vectors;
     r.row_vectors = 0;
-    let target = (work_items_cap(ctx) / 2 / group).max(1);
+    let target = (p.work_items_cap() / 2 / group).max(1);
     let most = (r.n_red / GROUP_ROWS_LEAST_ROWS).max(1);
     let least = r.n_red.div_ceil(COMPENSATE_AFTER);
     r.segments = target.min(most).max(least).clamp(1, r.n_red.max(1));
@@ -248,36 +233,11 @@ fn serial_steps(r: &ReducePlan, group: u32) -> usize {
     }
 }
 
-#[cfg(test)]
-thread_local! {
-    /// Test hook: plans made on this thread use the combine pass even where the kernel
-    /// could finish itself (so that both paths are tested on any device).
-    pub(crate) static COMBINE_PASS_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// Test hook: plans made on this thread fuse row reductions into column reductions
-    /// with shared rows on any device (so that CPU test runs cover that kernel).
-    pub(crate) static SHARED_ROWS_ANYWHERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 /// Whether a row reduction may go inside a column reduction whose rows are shared by a
 /// row of work-items (a barrier per step of rows): GPUs only. On PoCL each barrier is a
 /// loop over the group, and that kernel took 6-9x the time of the two kernels it replaces
 /// (logistic regression, 1500 x 126 f64); rows read whole by one work-item have no barrier
 /// and are fused on every device.
-pub(crate) fn shared_rows_allowed(ctx: &ContextInner) -> bool {
-    #[cfg(test)]
-    if SHARED_ROWS_ANYWHERE.with(|c| c.get()) {
-        return true;
-    }
-    ctx.device.device_type == crate::device::DeviceType::Gpu
-}
-
-fn finishing_allowed() -> bool {
-    #[cfg(test)]
-    {
-        !COMBINE_PASS_ONLY.with(|c| c.get())
-    }
-    #[cfg(not(test))]
-    {
-        true
-    }
+pub(crate) fn shared_rows_allowed(p: &DeviceProfile) -> bool {
+    p.gpu || p.tuning.shared_rows_anywhere
 }

@@ -11,14 +11,13 @@ use cl3::types::{cl_kernel, cl_mem};
 use opencl3::kernel::Kernel as ClKernel;
 use opencl3::program::Program;
 
-use crate::array::ArrayArg;
-use crate::buffer::DeviceBuffer;
-use crate::cl;
-use crate::context::{Context, ContextInner};
+use crate::backend::buffer::DeviceBuffer;
+use crate::backend::cl;
+use crate::backend::context::{Context, ContextInner};
+use crate::backend::program::{build_options, obtain, rebuild, Obtained, Origin};
+use crate::backend::queue::{Command, Event, Queue, QueueInner};
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{ClResultExt, Error, Result};
-use crate::program::{build_options, obtain, rebuild, Obtained, Origin};
-use crate::queue::{Command, Event, Queue, QueueInner};
 use crate::stats::Counters;
 
 /// The OpenCL C source and name of a kernel, as `#[kernel]` generates them at compile time.
@@ -143,7 +142,7 @@ struct KernelState {
     _program: Arc<Program>,
     last_args: Vec<Option<(u8, u64, usize)>>,
     /// For a kernel of a cached binary: what rebuilding it from source takes, should the
-    /// driver refuse a launch (see [`crate::program::rebuild`]).
+    /// driver refuse a launch (see [`crate::backend::program::rebuild`]).
     rebuild: Option<Rebuild>,
 }
 
@@ -299,6 +298,31 @@ fn explain(name: &str, e: Error, index: usize) -> Error {
             reason: format!("clSetKernelArg for argument {index} failed with {code}"),
         },
         other => other,
+    }
+}
+
+/// A materialized array's buffer and length, ready to be passed to a kernel, and whether
+/// the kernel may write it.
+pub struct ArrayArg {
+    pub(crate) buffer: Arc<DeviceBuffer>,
+    pub(crate) len: usize,
+    pub(crate) writable: bool,
+}
+
+impl ArrayArg {
+    /// The buffer argument (`__global T*`).
+    #[inline]
+    pub fn mem(&self) -> KernelArg {
+        KernelArg::Mem(self.buffer.mem())
+    }
+    /// The length argument (`ulong`).
+    #[inline]
+    pub fn len(&self) -> KernelArg {
+        KernelArg::ulong(self.len as u64)
+    }
+    /// Whether the array is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 

@@ -17,20 +17,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use cl3::types::{cl_command_queue, cl_event};
 use smallvec::SmallVec;
 
-use crate::buffer::DeviceBuffer;
-use crate::cl;
-use crate::context::{Context, ContextInner, ContextTag};
+use crate::backend::buffer::DeviceBuffer;
+use crate::backend::cl;
+use crate::backend::context::{Context, ContextInner, ContextTag};
 use crate::error::{Error, Result};
-use crate::exec::{self, EvalList};
+use crate::layout::FINISH_COUNTERS;
 use crate::stats::{Counters, WaitReason};
-
-/// Counters per queue for reductions finished in their own kernel: the most blocks of
-/// outputs such a reduction may have.
-pub(crate) const FINISH_COUNTERS: usize = 1024;
-/// The counter kept for reductions over the rows computed beside a row reduction
-/// ([`RowTotal`](crate::fuse::RowTotal)): the last one, which no block of outputs uses
-/// (their kernels have one block, and other kernels fewer than [`FINISH_COUNTERS`]).
-pub(crate) const ROW_TOTAL_COUNTER: usize = FINISH_COUNTERS - 1;
 
 /// A command queue of a [`Context`]: commands on one queue run in submission order;
 /// commands on different queues may overlap on the device. Cheap to clone.
@@ -460,12 +452,6 @@ impl Queue {
     /// explicit host wait).
     pub fn finish(&self) -> Result<()> {
         self.inner.finish(WaitReason::Explicit)
-    }
-
-    /// Materializes several arrays on this queue (like [`crate::eval`]); returns at once.
-    pub fn eval<L: EvalList + ?Sized>(&self, arrays: &L) -> Result<()> {
-        let nodes: Vec<_> = arrays.nodes().into_iter().map(|h| h.0).collect();
-        exec::materialize_on(&self.inner, &nodes)
     }
 
     /// `Ok` if this queue belongs to `ctx`, on which the user's operation `op` runs.

@@ -5,12 +5,12 @@
 use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Sub};
 use std::sync::Arc;
 
-use crate::array::Array;
-use crate::context::ContextInner;
+use crate::api::array::Array;
+use crate::backend::context::ContextInner;
 use crate::dtype::{Element, Float, Integer, Numeric, Signed};
 use crate::error::Error;
+use crate::graph::shape::broadcast;
 use crate::graph::{BinaryOp, NodeRef, Op, State, TernaryOp, UnaryOp};
-use crate::shape::broadcast;
 
 /// A value usable as an operand next to an `Array<T>`: another `Array<T>` (owned or
 /// borrowed) or a scalar `T`, which becomes a by-value kernel argument.

@@ -7,16 +7,16 @@ use std::sync::Arc;
 
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
 
-use crate::buffer::DeviceBuffer;
-use crate::cl;
-use crate::context::{Context, ContextInner};
+use crate::backend::buffer::DeviceBuffer;
+use crate::backend::cl;
+use crate::backend::context::{Context, ContextInner};
+use crate::backend::kernel::ArrayArg;
+use crate::backend::queue::{Command, Queue, QueueInner};
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::exec;
+use crate::graph::shape::{checked_numel, IntoShape};
 use crate::graph::{Node, NodeRef, Op, Shape, State};
-use crate::kernel::KernelArg;
-use crate::queue::{Command, Queue, QueueInner};
-use crate::shape::{checked_numel, IntoShape};
 use crate::stats::{Counters, WaitReason};
 
 /// An n-dimensional array of `T` on an OpenCL device, possibly not computed yet.
@@ -349,31 +349,6 @@ pub(crate) fn copy_buffer(
     })?;
     Counters::add(&src.ctx.counters.transfers_enqueued, 1);
     Ok(())
-}
-
-/// A materialized array's buffer and length, ready to be passed to a kernel, and whether
-/// the kernel may write it.
-pub struct ArrayArg {
-    pub(crate) buffer: Arc<DeviceBuffer>,
-    len: usize,
-    pub(crate) writable: bool,
-}
-
-impl ArrayArg {
-    /// The buffer argument (`__global T*`).
-    #[inline]
-    pub fn mem(&self) -> KernelArg {
-        KernelArg::Mem(self.buffer.mem())
-    }
-    /// The length argument (`ulong`).
-    #[inline]
-    pub fn len(&self) -> KernelArg {
-        KernelArg::ulong(self.len as u64)
-    }
-    /// Whether the array is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
 /// Creating arrays.

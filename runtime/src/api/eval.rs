@@ -1,0 +1,242 @@
+//! Materializing from the user's side: [`eval`] of several arrays, [`Queue::eval`],
+//! `explain`, and `assign` (in place where nothing else can observe the target).
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use crate::api::array::Array;
+use crate::backend::queue::{Queue, QueueInner};
+use crate::codegen::fused_source;
+use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::exec;
+use crate::graph::NodeRef;
+use crate::plan::GKind;
+
+/// Describes the kernels that materializing `roots` would launch, with their sources.
+fn explain(roots: &[NodeRef]) -> Result<String> {
+    let mut s = String::new();
+    let Some(flush) = exec::plan(roots)? else {
+        return Ok(s);
+    };
+    if flush.kernels.is_empty() {
+        s.push_str("nothing to compute: every array is already materialized\n");
+    }
+    for (k, p) in flush.kernels.iter().enumerate() {
+        let cached = flush
+            .ctx
+            .fused_kernels
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(&p.key);
+        let _ = writeln!(
+            s,
+            "kernel {k}: {} elements over dims {:?}; {} inputs, {} scalar args, {} outputs, {} ops{}",
+            p.numel,
+            p.dims,
+            p.inputs.len(),
+            p.scalars.len(),
+            p.outputs.len(),
+            p.values.len(),
+            if cached { " (cached)" } else { "" }
+        );
+        if let Some(r) = &p.reduce {
+            let layout = match r.lanes {
+                0 if r.columns => format!(
+                    "work-groups stream whole rows, {} neighbouring outputs per work-item{}",
+                    r.column_width,
+                    if r.column_width > 1 { ", vector loads" } else { "" }
+                ),
+                0 => "one work-item per output and segment".to_string(),
+                l => format!(
+                    "{l} lanes per output{}",
+                    if r.vector { ", vector loads" } else { "" }
+                ),
+            };
+            let split = match r.segments {
+                1 => "one segment".to_string(),
+                n if r.finish_in_kernel => {
+                    format!("{n} segments finished by the last work-group (no combine pass)")
+                }
+                n if r.finished_by_consumer => {
+                    format!("{n} segments combined by the kernel that reads the result (no combine pass)")
+                }
+                n => format!("{n} segments plus a combine pass"),
+            };
+            let _ = writeln!(
+                s,
+                "  {:?} reduction: {} outputs of {} elements each, {layout}; {split}",
+                r.op, r.n_out, r.n_red
+            );
+            if let Some(row) = &p.row {
+                let _ = writeln!(
+                    s,
+                    "  with a {:?} reduction of each of the {} rows computed inside (one read of the rows for both){}",
+                    row.op,
+                    r.n_red,
+                    if r.row_vectors > 0 {
+                        "; each work-item reads whole rows".to_string()
+                    } else if r.group_rows > 0 {
+                        format!(
+                            "; a work-group of {} shares each row, {} vectors per work-item",
+                            p.group_size, r.group_rows
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+        }
+        if let Some(t) = &p.row_total {
+            let _ = writeln!(
+                s,
+                "  and beside it a {:?} reduction of one value per row over the rows to one element (each work-group adds its rows; the last to finish combines the groups' parts)",
+                t.op
+            );
+        }
+        if let Some(f) = &p.finishes {
+            let _ = writeln!(
+                s,
+                "  finishes the split reduction it reads as input {}: combines its partials, {} lanes per output, then computes its elements there",
+                f.slot, f.lanes
+            );
+        }
+        s.push_str(&fused_source(p));
+    }
+    Ok(s)
+}
+
+/// Several arrays that can be materialized together (they share kernels where possible).
+pub trait EvalList {
+    /// The graph nodes of the arrays.
+    #[doc(hidden)]
+    fn nodes(&self) -> Vec<NodeHandle>;
+}
+
+/// An array of any element type, as seen by [`eval`]. Opaque.
+#[doc(hidden)]
+pub struct NodeHandle(pub(crate) NodeRef);
+
+impl<T: Element> EvalList for &Array<T> {
+    fn nodes(&self) -> Vec<NodeHandle> {
+        vec![NodeHandle(self.node.clone())]
+    }
+}
+impl<T: Element> EvalList for [&Array<T>] {
+    fn nodes(&self) -> Vec<NodeHandle> {
+        self.iter().map(|a| NodeHandle(a.node.clone())).collect()
+    }
+}
+impl<T: Element> EvalList for Vec<&Array<T>> {
+    fn nodes(&self) -> Vec<NodeHandle> {
+        self.iter().map(|a| NodeHandle(a.node.clone())).collect()
+    }
+}
+impl<T: Element> EvalList for Vec<Array<T>> {
+    fn nodes(&self) -> Vec<NodeHandle> {
+        self.iter().map(|a| NodeHandle(a.node.clone())).collect()
+    }
+}
+
+macro_rules! eval_tuple {
+    ($($t:ident $i:tt),*) => {
+        impl<'a, $($t: Element),*> EvalList for ($(&'a Array<$t>,)*) {
+            fn nodes(&self) -> Vec<NodeHandle> {
+                vec![$(NodeHandle(self.$i.node.clone())),*]
+            }
+        }
+    };
+}
+eval_tuple!(A 0);
+eval_tuple!(A 0, B 1);
+eval_tuple!(A 0, B 1, C 2);
+eval_tuple!(A 0, B 1, C 2, D 3);
+eval_tuple!(A 0, B 1, C 2, D 3, E 4);
+eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
+eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+
+/// Materializes several arrays in one flush on the default queue: arrays of one shape
+/// computed from a common graph share one kernel. Returns without waiting.
+/// [`Queue::eval`] does the same on a chosen queue.
+pub fn eval<L: EvalList + ?Sized>(arrays: &L) -> Result<()> {
+    let nodes: Vec<NodeRef> = arrays.nodes().into_iter().map(|h| h.0).collect();
+    exec::materialize(&nodes)
+}
+
+impl<T: Element> Array<T> {
+    /// The fused plan and generated OpenCL C that materializing this array would run.
+    pub fn explain(&self) -> Result<String> {
+        explain(std::slice::from_ref(&self.node))
+    }
+
+    /// Sets this array to `value` (broadcast to this array's shape), evaluated now on the
+    /// default queue (enqueued, not waited for). Writes into this array's own device
+    /// memory when no other handle can observe it and `value` does not read it; otherwise
+    /// into a pooled buffer. Either way a loop of `assign`s allocates nothing after its
+    /// first steps.
+    pub fn assign(&mut self, value: impl crate::api::ops::Operand<T>) -> Result<()> {
+        let queue = self.node.ctx.queue().clone();
+        self.assign_impl(&queue, value)
+    }
+
+    /// Like [`assign`](Array::assign), evaluated on `queue`.
+    pub fn assign_on(&mut self, queue: &Queue, value: impl crate::api::ops::Operand<T>) -> Result<()> {
+        queue.check_context(&self.node.ctx, || "Array::assign_on".into())?;
+        self.assign_impl(&queue.inner, value)
+    }
+
+    fn assign_impl(
+        &mut self,
+        queue: &Arc<QueueInner>,
+        value: impl crate::api::ops::Operand<T>,
+    ) -> Result<()> {
+        let ctx = self.node.ctx.clone();
+        let v = value.into_array(crate::api::ops::CtxRef(&ctx));
+        ctx.tag.check(
+            &v.node.ctx.tag,
+            || "Array::assign".into(),
+            || format!("the value (shape {:?})", v.shape()),
+        )?;
+        let target_shape = self.shape().to_vec();
+        let v = if v.shape() == target_shape.as_slice() {
+            v
+        } else {
+            v.broadcast_to(&target_shape)
+        };
+        if v.shape() != target_shape.as_slice() {
+            return Err(Error::ShapeMismatch {
+                op: "assign".into(),
+                left: target_shape,
+                right: v.shape().to_vec(),
+            });
+        }
+        let unique = Arc::strong_count(&self.node) == 1;
+        if unique {
+            if let Some(buffer) = self.node.buffer() {
+                let reads_self = crate::plan::collect::collect(std::slice::from_ref(&v.node))?
+                    .iter()
+                    .any(|g| {
+                        Arc::ptr_eq(&g.node, &self.node)
+                            || matches!(&g.kind, GKind::Ready(b) if Arc::ptr_eq(b, &buffer))
+                    });
+                if !reads_self && Arc::strong_count(&buffer) == 2 {
+                    exec::materialize_into(queue, &v.node, buffer)?;
+                    *self = Array::from_node(v.node);
+                    return Ok(());
+                }
+            }
+        }
+        exec::materialize_on(queue, std::slice::from_ref(&v.node))?;
+        *self = v;
+        Ok(())
+    }
+}
+
+impl Queue {
+    /// Materializes several arrays on this queue (like [`eval`]); returns at once.
+    pub fn eval<L: EvalList + ?Sized>(&self, arrays: &L) -> Result<()> {
+        let nodes: Vec<_> = arrays.nodes().into_iter().map(|h| h.0).collect();
+        exec::materialize_on(&self.inner, &nodes)
+    }
+}

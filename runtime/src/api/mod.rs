@@ -1,0 +1,10 @@
+//! What users call: [`Array`](array::Array) and its constructors, recording operators and
+//! reductions, `expr!`'s run-time side, `eval`/`explain`/`assign`, and the
+//! [`Context`](crate::Context) constructors. The only home of the user-facing
+//! `impl Array` and `impl Context` blocks.
+
+pub(crate) mod array;
+pub(crate) mod eval;
+pub(crate) mod expr;
+pub(crate) mod ops;
+pub(crate) mod reduce;

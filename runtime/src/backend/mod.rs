@@ -1,0 +1,12 @@
+//! The OpenCL objects: raw calls, devices, the context's internals, queues and the
+//! per-buffer record of the commands that use them, buffers and their pool, programs and
+//! the disk cache, kernels and the launch hot path. Nothing here knows the lazy graph.
+
+pub(crate) mod buffer;
+pub(crate) mod cache;
+pub(crate) mod cl;
+pub(crate) mod context;
+pub(crate) mod device;
+pub(crate) mod kernel;
+pub(crate) mod program;
+pub(crate) mod queue;

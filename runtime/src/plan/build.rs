@@ -1,0 +1,297 @@
+//! Planning one kernel from its members: the cone of values computed inside, the inputs
+//! (deduplicated by buffer and broadcast pattern), scalars and outputs, the collapsed
+//! iteration space, and a reduction's layout before the device is known.
+
+use super::collect::{GKind, GNode, Inputs, OpCode};
+use super::kernel_plan::{KernelPlan, ReducePlan, RowPart, RowTotal, Value};
+use super::key;
+
+/// Builds the plan of the kernel that computes `members`: materialization points of one
+/// shape, or a single reduction. Other materialization points and materialized nodes are
+/// read as inputs, except `row`: a row reduction that this (column) reduction computes
+/// inside ([`RowPart`]; the caller checked that it fits).
+pub(crate) fn plan_kernel(
+    graph: &[GNode],
+    mat: &[bool],
+    members: &[usize],
+    group_size: u32,
+    row: Option<usize>,
+    total: Option<usize>,
+) -> KernelPlan {
+    let reduce = match &graph[members[0]].kind {
+        GKind::Op(OpCode::Reduce(spec), inputs) => Some((*spec, inputs[0])),
+        _ => None,
+    };
+    // A reduction over the rows beside the row reduction: its operand joins the cone.
+    let total = total.and_then(|q| match &graph[q].kind {
+        GKind::Op(OpCode::Reduce(spec), inputs) => Some((q, spec.op, inputs[0])),
+        _ => None,
+    });
+    // Targets: the values this kernel produces (a reduction reduces its input's value).
+    let targets: Vec<usize> = match reduce {
+        Some((_, child)) => vec![child],
+        None => members.to_vec(),
+    };
+    let space: Vec<usize> = graph[targets[0]].node.shape.to_vec();
+    let mut is_target = vec![false; graph.len()];
+    for &t in &targets {
+        is_target[t] = true;
+    }
+    // The cone: nodes computed inside this kernel.
+    let mut inside = vec![false; graph.len()];
+    let mut stack: Vec<usize> = targets.clone();
+    stack.extend(total.map(|(_, _, operand)| operand));
+    let mut used = vec![false; graph.len()];
+    while let Some(j) = stack.pop() {
+        if std::mem::replace(&mut used[j], true) {
+            continue;
+        }
+        let elementwise = matches!(graph[j].kind, GKind::Scalar(_))
+            || matches!(&graph[j].kind, GKind::Op(code, _) if !matches!(code, OpCode::Reduce(_)));
+        let computed_here =
+            (elementwise && (!mat[j] || (is_target[j] && reduce.is_none()))) || row == Some(j);
+        if computed_here {
+            inside[j] = true;
+            if let GKind::Op(_, inputs) = &graph[j].kind {
+                stack.extend(inputs.iter().copied());
+            }
+        }
+    }
+    // Load patterns over the full iteration rank (plus the reduced dims), then collapse.
+    let rank = space.len();
+    let load_nodes: Vec<usize> = (0..graph.len()).filter(|&j| used[j] && !inside[j]).collect();
+    let mut full_masks: Vec<Vec<bool>> = load_nodes
+        .iter()
+        .map(|&j| {
+            let s = &graph[j].node.shape;
+            let off = rank - s.len();
+            (0..rank)
+                .map(|d| d < off || (s[d - off] == 1 && space[d] != 1))
+                .collect()
+        })
+        .collect();
+    if let Some((spec, _)) = reduce {
+        full_masks.push((0..rank).map(|d| spec.axes & (1 << d) != 0).collect());
+    }
+    let (dims, mut masks) = collapse(&space, &full_masks);
+    let numel = space.iter().product();
+    let reduce_plan = reduce.map(|(spec, child)| {
+        let red_mask = masks.pop().unwrap_or(0);
+        let n_red: usize = (0..dims.len())
+            .filter(|k| red_mask & (1 << k) != 0)
+            .map(|k| dims[k])
+            .product();
+        let n_out: usize = (0..dims.len())
+            .filter(|k| red_mask & (1 << k) == 0)
+            .map(|k| dims[k])
+            .product();
+        let rank = dims.len();
+        let innermost_kept = red_mask & (1 << (rank - 1)) == 0;
+        let only_innermost = red_mask == 1 << (rank - 1);
+        // Lanes per output. Along the innermost dim (vector loads): about 128 elements per
+        // lane for long rows, about 12 for short ones (below), more only when there are
+        // too few outputs to fill a work-group (a full reduction gets the whole group).
+        let lanes = if innermost_kept && n_out > 1 {
+            0
+        } else if only_innermost {
+            // Short rows take fewer lanes, about 12 elements each, at most 8 (4 for 8-byte
+            // elements); long rows up to 64 (32). Measured on the H200 against a copy:
+            // 100 f32 8 lanes 0.90-0.91 (4: 0.86-0.87); 20 f32 2 lanes 0.88 (1: 0.81-0.82);
+            // 25,300 f32 64 lanes 1.05 (32: 0.94); 126 f64 4 lanes 1.06-1.13 (8: 0.92-0.98);
+            // 20 f64 2 lanes 1.05 (4: 0.95); 1,000 f32 and f64 8 lanes (16: 0.82, 0.93).
+            let wide = graph[child].node.dtype.size() >= 8;
+            let (most, cap) = if wide { (4, 32) } else { (8, 64) };
+            let fewest = (n_red.div_ceil(12).next_power_of_two() as u32).min(most);
+            let by_extent = ((n_red / 128).max(1).next_power_of_two() as u32).clamp(fewest, cap);
+            let to_fill = (group_size as usize).div_ceil(n_out.max(1)).next_power_of_two() as u32;
+            by_extent.max(to_fill).min(group_size)
+        } else if n_red <= 16 {
+            4
+        } else if n_red <= 1024 {
+            32
+        } else {
+            group_size
+        };
+        let lanes = lanes.min(group_size);
+        let vector = lanes > 0 && only_innermost;
+        let aligned = vector && dims[rank - 1] % crate::codegen::VECTOR_WIDTH == 0;
+        // The column layout needs the outputs to be exactly the innermost dim (no kept
+        // outer dims: with those, one work-item per output keeps every work-item busy).
+        let columns = lanes == 0 && n_out == dims[rank - 1];
+        let w = crate::codegen::VECTOR_WIDTH;
+        let column_width = if columns && !spec.op.is_arg() && n_out.is_multiple_of(w) {
+            w
+        } else {
+            1
+        };
+        ReducePlan {
+            op: spec.op,
+            red_mask,
+            lanes,
+            n_out,
+            n_red,
+            in_dtype: graph[child].node.dtype,
+            vector,
+            aligned,
+            columns,
+            column_width,
+            column_tile: group_size as usize,
+            segments: 1,
+            contiguous_lanes: false,
+            finish_in_kernel: false,
+            compensated: false,
+            row_vectors: 0,
+            group_rows: 0,
+            finished_by_consumer: false,
+        }
+    });
+
+    let mut plan = KernelPlan {
+        key: Vec::with_capacity(8 * graph.len()),
+        values: Vec::new(),
+        inputs: Vec::new(),
+        scalars: Vec::new(),
+        outputs: Vec::new(),
+        dims: dims.clone(),
+        numel,
+        reduce: reduce_plan,
+        group_size,
+        narrow_index: numel < u32::MAX as usize,
+        row: None,
+        row_total: None,
+        finishes: None,
+    };
+    key::dims(&mut plan.key, dims.len(), plan.narrow_index);
+    if let Some(r) = &reduce_plan {
+        key::reduce(&mut plan.key, r, group_size);
+    }
+    let mut value_of: Vec<usize> = vec![usize::MAX; graph.len()];
+    // (buffer or node identity, broadcast mask) → input slot; kernels have few inputs.
+    let mut load_slots: Vec<((usize, u32), usize)> = Vec::new();
+    for j in (0..graph.len()).filter(|&j| used[j]) {
+        let dtype = graph[j].node.dtype;
+        let value = if !inside[j] {
+            // An input: dedupe by buffer identity when ready, else by node (materialized
+            // earlier in this flush).
+            let ident = match &graph[j].kind {
+                GKind::Ready(b) => b.mem() as usize,
+                _ => usize::MAX - j,
+            };
+            let li = load_nodes.iter().position(|&x| x == j).unwrap_or(0);
+            // The same buffer under two shapes (a reshape alias) needs two slots.
+            let id = (ident, masks[li]);
+            let slot = match load_slots.iter().find(|(k, _)| *k == id) {
+                Some(&(_, slot)) => slot,
+                None => {
+                    plan.inputs.push((dtype, masks[li], j));
+                    load_slots.push((id, plan.inputs.len() - 1));
+                    plan.inputs.len() - 1
+                }
+            };
+            key::load(&mut plan.key, dtype, slot, masks[li]);
+            Value::Load { slot }
+        } else {
+            match &graph[j].kind {
+                GKind::Scalar(bits) => {
+                    plan.scalars.push((dtype, *bits));
+                    key::scalar(&mut plan.key, dtype);
+                    Value::Scalar {
+                        slot: plan.scalars.len() - 1,
+                    }
+                }
+                GKind::Op(code, inputs) => {
+                    if let OpCode::Reduce(spec) = code {
+                        plan.row = Some(RowPart {
+                            op: spec.op,
+                            value: plan.values.len(),
+                            dtype,
+                            node: j,
+                        });
+                    }
+                    let args: Inputs = inputs.iter().map(|i| value_of[*i]).collect();
+                    key::op(&mut plan.key, *code, dtype, &args);
+                    Value::Op { code: *code, args }
+                }
+                GKind::Ready(_) => unreachable_ready(),
+            }
+        };
+        value_of[j] = plan.values.len();
+        plan.values.push((value, dtype));
+        if is_target[j] {
+            let (out_dtype, out_node) = match reduce {
+                Some(_) => (graph[members[0]].node.dtype, members[0]),
+                None => (dtype, j),
+            };
+            plan.outputs.push((plan.values.len() - 1, out_dtype, out_node));
+            key::output(&mut plan.key, plan.values.len() - 1, out_dtype);
+        }
+    }
+    if let Some((node, op, operand)) = total {
+        let t = RowTotal {
+            op,
+            value: value_of[operand],
+            dtype: graph[operand].node.dtype,
+            node,
+        };
+        key::row_total(&mut plan.key, &t);
+        plan.row_total = Some(t);
+    }
+    plan
+}
+
+#[cold]
+fn unreachable_ready() -> Value {
+    // Ready nodes are never "inside" a kernel (computed_here excludes them).
+    Value::Scalar { slot: 0 }
+}
+
+/// Drops size-1 output dims and merges neighbouring dims that every load treats alike.
+/// Returns the collapsed dims and, per load, a bit mask of broadcast dims (bit k = dim k).
+fn collapse(shape: &[usize], masks: &[Vec<bool>]) -> (Vec<usize>, Vec<u32>) {
+    let keep: Vec<usize> = (0..shape.len()).filter(|&d| shape[d] != 1).collect();
+    let mut dims: Vec<usize> = Vec::new();
+    let mut cols: Vec<Vec<bool>> = Vec::new(); // per collapsed dim, per load
+    for &d in &keep {
+        let col: Vec<bool> = masks.iter().map(|m| m[d]).collect();
+        if let (Some(last), Some(last_col)) = (dims.last_mut(), cols.last()) {
+            if *last_col == col {
+                *last *= shape[d];
+                continue;
+            }
+        }
+        dims.push(shape[d]);
+        cols.push(col);
+    }
+    if dims.is_empty() {
+        dims.push(1);
+        cols.push(vec![false; masks.len()]);
+    }
+    let bits = (0..masks.len())
+        .map(|l| {
+            cols.iter()
+                .enumerate()
+                .fold(0u32, |acc, (k, c)| if c[l] { acc | (1 << k) } else { acc })
+        })
+        .collect();
+    (dims, bits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::collapse;
+
+    #[test]
+    fn collapse_merges_alike_dims() {
+        // [2,3,4] with one full load and one load broadcast along dim 0.
+        let (dims, bits) = collapse(&[2, 3, 4], &[vec![false; 3], vec![true, false, false]]);
+        assert_eq!(dims, vec![2, 12]);
+        assert_eq!(bits, vec![0, 1]);
+        // All full: one dim.
+        let (dims, bits) = collapse(&[2, 3, 4], &[vec![false; 3]]);
+        assert_eq!(dims, vec![24]);
+        assert_eq!(bits, vec![0]);
+        // 0-d.
+        let (dims, _) = collapse(&[], &[]);
+        assert_eq!(dims, vec![1]);
+    }
+}

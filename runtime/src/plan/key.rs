@@ -1,0 +1,118 @@
+//! The structural cache key of a kernel, written in this one place: every word of every
+//! key is pushed by a function here. Equal keys give identical source; scalar values and
+//! sizes are kernel arguments and never part of a key. A key is a `Vec<u32>` of tagged
+//! records, in the order the planner meets them: the iteration space, the reduction's
+//! layout, each value (load, scalar, op) and output, a total beside the rows, the
+//! device-dependent choices (`fit`), and the split reduction a kernel finishes. Combine
+//! kernels have keys of their own, which begin with a tag no fused key begins with.
+
+use crate::dtype::DType;
+use crate::graph::ReduceOp;
+
+use super::collect::OpCode;
+use super::kernel_plan::{FinishIn, ReducePlan, RowTotal};
+
+const TAG_LOAD: u32 = 1;
+const TAG_SCALAR: u32 = 2;
+const TAG_OP: u32 = 3;
+const TAG_OUT: u32 = 4;
+const TAG_DIMS: u32 = 5;
+const TAG_REDUCE: u32 = 6;
+/// A reduction's device-dependent choices (then a word of flags, the column tile, the
+/// row layout and the group size).
+const TAG_FIT: u32 = 7;
+/// A kernel that finishes a split reduction ([`FinishIn`]).
+const TAG_FINISH_IN: u32 = 8;
+/// A reduction over the rows computed beside a row reduction ([`RowTotal`]).
+const TAG_ROW_TOTAL: u32 = 9;
+/// Combine kernels (fused keys start with [`TAG_DIMS`]).
+const TAG_COMBINE: u32 = 0xc0b1;
+
+fn dtype_code(d: DType) -> u32 {
+    d as u32
+}
+
+fn op_code(c: OpCode) -> u32 {
+    match c {
+        OpCode::Unary(u) => 0x100 | u as u32,
+        OpCode::Binary(b) => 0x200 | b as u32,
+        OpCode::Ternary(t) => 0x300 | t as u32,
+        OpCode::Reduce(r) => 0x400 | r.op as u32,
+        OpCode::Expr(id) => 0x1_0000 + id,
+    }
+}
+
+/// The collapsed iteration space: its rank and whether indices fit 32 bits.
+pub(crate) fn dims(key: &mut Vec<u32>, rank: usize, narrow_index: bool) {
+    key.extend([TAG_DIMS, rank as u32, u32::from(narrow_index)]);
+}
+
+/// A reduction's layout as planned before the device is known.
+pub(crate) fn reduce(key: &mut Vec<u32>, r: &ReducePlan, group_size: u32) {
+    key.extend([
+        TAG_REDUCE,
+        r.op as u32,
+        r.red_mask,
+        r.lanes,
+        group_size,
+        u32::from(r.vector),
+        u32::from(r.aligned),
+        u32::from(r.columns),
+        r.column_width as u32,
+    ]);
+}
+
+/// A load from input `slot` with broadcast mask `mask`.
+pub(crate) fn load(key: &mut Vec<u32>, dtype: DType, slot: usize, mask: u32) {
+    key.extend([TAG_LOAD, dtype_code(dtype), slot as u32, mask]);
+}
+
+/// A scalar kernel argument.
+pub(crate) fn scalar(key: &mut Vec<u32>, dtype: DType) {
+    key.extend([TAG_SCALAR, dtype_code(dtype)]);
+}
+
+/// An operation over the values `args` (their indices).
+pub(crate) fn op(key: &mut Vec<u32>, code: OpCode, dtype: DType, args: &[usize]) {
+    key.extend([TAG_OP, op_code(code), dtype_code(dtype), args.len() as u32]);
+    key.extend(args.iter().map(|&a| a as u32));
+}
+
+/// Value `value` is an output of element type `dtype`.
+pub(crate) fn output(key: &mut Vec<u32>, value: usize, dtype: DType) {
+    key.extend([TAG_OUT, value as u32, dtype_code(dtype)]);
+}
+
+/// A reduction over the rows computed beside the row reduction.
+pub(crate) fn row_total(key: &mut Vec<u32>, t: &RowTotal) {
+    key.extend([TAG_ROW_TOTAL, t.op as u32, t.value as u32, dtype_code(t.dtype)]);
+}
+
+/// The device-dependent choices `fit` made for a reduction.
+pub(crate) fn fit(key: &mut Vec<u32>, r: &ReducePlan, group_size: u32) {
+    key.extend([
+        TAG_FIT,
+        u32::from(r.finish_in_kernel) | u32::from(r.contiguous_lanes) << 1 | u32::from(r.compensated) << 2,
+        r.column_tile as u32,
+        r.row_vectors as u32,
+        r.group_rows as u32,
+        group_size,
+    ]);
+}
+
+/// The split reduction this elementwise kernel finishes.
+pub(crate) fn finish_in(key: &mut Vec<u32>, f: &FinishIn) {
+    key.extend([
+        TAG_FINISH_IN,
+        f.slot as u32,
+        f.op as u32,
+        dtype_code(f.dtype),
+        f.lanes,
+        f.group,
+    ]);
+}
+
+/// The key of a combine kernel.
+pub(crate) fn combine(op: ReduceOp, dtype: DType, group: u32, lanes: u32) -> [u32; 5] {
+    [TAG_COMBINE, op as u32, dtype as u32, group, lanes]
+}

@@ -1,0 +1,109 @@
+//! Planning, a pure function: the lazy graph a flush needs, plus a [`DeviceProfile`], in;
+//! kernel plans out. Collect → cut → group → plan each kernel → the fusion passes → fit
+//! to the device → the split reductions finished by their readers. No context, queue,
+//! OpenCL call or generated text is named here; every structural choice is written into
+//! each plan's key (`key`), which is the kernel cache's key.
+
+pub(crate) mod build;
+pub(crate) mod collect;
+pub(crate) mod fit;
+pub(crate) mod group;
+pub(crate) mod kernel_plan;
+pub(crate) mod key;
+pub(crate) mod passes;
+pub(crate) mod profile;
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::graph::NodeRef;
+
+pub(crate) use collect::{GKind, GNode, OpCode};
+pub(crate) use kernel_plan::{FinishIn, KernelPlan, ReducePlan, RowPart, RowTotal, Value};
+pub(crate) use profile::DeviceProfile;
+pub use profile::Tuning;
+
+/// A planned flush: the collected graph and the kernels that compute it, in launch order.
+pub(crate) struct Planned {
+    pub(crate) graph: Vec<GNode>,
+    pub(crate) kernels: Vec<KernelPlan>,
+}
+
+/// The most elements a computed array (and so a kernel's iteration space) may have.
+/// 2^48 elements is more than a thousand times what the largest device holds, and takes
+/// a GPU minutes even for a kernel that only counts; an array beyond it is a mistake
+/// (a broadcast to the wrong shape), and an error beats a kernel that never finishes.
+pub(crate) const MAX_ELEMENTS: u64 = 1 << 48;
+
+/// Plans the kernels that materialize `roots` (nodes of one context) on a device of
+/// `profile`; `None` when there are no roots.
+pub(crate) fn plan(roots: &[NodeRef], profile: &DeviceProfile) -> Result<Option<Planned>> {
+    if roots.is_empty() {
+        return Ok(None);
+    }
+    let graph = collect::collect(roots)?;
+    for g in &graph {
+        if let GKind::Op(..) = g.kind {
+            check_iteration_space(&g.node.shape)?;
+        }
+    }
+    let root_idx: Vec<usize> = roots
+        .iter()
+        .filter_map(|r| graph.iter().position(|g| Arc::ptr_eq(&g.node, r)))
+        .collect();
+    let mat = group::materialization_points(&graph, &root_idx, profile.max_args());
+    let mut cut = mat.clone();
+    for &r in &root_idx {
+        cut[r] = false;
+    }
+    let groups = group::group_kernels(&graph, &mat, &cut);
+    let group_size = profile.reduce_group_size();
+    let plans = groups
+        .iter()
+        .map(|members| build::plan_kernel(&graph, &mat, members, group_size, None, None))
+        .collect();
+    let plans = passes::rows_into_columns::fuse_rows_into_columns(
+        &graph,
+        &mat,
+        plans,
+        group_size,
+        fit::widest_shared_row(profile),
+    );
+    let mut kernels: Vec<KernelPlan> =
+        passes::row_totals::fuse_row_totals(&graph, &mat, plans, group_size, profile.max_args())
+            .into_iter()
+            .map(|plan| fit_plan(plan, profile))
+            .collect();
+    passes::finish_in::finish_in_consumers(&mut kernels, group_size);
+    Ok(Some(Planned { graph, kernels }))
+}
+
+/// Fits a reduction plan to the device and writes the choices into its key.
+fn fit_plan(mut plan: KernelPlan, profile: &DeviceProfile) -> KernelPlan {
+    let one_tile = plan.row.is_some();
+    if let Some(r) = &mut plan.reduce {
+        if one_tile && fit::wants_group_rows(r, plan.group_size) {
+            plan.group_size = fit::fit_group_rows(profile, r);
+        } else {
+            fit::fit_reduction(profile, r, plan.group_size, one_tile);
+        }
+        key::fit(&mut plan.key, r, plan.group_size);
+    }
+    plan
+}
+
+/// `Ok` if an array of `shape` can be computed (see [`MAX_ELEMENTS`]).
+fn check_iteration_space(shape: &[usize]) -> Result<()> {
+    let n = shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
+    match n {
+        Some(n) if n <= MAX_ELEMENTS => Ok(()),
+        _ => Err(Error::TooLarge {
+            op: "materializing an array".into(),
+            shape: shape.to_vec(),
+            reason: format!(
+                "{} elements; a computed array may have at most 2^48 = {MAX_ELEMENTS}",
+                n.map_or("more than 2^64".to_string(), |n| n.to_string())
+            ),
+        }),
+    }
+}

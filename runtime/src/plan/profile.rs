@@ -1,0 +1,90 @@
+//! The facts about a device that planning depends on, as a plain value: the planner
+//! never sees a context, a queue or an OpenCL call, so every heuristic can be tested
+//! with any profile and no device.
+
+use crate::backend::device::{DeviceInfo, DeviceType};
+
+use super::kernel_plan::REDUCE_GROUP;
+
+/// Switches that change which plans are chosen, so that tests cover every layout on any
+/// device (`ContextBuilder::tuning`). Both off by default.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tuning {
+    /// Split reductions always take a combine pass, never finish in their own kernel.
+    pub combine_pass_only: bool,
+    /// Row reductions go inside column reductions with shared rows on any device (by
+    /// default on GPUs only).
+    pub shared_rows_anywhere: bool,
+}
+
+/// What planning knows of a device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DeviceProfile {
+    /// A GPU (else a CPU or accelerator, planned like PoCL on a CPU).
+    pub(crate) gpu: bool,
+    /// `CL_DEVICE_MAX_COMPUTE_UNITS`.
+    pub(crate) compute_units: u32,
+    /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
+    pub(crate) max_group: usize,
+    /// `CL_DEVICE_LOCAL_MEM_SIZE`.
+    pub(crate) local_mem_bytes: u64,
+    /// `CL_DEVICE_MAX_PARAMETER_SIZE`.
+    pub(crate) parameter_bytes: usize,
+    pub(crate) tuning: Tuning,
+}
+
+/// Fixed kernel arguments besides inputs, scalars and outputs: `n` and up to this many dims.
+const MAX_ARGS_CEILING: usize = 96;
+
+impl DeviceProfile {
+    pub(crate) fn of(device: &DeviceInfo, tuning: Tuning) -> DeviceProfile {
+        DeviceProfile {
+            gpu: device.device_type == DeviceType::Gpu,
+            compute_units: device.compute_units,
+            max_group: device.max_work_group_size,
+            local_mem_bytes: device.local_mem_bytes,
+            parameter_bytes: device.max_parameter_bytes,
+            tuning,
+        }
+    }
+
+    /// Work-group size of reduction kernels: 256, or the largest power of two the device
+    /// allows.
+    pub(crate) fn reduce_group_size(&self) -> u32 {
+        let max = self.max_group.clamp(1, REDUCE_GROUP as usize) as u32;
+        1 << (31 - max.leading_zeros())
+    }
+
+    /// The most buffer and scalar arguments a kernel may take: every argument takes at
+    /// most 8 bytes; room is left for outputs, `n` and dims.
+    pub(crate) fn max_args(&self) -> usize {
+        (self.parameter_bytes / 8)
+            .saturating_sub(40)
+            .clamp(8, MAX_ARGS_CEILING)
+    }
+
+    /// The most work-items to launch for a grid-stride kernel on this device.
+    pub(crate) fn work_items_cap(&self) -> usize {
+        if self.gpu {
+            // Enough work-items to fill every compute unit; each loops over the rest.
+            self.compute_units.max(1) as usize * 2048
+        } else {
+            // PoCL: one loop iteration per work-item, which the work-group vectorizer turns
+            // into SIMD code; a grid-stride loop would defeat it.
+            1 << 30
+        }
+    }
+
+    /// Global and local size for `work` independent work-items. GPUs get explicit
+    /// work-groups of the reduction group size (a driver's own choice for an odd global
+    /// size can be tiny, which halves occupancy); CPUs choose their own.
+    pub(crate) fn grid(&self, work: usize) -> (usize, Option<usize>) {
+        if self.gpu {
+            let local = self.reduce_group_size() as usize;
+            (work.max(1).div_ceil(local) * local, Some(local))
+        } else {
+            (work.max(1).div_ceil(64) * 64, None)
+        }
+    }
+}
