@@ -12,8 +12,8 @@ mod workloads;
 
 use std::time::Instant;
 
-use lazycl::{Dims, Kernel, KernelArg, KernelSource, LaunchOptions};
 use lazycl::{Array, Context, DType};
+use lazycl::{Dims, Kernel, KernelArg, KernelSource, LaunchOptions};
 use opencl3::memory::ClMem;
 use raw::{Raw, R};
 

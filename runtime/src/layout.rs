@@ -8,3 +8,7 @@ pub(crate) const FINISH_COUNTERS: usize = 1024;
 /// (`plan::RowTotal`): the last one, which no block of outputs uses
 /// (their kernels have one block, and other kernels fewer than [`FINISH_COUNTERS`]).
 pub(crate) const ROW_TOTAL_COUNTER: usize = FINISH_COUNTERS - 1;
+
+/// Work-group size of reduction kernels (a power of two, within every device's limit
+/// this code targets; smaller devices get `device_max` instead).
+pub(crate) const REDUCE_GROUP: u32 = 256;

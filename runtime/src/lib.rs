@@ -9,6 +9,7 @@ mod dtype;
 mod env;
 mod error;
 mod layout;
+mod profile;
 mod stats;
 
 mod backend;
@@ -47,5 +48,5 @@ pub use dtype::{DType, Element, Float, Integer, Numeric, ScalarBits, Signed};
 pub use error::{Error, Result};
 pub use graph::shape::IntoShape;
 pub use graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
-pub use plan::Tuning;
+pub use profile::Tuning;
 pub use stats::Stats;

@@ -135,10 +135,10 @@ impl<T: Element> Array<T> {
         Ok(self)
     }
 
-    /// An [`Event`](crate::Event) that completes once this array's data is on the device:
+    /// An [`Event`](crate::backend::queue::Event) that completes once this array's data is on the device:
     /// materializes it first (on the default queue) if needed, never waits. Use it to
     /// order work on other queues or threads after the array, or to poll for completion.
-    pub fn ready_event(&self) -> Result<crate::Event> {
+    pub fn ready_event(&self) -> Result<crate::backend::queue::Event> {
         let buffer = self.materialized_buffer()?;
         let last_write = buffer.access().last_write(); // the lock is released here
         match last_write {

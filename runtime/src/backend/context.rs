@@ -30,7 +30,7 @@ pub(crate) struct ContextInner {
     /// This context's identity, which its queues (and their events) carry too.
     pub(crate) tag: ContextTag,
     /// What planning knows of the device (and the tuning switches of tests).
-    pub(crate) profile: crate::plan::DeviceProfile,
+    pub(crate) profile: crate::profile::DeviceProfile,
     pub(crate) counters: Arc<Counters>,
     pub(crate) pool: BufferPool,
     /// Kernels of `#[kernel]` functions, keyed by their static source's address and name.
@@ -173,7 +173,7 @@ pub struct ContextBuilder {
     precise_div_sqrt: bool,
     cache: CacheDir,
     max_queued_commands: usize,
-    tuning: crate::plan::Tuning,
+    tuning: crate::profile::Tuning,
 }
 
 /// The default of [`ContextBuilder::max_queued_commands`]: enough that a launch loop never
@@ -187,7 +187,7 @@ struct Options {
     show_kernels: bool,
     precise_div_sqrt: bool,
     max_queued_commands: usize,
-    tuning: crate::plan::Tuning,
+    tuning: crate::profile::Tuning,
 }
 
 impl ContextBuilder {
@@ -235,7 +235,7 @@ impl ContextBuilder {
 
     /// Planning switches for tests that cover every kernel layout on any device.
     #[doc(hidden)]
-    pub fn tuning(mut self, tuning: crate::plan::Tuning) -> Self {
+    pub fn tuning(mut self, tuning: crate::profile::Tuning) -> Self {
         self.tuning = tuning;
         self
     }
@@ -320,7 +320,7 @@ impl Context {
         let pool = BufferPool::new(device.global_mem_bytes);
         Ok(Context {
             inner: Arc::new(ContextInner {
-                profile: crate::plan::DeviceProfile::of(&device, options.tuning),
+                profile: device.profile(options.tuning),
                 device,
                 tag,
                 counters,

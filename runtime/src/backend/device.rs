@@ -8,6 +8,7 @@ use opencl3::device::{Device, CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT};
 use opencl3::platform::{get_platforms, Platform};
 
 use crate::error::{ClResultExt, Error, Result};
+use crate::profile::{DeviceProfile, Tuning};
 
 /// The kind of an OpenCL device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -291,5 +292,19 @@ impl DeviceSelector {
             request: request.to_string(),
             available: device_table(list),
         })
+    }
+}
+
+impl DeviceInfo {
+    /// What planning knows of this device, with the tests' `tuning` switches.
+    pub(crate) fn profile(&self, tuning: Tuning) -> DeviceProfile {
+        DeviceProfile {
+            gpu: self.device_type == DeviceType::Gpu,
+            compute_units: self.compute_units,
+            max_group: self.max_work_group_size,
+            local_mem_bytes: self.local_mem_bytes,
+            parameter_bytes: self.max_parameter_bytes,
+            tuning,
+        }
     }
 }

@@ -9,7 +9,7 @@ use crate::graph::ReduceOp;
 use crate::layout::FINISH_COUNTERS;
 
 use super::kernel_plan::{ReducePlan, REDUCE_GROUP};
-use super::profile::DeviceProfile;
+use crate::profile::DeviceProfile;
 
 /// Work-items a reduction should keep busy. GPUs: every resident one. CPUs: a few
 /// work-groups per core (PoCL runs a group's work-items as a loop, and each barrier as

@@ -4,6 +4,7 @@
 
 use crate::dtype::{DType, ScalarBits};
 use crate::graph::ReduceOp;
+pub(crate) use crate::layout::REDUCE_GROUP;
 
 use super::collect::{Inputs, OpCode};
 
@@ -188,7 +189,3 @@ impl ReducePlan {
         (per_row, group / per_row, tiles)
     }
 }
-
-/// Work-group size of reduction kernels (a power of two, within every device's limit
-/// this code targets; smaller devices get `device_max` instead).
-pub(crate) const REDUCE_GROUP: u32 = 256;

@@ -11,17 +11,15 @@ pub(crate) mod group;
 pub(crate) mod kernel_plan;
 pub(crate) mod key;
 pub(crate) mod passes;
-pub(crate) mod profile;
 
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::graph::NodeRef;
 
+pub(crate) use crate::profile::DeviceProfile;
 pub(crate) use collect::{GKind, GNode, OpCode};
 pub(crate) use kernel_plan::{FinishIn, KernelPlan, ReducePlan, RowPart, RowTotal, Value};
-pub(crate) use profile::DeviceProfile;
-pub use profile::Tuning;
 
 /// A planned flush: the collected graph and the kernels that compute it, in launch order.
 pub(crate) struct Planned {

@@ -1,10 +1,9 @@
-//! The facts about a device that planning depends on, as a plain value: the planner
-//! never sees a context, a queue or an OpenCL call, so every heuristic can be tested
+//! The facts about a device that planning depends on, as a plain value below every
+//! layer: the backend makes one per context (`DeviceInfo::profile`), the planner reads it
+//! and never sees a context, a queue or an OpenCL call, so every heuristic can be tested
 //! with any profile and no device.
 
-use crate::backend::device::{DeviceInfo, DeviceType};
-
-use super::kernel_plan::REDUCE_GROUP;
+use crate::layout::REDUCE_GROUP;
 
 /// Switches that change which plans are chosen, so that tests cover every layout on any
 /// device (`ContextBuilder::tuning`). Both off by default.
@@ -38,17 +37,6 @@ pub(crate) struct DeviceProfile {
 const MAX_ARGS_CEILING: usize = 96;
 
 impl DeviceProfile {
-    pub(crate) fn of(device: &DeviceInfo, tuning: Tuning) -> DeviceProfile {
-        DeviceProfile {
-            gpu: device.device_type == DeviceType::Gpu,
-            compute_units: device.compute_units,
-            max_group: device.max_work_group_size,
-            local_mem_bytes: device.local_mem_bytes,
-            parameter_bytes: device.max_parameter_bytes,
-            tuning,
-        }
-    }
-
     /// Work-group size of reduction kernels: 256, or the largest power of two the device
     /// allows.
     pub(crate) fn reduce_group_size(&self) -> u32 {

@@ -1,0 +1,134 @@
+//! The floor plan, checked: in `runtime/src` a module may use only the layers below its
+//! own (ARCHITECTURE.md, "Layers"), and the cache key is written in one place. A failure
+//! names the file and the import; move the code, do not widen the rule.
+
+use std::path::{Path, PathBuf};
+
+/// The runtime's layers, bottom first: a module of layer `i` may use `crate::` paths of
+/// layers `0..=i` only. The crate root (`lib.rs`: declarations and re-exports) is above all.
+const RUNTIME_LAYERS: &[&[&str]] = &[
+    &["dtype", "stats", "layout", "profile"],
+    &["error"],
+    &["env"],
+    &["backend"],
+    &["graph"],
+    &["plan"],
+    &["codegen"],
+    &["exec"],
+    &["api"],
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The code of a file without comments and without its `#[cfg(test)]` module (tests may
+/// reach anywhere).
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = text.split("#[cfg(test)]").next().unwrap_or("");
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first segments of every `crate::a` path in `code`.
+fn crate_paths(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("crate::") {
+        rest = &rest[i + "crate::".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        out.push(name);
+    }
+    out
+}
+
+fn layer_of(module: &str) -> Option<usize> {
+    RUNTIME_LAYERS.iter().position(|l| l.contains(&module))
+}
+
+#[test]
+fn runtime_imports_never_go_up_a_layer() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&root).unwrap();
+        let top = rel
+            .iter()
+            .next()
+            .unwrap()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if top == "lib" {
+            continue;
+        }
+        let Some(mine) = layer_of(&top) else {
+            wrong.push(format!(
+                "{}: module `{top}` is in no layer of RUNTIME_LAYERS",
+                rel.display()
+            ));
+            continue;
+        };
+        for used in crate_paths(&code(file)) {
+            // Lower-case names are modules; capitalised ones are the crate root's re-exports.
+            if used.starts_with(|c: char| c.is_ascii_uppercase()) {
+                wrong.push(format!(
+                    "{}: uses crate::{used}, a re-export of the crate root; import it from its module",
+                    rel.display()
+                ));
+                continue;
+            }
+            match layer_of(&used) {
+                Some(theirs) if theirs <= mine => {}
+                Some(_) => wrong.push(format!("{}: uses crate::{used}, a higher layer", rel.display())),
+                None => wrong.push(format!(
+                    "{}: uses crate::{used}, which is in no layer",
+                    rel.display()
+                )),
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against the layers:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_cache_key_is_written_in_one_place() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let writers: Vec<String> = files
+        .iter()
+        .filter(|f| !f.ends_with("plan/key.rs"))
+        .filter(|f| {
+            let c = code(f);
+            c.contains("key.extend(") || c.contains("key.push(") || c.contains("TAG_")
+        })
+        .map(|f| f.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    assert!(
+        writers.is_empty(),
+        "only plan/key.rs writes cache-key words; also: {writers:?}"
+    );
+}
