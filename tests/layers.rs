@@ -15,7 +15,7 @@ const RUNTIME_LAYERS: &[&[&str]] = &[
     &["plan"],
     &["codegen"],
     &["exec"],
-    &["api"],
+    &["api", "expr"],
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
 
+use crate::api::queue::Queue;
 use crate::backend::buffer::DeviceBuffer;
 use crate::backend::cl;
 use crate::backend::context::{Context, ContextInner};
 use crate::backend::kernel::ArrayArg;
-use crate::backend::queue::{Command, Queue, QueueInner};
+use crate::backend::queue::QueueInner;
+use crate::backend::submit::Command;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::exec;
@@ -316,7 +318,7 @@ impl<T: Element> Array<T> {
         if Arc::strong_count(&self.node) > 1 || Arc::strong_count(&buffer) > 2 {
             let ctx = self.node.ctx.clone();
             let bytes = self.len() * T::DTYPE.size();
-            let copy = DeviceBuffer::uninit(&ctx, bytes)?;
+            let copy = DeviceBuffer::uninit(&ctx.cl, bytes)?;
             let q = queue.map_or(ctx.queue(), |q| &q.inner);
             copy_buffer(q, &buffer, &copy, bytes)?;
             *self = Array::ready(&ctx, self.shape().to_vec(), copy.clone());
@@ -396,7 +398,7 @@ impl Context {
 
     fn upload<T: Element>(&self, data: &[T], shape: Vec<usize>) -> Result<Array<T>> {
         self.inner.check_dtype(T::DTYPE)?;
-        let buffer = DeviceBuffer::from_bytes(&self.inner, as_bytes(data))?;
+        let buffer = DeviceBuffer::from_bytes(&self.inner.cl, self.inner.transfer_queue()?, as_bytes(data))?;
         Ok(Array::ready(&self.inner, shape, buffer))
     }
 
@@ -414,7 +416,7 @@ impl Context {
         let bytes = n
             .checked_mul(size)
             .ok_or_else(|| Error::InvalidShape(format!("shape {shape:?} is too large")))?;
-        let buffer = DeviceBuffer::uninit(&self.inner, bytes)?;
+        let buffer = DeviceBuffer::uninit(&self.inner.cl, bytes)?;
         let bits = value.to_arg_bits().bits.to_le_bytes();
         if bytes > 0 {
             let b: &DeviceBuffer = &buffer;

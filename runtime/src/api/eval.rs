@@ -5,7 +5,8 @@ use std::fmt::Write;
 use std::sync::Arc;
 
 use crate::api::array::Array;
-use crate::backend::queue::{Queue, QueueInner};
+use crate::api::queue::Queue;
+use crate::backend::queue::QueueInner;
 use crate::codegen::fused_source;
 use crate::dtype::Element;
 use crate::error::{Error, Result};

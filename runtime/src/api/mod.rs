@@ -4,7 +4,9 @@
 //! `impl Array` and `impl Context` blocks.
 
 pub(crate) mod array;
+pub(crate) mod context;
 pub(crate) mod eval;
-pub(crate) mod expr;
+pub(crate) mod kernel;
 pub(crate) mod ops;
+pub(crate) mod queue;
 pub(crate) mod reduce;

@@ -1,24 +1,21 @@
 //! Device memory: [`DeviceBuffer`] (one `cl_mem`) and the per-context pool that recycles
 //! buffers by size, so iterative code does not call `clCreateBuffer` every step.
 
-use rustc_hash::FxHashMap as HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cl3::types::cl_mem;
 
+use crate::backend::access::Access;
 use crate::backend::cl;
-use crate::backend::context::ContextInner;
-use crate::backend::queue::Access;
+use crate::backend::cl_context::ClContext;
+use crate::backend::queue::QueueInner;
 use crate::error::{Error, Result};
 use crate::stats::Counters;
 
 /// Allocation granularity: sizes are rounded up to this many bytes so that arrays of
 /// nearly equal size share pooled buffers.
 const GRANULE: usize = 256;
-
-/// Pooled memory beyond this fraction of the device's global memory is released.
-const POOL_FRACTION: u64 = 4;
 
 /// Rounds a request up to the pool's size classes (never 0: OpenCL rejects empty buffers).
 fn size_class(bytes: usize) -> usize {
@@ -35,7 +32,7 @@ pub struct DeviceBuffer {
     mem: cl_mem,
     capacity: usize,
     access: Mutex<Access>,
-    pub(crate) ctx: Arc<ContextInner>,
+    pub(crate) ctx: Arc<ClContext>,
 }
 
 // SAFETY: cl_mem handles may be used from any thread; all mutation goes through the queue.
@@ -54,7 +51,7 @@ impl DeviceBuffer {
     }
 
     /// A buffer of at least `bytes` bytes from the pool, or newly created. Contents undefined.
-    pub(crate) fn uninit(ctx: &Arc<ContextInner>, bytes: usize) -> Result<Arc<DeviceBuffer>> {
+    pub(crate) fn uninit(ctx: &Arc<ClContext>, bytes: usize) -> Result<Arc<DeviceBuffer>> {
         let capacity = size_class(bytes);
         if let Some((mem, access)) = ctx.pool.take(capacity) {
             Counters::add(&ctx.counters.buffers_reused, 1);
@@ -74,14 +71,18 @@ impl DeviceBuffer {
         }))
     }
 
-    /// A new buffer holding a copy of `data`: a blocking write on the context's transfer
-    /// queue, which runs nothing else, so the upload waits for no other work. (Copying at
+    /// A new buffer holding a copy of `data`: a blocking write on `queue` (the context's
+    /// transfer queue), which runs nothing else, so the upload waits for no other work. (Copying at
     /// creation with `CL_MEM_COPY_HOST_PTR` waits for nothing at creation, but NVIDIA's
     /// driver moves such a buffer to the device at its first use and waits there for
     /// every kernel running in the context: measured on the H200, a read of a fresh upload
     /// took as long as the 0.8 s kernel running on another queue.) Nothing is written past
     /// `data` in the size class; no kernel reads there.
-    pub(crate) fn from_bytes(ctx: &Arc<ContextInner>, data: &[u8]) -> Result<Arc<DeviceBuffer>> {
+    pub(crate) fn from_bytes(
+        ctx: &Arc<ClContext>,
+        queue: &QueueInner,
+        data: &[u8],
+    ) -> Result<Arc<DeviceBuffer>> {
         if data.is_empty() {
             return Self::uninit(ctx, 0);
         }
@@ -93,13 +94,12 @@ impl DeviceBuffer {
             access: Mutex::default(),
             ctx: ctx.clone(),
         });
-        let queue = ctx.transfer_queue()?;
         cl::write_buffer_blocking(queue.raw(), mem, data.len(), data.as_ptr() as *const c_void)?;
         Counters::add(&ctx.counters.bytes_uploaded, data.len() as u64);
         Ok(buffer)
     }
 
-    fn create(ctx: &Arc<ContextInner>, capacity: usize) -> Result<cl_mem> {
+    fn create(ctx: &Arc<ClContext>, capacity: usize) -> Result<cl_mem> {
         if capacity as u64 > ctx.device.max_alloc_bytes {
             return Err(Error::OutOfMemory {
                 what: "allocating a device buffer (over CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
@@ -126,64 +126,5 @@ impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         let access = std::mem::take(self.access.get_mut().unwrap_or_else(|e| e.into_inner()));
         self.ctx.pool.give_back(self.mem, self.capacity, access);
-    }
-}
-
-/// Free device buffers by size class, each with the record of the commands that last used
-/// it (so its next owner orders its commands after them).
-#[derive(Default)]
-pub(crate) struct BufferPool {
-    free: Mutex<PoolState>,
-    limit_bytes: u64,
-}
-
-#[derive(Default)]
-struct PoolState {
-    by_size: HashMap<usize, Vec<(cl_mem, Access)>>,
-    bytes: u64,
-}
-
-// SAFETY: the pool only stores opaque handles, behind a mutex.
-unsafe impl Send for BufferPool {}
-unsafe impl Sync for BufferPool {}
-
-impl BufferPool {
-    pub(crate) fn new(global_mem_bytes: u64) -> Self {
-        BufferPool {
-            free: Mutex::default(),
-            limit_bytes: global_mem_bytes / POOL_FRACTION,
-        }
-    }
-
-    fn take(&self, capacity: usize) -> Option<(cl_mem, Access)> {
-        let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = st.by_size.get_mut(&capacity)?.pop()?;
-        st.bytes -= capacity as u64;
-        Some(entry)
-    }
-
-    fn give_back(&self, mem: cl_mem, capacity: usize, access: Access) {
-        let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        if st.bytes + capacity as u64 > self.limit_bytes {
-            drop(st);
-            // OpenCL frees the memory once the commands using it have completed.
-            cl::release_mem(mem);
-            drop(access);
-            return;
-        }
-        st.bytes += capacity as u64;
-        st.by_size.entry(capacity).or_default().push((mem, access));
-    }
-
-    /// Releases every pooled buffer.
-    pub(crate) fn clear(&self) {
-        let drained: Vec<_> = {
-            let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
-            st.bytes = 0;
-            st.by_size.drain().flat_map(|(_, v)| v).collect()
-        };
-        for (mem, _access) in drained {
-            cl::release_mem(mem);
-        }
     }
 }

@@ -2,7 +2,7 @@
 
 use opencl3::program::Program;
 
-use crate::backend::context::ContextInner;
+use crate::backend::cl_context::ClContext;
 use crate::error::{ClResultExt, Error, Result};
 use crate::stats::Counters;
 
@@ -11,7 +11,7 @@ use crate::stats::Counters;
 /// for them (`ContextBuilder::correctly_rounded_div_sqrt`); for generated programs also
 /// `-w`, since compiler warnings about generated code (index variables it may not use)
 /// would only be noise on the user's terminal.
-pub(crate) fn build_options(ctx: &ContextInner, generated: bool) -> &'static str {
+pub(crate) fn build_options(ctx: &ClContext, generated: bool) -> &'static str {
     match (ctx.precise_div_sqrt, generated) {
         (false, false) => "-cl-std=CL1.2",
         (false, true) => "-cl-std=CL1.2 -w",
@@ -22,12 +22,7 @@ pub(crate) fn build_options(ctx: &ContextInner, generated: bool) -> &'static str
 
 /// Compiles `source` for the context's device. `name` labels errors and the
 /// `LAZYCL_SHOW_KERNELS` printout.
-pub(crate) fn build_from_source(
-    ctx: &ContextInner,
-    name: &str,
-    source: &str,
-    options: &str,
-) -> Result<Program> {
+pub(crate) fn build_from_source(ctx: &ClContext, name: &str, source: &str, options: &str) -> Result<Program> {
     if ctx.show_kernels {
         eprintln!("lazycl: building {name}:\n{source}");
     }
@@ -72,19 +67,14 @@ pub(crate) struct Obtained {
 /// declares. One that does not (a file holding another program's binary under this key)
 /// is deleted, counted as `programs_rejected`, and replaced by a build from source; a
 /// loaded binary the driver later refuses at launch goes the same way ([`rebuild`]).
-pub(crate) fn obtain(
-    ctx: &ContextInner,
-    name: &str,
-    source: &str,
-    options: &'static str,
-) -> Result<Obtained> {
+pub(crate) fn obtain(ctx: &ClContext, name: &str, source: &str, options: &'static str) -> Result<Obtained> {
     let start = std::time::Instant::now();
     let program = obtain_untimed(ctx, name, source, options);
     Counters::add(&ctx.counters.program_time_us, start.elapsed().as_micros() as u64);
     program
 }
 
-fn obtain_untimed(ctx: &ContextInner, name: &str, source: &str, options: &'static str) -> Result<Obtained> {
+fn obtain_untimed(ctx: &ClContext, name: &str, source: &str, options: &'static str) -> Result<Obtained> {
     if let Some(binary) = ctx.disk_cache.load(source, options) {
         if let Some(program) = from_binary(ctx, &binary, options) {
             if fits(&program, name, source) {
@@ -112,12 +102,7 @@ fn obtain_untimed(ctx: &ContextInner, name: &str, source: &str, options: &'stati
 
 /// Deletes the cached binary of `source` (it loaded, but does not fit or was refused at
 /// launch), counts it as `programs_rejected`, and builds the program from source.
-pub(crate) fn rebuild(
-    ctx: &ContextInner,
-    name: &str,
-    source: &str,
-    options: &'static str,
-) -> Result<Program> {
+pub(crate) fn rebuild(ctx: &ClContext, name: &str, source: &str, options: &'static str) -> Result<Program> {
     ctx.disk_cache.remove(source, options);
     Counters::add(&ctx.counters.programs_rejected, 1);
     if ctx.show_kernels {
@@ -126,7 +111,7 @@ pub(crate) fn rebuild(
     build_and_store(ctx, name, source, options)
 }
 
-fn build_and_store(ctx: &ContextInner, name: &str, source: &str, options: &str) -> Result<Program> {
+fn build_and_store(ctx: &ClContext, name: &str, source: &str, options: &str) -> Result<Program> {
     let program = build_from_source(ctx, name, source, options)?;
     if let Ok(binaries) = program.get_binaries() {
         if let Some(binary) = binaries.first().filter(|b| !b.is_empty()) {
@@ -185,7 +170,7 @@ fn declared_params(source: &str, name: &str) -> Option<u32> {
 
 /// A program from a device binary, or `None` if the driver rejects it (then the caller
 /// rebuilds from source and replaces the file).
-fn from_binary(ctx: &ContextInner, binary: &[u8], options: &str) -> Option<Program> {
+fn from_binary(ctx: &ClContext, binary: &[u8], options: &str) -> Option<Program> {
     // SAFETY: the device belongs to the context; the binary is only read.
     let mut program =
         unsafe { Program::create_from_binary(&ctx.cl_context, &[ctx.device.id], &[binary]) }.ok()?;

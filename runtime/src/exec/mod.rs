@@ -9,7 +9,8 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::backend::context::ContextInner;
 use crate::backend::kernel::{CompiledKernel, KernelArg};
 use crate::backend::program::{build_options, obtain};
-use crate::backend::queue::{Command, QueueInner};
+use crate::backend::queue::QueueInner;
+use crate::backend::submit::Command;
 use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME, VECTOR_WIDTH};
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
@@ -122,9 +123,9 @@ fn launch_reduce(
     let s = r.segments;
     let n_parts = r.n_out * s;
     let (pv, pi) = if s > 1 {
-        let pv = DeviceBuffer::uninit(ctx, n_parts * r.in_dtype.size())?;
+        let pv = DeviceBuffer::uninit(&ctx.cl, n_parts * r.in_dtype.size())?;
         let pi = if r.op.is_arg() {
-            DeviceBuffer::uninit(ctx, n_parts * 8)?
+            DeviceBuffer::uninit(&ctx.cl, n_parts * 8)?
         } else {
             pv.clone()
         };
@@ -246,7 +247,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                 Some((_, b)) => b.clone(),
                 None => {
                     let n = plan.reduce.map_or(plan.numel, |r| r.n_out);
-                    DeviceBuffer::uninit(&ctx, n * dtype.size())?
+                    DeviceBuffer::uninit(&ctx.cl, n * dtype.size())?
                 }
             };
             outputs.push(buffer);
@@ -294,7 +295,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                     Some(row) => {
                         let buffer = match targets.iter().find(|(t, _)| *t == row.node) {
                             Some((_, b)) => b.clone(),
-                            None => DeviceBuffer::uninit(&ctx, r.n_red * row.dtype.size())?,
+                            None => DeviceBuffer::uninit(&ctx.cl, r.n_red * row.dtype.size())?,
                         };
                         args.push(KernelArg::Mem(buffer.mem()));
                         Some(buffer)
@@ -305,10 +306,10 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                     Some(t) => {
                         let result = match targets.iter().find(|(n, _)| *n == t.node) {
                             Some((_, b)) => b.clone(),
-                            None => DeviceBuffer::uninit(&ctx, t.dtype.size())?,
+                            None => DeviceBuffer::uninit(&ctx.cl, t.dtype.size())?,
                         };
                         let parts = if r.segments > 1 {
-                            DeviceBuffer::uninit(&ctx, r.segments * t.dtype.size())?
+                            DeviceBuffer::uninit(&ctx.cl, r.segments * t.dtype.size())?
                         } else {
                             result.clone()
                         };

@@ -2,6 +2,10 @@
 //! (deduplicated by buffer and broadcast pattern), scalars and outputs, the collapsed
 //! iteration space, and a reduction's layout before the device is known.
 
+use crate::codegen::VECTOR_WIDTH;
+use crate::dtype::DType;
+use crate::graph::ReduceOp;
+
 use super::collect::{GKind, GNode, Inputs, OpCode};
 use super::kernel_plan::{KernelPlan, ReducePlan, RowPart, RowTotal, Value};
 use super::key;
@@ -33,119 +37,22 @@ pub(crate) fn plan_kernel(
         None => members.to_vec(),
     };
     let space: Vec<usize> = graph[targets[0]].node.shape.to_vec();
-    let mut is_target = vec![false; graph.len()];
-    for &t in &targets {
-        is_target[t] = true;
-    }
-    // The cone: nodes computed inside this kernel.
-    let mut inside = vec![false; graph.len()];
-    let mut stack: Vec<usize> = targets.clone();
-    stack.extend(total.map(|(_, _, operand)| operand));
-    let mut used = vec![false; graph.len()];
-    while let Some(j) = stack.pop() {
-        if std::mem::replace(&mut used[j], true) {
-            continue;
-        }
-        let elementwise = matches!(graph[j].kind, GKind::Scalar(_))
-            || matches!(&graph[j].kind, GKind::Op(code, _) if !matches!(code, OpCode::Reduce(_)));
-        let computed_here =
-            (elementwise && (!mat[j] || (is_target[j] && reduce.is_none()))) || row == Some(j);
-        if computed_here {
-            inside[j] = true;
-            if let GKind::Op(_, inputs) = &graph[j].kind {
-                stack.extend(inputs.iter().copied());
-            }
-        }
-    }
+    let extra = total.map(|(_, _, operand)| operand);
+    let cone = Cone::of(graph, mat, &targets, extra, reduce.is_some(), row);
     // Load patterns over the full iteration rank (plus the reduced dims), then collapse.
-    let rank = space.len();
-    let load_nodes: Vec<usize> = (0..graph.len()).filter(|&j| used[j] && !inside[j]).collect();
-    let mut full_masks: Vec<Vec<bool>> = load_nodes
-        .iter()
-        .map(|&j| {
-            let s = &graph[j].node.shape;
-            let off = rank - s.len();
-            (0..rank)
-                .map(|d| d < off || (s[d - off] == 1 && space[d] != 1))
-                .collect()
-        })
+    let load_nodes: Vec<usize> = (0..graph.len())
+        .filter(|&j| cone.used[j] && !cone.inside[j])
         .collect();
+    let mut full_masks = broadcast_masks(graph, &load_nodes, &space);
     if let Some((spec, _)) = reduce {
-        full_masks.push((0..rank).map(|d| spec.axes & (1 << d) != 0).collect());
+        full_masks.push((0..space.len()).map(|d| spec.axes & (1 << d) != 0).collect());
     }
     let (dims, mut masks) = collapse(&space, &full_masks);
     let numel = space.iter().product();
     let reduce_plan = reduce.map(|(spec, child)| {
         let red_mask = masks.pop().unwrap_or(0);
-        let n_red: usize = (0..dims.len())
-            .filter(|k| red_mask & (1 << k) != 0)
-            .map(|k| dims[k])
-            .product();
-        let n_out: usize = (0..dims.len())
-            .filter(|k| red_mask & (1 << k) == 0)
-            .map(|k| dims[k])
-            .product();
-        let rank = dims.len();
-        let innermost_kept = red_mask & (1 << (rank - 1)) == 0;
-        let only_innermost = red_mask == 1 << (rank - 1);
-        // Lanes per output. Along the innermost dim (vector loads): about 128 elements per
-        // lane for long rows, about 12 for short ones (below), more only when there are
-        // too few outputs to fill a work-group (a full reduction gets the whole group).
-        let lanes = if innermost_kept && n_out > 1 {
-            0
-        } else if only_innermost {
-            // Short rows take fewer lanes, about 12 elements each, at most 8 (4 for 8-byte
-            // elements); long rows up to 64 (32). Measured on the H200 against a copy:
-            // 100 f32 8 lanes 0.90-0.91 (4: 0.86-0.87); 20 f32 2 lanes 0.88 (1: 0.81-0.82);
-            // 25,300 f32 64 lanes 1.05 (32: 0.94); 126 f64 4 lanes 1.06-1.13 (8: 0.92-0.98);
-            // 20 f64 2 lanes 1.05 (4: 0.95); 1,000 f32 and f64 8 lanes (16: 0.82, 0.93).
-            let wide = graph[child].node.dtype.size() >= 8;
-            let (most, cap) = if wide { (4, 32) } else { (8, 64) };
-            let fewest = (n_red.div_ceil(12).next_power_of_two() as u32).min(most);
-            let by_extent = ((n_red / 128).max(1).next_power_of_two() as u32).clamp(fewest, cap);
-            let to_fill = (group_size as usize).div_ceil(n_out.max(1)).next_power_of_two() as u32;
-            by_extent.max(to_fill).min(group_size)
-        } else if n_red <= 16 {
-            4
-        } else if n_red <= 1024 {
-            32
-        } else {
-            group_size
-        };
-        let lanes = lanes.min(group_size);
-        let vector = lanes > 0 && only_innermost;
-        let aligned = vector && dims[rank - 1] % crate::codegen::VECTOR_WIDTH == 0;
-        // The column layout needs the outputs to be exactly the innermost dim (no kept
-        // outer dims: with those, one work-item per output keeps every work-item busy).
-        let columns = lanes == 0 && n_out == dims[rank - 1];
-        let w = crate::codegen::VECTOR_WIDTH;
-        let column_width = if columns && !spec.op.is_arg() && n_out.is_multiple_of(w) {
-            w
-        } else {
-            1
-        };
-        ReducePlan {
-            op: spec.op,
-            red_mask,
-            lanes,
-            n_out,
-            n_red,
-            in_dtype: graph[child].node.dtype,
-            vector,
-            aligned,
-            columns,
-            column_width,
-            column_tile: group_size as usize,
-            segments: 1,
-            contiguous_lanes: false,
-            finish_in_kernel: false,
-            compensated: false,
-            row_vectors: 0,
-            group_rows: 0,
-            finished_by_consumer: false,
-        }
+        reduce_layout(spec.op, graph[child].node.dtype, &dims, red_mask, group_size)
     });
-
     let mut plan = KernelPlan {
         key: Vec::with_capacity(8 * graph.len()),
         values: Vec::new(),
@@ -165,12 +72,182 @@ pub(crate) fn plan_kernel(
     if let Some(r) = &reduce_plan {
         key::reduce(&mut plan.key, r, group_size);
     }
+    // The output's node and type: a reduction's, or the value's own.
+    let output_of = |j: usize| match reduce {
+        Some(_) => (graph[members[0]].node.dtype, members[0]),
+        None => (graph[j].node.dtype, j),
+    };
+    let value_of = bind_values(&mut plan, graph, &cone, &load_nodes, &masks, output_of);
+    if let Some((node, op, operand)) = total {
+        let t = RowTotal {
+            op,
+            value: value_of[operand],
+            dtype: graph[operand].node.dtype,
+            node,
+        };
+        key::row_total(&mut plan.key, &t);
+        plan.row_total = Some(t);
+    }
+    plan
+}
+
+/// Which collected nodes a kernel uses, which of them it computes inside (the rest are
+/// its inputs), and which are its targets.
+struct Cone {
+    used: Vec<bool>,
+    inside: Vec<bool>,
+    is_target: Vec<bool>,
+}
+
+impl Cone {
+    /// The cone of `targets` (and `extra`): elementwise nodes that are not materialized
+    /// are computed inside, as are the targets of an elementwise kernel and the row
+    /// reduction `row`; the walk stops at everything else.
+    fn of(
+        graph: &[GNode],
+        mat: &[bool],
+        targets: &[usize],
+        extra: Option<usize>,
+        reduces: bool,
+        row: Option<usize>,
+    ) -> Cone {
+        let mut is_target = vec![false; graph.len()];
+        for &t in targets {
+            is_target[t] = true;
+        }
+        let mut inside = vec![false; graph.len()];
+        let mut used = vec![false; graph.len()];
+        let mut stack: Vec<usize> = targets.to_vec();
+        stack.extend(extra);
+        while let Some(j) = stack.pop() {
+            if std::mem::replace(&mut used[j], true) {
+                continue;
+            }
+            let elementwise = matches!(graph[j].kind, GKind::Scalar(_))
+                || matches!(&graph[j].kind, GKind::Op(code, _) if !matches!(code, OpCode::Reduce(_)));
+            let computed_here = (elementwise && (!mat[j] || (is_target[j] && !reduces))) || row == Some(j);
+            if computed_here {
+                inside[j] = true;
+                if let GKind::Op(_, inputs) = &graph[j].kind {
+                    stack.extend(inputs.iter().copied());
+                }
+            }
+        }
+        Cone {
+            used,
+            inside,
+            is_target,
+        }
+    }
+}
+
+/// Per load, which dims of the iteration `space` it broadcasts along (missing leading
+/// dims, or size 1 where the space is not).
+fn broadcast_masks(graph: &[GNode], load_nodes: &[usize], space: &[usize]) -> Vec<Vec<bool>> {
+    let rank = space.len();
+    load_nodes
+        .iter()
+        .map(|&j| {
+            let s = &graph[j].node.shape;
+            let off = rank - s.len();
+            (0..rank)
+                .map(|d| d < off || (s[d - off] == 1 && space[d] != 1))
+                .collect()
+        })
+        .collect()
+}
+
+/// A reduction's layout over the collapsed `dims` (reduced where `red_mask` says), before
+/// the device is known: lanes per output, vector loads, the column layout.
+fn reduce_layout(
+    op: ReduceOp,
+    in_dtype: DType,
+    dims: &[usize],
+    red_mask: u32,
+    group_size: u32,
+) -> ReducePlan {
+    let n_red: usize = (0..dims.len())
+        .filter(|k| red_mask & (1 << k) != 0)
+        .map(|k| dims[k])
+        .product();
+    let n_out: usize = (0..dims.len())
+        .filter(|k| red_mask & (1 << k) == 0)
+        .map(|k| dims[k])
+        .product();
+    let rank = dims.len();
+    let innermost_kept = red_mask & (1 << (rank - 1)) == 0;
+    let only_innermost = red_mask == 1 << (rank - 1);
+    // Lanes per output. Along the innermost dim (vector loads): about 128 elements per
+    // lane for long rows, about 12 for short ones (at most 8, 4 for 8-byte elements; long
+    // rows up to 64, 32: the best measured, BENCHMARKS.md), more only when there are too
+    // few outputs to fill a work-group (a full reduction gets the whole group).
+    let lanes = if innermost_kept && n_out > 1 {
+        0
+    } else if only_innermost {
+        let wide = in_dtype.size() >= 8;
+        let (most, cap) = if wide { (4, 32) } else { (8, 64) };
+        let fewest = (n_red.div_ceil(12).next_power_of_two() as u32).min(most);
+        let by_extent = ((n_red / 128).max(1).next_power_of_two() as u32).clamp(fewest, cap);
+        let to_fill = (group_size as usize).div_ceil(n_out.max(1)).next_power_of_two() as u32;
+        by_extent.max(to_fill).min(group_size)
+    } else if n_red <= 16 {
+        4
+    } else if n_red <= 1024 {
+        32
+    } else {
+        group_size
+    };
+    let lanes = lanes.min(group_size);
+    let vector = lanes > 0 && only_innermost;
+    let aligned = vector && dims[rank - 1] % VECTOR_WIDTH == 0;
+    // The column layout needs the outputs to be exactly the innermost dim (no kept
+    // outer dims: with those, one work-item per output keeps every work-item busy).
+    let columns = lanes == 0 && n_out == dims[rank - 1];
+    let column_width = if columns && !op.is_arg() && n_out.is_multiple_of(VECTOR_WIDTH) {
+        VECTOR_WIDTH
+    } else {
+        1
+    };
+    ReducePlan {
+        op,
+        red_mask,
+        lanes,
+        n_out,
+        n_red,
+        in_dtype,
+        vector,
+        aligned,
+        columns,
+        column_width,
+        column_tile: group_size as usize,
+        segments: 1,
+        contiguous_lanes: false,
+        finish_in_kernel: false,
+        compensated: false,
+        row_vectors: 0,
+        group_rows: 0,
+        finished_by_consumer: false,
+    }
+}
+
+/// Gives every used node its value in evaluation order (an input slot, deduplicated by
+/// buffer and broadcast pattern; a scalar slot; or an op over earlier values), marks the
+/// targets as outputs (`output_of` names each one's type and node), and writes each into
+/// the key. Returns the value index of every node (`usize::MAX` where unused).
+fn bind_values(
+    plan: &mut KernelPlan,
+    graph: &[GNode],
+    cone: &Cone,
+    load_nodes: &[usize],
+    masks: &[u32],
+    output_of: impl Fn(usize) -> (DType, usize),
+) -> Vec<usize> {
     let mut value_of: Vec<usize> = vec![usize::MAX; graph.len()];
     // (buffer or node identity, broadcast mask) → input slot; kernels have few inputs.
     let mut load_slots: Vec<((usize, u32), usize)> = Vec::new();
-    for j in (0..graph.len()).filter(|&j| used[j]) {
+    for j in (0..graph.len()).filter(|&j| cone.used[j]) {
         let dtype = graph[j].node.dtype;
-        let value = if !inside[j] {
+        let value = if !cone.inside[j] {
             // An input: dedupe by buffer identity when ready, else by node (materialized
             // earlier in this flush).
             let ident = match &graph[j].kind {
@@ -217,26 +294,13 @@ pub(crate) fn plan_kernel(
         };
         value_of[j] = plan.values.len();
         plan.values.push((value, dtype));
-        if is_target[j] {
-            let (out_dtype, out_node) = match reduce {
-                Some(_) => (graph[members[0]].node.dtype, members[0]),
-                None => (dtype, j),
-            };
+        if cone.is_target[j] {
+            let (out_dtype, out_node) = output_of(j);
             plan.outputs.push((plan.values.len() - 1, out_dtype, out_node));
             key::output(&mut plan.key, plan.values.len() - 1, out_dtype);
         }
     }
-    if let Some((node, op, operand)) = total {
-        let t = RowTotal {
-            op,
-            value: value_of[operand],
-            dtype: graph[operand].node.dtype,
-            node,
-        };
-        key::row_total(&mut plan.key, &t);
-        plan.row_total = Some(t);
-    }
-    plan
+    value_of
 }
 
 #[cold]

@@ -1,0 +1,202 @@
+//! Opening a [`Context`] ([`ContextBuilder`], `LAZYCL_DEVICE`) and what a user asks of
+//! one: its device, counters, queues, and waiting for all of its work.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::api::queue::Queue;
+use crate::backend::cache::CacheDir;
+use crate::backend::context::{Context, ContextInner, Options};
+use crate::backend::device::{devices, DeviceInfo, DeviceSelector};
+use crate::error::{Error, Result};
+use crate::stats::{Stats, WaitReason};
+
+/// Chooses a device and options for a new [`Context`].
+#[derive(Debug, Clone)]
+pub struct ContextBuilder {
+    selector: Option<DeviceSelector>,
+    show_kernels: Option<bool>,
+    precise_div_sqrt: bool,
+    cache: CacheDir,
+    max_queued_commands: usize,
+    tuning: crate::profile::Tuning,
+}
+
+/// The default of [`ContextBuilder::max_queued_commands`]: enough that a launch loop never
+/// waits for a device that keeps up (a GPU runs a few thousand small kernels in
+/// milliseconds), few enough that a read after a long enqueue-only loop waits for
+/// seconds of backlog at most, not minutes.
+pub const DEFAULT_MAX_QUEUED_COMMANDS: usize = 4096;
+
+impl ContextBuilder {
+    /// Use this device instead of `LAZYCL_DEVICE` / the default choice.
+    pub fn device(mut self, selector: DeviceSelector) -> Self {
+        self.selector = Some(selector);
+        self
+    }
+
+    /// Parse a selection in the `LAZYCL_DEVICE` syntax (`gpu`, `cpu`, `1:0`, `nvidia`).
+    pub fn device_str(self, text: &str) -> Result<Self> {
+        Ok(self.device(DeviceSelector::parse(text)?))
+    }
+
+    /// Print every generated kernel's source to stderr as it is built
+    /// (default: the `LAZYCL_SHOW_KERNELS` switch, off when unset).
+    pub fn show_kernels(mut self, on: bool) -> Self {
+        self.show_kernels = Some(on);
+        self
+    }
+
+    /// Correctly rounded `f32` division and `sqrt`, as in Rust, on devices that support it
+    /// (`-cl-fp32-correctly-rounded-divide-sqrt`; NVIDIA's and PoCL's do). Off by default:
+    /// OpenCL then allows 2.5 ulp for `/` and 3 ulp for `sqrt`, and the extra precision
+    /// costs a fused chain with one of each measurable bandwidth on GPUs (BENCHMARKS.md).
+    pub fn correctly_rounded_div_sqrt(mut self, on: bool) -> Self {
+        self.precise_div_sqrt = on;
+        self
+    }
+
+    /// Where built programs are cached on disk (default: [`CacheDir::FromEnv`]).
+    pub fn program_cache(mut self, cache: CacheDir) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Back-pressure: the most commands one queue may hold that the device has not
+    /// finished (default [`DEFAULT_MAX_QUEUED_COMMANDS`]; at least 1). Submitting past it
+    /// waits for the oldest of them first (counted as `waits_backpressure`), so a loop that
+    /// only enqueues cannot run arbitrarily far ahead of the device.
+    pub fn max_queued_commands(mut self, commands: usize) -> Self {
+        self.max_queued_commands = commands.max(1);
+        self
+    }
+
+    /// Planning switches for tests that cover every kernel layout on any device.
+    #[doc(hidden)]
+    pub fn tuning(mut self, tuning: crate::profile::Tuning) -> Self {
+        self.tuning = tuning;
+        self
+    }
+
+    /// Opens the device.
+    pub fn build(self) -> Result<Context> {
+        let list = devices()?;
+        let (selector, request) = match self.selector {
+            Some(s) => {
+                let r = format!("{s:?}");
+                (s, r)
+            }
+            None => match crate::env::text("LAZYCL_DEVICE") {
+                Ok(Some(text)) => (
+                    DeviceSelector::parse(&text)
+                        .map_err(|_| no_match(&format!("LAZYCL_DEVICE={text}"), &list))?,
+                    format!("LAZYCL_DEVICE={text}"),
+                ),
+                Ok(None) => (DeviceSelector::Default, "the default device".to_string()),
+                Err(Error::InvalidEnvironment { value, reason, .. }) => {
+                    return Err(no_match(
+                        &format!("LAZYCL_DEVICE={value:?}, which {reason}"),
+                        &list,
+                    ))
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        let info = selector.choose(&list, &request)?.clone();
+        let show_kernels = match self.show_kernels {
+            Some(on) => on,
+            None => crate::env::switch("LAZYCL_SHOW_KERNELS")?.unwrap_or(false),
+        };
+        let options = Options {
+            show_kernels,
+            precise_div_sqrt: self.precise_div_sqrt && info.correctly_rounded_div_sqrt,
+            max_queued_commands: self.max_queued_commands,
+            tuning: self.tuning,
+        };
+        Ok(Context {
+            inner: ContextInner::open(info, &options, &self.cache)?,
+        })
+    }
+}
+
+fn no_match(request: &str, list: &[DeviceInfo]) -> Error {
+    Error::NoMatchingDevice {
+        request: request.to_string(),
+        available: crate::backend::device::device_table(list),
+    }
+}
+
+impl Context {
+    /// Opens the device named by `LAZYCL_DEVICE`, else the first GPU, else the first device.
+    pub fn new() -> Result<Context> {
+        Context::builder().build()
+    }
+
+    /// A builder to choose the device in code.
+    pub fn builder() -> ContextBuilder {
+        ContextBuilder {
+            selector: None,
+            show_kernels: None,
+            precise_div_sqrt: false,
+            cache: CacheDir::FromEnv,
+            max_queued_commands: DEFAULT_MAX_QUEUED_COMMANDS,
+            tuning: Default::default(),
+        }
+    }
+
+    /// The device this context runs on.
+    pub fn device(&self) -> &DeviceInfo {
+        &self.inner.device
+    }
+
+    /// A snapshot of the counters (programs built, launches, host waits, bytes moved, ...).
+    pub fn stats(&self) -> Stats {
+        self.inner.counters.snapshot()
+    }
+
+    /// Waits for every command queued so far on every queue (counted as an explicit wait).
+    pub fn synchronize(&self) -> Result<()> {
+        for q in self.inner.all_queues() {
+            q.finish(WaitReason::Explicit)?;
+        }
+        Ok(())
+    }
+
+    /// The default queue, where `eval()`, `to_vec()`, fills and launches without `.on(..)`
+    /// go.
+    pub fn queue(&self) -> Queue {
+        Queue {
+            inner: self.inner.queue().clone(),
+            ctx: self.inner.clone(),
+        }
+    }
+
+    /// Creates another in-order queue on this context's device. Work on different queues
+    /// may overlap; dependencies between them are added automatically. A queue lives as
+    /// long as its context, so create the few you need once and reuse them.
+    pub fn new_queue(&self) -> Result<Queue> {
+        let inner = self.inner.new_queue()?;
+        Ok(Queue {
+            inner,
+            ctx: self.inner.clone(),
+        })
+    }
+
+    /// Whether two handles refer to the same context.
+    pub fn same(&self, other: &Context) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    pub(crate) fn from_inner(inner: Arc<ContextInner>) -> Context {
+        Context { inner }
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("device", &self.inner.device.name)
+            .field("platform", &self.inner.device.platform_name)
+            .finish()
+    }
+}

@@ -1,0 +1,108 @@
+//! [`Queue`]: the user's handle on a command queue of a context.
+
+use std::fmt;
+use std::sync::Arc;
+
+use cl3::types::cl_event;
+use smallvec::SmallVec;
+
+use crate::backend::context::{Context, ContextInner};
+use crate::backend::queue::{Event, QueueInner};
+use crate::error::Result;
+use crate::stats::WaitReason;
+
+/// A command queue of a [`Context`]: commands on one queue run in submission order;
+/// commands on different queues may overlap on the device. Cheap to clone.
+///
+/// Get the default queue with [`Context::queue`] and more with [`Context::new_queue`].
+/// Dependencies between queues (one queue's kernel reading an array another queue
+/// wrote) are added automatically; [`Event`]s let you add your own.
+#[derive(Clone)]
+pub struct Queue {
+    pub(crate) inner: Arc<QueueInner>,
+    pub(crate) ctx: Arc<ContextInner>,
+}
+
+impl Queue {
+    /// This queue's number: 0 for the default queue, then 1, 2, ... in creation order.
+    pub fn id(&self) -> u32 {
+        self.inner.id
+    }
+
+    /// The context the queue belongs to.
+    pub fn context(&self) -> Context {
+        Context::from_inner(self.ctx.clone())
+    }
+
+    /// An event that completes once every command queued on this queue so far has.
+    pub fn marker(&self) -> Result<Event> {
+        self.inner.marker()
+    }
+
+    /// Makes every command queued on this queue from now on wait for `events` (which may
+    /// come from other queues). Returns at once.
+    pub fn wait_for(&self, events: &[Event]) -> Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        for e in events {
+            self.inner.check_event(e, || "Queue::wait_for".into())?;
+        }
+        for e in events {
+            if !Arc::ptr_eq(&e.queue, &self.inner) {
+                e.queue.flush_through(e.seq)?;
+            }
+        }
+        let wait: SmallVec<[cl_event; 4]> = events.iter().map(Event::raw).collect();
+        self.inner.barrier(&wait)
+    }
+
+    /// Blocks until every command queued on this queue so far has completed (counted as an
+    /// explicit host wait).
+    pub fn finish(&self) -> Result<()> {
+        self.inner.finish(WaitReason::Explicit)
+    }
+
+    /// `Ok` if this queue belongs to `ctx`, on which the user's operation `op` runs.
+    #[inline]
+    pub(crate) fn check_context(&self, ctx: &ContextInner, op: impl FnOnce() -> String) -> Result<()> {
+        ctx.tag
+            .check(&self.inner.context, op, || format!("queue {}", self.inner.id))
+    }
+}
+
+impl fmt::Debug for Queue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Queue({})", self.inner.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Markers are events that refer back to their queue; dropping the context must still
+    /// free every queue (and with it the OpenCL queue and context).
+    #[test]
+    fn queues_are_freed_with_their_context() {
+        let ctx = Context::new().expect("an OpenCL device");
+        let q = ctx.new_queue().unwrap();
+        let weak = [Arc::downgrade(ctx.inner.queue()), Arc::downgrade(&q.inner)];
+        let x = ctx.full(16, 1.0f32).unwrap(); // written on the default queue
+        let y = &x * 2.0;
+        y.eval_on(&q).unwrap(); // reads x on q: a marker on the default queue
+        let z = &y + 1.0;
+        z.eval().unwrap(); // reads y on the default queue: a marker on q
+        let stats = ctx.stats();
+        assert_eq!(stats.cross_queue_waits, 2, "{stats}");
+        let m = q.marker().unwrap();
+        assert_eq!(z.to_vec().unwrap(), vec![3.0; 16]);
+        drop((x, y, z, q, ctx));
+        assert!(weak[1].upgrade().is_some(), "a user's event keeps its queue");
+        drop(m);
+        assert!(
+            weak.iter().all(|w| w.upgrade().is_none()),
+            "every queue was freed"
+        );
+    }
+}

@@ -1,0 +1,45 @@
+//! [`ClContext`]: a device's OpenCL context and what every object created in it needs
+//! (the device, counters, the buffer pool, the disk cache and build settings). Buffers,
+//! programs and kernels hold this, not the whole context, so that the context (which
+//! owns their caches and its queues) sits above them.
+
+use std::sync::Arc;
+
+use cl3::types::cl_context;
+
+use crate::backend::cache::DiskCache;
+use crate::backend::device::DeviceInfo;
+use crate::backend::pool::BufferPool;
+use crate::backend::tag::ContextTag;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::stats::Counters;
+
+pub(crate) struct ClContext {
+    pub(crate) device: DeviceInfo,
+    /// This context's identity, which its queues (and their events) carry too.
+    pub(crate) tag: ContextTag,
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) pool: BufferPool,
+    pub(crate) show_kernels: bool,
+    /// Build `float` division and `sqrt` correctly rounded (asked for, and supported).
+    pub(crate) precise_div_sqrt: bool,
+    pub(crate) disk_cache: DiskCache,
+    pub(crate) cl_context: opencl3::context::Context,
+}
+
+impl ClContext {
+    pub(crate) fn cl_context_handle(&self) -> cl_context {
+        self.cl_context.get()
+    }
+    /// Errors unless the device can hold elements of `dtype`.
+    pub(crate) fn check_dtype(&self, dtype: DType) -> Result<()> {
+        if dtype == DType::F64 && !self.device.fp64 {
+            return Err(Error::UnsupportedDtype {
+                dtype,
+                device: self.device.name.clone(),
+            });
+        }
+        Ok(())
+    }
+}
