@@ -6,9 +6,10 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
 
+use crate::diag::Errors;
 use crate::ir::{device_fn_cl_name, DevSig, Param, ParamTy, Scalar};
 use crate::opencl;
-use crate::parse::{self, Errors, FnKind};
+use crate::parse::{self, FnKind};
 use crate::typeck::{self, Lowerer};
 
 /// The name of the hidden macro a `#[device_fn]` defines.
@@ -21,7 +22,7 @@ pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream 
     let mut pre_errors = Errors::default();
     if !attr.is_empty() {
         pre_errors.add(
-            crate::parse::Spanned::span(&attr),
+            crate::diag::Spanned::span(&attr),
             format!("{} takes no arguments", kind.attr()),
         );
     }
@@ -115,7 +116,7 @@ fn translate_fn(kind: FnKind, f: &syn::ItemFn, sigs: &[DevSig], mut errors: Erro
             .any(|n| a.path().is_ident(n));
         if !ok {
             errors.add(
-                crate::parse::Spanned::span(a),
+                crate::diag::Spanned::span(a),
                 format!(
                     "unsupported attribute on a {} function (allowed: doc comments, cfg, lint levels)",
                     kind.attr()

@@ -22,9 +22,10 @@ use std::collections::HashSet;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 
+use crate::diag::{Errors, Sp, Spanned};
 use crate::ir::{DevSig, Expr, Infer, Scalar, Ty, VarKind};
 use crate::opencl;
-use crate::parse::{self, Errors, FnKind, Spanned};
+use crate::parse::{self, FnKind};
 use crate::typeck::{self, Lowerer};
 
 /// What `expr!` supports, for error messages.
@@ -51,7 +52,7 @@ const MAX_VARIANTS: usize = 4096;
 /// A closure parameter: its name and element type.
 type Param = (Ident, Scalar);
 /// A closure's declared return type and where it is written.
-type Ret = (Scalar, parse::Sp);
+type Ret = (Scalar, Sp);
 
 /// An `expr!` input: a plain expression, or a closure with typed parameters.
 struct Input {
@@ -302,7 +303,7 @@ impl Checker {
         self.scopes.iter().any(|s| s.contains(name))
     }
 
-    fn unsupported(&mut self, span: impl Into<parse::Sp>, what: &str) {
+    fn unsupported(&mut self, span: impl Into<Sp>, what: &str) {
         self.errors
             .add(span, format!("{what} not supported in expr!; {SUPPORTED}"));
     }
@@ -597,7 +598,7 @@ impl Checker {
 }
 
 /// The keyword of a loop (`for`, `while`, `loop`), to underline it rather than the body.
-fn loop_keyword_span(e: &syn::Expr) -> parse::Sp {
+fn loop_keyword_span(e: &syn::Expr) -> Sp {
     match e {
         syn::Expr::While(w) => w.while_token.span(),
         syn::Expr::Loop(l) => l.loop_token.span(),

@@ -7,6 +7,7 @@
 //! `ir`, `opencl` prints it as OpenCL C, `expand` generates the Rust around it; `expr`
 //! drives the same translator for `expr!` (one expression per element-type combination).
 
+mod diag;
 mod expand;
 mod expr;
 mod ir;

@@ -252,7 +252,7 @@ impl<'a> Emitter<'a> {
                 indent(lines, inner);
                 lines.push("}".into());
             }
-            Stmt::For {
+            Stmt::For(ForLoop {
                 var,
                 ty,
                 start,
@@ -261,7 +261,7 @@ impl<'a> Emitter<'a> {
                 step,
                 body,
                 label,
-            } => {
+            }) => {
                 let t = self.scalar(*ty);
                 let cl = t.cl();
                 let s = self.expr(start, lines);

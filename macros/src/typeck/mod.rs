@@ -4,8 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::diag::{Errors, Sp, Spanned};
 use crate::ir::*;
-use crate::parse::{scalar_type, Errors, FnKind, Sp, Spanned, ELEMENTS};
+use crate::parse::{scalar_type, FnKind, ELEMENTS};
 
 mod calls;
 mod names;
@@ -726,7 +727,7 @@ impl<'a> Lowerer<'a> {
         self.leave_loop();
         self.scopes.pop();
         self.unit_block(&body);
-        out.push(Stmt::For {
+        out.push(Stmt::For(ForLoop {
             var: cname,
             ty,
             start,
@@ -735,7 +736,7 @@ impl<'a> Lowerer<'a> {
             step,
             body,
             label,
-        });
+        }));
     }
 
     /// An assignable place: a `let mut` variable, a `mut` parameter or an element of a
