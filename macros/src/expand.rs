@@ -4,18 +4,13 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::parse::{Parse, ParseStream};
 
 use crate::diag::Errors;
 use crate::ir::{device_fn_cl_name, DevSig, Param, ParamTy, Scalar};
 use crate::opencl;
-use crate::parse::{self, FnKind};
+use crate::resolve::{callee_sources, devfn_macro, resolve_chain};
+use crate::signature::{self, FnKind};
 use crate::typeck::{self, Lowerer};
-
-/// The name of the hidden macro a `#[device_fn]` defines.
-fn devfn_macro(name: &str, span: Span) -> Ident {
-    Ident::new(&format!("__lazycl_device_fn_{name}"), span)
-}
 
 /// Entry point of `#[kernel]` and `#[device_fn]`.
 pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -37,67 +32,30 @@ pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream 
     // Device functions called by the body: fetch their signatures first, by a chain of
     // their hidden macros that ends in `__lazycl_resolved!`.
     let callees = typeck::called_functions(&f.block);
-    if !callees.is_empty() && pre_errors.is_empty() {
-        let mut macros = callees.iter().map(|id| devfn_macro(&id.to_string(), id.span()));
-        if let Some(first) = macros.next() {
-            let rest: Vec<Ident> = macros.collect();
-            let k = Ident::new(
-                if kind == FnKind::Kernel {
-                    "kernel"
-                } else {
-                    "device_fn"
-                },
-                Span::call_site(),
-            );
-            return quote! { #first! { @resolve [#(#rest)*] [] #k #f } };
+    if pre_errors.is_empty() {
+        let macros = callees
+            .iter()
+            .map(|id| devfn_macro(&id.to_string(), id.span()))
+            .collect();
+        let k = Ident::new(
+            if kind == FnKind::Kernel {
+                "kernel"
+            } else {
+                "device_fn"
+            },
+            Span::call_site(),
+        );
+        if let Some(chain) = resolve_chain(macros, quote! { #k #f }) {
+            return chain;
         }
     }
     translate(kind, &f, &[], pre_errors)
 }
 
-/// Input of `__lazycl_resolved!`: `["sig" ...] kernel|device_fn fn ...` or
-/// `["sig" ...] expr <expr! input>`.
-pub struct Resolved {
-    sigs: Vec<syn::LitStr>,
-    item: ResolvedItem,
-}
-
-enum ResolvedItem {
-    Fn(FnKind, Box<syn::ItemFn>),
-    Expr(TokenStream),
-}
-
-impl Parse for Resolved {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
-        let content;
-        syn::bracketed!(content in input);
-        let mut sigs = Vec::new();
-        while !content.is_empty() {
-            sigs.push(content.parse::<syn::LitStr>()?);
-        }
-        let k: Ident = input.parse()?;
-        let item = if k == "expr" {
-            ResolvedItem::Expr(input.parse()?)
-        } else {
-            let kind = if k == "kernel" {
-                FnKind::Kernel
-            } else {
-                FnKind::DeviceFn
-            };
-            ResolvedItem::Fn(kind, Box::new(input.parse()?))
-        };
-        Ok(Resolved { sigs, item })
-    }
-}
-
-pub fn resolved(r: Resolved) -> TokenStream {
-    match parse::sigs_from_literals(&r.sigs) {
-        Ok(sigs) => match r.item {
-            ResolvedItem::Fn(kind, item) => translate(kind, &item, &sigs, Errors::default()),
-            ResolvedItem::Expr(input) => crate::expr::resolved(input, &sigs),
-        },
-        Err(e) => e.to_compile_error(),
-    }
+/// `__lazycl_resolved!` for a function: the translation once the signatures of the
+/// device functions it calls are known.
+pub fn resolved(kind: FnKind, f: &syn::ItemFn, sigs: &[DevSig]) -> TokenStream {
+    translate(kind, f, sigs, Errors::default())
 }
 
 /// Translated pieces of a function, or the errors that prevented it.
@@ -124,7 +82,7 @@ fn translate_fn(kind: FnKind, f: &syn::ItemFn, sigs: &[DevSig], mut errors: Erro
             );
         }
     }
-    let sig = parse::signature(f, kind, &mut errors);
+    let sig = signature::signature(f, kind, &mut errors);
     let mut low = Lowerer::new(kind, sig.ret, sigs);
     let cnames = low.params(&sig.params, &sig.rejected);
     let body = low.body(&f.block);
@@ -178,14 +136,8 @@ fn translate(kind: FnKind, f: &syn::ItemFn, sigs: &[DevSig], errors: Errors) -> 
     }
 }
 
-fn callee_sources(t: &Translation) -> Vec<TokenStream> {
-    t.callees
-        .iter()
-        .map(|c| {
-            let m = devfn_macro(c, Span::call_site());
-            quote! { #m!(@source) }
-        })
-        .collect()
+fn callee_sources_of(t: &Translation) -> Vec<TokenStream> {
+    callee_sources(t.callees.iter().map(|c| devfn_macro(c, Span::call_site())))
 }
 
 fn uses_f64(t: &Translation, sigs: &[DevSig]) -> bool {
@@ -217,7 +169,7 @@ fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenStre
             };
             let pragma = format!("{}{fp64}", opencl::NO_CONTRACT_PRAGMA);
             let own = format!("{}{}", text.helpers, text.text);
-            let callees = callee_sources(t);
+            let callees = callee_sources_of(t);
             quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
         }
         None => quote! { "" },
@@ -429,7 +381,7 @@ fn expand_device_fn(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenS
                 text.helpers,
                 opencl::guarded(&format!("LZC_DEVICE_FN_{name}"), &text.text)
             );
-            let callees = callee_sources(t);
+            let callees = callee_sources_of(t);
             quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
         }
         None => quote! { "" },

@@ -21,11 +21,13 @@ use std::collections::HashSet;
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::ext::IdentExt;
 
 use crate::diag::{Errors, Sp, Spanned};
 use crate::ir::{DevSig, Expr, Infer, Scalar, Ty, VarKind};
 use crate::opencl;
-use crate::parse::{self, FnKind};
+use crate::resolve::{callee_sources, devfn_macro, resolve_chain};
+use crate::signature::{self as parse, FnKind};
 use crate::typeck::{self, Lowerer};
 
 /// What `expr!` supports, for error messages.
@@ -71,6 +73,11 @@ struct Checked {
     callees: Vec<Ident>,
 }
 
+/// The hidden macro of the device function `id` calls (spanned at the call).
+fn callee_macro(id: &Ident) -> Ident {
+    devfn_macro(&id.unraw().to_string(), id.span())
+}
+
 /// Entry point of `expr!`.
 pub fn entry(input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
@@ -82,13 +89,9 @@ pub fn entry(input: TokenStream) -> TokenStream {
     }
     // Device functions called: fetch their signatures first through their hidden macros
     // (like a kernel does), ending in `__lazycl_resolved! { [sigs] expr ... }`.
-    let mut macros = checked
-        .callees
-        .iter()
-        .map(|id| format_ident!("__lazycl_device_fn_{}", id, span = id.span()));
-    if let Some(first) = macros.next() {
-        let rest: Vec<Ident> = macros.collect();
-        return quote! { #first! { @resolve [#(#rest)*] [] expr #input } };
+    let macros = checked.callees.iter().map(callee_macro).collect();
+    if let Some(chain) = resolve_chain(macros, quote! { expr #input }) {
+        return chain;
     }
     translate(&parsed, &checked, &[])
 }
@@ -792,14 +795,7 @@ fn translate(input: &Input, checked: &Checked, sigs: &[DevSig]) -> TokenStream {
         }
         None => input.body.to_token_stream().to_string(),
     };
-    let callee_sources: Vec<TokenStream> = checked
-        .callees
-        .iter()
-        .map(|c| {
-            let m = format_ident!("__lazycl_device_fn_{}", c);
-            quote! { #m!(@source) }
-        })
-        .collect();
+    let callee_sources = callee_sources(checked.callees.iter().map(callee_macro));
     let template = |v: &Variant| {
         let text = &v.text;
         let own = format!(

@@ -12,10 +12,14 @@ mod expand;
 mod expr;
 mod ir;
 mod opencl;
-mod parse;
+mod resolve;
+mod signature;
 mod typeck;
 
 use proc_macro::TokenStream;
+
+use resolve::{Resolved, ResolvedItem};
+use signature::FnKind;
 
 /// Translates a function into an OpenCL C kernel and generates a typed launcher.
 ///
@@ -37,7 +41,7 @@ use proc_macro::TokenStream;
 /// kernel's parameters with `&[T]` as `&Array<T>` and `&mut [T]` as `&mut Array<T>`.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::entry(parse::FnKind::Kernel, attr.into(), item.into()).into()
+    expand::entry(FnKind::Kernel, attr.into(), item.into()).into()
 }
 
 /// Translates a helper function callable from `#[kernel]`s and other device functions.
@@ -47,7 +51,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// slices; the return type is a scalar or nothing. Recursion is not supported.
 #[proc_macro_attribute]
 pub fn device_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::entry(parse::FnKind::DeviceFn, attr.into(), item.into()).into()
+    expand::entry(FnKind::DeviceFn, attr.into(), item.into()).into()
 }
 
 /// An elementwise expression over arrays and scalars in scope, translated to OpenCL C at
@@ -66,13 +70,23 @@ pub fn expr(input: TokenStream) -> TokenStream {
     expr::entry(input.into()).into()
 }
 
-/// Implementation detail of `#[kernel]` / `#[device_fn]`: the translation once the
-/// signatures of the called device functions are known.
+/// Implementation detail of `#[kernel]`, `#[device_fn]` and `expr!`: the translation once
+/// the signatures of the called device functions are known (the end of the chain of
+/// their hidden macros, see `resolve`).
 #[doc(hidden)]
 #[proc_macro]
 pub fn __lazycl_resolved(input: TokenStream) -> TokenStream {
-    match syn::parse::<expand::Resolved>(input) {
-        Ok(r) => expand::resolved(r).into(),
-        Err(e) => e.to_compile_error().into(),
+    let r = match syn::parse::<Resolved>(input) {
+        Ok(r) => r,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    let sigs = match r.sigs() {
+        Ok(sigs) => sigs,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    match r.item {
+        ResolvedItem::Fn(kind, item) => expand::resolved(kind, &item, &sigs),
+        ResolvedItem::Expr(input) => expr::resolved(input, &sigs),
     }
+    .into()
 }

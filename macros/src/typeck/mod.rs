@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::diag::{Errors, Sp, Spanned};
 use crate::ir::*;
-use crate::parse::{scalar_type, FnKind, ELEMENTS};
+use crate::signature::{scalar_type, FnKind, ELEMENTS};
 
 mod calls;
 mod names;
@@ -929,7 +929,7 @@ impl<'a> Lowerer<'a> {
                                 span,
                                 format!(
                                     "unsupported literal suffix `{s}`; use one of {}",
-                                    crate::parse::SCALARS
+                                    crate::signature::SCALARS
                                 ),
                             );
                             Ty::Never

@@ -1,8 +1,8 @@
-//! Signatures: syn types and function headers → IR parameter types, with errors that say
-//! what is supported.
+//! Signatures: syn types and function headers → the IR's parameter types, with errors
+//! that say what is supported.
 
 use crate::diag::{Errors, Spanned};
-use crate::ir::{DevSig, Param, ParamTy, Scalar};
+use crate::ir::{Param, ParamTy, Scalar};
 
 pub const SCALARS: &str = "f32, f64, i32, u32, i64, u64, bool or usize";
 pub const ELEMENTS: &str = "f32, f64, i32, u32, i64, u64 or bool";
@@ -187,18 +187,4 @@ pub fn signature(f: &syn::ItemFn, kind: FnKind, errors: &mut Errors) -> Signatur
         ret,
         rejected,
     }
-}
-
-/// Parses the signatures passed along by the device-function resolution chain.
-pub fn sigs_from_literals(lits: &[syn::LitStr]) -> syn::Result<Vec<DevSig>> {
-    lits.iter()
-        .map(|l| {
-            DevSig::decode(&l.value()).ok_or_else(|| {
-                syn::Error::new(
-                    l.span(),
-                    "lazycl internal error: malformed device function signature",
-                )
-            })
-        })
-        .collect()
 }
