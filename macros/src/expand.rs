@@ -7,10 +7,12 @@ use quote::{format_ident, quote, quote_spanned};
 
 use crate::diag::Errors;
 use crate::ir::{device_fn_cl_name, DevSig, Param, ParamTy, Scalar};
+use crate::lower::calls::called_functions;
+use crate::lower::names::is_reserved;
+use crate::lower::Lowerer;
 use crate::opencl;
 use crate::resolve::{callee_sources, devfn_macro, resolve_chain};
 use crate::signature::{self, FnKind};
-use crate::typeck::{self, Lowerer};
 
 /// Entry point of `#[kernel]` and `#[device_fn]`.
 pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -31,7 +33,7 @@ pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream 
     };
     // Device functions called by the body: fetch their signatures first, by a chain of
     // their hidden macros that ends in `__lazycl_resolved!`.
-    let callees = typeck::called_functions(&f.block);
+    let callees = called_functions(&f.block);
     if pre_errors.is_empty() {
         let macros = callees
             .iter()
@@ -121,7 +123,7 @@ fn translate_fn(kind: FnKind, f: &syn::ItemFn, sigs: &[DevSig], mut errors: Erro
 /// The OpenCL C name of a kernel: its Rust name unless that is reserved in OpenCL C.
 fn kernel_cl_name(name: &str) -> String {
     let name = name.trim_start_matches("r#");
-    if typeck::is_reserved(name) {
+    if is_reserved(name) {
         format!("{name}_kernel")
     } else {
         name.to_string()
@@ -615,7 +617,7 @@ mod tests {
 
     #[test]
     fn suggestions() {
-        use crate::typeck::suggest;
+        use crate::lower::names::suggest;
         assert_eq!(
             suggest("global_idx").as_deref(),
             Some("did you mean `global_id`?")

@@ -25,10 +25,12 @@ use syn::ext::IdentExt;
 
 use crate::diag::{Errors, Sp, Spanned};
 use crate::ir::{DevSig, Expr, Infer, Scalar, Ty, VarKind};
+use crate::lower::names::{is_intrinsic, suggest};
+use crate::lower::ops::compound_op;
+use crate::lower::{strip_parens, Lowerer};
 use crate::opencl;
 use crate::resolve::{callee_sources, devfn_macro, resolve_chain};
 use crate::signature::{self as parse, FnKind};
-use crate::typeck::{self, Lowerer};
 
 /// What `expr!` supports, for error messages.
 const SUPPORTED: &str =
@@ -355,7 +357,7 @@ impl Checker {
                 _ => self.expr(&u.expr),
             },
             syn::Expr::Binary(b) => {
-                if typeck::compound_op(&b.op).is_some() {
+                if compound_op(&b.op).is_some() {
                     self.errors.add(
                         b.span(),
                         "assignments are not supported in expr!: it is one expression; name intermediate \
@@ -411,11 +413,11 @@ impl Checker {
                 }
             }
             syn::Expr::Call(c) => {
-                match typeck::strip_parens(&c.func) {
+                match strip_parens(&c.func) {
                     syn::Expr::Path(p) if p.qself.is_none() => {
                         if let Some(id) = p.path.get_ident() {
                             let name = id.to_string();
-                            if typeck::is_intrinsic(&name) || name == "Local" {
+                            if is_intrinsic(&name) || name == "Local" {
                                 self.errors.add(
                                     id.span(),
                                     format!(
@@ -426,7 +428,7 @@ impl Checker {
                             } else if self.bound(&name) || self.operands.iter().any(|o| *o == name) {
                                 self.errors
                                     .add(id.span(), format!("`{name}` is a variable, not a function"));
-                            } else if let Some(hint) = typeck::suggest(&name) {
+                            } else if let Some(hint) = suggest(&name) {
                                 self.errors
                                     .add(id.span(), format!("cannot find function `{name}`: {hint}"));
                             } else if !self.callees.iter().any(|c| *c == name) {
@@ -517,7 +519,7 @@ impl Checker {
             match s {
                 syn::Stmt::Local(l) => self.local(l),
                 syn::Stmt::Expr(e, None) if i + 1 == n => self.expr(e),
-                syn::Stmt::Expr(e, _) => match typeck::strip_parens(e) {
+                syn::Stmt::Expr(e, _) => match strip_parens(e) {
                     // Statements that are not supported anyway: say why.
                     syn::Expr::While(_)
                     | syn::Expr::Loop(_)
@@ -527,7 +529,7 @@ impl Checker {
                     | syn::Expr::Break(_)
                     | syn::Expr::Continue(_)
                     | syn::Expr::Macro(_) => self.expr(e),
-                    syn::Expr::Binary(b) if typeck::compound_op(&b.op).is_some() => self.expr(e),
+                    syn::Expr::Binary(b) if compound_op(&b.op).is_some() => self.expr(e),
                     _ => self.errors.add(
                         s.span(),
                         "statements are not supported in expr!: a block holds `let` bindings and ends in \

@@ -11,10 +11,10 @@ mod diag;
 mod expand;
 mod expr;
 mod ir;
+mod lower;
 mod opencl;
 mod resolve;
 mod signature;
-mod typeck;
 
 use proc_macro::TokenStream;
 
