@@ -6,11 +6,11 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use crate::diag::Errors;
+use crate::emit;
 use crate::ir::{device_fn_cl_name, DevSig, Param, ParamTy, Scalar};
 use crate::lower::calls::called_functions;
 use crate::lower::names::is_reserved;
 use crate::lower::Lowerer;
-use crate::opencl;
 use crate::resolve::{callee_sources, devfn_macro, resolve_chain};
 use crate::signature::{self, FnKind};
 
@@ -64,7 +64,7 @@ pub fn resolved(kind: FnKind, f: &syn::ItemFn, sigs: &[DevSig]) -> TokenStream {
 struct Translation {
     params: Vec<Param>,
     ret: Option<Scalar>,
-    text: Option<opencl::FnText>,
+    text: Option<emit::FnText>,
     callees: Vec<String>,
     errors: Option<syn::Error>,
 }
@@ -99,7 +99,7 @@ fn translate_fn(kind: FnKind, f: &syn::ItemFn, sigs: &[DevSig], mut errors: Erro
             FnKind::Kernel => kernel_cl_name(&f.sig.ident.to_string()),
             FnKind::DeviceFn => device_fn_cl_name(&f.sig.ident.to_string()),
         };
-        Some(opencl::function(
+        Some(emit::function(
             kind == FnKind::Kernel,
             &cl_name,
             &sig.params,
@@ -164,12 +164,8 @@ fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenStre
     let errors = t.errors.as_ref().map(|e| e.to_compile_error());
     let source = match &t.text {
         Some(text) => {
-            let fp64 = if uses_f64(t, sigs) {
-                opencl::FP64_PRAGMA
-            } else {
-                ""
-            };
-            let pragma = format!("{}{fp64}", opencl::NO_CONTRACT_PRAGMA);
+            let fp64 = if uses_f64(t, sigs) { emit::FP64_PRAGMA } else { "" };
+            let pragma = format!("{}{fp64}", emit::NO_CONTRACT_PRAGMA);
             let own = format!("{}{}", text.helpers, text.text);
             let callees = callee_sources_of(t);
             quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
@@ -377,11 +373,11 @@ fn expand_device_fn(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenS
     let sig_lit = sig.encode();
     let source = match &t.text {
         Some(text) => {
-            let pragma = if sig.uses_f64 { opencl::FP64_PRAGMA } else { "" };
+            let pragma = if sig.uses_f64 { emit::FP64_PRAGMA } else { "" };
             let own = format!(
                 "{}{}",
                 text.helpers,
-                opencl::guarded(&format!("LZC_DEVICE_FN_{name}"), &text.text)
+                emit::guarded(&format!("LZC_DEVICE_FN_{name}"), &text.text)
             );
             let callees = callee_sources_of(t);
             quote! { ::core::concat!(#pragma, #(#callees,)* #own) }

@@ -24,11 +24,11 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 
 use crate::diag::{Errors, Sp, Spanned};
+use crate::emit;
 use crate::ir::{DevSig, Expr, Infer, Scalar, Ty, VarKind};
 use crate::lower::names::{is_intrinsic, suggest};
 use crate::lower::ops::compound_op;
 use crate::lower::{strip_parens, Lowerer};
-use crate::opencl;
 use crate::resolve::{callee_sources, devfn_macro, resolve_chain};
 use crate::signature::{self as parse, FnKind};
 
@@ -735,7 +735,7 @@ fn variants(input: &Input, operands: &[Ident], sigs: &[DevSig]) -> Result<Vec<Va
             );
         }
         match (errors.into_error(), result) {
-            (None, Some(result)) => match opencl::expression(&e, &infer) {
+            (None, Some(result)) => match emit::expression(&e, &infer) {
                 Ok(t) => valid.push(Variant {
                     types,
                     result,
@@ -800,11 +800,7 @@ fn translate(input: &Input, checked: &Checked, sigs: &[DevSig]) -> TokenStream {
     let callee_sources = callee_sources(checked.callees.iter().map(callee_macro));
     let template = |v: &Variant| {
         let text = &v.text;
-        let own = format!(
-            "{}{}",
-            if v.uses_f64 { opencl::FP64_PRAGMA } else { "" },
-            v.helpers
-        );
+        let own = format!("{}{}", if v.uses_f64 { emit::FP64_PRAGMA } else { "" }, v.helpers);
         quote! {
             #p::ExprTemplate {
                 text: #text,

@@ -8,11 +8,11 @@
 //! drives the same translator for `expr!` (one expression per element-type combination).
 
 mod diag;
+mod emit;
 mod expand;
 mod expr;
 mod ir;
 mod lower;
-mod opencl;
 mod resolve;
 mod signature;
 
