@@ -9,8 +9,8 @@
 
 mod diag;
 mod emit;
-mod expand;
 mod expr;
+mod function;
 mod ir;
 mod lower;
 mod resolve;
@@ -41,7 +41,7 @@ use signature::FnKind;
 /// kernel's parameters with `&[T]` as `&Array<T>` and `&mut [T]` as `&mut Array<T>`.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::entry(FnKind::Kernel, attr.into(), item.into()).into()
+    function::entry(FnKind::Kernel, attr.into(), item.into()).into()
 }
 
 /// Translates a helper function callable from `#[kernel]`s and other device functions.
@@ -51,7 +51,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// slices; the return type is a scalar or nothing. Recursion is not supported.
 #[proc_macro_attribute]
 pub fn device_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::entry(FnKind::DeviceFn, attr.into(), item.into()).into()
+    function::entry(FnKind::DeviceFn, attr.into(), item.into()).into()
 }
 
 /// An elementwise expression over arrays and scalars in scope, translated to OpenCL C at
@@ -85,7 +85,7 @@ pub fn __lazycl_resolved(input: TokenStream) -> TokenStream {
         Err(e) => return e.to_compile_error().into(),
     };
     match r.item {
-        ResolvedItem::Fn(kind, item) => expand::resolved(kind, &item, &sigs),
+        ResolvedItem::Fn(kind, item) => function::resolved(kind, &item, &sigs),
         ResolvedItem::Expr(input) => expr::resolved(input, &sigs),
     }
     .into()
