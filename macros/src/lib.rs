@@ -3,9 +3,23 @@
 //! Use them through the `lazycl` crate, whose `__private` module the generated code
 //! refers to.
 //!
-//! Pipeline: `parse` (signatures) and `typeck` (bodies) lower syn into the typed IR of
-//! `ir`, `opencl` prints it as OpenCL C, `expand` generates the Rust around it; `expr`
-//! drives the same translator for `expr!` (one expression per element-type combination).
+//! Pipeline, bottom to top (each module imports only those before it):
+//!
+//! - `diag`: spans and the collected errors;
+//! - `ir`: the typed IR (scalar types, literal inference, expressions, statements, the
+//!   signatures of device functions);
+//! - `signature`: syn types and function headers → IR parameter types;
+//! - `lower`: a body from syn to the IR, with the subset's type rules;
+//! - `emit`: the IR as OpenCL C, with Rust's semantics;
+//! - `resolve`: how a caller gets the signatures and sources of the device functions it
+//!   calls, through their hidden macros;
+//! - `expr`: `expr!` (one expression lowered and emitted per element-type combination);
+//! - `function`: `#[kernel]` and `#[device_fn]` (translation and the Rust around it; a
+//!   device function's `map` is an `expr!`-like node);
+//! - this file: the macros' entry points.
+//!
+//! `lower/` and `emit/` mirror each other: a construct lowered in `lower/x.rs` is emitted
+//! in `emit/x.rs`.
 
 mod diag;
 mod emit;
