@@ -45,32 +45,22 @@ impl Emitter<'_> {
     /// `for var in start..end` (or `..=`, or with a step): the bounds are evaluated once,
     /// before the loop.
     pub(super) fn for_loop(&mut self, f: &ForLoop, lines: &mut Vec<String>) {
-        let ForLoop {
-            var,
-            ty,
-            start,
-            end,
-            inclusive,
-            step,
-            body,
-            label,
-        } = f;
-        let t = self.scalar(*ty);
+        let t = self.scalar(f.ty);
         let cl = t.cl();
-        let s = self.expr(start, lines);
-        let e = self.expr(end, lines);
+        let s = self.expr(&f.start, lines);
+        let e = self.expr(&f.end, lines);
         let it = self.temp();
         let end_v = self.temp();
         lines.push("{".into());
         let mut inner = vec![format!("const {cl} {end_v} = {e};")];
         let ut = t.cl_unsigned();
-        match step {
+        match &f.step {
             // `a..=b`: a flag decides the end, so `b == MAX` does not overflow, and the
             // advance is in the `for` increment, so `continue` works.
-            _ if *inclusive => {
+            _ if f.inclusive => {
                 let done = self.temp();
                 let step_v = self.temp();
-                let sv = match step {
+                let sv = match &f.step {
                     Some(st) => self.expr(st, &mut inner),
                     None => "1ul".into(),
                 };
@@ -92,13 +82,13 @@ impl Emitter<'_> {
                 ));
             }
         }
-        let mut body_lines = vec![format!("{cl} {var} = {it};")];
-        body_lines.extend(self.loop_body(body, label));
+        let mut body_lines = vec![format!("{cl} {} = {it};", f.var)];
+        body_lines.extend(self.loop_body(&f.body, &f.label));
         indent(&mut inner, body_lines);
         inner.push("}".into());
         indent(lines, inner);
         lines.push("}".into());
-        break_target(lines, label);
+        break_target(lines, &f.label);
     }
 
     /// A loop body; a labelled loop ends it with the target of `continue 'label`.

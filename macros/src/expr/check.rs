@@ -13,7 +13,7 @@ use crate::diag::{Errors, Sp, Spanned};
 use crate::ir::Scalar;
 use crate::lower::names::{is_intrinsic, suggest};
 use crate::lower::ops::compound_op;
-use crate::lower::strip_parens;
+use crate::lower::{is_statement, strip_parens};
 use crate::signature::{scalar_type, ELEMENTS};
 
 /// What `expr!` supports, for error messages.
@@ -291,14 +291,7 @@ impl Checker {
                 syn::Stmt::Expr(e, None) if i + 1 == n => self.expr(e),
                 syn::Stmt::Expr(e, _) => match strip_parens(e) {
                     // Statements that are not supported anyway: say why.
-                    syn::Expr::While(_)
-                    | syn::Expr::Loop(_)
-                    | syn::Expr::ForLoop(_)
-                    | syn::Expr::Assign(_)
-                    | syn::Expr::Return(_)
-                    | syn::Expr::Break(_)
-                    | syn::Expr::Continue(_)
-                    | syn::Expr::Macro(_) => self.expr(e),
+                    x if is_statement(x) || matches!(x, syn::Expr::Macro(_)) => self.expr(e),
                     syn::Expr::Binary(b) if compound_op(&b.op).is_some() => self.expr(e),
                     _ => self.errors.add(
                         s.span(),

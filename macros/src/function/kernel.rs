@@ -12,6 +12,7 @@ use crate::emit::{FP64_PRAGMA, NO_CONTRACT_PRAGMA};
 use crate::ir::{DevSig, ParamTy, Scalar};
 
 /// The launcher's view of the parameters.
+#[derive(Default)]
 struct LaunchArgs {
     /// The number of OpenCL arguments.
     num_args: u32,
@@ -28,43 +29,42 @@ struct LaunchArgs {
 }
 
 fn launch_args(t: &Translation, sigs: &[DevSig]) -> LaunchArgs {
-    let mut num_args = 0u32;
+    let mut a = LaunchArgs::default();
     let mut dtypes: Vec<&'static str> = Vec::new();
-    let mut launch_params = Vec::new();
-    let mut prepare = Vec::new();
-    let mut kargs = Vec::new();
-    let mut tracked = Vec::new();
     let p = quote! { ::lazycl::__private };
     for param in &t.params {
         let id = &param.name;
         let span = id.span();
         match param.ty {
             ParamTy::Scalar(s) => {
-                num_args += 1;
+                a.num_args += 1;
                 let ty = format_ident!("{}", s.rust(), span = span);
-                launch_params.push(quote_spanned! {span=> #id: #ty });
+                a.params.push(quote_spanned! {span=> #id: #ty });
                 if s == Scalar::Usize {
-                    kargs.push(quote! { #p::KernelArg::ulong(#id as u64) });
+                    a.kargs.push(quote! { #p::KernelArg::ulong(#id as u64) });
                     dtypes.push("U64");
                 } else {
-                    kargs.push(quote! { #p::KernelArg::Scalar(#p::Element::to_arg_bits(#id)) });
+                    a.kargs
+                        .push(quote! { #p::KernelArg::Scalar(#p::Element::to_arg_bits(#id)) });
                     dtypes.extend(s.dtype());
                 }
             }
             ParamTy::Slice { elem, mutable } => {
-                num_args += 2;
+                a.num_args += 2;
                 let ty = format_ident!("{}", elem.rust(), span = span);
                 let arg = format_ident!("__lazycl_arg_{}", id);
                 if mutable {
-                    launch_params.push(quote_spanned! {span=> #id: &mut #p::Array<#ty> });
-                    prepare.push(quote! { let #arg = #id.kernel_arg_mut_on(self.opts.queue)?; });
+                    a.params.push(quote_spanned! {span=> #id: &mut #p::Array<#ty> });
+                    a.prepare
+                        .push(quote! { let #arg = #id.kernel_arg_mut_on(self.opts.queue)?; });
                 } else {
-                    launch_params.push(quote_spanned! {span=> #id: &#p::Array<#ty> });
-                    prepare.push(quote! { let #arg = #id.kernel_arg_on(self.opts.queue)?; });
+                    a.params.push(quote_spanned! {span=> #id: &#p::Array<#ty> });
+                    a.prepare
+                        .push(quote! { let #arg = #id.kernel_arg_on(self.opts.queue)?; });
                 }
-                kargs.push(quote! { #arg.mem() });
-                kargs.push(quote! { #arg.len() });
-                tracked.push(quote! { &#arg });
+                a.kargs.push(quote! { #arg.mem() });
+                a.kargs.push(quote! { #arg.len() });
+                a.tracked.push(quote! { &#arg });
                 dtypes.extend(elem.dtype());
             }
         }
@@ -74,15 +74,8 @@ fn launch_args(t: &Translation, sigs: &[DevSig]) -> LaunchArgs {
     }
     dtypes.sort_unstable();
     dtypes.dedup();
-    let dtypes: Vec<Ident> = dtypes.iter().map(|d| Ident::new(d, Span::call_site())).collect();
-    LaunchArgs {
-        num_args,
-        dtypes,
-        params: launch_params,
-        prepare,
-        kargs,
-        tracked,
-    }
+    a.dtypes = dtypes.iter().map(|d| Ident::new(d, Span::call_site())).collect();
+    a
 }
 
 /// The docs of the kernel's module, of `launch` and of `launch_event`.

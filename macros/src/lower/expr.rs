@@ -2,7 +2,7 @@
 //! blocks as values, names and paths, and the errors for what the subset lacks. Operators,
 //! literals, calls, methods and `match` are lowered in their own files.
 
-use super::{err_expr, Binding, Lowerer};
+use super::{err_expr, is_statement, Binding, Lowerer};
 use crate::diag::{Sp, Spanned};
 use crate::ir::*;
 
@@ -72,13 +72,7 @@ impl Lowerer<'_> {
                 );
                 err_expr(span)
             }
-            syn::Expr::Assign(_)
-            | syn::Expr::While(_)
-            | syn::Expr::Loop(_)
-            | syn::Expr::ForLoop(_)
-            | syn::Expr::Return(_)
-            | syn::Expr::Break(_)
-            | syn::Expr::Continue(_) => self.stmt_as_value(e, span),
+            _ if is_statement(e) => self.stmt_as_value(e, span),
             other => {
                 self.unsupported(other);
                 err_expr(span)

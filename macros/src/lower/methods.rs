@@ -7,6 +7,17 @@ use super::{err_expr, strip_parens, ArrLen, Binding, Lowerer};
 use crate::diag::{Sp, Spanned};
 use crate::ir::*;
 
+/// A method call of a scalar receiver, with the receiver and the arguments lowered.
+struct MethodCall<'n> {
+    recv: Expr,
+    name: &'n str,
+    /// The method name's span, for an unsupported method.
+    name_span: Sp,
+    args: Vec<Expr>,
+    /// The whole call's span.
+    span: Sp,
+}
+
 impl Lowerer<'_> {
     pub(super) fn method_call(&mut self, m: &syn::ExprMethodCall) -> Expr {
         let span = m.span();
@@ -60,51 +71,64 @@ impl Lowerer<'_> {
         if t == Ty::Never {
             return err_expr(span);
         }
+        let call = MethodCall {
+            recv,
+            name,
+            name_span,
+            args,
+            span,
+        };
         if self.infer.is_float(t) {
-            return self.float_method(t, recv, name, name_span, args, span);
+            return self.float_method(t, call);
         }
         if self.infer.is_int(t) {
-            return self.int_method(t, recv, name, name_span, args, span);
+            return self.int_method(t, call);
         }
-        let d = self.infer.describe(t);
-        self.errors
-            .add(name_span, format!("unsupported method `{name}` on `{d}`"));
+        self.unknown_method(t, name, name_span, "");
         err_expr(span)
     }
 
-    /// Whether a method got its `n` arguments (`given`), else says so.
-    fn arity(&mut self, name: &str, n: usize, given: usize, span: Sp) -> bool {
-        if given != n {
+    /// The receiver followed by the arguments of a method that takes `n` arguments of
+    /// type `want`; `None` (the error said) for another number of arguments.
+    fn method_args(&mut self, call: MethodCall, n: usize, want: Ty) -> Option<Vec<Expr>> {
+        let MethodCall {
+            recv,
+            name,
+            args,
+            span,
+            ..
+        } = call;
+        if args.len() != n {
             let plural = if n == 1 { "" } else { "s" };
             self.errors.add(
                 span,
-                format!("`{name}` takes {n} argument{plural}, {given} given"),
+                format!("`{name}` takes {n} argument{plural}, {} given", args.len()),
             );
-            false
-        } else {
-            true
+            return None;
         }
+        for a in &args {
+            self.unify(want, a.ty, a.span, &format!(" in argument of `{name}`"));
+        }
+        let mut all = vec![recv];
+        all.extend(args);
+        Some(all)
+    }
+
+    /// Reports a method that the receiver's type `t` does not have; `list` names those
+    /// it has.
+    fn unknown_method(&mut self, t: Ty, name: &str, name_span: Sp, list: &str) {
+        let d = self.infer.describe(t);
+        self.errors
+            .add(name_span, format!("unsupported method `{name}` on `{d}`{list}"));
     }
 
     /// A method of a float receiver of type `t`.
-    fn float_method(
-        &mut self,
-        t: Ty,
-        recv: Expr,
-        name: &str,
-        name_span: Sp,
-        args: Vec<Expr>,
-        span: Sp,
-    ) -> Expr {
+    fn float_method(&mut self, t: Ty, call: MethodCall) -> Expr {
+        let (name, name_span, span) = (call.name, call.name_span, call.span);
         if let Some(&(_, cl, n)) = FLOAT_METHODS.iter().find(|(r, _, _)| *r == name) {
-            if !self.arity(name, n, args.len(), span) {
+            let Some(all) = self.method_args(call, n, t) else {
                 return err_expr(span);
-            }
-            for a in &args {
-                self.unify(t, a.ty, a.span, &format!(" in argument of `{name}`"));
-            }
-            let mut all = vec![recv];
-            all.extend(args);
+            };
             return Expr {
                 kind: ExprKind::Builtin(Builtin::FloatFn(cl), all),
                 ty: t,
@@ -119,23 +143,19 @@ impl Lowerer<'_> {
             "is_finite" => (Builtin::FloatTest("isfinite"), 0, Ty::S(Scalar::Bool)),
             "is_infinite" => (Builtin::FloatTest("isinf"), 0, Ty::S(Scalar::Bool)),
             _ => {
-                let d = self.infer.describe(t);
-                self.errors.add(
+                self.unknown_method(
+                    t,
+                    name,
                     name_span,
-                    format!("unsupported method `{name}` on `{d}`; float methods: {FLOAT_METHOD_LIST}"),
+                    &format!("; float methods: {FLOAT_METHOD_LIST}"),
                 );
                 return err_expr(span);
             }
         };
-        if !self.arity(name, n, args.len(), span) {
+        let want = if b == Builtin::Powi { Ty::S(Scalar::I32) } else { t };
+        let Some(all) = self.method_args(call, n, want) else {
             return err_expr(span);
-        }
-        for a in &args {
-            let want = if b == Builtin::Powi { Ty::S(Scalar::I32) } else { t };
-            self.unify(want, a.ty, a.span, &format!(" in argument of `{name}`"));
-        }
-        let mut all = vec![recv];
-        all.extend(args);
+        };
         Expr {
             kind: ExprKind::Builtin(b, all),
             ty: ret,
@@ -144,15 +164,8 @@ impl Lowerer<'_> {
     }
 
     /// A method of an integer receiver of type `t`.
-    fn int_method(
-        &mut self,
-        t: Ty,
-        recv: Expr,
-        name: &str,
-        name_span: Sp,
-        args: Vec<Expr>,
-        span: Sp,
-    ) -> Expr {
+    fn int_method(&mut self, t: Ty, call: MethodCall) -> Expr {
+        let (name, name_span, span) = (call.name, call.name_span, call.span);
         let signed = match t {
             Ty::S(s) => s.is_signed_int(),
             _ => true,
@@ -167,23 +180,19 @@ impl Lowerer<'_> {
             "wrapping_mul" => (1, Some(BinOp::Mul)),
             "wrapping_neg" => (0, None),
             _ => {
-                let d = self.infer.describe(t);
-                self.errors.add(
+                self.unknown_method(
+                    t,
+                    name,
                     name_span,
-                    format!("unsupported method `{name}` on `{d}`; integer methods: {INT_METHOD_LIST}"),
+                    &format!("; integer methods: {INT_METHOD_LIST}"),
                 );
                 return err_expr(span);
             }
         };
-        if !self.arity(name, n, args.len(), span) {
+        let want = if name == "pow" { Ty::S(Scalar::U32) } else { t };
+        let Some(all) = self.method_args(call, n, want) else {
             return err_expr(span);
-        }
-        for a in &args {
-            let want = if name == "pow" { Ty::S(Scalar::U32) } else { t };
-            self.unify(want, a.ty, a.span, &format!(" in argument of `{name}`"));
-        }
-        let mut all = vec![recv];
-        all.extend(args);
+        };
         if let Some(op) = kind {
             let mut it = all.into_iter();
             let (Some(a), Some(b)) = (it.next(), it.next()) else {

@@ -103,6 +103,21 @@ pub fn strip_parens(e: &syn::Expr) -> &syn::Expr {
     }
 }
 
+/// Whether `e` is an assignment, a loop or a jump: a statement in the subset, valid in
+/// value position only as a value of type unit (or never).
+pub fn is_statement(e: &syn::Expr) -> bool {
+    matches!(
+        e,
+        syn::Expr::Assign(_)
+            | syn::Expr::While(_)
+            | syn::Expr::Loop(_)
+            | syn::Expr::ForLoop(_)
+            | syn::Expr::Return(_)
+            | syn::Expr::Break(_)
+            | syn::Expr::Continue(_)
+    )
+}
+
 /// The names a pattern binds.
 fn pattern_idents(p: &syn::Pat) -> Vec<String> {
     use syn::visit::Visit;

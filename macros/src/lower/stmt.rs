@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::local_memory::local_memory_decl;
 use super::ops::compound_op;
-use super::{pattern_idents, strip_parens, Binding, Lowerer};
+use super::{is_statement, pattern_idents, strip_parens, Binding, Lowerer};
 use crate::diag::Spanned;
 use crate::ir::*;
 use crate::signature::{scalar_type, FnKind};
@@ -88,14 +88,7 @@ impl Lowerer<'_> {
                     _ => Some(v),
                 }
             }
-            syn::Expr::Assign(_)
-            | syn::Expr::While(_)
-            | syn::Expr::Loop(_)
-            | syn::Expr::ForLoop(_)
-            | syn::Expr::Return(_)
-            | syn::Expr::Break(_)
-            | syn::Expr::Continue(_)
-            | syn::Expr::Macro(_) => {
+            _ if is_statement(e) || matches!(e, syn::Expr::Macro(_)) => {
                 self.stmt_expr(e, out);
                 None
             }
