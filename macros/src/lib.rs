@@ -3,18 +3,37 @@
 //! Use them through the `lazycl` crate, whose `__private` module the generated code
 //! refers to.
 //!
-//! Pipeline: `parse` (signatures) and `typeck` (bodies) lower syn into the typed IR of
-//! `ir`, `opencl` prints it as OpenCL C, `expand` generates the Rust around it; `expr`
-//! drives the same translator for `expr!` (one expression per element-type combination).
+//! Pipeline, bottom to top (each module imports only those before it):
+//!
+//! - `diag`: spans and the collected errors;
+//! - `ir`: the typed IR (scalar types, literal inference, expressions, statements, the
+//!   signatures of device functions);
+//! - `signature`: syn types and function headers → IR parameter types;
+//! - `lower`: a body from syn to the IR, with the subset's type rules;
+//! - `emit`: the IR as OpenCL C, with Rust's semantics;
+//! - `resolve`: how a caller gets the signatures and sources of the device functions it
+//!   calls, through their hidden macros;
+//! - `expr`: `expr!` (one expression lowered and emitted per element-type combination);
+//! - `function`: `#[kernel]` and `#[device_fn]` (translation and the Rust around it; a
+//!   device function's `map` is an `expr!`-like node);
+//! - this file: the macros' entry points.
+//!
+//! `lower/` and `emit/` mirror each other: a construct lowered in `lower/x.rs` is emitted
+//! in `emit/x.rs`.
 
-mod expand;
+mod diag;
+mod emit;
 mod expr;
+mod function;
 mod ir;
-mod opencl;
-mod parse;
-mod typeck;
+mod lower;
+mod resolve;
+mod signature;
 
 use proc_macro::TokenStream;
+
+use resolve::{Resolved, ResolvedItem};
+use signature::FnKind;
 
 /// Translates a function into an OpenCL C kernel and generates a typed launcher.
 ///
@@ -36,7 +55,7 @@ use proc_macro::TokenStream;
 /// kernel's parameters with `&[T]` as `&Array<T>` and `&mut [T]` as `&mut Array<T>`.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::entry(parse::FnKind::Kernel, attr.into(), item.into()).into()
+    function::entry(FnKind::Kernel, attr.into(), item.into()).into()
 }
 
 /// Translates a helper function callable from `#[kernel]`s and other device functions.
@@ -46,7 +65,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// slices; the return type is a scalar or nothing. Recursion is not supported.
 #[proc_macro_attribute]
 pub fn device_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::entry(parse::FnKind::DeviceFn, attr.into(), item.into()).into()
+    function::entry(FnKind::DeviceFn, attr.into(), item.into()).into()
 }
 
 /// An elementwise expression over arrays and scalars in scope, translated to OpenCL C at
@@ -65,13 +84,23 @@ pub fn expr(input: TokenStream) -> TokenStream {
     expr::entry(input.into()).into()
 }
 
-/// Implementation detail of `#[kernel]` / `#[device_fn]`: the translation once the
-/// signatures of the called device functions are known.
+/// Implementation detail of `#[kernel]`, `#[device_fn]` and `expr!`: the translation once
+/// the signatures of the called device functions are known (the end of the chain of
+/// their hidden macros, see `resolve`).
 #[doc(hidden)]
 #[proc_macro]
 pub fn __lazycl_resolved(input: TokenStream) -> TokenStream {
-    match syn::parse::<expand::Resolved>(input) {
-        Ok(r) => expand::resolved(r).into(),
-        Err(e) => e.to_compile_error().into(),
+    let r = match syn::parse::<Resolved>(input) {
+        Ok(r) => r,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    let sigs = match r.sigs() {
+        Ok(sigs) => sigs,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    match r.item {
+        ResolvedItem::Fn(kind, item) => function::resolved(kind, &item, &sigs),
+        ResolvedItem::Expr(input) => expr::resolved(input, &sigs),
     }
+    .into()
 }

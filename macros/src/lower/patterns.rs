@@ -1,6 +1,16 @@
-//! `match` on integers and `bool`: scrutinee temporaries, arm patterns as conditions.
+//! `match` on integers and `bool`: the scrutinee goes to a temporary, each arm's pattern
+//! becomes a condition on it (names bound by a pattern refer to it), and the arms become
+//! an `if`/`else` chain (the IR has no `match`, and OpenCL C's `switch` has no ranges or
+//! guards).
 
-use super::*;
+use std::collections::HashMap;
+
+use super::{err_expr, Binding, Lowerer};
+use crate::diag::{Sp, Spanned};
+use crate::ir::*;
+
+/// An arm once lowered: its condition (`None`: always), its body, its pattern's span.
+type Arm = (Option<Expr>, Block, Sp);
 
 impl Lowerer<'_> {
     /// `match` on an integer or `bool`: the scrutinee goes to a temporary, the arms become
@@ -24,46 +34,10 @@ impl Lowerer<'_> {
             ty: sty,
             init: Some(scrut),
         }];
-        let mut arms: Vec<(Option<Expr>, Block, Sp)> = Vec::new();
+        let mut arms: Vec<Arm> = Vec::new();
         let (mut has_true, mut has_false) = (false, false);
         for arm in &m.arms {
-            self.scopes.push(HashMap::new());
-            let mut cond = self.pattern_cond(&arm.pat, &tmp, sty);
-            if arm.guard.is_none() {
-                if let syn::Pat::Lit(syn::ExprLit {
-                    lit: syn::Lit::Bool(b),
-                    ..
-                }) = &arm.pat
-                {
-                    has_true |= b.value;
-                    has_false |= !b.value;
-                }
-            }
-            if let Some((_, g)) = &arm.guard {
-                let g = self.expr(g);
-                self.unify(Ty::S(Scalar::Bool), g.ty, g.span, " in match guard");
-                cond = Some(match cond {
-                    Some(c) => Expr {
-                        span: g.span,
-                        ty: Ty::S(Scalar::Bool),
-                        kind: ExprKind::Binary(BinOp::And, Box::new(c), Box::new(g)),
-                    },
-                    None => g,
-                });
-            }
-            let body = match &*arm.body {
-                syn::Expr::Block(b) if b.label.is_none() => self.block(&b.block, false),
-                e => {
-                    let mut stmts = Vec::new();
-                    let tail = self.tail(e, &mut stmts);
-                    Block {
-                        stmts,
-                        tail: tail.map(Box::new),
-                    }
-                }
-            };
-            self.scopes.pop();
-            arms.push((cond, body, arm.pat.span()));
+            arms.push(self.match_arm(arm, &tmp, sty, &mut has_true, &mut has_false));
         }
         // The arms' common type.
         let mut ty = Ty::Never;
@@ -79,8 +53,73 @@ impl Lowerer<'_> {
                 }
             }
         }
-        let unit = matches!(self.infer.shallow(ty), Ty::Unit | Ty::Never);
         let exhaustive_bool = has_true && has_false;
+        let mut block = self.if_chain(arms, ty, exhaustive_bool, span);
+        stmts.append(&mut block.stmts);
+        let block = Block {
+            stmts,
+            tail: block.tail,
+        };
+        Expr {
+            kind: ExprKind::Block(block),
+            ty,
+            span,
+        }
+    }
+
+    /// One arm, in its own scope: the pattern (and guard) as a condition on `tmp`, and the
+    /// body. A `true` or `false` pattern without a guard is noted for exhaustiveness.
+    fn match_arm(
+        &mut self,
+        arm: &syn::Arm,
+        tmp: &str,
+        sty: Ty,
+        has_true: &mut bool,
+        has_false: &mut bool,
+    ) -> Arm {
+        self.scopes.push(HashMap::new());
+        let mut cond = self.pattern_cond(&arm.pat, tmp, sty);
+        if arm.guard.is_none() {
+            if let syn::Pat::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            }) = &arm.pat
+            {
+                *has_true |= b.value;
+                *has_false |= !b.value;
+            }
+        }
+        if let Some((_, g)) = &arm.guard {
+            let g = self.expr(g);
+            self.unify(Ty::S(Scalar::Bool), g.ty, g.span, " in match guard");
+            cond = Some(match cond {
+                Some(c) => Expr {
+                    span: g.span,
+                    ty: Ty::S(Scalar::Bool),
+                    kind: ExprKind::Binary(BinOp::And, Box::new(c), Box::new(g)),
+                },
+                None => g,
+            });
+        }
+        let body = match &*arm.body {
+            syn::Expr::Block(b) if b.label.is_none() => self.block(&b.block, false),
+            e => {
+                let mut stmts = Vec::new();
+                let tail = self.tail(e, &mut stmts);
+                Block {
+                    stmts,
+                    tail: tail.map(Box::new),
+                }
+            }
+        };
+        self.scopes.pop();
+        (cond, body, arm.pat.span())
+    }
+
+    /// The arms, last to first, as nested `if`/`else` blocks of type `ty`. Without a final
+    /// catch-all arm the `match` must cover `true` and `false`.
+    fn if_chain(&mut self, arms: Vec<Arm>, ty: Ty, exhaustive_bool: bool, span: Sp) -> Block {
+        let unit = matches!(self.infer.shallow(ty), Ty::Unit | Ty::Never);
         let mut acc: Option<Block> = None;
         for (cond, body, pspan) in arms.into_iter().rev() {
             acc = Some(match (cond, acc) {
@@ -118,22 +157,12 @@ impl Lowerer<'_> {
                 }
             });
         }
-        let mut block = acc.unwrap_or_default();
-        stmts.append(&mut block.stmts);
-        let block = Block {
-            stmts,
-            tail: block.tail,
-        };
-        Expr {
-            kind: ExprKind::Block(block),
-            ty,
-            span,
-        }
+        acc.unwrap_or_default()
     }
 
     /// The condition under which `pat` matches the value in `tmp` (`None`: always). Names
     /// bound by the pattern refer to `tmp`.
-    pub(super) fn pattern_cond(&mut self, pat: &syn::Pat, tmp: &str, ty: Ty) -> Option<Expr> {
+    fn pattern_cond(&mut self, pat: &syn::Pat, tmp: &str, ty: Ty) -> Option<Expr> {
         let span = pat.span();
         let var = || Expr {
             kind: ExprKind::Var(tmp.to_string()),

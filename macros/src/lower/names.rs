@@ -1,12 +1,11 @@
-//! Names: OpenCL C reserved words and builtins, the subset's intrinsics and methods, and
-//! suggestions for misspelled ones.
+//! Names: the OpenCL C reserved words and builtins that user names must not take, the
+//! subset's intrinsics and methods, and suggestions for misspelled ones.
 
-#[allow(unused_imports)]
-use super::*;
+use crate::ir::AtomicOp;
 
 /// Names that must not be used for OpenCL C identifiers (keywords, types, builtins the
 /// generated code calls, macros).
-pub const RESERVED: &[&str] = &[
+const RESERVED: &[&str] = &[
     "auto",
     "break",
     "case",
@@ -136,7 +135,7 @@ pub const RESERVED: &[&str] = &[
 ];
 
 /// OpenCL C builtin functions (1.2) that a kernel or variable name must not shadow.
-pub(super) const BUILTINS: &[&str] = &[
+const BUILTINS: &[&str] = &[
     "acosh",
     "acospi",
     "asinh",
@@ -243,7 +242,7 @@ pub(super) const BUILTINS: &[&str] = &[
 ];
 
 /// Prefixes of OpenCL C builtins and of the names lazycl generates.
-pub(super) const RESERVED_PREFIXES: &[&str] = &[
+const RESERVED_PREFIXES: &[&str] = &[
     "native_",
     "half_",
     "vload",
@@ -283,7 +282,7 @@ pub fn is_reserved(name: &str) -> bool {
 }
 
 /// Work-item intrinsics: Rust name → OpenCL builtin.
-pub const WORK_ITEM: &[(&str, &str)] = &[
+pub(super) const WORK_ITEM: &[(&str, &str)] = &[
     ("global_id", "get_global_id"),
     ("local_id", "get_local_id"),
     ("group_id", "get_group_id"),
@@ -336,7 +335,7 @@ pub fn is_intrinsic(name: &str) -> bool {
 }
 
 /// All intrinsic names, for suggestions.
-pub(super) fn intrinsic_names() -> impl Iterator<Item = &'static str> {
+fn intrinsic_names() -> impl Iterator<Item = &'static str> {
     WORK_ITEM
         .iter()
         .map(|(n, _)| *n)
@@ -344,7 +343,7 @@ pub(super) fn intrinsic_names() -> impl Iterator<Item = &'static str> {
         .chain(AtomicOp::ALL.iter().map(|op| op.c()))
 }
 
-pub(super) fn edit_distance(a: &str, b: &str) -> usize {
+fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

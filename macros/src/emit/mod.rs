@@ -1,0 +1,198 @@
+//! Typed IR → OpenCL C 1.2 text, with Rust's semantics where OpenCL C differs (wrapping
+//! signed arithmetic, division by zero, shift widths, saturating float→int casts, ...).
+//!
+//! This file holds the emitter's state (temporaries, the helper functions the text
+//! needs, whether it uses `double`) and the two entry points: a whole function
+//! (`#[kernel]`, `#[device_fn]`) and one expression (`expr!`, where `let` bindings are
+//! inlined, since OpenCL C has no statement expressions). The files beside it emit one
+//! construct each and mirror those of `lower`: `stmt`, `loops`, `expr`, `ops`, `place`,
+//! `literal`, `calls`. An expression that needs statements first (a value `if` with
+//! statements in a branch, a block) emits them to a `pre` list and returns its value.
+
+mod calls;
+mod expr;
+mod literal;
+mod loops;
+mod ops;
+mod place;
+mod stmt;
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::ir::*;
+
+/// Emits OpenCL C for one function or expression.
+struct Emitter<'a> {
+    infer: &'a Infer,
+    tmp: u32,
+    /// Helper functions the code needs: name → definition.
+    helpers: BTreeMap<String, String>,
+    /// Whether `double` appears (needs the `cl_khr_fp64` pragma).
+    uses_f64: bool,
+    ret_is_value: bool,
+    /// Expression mode (`expr!`): `let` bindings are inlined at their uses instead of
+    /// declared (OpenCL C has no statement expressions); name → parenthesized value.
+    inline: Option<HashMap<String, String>>,
+}
+
+/// Appends `inner` to `lines`, one level deeper.
+fn indent(lines: &mut Vec<String>, inner: Vec<String>) {
+    lines.extend(inner.into_iter().map(|l| format!("    {l}")));
+}
+
+impl<'a> Emitter<'a> {
+    fn new(infer: &'a Infer, ret_is_value: bool) -> Self {
+        Emitter {
+            infer,
+            tmp: 0,
+            helpers: BTreeMap::new(),
+            uses_f64: false,
+            ret_is_value,
+            inline: None,
+        }
+    }
+
+    /// The final scalar type of `t`, noting `double`.
+    fn scalar(&mut self, t: Ty) -> Scalar {
+        let s = self.infer.scalar(t).unwrap_or(Scalar::I32);
+        if s == Scalar::F64 {
+            self.uses_f64 = true;
+        }
+        s
+    }
+
+    /// A fresh temporary (`lzc_...` names are never user names).
+    fn temp(&mut self) -> String {
+        self.tmp += 1;
+        format!("lzc_t{}", self.tmp)
+    }
+
+    /// A scalar's OpenCL C type, noting `double`.
+    fn cl(&mut self, s: Scalar) -> &'static str {
+        if s == Scalar::F64 {
+            self.uses_f64 = true;
+        }
+        s.cl()
+    }
+
+    /// Notes that the text calls helper `name` (defined by `def`); returns the name.
+    fn helper(&mut self, name: String, def: String) -> String {
+        self.helpers.entry(name.clone()).or_insert(def);
+        name
+    }
+
+    /// The helpers' definitions, each guarded so that several functions of one program
+    /// can include them.
+    fn helper_defs(&self) -> String {
+        let mut helpers = String::new();
+        for (name, def) in &self.helpers {
+            helpers.push_str(&guarded(&format!("LZC_HELPER_{name}"), def));
+        }
+        helpers
+    }
+}
+
+/// The pieces of a translated function.
+pub struct FnText {
+    /// Helper definitions, each guarded so that several functions of one program can
+    /// include them.
+    pub helpers: String,
+    /// The function itself.
+    pub text: String,
+    pub uses_f64: bool,
+}
+
+/// Emits a kernel (`ret == None` and `kernel`) or a device function.
+pub fn function(
+    kernel: bool,
+    cl_name: &str,
+    params: &[Param],
+    cnames: &[(String, Option<String>)],
+    ret: Option<Scalar>,
+    body: &Block,
+    infer: &Infer,
+) -> FnText {
+    let mut em = Emitter::new(infer, ret.is_some());
+    let mut decls = Vec::new();
+    let mut prologue = Vec::new();
+    for (p, (cname, len)) in params.iter().zip(cnames) {
+        match p.ty {
+            ParamTy::Scalar(Scalar::Bool) if kernel => {
+                let raw = format!("lzc_arg_{cname}");
+                decls.push(format!("uint {raw}"));
+                prologue.push(format!("bool {cname} = {raw} != 0u;"));
+            }
+            ParamTy::Scalar(s) => {
+                let cl = em.cl(s);
+                decls.push(format!("{cl} {cname}"));
+            }
+            ParamTy::Slice { elem, mutable } => {
+                em.cl(elem);
+                let cl = elem.cl_storage();
+                let konst = if mutable { "" } else { "const " };
+                let restrict = if kernel { " restrict" } else { "" };
+                decls.push(format!("__global {konst}{cl}*{restrict} {cname}"));
+                decls.push(format!("ulong {}", len.clone().unwrap_or_default()));
+            }
+        }
+    }
+    let mut lines = prologue;
+    em.block(body, &mut lines);
+    let head = if kernel {
+        format!("__kernel void {cl_name}({})", decls.join(", "))
+    } else {
+        let r = ret.map(|r| em.cl(r)).unwrap_or("void");
+        format!(
+            "{r} {cl_name}({})",
+            if decls.is_empty() {
+                "void".to_string()
+            } else {
+                decls.join(", ")
+            }
+        )
+    };
+    let mut text = format!("{head} {{\n");
+    for l in lines {
+        text.push_str("    ");
+        text.push_str(&l);
+        text.push('\n');
+    }
+    text.push_str("}\n");
+    FnText {
+        helpers: em.helper_defs(),
+        text,
+        uses_f64: em.uses_f64,
+    }
+}
+
+/// The OpenCL C text of an `expr!` expression (one C expression: `let` bindings are
+/// inlined), the definitions of the helpers it calls, and whether it uses `double`.
+/// `Err` if the expression needs statements (the `expr!` checks rule those out first).
+pub fn expression(e: &Expr, infer: &Infer) -> Result<FnText, String> {
+    let mut em = Emitter::new(infer, false);
+    em.inline = Some(HashMap::new());
+    let mut pre = Vec::new();
+    let text = em.expr(e, &mut pre);
+    if !pre.is_empty() || text.is_empty() {
+        return Err(format!(
+            "lazycl internal error: this expression needs statements in OpenCL C: {}",
+            pre.join(" ")
+        ));
+    }
+    Ok(FnText {
+        helpers: em.helper_defs(),
+        text,
+        uses_f64: em.uses_f64,
+    })
+}
+
+/// `#ifndef guard / #define guard / text / #endif`.
+pub fn guarded(guard: &str, text: &str) -> String {
+    format!("#ifndef {guard}\n#define {guard}\n{}\n#endif\n", text.trim_end())
+}
+
+/// Rust never fuses `a * b + c` into one rounding; neither do the kernels.
+pub const NO_CONTRACT_PRAGMA: &str = "#pragma OPENCL FP_CONTRACT OFF\n";
+
+/// `double` is an extension in OpenCL C 1.2.
+pub const FP64_PRAGMA: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";

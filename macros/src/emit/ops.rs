@@ -1,0 +1,114 @@
+//! Operators and casts with Rust's semantics where OpenCL C differs: signed `+ - *` and
+//! negation wrap (computed unsigned: signed overflow is undefined in C), integer `/` and
+//! `%` by zero (and `MIN / -1`) give 0 through helper functions instead of trapping or
+//! undefined behaviour, shift amounts are masked to the width, float `%` is `fmod`,
+//! `&&`/`||` short-circuit even when the right side needs statements, and float→int
+//! casts saturate with NaN → 0.
+
+use super::{indent, Emitter};
+use crate::ir::*;
+
+impl Emitter<'_> {
+    /// `-x` / `!x` on an operand of type `ty`.
+    pub(super) fn unary(&mut self, op: UnOp, v: &Expr, ty: Ty, pre: &mut Vec<String>) -> String {
+        let t = self.scalar(ty);
+        let x = self.expr(v, pre);
+        match op {
+            UnOp::Neg if t.is_int() => {
+                let ut = t.cl_unsigned();
+                format!("(({})(({ut})0 - ({ut})({x})))", t.cl())
+            }
+            UnOp::Neg => format!("(-{x})"),
+            UnOp::Not if t == Scalar::Bool => format!("(!{x})"),
+            UnOp::Not => format!("(~{x})"),
+        }
+    }
+
+    /// `a && b` / `a || b`: `b` is evaluated only when needed, also when it needs
+    /// statements (then into a temporary under an `if`).
+    pub(super) fn short_circuit(&mut self, op: BinOp, a: &Expr, b: &Expr, pre: &mut Vec<String>) -> String {
+        let x = self.expr(a, pre);
+        let mut rpre = Vec::new();
+        let y = self.expr(b, &mut rpre);
+        if rpre.is_empty() {
+            return format!("({x} {} {y})", op.c());
+        }
+        let t = self.temp();
+        pre.push(format!("bool {t} = {x};"));
+        pre.push(format!("if ({}{t}) {{", if op == BinOp::And { "" } else { "!" }));
+        rpre.push(format!("{t} = {y};"));
+        indent(pre, rpre);
+        pre.push("}".into());
+        t
+    }
+
+    /// A binary operation on operands of type `t` (the right one of type `rt` for shifts).
+    pub(super) fn binary(&mut self, op: BinOp, t: Scalar, rt: Scalar, a: String, b: String) -> String {
+        let cl = t.cl();
+        match op {
+            BinOp::Add | BinOp::Sub | BinOp::Mul if t.is_signed_int() => {
+                let ut = t.cl_unsigned();
+                format!("(({cl})(({ut})({a}) {} ({ut})({b})))", op.c())
+            }
+            BinOp::Div | BinOp::Rem if t.is_int() => {
+                let ut = t.cl_unsigned();
+                let (name, body) = match (op, t.is_signed_int()) {
+                    (BinOp::Div, true) => (
+                        format!("lzc_div_{cl}"),
+                        format!("return b == 0 ? ({cl})0 : (b == -1 ? ({cl})(({ut})0 - ({ut})a) : a / b);"),
+                    ),
+                    (BinOp::Div, false) => (
+                        format!("lzc_div_{cl}"),
+                        format!("return b == 0 ? ({cl})0 : a / b;"),
+                    ),
+                    (_, true) => (
+                        format!("lzc_rem_{cl}"),
+                        format!("return (b == 0 || b == -1) ? ({cl})0 : a % b;"),
+                    ),
+                    (_, false) => (
+                        format!("lzc_rem_{cl}"),
+                        format!("return b == 0 ? ({cl})0 : a % b;"),
+                    ),
+                };
+                let def = format!("{cl} {name}({cl} a, {cl} b) {{ {body} }}");
+                let f = self.helper(name, def);
+                format!("{f}({a}, {b})")
+            }
+            BinOp::Rem if t.is_float() => format!("fmod({a}, {b})"),
+            BinOp::Shl | BinOp::Shr => {
+                let mask = t.bits() - 1;
+                let sh = if rt.is_int() {
+                    format!("(({b}) & {mask})")
+                } else {
+                    b
+                };
+                if op == BinOp::Shl && t.is_signed_int() {
+                    let ut = t.cl_unsigned();
+                    format!("(({cl})(({ut})({a}) << {sh}))")
+                } else {
+                    format!("(({a}) {} {sh})", op.c())
+                }
+            }
+            _ => format!("({a} {} {b})", op.c()),
+        }
+    }
+
+    /// `v as T`, `T` being `ty`.
+    pub(super) fn cast(&mut self, v: &Expr, ty: Ty, pre: &mut Vec<String>) -> String {
+        let from = self.scalar(v.ty);
+        let to = self.scalar(ty);
+        let x = self.expr(v, pre);
+        if from == to || (from.cl() == to.cl() && from != Scalar::Bool) {
+            x
+        } else if from.is_float() && to.is_int() {
+            // Saturating, NaN → 0 (some drivers' convert_*_sat map NaN elsewhere).
+            let (f, t) = (from.cl(), to.cl());
+            let name = format!("lzc_{t}_from_{f}");
+            let def = format!("{t} {name}({f} x) {{ return isnan(x) ? ({t})0 : convert_{t}_sat(x); }}");
+            let h = self.helper(name, def);
+            format!("{h}({x})")
+        } else {
+            format!("(({})({x}))", to.cl())
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! The variants of an `expr!`: the macro cannot see the Rust types of the operands, so
+//! it lowers the expression once with an unknown type per operand to find which operands
+//! must share an element type (classes) and what each class may be, then lowers it with
+//! the `#[kernel]` translator (`lower` + `emit`) once per assignment of element types to
+//! the classes. Each valid assignment is a variant with its own exact, type-specific
+//! OpenCL C (wrapping, division guards, ...).
+
+use proc_macro2::Ident;
+
+use super::input::Input;
+use crate::diag::{Errors, Spanned};
+use crate::emit;
+use crate::ir::{DevSig, Expr, Infer, Scalar, Ty, VarKind};
+use crate::lower::Lowerer;
+use crate::signature::FnKind;
+
+/// The element types an operand can have, in the order variants are tried.
+const ELEMENTS: [Scalar; 7] = [
+    Scalar::F32,
+    Scalar::F64,
+    Scalar::I32,
+    Scalar::U32,
+    Scalar::I64,
+    Scalar::U64,
+    Scalar::Bool,
+];
+
+/// Assignments of element types tried at most (beyond: a compile error).
+const MAX_VARIANTS: usize = 4096;
+
+/// One lowering of the expression with every operand's element type fixed.
+#[derive(Debug)]
+pub(super) struct Variant {
+    /// The operands' element types.
+    pub types: Vec<Scalar>,
+    pub result: Scalar,
+    /// The OpenCL C expression, with `$i` for operand `i`.
+    pub text: String,
+    /// The definitions of the helper functions it calls.
+    pub helpers: String,
+    pub uses_f64: bool,
+}
+
+/// Lowers the body with the operands declared as `types`; the typed IR, the inference
+/// table and the errors.
+fn lower(input: &Input, operands: &[Ident], types: &[Ty], sigs: &[DevSig]) -> (Expr, Infer, Errors) {
+    let mut low = Lowerer::new(FnKind::DeviceFn, None, sigs);
+    for (i, (name, ty)) in operands.iter().zip(types).enumerate() {
+        low.declare_operand(&name.to_string(), *ty, format!("${i}"));
+    }
+    let e = low.expr(&input.body);
+    if let Some((r, span)) = input.ret {
+        if let Err(m) = low.infer.unify(Ty::S(r), e.ty) {
+            low.errors.add(
+                span,
+                format!("mismatched types in the closure's return value: {m}"),
+            );
+        }
+    }
+    low.finish();
+    (e, std::mem::take(&mut low.infer), std::mem::take(&mut low.errors))
+}
+
+/// The classes of operands that must share an element type, each with the element types
+/// it may have, found by lowering once with an unknown type per operand.
+fn classes(input: &Input, operands: &[Ident], sigs: &[DevSig]) -> Vec<(Vec<usize>, Vec<Scalar>)> {
+    if let Some(params) = &input.params {
+        return params
+            .iter()
+            .enumerate()
+            .map(|(i, (_, s))| (vec![i], vec![*s]))
+            .collect();
+    }
+    let mut infer = Infer::default();
+    let vars: Vec<Ty> = operands.iter().map(|_| infer.fresh(VarKind::Any)).collect();
+    let mut low = Lowerer::new(FnKind::DeviceFn, None, sigs);
+    low.infer = infer;
+    for (i, (name, ty)) in operands.iter().zip(&vars).enumerate() {
+        low.declare_operand(&name.to_string(), *ty, format!("${i}"));
+    }
+    let _ = low.expr(&input.body);
+    let mut out: Vec<(Ty, Vec<usize>, Vec<Scalar>)> = Vec::new();
+    for (i, v) in vars.iter().enumerate() {
+        let root = low.infer.shallow(*v);
+        if let Some(c) = out
+            .iter_mut()
+            .find(|c| c.0 == root && !matches!(root, Ty::Unit | Ty::Never))
+        {
+            c.1.push(i);
+            continue;
+        }
+        let domain: Vec<Scalar> = match root {
+            Ty::S(s) => vec![s],
+            Ty::Var(_) => match low.infer.kind(root) {
+                Some(VarKind::Float) => vec![Scalar::F32, Scalar::F64],
+                Some(VarKind::Int) => vec![Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64],
+                _ => ELEMENTS.to_vec(),
+            },
+            _ => ELEMENTS.to_vec(),
+        };
+        out.push((root, vec![i], domain));
+    }
+    out.into_iter().map(|(_, m, d)| (m, d)).collect()
+}
+
+/// Every valid variant, or the errors of the most plausible invalid one (the one with
+/// the fewest errors).
+pub(super) fn variants(
+    input: &Input,
+    operands: &[Ident],
+    sigs: &[DevSig],
+) -> Result<Vec<Variant>, syn::Error> {
+    let classes = classes(input, operands, sigs);
+    let total = classes
+        .iter()
+        .try_fold(1usize, |acc, (_, d)| acc.checked_mul(d.len().max(1)))
+        .unwrap_or(usize::MAX);
+    if total > MAX_VARIANTS {
+        let names: Vec<String> = classes
+            .iter()
+            .filter_map(|(m, _)| m.first().map(|&i| format!("`{}`", operands[i])))
+            .collect();
+        return Err(input.body.span().error(format!(
+            "expr! cannot work out the element types: the operands {} are independent of each other \
+             ({total} combinations); use the closure form with typed parameters: `expr!(|x: f32, ..| ...)`",
+            names.join(", ")
+        )));
+    }
+    let mut valid = Vec::new();
+    let mut best: Option<(usize, syn::Error)> = None;
+    let mut pick = vec![0usize; classes.len()];
+    for _ in 0..total {
+        let types = assignment(&classes, &pick, operands.len());
+        let (e, infer, result, errors) = lower_variant(input, operands, &types, sigs);
+        match (errors.into_error(), result) {
+            (None, Some(result)) => match emit::expression(&e, &infer) {
+                Ok(t) => valid.push(Variant {
+                    types,
+                    result,
+                    text: t.text,
+                    helpers: t.helpers,
+                    uses_f64: t.uses_f64,
+                }),
+                Err(m) => {
+                    let err = e.span.error(m);
+                    if best.is_none() {
+                        best = Some((1, err));
+                    }
+                }
+            },
+            (Some(err), _) => {
+                let n = err.clone().into_iter().count();
+                if best.as_ref().is_none_or(|(b, _)| n < *b) {
+                    best = Some((n, err));
+                }
+            }
+            (None, None) => {}
+        }
+        // Next assignment (the first class varies fastest).
+        for (k, (_, domain)) in pick.iter_mut().zip(&classes) {
+            *k += 1;
+            if *k < domain.len() {
+                break;
+            }
+            *k = 0;
+        }
+    }
+    if valid.is_empty() {
+        return Err(match best {
+            Some((_, e)) => e,
+            None => input
+                .body
+                .span()
+                .error("expr! found no element types for which this expression is valid"),
+        });
+    }
+    Ok(valid)
+}
+
+/// The operands' element types when each class takes the type `pick` chooses.
+fn assignment(classes: &[(Vec<usize>, Vec<Scalar>)], pick: &[usize], n: usize) -> Vec<Scalar> {
+    let mut types = vec![Scalar::F32; n];
+    for ((members, domain), &k) in classes.iter().zip(pick) {
+        for &m in members {
+            if let Some(&s) = domain.get(k) {
+                types[m] = s;
+            }
+        }
+    }
+    types
+}
+
+/// Lowers the body for the operands' element types `types`: the IR, the inference
+/// table, the result type and the errors, with those of `expr!` itself (a value is an
+/// array element: not `usize`, not unit).
+fn lower_variant(
+    input: &Input,
+    operands: &[Ident],
+    types: &[Scalar],
+    sigs: &[DevSig],
+) -> (Expr, Infer, Option<Scalar>, Errors) {
+    let tys: Vec<Ty> = types.iter().map(|s| Ty::S(*s)).collect();
+    let (e, infer, mut errors) = lower(input, operands, &tys, sigs);
+    let result = infer.scalar(e.ty);
+    if errors.is_empty() {
+        match result {
+            Some(Scalar::Usize) => errors.add(
+                e.span,
+                "the value of an expr! is an array element; `usize` is not an element type: cast it \
+                 (`as u64`)",
+            ),
+            None => errors.add(e.span, "this expression has no value; expr! needs a value"),
+            Some(_) => {}
+        }
+    }
+    if types.contains(&Scalar::Usize) && errors.is_empty() {
+        errors.add(
+            e.span,
+            "an operand would have type `usize`, which is not an array element type; use `u64`",
+        );
+    }
+    (e, infer, result, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::input::read;
+    use proc_macro2::TokenStream;
+
+    /// The variants of an `expr!` input, or its error messages.
+    fn variants_of(src: &str) -> Result<Vec<Variant>, Vec<String>> {
+        let mut errors = Errors::default();
+        let ts: TokenStream = src.parse().map_err(|e| vec![format!("{e}")])?;
+        let (input, checked) = read(ts, &mut errors).ok_or_else(|| vec!["no parse".to_string()])?;
+        if let Some(e) = errors.into_error() {
+            return Err(e.into_iter().map(|e| e.to_string()).collect());
+        }
+        variants(&input, &checked.operands, &[]).map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
+    }
+
+    #[test]
+    fn a_literal_takes_its_operands_type() {
+        let v = variants_of("a * x + 2.0").unwrap();
+        let types: Vec<_> = v.iter().map(|v| (v.types.clone(), v.result)).collect();
+        assert_eq!(
+            types,
+            [
+                (vec![Scalar::F32, Scalar::F32], Scalar::F32),
+                (vec![Scalar::F64, Scalar::F64], Scalar::F64)
+            ]
+        );
+        assert_eq!(v[0].text, "(($0 * $1) + 2.0f)");
+        assert!(v[1].uses_f64 && !v[0].uses_f64);
+    }
+
+    #[test]
+    fn independent_operands_and_fixed_results() {
+        let v = variants_of("(x as f32) < y").unwrap();
+        // `y` is f32; `x` is anything that casts to f32 (not bool).
+        assert_eq!(v.len(), 6);
+        assert!(v
+            .iter()
+            .all(|v| v.types[1] == Scalar::F32 && v.result == Scalar::Bool));
+        let v = variants_of("x.sqrt() + y").unwrap();
+        assert_eq!(v.len(), 2, "x and y share a float type");
+    }
+
+    #[test]
+    fn lets_are_inlined_and_branches_are_selects() {
+        let v = variants_of("{ let t = x * 2.0; if t > 1.0 { t } else { -t } }").unwrap();
+        assert_eq!(
+            v[0].text,
+            "((($0 * 2.0f)) > 1.0f ? (($0 * 2.0f)) : (-(($0 * 2.0f))))"
+        );
+    }
+
+    #[test]
+    fn integer_semantics_come_with_their_helpers() {
+        let v = variants_of("x / y").unwrap();
+        let i32v = v.iter().find(|v| v.types[0] == Scalar::I32).unwrap();
+        assert!(i32v.text.contains("lzc_div_int($0, $1)"), "{}", i32v.text);
+        assert!(i32v.helpers.contains("#ifndef LZC_HELPER_lzc_div_int"));
+    }
+
+    #[test]
+    fn errors_say_what_is_supported() {
+        let e = variants_of("x.frobnicate()").unwrap_err();
+        assert!(e[0].contains("unsupported method `frobnicate` on `f32`"), "{e:?}");
+        let e = variants_of("|x: f32| x * a").unwrap_err();
+        assert!(e[0].contains("cannot capture `a`"), "{e:?}");
+        let e = variants_of("{ x += 1.0; x }").unwrap_err();
+        assert!(e[0].contains("assignments are not supported"), "{e:?}");
+        let e = variants_of("1.0 + 2.0").unwrap_err();
+        assert!(e[0].contains("at least one array operand"), "{e:?}");
+    }
+}

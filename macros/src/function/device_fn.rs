@@ -1,0 +1,148 @@
+//! What a `#[device_fn]` expands to: the hidden `macro_rules!` through which its callers
+//! get its signature and OpenCL C source (see `resolve`), and, for a function of scalars
+//! returning a scalar, `mod name { pub fn map(..) }`, which applies it elementwise to
+//! arrays as a lazy `expr!`-like node.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use super::translate::Translation;
+use crate::emit::{guarded, FP64_PRAGMA};
+use crate::expr::has_array_bound;
+use crate::ir::{device_fn_cl_name, DevSig, ParamTy, Scalar};
+use crate::resolve::devfn_macro;
+
+pub(super) fn expand_device_fn(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenStream {
+    let name = f.sig.ident.to_string();
+    let mac = devfn_macro(&name, f.sig.ident.span());
+    let errors = t.errors.as_ref().map(|e| e.to_compile_error());
+    let sig = DevSig {
+        name: name.clone(),
+        params: t.params.iter().map(|p| p.ty).collect(),
+        ret: t.ret,
+        uses_f64: t.uses_f64(sigs),
+    };
+    let sig_lit = sig.encode();
+    let source = match &t.text {
+        Some(text) => {
+            let pragma = if sig.uses_f64 { FP64_PRAGMA } else { "" };
+            let own = format!(
+                "{}{}",
+                text.helpers,
+                guarded(&format!("LZC_DEVICE_FN_{name}"), &text.text)
+            );
+            let callees = t.callee_sources();
+            quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
+        }
+        None => quote! { "" },
+    };
+    let doc = format!("Hidden: the OpenCL C source and signature of the `#[device_fn]` `{name}`.");
+    let map = map_module(f, t, &source);
+    quote! {
+        #errors
+        #map
+        #[doc = #doc]
+        #[allow(unused_macros)]
+        macro_rules! #mac {
+            (@source) => { #source };
+            (@resolve [$next:ident $($rest:ident)*] [$($sigs:tt)*] $($item:tt)*) => {
+                $next! { @resolve [$($rest)*] [$($sigs)* #sig_lit] $($item)* }
+            };
+            (@resolve [] [$($sigs:tt)*] $($item:tt)*) => {
+                ::lazycl::__lazycl_resolved! { [$($sigs)* #sig_lit] $($item)* }
+            };
+        }
+    }
+}
+
+/// `mod name { pub fn map(..) }` for a device function of scalars returning a scalar: it
+/// applies the function elementwise to arrays and scalars, as a lazy node (an `expr!`
+/// template that calls the function).
+fn map_module(f: &syn::ItemFn, t: &Translation, source: &TokenStream) -> TokenStream {
+    let scalars: Option<Vec<Scalar>> = t
+        .params
+        .iter()
+        .map(|p| match p.ty {
+            ParamTy::Scalar(s) if s != Scalar::Usize => Some(s),
+            _ => None,
+        })
+        .collect();
+    let (Some(scalars), Some(ret)) = (scalars, t.ret) else {
+        return quote! {};
+    };
+    if t.params.is_empty() || ret == Scalar::Usize || t.errors.is_some() {
+        return quote! {};
+    }
+    let name = &f.sig.ident;
+    let vis = &f.vis;
+    let p = quote! { ::lazycl::__private };
+    let n = t.params.len();
+    let text = format!(
+        "{}({})",
+        device_fn_cl_name(&name.to_string()),
+        (0..n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
+    );
+    let pnames: Vec<Ident> = t
+        .params
+        .iter()
+        .map(|p| {
+            let mut n = p.name.clone();
+            n.set_span(Span::mixed_site());
+            n
+        })
+        .collect();
+    let gens: Vec<Ident> = (0..n).map(|i| format_ident!("A{}", i)).collect();
+    let elems: Vec<Ident> = scalars.iter().map(|s| format_ident!("{}", s.rust())).collect();
+    let r = format_ident!("{}", ret.rust());
+    let signature = t
+        .params
+        .iter()
+        .zip(&scalars)
+        .map(|(p, s)| format!("{}: {}", p.name, s.rust()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let rust = format!(
+        "{name}({})",
+        t.params
+            .iter()
+            .map(|p| p.name.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mod_doc = format!(
+        "The `#[device_fn]` `{name}({signature}) -> {}` applied to arrays: [`map`].",
+        ret.rust()
+    );
+    let map_doc = format!(
+        "Applies `{name}` elementwise: each argument is an `&Array` or a scalar of the parameter's type \
+         (at least one an array; arrays broadcast by numpy's rules). The result is a lazy \
+         `Array<{}>` that fuses with the nodes around it.",
+        ret.rust()
+    );
+    let has_array = has_array_bound(
+        gens.iter()
+            .zip(&elems)
+            .map(|(g, e)| quote! { <#g as #p::ExprInput<#e>>::Kind }),
+    );
+    quote! {
+        #[doc = #mod_doc]
+        #[allow(non_snake_case, dead_code)]
+        #vis mod #name {
+            static TEMPLATE: #p::ExprTemplate = #p::ExprTemplate {
+                text: #text,
+                helpers: #source,
+                rust: #rust,
+            };
+
+            #[doc = #map_doc]
+            #[inline]
+            #[allow(clippy::too_many_arguments)]
+            pub fn map<#(#gens: #p::ExprInput<#elems>),*>(#(#pnames: #gens),*) -> #p::Array<#r>
+            where
+                #has_array
+            {
+                #p::expr_node::<#r>(&TEMPLATE, &[#(#p::ExprInput::operand(&#pnames)),*])
+            }
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! The Rust module a `#[kernel] fn name` becomes: `NAME`, `SOURCE` (the OpenCL C program
+//! with the device functions it calls, concatenated at compile time), `bind(&Context)`
+//! and the typed launcher `Bound::global(..).local(..).launch(args)`, whose parameters
+//! have the Rust types of the signature (`&[T]` as `&Array<T>`, `&mut [T]` as
+//! `&mut Array<T>`). A slice is two OpenCL arguments: the buffer and its length.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+use super::translate::{kernel_cl_name, Translation};
+use crate::emit::{FP64_PRAGMA, NO_CONTRACT_PRAGMA};
+use crate::ir::{DevSig, ParamTy, Scalar};
+
+/// The launcher's view of the parameters.
+#[derive(Default)]
+struct LaunchArgs {
+    /// The number of OpenCL arguments.
+    num_args: u32,
+    /// The element types the device must support (sorted, without repeats).
+    dtypes: Vec<Ident>,
+    /// `launch`'s parameters: `a: f32`, `x: &Array<f32>`, ...
+    params: Vec<TokenStream>,
+    /// Statements that take each array's buffer on the launch's queue.
+    prepare: Vec<TokenStream>,
+    /// The OpenCL arguments, in order.
+    kargs: Vec<TokenStream>,
+    /// The buffers whose dependencies the launch tracks.
+    tracked: Vec<TokenStream>,
+}
+
+fn launch_args(t: &Translation, sigs: &[DevSig]) -> LaunchArgs {
+    let mut a = LaunchArgs::default();
+    let mut dtypes: Vec<&'static str> = Vec::new();
+    let p = quote! { ::lazycl::__private };
+    for param in &t.params {
+        let id = &param.name;
+        let span = id.span();
+        match param.ty {
+            ParamTy::Scalar(s) => {
+                a.num_args += 1;
+                let ty = format_ident!("{}", s.rust(), span = span);
+                a.params.push(quote_spanned! {span=> #id: #ty });
+                if s == Scalar::Usize {
+                    a.kargs.push(quote! { #p::KernelArg::ulong(#id as u64) });
+                    dtypes.push("U64");
+                } else {
+                    a.kargs
+                        .push(quote! { #p::KernelArg::Scalar(#p::Element::to_arg_bits(#id)) });
+                    dtypes.extend(s.dtype());
+                }
+            }
+            ParamTy::Slice { elem, mutable } => {
+                a.num_args += 2;
+                let ty = format_ident!("{}", elem.rust(), span = span);
+                let arg = format_ident!("__lazycl_arg_{}", id);
+                if mutable {
+                    a.params.push(quote_spanned! {span=> #id: &mut #p::Array<#ty> });
+                    a.prepare
+                        .push(quote! { let #arg = #id.kernel_arg_mut_on(self.opts.queue)?; });
+                } else {
+                    a.params.push(quote_spanned! {span=> #id: &#p::Array<#ty> });
+                    a.prepare
+                        .push(quote! { let #arg = #id.kernel_arg_on(self.opts.queue)?; });
+                }
+                a.kargs.push(quote! { #arg.mem() });
+                a.kargs.push(quote! { #arg.len() });
+                a.tracked.push(quote! { &#arg });
+                dtypes.extend(elem.dtype());
+            }
+        }
+    }
+    if t.uses_f64(sigs) {
+        dtypes.push("F64");
+    }
+    dtypes.sort_unstable();
+    dtypes.dedup();
+    a.dtypes = dtypes.iter().map(|d| Ident::new(d, Span::call_site())).collect();
+    a
+}
+
+/// The docs of the kernel's module, of `launch` and of `launch_event`.
+fn docs(name: &Ident, t: &Translation) -> (String, String, String) {
+    let signature = t
+        .params
+        .iter()
+        .map(|p| {
+            let ty = match p.ty {
+                ParamTy::Scalar(s) => s.rust().to_string(),
+                ParamTy::Slice { elem, mutable: false } => format!("&Array<{}>", elem.rust()),
+                ParamTy::Slice { elem, mutable: true } => format!("&mut Array<{}>", elem.rust()),
+            };
+            format!("{}: {ty}", p.name)
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let launch_doc = format!(
+        "Enqueues `{name}({signature})` and returns without waiting for it to run. \
+         Slices are passed as arrays (`&[T]` → `&Array<T>`, `&mut [T]` → `&mut Array<T>`), with their \
+         length as `x.len()`."
+    );
+    let mod_doc = format!(
+        "The `#[kernel]` `{name}`: [`bind`] it to a context, then \
+         `{name}::bind(&ctx)?.global(n).launch({})`. The OpenCL C source is [`SOURCE`].",
+        t.params
+            .iter()
+            .map(|p| p.name.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let launch_event_doc = format!(
+        "Like [`Launch::launch`], and returns the launch's [`Event`](::lazycl::Event) (an \
+         OpenCL event: ask for one only when you need it). `{name}({signature})`."
+    );
+    (mod_doc, launch_doc, launch_event_doc)
+}
+
+pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenStream {
+    let name = &f.sig.ident;
+    let vis = &f.vis;
+    let attrs = forwarded_attrs(f);
+    let cl_name = kernel_cl_name(&name.to_string());
+    let errors = t.errors.as_ref().map(|e| e.to_compile_error());
+    let source = match &t.text {
+        Some(text) => {
+            let fp64 = if t.uses_f64(sigs) { FP64_PRAGMA } else { "" };
+            let pragma = format!("{}{fp64}", NO_CONTRACT_PRAGMA);
+            let own = format!("{}{}", text.helpers, text.text);
+            let callees = t.callee_sources();
+            quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
+        }
+        None => quote! { "" },
+    };
+    let LaunchArgs {
+        num_args,
+        dtypes,
+        params: launch_params,
+        prepare,
+        kargs,
+        tracked,
+    } = launch_args(t, sigs);
+    let (mod_doc, launch_doc, launch_event_doc) = docs(name, t);
+    let launch_ident = Ident::new("launch", name.span());
+    let launch_event_ident = Ident::new("launch_event", name.span());
+    let param_names: Vec<&Ident> = t.params.iter().map(|p| &p.name).collect();
+    let has_user_doc = attrs.iter().any(|a| a.path().is_ident("doc"));
+    let mod_doc = if has_user_doc {
+        quote! {}
+    } else {
+        quote! { #[doc = #mod_doc] }
+    };
+    quote! {
+        #errors
+        #(#attrs)*
+        #mod_doc
+        #[allow(non_snake_case, dead_code)]
+        #vis mod #name {
+            /// The kernel's name in the OpenCL C source.
+            pub const NAME: &str = #cl_name;
+            /// The OpenCL C program of this kernel (with the device functions it calls).
+            pub const SOURCE: &str = #source;
+            static KERNEL: ::lazycl::__private::KernelSource = ::lazycl::__private::KernelSource {
+                name: NAME,
+                source: SOURCE,
+                num_args: #num_args,
+                dtypes: &[#(::lazycl::__private::DType::#dtypes),*],
+            };
+
+            /// Builds the program (once per context, then cached) and creates the kernel.
+            pub fn bind(ctx: &::lazycl::__private::Context) -> ::lazycl::__private::Result<Bound> {
+                ::lazycl::__private::Kernel::bind(ctx, &KERNEL).map(|kernel| Bound { kernel })
+            }
+
+            /// The kernel bound to a context. Cloning is cheap; a `Bound` can be shared
+            /// by several threads.
+            #[derive(Clone)]
+            pub struct Bound {
+                kernel: ::lazycl::__private::Kernel,
+            }
+
+            impl Bound {
+                /// Starts a launch over `global` work-items: `n`, `[n]`, `[w, h]` or
+                /// `[w, h, d]`.
+                #[inline]
+                pub fn global(&self, global: impl ::core::convert::Into<::lazycl::__private::Dims>) -> Launch<'_> {
+                    Launch { kernel: &self.kernel, opts: ::lazycl::__private::LaunchOptions::new(global.into()) }
+                }
+
+                /// The untyped kernel.
+                pub fn kernel(&self) -> &::lazycl::__private::Kernel {
+                    &self.kernel
+                }
+            }
+
+            /// A launch being configured: optionally [`Launch::local`], [`Launch::on`] and
+            /// [`Launch::after`], then [`Launch::launch`] or [`Launch::launch_event`].
+            #[must_use = "nothing runs until `.launch(...)` is called"]
+            pub struct Launch<'a> {
+                kernel: &'a ::lazycl::__private::Kernel,
+                opts: ::lazycl::__private::LaunchOptions<'a>,
+            }
+
+            impl<'a> Launch<'a> {
+                /// Sets the work-group size (same number of dimensions as the global size,
+                /// dividing it).
+                #[inline]
+                pub fn local(mut self, local: impl ::core::convert::Into<::lazycl::__private::Dims>) -> Self {
+                    self.opts.local = ::core::option::Option::Some(local.into());
+                    self
+                }
+
+                /// Launches on `queue` instead of the context's default queue (lazy array
+                /// arguments are evaluated there too).
+                #[inline]
+                pub fn on(mut self, queue: &'a ::lazycl::__private::Queue) -> Self {
+                    self.opts.queue = ::core::option::Option::Some(queue);
+                    self
+                }
+
+                /// Makes the launch wait for `events` too, besides the dependencies on its
+                /// array arguments, which are tracked automatically.
+                #[inline]
+                pub fn after(mut self, events: &'a [::lazycl::__private::Event]) -> Self {
+                    self.opts.after = events;
+                    self
+                }
+
+                #[doc = #launch_doc]
+                #[inline]
+                #[allow(clippy::too_many_arguments)]
+                pub fn #launch_ident(self, #(#launch_params),*) -> ::lazycl::__private::Result<()> {
+                    self.submit(false, #(#param_names),*).map(|_| ())
+                }
+
+                #[doc = #launch_event_doc]
+                #[inline]
+                #[allow(clippy::too_many_arguments)]
+                pub fn #launch_event_ident(self, #(#launch_params),*) -> ::lazycl::__private::Result<::lazycl::__private::Event> {
+                    self.submit(true, #(#param_names),*).and_then(::lazycl::__private::Event::required)
+                }
+
+                #[inline(always)]
+                #[allow(clippy::too_many_arguments)]
+                fn submit(self, want_event: bool, #(#launch_params),*) -> ::lazycl::__private::Result<::core::option::Option<::lazycl::__private::Event>> {
+                    #(#prepare)*
+                    self.kernel.submit(&self.opts, &[#(#kargs),*], &[#(#tracked),*], want_event)
+                }
+            }
+        }
+    }
+}
+
+/// The attributes the kernel's module keeps.
+fn forwarded_attrs(f: &syn::ItemFn) -> Vec<&syn::Attribute> {
+    f.attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc") || a.path().is_ident("cfg"))
+        .collect()
+}

@@ -1,0 +1,241 @@
+//! The translation of a function: its attributes and signature checked, its body
+//! lowered to the IR and, without errors, emitted as OpenCL C; what the expansions need
+//! of it (parameters, callees, `double`).
+
+use proc_macro2::{Span, TokenStream};
+
+use crate::diag::{Errors, Spanned};
+use crate::emit::{self, FnText};
+use crate::ir::{device_fn_cl_name, DevSig, Param, Scalar};
+use crate::lower::names::is_reserved;
+use crate::lower::Lowerer;
+use crate::resolve::{callee_sources, devfn_macro};
+use crate::signature::{self, FnKind};
+
+/// Translated pieces of a function, or the errors that prevented it.
+pub(super) struct Translation {
+    pub params: Vec<Param>,
+    pub ret: Option<Scalar>,
+    pub text: Option<FnText>,
+    /// Device functions called (Rust names), in first-call order.
+    pub callees: Vec<String>,
+    pub errors: Option<syn::Error>,
+}
+
+/// Attributes a translated function may carry: the others would be lost (or mean
+/// nothing) in OpenCL C.
+fn check_attrs(kind: FnKind, f: &syn::ItemFn, errors: &mut Errors) {
+    for a in &f.attrs {
+        let ok = ["doc", "cfg", "allow", "warn", "deny", "expect"]
+            .iter()
+            .any(|n| a.path().is_ident(n));
+        if !ok {
+            errors.add(
+                a.span(),
+                format!(
+                    "unsupported attribute on a {} function (allowed: doc comments, cfg, lint levels)",
+                    kind.attr()
+                ),
+            );
+        }
+    }
+}
+
+pub(super) fn translate_fn(
+    kind: FnKind,
+    f: &syn::ItemFn,
+    sigs: &[DevSig],
+    mut errors: Errors,
+) -> Translation {
+    check_attrs(kind, f, &mut errors);
+    let sig = signature::signature(f, kind, &mut errors);
+    let mut low = Lowerer::new(kind, sig.ret, sigs);
+    let cnames = low.params(&sig.params, &sig.rejected);
+    let body = low.body(&f.block);
+    low.finish();
+    let callees = std::mem::take(&mut low.callees);
+    let body_errors = std::mem::take(&mut low.errors);
+    if let Some(e) = body_errors.into_error() {
+        errors.push(e);
+    }
+    let text = if errors.is_empty() {
+        let cl_name = match kind {
+            FnKind::Kernel => kernel_cl_name(&f.sig.ident.to_string()),
+            FnKind::DeviceFn => device_fn_cl_name(&f.sig.ident.to_string()),
+        };
+        Some(emit::function(
+            kind == FnKind::Kernel,
+            &cl_name,
+            &sig.params,
+            &cnames,
+            sig.ret,
+            &body,
+            &low.infer,
+        ))
+    } else {
+        None
+    };
+    Translation {
+        params: sig.params,
+        ret: sig.ret,
+        text,
+        callees,
+        errors: errors.into_error(),
+    }
+}
+
+/// The OpenCL C name of a kernel: its Rust name unless that is reserved in OpenCL C.
+pub(super) fn kernel_cl_name(name: &str) -> String {
+    let name = name.trim_start_matches("r#");
+    if is_reserved(name) {
+        format!("{name}_kernel")
+    } else {
+        name.to_string()
+    }
+}
+
+impl Translation {
+    /// `callee!(@source)` for each device function called: their OpenCL C sources.
+    pub fn callee_sources(&self) -> Vec<TokenStream> {
+        callee_sources(self.callees.iter().map(|c| devfn_macro(c, Span::call_site())))
+    }
+
+    /// Whether the program uses `double`: the function itself or one it calls.
+    pub fn uses_f64(&self, sigs: &[DevSig]) -> bool {
+        self.text.as_ref().is_some_and(|x| x.uses_f64)
+            || self
+                .callees
+                .iter()
+                .any(|c| sigs.iter().any(|s| &s.name == c && s.uses_f64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::ParamTy;
+
+    /// The OpenCL C text of a kernel, or its error messages.
+    pub fn cl_of(src: &str, sigs: &[DevSig]) -> Result<String, Vec<String>> {
+        let f: syn::ItemFn = syn::parse_str(src).map_err(|e| vec![e.to_string()])?;
+        let kind = if src.contains("-> ") {
+            FnKind::DeviceFn
+        } else {
+            FnKind::Kernel
+        };
+        let t = translate_fn(kind, &f, sigs, Errors::default());
+        match (t.errors, t.text) {
+            (None, Some(text)) => Ok(format!("{}{}", text.helpers, text.text)),
+            (Some(e), _) => Err(e.into_iter().map(|e| e.to_string()).collect()),
+            (None, None) => Err(vec!["no text".into()]),
+        }
+    }
+
+    #[test]
+    fn saxpy() {
+        let cl = cl_of(
+            "fn saxpy(a: f32, x: &[f32], y: &mut [f32]) { let i = global_id(0); if i < y.len() { y[i] = a * x[i] + y[i]; } }",
+            &[],
+        )
+        .unwrap();
+        println!("{cl}");
+        assert!(cl.contains("__kernel void saxpy(float a, __global const float* restrict x, ulong x_len"));
+        assert!(cl.contains("y[i] = ((a * x[i]) + y[i]);"));
+    }
+
+    #[test]
+    fn literal_inference_follows_use() {
+        let cl = cl_of(
+            "fn k(y: &mut [f32]) { let mut s = 0.0; s += y[0]; let n = 3; y[n] = s; }",
+            &[],
+        )
+        .unwrap();
+        println!("{cl}");
+        assert!(cl.contains("float s = 0.0f;"), "{cl}");
+        assert!(cl.contains("ulong n = 3ul;"), "{cl}");
+    }
+
+    #[test]
+    fn value_if_and_blocks_lift() {
+        let cl = cl_of(
+            "fn k(y: &mut [i32]) { let i = global_id(0); let v = if i > 2 { let t = y[i]; t * 2 } else { 7 }; \
+             let w = { let q = v + 1; q * q }; y[i] = if v > w && { let z = 3; z > v } { v } else { w / v }; \
+             for j in (0..10).step_by(3) { y[j] %= 5; } while y[0] > 0 { y[0] -= 1; } loop { break; } }",
+            &[],
+        )
+        .unwrap();
+        println!("{cl}");
+        assert!(cl.contains("lzc_div_int"));
+    }
+
+    #[test]
+    fn errors_are_collected() {
+        let e = cl_of(
+            "fn k(x: &[f32], n: i32) { let a = x[0] + 1; let b: f32 = n; x[0] = 2.0; foo(1); }",
+            &[],
+        )
+        .unwrap_err();
+        println!("{e:#?}");
+        assert_eq!(e.len(), 4, "{e:?}");
+    }
+
+    #[test]
+    fn device_fn_call() {
+        let sig = DevSig {
+            name: "sq".into(),
+            params: vec![ParamTy::Scalar(Scalar::F32)],
+            ret: Some(Scalar::F32),
+            uses_f64: false,
+        };
+        let cl = cl_of("fn k(x: &mut [f32]) { x[0] = sq(x[1]) + 1.0; }", &[sig]).unwrap();
+        assert!(cl.contains("lzc_fn_sq(x[1ul])"), "{cl}");
+        let d = cl_of("fn sq(x: f32) -> f32 { if x > 0.0 { return x * x; } -x }", &[]).unwrap();
+        println!("{d}");
+        assert!(d.contains("float lzc_fn_sq(float x)"));
+    }
+
+    #[test]
+    fn names_are_renamed_for_shadowing_and_opencl_keywords() {
+        let cl = cl_of(
+            "fn k(y: &mut [f32]) { let x = 1; let x = x as f32; let float = x; let lzc_t1 = float; y[0] = lzc_t1; }",
+            &[],
+        )
+        .unwrap();
+        assert!(cl.contains("int x = 1;"), "{cl}");
+        assert!(cl.contains("float x_1 = ((float)(x));"), "{cl}");
+        assert!(cl.contains("float float_ = x_1;"), "{cl}");
+        assert!(cl.contains("float lzc_t1_ = float_;"), "{cl}");
+        assert_eq!(kernel_cl_name("dot"), "dot_kernel");
+        assert_eq!(kernel_cl_name("float4"), "float4_kernel");
+        assert_eq!(kernel_cl_name("saxpy"), "saxpy");
+        let cl = cl_of(
+            "fn k(y: &mut [f32]) { let length = 1.0; let uint2 = length; y[0] = uint2; }",
+            &[],
+        )
+        .unwrap();
+        assert!(cl.contains("float uint2_ = length_;"), "{cl}");
+    }
+
+    #[test]
+    fn unsuffixed_float_defaults_to_f64() {
+        let f =
+            syn::parse_str::<syn::ItemFn>("fn k(y: &mut [f32]) { let a = 1.5; y[0] = a as f32; }").unwrap();
+        let t = translate_fn(FnKind::Kernel, &f, &[], Errors::default());
+        assert!(t.text.is_some_and(|t| t.uses_f64));
+        let f = syn::parse_str::<syn::ItemFn>("fn k(y: &mut [f32]) { let a = 1.5; y[0] = a; }").unwrap();
+        let t = translate_fn(FnKind::Kernel, &f, &[], Errors::default());
+        assert!(t.text.is_some_and(|t| !t.uses_f64));
+    }
+
+    #[test]
+    fn suggestions() {
+        use crate::lower::names::suggest;
+        assert_eq!(
+            suggest("global_idx").as_deref(),
+            Some("did you mean `global_id`?")
+        );
+        assert!(suggest("get_group_id").is_some_and(|s| s.contains("group_id(d)")));
+        assert!(suggest("exp").is_some_and(|s| s.contains("x.exp(")));
+        assert_eq!(suggest("my_helper"), None);
+    }
+}

@@ -1,0 +1,301 @@
+//! Function calls: the work-item intrinsics (`global_id(d)`, ...), atomics
+//! (`atomic_add(&mut a[i], v)`, ...) and `#[device_fn]`s, whose signatures the expansion
+//! fetched before lowering; `f32::sqrt(x)`-style calls are methods. Also the syntactic
+//! scan that finds the device functions a body calls, so that they can be fetched first.
+
+use std::collections::HashSet;
+
+use super::names::{is_intrinsic, suggest, WORK_ITEM};
+use super::{err_expr, given, pattern_idents, strip_parens, ArrLen, Binding, Lowerer};
+use crate::diag::{Sp, Spanned};
+use crate::ir::*;
+
+impl Lowerer<'_> {
+    pub(super) fn call(&mut self, c: &syn::ExprCall) -> Expr {
+        let span = c.span();
+        let syn::Expr::Path(p) = strip_parens(&c.func) else {
+            self.errors
+                .add(c.func.span(), "only named functions can be called in kernels");
+            return err_expr(span);
+        };
+        // `f32::sqrt(x)`-style calls.
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if segs.len() == 2 {
+            if let Some(t) = Scalar::from_rust(&segs[0]) {
+                return self.type_method_call(t, &segs, p, c, span);
+            }
+        }
+        let Some(id) = p.path.get_ident() else {
+            self.errors.add(
+                p.span(),
+                "unsupported function path; call intrinsics and `#[device_fn]`s by name",
+            );
+            return err_expr(span);
+        };
+        let name = id.to_string();
+        if let Some(&(_, cl)) = WORK_ITEM.iter().find(|(n, _)| *n == name) {
+            return self.work_item(&name, cl, c, span);
+        }
+        if name == "barrier" {
+            self.errors
+                .add(span, "`barrier()` is a statement; write `barrier();`");
+            return err_expr(span);
+        }
+        if let Some(op) = AtomicOp::from_name(&name) {
+            return self.atomic(op, &name, c);
+        }
+        match self.lookup(&name) {
+            Some(Binding::Poison) => return err_expr(span),
+            Some(_) => {
+                self.errors
+                    .add(id.span(), format!("`{name}` is a variable, not a function"));
+                return err_expr(span);
+            }
+            None => {}
+        }
+        if let Some(sig) = self.sigs.iter().find(|s| s.name == name).cloned() {
+            return self.device_call(&sig, c);
+        }
+        let msg = match suggest(&name) {
+            Some(hint) => format!("cannot find function `{name}`: {hint}"),
+            None => format!(
+                "cannot find function `{name}`; kernels can call the intrinsics global_id, local_id, \
+                 group_id, global_size, local_size, num_groups, barrier and atomic_*, and `#[device_fn]` \
+                 functions defined before the kernel"
+            ),
+        };
+        self.errors.add(id.span(), msg);
+        err_expr(span)
+    }
+
+    /// `T::method(recv, args..)` (`segs` = `[T, method]`): the method of `recv`, which
+    /// must have type `t`.
+    fn type_method_call(
+        &mut self,
+        t: Scalar,
+        segs: &[String],
+        p: &syn::ExprPath,
+        c: &syn::ExprCall,
+        span: Sp,
+    ) -> Expr {
+        let mut args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
+        if args.is_empty() {
+            self.errors.add(
+                span,
+                format!("`{}::{}` needs a receiver argument", segs[0], segs[1]),
+            );
+            return err_expr(span);
+        }
+        let recv = args.remove(0);
+        self.unify(Ty::S(t), recv.ty, recv.span, "");
+        let name_span = p
+            .path
+            .segments
+            .last()
+            .map(|s| Sp::from(s.ident.span()))
+            .unwrap_or(span);
+        self.scalar_method(recv, &segs[1], name_span, args, span)
+    }
+
+    /// A work-item intrinsic `name(d)`, the OpenCL builtin `cl`: a `usize`.
+    fn work_item(&mut self, name: &str, cl: &'static str, c: &syn::ExprCall, span: Sp) -> Expr {
+        if c.args.len() != 1 {
+            self.errors.add(
+                span,
+                format!(
+                    "`{name}` takes 1 argument, the dimension (0, 1 or 2), but {} given",
+                    given(c.args.len())
+                ),
+            );
+            return err_expr(span);
+        }
+        let d = self.expr(&c.args[0]);
+        self.unify(
+            Ty::S(Scalar::U32),
+            d.ty,
+            d.span,
+            &format!(" in the dimension of `{name}` (a `u32`)"),
+        );
+        if let ExprKind::Int(v) = d.kind {
+            if !(0..=2).contains(&v) {
+                self.errors
+                    .add(d.span, format!("the dimension of `{name}` must be 0, 1 or 2"));
+            }
+        }
+        Expr {
+            kind: ExprKind::Builtin(Builtin::WorkItem(cl), vec![d]),
+            ty: Ty::S(Scalar::Usize),
+            span,
+        }
+    }
+
+    fn atomic(&mut self, op: AtomicOp, name: &str, c: &syn::ExprCall) -> Expr {
+        let span = c.span();
+        let n = if op == AtomicOp::Cmpxchg { 3 } else { 2 };
+        if c.args.len() != n {
+            let what = if n == 3 {
+                "(&mut a[i], expected, new)"
+            } else {
+                "(&mut a[i], value)"
+            };
+            self.errors.add(
+                span,
+                format!(
+                    "`{name}` takes {n} arguments {what}, but {} given",
+                    given(c.args.len())
+                ),
+            );
+            return err_expr(span);
+        }
+        let target = strip_parens(&c.args[0]);
+        let ix = match target {
+            syn::Expr::Reference(r) if r.mutability.is_some() => match strip_parens(&r.expr) {
+                syn::Expr::Index(ix) => Some(ix),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(ix) = ix else {
+            self.errors.add(
+                target.span(),
+                format!("the first argument of `{name}` must be `&mut a[i]`"),
+            );
+            return err_expr(span);
+        };
+        let Some((aref, idx)) = self.index_parts(ix, true) else {
+            return err_expr(span);
+        };
+        if !matches!(aref.elem, Scalar::I32 | Scalar::U32) {
+            self.errors.add(
+                target.span(),
+                format!(
+                    "atomics work on `i32` and `u32` elements (OpenCL C 1.2), not `{}`",
+                    aref.elem.rust()
+                ),
+            );
+        }
+        let ty = Ty::S(aref.elem);
+        let vals: Vec<Expr> = c.args.iter().skip(1).map(|a| self.expr(a)).collect();
+        for v in &vals {
+            self.unify(ty, v.ty, v.span, &format!(" in argument of `{name}`"));
+        }
+        Expr {
+            kind: ExprKind::Atomic(op, aref, Box::new(idx), vals),
+            ty,
+            span,
+        }
+    }
+
+    fn device_call(&mut self, sig: &DevSig, c: &syn::ExprCall) -> Expr {
+        let span = c.span();
+        if !self.callees.contains(&sig.name) {
+            self.callees.push(sig.name.clone());
+        }
+        if c.args.len() != sig.params.len() {
+            self.errors.add(
+                span,
+                format!(
+                    "`{}` takes {} arguments, but {} given",
+                    sig.name,
+                    sig.params.len(),
+                    given(c.args.len())
+                ),
+            );
+            return err_expr(span);
+        }
+        let mut args = Vec::new();
+        for (a, p) in c.args.iter().zip(&sig.params) {
+            match *p {
+                ParamTy::Scalar(s) => {
+                    let v = self.expr(a);
+                    self.unify(Ty::S(s), v.ty, v.span, &format!(" in argument of `{}`", sig.name));
+                    args.push(CallArg::Value(v));
+                }
+                ParamTy::Slice { elem, mutable } => {
+                    let want = format!("{}[{}]", if mutable { "&mut " } else { "&" }, elem.rust());
+                    let binding = match strip_parens(a) {
+                        syn::Expr::Path(p) => p
+                            .path
+                            .get_ident()
+                            .and_then(|id| self.lookup(&id.to_string()).cloned()),
+                        _ => None,
+                    };
+                    match binding {
+                        Some(Binding::Array {
+                            aref,
+                            mutable: m,
+                            len: ArrLen::Param(len),
+                        }) => {
+                            if aref.elem != elem || (mutable && !m) {
+                                let have = format!("{}[{}]", if m { "&mut " } else { "&" }, aref.elem.rust());
+                                self.errors.add(
+                                    a.span(),
+                                    format!("mismatched types: expected `{want}`, found `{have}`"),
+                                );
+                            }
+                            args.push(CallArg::Slice(aref.name, len));
+                        }
+                        Some(Binding::Array {
+                            len: ArrLen::Local(_),
+                            ..
+                        }) => self.errors.add(
+                            a.span(),
+                            "local arrays cannot be passed to device functions (different address space)",
+                        ),
+                        Some(Binding::Poison) => {}
+                        _ => self.errors.add(
+                            a.span(),
+                            format!("expected a slice parameter of type `{want}` (pass it by name)"),
+                        ),
+                    }
+                }
+            }
+        }
+        let ty = sig.ret.map(Ty::S).unwrap_or(Ty::Unit);
+        Expr {
+            kind: ExprKind::Call(device_fn_cl_name(&sig.name), args),
+            ty,
+            span,
+        }
+    }
+}
+
+/// Device functions a body calls that are not intrinsics (found syntactically, before
+/// type checking, so that their signatures can be fetched first).
+pub fn called_functions(body: &syn::Block) -> Vec<syn::Ident> {
+    use syn::visit::Visit;
+    #[derive(Default)]
+    struct V {
+        calls: Vec<syn::Ident>,
+        locals: HashSet<String>,
+    }
+    impl<'ast> Visit<'ast> for V {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = strip_parens(&c.func) {
+                if let Some(id) = p.path.get_ident() {
+                    let n = id.to_string();
+                    if !is_intrinsic(&n) && suggest(&n).is_none() && !self.calls.iter().any(|i| *i == n) {
+                        self.calls.push(id.clone());
+                    }
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            self.locals.extend(pattern_idents(&l.pat));
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_item(&mut self, i: &'ast syn::Item) {
+            if let syn::Item::Fn(f) = i {
+                self.locals.insert(f.sig.ident.to_string());
+            }
+        }
+    }
+    let mut v = V::default();
+    v.visit_block(body);
+    let locals = v.locals;
+    v.calls
+        .into_iter()
+        .filter(|c| !locals.contains(&c.to_string()))
+        .collect()
+}

@@ -1,0 +1,189 @@
+//! Literals and constants: integer, float and `bool` literals with their inference
+//! variables, the constants of the scalar types (`f32::consts::PI`, `i32::MAX`, ...), and
+//! the final check that every integer literal fits the type it was inferred to have.
+
+use super::{err_expr, Lowerer};
+use crate::diag::Sp;
+use crate::ir::*;
+use crate::signature::SCALARS;
+
+impl Lowerer<'_> {
+    /// Checks that integer literals fit their final types (known only once the whole
+    /// body is lowered, as in Rust).
+    pub fn finish(&mut self) {
+        for (v, ty, span) in std::mem::take(&mut self.int_lits) {
+            if let Some(s) = self.infer.scalar(ty) {
+                if s.is_int() {
+                    let (lo, hi) = s.int_range();
+                    if v < lo || v > hi {
+                        if v < 0 && lo == 0 {
+                            self.errors.add(
+                                span,
+                                format!("cannot apply unary operator `-` to type `{}`", s.rust()),
+                            );
+                        } else {
+                            self.errors
+                                .add(span, format!("literal out of range for `{}`", s.rust()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn lit(&mut self, l: &syn::Lit, span: Sp, neg: bool) -> Expr {
+        match l {
+            syn::Lit::Int(i) => {
+                let ty = match i.suffix() {
+                    "" => self.infer.fresh(VarKind::Int),
+                    s => match Scalar::from_rust(s) {
+                        Some(t) if t.is_int() => Ty::S(t),
+                        Some(t) if t.is_float() => Ty::S(t),
+                        _ => {
+                            self.errors.add(
+                                span,
+                                format!("unsupported literal suffix `{s}`; use one of {}", SCALARS),
+                            );
+                            Ty::Never
+                        }
+                    },
+                };
+                if self.infer.is_float(ty) {
+                    let v = i.base10_parse::<f64>().unwrap_or(0.0);
+                    return Expr {
+                        kind: ExprKind::Float(if neg { -v } else { v }),
+                        ty,
+                        span,
+                    };
+                }
+                // Literal patterns carry their sign in the token (`-1 => ...`).
+                let digits = i.base10_digits();
+                let (neg, digits) = match digits.strip_prefix('-') {
+                    Some(d) => (!neg, d),
+                    None => (neg, digits),
+                };
+                let v = match digits.parse::<u128>() {
+                    Ok(v) if v <= u64::MAX as u128 => v as i128,
+                    _ => {
+                        self.errors
+                            .add(span, "integer literal is too large (at most 64 bits)");
+                        0
+                    }
+                };
+                let v = if neg { -v } else { v };
+                self.int_lits.push((v, ty, span));
+                Expr {
+                    kind: ExprKind::Int(v),
+                    ty,
+                    span,
+                }
+            }
+            syn::Lit::Float(f) => {
+                let ty = match f.suffix() {
+                    "" => self.infer.fresh(VarKind::Float),
+                    "f32" => Ty::S(Scalar::F32),
+                    "f64" => Ty::S(Scalar::F64),
+                    s => {
+                        self.errors.add(
+                            span,
+                            format!("unsupported float literal suffix `{s}`; use `f32` or `f64`"),
+                        );
+                        Ty::Never
+                    }
+                };
+                let v = f.base10_parse::<f64>().unwrap_or(0.0);
+                Expr {
+                    kind: ExprKind::Float(if neg { -v } else { v }),
+                    ty,
+                    span,
+                }
+            }
+            syn::Lit::Bool(b) => {
+                if neg {
+                    self.errors
+                        .add(span, "cannot apply unary operator `-` to type `bool`");
+                }
+                Expr {
+                    kind: ExprKind::Bool(b.value),
+                    ty: Ty::S(Scalar::Bool),
+                    span,
+                }
+            }
+            _ => {
+                self.errors.add(
+                    span,
+                    "unsupported literal; kernels support integer, float and `bool` literals",
+                );
+                err_expr(span)
+            }
+        }
+    }
+
+    pub(super) fn constant(&mut self, segs: &[&str], span: Sp) -> Option<Expr> {
+        let (ty, name) = match segs {
+            [t, "consts", c] => (Scalar::from_rust(t).filter(|t| t.is_float())?, *c),
+            [t, c] => (Scalar::from_rust(t).filter(|t| *t != Scalar::Bool)?, *c),
+            _ => return None,
+        };
+        use std::f64::consts as k;
+        if ty.is_float() {
+            let is32 = ty == Scalar::F32;
+            let v = match name {
+                "PI" => k::PI,
+                "TAU" => k::TAU,
+                "E" => k::E,
+                "SQRT_2" => k::SQRT_2,
+                "FRAC_1_SQRT_2" => k::FRAC_1_SQRT_2,
+                "LN_2" => k::LN_2,
+                "LN_10" => k::LN_10,
+                "LOG2_E" => k::LOG2_E,
+                "LOG10_E" => k::LOG10_E,
+                "LOG2_10" => k::LOG2_10,
+                "LOG10_2" => k::LOG10_2,
+                "FRAC_PI_2" => k::FRAC_PI_2,
+                "FRAC_PI_3" => k::FRAC_PI_3,
+                "FRAC_PI_4" => k::FRAC_PI_4,
+                "FRAC_PI_6" => k::FRAC_PI_6,
+                "FRAC_PI_8" => k::FRAC_PI_8,
+                "FRAC_1_PI" => k::FRAC_1_PI,
+                "FRAC_2_PI" => k::FRAC_2_PI,
+                "FRAC_2_SQRT_PI" => k::FRAC_2_SQRT_PI,
+                "MAX" if is32 => f32::MAX as f64,
+                "MIN" if is32 => f32::MIN as f64,
+                "MIN_POSITIVE" if is32 => f32::MIN_POSITIVE as f64,
+                "EPSILON" if is32 => f32::EPSILON as f64,
+                "MAX" => f64::MAX,
+                "MIN" => f64::MIN,
+                "MIN_POSITIVE" => f64::MIN_POSITIVE,
+                "EPSILON" => f64::EPSILON,
+                "INFINITY" => f64::INFINITY,
+                "NEG_INFINITY" => f64::NEG_INFINITY,
+                "NAN" => f64::NAN,
+                _ => return None,
+            };
+            return Some(Expr {
+                kind: ExprKind::Float(v),
+                ty: Ty::S(ty),
+                span,
+            });
+        }
+        let (lo, hi) = ty.int_range();
+        let v = match name {
+            "MAX" => hi,
+            "MIN" => lo,
+            "BITS" => {
+                return Some(Expr {
+                    kind: ExprKind::Int(ty.bits() as i128),
+                    ty: Ty::S(Scalar::U32),
+                    span,
+                });
+            }
+            _ => return None,
+        };
+        Some(Expr {
+            kind: ExprKind::Int(v),
+            ty: Ty::S(ty),
+            span,
+        })
+    }
+}

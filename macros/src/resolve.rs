@@ -1,0 +1,96 @@
+//! Calls across macro invocations. A proc macro sees only its own input, so a caller of a
+//! `#[device_fn]` (a kernel, another device function, an `expr!`) cannot read the
+//! callee's signature. Instead each `#[device_fn]` defines a hidden `macro_rules!` that
+//! knows its signature and source:
+//!
+//! - `name!(@resolve [next ...] [sigs ...] item)` appends its encoded signature to `sigs`
+//!   and hands on to the next callee's macro; the last one expands to
+//!   `__lazycl_resolved! { [sigs ...] item }`, where the translation runs with every
+//!   callee's signature known;
+//! - `name!(@source)` expands to the callee's OpenCL C source, which the caller's source
+//!   concatenates at compile time.
+//!
+//! This module names those macros, starts the chain, writes the `@source` references and
+//! parses the input of `__lazycl_resolved!`. The macros themselves are generated with
+//! the device function (`function::device_fn`).
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+use syn::parse::{Parse, ParseStream};
+
+use crate::ir::DevSig;
+use crate::signature::FnKind;
+
+/// The name of the hidden macro a `#[device_fn]` called `name` defines.
+pub fn devfn_macro(name: &str, span: Span) -> Ident {
+    Ident::new(&format!("__lazycl_device_fn_{name}"), span)
+}
+
+/// `first! { @resolve [rest ...] [] item }`: the chain through the callees' macros (in
+/// call order) that ends in `__lazycl_resolved! { [sigs ...] item }`; `None` without
+/// callees.
+pub fn resolve_chain(macros: Vec<Ident>, item: TokenStream) -> Option<TokenStream> {
+    let mut macros = macros.into_iter();
+    let first = macros.next()?;
+    let rest: Vec<Ident> = macros.collect();
+    Some(quote! { #first! { @resolve [#(#rest)*] [] #item } })
+}
+
+/// `m!(@source)` for each callee's macro `m`: the callees' OpenCL C sources, to
+/// concatenate before the caller's own.
+pub fn callee_sources(macros: impl Iterator<Item = Ident>) -> Vec<TokenStream> {
+    macros.map(|m| quote! { #m!(@source) }).collect()
+}
+
+/// Input of `__lazycl_resolved!`: `["sig" ...] kernel|device_fn fn ...` or
+/// `["sig" ...] expr <expr! input>`.
+pub struct Resolved {
+    sigs: Vec<syn::LitStr>,
+    pub item: ResolvedItem,
+}
+
+/// What is translated once the signatures are known.
+pub enum ResolvedItem {
+    Fn(FnKind, Box<syn::ItemFn>),
+    Expr(TokenStream),
+}
+
+impl Parse for Resolved {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let content;
+        syn::bracketed!(content in input);
+        let mut sigs = Vec::new();
+        while !content.is_empty() {
+            sigs.push(content.parse::<syn::LitStr>()?);
+        }
+        let k: Ident = input.parse()?;
+        let item = if k == "expr" {
+            ResolvedItem::Expr(input.parse()?)
+        } else {
+            let kind = if k == "kernel" {
+                FnKind::Kernel
+            } else {
+                FnKind::DeviceFn
+            };
+            ResolvedItem::Fn(kind, Box::new(input.parse()?))
+        };
+        Ok(Resolved { sigs, item })
+    }
+}
+
+impl Resolved {
+    /// The signatures passed along by the chain.
+    pub fn sigs(&self) -> syn::Result<Vec<DevSig>> {
+        self.sigs
+            .iter()
+            .map(|l| {
+                DevSig::decode(&l.value()).ok_or_else(|| {
+                    syn::Error::new(
+                        l.span(),
+                        "lazycl internal error: malformed device function signature",
+                    )
+                })
+            })
+            .collect()
+    }
+}
