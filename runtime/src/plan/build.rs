@@ -199,7 +199,7 @@ fn reduce_layout(
     };
     let lanes = lanes.min(group_size);
     let vector = lanes > 0 && only_innermost;
-    let aligned = vector && dims[rank - 1] % VECTOR_WIDTH == 0;
+    let aligned = vector && dims[rank - 1].is_multiple_of(VECTOR_WIDTH);
     // The column layout needs the outputs to be exactly the innermost dim (no kept
     // outer dims: with those, one work-item per output keeps every work-item busy).
     let columns = lanes == 0 && n_out == dims[rank - 1];
