@@ -1,5 +1,6 @@
-//! The floor plan, checked: in `runtime/src` a module may use only the layers below its
-//! own (ARCHITECTURE.md, "Layers"), and the cache key is written in one place. A failure
+//! The floor plan, checked: in `runtime/src` and `macros/src` a module may use only its
+//! own layer and those below (ARCHITECTURE.md, "Layers"), and the cache key is written in
+//! one place. A failure
 //! names the file and the import; move the code, do not widen the rule.
 
 use std::path::{Path, PathBuf};
@@ -16,6 +17,18 @@ const RUNTIME_LAYERS: &[&[&str]] = &[
     &["codegen"],
     &["exec"],
     &["api", "expr"],
+];
+
+/// The macros' layers, bottom first (macros/src/lib.rs states them).
+const MACRO_LAYERS: &[&[&str]] = &[
+    &["diag"],
+    &["ir"],
+    &["signature"],
+    &["lower"],
+    &["emit"],
+    &["resolve"],
+    &["expr"],
+    &["function"],
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -58,13 +71,24 @@ fn crate_paths(code: &str) -> Vec<String> {
     out
 }
 
-fn layer_of(module: &str) -> Option<usize> {
-    RUNTIME_LAYERS.iter().position(|l| l.contains(&module))
+fn layer_of(layers: &[&[&str]], module: &str) -> Option<usize> {
+    layers.iter().position(|l| l.contains(&module))
 }
 
 #[test]
 fn runtime_imports_never_go_up_a_layer() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/src");
+    check_layers("runtime/src", RUNTIME_LAYERS);
+}
+
+#[test]
+fn macro_imports_never_go_up_a_layer() {
+    check_layers("macros/src", MACRO_LAYERS);
+}
+
+/// Every `crate::` path of every file under `dir` (but the crate root) names a module of
+/// its own layer or one below.
+fn check_layers(dir: &str, layers: &[&[&str]]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut files = Vec::new();
     rust_files(&root, &mut files);
     let mut wrong = Vec::new();
@@ -80,9 +104,9 @@ fn runtime_imports_never_go_up_a_layer() {
         if top == "lib" {
             continue;
         }
-        let Some(mine) = layer_of(&top) else {
+        let Some(mine) = layer_of(layers, &top) else {
             wrong.push(format!(
-                "{}: module `{top}` is in no layer of RUNTIME_LAYERS",
+                "{}: module `{top}` is in no layer of {dir}",
                 rel.display()
             ));
             continue;
@@ -96,7 +120,7 @@ fn runtime_imports_never_go_up_a_layer() {
                 ));
                 continue;
             }
-            match layer_of(&used) {
+            match layer_of(layers, &used) {
                 Some(theirs) if theirs <= mine => {}
                 Some(_) => wrong.push(format!("{}: uses crate::{used}, a higher layer", rel.display())),
                 None => wrong.push(format!(
