@@ -13,6 +13,7 @@ use std::fmt::Write;
 use crate::dtype::DType;
 use crate::fuse::{KernelPlan, OpCode, ReducePlan, Value};
 use crate::graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
+use crate::layout::VECTOR_WIDTH;
 
 /// The column layout of reductions over rows.
 mod column;
@@ -20,7 +21,6 @@ mod column;
 mod finish_in;
 /// The three layouts of a column reduction with a row reduction inside.
 mod row_column;
-pub(crate) use row_column::GROUP_ROWS_LOCAL_BYTES;
 
 use column::column_layout;
 
@@ -288,9 +288,6 @@ fn emit_values_upto(
         let _ = writeln!(body, "{indent}const {} v{i} = {e};", vt(plan.values[i].1));
     }
 }
-
-/// Elements per work-item iteration in the vectorized elementwise path.
-pub(crate) const VECTOR_WIDTH: usize = 4;
 
 /// Pragmas and helper functions.
 fn prelude(plan: &KernelPlan, helpers: &Helpers) -> String {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::array::Array;
 use crate::buffer::DeviceBuffer;
-use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME, VECTOR_WIDTH};
+use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
 use crate::context::ContextInner;
 use crate::dtype::Element;
 use crate::dtype::{DType, ScalarBits};
@@ -21,6 +21,7 @@ use crate::fuse::{
 use crate::graph::NodeRef;
 use crate::graph::ReduceOp;
 use crate::kernel::{CompiledKernel, KernelArg};
+use crate::layout::VECTOR_WIDTH;
 use crate::program::{build_options, obtain};
 use crate::queue::{Command, Queue, QueueInner};
 use crate::stats::Counters;

@@ -4,10 +4,10 @@
 //! own reduction, and whether float sums are compensated. Every choice that changes a
 //! kernel's source is part of its cache key (`exec::plan` adds them).
 
-use crate::codegen::VECTOR_WIDTH;
 use crate::context::ContextInner;
 use crate::fuse::{ReducePlan, REDUCE_GROUP};
 use crate::graph::ReduceOp;
+use crate::layout::VECTOR_WIDTH;
 use crate::queue::FINISH_COUNTERS;
 
 /// The most work-items to launch for a grid-stride kernel on this device.
@@ -179,7 +179,7 @@ pub(crate) fn widest_shared_row(ctx: &ContextInner) -> usize {
 /// its work-group limit and its local memory, less 1 KiB: 512 with NVIDIA's 48 KiB).
 fn largest_group(ctx: &ContextInner) -> usize {
     let by_memory =
-        (ctx.device.local_mem_bytes as usize).saturating_sub(1024) / crate::codegen::GROUP_ROWS_LOCAL_BYTES;
+        (ctx.device.local_mem_bytes as usize).saturating_sub(1024) / crate::layout::GROUP_ROWS_LOCAL_BYTES;
     let max = ctx
         .device
         .max_work_group_size

@@ -541,11 +541,11 @@ pub(crate) fn plan_kernel(
         };
         let lanes = lanes.min(group_size);
         let vector = lanes > 0 && only_innermost;
-        let aligned = vector && dims[rank - 1] % crate::codegen::VECTOR_WIDTH == 0;
+        let aligned = vector && dims[rank - 1] % crate::layout::VECTOR_WIDTH == 0;
         // The column layout needs the outputs to be exactly the innermost dim (no kept
         // outer dims: with those, one work-item per output keeps every work-item busy).
         let columns = lanes == 0 && n_out == dims[rank - 1];
-        let w = crate::codegen::VECTOR_WIDTH;
+        let w = crate::layout::VECTOR_WIDTH;
         let column_width = if columns && !spec.op.is_arg() && n_out.is_multiple_of(w) {
             w
         } else {

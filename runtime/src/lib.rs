@@ -19,6 +19,7 @@ mod fit;
 mod fuse;
 mod graph;
 pub mod kernel;
+mod layout;
 mod ops;
 mod program;
 mod queue;

@@ -30,20 +30,13 @@ use std::fmt::Write;
 
 use super::{
     combine, emit_values_upto, identity, reduce_indices, value_expr, vector_values_upto, vt, Helpers,
-    VECTOR_WIDTH,
 };
 use crate::fuse::{KernelPlan, ReducePlan, RowPart, RowTotal, Value};
 use crate::graph::ReduceOp;
+use crate::layout::{ROWS_PER_STEP, VECTOR_WIDTH};
 
 /// Elements of a row combined at once at the end of [`rows_per_item`].
 const TREE_ELEMENTS: usize = 8;
-
-/// Rows each work-item takes per step (their loads are in flight together).
-const ROWS_PER_STEP: usize = 4;
-
-/// Local memory [`group_rows`] takes per work-item: two halves of a step's row values, of
-/// at most 8 bytes each.
-pub(crate) const GROUP_ROWS_LOCAL_BYTES: usize = 2 * ROWS_PER_STEP * 8;
 
 /// The loop text, at kernel scope (it declares the local buffer of row results), in the
 /// variables of [`super::column_layout`]; `column_body` accumulates row `k` with `rowv`
