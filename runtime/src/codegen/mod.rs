@@ -1,4 +1,9 @@
 //! Code generation: a fused kernel plan becomes OpenCL C. Only runs on a cache miss.
+//!
+//! The entry points: [`fused_source`] prints a plan's program by its kind, and
+//! [`combine_source`] the combine pass of a split reduction. Below them: the kernels'
+//! parameters as data ([`abi`]), the rendering of ops ([`ops`]) and of a plan's values
+//! as statements ([`values`]), and the writer the printers write through ([`writer`]).
 
 use std::fmt::Write;
 
@@ -7,20 +12,20 @@ use crate::fuse::{KernelPlan, ReducePlan, Value};
 use crate::graph::ReduceOp;
 use crate::layout::VECTOR_WIDTH;
 
-/// The column layout of reductions over rows.
+pub(crate) mod abi;
 mod column;
-/// An elementwise kernel that finishes the split reduction it reads.
+mod elementwise;
 mod finish_in;
-/// Op rendering: the expressions of values, helpers, the algebra of reductions.
 mod ops;
-/// The three layouts of a column reduction with a row reduction inside.
 mod row_column;
+mod values;
+mod writer;
 
+pub(crate) use abi::{COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
+
+use abi::fused_signature;
 use column::column_layout;
-use ops::{arg_better, combine, identity, load_index, scalar_arg_type, value_expr, vt, Helpers};
-
-/// The name of every generated fused kernel.
-pub(crate) const FUSED_KERNEL_NAME: &str = "lazycl_fused";
+use ops::{arg_better, combine, identity, load_index, value_expr, vt, Helpers};
 
 fn emit_values(plan: &KernelPlan, full: &str, helpers: &mut Helpers, body: &mut String, indent: &str) {
     emit_values_upto(plan, plan.values.len(), &[], full, helpers, body, indent);
@@ -61,18 +66,6 @@ fn prelude(plan: &KernelPlan, helpers: &Helpers) -> String {
     src
 }
 
-/// Parameters shared by elementwise and reduction kernels: inputs, then scalars.
-fn input_params(plan: &KernelPlan) -> Vec<String> {
-    let mut params: Vec<String> = Vec::new();
-    for (k, (d, _, _)) in plan.inputs.iter().enumerate() {
-        params.push(format!("__global const {}* in{k}", vt(*d)));
-    }
-    for (k, (d, _)) in plan.scalars.iter().enumerate() {
-        params.push(format!("const {} s{k}", scalar_arg_type(*d)));
-    }
-    params
-}
-
 /// Generates the complete OpenCL C program of a fused kernel.
 ///
 /// Elementwise kernels are grid-stride loops. When every load is either full-size or a
@@ -87,92 +80,7 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> String {
     if let Some(f) = &plan.finishes {
         return finish_in::finish_in_source(plan, f);
     }
-    let mut helpers = Helpers::default();
-    let ix = if plan.narrow_index { "uint" } else { "ulong" };
-    let rank = plan.dims.len();
-    let vector = rank == 1;
-    let mut scalar_body = element_indices(plan, ix);
-    emit_values(plan, "gid", &mut helpers, &mut scalar_body, "        ");
-    for (k, (v, _, _)) in plan.outputs.iter().enumerate() {
-        let _ = writeln!(scalar_body, "        out{k}[gid] = v{v};");
-    }
-    let w = VECTOR_WIDTH;
-    let mut vector_body = String::new();
-    if vector {
-        for (slot, (d, mask, _)) in plan.inputs.iter().enumerate() {
-            if *mask == 0 {
-                // A vector pointer, not vload: buffers are aligned far beyond the vector
-                // size, and NVIDIA's compiler emits one wide load only for the pointer.
-                let _ = writeln!(
-                    vector_body,
-                    "        const {t}{w} L{slot} = ((__global const {t}{w}*)in{slot})[q];",
-                    t = vt(*d)
-                );
-            }
-        }
-        for lane in 0..w {
-            for i in 0..plan.values.len() {
-                let e = value_expr(plan, i, "", Some(lane), &mut helpers);
-                let _ = writeln!(
-                    vector_body,
-                    "        const {} v{i}_{lane} = {e};",
-                    vt(plan.values[i].1)
-                );
-            }
-        }
-        for (k, (v, d, _)) in plan.outputs.iter().enumerate() {
-            let parts: Vec<String> = (0..w).map(|l| format!("v{v}_{l}")).collect();
-            let _ = writeln!(
-                vector_body,
-                "        ((__global {t}{w}*)out{k})[q] = ({t}{w})({});",
-                parts.join(", "),
-                t = vt(*d)
-            );
-        }
-    }
-
-    let mut params = input_params(plan);
-    for (k, (_, d, _)) in plan.outputs.iter().enumerate() {
-        params.push(format!("__global {}* out{k}", vt(*d)));
-    }
-    params.push("const ulong n".into());
-    for k in 0..rank {
-        params.push(format!("const ulong d{k}_"));
-    }
-
-    let mut src = prelude(plan, &helpers);
-    let _ = writeln!(src, "__kernel void {FUSED_KERNEL_NAME}({}) {{", params.join(", "));
-    let _ = writeln!(src, "    const {ix} nn = ({ix})n;");
-    src.push_str(&narrow_dims(rank, ix));
-    let start = if vector {
-        let _ = write!(
-            src,
-            "    const {ix} nv = nn / {w}u;\n    for ({ix} q = get_global_id(0); q < nv; q += get_global_size(0)) {{\n{vector_body}    }}\n"
-        );
-        format!("nv * {w}u + get_global_id(0)")
-    } else {
-        "get_global_id(0)".to_string()
-    };
-    let _ = write!(
-        src,
-        "    for ({ix} gid = {start}; gid < nn; gid += get_global_size(0)) {{\n{scalar_body}    }}\n}}\n"
-    );
-    src
-}
-
-/// The indices `i0, i1, ...` of flat element `gid` of an elementwise plan, where a load
-/// needs them (a broadcast input of a plan of several dims).
-fn element_indices(plan: &KernelPlan, ix: &str) -> String {
-    let rank = plan.dims.len();
-    let mut text = String::new();
-    if plan.inputs.iter().any(|i| i.1 != 0) && rank > 1 {
-        let _ = writeln!(text, "        {ix} r = gid;");
-        for k in (1..rank).rev() {
-            let _ = writeln!(text, "        const {ix} i{k} = r % ({ix})d{k}; r /= ({ix})d{k};");
-        }
-        let _ = writeln!(text, "        const {ix} i0 = r;");
-    }
-    text
+    elementwise::elementwise_source(plan)
 }
 
 /// Index decomposition of `(o, k)` into the collapsed dims `i0..`, kept dims from `o` and
@@ -378,35 +286,6 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     }
     let mut src = prelude(plan, &helpers);
     src.push_str("#define NONE ULONG_MAX\n");
-    let mut params = input_params(plan);
-    if let Some(row) = &plan.row {
-        // The row reduction computed inside: one result per row.
-        params.push(format!("__global {}* rowout", vt(row.dtype)));
-    }
-    // Output: the final result when S == 1, else partials [o * S + s].
-    params.push(format!("__global {t}* outv"));
-    params.push("__global ulong* outi".into());
-    params.push("const ulong n_out_".into());
-    params.push("const ulong n_red_".into());
-    params.push("const ulong S_".into());
-    params.push("const uint fin".into());
-    for k in 0..plan.dims.len() {
-        params.push(format!("const ulong d{k}_"));
-    }
-    if r.finish_in_kernel {
-        // The final results, and the queue's counters of finished groups per block.
-        params.push(format!("__global {t}* finv"));
-        params.push("__global ulong* fini".into());
-        params.push("volatile __global uint* done".into());
-    }
-    if let Some(total) = &plan.row_total {
-        // Its parts (one per work-group; the result itself with one segment), its result,
-        // and the queue's counters.
-        let tt = vt(total.dtype);
-        params.push(format!("__global {tt}* totv"));
-        params.push(format!("__global {tt}* totout"));
-        params.push("volatile __global uint* tdone".into());
-    }
     let finish = |indent: &str| -> String {
         if arg {
             format!("{indent}if (fin) {{ outi[o * S + s] = (acci == NONE ? 0 : acci); }} else {{ outv[o * S + s] = acc; outi[o * S + s] = acci; }}\n")
@@ -427,11 +306,7 @@ fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     } else {
         String::new()
     };
-    let _ = writeln!(
-        header,
-        "__kernel{required} void {FUSED_KERNEL_NAME}({}) {{",
-        params.join(", ")
-    );
+    let _ = writeln!(header, "{}", fused_signature(plan, &required));
     let _ = writeln!(
         header,
         "    const {ix} n_out = ({ix})n_out_, n_red = ({ix})n_red_, S = ({ix})S_;"
@@ -630,15 +505,13 @@ pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32, lanes: u32) -> 
     };
     let _ = write!(
         src,
-        "__kernel void {COMBINE_KERNEL_NAME}(__global const {t}* pv, __global const ulong* pi, __global {t}* outv, __global ulong* outi, const ulong S, const ulong n_total, const ulong n_out) {{\n    __local {t} sv[{group}];\n    __local ulong si[{group}];\n    const uint lid = get_local_id(0), lane = lid % {lanes}u, row = lid / {lanes}u;\n    const ulong o = get_group_id(0) * ({group}u / {lanes}u) + row;\n    {t} acc = {id}; ulong acci = NONE;\n    (void)acci; (void)pi; (void)outi; (void)outv; (void)n_total;\n    if (o < n_out) {{\n        for (ulong k = o * S + lane; k < (o + 1) * S; k += {lanes}u) {{\n{step}        }}\n    }}\n    sv[lid] = acc; si[lid] = acci;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint st = {lanes}u / 2u; st > 0u; st >>= 1) {{\n        if (lane < st) {{\n{tree}        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n    if (lane == 0u && o < n_out) {{\n        acc = sv[lid]; acci = si[lid];\n{fin}    }}\n}}\n",
+        "{signature}\n    __local {t} sv[{group}];\n    __local ulong si[{group}];\n    const uint lid = get_local_id(0), lane = lid % {lanes}u, row = lid / {lanes}u;\n    const ulong o = get_group_id(0) * ({group}u / {lanes}u) + row;\n    {t} acc = {id}; ulong acci = NONE;\n    (void)acci; (void)pi; (void)outi; (void)outv; (void)n_total;\n    if (o < n_out) {{\n        for (ulong k = o * S + lane; k < (o + 1) * S; k += {lanes}u) {{\n{step}        }}\n    }}\n    sv[lid] = acc; si[lid] = acci;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint st = {lanes}u / 2u; st > 0u; st >>= 1) {{\n        if (lane < st) {{\n{tree}        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n    if (lane == 0u && o < n_out) {{\n        acc = sv[lid]; acci = si[lid];\n{fin}    }}\n}}\n",
+        signature = abi::combine_signature(d),
         id = identity(op, d),
         tree = tree_step(op, d, "            "),
     );
     src
 }
-
-/// The name of the combine kernel.
-pub(crate) const COMBINE_KERNEL_NAME: &str = "lazycl_combine";
 
 /// The dims as locals of the index type (`uint` when indices fit in 32 bits), so that
 /// index arithmetic in the loops stays 32-bit.

@@ -43,6 +43,16 @@ fn unsigned_of(d: DType) -> &'static str {
 pub(super) struct Helpers(BTreeSet<String>);
 
 impl Helpers {
+    /// Every helper the values of `plan` call: a program declares all of them, whichever
+    /// of the values its layout prints.
+    pub(super) fn of(plan: &KernelPlan) -> Self {
+        let mut helpers = Helpers::default();
+        for i in 0..plan.values.len() {
+            value_expr(plan, i, "", None, &mut helpers);
+        }
+        helpers
+    }
+
     /// The definitions, one a line.
     pub(super) fn iter(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(String::as_str)
