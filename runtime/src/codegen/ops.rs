@@ -332,6 +332,17 @@ pub(super) fn combine(op: ReduceOp, d: DType, a: &str, b: &str) -> String {
     }
 }
 
+/// Four values combined pairwise: `(a ⊕ b) ⊕ (c ⊕ d)`, a shorter dependency chain than
+/// one after the other.
+pub(super) fn combine_four(op: ReduceOp, d: DType, four: [&str; 4]) -> String {
+    combine(
+        op,
+        d,
+        &combine(op, d, four[0], four[1]),
+        &combine(op, d, four[2], four[3]),
+    )
+}
+
 /// Whether candidate `(b, bi)` replaces the current best `(a, ai)` of an arg reduction:
 /// a strictly better value, an equal value at a lower index, or anything over "none yet"
 /// or over a NaN.

@@ -2,10 +2,11 @@
 //! lane of a vector step, with the index decompositions they read; and the prelude that
 //! declares the helpers they call.
 
-use super::ops::{value_expr, vt, Helpers};
+use super::ops::{load_index, value_expr, vt, Helpers};
 use super::writer::Src;
 use crate::dtype::DType;
-use crate::fuse::KernelPlan;
+use crate::fuse::{KernelPlan, ReducePlan, Value};
+use crate::layout::VECTOR_WIDTH;
 
 /// The pragmas every program starts with. Rust never contracts `a * b + c` into an fma;
 /// neither do we (`mul_add` does, explicitly).
@@ -78,6 +79,96 @@ impl<'a> Values<'a> {
                 src.line(format_args!("const {ix} i{k} = r % ({ix})d{k}; r /= ({ix})d{k};"));
             }
             src.line(format_args!("const {ix} i0 = r;"));
+        }
+    }
+
+    /// Index decomposition of `(o, k)` into the collapsed dims `i0..`, kept dims from `o`
+    /// and reduced dims from `k`, then the full linear index `fidx`.
+    pub(super) fn reduce_indices(&self, r: &ReducePlan, src: &mut Src) {
+        let (rank, ix) = (self.plan.dims.len(), self.ix);
+        for (var, reduced) in [("o", false), ("k", true)] {
+            let dims: Vec<usize> = (0..rank)
+                .filter(|&d| (r.red_mask & (1 << d) != 0) == reduced)
+                .collect();
+            if dims.is_empty() {
+                continue;
+            }
+            src.line(format_args!("{ix} q{var} = {var};"));
+            for (n, &d) in dims.iter().enumerate().rev() {
+                if n == 0 {
+                    src.line(format_args!("const {ix} i{d} = q{var};"));
+                } else {
+                    src.line(format_args!("const {ix} i{d} = q{var} % d{d}; q{var} /= d{d};"));
+                }
+            }
+        }
+        src.line(format_args!("const {ix} fidx = {};", load_index(0, rank)));
+    }
+
+    /// The reduced element `k` of output `o`: its indices, then the values before `upto`
+    /// as `v{i}` (those in `given` are in scope as `h{i}`).
+    pub(super) fn at_element(&mut self, r: &ReducePlan, upto: usize, given: &[usize], src: &mut Src) {
+        self.reduce_indices(r, src);
+        self.upto(upto, given, "fidx", src);
+    }
+
+    /// The start of a loop body that handles [`VECTOR_WIDTH`] neighbouring elements along
+    /// the innermost dim: the indices of the first, one vector load per input that varies
+    /// along that dim (others are single loads, shared by the lanes), and the values before
+    /// `upto` per lane as `v{i}_{lane}` (those in `given` are in scope as `h{i}`, the same
+    /// in every lane). Aligned loads go through a vector pointer (buffers are aligned far
+    /// beyond the vector size), so that the compiler emits one wide load: `vload` is much
+    /// slower on NVIDIA.
+    pub(super) fn lanes(
+        &mut self,
+        r: &ReducePlan,
+        upto: usize,
+        given: &[usize],
+        aligned: bool,
+        src: &mut Src,
+    ) {
+        let plan = self.plan;
+        let w = VECTOR_WIDTH;
+        let rank = plan.dims.len();
+        let last = 1u32 << (rank - 1);
+        let vec_slots: Vec<bool> = plan.inputs.iter().map(|i| i.1 & last == 0).collect();
+        self.reduce_indices(r, src);
+        for (slot, (dt, mask, _)) in plan.inputs.iter().enumerate() {
+            if vec_slots[slot] {
+                let idx = if *mask == 0 {
+                    "fidx".to_string()
+                } else {
+                    load_index(*mask, rank)
+                };
+                let v = vt(*dt);
+                let load = if aligned {
+                    format!("((__global const {v}{w}*)in{slot})[({idx}) / {w}u]")
+                } else {
+                    format!("vload{w}(0, in{slot} + {idx})")
+                };
+                src.line(format_args!("const {v}{w} L{slot} = {load};"));
+            }
+        }
+        for lane in 0..w {
+            for i in 0..upto {
+                let e = if given.contains(&i) {
+                    format!("h{i}")
+                } else {
+                    self.lane_expr(i, lane, &vec_slots)
+                };
+                src.line(format_args!("const {} v{i}_{lane} = {e};", vt(plan.values[i].1)));
+            }
+        }
+    }
+
+    /// Lane `lane` of value `i` in a vectorized reduction step: slots in `vec_slots` were
+    /// loaded as vectors `L{slot}`; other loads are the same element for every lane.
+    fn lane_expr(&mut self, i: usize, lane: usize, vec_slots: &[bool]) -> String {
+        let plan = self.plan;
+        match plan.values[i].0 {
+            Value::Load { slot } if vec_slots[slot] => format!("L{slot}.s{lane}"),
+            Value::Load { slot } => format!("in{slot}[{}]", load_index(plan.inputs[slot].1, plan.dims.len())),
+            _ => self.expr(i, "", Some(lane)),
         }
     }
 }

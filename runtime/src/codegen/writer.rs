@@ -48,9 +48,28 @@ impl Src {
         self.line(tail);
     }
 
+    /// A line that closes the innermost open block and opens another (`} else {`).
+    pub(super) fn reopen(&mut self, line: impl Display) {
+        self.close_with(line);
+        self.depth += 1;
+    }
+
     /// Text written by another [`Src`], at its own depth, appended as it stands.
     pub(super) fn text(&mut self, text: &str) {
         self.text.push_str(text);
+    }
+
+    /// Writes with `f` `levels` deeper than the current depth (shallower where negative),
+    /// without a block, then goes back. For the places where the generated code's
+    /// indentation does not follow its blocks: a body shared by layouts that nest it
+    /// differently stands at one depth in all of them, and some blocks stand at the depth
+    /// of the `if` or loop around them.
+    pub(super) fn shifted<R>(&mut self, levels: isize, f: impl FnOnce(&mut Self) -> R) -> R {
+        let before = self.depth;
+        self.depth = before.saturating_add_signed(levels);
+        let result = f(self);
+        self.depth = before;
+        result
     }
 
     /// The text written.
