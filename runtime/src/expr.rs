@@ -7,8 +7,6 @@ use crate::api::array::Array;
 use crate::backend::context::ContextInner;
 use crate::dtype::{DType, Element, ScalarBits};
 pub use crate::graph::template::ExprTemplate;
-// Temporary, for codegen until it imports from graph::template.
-pub(crate) use crate::graph::template::{instantiate, template};
 use crate::graph::{NodeRef, Op};
 
 /// One operand of an `expr!` node: an array, or a host scalar passed as a kernel argument.

@@ -27,14 +27,6 @@ mod api;
 // diagnostics of user code name it (tests/ui/expr/*.stderr).
 mod expr;
 
-// Temporary paths for codegen, which moves in its own step.
-mod fuse {
-    pub(crate) use crate::plan::*;
-}
-mod queue {
-    pub(crate) use crate::layout::ROW_TOTAL_COUNTER;
-}
-
 pub use api::array::Array;
 pub use api::context::{ContextBuilder, DEFAULT_MAX_QUEUED_COMMANDS};
 pub use api::eval::{eval, EvalList, NodeHandle};

@@ -11,11 +11,12 @@ use crate::backend::kernel::{CompiledKernel, KernelArg};
 use crate::backend::program::{build_options, obtain};
 use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
-use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME, VECTOR_WIDTH};
+use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::graph::NodeRef;
 use crate::graph::ReduceOp;
+use crate::layout::VECTOR_WIDTH;
 use crate::plan::{key, GKind, GNode, KernelPlan, ReducePlan};
 use crate::stats::Counters;
 

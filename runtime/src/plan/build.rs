@@ -2,9 +2,9 @@
 //! (deduplicated by buffer and broadcast pattern), scalars and outputs, the collapsed
 //! iteration space, and a reduction's layout before the device is known.
 
-use crate::codegen::VECTOR_WIDTH;
 use crate::dtype::DType;
 use crate::graph::ReduceOp;
+use crate::layout::VECTOR_WIDTH;
 
 use super::collect::{GKind, GNode, Inputs, OpCode};
 use super::kernel_plan::{KernelPlan, ReducePlan, RowPart, RowTotal, Value};

@@ -4,9 +4,8 @@
 //! own reduction, and whether float sums are compensated. Every choice that changes a
 //! kernel's source is part of its cache key (`plan::plan` adds them, through `key::fit`).
 
-use crate::codegen::{GROUP_ROWS_LOCAL_BYTES, VECTOR_WIDTH};
 use crate::graph::ReduceOp;
-use crate::layout::FINISH_COUNTERS;
+use crate::layout::{FINISH_COUNTERS, GROUP_ROWS_LOCAL_BYTES, VECTOR_WIDTH};
 
 use super::kernel_plan::{ReducePlan, REDUCE_GROUP};
 use crate::profile::DeviceProfile;

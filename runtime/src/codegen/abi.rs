@@ -1,0 +1,228 @@
+//! The generated kernels' parameters, as data: the one list each kernel's signature is
+//! declared from, and that exec binds the arguments of a launch by ([`bind`]).
+
+use super::ops::{scalar_arg_type, vt};
+use super::writer::Src;
+use crate::backend::kernel::KernelArg;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::plan::KernelPlan;
+
+/// The name of every generated fused kernel.
+pub(crate) const FUSED_KERNEL_NAME: &str = "lazycl_fused";
+
+/// The name of the combine kernel.
+pub(crate) const COMBINE_KERNEL_NAME: &str = "lazycl_combine";
+
+/// One parameter of a fused kernel (its name in the kernel after the colon).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Param {
+    /// Input buffer `slot` (`in{slot}`): read only, except the result of the reduction a
+    /// kernel finishes, which it writes ([`FinishIn`](crate::plan::FinishIn)).
+    Input(usize),
+    /// Scalar argument `slot` by value (`s{slot}`).
+    Scalar(usize),
+    /// Output `k` of an elementwise kernel (`out{k}`).
+    Output(usize),
+    /// An elementwise kernel's element count (`n`).
+    Numel,
+    /// Collapsed dim `k` (`d{k}_`).
+    Dim(usize),
+    /// The results of the row reduction computed inside a column reduction (`rowout`).
+    RowResult,
+    /// A reduction's values: the results with one segment, else the partials
+    /// `[o * S + s]` (`outv`).
+    Partials,
+    /// An arg reduction's indices, like [`Param::Partials`] (`outi`).
+    PartialIndices,
+    /// A reduction's output count (`n_out_`).
+    NOut,
+    /// The elements reduced into each output (`n_red_`).
+    NRed,
+    /// Segments per output (`S_`).
+    Segments,
+    /// 1 with one segment: the kernel writes the final results (`fin`).
+    OneSegment,
+    /// The results of a reduction that finishes itself in its last work-group (`finv`).
+    Results,
+    /// Their indices, for an arg reduction (`fini`).
+    ResultIndices,
+    /// The queue's counters of finished work-groups per block of outputs (`done`).
+    FinishCounters,
+    /// The parts of a total over the rows beside a row reduction, one per work-group
+    /// (the result itself with one segment; `totv`).
+    TotalParts,
+    /// That total (`totout`).
+    TotalResult,
+    /// The queue's counters the total's work-groups count themselves in (`tdone`).
+    TotalCounters,
+    /// The partials of the split reduction an elementwise kernel finishes (`pv`).
+    FinishedPartials,
+    /// Its segments per output (`S`).
+    FinishedSegments,
+    /// Its elements reduced into each output (`n_total`).
+    FinishedLength,
+}
+
+/// The parameters of the fused kernel of `plan`, in order. Every kernel starts with its
+/// inputs and scalars. An elementwise kernel then takes its outputs, its length and the
+/// dims (and one finishing a split reduction, that reduction's partials and sizes); a
+/// reduction kernel takes its results or partials, sizes and the dims, then the
+/// buffers of what it finishes or computes beside.
+pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
+    let reduce = plan.reduce.is_some();
+    let outputs = if reduce { 0 } else { plan.outputs.len() };
+    let finish_in_kernel = plan.reduce.is_some_and(|r| r.finish_in_kernel);
+    use Param::*;
+    (0..plan.inputs.len())
+        .map(Input)
+        .chain((0..plan.scalars.len()).map(Scalar))
+        .chain((0..outputs).map(Output))
+        .chain(when(!reduce, [Numel]))
+        .chain(when(reduce && plan.row.is_some(), [RowResult]))
+        .chain(when(
+            reduce,
+            [Partials, PartialIndices, NOut, NRed, Segments, OneSegment],
+        ))
+        .chain((0..plan.dims.len()).map(Dim))
+        .chain(when(finish_in_kernel, [Results, ResultIndices, FinishCounters]))
+        .chain(when(
+            reduce && plan.row_total.is_some(),
+            [TotalParts, TotalResult, TotalCounters],
+        ))
+        .chain(when(
+            !reduce && plan.finishes.is_some(),
+            [FinishedPartials, FinishedSegments, FinishedLength],
+        ))
+}
+
+/// `params` where `on`, else none.
+fn when<const N: usize>(on: bool, params: [Param; N]) -> impl Iterator<Item = Param> {
+    on.then_some(params).into_iter().flatten()
+}
+
+/// One parameter of the combine kernel, the second pass of a split reduction (its name
+/// in the kernel after the colon).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CombineParam {
+    /// The reduction's partials `[o * S + s]` (`pv`).
+    Partials,
+    /// Their indices, for an arg reduction (`pi`).
+    PartialIndices,
+    /// The results (`outv`).
+    Results,
+    /// Their indices (`outi`).
+    ResultIndices,
+    /// Segments per output (`S`).
+    Segments,
+    /// The elements reduced into each output (`n_total`).
+    NRed,
+    /// The output count (`n_out`).
+    NOut,
+}
+
+/// The parameters of the combine kernel, in order.
+pub(crate) const COMBINE_PARAMS: [CombineParam; 7] = [
+    CombineParam::Partials,
+    CombineParam::PartialIndices,
+    CombineParam::Results,
+    CombineParam::ResultIndices,
+    CombineParam::Segments,
+    CombineParam::NRed,
+    CombineParam::NOut,
+];
+
+/// Sets `args` to the arguments of a launch: one per parameter of `params`, in order,
+/// each the one `arg` gives for it.
+#[allow(dead_code)] // Until exec binds its launches through it.
+pub(crate) fn bind<P>(
+    params: impl IntoIterator<Item = P>,
+    args: &mut Vec<KernelArg>,
+    mut arg: impl FnMut(P) -> Result<KernelArg>,
+) -> Result<()> {
+    args.clear();
+    for p in params {
+        args.push(arg(p)?);
+    }
+    Ok(())
+}
+
+/// The declaration of parameter `p` in the kernel of `plan`.
+fn declaration(plan: &KernelPlan, p: Param) -> String {
+    // The element type of a reduction's values.
+    let reduced = || plan.reduce.map_or("", |r| vt(r.in_dtype));
+    match p {
+        Param::Input(k) => match plan.finishes {
+            Some(f) if f.slot == k => format!("__global {}* in{k}", vt(f.dtype)),
+            _ => format!("__global const {}* in{k}", vt(plan.inputs[k].0)),
+        },
+        Param::Scalar(k) => format!("const {} s{k}", scalar_arg_type(plan.scalars[k].0)),
+        Param::Output(k) => format!("__global {}* out{k}", vt(plan.outputs[k].1)),
+        Param::Numel => "const ulong n".into(),
+        Param::Dim(k) => format!("const ulong d{k}_"),
+        Param::RowResult => format!("__global {}* rowout", plan.row.map_or("", |row| vt(row.dtype))),
+        Param::Partials => format!("__global {}* outv", reduced()),
+        Param::PartialIndices => "__global ulong* outi".into(),
+        Param::NOut => "const ulong n_out_".into(),
+        Param::NRed => "const ulong n_red_".into(),
+        Param::Segments => "const ulong S_".into(),
+        Param::OneSegment => "const uint fin".into(),
+        Param::Results => format!("__global {}* finv", reduced()),
+        Param::ResultIndices => "__global ulong* fini".into(),
+        Param::FinishCounters => "volatile __global uint* done".into(),
+        Param::TotalParts => format!("__global {}* totv", total_type(plan)),
+        Param::TotalResult => format!("__global {}* totout", total_type(plan)),
+        Param::TotalCounters => "volatile __global uint* tdone".into(),
+        Param::FinishedPartials => {
+            format!("__global const {}* pv", plan.finishes.map_or("", |f| vt(f.dtype)))
+        }
+        Param::FinishedSegments => "const ulong S".into(),
+        Param::FinishedLength => "const ulong n_total".into(),
+    }
+}
+
+/// The element type of a total over the rows beside a row reduction.
+fn total_type(plan: &KernelPlan) -> &'static str {
+    plan.row_total.map_or("", |t| vt(t.dtype))
+}
+
+/// The declaration of combine parameter `p` for element type `d`.
+fn combine_declaration(p: CombineParam, d: DType) -> String {
+    let t = vt(d);
+    match p {
+        CombineParam::Partials => format!("__global const {t}* pv"),
+        CombineParam::PartialIndices => "__global const ulong* pi".into(),
+        CombineParam::Results => format!("__global {t}* outv"),
+        CombineParam::ResultIndices => "__global ulong* outi".into(),
+        CombineParam::Segments => "const ulong S".into(),
+        CombineParam::NRed => "const ulong n_total".into(),
+        CombineParam::NOut => "const ulong n_out".into(),
+    }
+}
+
+/// The first line of the fused kernel of `plan`, its parameters declared, after
+/// `attributes` (empty, or ` __attribute__((...))`).
+pub(super) fn fused_signature(plan: &KernelPlan, attributes: &str) -> String {
+    let params: Vec<String> = params(plan).map(|p| declaration(plan, p)).collect();
+    format!(
+        "__kernel{attributes} void {FUSED_KERNEL_NAME}({}) {{",
+        params.join(", ")
+    )
+}
+
+/// The first line of the combine kernel for element type `d`.
+pub(super) fn combine_signature(d: DType) -> String {
+    let params: Vec<String> = COMBINE_PARAMS
+        .iter()
+        .map(|&p| combine_declaration(p, d))
+        .collect();
+    format!("__kernel void {COMBINE_KERNEL_NAME}({}) {{", params.join(", "))
+}
+
+/// The dims as locals of the index type `ix` (`uint` when indices fit in 32 bits), so that
+/// index arithmetic in the loops stays 32-bit.
+pub(super) fn narrow_dims(rank: usize, ix: &str, src: &mut Src) {
+    for k in 0..rank {
+        src.line(format_args!("const {ix} d{k} = ({ix})d{k}_;"));
+    }
+}

@@ -1,0 +1,86 @@
+//! Elementwise kernels: grid-stride loops over the elements, vectorized where every
+//! load is full-size or a single element.
+
+use super::abi::{fused_signature, narrow_dims};
+use super::ops::vt;
+use super::values::Values;
+use super::writer::Src;
+use crate::layout::VECTOR_WIDTH;
+use crate::plan::KernelPlan;
+
+/// The program of an elementwise plan.
+///
+/// Elementwise kernels are grid-stride loops. When the iteration space collapses to one
+/// dim (every load is either full-size or a single element), the main loop handles
+/// [`VECTOR_WIDTH`] neighbouring elements per work-item with vector loads and stores
+/// (through `T4` pointers), then a scalar loop finishes the tail. Indices are 32-bit when
+/// the element count allows.
+pub(super) fn elementwise_source(plan: &KernelPlan) -> String {
+    let mut v = Values::new(plan);
+    let ix = v.ix;
+    let rank = plan.dims.len();
+    let w = VECTOR_WIDTH;
+    let mut src = Src::at(0);
+    src.text(&v.prelude());
+    src.open(fused_signature(plan, ""));
+    src.line(format_args!("const {ix} nn = ({ix})n;"));
+    narrow_dims(rank, ix, &mut src);
+    let start = if rank == 1 {
+        src.line(format_args!("const {ix} nv = nn / {w}u;"));
+        src.open(format_args!(
+            "for ({ix} q = get_global_id(0); q < nv; q += get_global_size(0)) {{"
+        ));
+        vector_step(&mut v, &mut src);
+        src.close();
+        format!("nv * {w}u + get_global_id(0)")
+    } else {
+        "get_global_id(0)".to_string()
+    };
+    src.open(format_args!(
+        "for ({ix} gid = {start}; gid < nn; gid += get_global_size(0)) {{"
+    ));
+    element_step(&mut v, &mut src);
+    src.close();
+    src.close();
+    src.into_string()
+}
+
+/// Vector `q` of a one-dim plan: one vector load per full-size input, every value per
+/// lane (`v{i}_{lane}`), one vector store per output.
+fn vector_step(v: &mut Values, src: &mut Src) {
+    let plan = v.plan;
+    let w = VECTOR_WIDTH;
+    for (slot, (d, mask, _)) in plan.inputs.iter().enumerate() {
+        if *mask == 0 {
+            // A vector pointer, not vload: buffers are aligned far beyond the vector
+            // size, and NVIDIA's compiler emits one wide load only for the pointer.
+            src.line(format_args!(
+                "const {t}{w} L{slot} = ((__global const {t}{w}*)in{slot})[q];",
+                t = vt(*d)
+            ));
+        }
+    }
+    for lane in 0..w {
+        for i in 0..plan.values.len() {
+            let e = v.expr(i, "", Some(lane));
+            src.line(format_args!("const {} v{i}_{lane} = {e};", vt(plan.values[i].1)));
+        }
+    }
+    for (k, (value, d, _)) in plan.outputs.iter().enumerate() {
+        let parts: Vec<String> = (0..w).map(|l| format!("v{value}_{l}")).collect();
+        src.line(format_args!(
+            "((__global {t}{w}*)out{k})[q] = ({t}{w})({});",
+            parts.join(", "),
+            t = vt(*d)
+        ));
+    }
+}
+
+/// Element `gid`: its indices where a load needs them, every value, the outputs' stores.
+pub(super) fn element_step(v: &mut Values, src: &mut Src) {
+    v.element_indices(src);
+    v.all("gid", src);
+    for (k, (value, _, _)) in v.plan.outputs.iter().enumerate() {
+        src.line(format_args!("out{k}[gid] = v{value};"));
+    }
+}

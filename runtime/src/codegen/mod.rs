@@ -1,0 +1,35 @@
+//! Code generation: a fused kernel plan becomes OpenCL C. Only runs on a cache miss.
+//!
+//! The entry points: [`fused_source`] prints a plan's program by its kind, and
+//! [`combine_source`] the combine pass of a split reduction. Below them: the kernels'
+//! parameters as data ([`abi`]), the rendering of ops ([`ops`]) and of a plan's values
+//! as statements ([`values`]), the statements every reduction shares
+//! ([`accumulators`]), and the writer everything prints through ([`writer`]).
+
+pub(crate) mod abi;
+mod accumulators;
+mod elementwise;
+mod finish_in;
+mod ops;
+mod reduce;
+mod row_column;
+mod values;
+mod writer;
+
+pub(crate) use abi::{COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
+pub(crate) use reduce::combine_source;
+
+use crate::plan::KernelPlan;
+
+/// Generates the complete OpenCL C program of a fused kernel: a reduction
+/// ([`reduce`]), an elementwise kernel that finishes the split reduction it reads
+/// ([`finish_in`]), or a plain elementwise kernel ([`elementwise`]).
+pub(crate) fn fused_source(plan: &KernelPlan) -> String {
+    if let Some(r) = &plan.reduce {
+        return reduce::reduce_source(plan, r);
+    }
+    if let Some(f) = &plan.finishes {
+        return finish_in::finish_in_source(plan, f);
+    }
+    elementwise::elementwise_source(plan)
+}

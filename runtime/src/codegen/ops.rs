@@ -1,0 +1,357 @@
+//! Op rendering: the OpenCL C expression of each value of a plan (unary, binary and
+//! ternary ops, casts, `expr!` templates), the `lz_*` helper functions some of them call,
+//! and the algebra of the reductions (neutral elements, combining, arg comparisons).
+//!
+//! Where OpenCL C and Rust differ, the generated code follows Rust where that is cheap:
+//! signed `+ - *` wrap (computed in unsigned arithmetic), integer division and remainder
+//! by zero give 0 instead of trapping (Rust panics; a trap would kill a CPU device),
+//! `i32::MIN / -1` wraps, float-to-int casts saturate with NaN giving 0 (Rust's `as`),
+//! `%` on floats is `fmod` (Rust's `%`), `min`/`max` ignore a NaN operand, `signum`
+//! and `clamp` keep NaN.
+
+use std::collections::BTreeSet;
+
+use crate::dtype::DType;
+use crate::graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
+use crate::plan::{KernelPlan, OpCode, Value};
+
+/// The OpenCL C type of a value held in a kernel (bools are `uchar` 0/1).
+pub(super) fn vt(d: DType) -> &'static str {
+    d.cl_name()
+}
+
+/// The OpenCL C type of a by-value scalar argument (kernel args cannot be `bool`).
+pub(super) fn scalar_arg_type(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "uint",
+        other => other.cl_name(),
+    }
+}
+
+/// The unsigned type wrapping arithmetic of an integer type is computed in.
+fn unsigned_of(d: DType) -> &'static str {
+    match d {
+        DType::I32 | DType::U32 => "uint",
+        DType::I64 | DType::U64 => "ulong",
+        DType::Bool => "uchar",
+        _ => "",
+    }
+}
+
+/// Helper functions a kernel needs, emitted once each before it (in sorted order).
+#[derive(Default)]
+pub(super) struct Helpers(BTreeSet<String>);
+
+impl Helpers {
+    /// Every helper the values of `plan` call: a program declares all of them, whichever
+    /// of the values its layout prints.
+    pub(super) fn of(plan: &KernelPlan) -> Self {
+        let mut helpers = Helpers::default();
+        for i in 0..plan.values.len() {
+            value_expr(plan, i, "", None, &mut helpers);
+        }
+        helpers
+    }
+
+    /// The definitions, one a line.
+    pub(super) fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
+    }
+
+    /// Definitions an `expr!` needs (device functions), included once.
+    fn raw(&mut self, text: &str) {
+        if !text.trim().is_empty() {
+            self.0.insert(text.to_string());
+        }
+    }
+
+    fn int_div(&mut self, d: DType) -> String {
+        let t = vt(d);
+        let name = format!("lz_div_{t}");
+        let body = if d.is_signed() {
+            format!(
+                "static inline {t} {name}({t} a, {t} b) {{ return b == 0 ? ({t})0 : (b == ({t})-1 ? ({t})(({u})0 - ({u})a) : a / b); }}",
+                u = unsigned_of(d)
+            )
+        } else {
+            format!("static inline {t} {name}({t} a, {t} b) {{ return b == 0 ? ({t})0 : a / b; }}")
+        };
+        self.0.insert(body);
+        name
+    }
+
+    fn int_rem(&mut self, d: DType) -> String {
+        let t = vt(d);
+        let name = format!("lz_rem_{t}");
+        let body = if d.is_signed() {
+            format!("static inline {t} {name}({t} a, {t} b) {{ return (b == 0 || b == ({t})-1) ? ({t})0 : a % b; }}")
+        } else {
+            format!("static inline {t} {name}({t} a, {t} b) {{ return b == 0 ? ({t})0 : a % b; }}")
+        };
+        self.0.insert(body);
+        name
+    }
+
+    fn int_pow(&mut self, d: DType) -> String {
+        let t = vt(d);
+        let u = unsigned_of(d);
+        let name = format!("lz_pow_{t}");
+        self.0.insert(format!(
+            "static inline {t} {name}({t} a, uint e) {{ {u} r = 1, b = ({u})a; while (e) {{ if (e & 1u) r *= b; b *= b; e >>= 1; }} return ({t})r; }}"
+        ));
+        name
+    }
+}
+
+/// Expression text for one value; `full` is the linear index of a load with no broadcast.
+///
+/// With `lane = Some(l)` the value is lane `l` of a vectorized iteration: operands are
+/// `v{i}_{l}` and full loads read component `l` of the vector `L{slot}` loaded before.
+pub(super) fn value_expr(
+    plan: &KernelPlan,
+    idx: usize,
+    full: &str,
+    lane: Option<usize>,
+    helpers: &mut Helpers,
+) -> String {
+    let (value, dtype) = &plan.values[idx];
+    let dtype = *dtype;
+    let t = vt(dtype);
+    let sfx = lane.map_or(String::new(), |l| format!("_{l}"));
+    match value {
+        Value::Load { slot } => {
+            let slot = *slot;
+            let mask = plan.inputs[slot].1;
+            if mask == 0 {
+                match lane {
+                    Some(l) => format!("L{slot}.s{l}"),
+                    None => format!("in{slot}[{full}]"),
+                }
+            } else {
+                format!("in{slot}[{}]", load_index(mask, plan.dims.len()))
+            }
+        }
+        Value::Scalar { slot } => match dtype {
+            DType::Bool => format!("(uchar)(s{slot} != 0u)"),
+            _ => format!("s{slot}"),
+        },
+        Value::Op { code, args, .. } => {
+            let operand = |k: usize| args.get(k).map_or(String::new(), |v| format!("v{v}{sfx}"));
+            let (a, b, c) = (operand(0), operand(1), operand(2));
+            let ad = plan.values[args[0]].1;
+            match *code {
+                // A row reduction computed inside a column reduction: this row's result.
+                OpCode::Reduce(_) => "rowv".to_string(),
+                OpCode::Expr(id) => expr_text(plan, id, args, &sfx, dtype, helpers),
+                OpCode::Unary(u) => unary_expr(u, dtype, ad, &a),
+                OpCode::Binary(op) => binary_expr(op, dtype, &a, &b, helpers),
+                OpCode::Ternary(TernaryOp::Select) => format!("({a} ? {b} : {c})"),
+                OpCode::Ternary(TernaryOp::MulAdd) if dtype.is_float() => format!("fma({a}, {b}, {c})"),
+                OpCode::Ternary(TernaryOp::MulAdd) => {
+                    let u = unsigned_of(dtype);
+                    format!("({t})(({u}){a} * ({u}){b} + ({u}){c})")
+                }
+                OpCode::Ternary(TernaryOp::Clamp) => format!("({a} < {b} ? {b} : ({a} > {c} ? {c} : {a}))"),
+            }
+        }
+    }
+}
+
+fn unary_expr(op: UnaryOp, dtype: DType, from: DType, a: &str) -> String {
+    let t = vt(dtype);
+    let float = dtype.is_float();
+    match op {
+        UnaryOp::Neg if float => format!("(-{a})"),
+        UnaryOp::Neg => format!("({t})(({u})0 - ({u}){a})", u = unsigned_of(dtype)),
+        UnaryOp::Not if dtype == DType::Bool => format!("(uchar)(!{a})"),
+        UnaryOp::Not => format!("(~{a})"),
+        UnaryOp::Sqrt => format!("sqrt({a})"),
+        UnaryOp::Exp => format!("exp({a})"),
+        UnaryOp::Exp2 => format!("exp2({a})"),
+        UnaryOp::Ln => format!("log({a})"),
+        UnaryOp::Log2 => format!("log2({a})"),
+        UnaryOp::Log10 => format!("log10({a})"),
+        UnaryOp::Sin => format!("sin({a})"),
+        UnaryOp::Cos => format!("cos({a})"),
+        UnaryOp::Tan => format!("tan({a})"),
+        UnaryOp::Tanh => format!("tanh({a})"),
+        UnaryOp::Asin => format!("asin({a})"),
+        UnaryOp::Acos => format!("acos({a})"),
+        UnaryOp::Atan => format!("atan({a})"),
+        UnaryOp::Abs if float => format!("fabs({a})"),
+        UnaryOp::Abs if dtype.is_signed() => format!("({t})abs({a})"),
+        UnaryOp::Abs => a.to_string(),
+        UnaryOp::Floor if float => format!("floor({a})"),
+        UnaryOp::Ceil if float => format!("ceil({a})"),
+        UnaryOp::Round if float => format!("round({a})"),
+        UnaryOp::Trunc if float => format!("trunc({a})"),
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => a.to_string(),
+        UnaryOp::Signum if float => format!("(isnan({a}) ? {a} : copysign(({t})1, {a}))"),
+        UnaryOp::Signum if dtype.is_signed() => format!("({t})(({a} > 0) - ({a} < 0))"),
+        UnaryOp::Signum => format!("({t})({a} > 0)"),
+        UnaryOp::Cast => cast_expr(from, dtype, a),
+    }
+}
+
+/// Rust `as` semantics.
+fn cast_expr(from: DType, to: DType, a: &str) -> String {
+    let t = vt(to);
+    if from == to {
+        a.to_string()
+    } else if to == DType::Bool {
+        format!("(uchar)({a} != 0)")
+    } else if from.is_float() && to.is_int() {
+        // NVIDIA's convert_*_sat does not map NaN to 0; Rust's `as` does.
+        format!("(isnan({a}) ? ({t})0 : convert_{t}_sat({a}))")
+    } else {
+        format!("({t}){a}")
+    }
+}
+
+fn binary_expr(op: BinaryOp, dtype: DType, a: &str, b: &str, helpers: &mut Helpers) -> String {
+    let t = vt(dtype);
+    let float = dtype.is_float();
+    let wrapping = |sym: &str| {
+        if dtype.is_signed() && !float {
+            let u = unsigned_of(dtype);
+            format!("({t})(({u}){a} {sym} ({u}){b})")
+        } else {
+            format!("({a} {sym} {b})")
+        }
+    };
+    match op {
+        BinaryOp::Add => wrapping("+"),
+        BinaryOp::Sub => wrapping("-"),
+        BinaryOp::Mul => wrapping("*"),
+        BinaryOp::Div if float => format!("({a} / {b})"),
+        BinaryOp::Div => format!("{}({a}, {b})", helpers.int_div(dtype)),
+        BinaryOp::Rem if float => format!("fmod({a}, {b})"),
+        BinaryOp::Rem => format!("{}({a}, {b})", helpers.int_rem(dtype)),
+        BinaryOp::Min if float => format!("fmin({a}, {b})"),
+        BinaryOp::Max if float => format!("fmax({a}, {b})"),
+        BinaryOp::Min => format!("min({a}, {b})"),
+        BinaryOp::Max => format!("max({a}, {b})"),
+        BinaryOp::Pow if float => format!("pow({a}, {b})"),
+        BinaryOp::Pow => format!("{}({a}, (uint){b})", helpers.int_pow(dtype)),
+        BinaryOp::PowI => format!("pown({a}, (int){b})"),
+        BinaryOp::Atan2 => format!("atan2({a}, {b})"),
+        BinaryOp::Hypot => format!("hypot({a}, {b})"),
+        BinaryOp::BitAnd => format!("({a} & {b})"),
+        BinaryOp::BitOr => format!("({a} | {b})"),
+        BinaryOp::BitXor => format!("({a} ^ {b})"),
+        BinaryOp::Lt => format!("(uchar)({a} < {b})"),
+        BinaryOp::Le => format!("(uchar)({a} <= {b})"),
+        BinaryOp::Gt => format!("(uchar)({a} > {b})"),
+        BinaryOp::Ge => format!("(uchar)({a} >= {b})"),
+        BinaryOp::Eq => format!("(uchar)({a} == {b})"),
+        BinaryOp::Ne => format!("(uchar)({a} != {b})"),
+    }
+}
+
+/// The text of an `expr!` node: its template with operands, their types and the result
+/// type filled in.
+fn expr_text(
+    plan: &KernelPlan,
+    id: u32,
+    args: &[usize],
+    sfx: &str,
+    dtype: DType,
+    helpers: &mut Helpers,
+) -> String {
+    let Some(t) = crate::graph::template::template(id) else {
+        return "/* unknown expr! template */ 0".into();
+    };
+    helpers.raw(t.helpers);
+    let values: Vec<String> = args.iter().map(|a| format!("v{a}{sfx}")).collect();
+    let types: Vec<&str> = args.iter().map(|&a| vt(plan.values[a].1)).collect();
+    match crate::graph::template::instantiate(t.text, &values, &types, vt(dtype)) {
+        Ok(text) => format!("(({})({text}))", vt(dtype)),
+        Err(e) => format!("/* {e} */ 0"),
+    }
+}
+
+/// The linear index of a load with broadcast `mask` over `rank` collapsed dims.
+pub(super) fn load_index(mask: u32, rank: usize) -> String {
+    let mut idx = String::new();
+    for k in (0..rank).filter(|k| mask & (1 << k) == 0) {
+        idx = if idx.is_empty() {
+            format!("i{k}")
+        } else {
+            format!("({idx}) * d{k} + i{k}")
+        };
+    }
+    if idx.is_empty() {
+        "0".into()
+    } else {
+        idx
+    }
+}
+
+/// The neutral element of a reduction in type `d`.
+pub(super) fn identity(op: ReduceOp, d: DType) -> String {
+    let t = vt(d);
+    let (lo, hi) = match d {
+        DType::F32 | DType::F64 => (format!("(({t})-INFINITY)"), format!("(({t})INFINITY)")),
+        DType::I32 => ("INT_MIN".into(), "INT_MAX".into()),
+        DType::U32 => ("0u".into(), "UINT_MAX".into()),
+        DType::I64 => ("LONG_MIN".into(), "LONG_MAX".into()),
+        DType::U64 => ("0ul".into(), "ULONG_MAX".into()),
+        DType::Bool => ("(uchar)0".into(), "(uchar)1".into()),
+    };
+    match op {
+        ReduceOp::Sum | ReduceOp::Mean => format!("({t})0"),
+        ReduceOp::Prod => format!("({t})1"),
+        // NaN, not ±INFINITY: `fmin`/`fmax` ignore a NaN operand, so NaN is neutral for
+        // them, and a minimum or maximum of nothing but NaN stays NaN, as numpy's
+        // `nanmin`/`nanmax` give, instead of a finite-looking ±inf.
+        ReduceOp::Min | ReduceOp::Max if d.is_float() => format!("(({t})NAN)"),
+        ReduceOp::Min | ReduceOp::ArgMin => hi,
+        ReduceOp::Max | ReduceOp::ArgMax => lo,
+    }
+}
+
+/// `a ⊕ b` for the reduction's combining operation (not for the arg reductions).
+pub(super) fn combine(op: ReduceOp, d: DType, a: &str, b: &str) -> String {
+    let t = vt(d);
+    let wrap = |sym: &str| {
+        if d.is_float() {
+            format!("({a} {sym} {b})")
+        } else {
+            let u = unsigned_of(d);
+            format!("({t})(({u}){a} {sym} ({u}){b})")
+        }
+    };
+    match op {
+        ReduceOp::Sum | ReduceOp::Mean => wrap("+"),
+        ReduceOp::Prod => wrap("*"),
+        ReduceOp::Min if d.is_float() => format!("fmin({a}, {b})"),
+        ReduceOp::Max if d.is_float() => format!("fmax({a}, {b})"),
+        ReduceOp::Min => format!("min({a}, {b})"),
+        ReduceOp::Max => format!("max({a}, {b})"),
+        ReduceOp::ArgMin | ReduceOp::ArgMax => a.to_string(),
+    }
+}
+
+/// Four values combined pairwise: `(a ⊕ b) ⊕ (c ⊕ d)`, a shorter dependency chain than
+/// one after the other.
+pub(super) fn combine_four(op: ReduceOp, d: DType, four: [&str; 4]) -> String {
+    combine(
+        op,
+        d,
+        &combine(op, d, four[0], four[1]),
+        &combine(op, d, four[2], four[3]),
+    )
+}
+
+/// Whether candidate `(b, bi)` replaces the current best `(a, ai)` of an arg reduction:
+/// a strictly better value, an equal value at a lower index, or anything over "none yet"
+/// or over a NaN.
+pub(super) fn arg_better(op: ReduceOp, d: DType, a: &str, ai: &str, b: &str, bi: &str) -> String {
+    let cmp = if op == ReduceOp::ArgMin { "<" } else { ">" };
+    let nan = if d.is_float() {
+        format!(" || (isnan({a}) && !isnan({b}))")
+    } else {
+        String::new()
+    };
+    format!("({bi} != NONE && ({ai} == NONE || {b} {cmp} {a} || ({b} == {a} && {bi} < {ai}){nan}))")
+}

@@ -1,0 +1,210 @@
+//! Reduction kernels: the fused elementwise cone is evaluated per element and combined.
+//! What a kernel's text follows is decided first ([`Reduction`], with its [`Layout`]);
+//! then the header, the layout's body, and what the layout finishes or computes beside
+//! are printed, in that order.
+
+mod column;
+mod combine;
+mod finish;
+mod lanes;
+mod serial;
+
+pub(crate) use combine::combine_source;
+
+use super::abi::{fused_signature, narrow_dims};
+use super::accumulators::{store_arg_partial, store_partial, take};
+use super::ops::{combine_four, identity, vt};
+use super::row_column::{self, RowColumn};
+use super::values::Values;
+use super::writer::Src;
+use crate::dtype::DType;
+use crate::layout::VECTOR_WIDTH;
+use crate::plan::{KernelPlan, ReducePlan};
+
+/// How a reduction kernel's work-items share the elements.
+pub(super) enum Layout<'a> {
+    /// A column reduction with a row reduction inside whose rows are short: one work-item
+    /// reads whole rows ([`row_column::rows_per_item`]).
+    RowsPerItem(RowColumn<'a>),
+    /// A column reduction with a row reduction inside whose rows a whole work-group
+    /// shares ([`row_column::group_rows`]).
+    GroupRows(RowColumn<'a>),
+    /// Work-groups stream whole rows ([`column::column_layout`]), with a row reduction
+    /// inside computed by a row of work-items per row ([`row_column::row_loop`]).
+    Columns(Option<RowColumn<'a>>),
+    /// The innermost dim is kept: one work-item per (output, segment) pair, looping
+    /// serially ([`serial::serial_layout`]).
+    Serial,
+    /// Lanes of a work-group cooperate on each output ([`lanes::lanes_layout`]).
+    Lanes,
+}
+
+/// The choices a reduction kernel's text follows, made before any of it is printed.
+pub(super) struct Reduction<'a> {
+    pub(super) plan: &'a KernelPlan,
+    pub(super) r: &'a ReducePlan,
+    /// The index type.
+    pub(super) ix: &'static str,
+    /// The reduced values' element type, and its name.
+    pub(super) d: DType,
+    pub(super) t: &'static str,
+    /// The value reduced (the plan's output).
+    pub(super) out: usize,
+    /// An arg reduction: each accumulator tracks the index of its best value.
+    pub(super) arg: bool,
+    /// Float sums carry a Kahan compensation ([`ReducePlan::compensated`]).
+    pub(super) kahan: bool,
+    pub(super) layout: Layout<'a>,
+}
+
+impl<'a> Reduction<'a> {
+    fn new(plan: &'a KernelPlan, r: &'a ReducePlan, ix: &'static str) -> Self {
+        let layout = match plan.row {
+            Some(row) if r.row_vectors > 0 => Layout::RowsPerItem(RowColumn::rows_per_item(plan, r, row)),
+            Some(row) if r.group_rows > 0 => Layout::GroupRows(RowColumn::group_rows(plan, r, row)),
+            row if r.columns => Layout::Columns(row.map(|row| RowColumn::row_loop(plan, r, row))),
+            _ if r.lanes == 0 => Layout::Serial,
+            _ => Layout::Lanes,
+        };
+        Reduction {
+            plan,
+            r,
+            ix,
+            d: r.in_dtype,
+            t: vt(r.in_dtype),
+            out: plan.outputs[0].0,
+            arg: r.op.is_arg(),
+            kahan: r.compensated,
+            layout,
+        }
+    }
+
+    /// One accumulation step of value `v` found at reduced index `k` into accumulator
+    /// `acc{x}` (with its compensation `comp{x}` and arg index `acci{x}`).
+    pub(super) fn step_into(&self, v: &str, k: &str, x: &str) -> String {
+        let (a, c, ai) = (format!("acc{x}"), format!("comp{x}"), format!("acci{x}"));
+        if self.kahan && !self.arg {
+            let t = self.t;
+            format!("{{ const {t} y = {v} - {c}; const {t} tt = {a} + y; {c} = (tt - {a}) - y; {a} = tt; }}")
+        } else {
+            take(self.r.op, self.d, (&a, &ai), (v, k))
+        }
+    }
+
+    /// [`Reduction::step_into`] the work-item's one accumulator `acc`.
+    pub(super) fn step(&self, v: &str, k: &str) -> String {
+        self.step_into(v, k, "")
+    }
+
+    /// Accumulator `acc{x}` stored as the result or partial `[at]`.
+    pub(super) fn store(&self, x: &str, at: &str) -> String {
+        if self.arg {
+            store_arg_partial(&format!("acc{x}"), &format!("acci{x}"), at)
+        } else {
+            store_partial(self.r.op, self.t, &format!("acc{x}"), at)
+        }
+    }
+
+    /// Reduced element `k`: its values, and the step that takes the reduced one.
+    pub(super) fn element_step(&self, v: &mut Values, src: &mut Src) {
+        v.at_element(self.r, self.plan.values.len(), &[], src);
+        src.line(self.step(&format!("v{}", self.out), "k"));
+    }
+
+    /// Reduced elements `k .. k + VECTOR_WIDTH` (see [`Values::lanes`]), and the steps that
+    /// take them: one per lane for an arg reduction; else the four values combined
+    /// pairwise first, one accumulation step (and one compensation) per four elements, and
+    /// a shorter dependency chain.
+    pub(super) fn vector_step(&self, v: &mut Values, src: &mut Src) {
+        let (out, w) = (self.out, VECTOR_WIDTH);
+        v.lanes(self.r, self.plan.values.len(), &[], self.r.aligned, src);
+        if self.arg {
+            for lane in 0..w {
+                src.line(self.step(&format!("v{out}_{lane}"), &format!("(k + {lane})")));
+            }
+        } else {
+            let lanes: Vec<String> = (0..w).map(|l| format!("v{out}_{l}")).collect();
+            let quad = combine_four(self.r.op, self.d, [&lanes[0], &lanes[1], &lanes[2], &lanes[3]]);
+            src.line(format_args!("const {} quad = {quad};", self.t));
+            src.line(self.step("quad", "k"));
+        }
+    }
+
+    /// The kernel's first line and the locals every layout starts from: the sizes and
+    /// dims in the index type, the accumulator (with compensation and arg index), and
+    /// that of a total over the rows beside.
+    fn header(&self, src: &mut Src) {
+        let (plan, ix, t) = (self.plan, self.ix, self.t);
+        // A group size the layout's source is written for is declared, so that the
+        // compiler fits its registers to it (NVIDIA would otherwise refuse a large group).
+        let required = if self.r.group_rows > 0 {
+            format!(
+                " __attribute__((reqd_work_group_size({}, 1, 1)))",
+                plan.group_size
+            )
+        } else {
+            String::new()
+        };
+        src.open(fused_signature(plan, &required));
+        src.line(format_args!(
+            "const {ix} n_out = ({ix})n_out_, n_red = ({ix})n_red_, S = ({ix})S_;"
+        ));
+        narrow_dims(plan.dims.len(), ix, src);
+        src.line(format_args!(
+            "{t} acc = {}; {t} comp = ({t})0; ulong acci = NONE;",
+            identity(self.r.op, self.d)
+        ));
+        src.line("(void)comp; (void)acci;");
+        if let Some(total) = &plan.row_total {
+            src.line(format_args!(
+                "{} tacc = {};",
+                vt(total.dtype),
+                identity(total.op, total.dtype)
+            ));
+        }
+    }
+}
+
+/// The program of a reduction plan.
+///
+/// With `lanes > 0`, a work-group of `G` work-items handles `G / lanes` outputs; the lanes
+/// of one output stride over its segment and combine in local memory. When the only
+/// reduced dim is the innermost one, each lane takes [`VECTOR_WIDTH`] neighbouring
+/// elements per step with vector loads. With `lanes == 0` the innermost dim is kept: when
+/// it is the only kept dim, the column layout streams whole rows; otherwise each
+/// work-item owns one (output, segment) pair and loops serially, so neighbouring
+/// work-items read neighbouring addresses (four reduced elements per step, so that
+/// several loads are in flight per work-item). Each output's elements are split into `S`
+/// segments (a run-time argument); with `S > 1` this kernel writes partial results,
+/// which the combine kernel finishes, or, with `finish_in_kernel`, the last work-group of
+/// each block ([`finish`]). Float sums are compensated (Kahan) in the per-work-item loops
+/// when those are long ([`ReducePlan::compensated`]).
+pub(super) fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
+    let mut v = Values::new(plan);
+    let red = Reduction::new(plan, r, v.ix);
+    let mut src = Src::at(0);
+    src.text(&v.prelude());
+    src.line("#define NONE ULONG_MAX");
+    red.header(&mut src);
+    match &red.layout {
+        Layout::RowsPerItem(rows) => row_column::rows_per_item(rows, &mut v, &mut src),
+        Layout::GroupRows(rows) => row_column::group_rows(rows, &mut v, &mut src),
+        Layout::Columns(rows) => column::column_layout(&red, rows.as_ref(), &mut v, &mut src),
+        Layout::Serial => serial::serial_layout(&red, &mut v, &mut src),
+        Layout::Lanes => lanes::lanes_layout(&red, &mut v, &mut src),
+    }
+    match &red.layout {
+        Layout::Lanes if r.finish_in_kernel => finish::lanes_finish(&red, &mut src),
+        Layout::Columns(_) if r.finish_in_kernel => finish::column_finish(&red, &mut src),
+        _ => {}
+    }
+    // The layouts that take a reduction over the rows beside their row reduction end
+    // with that reduction's end.
+    if let (Some(total), Layout::RowsPerItem(_) | Layout::GroupRows(_) | Layout::Columns(_)) =
+        (&plan.row_total, &red.layout)
+    {
+        row_column::row_total_end(plan, total, red.ix, &mut src);
+    }
+    src.close();
+    src.into_string()
+}

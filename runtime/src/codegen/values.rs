@@ -1,0 +1,174 @@
+//! A plan's values printed as statements (`const T v{i} = ...;`): per element or per
+//! lane of a vector step, with the index decompositions they read; and the prelude that
+//! declares the helpers they call.
+
+use super::ops::{load_index, value_expr, vt, Helpers};
+use super::writer::Src;
+use crate::dtype::DType;
+use crate::layout::VECTOR_WIDTH;
+use crate::plan::{KernelPlan, ReducePlan, Value};
+
+/// The pragmas every program starts with. Rust never contracts `a * b + c` into an fma;
+/// neither do we (`mul_add` does, explicitly).
+pub(super) fn pragmas(fp64: bool) -> String {
+    let mut src = String::from("#pragma OPENCL FP_CONTRACT OFF\n");
+    if fp64 {
+        src.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    }
+    src
+}
+
+/// The values of one kernel plan, printed where a kernel's loops need them.
+pub(super) struct Values<'a> {
+    pub(super) plan: &'a KernelPlan,
+    /// The index type: `uint` when element indices fit in 32 bits (cheaper arithmetic).
+    pub(super) ix: &'static str,
+    helpers: Helpers,
+}
+
+impl<'a> Values<'a> {
+    pub(super) fn new(plan: &'a KernelPlan) -> Self {
+        Values {
+            plan,
+            ix: if plan.narrow_index { "uint" } else { "ulong" },
+            helpers: Helpers::of(plan),
+        }
+    }
+
+    /// Pragmas and helper functions: what the program declares before its kernel.
+    pub(super) fn prelude(&self) -> String {
+        let mut src = pragmas(self.plan.values.iter().any(|(_, d)| *d == DType::F64));
+        for h in self.helpers.iter() {
+            src.push_str(h);
+            src.push('\n');
+        }
+        src
+    }
+
+    /// Expression text of value `i` (see [`value_expr`]).
+    pub(super) fn expr(&mut self, i: usize, full: &str, lane: Option<usize>) -> String {
+        value_expr(self.plan, i, full, lane, &mut self.helpers)
+    }
+
+    /// Every value as `v{i}`; `full` is the linear index of a load with no broadcast.
+    pub(super) fn all(&mut self, full: &str, src: &mut Src) {
+        self.upto(self.plan.values.len(), &[], full, src);
+    }
+
+    /// The values before index `upto` as `v{i}`; those in `given` are already in scope as
+    /// `h{i}` (computed once per row by the layouts with a row reduction inside).
+    pub(super) fn upto(&mut self, upto: usize, given: &[usize], full: &str, src: &mut Src) {
+        for i in 0..upto {
+            let e = if given.contains(&i) {
+                format!("h{i}")
+            } else {
+                self.expr(i, full, None)
+            };
+            src.line(format_args!("const {} v{i} = {e};", vt(self.plan.values[i].1)));
+        }
+    }
+
+    /// The indices `i0, i1, ...` of flat element `gid` of an elementwise plan, where a
+    /// load needs them (a broadcast input of a plan of several dims).
+    pub(super) fn element_indices(&self, src: &mut Src) {
+        let (plan, ix) = (self.plan, self.ix);
+        let rank = plan.dims.len();
+        if plan.inputs.iter().any(|i| i.1 != 0) && rank > 1 {
+            src.line(format_args!("{ix} r = gid;"));
+            for k in (1..rank).rev() {
+                src.line(format_args!("const {ix} i{k} = r % ({ix})d{k}; r /= ({ix})d{k};"));
+            }
+            src.line(format_args!("const {ix} i0 = r;"));
+        }
+    }
+
+    /// Index decomposition of `(o, k)` into the collapsed dims `i0..`, kept dims from `o`
+    /// and reduced dims from `k`, then the full linear index `fidx`.
+    pub(super) fn reduce_indices(&self, r: &ReducePlan, src: &mut Src) {
+        let (rank, ix) = (self.plan.dims.len(), self.ix);
+        for (var, reduced) in [("o", false), ("k", true)] {
+            let dims: Vec<usize> = (0..rank)
+                .filter(|&d| (r.red_mask & (1 << d) != 0) == reduced)
+                .collect();
+            if dims.is_empty() {
+                continue;
+            }
+            src.line(format_args!("{ix} q{var} = {var};"));
+            for (n, &d) in dims.iter().enumerate().rev() {
+                if n == 0 {
+                    src.line(format_args!("const {ix} i{d} = q{var};"));
+                } else {
+                    src.line(format_args!("const {ix} i{d} = q{var} % d{d}; q{var} /= d{d};"));
+                }
+            }
+        }
+        src.line(format_args!("const {ix} fidx = {};", load_index(0, rank)));
+    }
+
+    /// The reduced element `k` of output `o`: its indices, then the values before `upto`
+    /// as `v{i}` (those in `given` are in scope as `h{i}`).
+    pub(super) fn at_element(&mut self, r: &ReducePlan, upto: usize, given: &[usize], src: &mut Src) {
+        self.reduce_indices(r, src);
+        self.upto(upto, given, "fidx", src);
+    }
+
+    /// The start of a loop body that handles [`VECTOR_WIDTH`] neighbouring elements along
+    /// the innermost dim: the indices of the first, one vector load per input that varies
+    /// along that dim (others are single loads, shared by the lanes), and the values before
+    /// `upto` per lane as `v{i}_{lane}` (those in `given` are in scope as `h{i}`, the same
+    /// in every lane). Aligned loads go through a vector pointer (buffers are aligned far
+    /// beyond the vector size), so that the compiler emits one wide load: `vload` is much
+    /// slower on NVIDIA.
+    pub(super) fn lanes(
+        &mut self,
+        r: &ReducePlan,
+        upto: usize,
+        given: &[usize],
+        aligned: bool,
+        src: &mut Src,
+    ) {
+        let plan = self.plan;
+        let w = VECTOR_WIDTH;
+        let rank = plan.dims.len();
+        let last = 1u32 << (rank - 1);
+        let vec_slots: Vec<bool> = plan.inputs.iter().map(|i| i.1 & last == 0).collect();
+        self.reduce_indices(r, src);
+        for (slot, (dt, mask, _)) in plan.inputs.iter().enumerate() {
+            if vec_slots[slot] {
+                let idx = if *mask == 0 {
+                    "fidx".to_string()
+                } else {
+                    load_index(*mask, rank)
+                };
+                let v = vt(*dt);
+                let load = if aligned {
+                    format!("((__global const {v}{w}*)in{slot})[({idx}) / {w}u]")
+                } else {
+                    format!("vload{w}(0, in{slot} + {idx})")
+                };
+                src.line(format_args!("const {v}{w} L{slot} = {load};"));
+            }
+        }
+        for lane in 0..w {
+            for i in 0..upto {
+                let e = if given.contains(&i) {
+                    format!("h{i}")
+                } else {
+                    self.lane_expr(i, lane, &vec_slots)
+                };
+                src.line(format_args!("const {} v{i}_{lane} = {e};", vt(plan.values[i].1)));
+            }
+        }
+    }
+
+    /// Lane `lane` of value `i` in a vectorized reduction step: slots in `vec_slots` were
+    /// loaded as vectors `L{slot}`; other loads are the same element for every lane.
+    fn lane_expr(&mut self, i: usize, lane: usize, vec_slots: &[bool]) -> String {
+        let plan = self.plan;
+        match plan.values[i].0 {
+            Value::Load { slot } if vec_slots[slot] => format!("L{slot}.s{lane}"),
+            Value::Load { slot } => format!("in{slot}[{}]", load_index(plan.inputs[slot].1, plan.dims.len())),
+            _ => self.expr(i, "", Some(lane)),
+        }
+    }
+}
