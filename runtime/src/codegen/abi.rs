@@ -134,7 +134,6 @@ pub(crate) const COMBINE_PARAMS: [CombineParam; 7] = [
 
 /// Sets `args` to the arguments of a launch: one per parameter of `params`, in order,
 /// each the one `arg` gives for it.
-#[allow(dead_code)] // Until exec binds its launches through it.
 pub(crate) fn bind<P>(
     params: impl IntoIterator<Item = P>,
     args: &mut Vec<KernelArg>,

@@ -11,6 +11,9 @@ use crate::backend::kernel::{CompiledKernel, KernelArg};
 use crate::backend::program::{build_options, obtain};
 use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
+use cl3::types::cl_mem;
+
+use crate::codegen::abi::{self, CombineParam, Param};
 use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
@@ -105,6 +108,78 @@ struct RowTotalBuffers {
     result: Arc<DeviceBuffer>,
 }
 
+/// The buffers and sizes of one launch, from which its arguments are bound in the order
+/// of the kernel's parameter list ([`abi::params`], the only such list).
+#[derive(Default)]
+struct Bindings<'a> {
+    inputs: &'a [&'a DeviceBuffer],
+    outputs: &'a [Arc<DeviceBuffer>],
+    row_out: Option<&'a DeviceBuffer>,
+    /// A reduction's partials and their indices (its results with one segment).
+    partials: Option<(&'a DeviceBuffer, &'a DeviceBuffer)>,
+    /// The queue's counters of finished work-groups.
+    counters: Option<cl_mem>,
+    total: Option<&'a RowTotalBuffers>,
+    /// The split reduction an elementwise kernel finishes: partials, segments, length.
+    finished: Option<(&'a DeviceBuffer, usize, usize)>,
+}
+
+impl Bindings<'_> {
+    /// The argument for parameter `p` of the kernel of `plan`.
+    fn arg(&self, plan: &KernelPlan, p: Param) -> Result<KernelArg> {
+        let missing = || Error::InvalidShape(format!("internal: no argument for kernel parameter {p:?}"));
+        let mem = |b: Option<&DeviceBuffer>| b.map(|b| KernelArg::Mem(b.mem())).ok_or_else(missing);
+        let r = plan.reduce.as_ref();
+        let reduce =
+            |f: fn(&ReducePlan) -> usize| r.map(|r| KernelArg::ulong(f(r) as u64)).ok_or_else(missing);
+        match p {
+            Param::Input(slot) => mem(self.inputs.get(slot).copied()),
+            Param::Scalar(slot) => plan
+                .scalars
+                .get(slot)
+                .map(|s| KernelArg::Scalar(s.1))
+                .ok_or_else(missing),
+            Param::Output(k) => mem(self.outputs.get(k).map(|b| &**b)),
+            Param::Numel => Ok(KernelArg::ulong(plan.numel as u64)),
+            Param::Dim(k) => Ok(KernelArg::ulong(plan.dims[k] as u64)),
+            Param::RowResult => mem(self.row_out),
+            Param::Partials => mem(self.partials.map(|p| p.0)),
+            Param::PartialIndices => mem(self.partials.map(|p| p.1)),
+            Param::NOut => reduce(|r| r.n_out),
+            Param::NRed => reduce(|r| r.n_red),
+            Param::Segments => reduce(|r| r.segments),
+            Param::OneSegment => r
+                .map(|r| {
+                    KernelArg::Scalar(ScalarBits {
+                        bits: u64::from(r.segments == 1),
+                        size: 4,
+                    })
+                })
+                .ok_or_else(missing),
+            Param::Results | Param::ResultIndices => mem(self.outputs.first().map(|b| &**b)),
+            Param::FinishCounters | Param::TotalCounters => {
+                self.counters.map(KernelArg::Mem).ok_or_else(missing)
+            }
+            Param::TotalParts => mem(self.total.map(|t| &*t.parts)),
+            Param::TotalResult => mem(self.total.map(|t| &*t.result)),
+            Param::FinishedPartials => mem(self.finished.map(|f| f.0)),
+            Param::FinishedSegments => self
+                .finished
+                .map(|f| KernelArg::ulong(f.1 as u64))
+                .ok_or_else(missing),
+            Param::FinishedLength => self
+                .finished
+                .map(|f| KernelArg::ulong(f.2 as u64))
+                .ok_or_else(missing),
+        }
+    }
+
+    /// Sets `args` to the arguments of a launch of the kernel of `plan`.
+    fn bind(&self, plan: &KernelPlan, args: &mut Vec<KernelArg>) -> Result<()> {
+        abi::bind(abi::params(plan), args, |p| self.arg(plan, p))
+    }
+}
+
 /// Enqueues a reduction plan: one pass, or two when split into segments (unless the
 /// kernel finishes itself, or its consumer does: then the partials are returned, for it).
 #[allow(clippy::too_many_arguments)]
@@ -116,10 +191,11 @@ fn launch_reduce(
     r: &ReducePlan,
     args: &mut Vec<KernelArg>,
     reads: &[&DeviceBuffer],
-    out: &Arc<DeviceBuffer>,
+    outputs: &[Arc<DeviceBuffer>],
     row_out: Option<&DeviceBuffer>,
     total: Option<&RowTotalBuffers>,
 ) -> Result<Option<Arc<DeviceBuffer>>> {
+    let out = &outputs[0];
     let group = plan.group_size;
     let s = r.segments;
     let n_parts = r.n_out * s;
@@ -134,18 +210,21 @@ fn launch_reduce(
     } else {
         (out.clone(), out.clone())
     };
-    args.push(KernelArg::Mem(pv.mem()));
-    args.push(KernelArg::Mem(pi.mem()));
-    args.push(KernelArg::ulong(r.n_out as u64));
-    args.push(KernelArg::ulong(r.n_red as u64));
-    args.push(KernelArg::ulong(s as u64));
-    args.push(KernelArg::Scalar(ScalarBits {
-        bits: u64::from(s == 1),
-        size: 4,
-    }));
-    for &d in &plan.dims {
-        args.push(KernelArg::ulong(d as u64));
+    let counters = if r.finish_in_kernel || total.is_some() {
+        Some(queue.finish_counters(ctx.cl_context_handle())?)
+    } else {
+        None
+    };
+    Bindings {
+        inputs: reads,
+        outputs,
+        row_out,
+        partials: Some((&pv, &pi)),
+        counters,
+        total,
+        finished: None,
     }
+    .bind(plan, args)?;
     let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::smallvec![&*pv];
     if !Arc::ptr_eq(&pv, &pi) {
         writes.push(&pi);
@@ -170,16 +249,10 @@ fn launch_reduce(
     let local = local.as_ref().map(std::slice::from_ref);
     if r.finish_in_kernel {
         // The last work-group of each block writes the result; partials stay private.
-        args.push(KernelArg::Mem(out.mem()));
-        args.push(KernelArg::Mem(out.mem()));
-        args.push(KernelArg::Mem(queue.finish_counters(ctx.cl_context_handle())?));
         writes.push(out);
     }
     if let Some(t) = total {
-        // A reduction over the rows beside: its parts, its result, the counters.
-        args.push(KernelArg::Mem(t.parts.mem()));
-        args.push(KernelArg::Mem(t.result.mem()));
-        args.push(KernelArg::Mem(queue.finish_counters(ctx.cl_context_handle())?));
+        // A reduction over the rows beside: its parts and its result.
         writes.push(&t.result);
         if !Arc::ptr_eq(&t.parts, &t.result) {
             writes.push(&t.parts);
@@ -198,15 +271,17 @@ fn launch_reduce(
         let group = ctx.profile.reduce_group_size();
         let lanes = (s.next_power_of_two() as u32).clamp(1, group);
         let combine = combine_kernel(ctx, r.op, r.in_dtype, group, lanes)?;
-        let cargs = [
-            KernelArg::Mem(pv.mem()),
-            KernelArg::Mem(pi.mem()),
-            KernelArg::Mem(out.mem()),
-            KernelArg::Mem(out.mem()),
-            KernelArg::ulong(s as u64),
-            KernelArg::ulong(r.n_red as u64),
-            KernelArg::ulong(r.n_out as u64),
-        ];
+        let mut cargs = Vec::with_capacity(abi::COMBINE_PARAMS.len());
+        abi::bind(abi::COMBINE_PARAMS, &mut cargs, |p| {
+            Ok(match p {
+                CombineParam::Partials => KernelArg::Mem(pv.mem()),
+                CombineParam::PartialIndices => KernelArg::Mem(pi.mem()),
+                CombineParam::Results | CombineParam::ResultIndices => KernelArg::Mem(out.mem()),
+                CombineParam::Segments => KernelArg::ulong(s as u64),
+                CombineParam::NRed => KernelArg::ulong(r.n_red as u64),
+                CombineParam::NOut => KernelArg::ulong(r.n_out as u64),
+            })
+        })?;
         let groups = r.n_out.div_ceil((group / lanes) as usize);
         let out: &DeviceBuffer = out;
         combine.launch(
@@ -253,7 +328,6 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             };
             outputs.push(buffer);
         }
-        args.clear();
         // The partials this kernel finishes, if it does (before `reads`, which borrows them).
         let finishing = plan.finishes.and_then(|f| {
             let node = plan.inputs[f.slot].2;
@@ -271,18 +345,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                     ))
                 }
             };
-            args.push(KernelArg::Mem(buffer.mem()));
             reads.push(buffer);
-        }
-        for &(_, bits) in &plan.scalars {
-            args.push(KernelArg::Scalar(bits));
-        }
-        for b in &outputs {
-            args.push(KernelArg::Mem(b.mem()));
-        }
-        args.push(KernelArg::ulong(plan.numel as u64));
-        for &d in &plan.dims {
-            args.push(KernelArg::ulong(d as u64));
         }
         // The row reduction computed inside a column reduction, with its results.
         let mut row_result: Option<(usize, Arc<DeviceBuffer>)> = None;
@@ -290,15 +353,12 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         let mut total_result: Option<(usize, Arc<DeviceBuffer>)> = None;
         match (kernel, &plan.reduce) {
             (Some(kernel), Some(r)) if r.n_out > 0 => {
-                // Reduction args: inputs and scalars are pushed; outputs follow inside.
-                args.truncate(plan.inputs.len() + plan.scalars.len());
                 let row_out = match &plan.row {
                     Some(row) => {
                         let buffer = match targets.iter().find(|(t, _)| *t == row.node) {
                             Some((_, b)) => b.clone(),
                             None => DeviceBuffer::uninit(&ctx.cl, r.n_red * row.dtype.size())?,
                         };
-                        args.push(KernelArg::Mem(buffer.mem()));
                         Some(buffer)
                     }
                     None => None,
@@ -326,7 +386,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                     r,
                     &mut args,
                     &reads,
-                    &outputs[0],
+                    &outputs,
                     row_out.as_deref(),
                     total.as_ref(),
                 )?;
@@ -342,9 +402,13 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                         "internal: a kernel finishing a reduction found no partials".into(),
                     ));
                 };
-                args.push(KernelArg::Mem(pv.mem()));
-                args.push(KernelArg::ulong(*segments as u64));
-                args.push(KernelArg::ulong(*n_red as u64));
+                Bindings {
+                    inputs: &reads,
+                    outputs: &outputs,
+                    finished: Some((pv, *segments, *n_red)),
+                    ..Bindings::default()
+                }
+                .bind(plan, &mut args)?;
                 // The reduction's array is written here, not read.
                 let result = reads.remove(f.slot);
                 reads.push(pv);
@@ -371,6 +435,12 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                     plan.numel
                 };
                 let (global, local) = ctx.profile.grid(work.min(cap));
+                Bindings {
+                    inputs: &reads,
+                    outputs: &outputs,
+                    ..Bindings::default()
+                }
+                .bind(plan, &mut args)?;
                 let writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
                 kernel.launch(
                     &ctx,
