@@ -137,60 +137,7 @@ impl Kernel {
                 self.num_args
             )));
         }
-        if let Some(l) = local {
-            if l.len != global.len {
-                return Err(self.invalid(format!(
-                    "global size {:?} and local size {:?} have different dimensions",
-                    global.as_slice(),
-                    l.as_slice()
-                )));
-            }
-            if let Some((g, l)) = global
-                .as_slice()
-                .iter()
-                .zip(l.as_slice())
-                .find(|(g, l)| **l == 0 || **g % **l != 0)
-            {
-                return Err(self.invalid(format!(
-                    "each global size must be a multiple of the local size (OpenCL 1.2), got global {:?} local {:?} ({g} vs {l})",
-                    global.as_slice(),
-                    local.map(|l| l.as_slice().to_vec()).unwrap_or_default()
-                )));
-            }
-            let per_dim = &self.ctx.device.max_work_item_sizes;
-            if let Some((d, (l, max))) = l
-                .as_slice()
-                .iter()
-                .zip(per_dim)
-                .enumerate()
-                .find(|(_, (l, max))| l > max)
-            {
-                return Err(self.invalid(format!(
-                    "local size {l} in dimension {d} exceeds the device's CL_DEVICE_MAX_WORK_ITEM_SIZES {per_dim:?} ({max} there)"
-                )));
-            }
-            if l.count() > self.ctx.device.max_work_group_size {
-                return Err(self.invalid(format!(
-                    "local size {:?} has {} work-items, the device allows at most {}",
-                    l.as_slice(),
-                    l.count(),
-                    self.ctx.device.max_work_group_size
-                )));
-            }
-        }
-        // The work-item count must fit the device's size_t (`count` saturates at MAX).
-        let bits = self.ctx.device.address_bits;
-        let limit = if bits >= usize::BITS {
-            usize::MAX
-        } else {
-            1usize << bits
-        };
-        if global.count() >= limit {
-            return Err(self.invalid(format!(
-                "global size {:?} has more work-items than the device's {bits}-bit size_t can count",
-                global.as_slice()
-            )));
-        }
+        self.check_sizes(global, local)?;
         let queue = match opts.queue {
             Some(q) => {
                 q.check_context(&self.ctx, || self.op())?;
@@ -243,6 +190,67 @@ impl Kernel {
             local.as_ref().map(|l| l.as_slice()),
             args,
         )
+    }
+
+    /// `Ok` if the device can run `global` work-items in groups of `local`: equal ranks,
+    /// whole groups (OpenCL 1.2), the device's per-dimension and total group limits, and a
+    /// work-item count its `size_t` can hold.
+    fn check_sizes(&self, global: Dims, local: Option<Dims>) -> Result<()> {
+        if let Some(l) = local {
+            if l.len != global.len {
+                return Err(self.invalid(format!(
+                    "global size {:?} and local size {:?} have different dimensions",
+                    global.as_slice(),
+                    l.as_slice()
+                )));
+            }
+            if let Some((g, l)) = global
+                .as_slice()
+                .iter()
+                .zip(l.as_slice())
+                .find(|(g, l)| **l == 0 || **g % **l != 0)
+            {
+                return Err(self.invalid(format!(
+                "each global size must be a multiple of the local size (OpenCL 1.2), got global {:?} local {:?} ({g} vs {l})",
+                global.as_slice(),
+                local.map(|l| l.as_slice().to_vec()).unwrap_or_default()
+            )));
+            }
+            let per_dim = &self.ctx.device.max_work_item_sizes;
+            if let Some((d, (l, max))) = l
+                .as_slice()
+                .iter()
+                .zip(per_dim)
+                .enumerate()
+                .find(|(_, (l, max))| l > max)
+            {
+                return Err(self.invalid(format!(
+                "local size {l} in dimension {d} exceeds the device's CL_DEVICE_MAX_WORK_ITEM_SIZES {per_dim:?} ({max} there)"
+            )));
+            }
+            if l.count() > self.ctx.device.max_work_group_size {
+                return Err(self.invalid(format!(
+                    "local size {:?} has {} work-items, the device allows at most {}",
+                    l.as_slice(),
+                    l.count(),
+                    self.ctx.device.max_work_group_size
+                )));
+            }
+        }
+        // The work-item count must fit the device's size_t (`count` saturates at MAX).
+        let bits = self.ctx.device.address_bits;
+        let limit = if bits >= usize::BITS {
+            usize::MAX
+        } else {
+            1usize << bits
+        };
+        if global.count() >= limit {
+            return Err(self.invalid(format!(
+                "global size {:?} has more work-items than the device's {bits}-bit size_t can count",
+                global.as_slice()
+            )));
+        }
+        Ok(())
     }
 
     /// The user's operation, as errors name it.

@@ -1,0 +1,87 @@
+//! Binding a launch's arguments: every parameter of the kernel's list (`codegen::abi`,
+//! the only list) gets its argument from the launch's buffers and sizes.
+
+use std::sync::Arc;
+
+use cl3::types::cl_mem;
+
+use crate::backend::buffer::DeviceBuffer;
+use crate::backend::kernel::KernelArg;
+use crate::codegen::abi::{self, Param};
+use crate::dtype::ScalarBits;
+use crate::error::{Error, Result};
+use crate::plan::{KernelPlan, ReducePlan};
+
+use super::reduce::RowTotalBuffers;
+
+/// The buffers and sizes of one launch, from which its arguments are bound in the order
+/// of the kernel's parameter list ([`abi::params`], the only such list).
+#[derive(Default)]
+pub(crate) struct Bindings<'a> {
+    pub(crate) inputs: &'a [&'a DeviceBuffer],
+    pub(crate) outputs: &'a [Arc<DeviceBuffer>],
+    pub(crate) row_out: Option<&'a DeviceBuffer>,
+    /// A reduction's partials and their indices (its results with one segment).
+    pub(crate) partials: Option<(&'a DeviceBuffer, &'a DeviceBuffer)>,
+    /// The queue's counters of finished work-groups.
+    pub(crate) counters: Option<cl_mem>,
+    pub(crate) total: Option<&'a RowTotalBuffers>,
+    /// The split reduction an elementwise kernel finishes: partials, segments, length.
+    pub(crate) finished: Option<(&'a DeviceBuffer, usize, usize)>,
+}
+
+impl Bindings<'_> {
+    /// The argument for parameter `p` of the kernel of `plan`.
+    fn arg(&self, plan: &KernelPlan, p: Param) -> Result<KernelArg> {
+        let missing = || Error::InvalidShape(format!("internal: no argument for kernel parameter {p:?}"));
+        let mem = |b: Option<&DeviceBuffer>| b.map(|b| KernelArg::Mem(b.mem())).ok_or_else(missing);
+        let r = plan.reduce.as_ref();
+        let reduce =
+            |f: fn(&ReducePlan) -> usize| r.map(|r| KernelArg::ulong(f(r) as u64)).ok_or_else(missing);
+        match p {
+            Param::Input(slot) => mem(self.inputs.get(slot).copied()),
+            Param::Scalar(slot) => plan
+                .scalars
+                .get(slot)
+                .map(|s| KernelArg::Scalar(s.1))
+                .ok_or_else(missing),
+            Param::Output(k) => mem(self.outputs.get(k).map(|b| &**b)),
+            Param::Numel => Ok(KernelArg::ulong(plan.numel as u64)),
+            Param::Dim(k) => Ok(KernelArg::ulong(plan.dims[k] as u64)),
+            Param::RowResult => mem(self.row_out),
+            Param::Partials => mem(self.partials.map(|p| p.0)),
+            Param::PartialIndices => mem(self.partials.map(|p| p.1)),
+            Param::NOut => reduce(|r| r.n_out),
+            Param::NRed => reduce(|r| r.n_red),
+            Param::Segments => reduce(|r| r.segments),
+            Param::OneSegment => r
+                .map(|r| {
+                    KernelArg::Scalar(ScalarBits {
+                        bits: u64::from(r.segments == 1),
+                        size: 4,
+                    })
+                })
+                .ok_or_else(missing),
+            Param::Results | Param::ResultIndices => mem(self.outputs.first().map(|b| &**b)),
+            Param::FinishCounters | Param::TotalCounters => {
+                self.counters.map(KernelArg::Mem).ok_or_else(missing)
+            }
+            Param::TotalParts => mem(self.total.map(|t| &*t.parts)),
+            Param::TotalResult => mem(self.total.map(|t| &*t.result)),
+            Param::FinishedPartials => mem(self.finished.map(|f| f.0)),
+            Param::FinishedSegments => self
+                .finished
+                .map(|f| KernelArg::ulong(f.1 as u64))
+                .ok_or_else(missing),
+            Param::FinishedLength => self
+                .finished
+                .map(|f| KernelArg::ulong(f.2 as u64))
+                .ok_or_else(missing),
+        }
+    }
+
+    /// Sets `args` to the arguments of a launch of the kernel of `plan`.
+    pub(crate) fn bind(&self, plan: &KernelPlan, args: &mut Vec<KernelArg>) -> Result<()> {
+        abi::bind(abi::params(plan), args, |p| self.arg(plan, p))
+    }
+}

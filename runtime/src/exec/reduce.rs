@@ -1,0 +1,140 @@
+//! Launching a reduction plan: its partials (or results), the one or two passes, and
+//! the combine pass of a split reduction that nothing else finishes.
+
+use std::sync::Arc;
+
+use crate::backend::buffer::DeviceBuffer;
+use crate::backend::context::ContextInner;
+use crate::backend::kernel::{CompiledKernel, KernelArg};
+use crate::backend::queue::QueueInner;
+use crate::backend::submit::Command;
+use crate::codegen::abi::{self, CombineParam};
+use crate::error::Result;
+use crate::plan::{KernelPlan, ReducePlan};
+
+use super::bind::Bindings;
+use super::combine_kernel;
+
+/// The buffers of a reduction over the rows computed beside a row reduction
+/// ([`RowTotal`](crate::plan::RowTotal)): one part per work-group (the result itself
+/// with one segment) and the one-element result.
+pub(crate) struct RowTotalBuffers {
+    pub(crate) parts: Arc<DeviceBuffer>,
+    pub(crate) result: Arc<DeviceBuffer>,
+}
+
+/// Enqueues a reduction plan: one pass, or two when split into segments (unless the
+/// kernel finishes itself, or its consumer does: then the partials are returned, for it).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn launch_reduce(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    kernel: &CompiledKernel,
+    plan: &KernelPlan,
+    r: &ReducePlan,
+    args: &mut Vec<KernelArg>,
+    reads: &[&DeviceBuffer],
+    outputs: &[Arc<DeviceBuffer>],
+    row_out: Option<&DeviceBuffer>,
+    total: Option<&RowTotalBuffers>,
+) -> Result<Option<Arc<DeviceBuffer>>> {
+    let out = &outputs[0];
+    let group = plan.group_size;
+    let s = r.segments;
+    let n_parts = r.n_out * s;
+    let (pv, pi) = if s > 1 {
+        let pv = DeviceBuffer::uninit(&ctx.cl, n_parts * r.in_dtype.size())?;
+        let pi = if r.op.is_arg() {
+            DeviceBuffer::uninit(&ctx.cl, n_parts * 8)?
+        } else {
+            pv.clone()
+        };
+        (pv, pi)
+    } else {
+        (out.clone(), out.clone())
+    };
+    let counters = if r.finish_in_kernel || total.is_some() {
+        Some(queue.finish_counters(ctx.cl_context_handle())?)
+    } else {
+        None
+    };
+    Bindings {
+        inputs: reads,
+        outputs,
+        row_out,
+        partials: Some((&pv, &pi)),
+        counters,
+        total,
+        finished: None,
+    }
+    .bind(plan, args)?;
+    let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::smallvec![&*pv];
+    if !Arc::ptr_eq(&pv, &pi) {
+        writes.push(&pi);
+    }
+    // The combine pass reads the partials only, not the row reduction's results.
+    let partials = writes.len();
+    writes.extend(row_out);
+    // One work-group per block of outputs (lanes) or tile (columns) and segment; else one
+    // work-item per output and segment.
+    let (global, local) = match group.checked_div(r.lanes) {
+        None if r.group_rows > 0 => (s * group as usize, Some(group as usize)),
+        Some(rows) => (
+            r.n_out.div_ceil(rows as usize) * s * group as usize,
+            Some(group as usize),
+        ),
+        None if r.columns => {
+            let (_, _, tiles) = r.column_geometry(group as usize);
+            (tiles * s * group as usize, Some(group as usize))
+        }
+        None => ctx.profile.grid(r.n_out * s),
+    };
+    let local = local.as_ref().map(std::slice::from_ref);
+    if r.finish_in_kernel {
+        // The last work-group of each block writes the result; partials stay private.
+        writes.push(out);
+    }
+    if let Some(t) = total {
+        // A reduction over the rows beside: its parts and its result.
+        writes.push(&t.result);
+        if !Arc::ptr_eq(&t.parts, &t.result) {
+            writes.push(&t.parts);
+        }
+    }
+    kernel.launch(ctx, queue, Command::new(reads, &writes), &[global], local, args)?;
+    if r.finish_in_kernel {
+        return Ok(None);
+    }
+    if s > 1 && r.finished_by_consumer {
+        return Ok(Some(pv.clone()));
+    }
+    if s > 1 {
+        // Lanes per output in the combine pass: the next power of two of S, within a group
+        // (of the reductions' usual size: the kernel's own may be the row's).
+        let group = ctx.profile.reduce_group_size();
+        let lanes = (s.next_power_of_two() as u32).clamp(1, group);
+        let combine = combine_kernel(ctx, r.op, r.in_dtype, group, lanes)?;
+        let mut cargs = Vec::with_capacity(abi::COMBINE_PARAMS.len());
+        abi::bind(abi::COMBINE_PARAMS, &mut cargs, |p| {
+            Ok(match p {
+                CombineParam::Partials => KernelArg::Mem(pv.mem()),
+                CombineParam::PartialIndices => KernelArg::Mem(pi.mem()),
+                CombineParam::Results | CombineParam::ResultIndices => KernelArg::Mem(out.mem()),
+                CombineParam::Segments => KernelArg::ulong(s as u64),
+                CombineParam::NRed => KernelArg::ulong(r.n_red as u64),
+                CombineParam::NOut => KernelArg::ulong(r.n_out as u64),
+            })
+        })?;
+        let groups = r.n_out.div_ceil((group / lanes) as usize);
+        let out: &DeviceBuffer = out;
+        combine.launch(
+            ctx,
+            queue,
+            Command::new(&writes[..partials], &[out]),
+            &[groups * group as usize],
+            Some(&[group as usize]),
+            &cargs,
+        )?;
+    }
+    Ok(None)
+}

@@ -1,0 +1,211 @@
+//! Table-driven tests of `fit`'s heuristics over several device profiles: no device.
+use super::*;
+use crate::dtype::DType;
+use crate::profile::Tuning;
+
+/// An H200 as NVIDIA's OpenCL reports it, PoCL on a 2-core CPU, and a small GPU.
+const H200: DeviceProfile = DeviceProfile {
+    gpu: true,
+    compute_units: 132,
+    max_group: 1024,
+    local_mem_bytes: 48 * 1024,
+    parameter_bytes: 4352,
+    tuning: Tuning {
+        combine_pass_only: false,
+        shared_rows_anywhere: false,
+    },
+};
+const POCL: DeviceProfile = DeviceProfile {
+    gpu: false,
+    compute_units: 2,
+    max_group: 4096,
+    local_mem_bytes: 256 * 1024,
+    parameter_bytes: 1024,
+    ..H200
+};
+const SMALL_GPU: DeviceProfile = DeviceProfile {
+    compute_units: 8,
+    max_group: 256,
+    local_mem_bytes: 16 * 1024,
+    parameter_bytes: 256,
+    ..H200
+};
+const PROFILES: [DeviceProfile; 3] = [H200, POCL, SMALL_GPU];
+
+/// A reduction plan as `plan_kernel` makes it, before `fit`.
+fn plan(op: ReduceOp, lanes: u32, n_out: usize, n_red: usize, dtype: DType) -> ReducePlan {
+    let columns = lanes == 0;
+    let column_width = if columns && n_out.is_multiple_of(VECTOR_WIDTH) {
+        VECTOR_WIDTH
+    } else {
+        1
+    };
+    ReducePlan {
+        op,
+        red_mask: if columns { 1 } else { 2 },
+        lanes,
+        n_out,
+        n_red,
+        in_dtype: dtype,
+        vector: lanes > 0,
+        aligned: lanes > 0 && n_red.is_multiple_of(VECTOR_WIDTH),
+        columns,
+        column_width,
+        column_tile: REDUCE_GROUP as usize,
+        segments: 1,
+        contiguous_lanes: false,
+        finish_in_kernel: false,
+        compensated: false,
+        row_vectors: 0,
+        group_rows: 0,
+        finished_by_consumer: false,
+    }
+}
+
+#[test]
+fn device_limits_give_the_group_size_argument_budget_and_grid() {
+    for (p, group, args, cap) in [
+        (H200, 256, 96, 132 * 2048),
+        (POCL, 256, 88, 1 << 30),
+        (SMALL_GPU, 256, 8, 8 * 2048),
+        (
+            DeviceProfile {
+                max_group: 200,
+                ..SMALL_GPU
+            },
+            128,
+            8,
+            8 * 2048,
+        ),
+    ] {
+        assert_eq!(p.reduce_group_size(), group, "{p:?}");
+        assert_eq!(p.max_args(), args, "{p:?}");
+        assert_eq!(p.work_items_cap(), cap, "{p:?}");
+    }
+    assert_eq!(H200.grid(1000), (1024, Some(256)), "GPUs: explicit groups");
+    assert_eq!(POCL.grid(1000), (1024, None), "CPUs: the driver's choice");
+    assert_eq!(H200.grid(0), (256, Some(256)));
+}
+
+#[test]
+fn shared_rows_are_fused_on_gpus_or_when_tuned() {
+    assert_eq!(
+        widest_shared_row(&H200),
+        1024,
+        "a group of 512 holding two vectors each"
+    );
+    assert_eq!(
+        widest_shared_row(&SMALL_GPU),
+        256,
+        "16 KiB of local memory: a group of 128"
+    );
+    assert_eq!(widest_shared_row(&POCL), 0, "barriers are loops on PoCL");
+    let tuned = DeviceProfile {
+        tuning: Tuning {
+            shared_rows_anywhere: true,
+            ..POCL.tuning
+        },
+        ..POCL
+    };
+    assert!(widest_shared_row(&tuned) > 0);
+}
+
+#[test]
+fn full_sums_finish_in_their_kernel_unless_told_not_to() {
+    for p in PROFILES {
+        let group = p.reduce_group_size();
+        let mut r = plan(ReduceOp::Sum, group, 1, 1 << 24, DType::F32);
+        fit_reduction(&p, &mut r, group, false);
+        assert!(r.segments > 1, "{p:?}: a long sum is split to fill the device");
+        assert!(r.finish_in_kernel, "{p:?}: its last work-group finishes it");
+        assert_eq!(
+            r.compensated,
+            serial_steps(&r, group) > COMPENSATE_AFTER,
+            "{p:?}: float sums are compensated where a work-item adds many steps"
+        );
+        if p == H200 || p == POCL {
+            assert_eq!(
+                r.compensated,
+                p == POCL,
+                "the H200 spreads 2^24 elements thin, PoCL not"
+            );
+        }
+        assert_eq!(r.contiguous_lanes, !p.gpu, "{p:?}: contiguous runs on CPUs");
+        let no_finish = DeviceProfile {
+            tuning: Tuning {
+                combine_pass_only: true,
+                ..p.tuning
+            },
+            ..p
+        };
+        let mut c = plan(ReduceOp::Sum, group, 1, 1 << 24, DType::F32);
+        fit_reduction(&no_finish, &mut c, group, false);
+        assert!(!c.finish_in_kernel && c.segments == r.segments, "{p:?}");
+        let mut i = plan(ReduceOp::Sum, group, 1, 1 << 24, DType::I32);
+        fit_reduction(&p, &mut i, group, false);
+        assert!(!i.compensated, "integer sums are exact");
+    }
+}
+
+#[test]
+fn segments_leave_every_lane_enough_work() {
+    for p in PROFILES {
+        let group = p.reduce_group_size();
+        for (lanes, n_out, n_red) in [
+            (group, 1, 1000),
+            (8, 200_000, 100),
+            (2, 2_000_000, 20),
+            (64, 3200, 25_300),
+        ] {
+            let mut r = plan(ReduceOp::Sum, lanes, n_out, n_red, DType::F32);
+            fit_reduction(&p, &mut r, group, false);
+            assert!(r.segments >= 1);
+            assert!(
+                r.segments == 1 || n_red / r.segments >= lanes as usize * 16,
+                "{p:?}: {lanes} lanes, {n_red} elements in {} segments",
+                r.segments
+            );
+        }
+        // The column layout: each work-item reads at least 16 rows of its segment.
+        for (n_out, n_red) in [
+            (100usize, 200_000usize),
+            (1000, 20_000),
+            (25_300, 3200),
+            (20, 2_000_000),
+        ] {
+            let mut r = plan(ReduceOp::Sum, 0, n_out, n_red, DType::F32);
+            fit_reduction(&p, &mut r, group, false);
+            let (_, rows_at_once, tiles) = r.column_geometry(group as usize);
+            assert!(r.column_tile >= 1 && tiles >= 1);
+            assert!(
+                r.segments == 1 || n_red / r.segments >= rows_at_once * 16,
+                "{p:?}: {n_out} columns, {n_red} rows in {} segments",
+                r.segments
+            );
+        }
+    }
+}
+
+#[test]
+fn rows_inside_columns_take_the_layout_their_width_asks_for() {
+    for p in PROFILES {
+        let group = p.reduce_group_size();
+        // Short rows (20 f32): one work-item reads each row whole, with a combine pass.
+        let mut short = plan(ReduceOp::Sum, 0, 20, 2_000_000, DType::F32);
+        assert!(short.rows_fit_one_item() && !wants_group_rows(&short, group));
+        fit_reduction(&p, &mut short, group, true);
+        assert_eq!(short.row_vectors, 5, "{p:?}");
+        assert!(!short.finish_in_kernel && !short.compensated);
+        // Rows of 1000 f64 (250 vectors): a work-group shares each row.
+        let mut wide = plan(ReduceOp::Sum, 0, 1000, 20_000, DType::F64);
+        assert!(wants_group_rows(&wide, group));
+        let g = fit_group_rows(&p, &mut wide);
+        assert!(g.is_power_of_two() && g as usize >= 250usize.div_ceil(wide.group_rows));
+        assert!(g as usize <= largest_group(&p), "{p:?}");
+        assert!(wide.segments >= 20_000usize.div_ceil(COMPENSATE_AFTER));
+        assert!(wide.segments <= 20_000 / GROUP_ROWS_LEAST_ROWS);
+        // Rows of 100 f32 (25 vectors): a row of work-items of the column layout.
+        let mid = plan(ReduceOp::Sum, 0, 100, 200_000, DType::F32);
+        assert!(!mid.rows_fit_one_item() && !wants_group_rows(&mid, group));
+    }
+}
