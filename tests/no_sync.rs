@@ -2,6 +2,7 @@
 //! flight, recording and enqueuing `2.0 * &x`, `x.lt(0.0)` and `&x / 3.0` returns at once
 //! (a generous bound here; the tight figures are in the report bench).
 
+#[path = "it/common.rs"]
 mod common;
 
 use std::time::{Duration, Instant};

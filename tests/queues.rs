@@ -2,6 +2,7 @@
 //! correct whatever the interleaving, reads wait only for what they read, buffers stay
 //! alive (and unreused) while commands use them, and one-queue programs create no events.
 
+#[path = "it/common.rs"]
 mod common;
 
 use std::time::{Duration, Instant};
