@@ -1,7 +1,9 @@
 //! The integration tests, one binary (`cargo test --test it`): a module per feature, all
 //! on the default OpenCL device (PoCL in CI), run concurrently like the tests of any one
-//! binary. `tests/queues.rs`, `tests/no_sync.rs` and `tests/device_selection.rs` are
-//! still binaries of their own.
+//! binary. Two groups keep binaries of their own: `tests/timing/` (`queues` and
+//! `no_sync` assert that something did *not* wait for a long kernel, which needs the
+//! device to themselves) and `tests/device_selection.rs` (it sets `LAZYCL_DEVICE` in its
+//! process, which would make the other tests' `Context::new` fail or pick another device).
 //!
 //! Tests that spawn this binary as a child process name the child test with its module:
 //! `--exact program_cache::child_process_loads_from_disk`.
