@@ -1,6 +1,10 @@
 //! Device selection: every `LAZYCL_DEVICE` form and the builder, including bad values.
 //! One test function, because it changes the process environment.
 
+// A binary of its own, not a module of tests/it: it sets `LAZYCL_DEVICE` (to bad values
+// too) and removes it, which the tests running beside it there would read in their
+// `Context::new`.
+
 use lazycl::{devices, Context, DeviceSelector, Error};
 
 #[test]

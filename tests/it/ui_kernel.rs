@@ -1,7 +1,7 @@
 //! Compile-time behaviour of `#[kernel]` / `#[device_fn]`: programs outside the subset
 //! fail with the errors in `tests/ui/kernel/fail_*.stderr`; the `pass_*` programs compile
 //! and run (they launch nothing). Regenerate the expected output with
-//! `TRYBUILD=overwrite cargo test --test ui_kernel` and review the diff.
+//! `TRYBUILD=overwrite cargo test --test it ui_kernel` and review the diff.
 
 #[test]
 fn ui_kernel() {

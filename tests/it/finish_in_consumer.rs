@@ -5,9 +5,7 @@
 //! too, a result returned to the user, and random consumer chains (their case count
 //! grows with `LAZYCL_PROPTEST_CASES`).
 
-mod common;
-
-use common::{ctx, rng, Random};
+use crate::common::{ctx, rng, Random};
 use lazycl::{Array, Context};
 
 /// Column reductions of a `rows x cols` matrix, big enough for several segments.

@@ -2,8 +2,6 @@
 //! zero builds from source, bad files are rebuilt and replaced, racing writers and
 //! unwritable directories still work.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use lazycl::prelude::*;
@@ -72,7 +70,11 @@ fn cold_then_warm_then_another_process() {
     // A second process, spawned from this test binary, loads with zero builds.
     let exe = std::env::current_exe().unwrap();
     let out = std::process::Command::new(exe)
-        .args(["--exact", "child_process_loads_from_disk", "--nocapture"])
+        .args([
+            "--exact",
+            "program_cache::child_process_loads_from_disk",
+            "--nocapture",
+        ])
         .env("LAZYCL_CACHE_CHILD_DIR", &dir)
         .output()
         .unwrap();

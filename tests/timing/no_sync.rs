@@ -2,11 +2,12 @@
 //! flight, recording and enqueuing `2.0 * &x`, `x.lt(0.0)` and `&x / 3.0` returns at once
 //! (a generous bound here; the tight figures are in the report bench).
 
-mod common;
+// A binary of its own with queues.rs, not a module of tests/it: see tests/timing/main.rs.
 
 use std::time::{Duration, Instant};
 
-use common::ctx;
+use crate::common::ctx;
+use crate::exclusive;
 use lazycl::prelude::*;
 
 #[kernel]
@@ -25,6 +26,7 @@ fn spin(x: &mut [f32], iters: u32) {
 
 #[test]
 fn scalars_after_a_long_kernel_do_not_wait() {
+    let _one = exclusive();
     let ctx = ctx();
     let k = spin::bind(&ctx).unwrap();
     let mut busy = ctx.full(256, 1.0f32).unwrap();

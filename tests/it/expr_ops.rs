@@ -7,9 +7,7 @@
 //! program build). An entry is `{ expr }` or, where Rust's debug build would panic on
 //! overflow, `{ expr } => { host expr with wrapping_* }`.
 
-mod common;
-
-use common::{ctx, rng, Random};
+use crate::common::{ctx, rng, Random};
 use lazycl::prelude::*;
 use rand::rngs::StdRng;
 

@@ -1,9 +1,7 @@
 //! The run-time contract `expr!` builds on: a template applied to arrays and scalars is a
 //! lazy node that fuses with operator-built nodes and is cached by template, not values.
 
-mod common;
-
-use common::ctx;
+use crate::common::ctx;
 use lazycl::{expr_node, ExprArg, ExprTemplate};
 
 static AXPY: ExprTemplate = ExprTemplate {

@@ -1,9 +1,7 @@
 //! Every recorded operation, on every dtype it applies to, against the same Rust
 //! expression evaluated per element on the host (random inputs, odd sizes).
 
-mod common;
-
-use common::{ctx, rng, Random};
+use crate::common::{ctx, rng, Random};
 use lazycl::{Array, Context};
 
 const N: usize = 1001;

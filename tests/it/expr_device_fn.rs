@@ -3,9 +3,7 @@
 //! and compared with the same functions written for the host, on seeded random inputs
 //! of sizes 0, 1, 7 and 1001; and broadcasting between operands of different shapes.
 
-mod common;
-
-use common::{ctx, rng, Random};
+use crate::common::{ctx, rng, Random};
 use lazycl::prelude::*;
 
 #[device_fn]

@@ -1,8 +1,6 @@
 //! Foundation: uploads and downloads of every dtype and rank, views, fills, counters.
 
-mod common;
-
-use common::{ctx, rng, Random};
+use crate::common::{ctx, rng, Random};
 use lazycl::{Context, DType, Element};
 use ndarray::{s, ArrayD, IxDyn};
 

@@ -1,9 +1,7 @@
 //! The lazy runtime's promises, asserted with `ctx.stats()`: recording touches nothing,
 //! chains fuse into one launch, scalars are kernel arguments, buffers are pooled.
 
-mod common;
-
-use common::{ctx, rng, Random};
+use crate::common::{ctx, rng, Random};
 use lazycl::{Array, Error};
 
 #[test]

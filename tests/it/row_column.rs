@@ -4,9 +4,7 @@
 //! (odd widths, one row, one column, rows wider than a work-group, no rows) in f32 and
 //! f64. The runtime's unit tests cover the shared-row kernel on CPU devices too.
 
-mod common;
-
-use common::{ctx, rng};
+use crate::common::{ctx, rng};
 use lazycl::{Array, Context, Float};
 use rand::Rng;
 

@@ -4,13 +4,11 @@
 //! environment values, a cached binary of another program, and producers far ahead of
 //! the device.
 
-mod common;
-
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
-use common::ctx;
+use crate::common::ctx;
 use lazycl::prelude::*;
 use lazycl::{CacheDir, Error};
 
@@ -324,7 +322,7 @@ fn unusable_environment_values_are_reported_not_ignored() {
     let exe = std::env::current_exe().unwrap();
     for case in &cases {
         let out = std::process::Command::new(&exe)
-            .args(["--exact", "child_reports_its_environment", "--nocapture"])
+            .args(["--exact", "safety::child_reports_its_environment", "--nocapture"])
             .env_remove("LAZYCL_DEVICE")
             .env_remove("LAZYCL_SHOW_KERNELS")
             .env_remove("LAZYCL_CACHE")

@@ -6,9 +6,7 @@
 //! Where it cannot go there (it reads something computed later, or its operand is not
 //! one value per row) it stays a kernel of its own, and is still right.
 
-mod common;
-
-use common::{ctx, rng};
+use crate::common::{ctx, rng};
 use lazycl::{Array, Context};
 use rand::Rng;
 

@@ -2,22 +2,14 @@
 //! correct whatever the interleaving, reads wait only for what they read, buffers stay
 //! alive (and unreused) while commands use them, and one-queue programs create no events.
 
-mod common;
+// A binary of its own with no_sync.rs, not a module of tests/it: see tests/timing/main.rs.
 
 use std::time::{Duration, Instant};
 
-use common::{ctx, rng};
+use crate::common::{ctx, rng};
+use crate::exclusive;
 use lazycl::prelude::*;
 use rand::Rng;
-
-/// The tests of this file run one at a time: several assert that a read did *not* wait for
-/// a long kernel, which only holds when no other test's long kernels occupy the device's
-/// cores (PoCL on two cores).
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// `y = a * x + y`, after a busy loop of `iters` steps that does not change the result.
 #[kernel]

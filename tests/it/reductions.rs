@@ -2,9 +2,7 @@
 //! with ties and NaN, empty and size-1 inputs, matrix-vector products, accuracy of large
 //! float sums, and the counters (fused producers, no host wait before the final read).
 
-mod common;
-
-use common::{ctx, rng, Random};
+use crate::common::{ctx, rng, Random};
 use lazycl::{Array, Context, Error};
 use ndarray::{ArrayD, Axis, IxDyn};
 use rand::Rng;

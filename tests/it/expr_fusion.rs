@@ -2,9 +2,7 @@
 //! it runs as one kernel, and evaluating the same `expr!` with new scalar values builds
 //! no new program (scalars are kernel arguments, the template is the cache identity).
 
-mod common;
-
-use common::{ctx, rng, Random};
+use crate::common::{ctx, rng, Random};
 use lazycl::prelude::*;
 
 #[device_fn]

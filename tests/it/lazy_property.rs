@@ -8,9 +8,7 @@
 //! Floats are compared with a tolerance derived from a bound on each value's magnitude
 //! (`tol = 512 · ε · (bound + 1)`); integers exactly (wrapping arithmetic, x/0 = 0).
 
-mod common;
-
-use common::{ctx, rng, Random};
+use crate::common::{ctx, rng, Random};
 use lazycl::{Array, Context, Element};
 use ndarray::{ArrayD, IxDyn, Zip};
 use rand::rngs::StdRng;

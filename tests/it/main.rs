@@ -1,0 +1,31 @@
+//! The integration tests, one binary (`cargo test --test it`): a module per feature, all
+//! on the default OpenCL device (PoCL in CI), run concurrently like the tests of any one
+//! binary. Two groups keep binaries of their own: `tests/timing/` (`queues` and
+//! `no_sync` assert that something did *not* wait for a long kernel, which needs the
+//! device to themselves) and `tests/device_selection.rs` (it sets `LAZYCL_DEVICE` in its
+//! process, which would make the other tests' `Context::new` fail or pick another device).
+//!
+//! Tests that spawn this binary as a child process name the child test with its module:
+//! `--exact program_cache::child_process_loads_from_disk`.
+
+mod common;
+
+mod expr_device_fn;
+mod expr_fusion;
+mod expr_ops;
+mod expr_runtime;
+mod finish_in_consumer;
+mod foundation;
+mod kernel_features;
+mod kernel_ops;
+mod kernel_smoke;
+mod lazy_counters;
+mod lazy_ops;
+mod lazy_property;
+mod program_cache;
+mod reductions;
+mod row_column;
+mod row_total;
+mod safety;
+mod ui_expr;
+mod ui_kernel;
