@@ -19,6 +19,8 @@ mod foundation;
 mod kernel_features;
 mod kernel_ops;
 mod kernel_smoke;
+mod layers;
+mod layouts;
 mod lazy_counters;
 mod lazy_ops;
 mod lazy_property;
