@@ -78,6 +78,17 @@ impl Results {
     }
 }
 
+/// Work-item `lid` as lane `lane` of output `o`, `group / lanes` outputs per work-group
+/// (the layout of the passes that combine partials).
+pub(super) fn lanes_of_outputs(src: &mut Src, group: u32, lanes: u32) {
+    src.line(format_args!(
+        "const uint lid = get_local_id(0), lane = lid % {lanes}u, row = lid / {lanes}u;"
+    ));
+    src.line(format_args!(
+        "const ulong o = get_group_id(0) * ({group}u / {lanes}u) + row;"
+    ));
+}
+
 /// Each work-group counts itself done in `counter` (after a fence, so that what it
 /// stored before is visible first); the one that finds every other already counted sets
 /// `flag`, a local of the group. Every work-item reaches both barriers: only loads and
