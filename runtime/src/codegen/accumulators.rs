@@ -1,6 +1,6 @@
-//! The statements every reduction layout shares: taking a value into an accumulator,
-//! storing accumulators as partials or results, and learning which work-group finished
-//! last.
+//! The statements reduction kernels and the passes that finish them share: taking a value
+//! into an accumulator, storing accumulators as partials or results, the lanes of
+//! outputs, and learning which work-group finished last.
 
 use super::ops::{arg_better, combine};
 use super::writer::Src;

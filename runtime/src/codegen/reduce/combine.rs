@@ -33,8 +33,9 @@ pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32, lanes: u32) -> 
     src.into_string()
 }
 
-/// Output `o`'s lanes each take every `lanes`-th of its partials `[o * S + s]` (values
-/// and indices named `partials`; the index of type `ix`) into `acc`.
+/// Output `o`'s lanes each take every `lanes`-th of its partials `[o * S + s]` into `acc`
+/// (the buffers of their values and indices named by the pair; the loop's index of type
+/// `ix`).
 pub(super) fn combine_partials(
     src: &mut Src,
     op: ReduceOp,
