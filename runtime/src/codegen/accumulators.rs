@@ -1,6 +1,6 @@
-//! The statements every reduction layout shares: taking a value into an accumulator,
-//! storing accumulators as partials or results, and learning which work-group finished
-//! last.
+//! The statements reduction kernels and the passes that finish them share: taking a value
+//! into an accumulator, storing accumulators as partials or results, the lanes of
+//! outputs, and learning which work-group finished last.
 
 use super::ops::{arg_better, combine};
 use super::writer::Src;
@@ -76,6 +76,17 @@ impl Results {
             format!("{values}[{at}] = acc{x};")
         }
     }
+}
+
+/// Work-item `lid` as lane `lane` of output `o`, `group / lanes` outputs per work-group
+/// (the layout of the passes that combine partials).
+pub(super) fn lanes_of_outputs(src: &mut Src, group: u32, lanes: u32) {
+    src.line(format_args!(
+        "const uint lid = get_local_id(0), lane = lid % {lanes}u, row = lid / {lanes}u;"
+    ));
+    src.line(format_args!(
+        "const ulong o = get_group_id(0) * ({group}u / {lanes}u) + row;"
+    ));
 }
 
 /// Each work-group counts itself done in `counter` (after a fence, so that what it

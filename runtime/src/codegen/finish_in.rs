@@ -2,6 +2,7 @@
 //! ([`FinishIn`](crate::plan::FinishIn)): the combine pass and the consumer in one launch.
 
 use super::abi::{fused_signature, narrow_dims};
+use super::accumulators::lanes_of_outputs;
 use super::elementwise::element_step;
 use super::ops::{combine, identity, vt};
 use super::values::Values;
@@ -30,12 +31,7 @@ pub(super) fn finish_in_source(plan: &KernelPlan, f: &FinishIn) -> String {
     src.open(fused_signature(plan, ""));
     narrow_dims(plan.dims.len(), ix, &mut src);
     src.line(format_args!("__local {t} sv[{g}];"));
-    src.line(format_args!(
-        "const uint lid = get_local_id(0), lane = lid % {lanes}u, row = lid / {lanes}u;"
-    ));
-    src.line(format_args!(
-        "const ulong o = get_group_id(0) * ({g}u / {lanes}u) + row;"
-    ));
+    lanes_of_outputs(&mut src, g, lanes);
     src.line(format_args!("{t} acc = {};", identity(op, d)));
     src.open("if (o < n) {");
     src.line(format_args!(

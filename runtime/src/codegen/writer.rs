@@ -7,7 +7,6 @@ use std::fmt::{Display, Write};
 const INDENT: &str = "    ";
 
 /// OpenCL C text being written, and the depth its next line starts at.
-#[derive(Default)]
 pub(super) struct Src {
     text: String,
     depth: usize,

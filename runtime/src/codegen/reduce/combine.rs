@@ -3,7 +3,7 @@
 //! share with it.
 
 use crate::codegen::abi::combine_signature;
-use crate::codegen::accumulators::{take, COMBINE_PASS};
+use crate::codegen::accumulators::{lanes_of_outputs, take, COMBINE_PASS};
 use crate::codegen::ops::{identity, vt};
 use crate::codegen::values::pragmas;
 use crate::codegen::writer::Src;
@@ -22,12 +22,7 @@ pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32, lanes: u32) -> 
     src.open(combine_signature(d));
     src.line(format_args!("__local {t} sv[{group}];"));
     src.line(format_args!("__local ulong si[{group}];"));
-    src.line(format_args!(
-        "const uint lid = get_local_id(0), lane = lid % {lanes}u, row = lid / {lanes}u;"
-    ));
-    src.line(format_args!(
-        "const ulong o = get_group_id(0) * ({group}u / {lanes}u) + row;"
-    ));
+    lanes_of_outputs(&mut src, group, lanes);
     src.line(format_args!("{t} acc = {}; ulong acci = NONE;", identity(op, d)));
     src.line("(void)acci; (void)pi; (void)outi; (void)outv; (void)n_total;");
     src.open("if (o < n_out) {");
@@ -38,8 +33,9 @@ pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32, lanes: u32) -> 
     src.into_string()
 }
 
-/// Output `o`'s lanes each take every `lanes`-th of its partials `[o * S + s]` (values
-/// and indices named `partials`; the index of type `ix`) into `acc`.
+/// Output `o`'s lanes each take every `lanes`-th of its partials `[o * S + s]` into `acc`
+/// (the buffers of their values and indices named by the pair; the loop's index of type
+/// `ix`).
 pub(super) fn combine_partials(
     src: &mut Src,
     op: ReduceOp,

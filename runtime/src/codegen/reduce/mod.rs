@@ -22,7 +22,7 @@ use crate::layout::VECTOR_WIDTH;
 use crate::plan::{KernelPlan, ReducePlan};
 
 /// How a reduction kernel's work-items share the elements.
-pub(super) enum Layout<'a> {
+enum Layout<'a> {
     /// A column reduction with a row reduction inside whose rows are short: one work-item
     /// reads whole rows ([`row_column::rows_per_item`]).
     RowsPerItem(RowColumn<'a>),
@@ -40,21 +40,21 @@ pub(super) enum Layout<'a> {
 }
 
 /// The choices a reduction kernel's text follows, made before any of it is printed.
-pub(super) struct Reduction<'a> {
-    pub(super) plan: &'a KernelPlan,
-    pub(super) r: &'a ReducePlan,
+struct Reduction<'a> {
+    plan: &'a KernelPlan,
+    r: &'a ReducePlan,
     /// The index type.
-    pub(super) ix: &'static str,
+    ix: &'static str,
     /// The reduced values' element type, and its name.
-    pub(super) d: DType,
-    pub(super) t: &'static str,
+    d: DType,
+    t: &'static str,
     /// The value reduced (the plan's output).
-    pub(super) out: usize,
+    out: usize,
     /// An arg reduction: each accumulator tracks the index of its best value.
-    pub(super) arg: bool,
+    arg: bool,
     /// Float sums carry a Kahan compensation ([`ReducePlan::compensated`]).
-    pub(super) kahan: bool,
-    pub(super) layout: Layout<'a>,
+    kahan: bool,
+    layout: Layout<'a>,
 }
 
 impl<'a> Reduction<'a> {
@@ -81,7 +81,7 @@ impl<'a> Reduction<'a> {
 
     /// One accumulation step of value `v` found at reduced index `k` into accumulator
     /// `acc{x}` (with its compensation `comp{x}` and arg index `acci{x}`).
-    pub(super) fn step_into(&self, v: &str, k: &str, x: &str) -> String {
+    fn step_into(&self, v: &str, k: &str, x: &str) -> String {
         let (a, c, ai) = (format!("acc{x}"), format!("comp{x}"), format!("acci{x}"));
         if self.kahan && !self.arg {
             let t = self.t;
@@ -92,12 +92,12 @@ impl<'a> Reduction<'a> {
     }
 
     /// [`Reduction::step_into`] the work-item's one accumulator `acc`.
-    pub(super) fn step(&self, v: &str, k: &str) -> String {
+    fn step(&self, v: &str, k: &str) -> String {
         self.step_into(v, k, "")
     }
 
     /// Accumulator `acc{x}` stored as the result or partial `[at]`.
-    pub(super) fn store(&self, x: &str, at: &str) -> String {
+    fn store(&self, x: &str, at: &str) -> String {
         if self.arg {
             store_arg_partial(&format!("acc{x}"), &format!("acci{x}"), at)
         } else {
@@ -106,7 +106,7 @@ impl<'a> Reduction<'a> {
     }
 
     /// Reduced element `k`: its values, and the step that takes the reduced one.
-    pub(super) fn element_step(&self, v: &mut Values, src: &mut Src) {
+    fn element_step(&self, v: &mut Values, src: &mut Src) {
         v.at_element(self.r, self.plan.values.len(), &[], src);
         src.line(self.step(&format!("v{}", self.out), "k"));
     }
@@ -115,7 +115,7 @@ impl<'a> Reduction<'a> {
     /// take them: one per lane for an arg reduction; else the four values combined
     /// pairwise first, one accumulation step (and one compensation) per four elements, and
     /// a shorter dependency chain.
-    pub(super) fn vector_step(&self, v: &mut Values, src: &mut Src) {
+    fn vector_step(&self, v: &mut Values, src: &mut Src) {
         let (out, w) = (self.out, VECTOR_WIDTH);
         v.lanes(self.r, self.plan.values.len(), &[], self.r.aligned, src);
         if self.arg {

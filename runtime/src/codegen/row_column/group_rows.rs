@@ -20,7 +20,7 @@ use crate::layout::ROWS_PER_STEP;
 /// accumulates. Partials `[o * S + s]` at the end (or the results, with one segment).
 /// Rows wider than a group are fused this way; the tree's barriers make it a GPU layout.
 pub(in crate::codegen) fn group_rows(rc: &RowColumn, v: &mut Values, src: &mut Src) {
-    let (plan, ix, g, steps) = (rc.plan, v.ix, rc.plan.group_size, ROWS_PER_STEP);
+    let (ix, g, steps) = (v.ix, rc.plan.group_size, ROWS_PER_STEP);
     let (rdt, t) = (vt(rc.rd), vt(rc.d));
     src.line(format_args!("__local {rdt} rs[2u * {steps}u * {g}u];"));
     src.line(format_args!(
@@ -31,9 +31,7 @@ pub(in crate::codegen) fn group_rows(rc: &RowColumn, v: &mut Values, src: &mut S
         "const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);"
     ));
     src.line(format_args!("{ix} flip = 0u;"));
-    for &i in &rc.hoisted {
-        src.line(format_args!("__local {} hs{i}[{steps}u];", vt(plan.values[i].1)));
-    }
+    rc.declare_shared(&format!("{steps}u"), src);
     for m in 0..rc.r.group_rows {
         for j in 0..rc.w {
             src.line(format_args!("{t} a{m}_{j} = {};", identity(rc.r.op, rc.d)));
@@ -146,12 +144,10 @@ fn per_row_step(rc: &RowColumn, v: &mut Values, src: &mut Src) {
     src.line(format_args!("rp = {pair};"));
     src.line("part[u * G] = rp;");
     src.line("if (k < k1) {");
-    src.line(format_args!("const {} rowv = {};", rc.rt, rc.row_result("rp")));
+    rc.declare_row_result("rp", src);
     src.shifted(1, |src| {
         rc.per_row_text(v, &rc.per_row, src);
-        for &i in &rc.hoisted {
-            src.line(format_args!("hs{i}[u] = v{i};"));
-        }
+        rc.share("u", src);
         rc.total_step(src);
     });
     src.line("}");
@@ -166,17 +162,8 @@ fn accumulate_row(rc: &RowColumn, v: &mut Values, u: usize, src: &mut Src) {
     src.open("{");
     src.line(format_args!("const {} k = kb + {u}u;", v.ix));
     src.line("if (k < k1) {");
-    src.line(format_args!(
-        "const {} rowv = {};",
-        rc.rt,
-        rc.row_result(&format!("part[{u}u * G]"))
-    ));
-    for &i in &rc.hoisted {
-        src.line(format_args!(
-            "const {} h{i} = hs{i}[{u}u];",
-            vt(rc.plan.values[i].1)
-        ));
-    }
+    rc.declare_row_result(&format!("part[{u}u * G]"), src);
+    rc.read_shared(&format!("{u}u"), src);
     for m in 0..rc.r.group_rows {
         let body: Vec<String> = (0..rc.w)
             .map(|j| rc.accumulate(&format!("a{m}_{j}"), j))

@@ -3,7 +3,7 @@
 //! the layouts share is computed once ([`RowColumn`]); then one file per layout, by the
 //! width of the rows:
 //!
-//! [`row_loop`] (rows shared by a row of work-items; GPUs): a work-group covers whole
+//! [`row_loop()`] (rows shared by a row of work-items; GPUs): a work-group covers whole
 //! rows (one tile: `per_row` work-items a row, `P` rows at a time). Per step of `4 P`
 //! rows, every work-item:
 //! 1. evaluates the row reduction's operand on its own elements of four rows and combines
@@ -17,11 +17,11 @@
 //!    does. The elements are loaded again here: they were read a moment before, so the
 //!    second load hits the cache, not device memory.
 //!
-//! [`group_rows`] (rows of 128 to 1,024 vectors; GPUs): a whole work-group shares each
+//! [`group_rows()`] (rows of 128 to 1,024 vectors; GPUs): a whole work-group shares each
 //! row, every work-item holding one or two vectors of it, four rows per step; values that
 //! depend on the row only are computed once per row (`per_row_values`).
 //!
-//! [`rows_per_item`] (short rows; every device): one work-item reads whole rows, with no
+//! [`rows_per_item()`] (short rows; every device): one work-item reads whole rows, with no
 //! barrier until the group combines its accumulators at the end.
 //!
 //! A total over the rows beside the row reduction ends each layout's kernel
@@ -71,17 +71,17 @@ pub(super) struct RowColumn<'a> {
 }
 
 impl<'a> RowColumn<'a> {
-    /// For [`rows_per_item`]: a work-item holds its rows whole, so nothing is shared.
+    /// For [`rows_per_item()`]: a work-item holds its rows whole, so nothing is shared.
     pub(super) fn rows_per_item(plan: &'a KernelPlan, r: &'a ReducePlan, row: RowPart) -> Self {
         Self::new(plan, r, row, Vec::new())
     }
 
-    /// For [`group_rows`]: the per-row values ([`per_row_values`]).
+    /// For [`group_rows()`]: the per-row values ([`per_row_values`]).
     pub(super) fn group_rows(plan: &'a KernelPlan, r: &'a ReducePlan, row: RowPart) -> Self {
         Self::new(plan, r, row, per_row_values(plan, r, &row))
     }
 
-    /// For [`row_loop`]: the per-row values with a total over the rows only (that kernel
+    /// For [`row_loop()`]: the per-row values with a total over the rows only (that kernel
     /// then has a per-row step after the tree anyway; alone, sharing the values in local
     /// memory made the step no faster).
     pub(super) fn row_loop(plan: &'a KernelPlan, r: &'a ReducePlan, row: RowPart) -> Self {
@@ -148,6 +148,38 @@ impl<'a> RowColumn<'a> {
             format!("({rt})({x} / ({})n_out)", vt(self.rd))
         } else {
             format!("({rt}){x}")
+        }
+    }
+
+    /// `rowv`, the row's result from its combined value `x`.
+    fn declare_row_result(&self, x: &str, src: &mut Src) {
+        src.line(format_args!("const {} rowv = {};", self.rt, self.row_result(x)));
+    }
+
+    /// The local buffers of the hoisted values, `slots` each (`hs{i}`).
+    fn declare_shared(&self, slots: &str, src: &mut Src) {
+        for &i in &self.hoisted {
+            src.line(format_args!(
+                "__local {} hs{i}[{slots}];",
+                vt(self.plan.values[i].1)
+            ));
+        }
+    }
+
+    /// The hoisted values `v{i}` of this row stored in slot `at` of their buffers.
+    fn share(&self, at: &str, src: &mut Src) {
+        for &i in &self.hoisted {
+            src.line(format_args!("hs{i}[{at}] = v{i};"));
+        }
+    }
+
+    /// The hoisted values of slot `at` in scope as `h{i}`.
+    fn read_shared(&self, at: &str, src: &mut Src) {
+        for &i in &self.hoisted {
+            src.line(format_args!(
+                "const {} h{i} = hs{i}[{at}];",
+                vt(self.plan.values[i].1)
+            ));
         }
     }
 

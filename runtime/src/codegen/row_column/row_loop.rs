@@ -11,11 +11,9 @@ use crate::layout::ROWS_PER_STEP;
 /// per-row values), in the variables of the column layout; `column_body` accumulates
 /// row `k` with `rowv` in scope, at the depth of the `if` around it.
 pub(in crate::codegen) fn row_loop(rc: &RowColumn, v: &mut Values, column_body: &str, src: &mut Src) {
-    let (plan, ix, g, n) = (rc.plan, v.ix, rc.plan.group_size, ROWS_PER_STEP);
+    let (ix, g, n) = (v.ix, rc.plan.group_size, ROWS_PER_STEP);
     let t = vt(rc.rd);
-    for &i in &rc.hoisted {
-        src.line(format_args!("__local {} hs{i}[{n} * {g}];", vt(plan.values[i].1)));
-    }
+    rc.declare_shared(&format!("{n} * {g}"), src);
     src.line(format_args!("__local {t} rs[{n} * {g}];"));
     src.line(format_args!("const {ix} chunk = (n_red + S - 1) / S;"));
     src.line(format_args!(
@@ -41,17 +39,8 @@ pub(in crate::codegen) fn row_loop(rc: &RowColumn, v: &mut Values, column_body: 
         src.open("{");
         src.line(format_args!("const {ix} k = kb + {u}u * P + row;"));
         src.open("if (active && k < k1) {");
-        src.line(format_args!(
-            "const {} rowv = {};",
-            rc.rt,
-            rc.row_result(&format!("rv{u}"))
-        ));
-        for &i in &rc.hoisted {
-            src.line(format_args!(
-                "const {} h{i} = hs{i}[{u}u * G + row];",
-                vt(plan.values[i].1)
-            ));
-        }
+        rc.declare_row_result(&format!("rv{u}"), src);
+        rc.read_shared(&format!("{u}u * G + row"), src);
         src.line("if (col == 0u) rowout[k] = rowv;");
         src.text(column_body);
         src.close();
@@ -102,15 +91,9 @@ fn per_row_step(rc: &RowColumn, v: &mut Values, src: &mut Src) {
         src.line("{");
         src.line(format_args!("const {ix} k = kb + {u}u * P + row;"));
         src.open("if (k < k1) {");
-        src.line(format_args!(
-            "const {} rowv = {};",
-            rc.rt,
-            rc.row_result(&format!("rv{u}"))
-        ));
+        rc.declare_row_result(&format!("rv{u}"), src);
         rc.per_row_text(v, &rc.per_row, src);
-        for &i in &rc.hoisted {
-            src.line(format_args!("hs{i}[{u}u * G + row] = v{i};"));
-        }
+        rc.share(&format!("{u}u * G + row"), src);
         rc.total_step(src);
         src.close();
         src.line("}");
