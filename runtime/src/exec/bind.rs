@@ -12,8 +12,6 @@ use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::plan::{KernelPlan, ReducePlan};
 
-use super::reduce::RowTotalBuffers;
-
 /// The buffers and sizes of one launch, from which its arguments are bound in the order
 /// of the kernel's parameter list ([`abi::params`], the only such list).
 #[derive(Default)]
@@ -84,4 +82,12 @@ impl Bindings<'_> {
     pub(crate) fn bind(&self, plan: &KernelPlan, args: &mut Vec<KernelArg>) -> Result<()> {
         abi::bind(abi::params(plan), args, |p| self.arg(plan, p))
     }
+}
+
+/// The buffers of a reduction over the rows computed beside a row reduction
+/// ([`RowTotal`](crate::plan::RowTotal)): one part per work-group (the result itself
+/// with one segment) and the one-element result.
+pub(crate) struct RowTotalBuffers {
+    pub(crate) parts: Arc<DeviceBuffer>,
+    pub(crate) result: Arc<DeviceBuffer>,
 }

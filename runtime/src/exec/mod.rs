@@ -23,8 +23,8 @@ use crate::stats::Counters;
 mod bind;
 mod reduce;
 
-use bind::Bindings;
-use reduce::{launch_reduce, RowTotalBuffers};
+use bind::{Bindings, RowTotalBuffers};
+use reduce::launch_reduce;
 
 /// A planned flush and the context it runs on.
 pub(crate) struct Flush {

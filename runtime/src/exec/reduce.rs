@@ -12,16 +12,8 @@ use crate::codegen::abi::{self, CombineParam};
 use crate::error::Result;
 use crate::plan::{KernelPlan, ReducePlan};
 
-use super::bind::Bindings;
+use super::bind::{Bindings, RowTotalBuffers};
 use super::combine_kernel;
-
-/// The buffers of a reduction over the rows computed beside a row reduction
-/// ([`RowTotal`](crate::plan::RowTotal)): one part per work-group (the result itself
-/// with one segment) and the one-element result.
-pub(crate) struct RowTotalBuffers {
-    pub(crate) parts: Arc<DeviceBuffer>,
-    pub(crate) result: Arc<DeviceBuffer>,
-}
 
 /// Enqueues a reduction plan: one pass, or two when split into segments (unless the
 /// kernel finishes itself, or its consumer does: then the partials are returned, for it).
