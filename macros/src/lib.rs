@@ -6,11 +6,13 @@
 //! Pipeline, bottom to top (each module imports only those before it):
 //!
 //! - `diag`: spans and the collected errors;
-//! - `ir`: the typed IR (scalar types, literal inference, expressions, statements, the
-//!   signatures of device functions);
+//! - `ir`: the typed IR (scalar types, whose facts come from the element-type table of
+//!   `lazycl-clc`, literal inference, expressions, statements, the signatures of device
+//!   functions);
 //! - `signature`: syn types and function headers → IR parameter types;
 //! - `lower`: a body from syn to the IR, with the subset's type rules;
-//! - `emit`: the IR as OpenCL C, with Rust's semantics;
+//! - `emit`: the IR as OpenCL C, with Rust's semantics (`lazycl-clc`'s snippets and
+//!   helper functions, which the runtime's kernels share);
 //! - `resolve`: how a caller gets the signatures and sources of the device functions it
 //!   calls, through their hidden macros;
 //! - `expr`: `expr!` (one expression lowered and emitted per element-type combination);

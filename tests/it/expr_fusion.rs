@@ -87,3 +87,47 @@ fn an_expr_feeds_a_reduction_in_one_kernel() {
     assert!((s - h).abs() <= 1e-3 * h.abs().max(1.0), "{s} vs {h}");
     assert_eq!(d.kernels_launched, 1, "{d:?}");
 }
+
+/// Integer `/ %`, `clamp`, `signum` and float → int casts give Rust's values through the
+/// helper functions of `lazycl-clc` (`lzc_div_int`, ...): here both the `expr!` template
+/// and the kernel's own operators call each of them, so the fused kernel includes each
+/// definition twice under one guard and compiles it once (two definitions of one name
+/// would not build).
+#[test]
+fn an_expr_and_the_operators_around_it_share_helpers() {
+    let ctx = ctx();
+    let xs = [7, -7, i32::MIN, 5, 0, 40, -1, i32::MAX];
+    let ys = [2, 0, -1, -3, 0, 7, 1, -1];
+    let (x, y) = (ctx.from_slice(&xs).unwrap(), ctx.from_slice(&ys).unwrap());
+    let div = |a: i32, b: i32| if b == 0 { 0 } else { a.wrapping_div(b) };
+    let rem = |a: i32, b: i32| if b == 0 { 0 } else { a.wrapping_rem(b) };
+    let before = ctx.stats();
+    let e = expr!(x / y + x % y + x.clamp(-5, 5));
+    let z = (&e - &x / &y + (&x % &y).clamp(-3, 3) + x.signum())
+        .to_vec()
+        .unwrap();
+    assert_eq!((ctx.stats() - before).kernels_launched, 1);
+    for i in 0..xs.len() {
+        let (a, b) = (xs[i], ys[i]);
+        let h = div(a, b)
+            .wrapping_add(rem(a, b))
+            .wrapping_add(a.clamp(-5, 5))
+            .wrapping_sub(div(a, b))
+            .wrapping_add(rem(a, b).clamp(-3, 3))
+            .wrapping_add(a.signum());
+        assert_eq!(z[i], h, "{i}: {a}, {b}");
+    }
+
+    let fs = [1.5f32, -0.0, f32::NAN, 3e9, -3e9, -0.75, f32::INFINITY];
+    let f = ctx.from_slice(&fs).unwrap();
+    let before = ctx.stats();
+    let c = expr!(f.clamp(-1.0, 1.0) + f.signum());
+    let (g, k) = ((&c + f.clamp(-1.0, 1.0) + f.signum()), expr!(f as i32));
+    let (g, k) = ((g - c).to_vec().unwrap(), (k + f.cast::<i32>()).to_vec().unwrap());
+    assert!((ctx.stats() - before).kernels_launched <= 2);
+    for i in 0..fs.len() {
+        let h = fs[i].clamp(-1.0, 1.0) + fs[i].signum();
+        assert!(g[i] == h || (g[i].is_nan() && h.is_nan()), "{i}: {} vs {h}", g[i]);
+        assert_eq!(k[i], (fs[i] as i32).wrapping_mul(2), "{i}");
+    }
+}

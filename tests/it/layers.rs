@@ -1,7 +1,8 @@
-//! The floor plan, checked: in `runtime/src` and `macros/src` a module may use only its
-//! own layer and those below (ARCHITECTURE.md, "Layers"), and the cache key is written in
-//! one place. A failure
-//! names the file and the import; move the code, do not widen the rule.
+//! The floor plan, checked: in `runtime/src`, `macros/src` and `clc/src` a module may use
+//! only its own layer and those below (ARCHITECTURE.md, "Layers"); the shared OpenCL C
+//! crate (`clc/`, lazycl-clc) sits below both and depends on nothing, and each crate
+//! reaches it from its lowest layers that write OpenCL C; the cache key is written in one
+//! place. A failure names the file and the import; move the code, do not widen the rule.
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +30,16 @@ const MACRO_LAYERS: &[&[&str]] = &[
     &["resolve"],
     &["expr"],
     &["function"],
+];
+
+/// The shared crate's layers, bottom first (clc/src/lib.rs states them).
+const CLC_LAYERS: &[&[&str]] = &[&["dtype"], &["text"], &["helpers"]];
+
+/// The modules of each crate that name the shared crate (`lazycl_clc`): the element types
+/// and OpenCL C text; higher layers reach it through them.
+const CLC_USERS: &[(&str, &[&str])] = &[
+    ("runtime/src", &["dtype", "codegen"]),
+    ("macros/src", &["ir", "emit"]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -83,6 +94,40 @@ fn runtime_imports_never_go_up_a_layer() {
 #[test]
 fn macro_imports_never_go_up_a_layer() {
     check_layers("macros/src", MACRO_LAYERS);
+}
+
+#[test]
+fn clc_imports_never_go_up_a_layer() {
+    check_layers("clc/src", CLC_LAYERS);
+}
+
+#[test]
+fn the_shared_crate_is_below_everything() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("clc/Cargo.toml")).unwrap();
+    let deps = manifest.split("[dependencies]").nth(1).unwrap_or("");
+    let deps = deps.split("\n[").next().unwrap_or("");
+    assert!(
+        deps.lines().all(|l| l.trim().is_empty()),
+        "clc/ (lazycl-clc) depends on nothing: {deps}"
+    );
+    let mut wrong = Vec::new();
+    for (dir, users) in CLC_USERS {
+        let mut files = Vec::new();
+        rust_files(&root.join(dir), &mut files);
+        for file in &files {
+            let rel = file.strip_prefix(root.join(dir)).unwrap();
+            let top = rel.iter().next().unwrap().to_string_lossy();
+            let top = top.trim_end_matches(".rs");
+            if code(file).contains("lazycl_clc") && !users.contains(&top) {
+                wrong.push(format!("{dir}/{}", rel.display()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "only {CLC_USERS:?} name lazycl_clc; also: {wrong:?}"
+    );
 }
 
 /// Every `crate::` path of every file under `dir` (but the crate root) names a module of

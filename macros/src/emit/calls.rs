@@ -3,6 +3,8 @@
 //! intrinsics to `get_global_id` and friends (as `ulong`), and where OpenCL C's builtin
 //! differs from Rust (`signum` of NaN, `clamp`, integer `pow`) a helper function.
 
+use lazycl_clc as clc;
+
 use super::Emitter;
 use crate::ir::*;
 
@@ -45,34 +47,15 @@ impl Emitter<'_> {
         let t = self.scalar(ty);
         let arg_t = args.first().map(|a| self.scalar(a.ty)).unwrap_or(t);
         let vals: Vec<String> = args.iter().map(|a| self.expr(a, pre)).collect();
-        let cl = arg_t.cl();
+        let refs: Vec<&str> = vals.iter().map(String::as_str).collect();
+        let elem = arg_t.elem();
         match b {
             Builtin::FloatFn(f) => format!("{f}({})", vals.join(", ")),
-            Builtin::Signum => {
-                let name = format!("lzc_signum_{cl}");
-                let def = format!("{cl} {name}({cl} x) {{ return isnan(x) ? x : copysign(({cl})1, x); }}");
-                let f = self.helper(name, def);
-                format!("{f}({})", vals.join(", "))
-            }
-            Builtin::IntAbs => format!("(({cl})abs({}))", vals.join(", ")),
+            Builtin::Signum => self.call_helper(clc::signum(elem), &refs),
+            Builtin::IntAbs => format!("({})", clc::wrapping_abs(elem, &vals.join(", "))),
             Builtin::IntMinMax(f) => format!("{f}({})", vals.join(", ")),
-            Builtin::Clamp => {
-                let name = format!("lzc_clamp_{cl}");
-                let def = format!(
-                    "{cl} {name}({cl} x, {cl} lo, {cl} hi) {{ return x < lo ? lo : (x > hi ? hi : x); }}"
-                );
-                let f = self.helper(name, def);
-                format!("{f}({})", vals.join(", "))
-            }
-            Builtin::IntPow => {
-                let ut = arg_t.cl_unsigned();
-                let name = format!("lzc_pow_{cl}");
-                let def = format!(
-                    "{cl} {name}({cl} b, uint e) {{ {ut} r = 1, x = ({ut})b; while (e) {{ if (e & 1u) r *= x; x *= x; e >>= 1; }} return ({cl})r; }}"
-                );
-                let f = self.helper(name, def);
-                format!("{f}({})", vals.join(", "))
-            }
+            Builtin::Clamp => self.call_helper(clc::clamp(elem), &refs),
+            Builtin::IntPow => self.call_helper(clc::pow(elem), &refs),
             Builtin::Powi => format!("pown({})", vals.join(", ")),
             Builtin::FloatTest(f) => format!("({f}({}) != 0)", vals.join(", ")),
             Builtin::WorkItem(f) => format!("((ulong){f}({}))", vals.join(", ")),

@@ -1,5 +1,8 @@
 //! Typed IR → OpenCL C 1.2 text, with Rust's semantics where OpenCL C differs (wrapping
 //! signed arithmetic, division by zero, shift widths, saturating float→int casts, ...).
+//! The snippets and helper functions the runtime writes too (wrapping operators, the
+//! `lzc_div_int`-style helpers, include guards, pragmas) come from `lazycl-clc`, so an
+//! `expr!` inside a runtime kernel shares its helpers with the kernel.
 //!
 //! This file holds the emitter's state (temporaries, the helper functions the text
 //! needs, whether it uses `double`) and the two entry points: a whole function
@@ -19,14 +22,19 @@ mod stmt;
 
 use std::collections::{BTreeMap, HashMap};
 
+use lazycl_clc::Helper;
+
 use crate::ir::*;
+
+/// The OpenCL C text the runtime writes too (`lazycl-clc`): include guards and pragmas.
+pub use lazycl_clc::{guarded, pragmas, FP64_PRAGMA};
 
 /// Emits OpenCL C for one function or expression.
 struct Emitter<'a> {
     infer: &'a Infer,
     tmp: u32,
-    /// Helper functions the code needs: name → definition.
-    helpers: BTreeMap<String, String>,
+    /// Helper functions the code needs (`lazycl-clc`'s), by name.
+    helpers: BTreeMap<String, Helper>,
     /// Whether `double` appears (needs the `cl_khr_fp64` pragma).
     uses_f64: bool,
     ret_is_value: bool,
@@ -75,20 +83,17 @@ impl<'a> Emitter<'a> {
         s.cl()
     }
 
-    /// Notes that the text calls helper `name` (defined by `def`); returns the name.
-    fn helper(&mut self, name: String, def: String) -> String {
-        self.helpers.entry(name.clone()).or_insert(def);
-        name
+    /// A call of `helper` with `args`, noting that the text needs its definition.
+    fn call_helper(&mut self, helper: Helper, args: &[&str]) -> String {
+        let call = helper.call(args);
+        self.helpers.entry(helper.name.clone()).or_insert(helper);
+        call
     }
 
     /// The helpers' definitions, each guarded so that several functions of one program
-    /// can include them.
+    /// (and a runtime kernel that calls the same helper) can include them.
     fn helper_defs(&self) -> String {
-        let mut helpers = String::new();
-        for (name, def) in &self.helpers {
-            helpers.push_str(&guarded(&format!("LZC_HELPER_{name}"), def));
-        }
-        helpers
+        self.helpers.values().map(Helper::guarded).collect()
     }
 }
 
@@ -119,7 +124,7 @@ pub fn function(
         match p.ty {
             ParamTy::Scalar(Scalar::Bool) if kernel => {
                 let raw = format!("lzc_arg_{cname}");
-                decls.push(format!("uint {raw}"));
+                decls.push(format!("{} {raw}", DType::Bool.cl_arg()));
                 prologue.push(format!("bool {cname} = {raw} != 0u;"));
             }
             ParamTy::Scalar(s) => {
@@ -185,14 +190,3 @@ pub fn expression(e: &Expr, infer: &Infer) -> Result<FnText, String> {
         uses_f64: em.uses_f64,
     })
 }
-
-/// `#ifndef guard / #define guard / text / #endif`.
-pub fn guarded(guard: &str, text: &str) -> String {
-    format!("#ifndef {guard}\n#define {guard}\n{}\n#endif\n", text.trim_end())
-}
-
-/// Rust never fuses `a * b + c` into one rounding; neither do the kernels.
-pub const NO_CONTRACT_PRAGMA: &str = "#pragma OPENCL FP_CONTRACT OFF\n";
-
-/// `double` is an extension in OpenCL C 1.2.
-pub const FP64_PRAGMA: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";

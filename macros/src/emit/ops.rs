@@ -5,6 +5,8 @@
 //! `&&`/`||` short-circuit even when the right side needs statements, and float→int
 //! casts saturate with NaN → 0.
 
+use lazycl_clc as clc;
+
 use super::{indent, Emitter};
 use crate::ir::*;
 
@@ -14,10 +16,7 @@ impl Emitter<'_> {
         let t = self.scalar(ty);
         let x = self.expr(v, pre);
         match op {
-            UnOp::Neg if t.is_int() => {
-                let ut = t.cl_unsigned();
-                format!("(({})(({ut})0 - ({ut})({x})))", t.cl())
-            }
+            UnOp::Neg if t.is_int() => format!("({})", clc::wrapping_neg(t.elem(), &format!("({x})"))),
             UnOp::Neg => format!("(-{x})"),
             UnOp::Not if t == Scalar::Bool => format!("(!{x})"),
             UnOp::Not => format!("(~{x})"),
@@ -47,33 +46,11 @@ impl Emitter<'_> {
         let cl = t.cl();
         match op {
             BinOp::Add | BinOp::Sub | BinOp::Mul if t.is_signed_int() => {
-                let ut = t.cl_unsigned();
-                format!("(({cl})(({ut})({a}) {} ({ut})({b})))", op.c())
+                let (a, b) = (format!("({a})"), format!("({b})"));
+                format!("({})", clc::wrapping(t.elem(), op.c(), &a, &b))
             }
-            BinOp::Div | BinOp::Rem if t.is_int() => {
-                let ut = t.cl_unsigned();
-                let (name, body) = match (op, t.is_signed_int()) {
-                    (BinOp::Div, true) => (
-                        format!("lzc_div_{cl}"),
-                        format!("return b == 0 ? ({cl})0 : (b == -1 ? ({cl})(({ut})0 - ({ut})a) : a / b);"),
-                    ),
-                    (BinOp::Div, false) => (
-                        format!("lzc_div_{cl}"),
-                        format!("return b == 0 ? ({cl})0 : a / b;"),
-                    ),
-                    (_, true) => (
-                        format!("lzc_rem_{cl}"),
-                        format!("return (b == 0 || b == -1) ? ({cl})0 : a % b;"),
-                    ),
-                    (_, false) => (
-                        format!("lzc_rem_{cl}"),
-                        format!("return b == 0 ? ({cl})0 : a % b;"),
-                    ),
-                };
-                let def = format!("{cl} {name}({cl} a, {cl} b) {{ {body} }}");
-                let f = self.helper(name, def);
-                format!("{f}({a}, {b})")
-            }
+            BinOp::Div if t.is_int() => self.call_helper(clc::div(t.elem()), &[&a, &b]),
+            BinOp::Rem if t.is_int() => self.call_helper(clc::rem(t.elem()), &[&a, &b]),
             BinOp::Rem if t.is_float() => format!("fmod({a}, {b})"),
             BinOp::Shl | BinOp::Shr => {
                 let mask = t.bits() - 1;
@@ -102,11 +79,7 @@ impl Emitter<'_> {
             x
         } else if from.is_float() && to.is_int() {
             // Saturating, NaN → 0 (some drivers' convert_*_sat map NaN elsewhere).
-            let (f, t) = (from.cl(), to.cl());
-            let name = format!("lzc_{t}_from_{f}");
-            let def = format!("{t} {name}({f} x) {{ return isnan(x) ? ({t})0 : convert_{t}_sat(x); }}");
-            let h = self.helper(name, def);
-            format!("{h}({x})")
+            self.call_helper(clc::int_from_float(to.elem(), from.elem()), &[&x])
         } else {
             format!("(({})({x}))", to.cl())
         }

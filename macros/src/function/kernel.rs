@@ -8,8 +8,8 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use super::translate::{kernel_cl_name, Translation};
-use crate::emit::{FP64_PRAGMA, NO_CONTRACT_PRAGMA};
-use crate::ir::{DevSig, ParamTy, Scalar};
+use crate::emit::pragmas;
+use crate::ir::{DType, DevSig, ParamTy, Scalar};
 
 /// The launcher's view of the parameters.
 #[derive(Default)]
@@ -30,7 +30,7 @@ struct LaunchArgs {
 
 fn launch_args(t: &Translation, sigs: &[DevSig]) -> LaunchArgs {
     let mut a = LaunchArgs::default();
-    let mut dtypes: Vec<&'static str> = Vec::new();
+    let mut dtypes: Vec<DType> = Vec::new();
     let p = quote! { ::lazycl::__private };
     for param in &t.params {
         let id = &param.name;
@@ -42,7 +42,7 @@ fn launch_args(t: &Translation, sigs: &[DevSig]) -> LaunchArgs {
                 a.params.push(quote_spanned! {span=> #id: #ty });
                 if s == Scalar::Usize {
                     a.kargs.push(quote! { #p::KernelArg::ulong(#id as u64) });
-                    dtypes.push("U64");
+                    dtypes.push(DType::U64);
                 } else {
                     a.kargs
                         .push(quote! { #p::KernelArg::Scalar(#p::Element::to_arg_bits(#id)) });
@@ -70,11 +70,15 @@ fn launch_args(t: &Translation, sigs: &[DevSig]) -> LaunchArgs {
         }
     }
     if t.uses_f64(sigs) {
-        dtypes.push("F64");
+        dtypes.push(DType::F64);
     }
     dtypes.sort_unstable();
     dtypes.dedup();
-    a.dtypes = dtypes.iter().map(|d| Ident::new(d, Span::call_site())).collect();
+    // The runtime re-exports `DType`: its variants' names are the paths to write.
+    a.dtypes = dtypes
+        .iter()
+        .map(|d| Ident::new(&format!("{d:?}"), Span::call_site()))
+        .collect();
     a
 }
 
@@ -122,8 +126,7 @@ pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -
     let errors = t.errors.as_ref().map(|e| e.to_compile_error());
     let source = match &t.text {
         Some(text) => {
-            let fp64 = if t.uses_f64(sigs) { FP64_PRAGMA } else { "" };
-            let pragma = format!("{}{fp64}", NO_CONTRACT_PRAGMA);
+            let pragma = pragmas(t.uses_f64(sigs));
             let own = format!("{}{}", text.helpers, text.text);
             let callees = t.callee_sources();
             quote! { ::core::concat!(#pragma, #(#callees,)* #own) }

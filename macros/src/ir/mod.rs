@@ -12,7 +12,7 @@ mod scalar;
 pub use function::{device_fn_cl_name, DevSig, Param, ParamTy};
 pub use infer::{Infer, Ty, VarKind};
 pub use ops::{AtomicOp, BinOp, Builtin, UnOp};
-pub use scalar::Scalar;
+pub use scalar::{DType, Scalar};
 
 use crate::diag::Sp;
 

@@ -1,5 +1,8 @@
 //! The scalar types of the kernel subset: their Rust and OpenCL C spellings and the
-//! properties the type rules and the emitter ask about.
+//! properties the type rules and the emitter ask about, read from the element-type table
+//! the runtime shares (`lazycl-clc`); `usize` is its `u64`.
+
+pub use lazycl_clc::DType;
 
 /// A scalar type of the kernel subset.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
@@ -26,17 +29,31 @@ impl Scalar {
         Scalar::F64,
     ];
 
+    /// The element type whose facts (OpenCL C names, width, signedness) this scalar has:
+    /// `usize` is `u64` (`ulong`: 64 bits on every device, so host and device agree).
+    pub fn elem(self) -> DType {
+        match self {
+            Scalar::Bool => DType::Bool,
+            Scalar::I32 => DType::I32,
+            Scalar::U32 => DType::U32,
+            Scalar::I64 => DType::I64,
+            Scalar::U64 | Scalar::Usize => DType::U64,
+            Scalar::F32 => DType::F32,
+            Scalar::F64 => DType::F64,
+        }
+    }
+
+    /// The runtime's `DType` of an element type (`None` for `usize`, which is no element
+    /// type of arrays).
+    pub fn dtype(self) -> Option<DType> {
+        (self != Scalar::Usize).then(|| self.elem())
+    }
+
     /// The Rust spelling.
     pub fn rust(self) -> &'static str {
         match self {
-            Scalar::Bool => "bool",
-            Scalar::I32 => "i32",
-            Scalar::U32 => "u32",
-            Scalar::I64 => "i64",
-            Scalar::U64 => "u64",
             Scalar::Usize => "usize",
-            Scalar::F32 => "f32",
-            Scalar::F64 => "f64",
+            t => t.elem().rust_name(),
         }
     }
 
@@ -47,77 +64,58 @@ impl Scalar {
 
     /// The OpenCL C type of a value (`usize` is `ulong`).
     pub fn cl(self) -> &'static str {
-        match self {
-            Scalar::Bool => "bool",
-            Scalar::I32 => "int",
-            Scalar::U32 => "uint",
-            Scalar::I64 => "long",
-            Scalar::U64 | Scalar::Usize => "ulong",
-            Scalar::F32 => "float",
-            Scalar::F64 => "double",
-        }
+        self.elem().cl_value()
     }
 
     /// The OpenCL C type of an element in memory (`bool` is `uchar`).
     pub fn cl_storage(self) -> &'static str {
-        match self {
-            Scalar::Bool => "uchar",
-            t => t.cl(),
-        }
+        self.elem().cl_name()
     }
 
     /// The unsigned OpenCL type of the same width (integers only).
     pub fn cl_unsigned(self) -> &'static str {
-        match self {
-            Scalar::I32 | Scalar::U32 => "uint",
-            _ => "ulong",
-        }
+        self.elem().cl_unsigned()
     }
 
     pub fn is_int(self) -> bool {
-        matches!(
-            self,
-            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 | Scalar::Usize
-        )
+        self.elem().is_int()
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F32 | Scalar::F64)
+        self.elem().is_float()
     }
 
     pub fn is_signed_int(self) -> bool {
-        matches!(self, Scalar::I32 | Scalar::I64)
+        self.elem().is_signed_int()
     }
 
     pub fn bits(self) -> u32 {
-        match self {
-            Scalar::Bool => 8,
-            Scalar::I32 | Scalar::U32 | Scalar::F32 => 32,
-            _ => 64,
-        }
+        self.elem().bits()
     }
 
     /// The range of an integer type as (min, max).
     pub fn int_range(self) -> (i128, i128) {
-        match self {
-            Scalar::I32 => (i32::MIN as i128, i32::MAX as i128),
-            Scalar::U32 => (0, u32::MAX as i128),
-            Scalar::I64 => (i64::MIN as i128, i64::MAX as i128),
-            _ => (0, u64::MAX as i128),
+        let bits = self.bits();
+        if self.is_signed_int() {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
         }
     }
+}
 
-    /// The name of the runtime's `DType` variant for an element type (`None` for `usize`).
-    pub fn dtype(self) -> Option<&'static str> {
-        Some(match self {
-            Scalar::Bool => "Bool",
-            Scalar::I32 => "I32",
-            Scalar::U32 => "U32",
-            Scalar::I64 => "I64",
-            Scalar::U64 => "U64",
-            Scalar::Usize => return None,
-            Scalar::F32 => "F32",
-            Scalar::F64 => "F64",
-        })
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_ranges() {
+        assert_eq!(Scalar::I32.int_range(), (i32::MIN as i128, i32::MAX as i128));
+        assert_eq!(Scalar::U32.int_range(), (0, u32::MAX as i128));
+        assert_eq!(Scalar::I64.int_range(), (i64::MIN as i128, i64::MAX as i128));
+        assert_eq!(Scalar::Usize.int_range(), (0, u64::MAX as i128));
+        assert_eq!(Scalar::Usize.cl(), "ulong");
+        assert_eq!(Scalar::Bool.cl(), "bool");
+        assert_eq!(Scalar::Bool.cl_storage(), "uchar");
     }
 }

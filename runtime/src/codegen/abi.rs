@@ -1,7 +1,7 @@
 //! The generated kernels' parameters, as data: the one list each kernel's signature is
 //! declared from, and that exec binds the arguments of a launch by ([`bind`]).
 
-use super::ops::{scalar_arg_type, vt};
+use super::ops::vt;
 use super::writer::Src;
 use crate::dtype::DType;
 use crate::plan::KernelPlan;
@@ -155,7 +155,7 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
             Some(f) if f.slot == k => format!("__global {}* in{k}", vt(f.dtype)),
             _ => format!("__global const {}* in{k}", vt(plan.inputs[k].0)),
         },
-        Param::Scalar(k) => format!("const {} s{k}", scalar_arg_type(plan.scalars[k].0)),
+        Param::Scalar(k) => format!("const {} s{k}", plan.scalars[k].0.cl_arg()),
         Param::Output(k) => format!("__global {}* out{k}", vt(plan.outputs[k].1)),
         Param::Numel => "const ulong n".into(),
         Param::Dim(k) => format!("const ulong d{k}_"),

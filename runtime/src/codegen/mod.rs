@@ -4,7 +4,9 @@
 //! [`combine_source`] the combine pass of a split reduction. Below them: the kernels'
 //! parameters as data ([`abi`]), the rendering of ops ([`ops`]) and of a plan's values
 //! as statements ([`values`]), the statements every reduction shares
-//! ([`accumulators`]), and the writer everything prints through ([`writer`]).
+//! ([`accumulators`]), and the writer everything prints through ([`writer`]). The
+//! element types' OpenCL C names, the snippets and helper functions with Rust's semantics
+//! and the pragmas come from `lazycl-clc`, which the macros use too.
 
 pub(crate) mod abi;
 mod accumulators;

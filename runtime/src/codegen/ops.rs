@@ -1,15 +1,19 @@
 //! Op rendering: the OpenCL C expression of each value of a plan (unary, binary and
-//! ternary ops, casts, `expr!` templates), the `lz_*` helper functions some of them call,
-//! and the algebra of the reductions (neutral elements, combining, arg comparisons).
+//! ternary ops, casts, `expr!` templates), the helper functions some of them call, and the
+//! algebra of the reductions (neutral elements, combining, arg comparisons).
 //!
 //! Where OpenCL C and Rust differ, the generated code follows Rust where that is cheap:
 //! signed `+ - *` wrap (computed in unsigned arithmetic), integer division and remainder
 //! by zero give 0 instead of trapping (Rust panics; a trap would kill a CPU device),
 //! `i32::MIN / -1` wraps, float-to-int casts saturate with NaN giving 0 (Rust's `as`),
 //! `%` on floats is `fmod` (Rust's `%`), `min`/`max` ignore a NaN operand, `signum`
-//! and `clamp` keep NaN.
+//! and `clamp` keep NaN. The snippets and helper functions for these (`lzc_div_int`, ...)
+//! come from `lazycl-clc`, which the macros use too: an `expr!` template inside a kernel
+//! calls the same helpers, defined once.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use lazycl_clc::{self as clc, Helper};
 
 use crate::dtype::DType;
 use crate::graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
@@ -20,27 +24,17 @@ pub(super) fn vt(d: DType) -> &'static str {
     d.cl_name()
 }
 
-/// The OpenCL C type of a by-value scalar argument (kernel args cannot be `bool`).
-pub(super) fn scalar_arg_type(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "uint",
-        other => other.cl_name(),
-    }
-}
-
-/// The unsigned type wrapping arithmetic of an integer type is computed in.
-fn unsigned_of(d: DType) -> &'static str {
-    match d {
-        DType::I32 | DType::U32 => "uint",
-        DType::I64 | DType::U64 => "ulong",
-        DType::Bool => "uchar",
-        _ => "",
-    }
-}
-
-/// Helper functions a kernel needs, emitted once each before it (in sorted order).
+/// Helper functions a kernel needs, each defined once before it: what `expr!` templates
+/// include (their device functions and helpers, each guarded), then the shared helpers
+/// (`lazycl-clc`) the plan's own ops call, guarded alike, so that a helper both call is
+/// compiled once.
 #[derive(Default)]
-pub(super) struct Helpers(BTreeSet<String>);
+pub(super) struct Helpers {
+    /// The templates' texts, in sorted order.
+    included: BTreeSet<String>,
+    /// The called helpers' guarded definitions, in the order of their definitions.
+    called: BTreeMap<String, String>,
+}
 
 impl Helpers {
     /// Every helper the values of `plan` call: a program declares all of them, whichever
@@ -53,53 +47,28 @@ impl Helpers {
         helpers
     }
 
-    /// The definitions, one a line.
+    /// The definitions: the templates' texts, then the called helpers.
     pub(super) fn iter(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(String::as_str)
+        self.included
+            .iter()
+            .chain(self.called.values())
+            .map(String::as_str)
     }
 
     /// Definitions an `expr!` needs (device functions), included once.
-    fn raw(&mut self, text: &str) {
+    fn include(&mut self, text: &str) {
         if !text.trim().is_empty() {
-            self.0.insert(text.to_string());
+            self.included.insert(text.to_string());
         }
     }
 
-    fn int_div(&mut self, d: DType) -> String {
-        let t = vt(d);
-        let name = format!("lz_div_{t}");
-        let body = if d.is_signed() {
-            format!(
-                "static inline {t} {name}({t} a, {t} b) {{ return b == 0 ? ({t})0 : (b == ({t})-1 ? ({t})(({u})0 - ({u})a) : a / b); }}",
-                u = unsigned_of(d)
-            )
-        } else {
-            format!("static inline {t} {name}({t} a, {t} b) {{ return b == 0 ? ({t})0 : a / b; }}")
-        };
-        self.0.insert(body);
-        name
-    }
-
-    fn int_rem(&mut self, d: DType) -> String {
-        let t = vt(d);
-        let name = format!("lz_rem_{t}");
-        let body = if d.is_signed() {
-            format!("static inline {t} {name}({t} a, {t} b) {{ return (b == 0 || b == ({t})-1) ? ({t})0 : a % b; }}")
-        } else {
-            format!("static inline {t} {name}({t} a, {t} b) {{ return b == 0 ? ({t})0 : a % b; }}")
-        };
-        self.0.insert(body);
-        name
-    }
-
-    fn int_pow(&mut self, d: DType) -> String {
-        let t = vt(d);
-        let u = unsigned_of(d);
-        let name = format!("lz_pow_{t}");
-        self.0.insert(format!(
-            "static inline {t} {name}({t} a, uint e) {{ {u} r = 1, b = ({u})a; while (e) {{ if (e & 1u) r *= b; b *= b; e >>= 1; }} return ({t})r; }}"
-        ));
-        name
+    /// A call of `helper`, noting its definition.
+    fn call(&mut self, helper: Helper, args: &[&str]) -> String {
+        let call = helper.call(args);
+        self.called
+            .entry(helper.definition.clone())
+            .or_insert_with(|| helper.guarded());
+        call
     }
 }
 
@@ -143,26 +112,25 @@ pub(super) fn value_expr(
                 // A row reduction computed inside a column reduction: this row's result.
                 OpCode::Reduce(_) => "rowv".to_string(),
                 OpCode::Expr(id) => expr_text(plan, id, args, &sfx, dtype, helpers),
-                OpCode::Unary(u) => unary_expr(u, dtype, ad, &a),
+                OpCode::Unary(u) => unary_expr(u, dtype, ad, &a, helpers),
                 OpCode::Binary(op) => binary_expr(op, dtype, &a, &b, helpers),
                 OpCode::Ternary(TernaryOp::Select) => format!("({a} ? {b} : {c})"),
                 OpCode::Ternary(TernaryOp::MulAdd) if dtype.is_float() => format!("fma({a}, {b}, {c})"),
                 OpCode::Ternary(TernaryOp::MulAdd) => {
-                    let u = unsigned_of(dtype);
+                    let u = dtype.cl_unsigned();
                     format!("({t})(({u}){a} * ({u}){b} + ({u}){c})")
                 }
-                OpCode::Ternary(TernaryOp::Clamp) => format!("({a} < {b} ? {b} : ({a} > {c} ? {c} : {a}))"),
+                OpCode::Ternary(TernaryOp::Clamp) => helpers.call(clc::clamp(dtype), &[&a, &b, &c]),
             }
         }
     }
 }
 
-fn unary_expr(op: UnaryOp, dtype: DType, from: DType, a: &str) -> String {
-    let t = vt(dtype);
+fn unary_expr(op: UnaryOp, dtype: DType, from: DType, a: &str, helpers: &mut Helpers) -> String {
     let float = dtype.is_float();
     match op {
         UnaryOp::Neg if float => format!("(-{a})"),
-        UnaryOp::Neg => format!("({t})(({u})0 - ({u}){a})", u = unsigned_of(dtype)),
+        UnaryOp::Neg => clc::wrapping_neg(dtype, a),
         UnaryOp::Not if dtype == DType::Bool => format!("(uchar)(!{a})"),
         UnaryOp::Not => format!("(~{a})"),
         UnaryOp::Sqrt => format!("sqrt({a})"),
@@ -179,42 +147,37 @@ fn unary_expr(op: UnaryOp, dtype: DType, from: DType, a: &str) -> String {
         UnaryOp::Acos => format!("acos({a})"),
         UnaryOp::Atan => format!("atan({a})"),
         UnaryOp::Abs if float => format!("fabs({a})"),
-        UnaryOp::Abs if dtype.is_signed() => format!("({t})abs({a})"),
+        UnaryOp::Abs if dtype.is_signed() => clc::wrapping_abs(dtype, a),
         UnaryOp::Abs => a.to_string(),
         UnaryOp::Floor if float => format!("floor({a})"),
         UnaryOp::Ceil if float => format!("ceil({a})"),
         UnaryOp::Round if float => format!("round({a})"),
         UnaryOp::Trunc if float => format!("trunc({a})"),
         UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => a.to_string(),
-        UnaryOp::Signum if float => format!("(isnan({a}) ? {a} : copysign(({t})1, {a}))"),
-        UnaryOp::Signum if dtype.is_signed() => format!("({t})(({a} > 0) - ({a} < 0))"),
-        UnaryOp::Signum => format!("({t})({a} > 0)"),
-        UnaryOp::Cast => cast_expr(from, dtype, a),
+        UnaryOp::Signum => helpers.call(clc::signum(dtype), &[a]),
+        UnaryOp::Cast => cast_expr(from, dtype, a, helpers),
     }
 }
 
 /// Rust `as` semantics.
-fn cast_expr(from: DType, to: DType, a: &str) -> String {
+fn cast_expr(from: DType, to: DType, a: &str, helpers: &mut Helpers) -> String {
     let t = vt(to);
     if from == to {
         a.to_string()
     } else if to == DType::Bool {
         format!("(uchar)({a} != 0)")
     } else if from.is_float() && to.is_int() {
-        // NVIDIA's convert_*_sat does not map NaN to 0; Rust's `as` does.
-        format!("(isnan({a}) ? ({t})0 : convert_{t}_sat({a}))")
+        helpers.call(clc::int_from_float(to, from), &[a])
     } else {
         format!("({t}){a}")
     }
 }
 
 fn binary_expr(op: BinaryOp, dtype: DType, a: &str, b: &str, helpers: &mut Helpers) -> String {
-    let t = vt(dtype);
     let float = dtype.is_float();
     let wrapping = |sym: &str| {
-        if dtype.is_signed() && !float {
-            let u = unsigned_of(dtype);
-            format!("({t})(({u}){a} {sym} ({u}){b})")
+        if dtype.is_signed_int() {
+            clc::wrapping(dtype, sym, a, b)
         } else {
             format!("({a} {sym} {b})")
         }
@@ -224,15 +187,15 @@ fn binary_expr(op: BinaryOp, dtype: DType, a: &str, b: &str, helpers: &mut Helpe
         BinaryOp::Sub => wrapping("-"),
         BinaryOp::Mul => wrapping("*"),
         BinaryOp::Div if float => format!("({a} / {b})"),
-        BinaryOp::Div => format!("{}({a}, {b})", helpers.int_div(dtype)),
+        BinaryOp::Div => helpers.call(clc::div(dtype), &[a, b]),
         BinaryOp::Rem if float => format!("fmod({a}, {b})"),
-        BinaryOp::Rem => format!("{}({a}, {b})", helpers.int_rem(dtype)),
+        BinaryOp::Rem => helpers.call(clc::rem(dtype), &[a, b]),
         BinaryOp::Min if float => format!("fmin({a}, {b})"),
         BinaryOp::Max if float => format!("fmax({a}, {b})"),
         BinaryOp::Min => format!("min({a}, {b})"),
         BinaryOp::Max => format!("max({a}, {b})"),
         BinaryOp::Pow if float => format!("pow({a}, {b})"),
-        BinaryOp::Pow => format!("{}({a}, (uint){b})", helpers.int_pow(dtype)),
+        BinaryOp::Pow => helpers.call(clc::pow(dtype), &[a, &format!("(uint){b}")]),
         BinaryOp::PowI => format!("pown({a}, (int){b})"),
         BinaryOp::Atan2 => format!("atan2({a}, {b})"),
         BinaryOp::Hypot => format!("hypot({a}, {b})"),
@@ -261,7 +224,7 @@ fn expr_text(
     let Some(t) = crate::graph::template::template(id) else {
         return "/* unknown expr! template */ 0".into();
     };
-    helpers.raw(t.helpers);
+    helpers.include(t.helpers);
     let values: Vec<String> = args.iter().map(|a| format!("v{a}{sfx}")).collect();
     let types: Vec<&str> = args.iter().map(|&a| vt(plan.values[a].1)).collect();
     match crate::graph::template::instantiate(t.text, &values, &types, vt(dtype)) {
@@ -312,13 +275,11 @@ pub(super) fn identity(op: ReduceOp, d: DType) -> String {
 
 /// `a ⊕ b` for the reduction's combining operation (not for the arg reductions).
 pub(super) fn combine(op: ReduceOp, d: DType, a: &str, b: &str) -> String {
-    let t = vt(d);
     let wrap = |sym: &str| {
         if d.is_float() {
             format!("({a} {sym} {b})")
         } else {
-            let u = unsigned_of(d);
-            format!("({t})(({u}){a} {sym} ({u}){b})")
+            clc::wrapping(d, sym, a, b)
         }
     };
     match op {

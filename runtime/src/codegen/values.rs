@@ -8,15 +8,10 @@ use crate::dtype::DType;
 use crate::layout::VECTOR_WIDTH;
 use crate::plan::{KernelPlan, ReducePlan, Value};
 
-/// The pragmas every program starts with. Rust never contracts `a * b + c` into an fma;
-/// neither do we (`mul_add` does, explicitly).
-pub(super) fn pragmas(fp64: bool) -> String {
-    let mut src = String::from("#pragma OPENCL FP_CONTRACT OFF\n");
-    if fp64 {
-        src.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
-    }
-    src
-}
+/// The pragmas every program starts with (`lazycl-clc`, which the macros' kernels share):
+/// Rust never contracts `a * b + c` into an fma; neither do we (`mul_add` does,
+/// explicitly). `double` needs its extension.
+pub(super) use lazycl_clc::pragmas;
 
 /// The values of one kernel plan, printed where a kernel's loops need them.
 pub(super) struct Values<'a> {

@@ -1,0 +1,27 @@
+//! lazycl-clc: the OpenCL C that both halves of lazycl write, written once.
+//!
+//! The macros (`#[kernel]`, `#[device_fn]`, `expr!`) translate Rust at compile time and the
+//! runtime generates fused kernels at run time; an `expr!` template ends up inside a
+//! runtime kernel, so the two must agree on every type name and on every helper function
+//! they define. This crate holds what they share, and depends on nothing:
+//!
+//! - `dtype`: the element-type table ([`DType`]): Rust and OpenCL C names, the unsigned
+//!   type wrapping arithmetic is computed in, sizes, signedness. The runtime re-exports
+//!   [`DType`]; the macros map their own `Scalar` (which also knows `usize`) onto it.
+//! - `text`: small snippets with Rust's semantics (wrapping `+ - *`, negation and `abs`
+//!   through the unsigned type), the pragmas every program starts with, include guards.
+//! - `helpers`: the helper functions generated code calls where OpenCL C differs from
+//!   Rust (integer division and remainder, integer `pow`, `signum`, `clamp`, float →
+//!   integer casts): one [`Helper`] (name and definition) per function and type, each
+//!   named `lzc_*` and defined under the guard `LZC_HELPER_<name>`, so that a program
+//!   holding two copies (an `expr!` template's and the runtime's own) compiles one.
+//!
+//! Layers, bottom to top: `dtype` → `text` → `helpers` (`tests/it/layers.rs` checks them).
+
+mod dtype;
+mod helpers;
+mod text;
+
+pub use dtype::DType;
+pub use helpers::{clamp, div, int_from_float, pow, rem, signum, Helper};
+pub use text::{guarded, pragmas, wrapping, wrapping_abs, wrapping_neg, FP64_PRAGMA, NO_CONTRACT_PRAGMA};
