@@ -133,18 +133,10 @@ pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -
         }
         None => quote! { "" },
     };
-    let LaunchArgs {
-        num_args,
-        dtypes,
-        params: launch_params,
-        prepare,
-        kargs,
-        tracked,
-    } = launch_args(t, sigs);
+    let args = launch_args(t, sigs);
+    let (num_args, dtypes) = (args.num_args, &args.dtypes);
     let (mod_doc, launch_doc, launch_event_doc) = docs(name, t);
-    let launch_ident = Ident::new("launch", name.span());
-    let launch_event_ident = Ident::new("launch_event", name.span());
-    let param_names: Vec<&Ident> = t.params.iter().map(|p| &p.name).collect();
+    let launch = launch_items(name, t, &args, &launch_doc, &launch_event_doc);
     let has_user_doc = attrs.iter().any(|a| a.path().is_ident("doc"));
     let mod_doc = if has_user_doc {
         quote! {}
@@ -194,59 +186,83 @@ pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -
                 }
             }
 
-            /// A launch being configured: optionally [`Launch::local`], [`Launch::on`] and
-            /// [`Launch::after`], then [`Launch::launch`] or [`Launch::launch_event`].
-            #[must_use = "nothing runs until `.launch(...)` is called"]
-            pub struct Launch<'a> {
-                kernel: &'a ::lazycl::__private::Kernel,
-                opts: ::lazycl::__private::LaunchOptions<'a>,
+            #launch
+        }
+    }
+}
+
+/// The kernel module's `Launch`: a launch being configured, and its typed `launch` and
+/// `launch_event`, whose parameters have the Rust types of the signature.
+fn launch_items(
+    name: &Ident,
+    t: &Translation,
+    args: &LaunchArgs,
+    launch_doc: &str,
+    launch_event_doc: &str,
+) -> TokenStream {
+    let LaunchArgs {
+        params: launch_params,
+        prepare,
+        kargs,
+        tracked,
+        ..
+    } = args;
+    let launch_ident = Ident::new("launch", name.span());
+    let launch_event_ident = Ident::new("launch_event", name.span());
+    let param_names: Vec<&Ident> = t.params.iter().map(|p| &p.name).collect();
+    quote! {
+        /// A launch being configured: optionally [`Launch::local`], [`Launch::on`] and
+        /// [`Launch::after`], then [`Launch::launch`] or [`Launch::launch_event`].
+        #[must_use = "nothing runs until `.launch(...)` is called"]
+        pub struct Launch<'a> {
+            kernel: &'a ::lazycl::__private::Kernel,
+            opts: ::lazycl::__private::LaunchOptions<'a>,
+        }
+
+        impl<'a> Launch<'a> {
+            /// Sets the work-group size (same number of dimensions as the global size,
+            /// dividing it).
+            #[inline]
+            pub fn local(mut self, local: impl ::core::convert::Into<::lazycl::__private::Dims>) -> Self {
+                self.opts.local = ::core::option::Option::Some(local.into());
+                self
             }
 
-            impl<'a> Launch<'a> {
-                /// Sets the work-group size (same number of dimensions as the global size,
-                /// dividing it).
-                #[inline]
-                pub fn local(mut self, local: impl ::core::convert::Into<::lazycl::__private::Dims>) -> Self {
-                    self.opts.local = ::core::option::Option::Some(local.into());
-                    self
-                }
+            /// Launches on `queue` instead of the context's default queue (lazy array
+            /// arguments are evaluated there too).
+            #[inline]
+            pub fn on(mut self, queue: &'a ::lazycl::__private::Queue) -> Self {
+                self.opts.queue = ::core::option::Option::Some(queue);
+                self
+            }
 
-                /// Launches on `queue` instead of the context's default queue (lazy array
-                /// arguments are evaluated there too).
-                #[inline]
-                pub fn on(mut self, queue: &'a ::lazycl::__private::Queue) -> Self {
-                    self.opts.queue = ::core::option::Option::Some(queue);
-                    self
-                }
+            /// Makes the launch wait for `events` too, besides the dependencies on its
+            /// array arguments, which are tracked automatically.
+            #[inline]
+            pub fn after(mut self, events: &'a [::lazycl::__private::Event]) -> Self {
+                self.opts.after = events;
+                self
+            }
 
-                /// Makes the launch wait for `events` too, besides the dependencies on its
-                /// array arguments, which are tracked automatically.
-                #[inline]
-                pub fn after(mut self, events: &'a [::lazycl::__private::Event]) -> Self {
-                    self.opts.after = events;
-                    self
-                }
+            #[doc = #launch_doc]
+            #[inline]
+            #[allow(clippy::too_many_arguments)]
+            pub fn #launch_ident(self, #(#launch_params),*) -> ::lazycl::__private::Result<()> {
+                self.submit(false, #(#param_names),*).map(|_| ())
+            }
 
-                #[doc = #launch_doc]
-                #[inline]
-                #[allow(clippy::too_many_arguments)]
-                pub fn #launch_ident(self, #(#launch_params),*) -> ::lazycl::__private::Result<()> {
-                    self.submit(false, #(#param_names),*).map(|_| ())
-                }
+            #[doc = #launch_event_doc]
+            #[inline]
+            #[allow(clippy::too_many_arguments)]
+            pub fn #launch_event_ident(self, #(#launch_params),*) -> ::lazycl::__private::Result<::lazycl::__private::Event> {
+                self.submit(true, #(#param_names),*).and_then(::lazycl::__private::Event::required)
+            }
 
-                #[doc = #launch_event_doc]
-                #[inline]
-                #[allow(clippy::too_many_arguments)]
-                pub fn #launch_event_ident(self, #(#launch_params),*) -> ::lazycl::__private::Result<::lazycl::__private::Event> {
-                    self.submit(true, #(#param_names),*).and_then(::lazycl::__private::Event::required)
-                }
-
-                #[inline(always)]
-                #[allow(clippy::too_many_arguments)]
-                fn submit(self, want_event: bool, #(#launch_params),*) -> ::lazycl::__private::Result<::core::option::Option<::lazycl::__private::Event>> {
-                    #(#prepare)*
-                    self.kernel.submit(&self.opts, &[#(#kargs),*], &[#(#tracked),*], want_event)
-                }
+            #[inline(always)]
+            #[allow(clippy::too_many_arguments)]
+            fn submit(self, want_event: bool, #(#launch_params),*) -> ::lazycl::__private::Result<::core::option::Option<::lazycl::__private::Event>> {
+                #(#prepare)*
+                self.kernel.submit(&self.opts, &[#(#kargs),*], &[#(#tracked),*], want_event)
             }
         }
     }
