@@ -31,7 +31,7 @@ pub(crate) struct Bindings<'a> {
 impl Bindings<'_> {
     /// The argument for parameter `p` of the kernel of `plan`.
     fn arg(&self, plan: &KernelPlan, p: Param) -> Result<KernelArg> {
-        let missing = || Error::InvalidShape(format!("internal: no argument for kernel parameter {p:?}"));
+        let missing = || Error::Internal(format!("no argument for kernel parameter {p:?}"));
         let mem = |b: Option<&DeviceBuffer>| b.map(|b| KernelArg::Mem(b.mem())).ok_or_else(missing);
         let r = plan.reduce.as_ref();
         let reduce =

@@ -146,11 +146,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             let buffer: &DeviceBuffer = match (&graph[gi].kind, &produced[gi]) {
                 (GKind::Ready(b), _) => b,
                 (_, Some(b)) => b,
-                _ => {
-                    return Err(Error::InvalidShape(
-                        "internal: kernel input was not produced".into(),
-                    ))
-                }
+                _ => return Err(Error::Internal("kernel input was not produced".into())),
             };
             reads.push(buffer);
         }
@@ -263,8 +259,8 @@ fn launch_finishing<'a>(
     finishing: Option<&'a (usize, Arc<DeviceBuffer>, usize, usize)>,
 ) -> Result<()> {
     let (Some(f), Some((_, pv, segments, n_red))) = (plan.finishes, finishing) else {
-        return Err(Error::InvalidShape(
-            "internal: a kernel finishing a reduction found no partials".into(),
+        return Err(Error::Internal(
+            "a kernel finishing a reduction found no partials".into(),
         ));
     };
     Bindings {
