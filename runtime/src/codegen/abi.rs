@@ -153,10 +153,10 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
     match p {
         Param::Input(k) => match plan.finishes {
             Some(f) if f.slot == k => format!("__global {}* in{k}", vt(f.dtype)),
-            _ => format!("__global const {}* in{k}", vt(plan.inputs[k].0)),
+            _ => format!("__global const {}* in{k}", vt(plan.inputs[k].dtype)),
         },
-        Param::Scalar(k) => format!("const {} s{k}", scalar_arg_type(plan.scalars[k].0)),
-        Param::Output(k) => format!("__global {}* out{k}", vt(plan.outputs[k].1)),
+        Param::Scalar(k) => format!("const {} s{k}", scalar_arg_type(plan.scalars[k].dtype)),
+        Param::Output(k) => format!("__global {}* out{k}", vt(plan.outputs[k].dtype)),
         Param::Numel => "const ulong n".into(),
         Param::Dim(k) => format!("const ulong d{k}_"),
         Param::RowResult => format!("__global {}* rowout", plan.row.map_or("", |row| vt(row.dtype))),
@@ -232,6 +232,7 @@ mod tests {
     use crate::codegen::{combine_source, fused_source};
     use crate::dtype::{DType, ScalarBits};
     use crate::graph::{BinaryOp, ReduceOp, ReduceSpec};
+    use crate::plan::kernel_plan::{Input, Output, PlannedValue, ScalarArg};
     use crate::plan::{FinishIn, KernelPlan, OpCode, ReducePlan, RowPart, RowTotal, Value};
 
     /// The parameters the kernel of a generated program declares.
@@ -253,21 +254,47 @@ mod tests {
         }
     }
 
+    /// `values`, each of element type `dtype`.
+    fn typed(dtype: DType, values: Vec<Value>) -> Vec<PlannedValue> {
+        values
+            .into_iter()
+            .map(|value| PlannedValue { value, dtype })
+            .collect()
+    }
+
+    fn input(dtype: DType, broadcast_mask: u32, node: usize) -> Input {
+        Input {
+            dtype,
+            broadcast_mask,
+            node,
+        }
+    }
+
+    fn output(value: usize, dtype: DType, node: usize) -> Output {
+        Output { value, dtype, node }
+    }
+
     /// `out = in0 * in1 + s0` over `[rows, cols]`, `in1` broadcast along the rows.
     fn elementwise() -> KernelPlan {
         let f = DType::F32;
         KernelPlan {
             key: Vec::new(),
-            values: vec![
-                (Value::Load { slot: 0 }, f),
-                (Value::Load { slot: 1 }, f),
-                (Value::Scalar { slot: 0 }, f),
-                (op(OpCode::Binary(BinaryOp::Mul), &[0, 1]), f),
-                (op(OpCode::Binary(BinaryOp::Add), &[3, 2]), f),
-            ],
-            inputs: vec![(f, 0, 0), (f, 1, 1)],
-            scalars: vec![(f, ScalarBits { bits: 0, size: 4 })],
-            outputs: vec![(4, f, 2)],
+            values: typed(
+                f,
+                vec![
+                    Value::Load { slot: 0 },
+                    Value::Load { slot: 1 },
+                    Value::Scalar { slot: 0 },
+                    op(OpCode::Binary(BinaryOp::Mul), &[0, 1]),
+                    op(OpCode::Binary(BinaryOp::Add), &[3, 2]),
+                ],
+            ),
+            inputs: vec![input(f, 0, 0), input(f, 1, 1)],
+            scalars: vec![ScalarArg {
+                dtype: f,
+                bits: ScalarBits { bits: 0, size: 4 },
+            }],
+            outputs: vec![output(4, f, 2)],
             dims: vec![30, 20],
             numel: 600,
             reduce: None,
@@ -283,13 +310,16 @@ mod tests {
     fn lanes_reduction(finish_in_kernel: bool) -> KernelPlan {
         let f = DType::F32;
         let mut plan = elementwise();
-        plan.values = vec![
-            (Value::Load { slot: 0 }, f),
-            (Value::Scalar { slot: 0 }, f),
-            (op(OpCode::Binary(BinaryOp::Mul), &[0, 1]), f),
-        ];
+        plan.values = typed(
+            f,
+            vec![
+                Value::Load { slot: 0 },
+                Value::Scalar { slot: 0 },
+                op(OpCode::Binary(BinaryOp::Mul), &[0, 1]),
+            ],
+        );
         plan.inputs.truncate(1);
-        plan.outputs = vec![(2, f, 2)];
+        plan.outputs = vec![output(2, f, 2)];
         plan.reduce = Some(ReducePlan {
             op: ReduceOp::Sum,
             red_mask: 0b10,
@@ -318,9 +348,10 @@ mod tests {
     fn row_column(row_vectors: usize, group_rows: usize) -> KernelPlan {
         let f = DType::F32;
         let mut plan = lanes_reduction(false);
-        plan.values = vec![
-            (Value::Load { slot: 0 }, f),
-            (
+        plan.values = typed(
+            f,
+            vec![
+                Value::Load { slot: 0 },
                 op(
                     OpCode::Reduce(ReduceSpec {
                         op: ReduceOp::Sum,
@@ -328,12 +359,11 @@ mod tests {
                     }),
                     &[0],
                 ),
-                f,
-            ),
-            (op(OpCode::Binary(BinaryOp::Mul), &[0, 1]), f),
-        ];
+                op(OpCode::Binary(BinaryOp::Mul), &[0, 1]),
+            ],
+        );
         plan.scalars.clear();
-        plan.outputs = vec![(2, f, 2)];
+        plan.outputs = vec![output(2, f, 2)];
         plan.dims = vec![30, 8];
         if let Some(r) = &mut plan.reduce {
             *r = ReducePlan {
@@ -368,14 +398,17 @@ mod tests {
     fn finishing() -> KernelPlan {
         let f = DType::F32;
         let mut plan = elementwise();
-        plan.values = vec![
-            (Value::Load { slot: 0 }, f),
-            (Value::Load { slot: 1 }, f),
-            (op(OpCode::Binary(BinaryOp::Add), &[0, 1]), f),
-        ];
-        plan.inputs[1].1 = 0;
+        plan.values = typed(
+            f,
+            vec![
+                Value::Load { slot: 0 },
+                Value::Load { slot: 1 },
+                op(OpCode::Binary(BinaryOp::Add), &[0, 1]),
+            ],
+        );
+        plan.inputs[1].broadcast_mask = 0;
         plan.scalars.clear();
-        plan.outputs = vec![(2, f, 2)];
+        plan.outputs = vec![output(2, f, 2)];
         plan.dims = vec![600];
         plan.finishes = Some(FinishIn {
             slot: 0,

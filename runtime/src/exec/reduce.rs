@@ -12,7 +12,7 @@ use crate::codegen::abi::{self, CombineParam};
 use crate::error::Result;
 use crate::plan::{KernelPlan, ReducePlan};
 
-use super::bind::{Bindings, RowTotalBuffers};
+use super::bind::{Bindings, Partials, RowTotalBuffers};
 use super::combine_kernel;
 
 /// Enqueues a reduction plan: one pass, or two when split into segments (unless the
@@ -54,7 +54,10 @@ pub(crate) fn launch_reduce(
         inputs: reads,
         outputs,
         row_out,
-        partials: Some((&pv, &pi)),
+        partials: Some(Partials {
+            values: &pv,
+            indices: &pi,
+        }),
         counters,
         total,
         finished: None,

@@ -7,7 +7,9 @@ use crate::graph::ReduceOp;
 use crate::layout::VECTOR_WIDTH;
 
 use super::collect::{GKind, GNode, Inputs, OpCode};
-use super::kernel_plan::{KernelPlan, ReducePlan, RowPart, RowTotal, Value};
+use super::kernel_plan::{
+    Input, KernelPlan, Output, PlannedValue, ReducePlan, RowPart, RowTotal, ScalarArg, Value,
+};
 use super::key;
 
 /// Builds the plan of the kernel that computes `members`: materialization points of one
@@ -260,7 +262,11 @@ fn bind_values(
             let slot = match load_slots.iter().find(|(k, _)| *k == id) {
                 Some(&(_, slot)) => slot,
                 None => {
-                    plan.inputs.push((dtype, masks[li], j));
+                    plan.inputs.push(Input {
+                        dtype,
+                        broadcast_mask: masks[li],
+                        node: j,
+                    });
                     load_slots.push((id, plan.inputs.len() - 1));
                     plan.inputs.len() - 1
                 }
@@ -270,7 +276,7 @@ fn bind_values(
         } else {
             match &graph[j].kind {
                 GKind::Scalar(bits) => {
-                    plan.scalars.push((dtype, *bits));
+                    plan.scalars.push(ScalarArg { dtype, bits: *bits });
                     key::scalar(&mut plan.key, dtype);
                     Value::Scalar {
                         slot: plan.scalars.len() - 1,
@@ -293,10 +299,14 @@ fn bind_values(
             }
         };
         value_of[j] = plan.values.len();
-        plan.values.push((value, dtype));
+        plan.values.push(PlannedValue { value, dtype });
         if cone.is_target[j] {
             let (out_dtype, out_node) = output_of(j);
-            plan.outputs.push((plan.values.len() - 1, out_dtype, out_node));
+            plan.outputs.push(Output {
+                value: plan.values.len() - 1,
+                dtype: out_dtype,
+                node: out_node,
+            });
             key::output(&mut plan.key, plan.values.len() - 1, out_dtype);
         }
     }

@@ -19,18 +19,55 @@ pub(crate) enum Value {
     Op { code: OpCode, args: Inputs },
 }
 
+/// A value of a kernel and its element type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PlannedValue {
+    pub(crate) value: Value,
+    pub(crate) dtype: DType,
+}
+
+/// An input buffer of a kernel (slot `k` is the kernel's `in{k}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Input {
+    pub(crate) dtype: DType,
+    /// Bit `k` set: the load broadcasts along collapsed dim `k` (0: a full-size load).
+    pub(crate) broadcast_mask: u32,
+    /// Graph index of the node read.
+    pub(crate) node: usize,
+}
+
+/// A scalar kernel argument (slot `k` is the kernel's `s{k}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ScalarArg {
+    pub(crate) dtype: DType,
+    /// Its bytes, bound at each launch (never part of the key).
+    pub(crate) bits: ScalarBits,
+}
+
+/// An output of a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Output {
+    /// Index of the value written, in [`KernelPlan::values`] (a reduction's: the value
+    /// reduced).
+    pub(crate) value: usize,
+    /// Element type of the output array.
+    pub(crate) dtype: DType,
+    /// Graph index of the node materialized.
+    pub(crate) node: usize,
+}
+
 /// A kernel's structure and the run-time bindings of its arguments.
 pub(crate) struct KernelPlan {
     /// Structural cache key: equal keys give identical source.
     pub(crate) key: Vec<u32>,
     /// Values in evaluation order with their element types.
-    pub(crate) values: Vec<(Value, DType)>,
-    /// Input buffers: (dtype, broadcast mask over the collapsed dims, graph index).
-    pub(crate) inputs: Vec<(DType, u32, usize)>,
-    /// Scalar arguments: (dtype, bits).
-    pub(crate) scalars: Vec<(DType, ScalarBits)>,
-    /// Outputs: (value index, dtype, graph index).
-    pub(crate) outputs: Vec<(usize, DType, usize)>,
+    pub(crate) values: Vec<PlannedValue>,
+    /// Input buffers, by slot.
+    pub(crate) inputs: Vec<Input>,
+    /// Scalar arguments, by slot.
+    pub(crate) scalars: Vec<ScalarArg>,
+    /// Outputs (an elementwise kernel's, in order; a reduction kernel's one result).
+    pub(crate) outputs: Vec<Output>,
     /// The collapsed iteration dims (outermost first; never empty).
     pub(crate) dims: Vec<usize>,
     /// Total work (product of dims).

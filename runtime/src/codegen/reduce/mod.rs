@@ -72,7 +72,7 @@ impl<'a> Reduction<'a> {
             ix,
             d: r.in_dtype,
             t: vt(r.in_dtype),
-            out: plan.outputs[0].0,
+            out: plan.outputs[0].value,
             arg: r.op.is_arg(),
             kahan: r.compensated,
             layout,

@@ -93,7 +93,7 @@ impl<'a> RowColumn<'a> {
     }
 
     fn new(plan: &'a KernelPlan, r: &'a ReducePlan, row: RowPart, hoisted: Vec<usize>) -> Self {
-        let operand = match &plan.values[row.value].0 {
+        let operand = match &plan.values[row.value].value {
             Value::Op { args, .. } => args[0],
             _ => row.value,
         };
@@ -107,10 +107,10 @@ impl<'a> RowColumn<'a> {
             r,
             row,
             operand,
-            rd: plan.values[operand].1,
+            rd: plan.values[operand].dtype,
             rt: vt(row.dtype),
             d: r.in_dtype,
-            out: plan.outputs[0].0,
+            out: plan.outputs[0].value,
             w: r.column_width,
             vector: r.column_width == VECTOR_WIDTH,
             hoisted,
@@ -161,7 +161,7 @@ impl<'a> RowColumn<'a> {
         for &i in &self.hoisted {
             src.line(format_args!(
                 "__local {} hs{i}[{slots}];",
-                vt(self.plan.values[i].1)
+                vt(self.plan.values[i].dtype)
             ));
         }
     }
@@ -178,7 +178,7 @@ impl<'a> RowColumn<'a> {
         for &i in &self.hoisted {
             src.line(format_args!(
                 "const {} h{i} = hs{i}[{at}];",
-                vt(self.plan.values[i].1)
+                vt(self.plan.values[i].dtype)
             ));
         }
     }
@@ -203,7 +203,7 @@ impl<'a> RowColumn<'a> {
             if std::mem::replace(&mut needed[i], true) || i == self.row.value {
                 continue;
             }
-            if let Value::Op { args, .. } = &plan.values[i].0 {
+            if let Value::Op { args, .. } = &plan.values[i].value {
                 stack.extend(args.iter().copied());
             }
         }
@@ -211,7 +211,7 @@ impl<'a> RowColumn<'a> {
         v.reduce_indices(self.r, src);
         for i in (0..plan.values.len()).filter(|&i| needed[i]) {
             let e = v.expr(i, "fidx", None);
-            src.line(format_args!("const {} v{i} = {e};", vt(plan.values[i].1)));
+            src.line(format_args!("const {} v{i} = {e};", vt(plan.values[i].dtype)));
         }
     }
 
@@ -236,22 +236,21 @@ fn per_row_values(plan: &KernelPlan, r: &ReducePlan, row: &RowPart) -> Vec<usize
     let n = plan.values.len();
     // (varies with the row at most, depends on the row's result)
     let mut kind = vec![(false, false); n];
-    for (i, (v, _)) in plan.values.iter().enumerate() {
-        kind[i] = match v {
+    for (i, v) in plan.values.iter().enumerate() {
+        kind[i] = match &v.value {
             _ if i == row.value => (true, true),
-            Value::Load { slot } => (plan.inputs[*slot].1 & kept == kept, false),
+            Value::Load { slot } => (plan.inputs[*slot].broadcast_mask & kept == kept, false),
             Value::Scalar { .. } => (true, false),
             Value::Op { args, .. } => (args.iter().all(|&a| kind[a].0), args.iter().any(|&a| kind[a].1)),
         };
     }
-    let read_along_row = |i: usize| {
-        i == plan.outputs[0].0
-            || plan
-                .values
-                .iter()
-                .enumerate()
-                .any(|(j, (v, _))| !kind[j].0 && matches!(v, Value::Op { args, .. } if args.contains(&i)))
-    };
+    let read_along_row =
+        |i: usize| {
+            i == plan.outputs[0].value
+                || plan.values.iter().enumerate().any(|(j, v)| {
+                    !kind[j].0 && matches!(&v.value, Value::Op { args, .. } if args.contains(&i))
+                })
+        };
     (0..n)
         .filter(|&i| i != row.value && kind[i] == (true, true) && read_along_row(i))
         .collect()

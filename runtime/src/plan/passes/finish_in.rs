@@ -13,27 +13,27 @@ use crate::plan::key;
 pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
     for r in 0..plans.len() {
         let Some(rp) = plans[r].reduce else { continue };
-        let node = plans[r].outputs[0].2;
+        let node = plans[r].outputs[0].node;
         if rp.segments <= 1 || rp.finish_in_kernel || rp.op.is_arg() || rp.n_out == 0 {
             continue;
         }
-        let reads = |p: &KernelPlan| p.inputs.iter().any(|i| i.2 == node);
+        let reads = |p: &KernelPlan| p.inputs.iter().any(|i| i.node == node);
         let Some(c) = (r + 1..plans.len()).find(|&k| reads(&plans[k])) else {
             continue;
         };
         let cp = &plans[c];
-        let Some(slot) = cp.inputs.iter().position(|i| i.2 == node) else {
+        let Some(slot) = cp.inputs.iter().position(|i| i.node == node) else {
             continue;
         };
         // (Read through one slot only: other work-groups write the result while this
         // kernel runs, so no work-item may read another's element.)
         let fits = cp.reduce.is_none()
             && cp.finishes.is_none()
-            && cp.inputs.iter().filter(|i| i.2 == node).count() == 1
+            && cp.inputs.iter().filter(|i| i.node == node).count() == 1
             && cp.numel == rp.n_out
-            && cp.inputs[slot].1 == 0
-            && cp.inputs[slot].0 == rp.in_dtype
-            && plans[r].outputs[0].1 == rp.in_dtype;
+            && cp.inputs[slot].broadcast_mask == 0
+            && cp.inputs[slot].dtype == rp.in_dtype
+            && plans[r].outputs[0].dtype == rp.in_dtype;
         if !fits {
             continue;
         }

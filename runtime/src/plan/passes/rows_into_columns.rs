@@ -37,7 +37,7 @@ pub(crate) fn fuse_rows_into_columns(
             continue;
         };
         let (r, row_node, at) = found;
-        let Some(c_node) = plans[c].as_ref().map(|p| p.outputs[0].2) else {
+        let Some(c_node) = plans[c].as_ref().map(|p| p.outputs[0].node) else {
             continue;
         };
         let fused = plan_kernel(graph, mat, &[c_node], group_size, Some(row_node), None);
@@ -69,14 +69,15 @@ fn row_partner(plans: &[Option<KernelPlan>], c: usize, cp: &KernelPlan) -> Optio
     }
     let produced_by = |g: usize| {
         (0..plans.len()).find(|&k| {
-            plans[k]
-                .as_ref()
-                .is_some_and(|p| p.outputs.iter().any(|o| o.2 == g) || p.row.is_some_and(|row| row.node == g))
+            plans[k].as_ref().is_some_and(|p| {
+                p.outputs.iter().any(|o| o.node == g) || p.row.is_some_and(|row| row.node == g)
+            })
         })
     };
     // An input broadcast along the columns (read once per row) made by a row reduction.
-    cp.inputs.iter().find_map(|&(_, mask, g)| {
-        if mask != 0b10 {
+    cp.inputs.iter().find_map(|input| {
+        let g = input.node;
+        if input.broadcast_mask != 0b10 {
             return None;
         }
         let r = produced_by(g).filter(|&r| r < c)?;
@@ -88,11 +89,11 @@ fn row_partner(plans: &[Option<KernelPlan>], c: usize, cp: &KernelPlan) -> Optio
         let reads_between = cp
             .inputs
             .iter()
-            .any(|&(_, _, x)| x != g && produced_by(x).is_some_and(|k| k > r && k < c));
+            .any(|i| i.node != g && produced_by(i.node).is_some_and(|k| k > r && k < c));
         let between_read_rows = (r + 1..c).any(|k| {
             plans[k]
                 .as_ref()
-                .is_some_and(|p| p.inputs.iter().any(|&(_, _, x)| x == g))
+                .is_some_and(|p| p.inputs.iter().any(|i| i.node == g))
         });
         let at = if !reads_between {
             r
