@@ -233,7 +233,7 @@ mod tests {
     use crate::dtype::{DType, ScalarBits};
     use crate::graph::{BinaryOp, ReduceOp, ReduceSpec};
     use crate::plan::kernel_plan::{Input, Output, PlannedValue, ScalarArg};
-    use crate::plan::{FinishIn, KernelPlan, OpCode, ReducePlan, RowPart, RowTotal, Value};
+    use crate::plan::{FinishIn, JoinedReduction, KernelPlan, OpCode, ReducePlan, Value};
 
     /// The parameters the kernel of a generated program declares.
     fn declared(source: &str) -> Vec<String> {
@@ -379,13 +379,13 @@ mod tests {
                 ..*r
             };
         }
-        plan.row = Some(RowPart {
+        plan.row = Some(JoinedReduction {
             op: ReduceOp::Sum,
             value: 1,
             dtype: f,
             node: 3,
         });
-        plan.row_total = Some(RowTotal {
+        plan.row_total = Some(JoinedReduction {
             op: ReduceOp::Sum,
             value: 1,
             dtype: f,

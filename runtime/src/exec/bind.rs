@@ -104,7 +104,7 @@ pub(crate) struct LeftPartials {
 }
 
 /// The buffers of a reduction over the rows computed beside a row reduction
-/// ([`RowTotal`](crate::plan::RowTotal)): one part per work-group (the result itself
+/// ([`KernelPlan::row_total`]): one part per work-group (the result itself
 /// with one segment) and the one-element result.
 pub(crate) struct RowTotalBuffers {
     pub(crate) parts: Arc<DeviceBuffer>,

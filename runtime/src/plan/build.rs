@@ -8,14 +8,15 @@ use crate::layout::VECTOR_WIDTH;
 
 use super::collect::{GKind, GNode, Inputs, OpCode};
 use super::kernel_plan::{
-    Input, KernelPlan, Output, PlannedValue, ReducePlan, RowPart, RowTotal, ScalarArg, Value,
+    Input, JoinedReduction, KernelPlan, Output, PlannedValue, ReducePlan, ScalarArg, Value,
 };
 use super::key;
 
 /// Builds the plan of the kernel that computes `members`: materialization points of one
 /// shape, or a single reduction. Other materialization points and materialized nodes are
 /// read as inputs, except `row`: a row reduction that this (column) reduction computes
-/// inside ([`RowPart`]; the caller checked that it fits).
+/// inside ([`KernelPlan::row`]; the caller checked that it fits), and `total`: a reduction over
+/// the rows computed beside it ([`KernelPlan::row_total`]).
 pub(crate) fn plan_kernel(
     graph: &[GNode],
     mat: &[bool],
@@ -81,7 +82,7 @@ pub(crate) fn plan_kernel(
     };
     let value_of = bind_values(&mut plan, graph, &cone, &load_nodes, &masks, output_of);
     if let Some((node, op, operand)) = total {
-        let t = RowTotal {
+        let t = JoinedReduction {
             op,
             value: value_of[operand],
             dtype: graph[operand].node.dtype,
@@ -284,7 +285,7 @@ fn bind_values(
                 }
                 GKind::Op(code, inputs) => {
                     if let OpCode::Reduce(spec) = code {
-                        plan.row = Some(RowPart {
+                        plan.row = Some(JoinedReduction {
                             op: spec.op,
                             value: plan.values.len(),
                             dtype,

@@ -78,10 +78,11 @@ pub(crate) struct KernelPlan {
     pub(crate) group_size: u32,
     /// Element indices fit in 32 bits (cheaper index arithmetic).
     pub(crate) narrow_index: bool,
-    /// A row reduction computed inside this column reduction (see [`RowPart`]).
-    pub(crate) row: Option<RowPart>,
-    /// A reduction over the rows computed beside the row reduction (see [`RowTotal`]).
-    pub(crate) row_total: Option<RowTotal>,
+    /// A row reduction computed inside this column reduction (see [`JoinedReduction`]).
+    pub(crate) row: Option<JoinedReduction>,
+    /// A reduction over the rows computed beside the row reduction (see
+    /// [`JoinedReduction`]).
+    pub(crate) row_total: Option<JoinedReduction>,
     /// An elementwise kernel that finishes a split reduction it reads (see
     /// [`FinishIn`]).
     pub(crate) finishes: Option<FinishIn>,
@@ -106,38 +107,32 @@ pub(crate) struct FinishIn {
     pub(crate) group: u32,
 }
 
-/// A reduction along rows (`sum_axis(1)` of the same `[n, d]` space) computed inside a
-/// column reduction that reads its result per row, so that both read the rows once: the
-/// cone of `x.sum_axis(0)`'s operand holds a value `Op(Reduce)` for it, which the kernel
-/// evaluates per row (the work-items of a row combine their elements in local memory)
-/// and also writes out, one element per row, to the row reduction's own array.
+/// A reduction computed in the kernel of a column reduction instead of in a kernel of
+/// its own, so that the rows are read once for both. Two kinds, each a field of
+/// [`KernelPlan`]:
+///
+/// - [`KernelPlan::row`]: a reduction along rows (`sum_axis(1)` of the same `[n, d]`
+///   space) whose result the column reduction reads per row. The cone of
+///   `x.sum_axis(0)`'s operand holds a value `Op(Reduce)` for it (`value`), which the
+///   kernel evaluates per row (the work-items of a row combine their elements in local
+///   memory) and also writes out, one element per row, to the row reduction's own array.
+/// - [`KernelPlan::row_total`]: a reduction of one value per row to a single element,
+///   computed beside the row reduction: `mean(b - lr * (sigmoid(z) - y))` over the rows
+///   of `z = x w`, where the kernel has each row's `z` at hand. Its operand (`value`)
+///   depends on the row only (the row's result, per-row inputs, single elements,
+///   scalars); the kernel combines it over its rows, each work-group writes its part, and
+///   the last work-group to finish combines the parts (one launch fewer than a reduction
+///   kernel of its own).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct RowPart {
-    /// The row reduction's operation (never an arg one).
-    pub(crate) op: ReduceOp,
-    /// Index of the row reduction's value in [`KernelPlan::values`].
-    pub(crate) value: usize,
-    /// Element type of its result.
-    pub(crate) dtype: DType,
-    /// Graph index of the row reduction's node (its output).
-    pub(crate) node: usize,
-}
-
-/// A reduction of one value per row to a single element, computed beside a [`RowPart`]
-/// in its column reduction's kernel: `mean(b - lr * (sigmoid(z) - y))` over the rows of
-/// `z = x w`, where the kernel has each row's `z` at hand. Its operand depends on the row
-/// only (the row's result, per-row inputs, single elements, scalars); the kernel combines
-/// it over its rows, each work-group writes its part, and the last work-group to finish
-/// combines the parts (one launch fewer than a reduction kernel of its own).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RowTotal {
+pub(crate) struct JoinedReduction {
     /// The reduction's operation (never an arg one).
     pub(crate) op: ReduceOp,
-    /// Index of its operand in [`KernelPlan::values`].
+    /// Index in [`KernelPlan::values`] of the row reduction's own value, or of the total's
+    /// operand (see above).
     pub(crate) value: usize,
-    /// Element type of the operand and of the result.
+    /// Element type of its result (a total's operand has the same).
     pub(crate) dtype: DType,
-    /// Graph index of the reduction's node (its output, one element).
+    /// Graph index of the reduction's node (its output).
     pub(crate) node: usize,
 }
 

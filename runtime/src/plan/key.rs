@@ -10,7 +10,7 @@ use crate::dtype::DType;
 use crate::graph::ReduceOp;
 
 use super::collect::OpCode;
-use super::kernel_plan::{FinishIn, ReducePlan, RowTotal};
+use super::kernel_plan::{FinishIn, JoinedReduction, ReducePlan};
 
 const TAG_LOAD: u32 = 1;
 const TAG_SCALAR: u32 = 2;
@@ -23,7 +23,8 @@ const TAG_REDUCE: u32 = 6;
 const TAG_FIT: u32 = 7;
 /// A kernel that finishes a split reduction ([`FinishIn`]).
 const TAG_FINISH_IN: u32 = 8;
-/// A reduction over the rows computed beside a row reduction ([`RowTotal`]).
+/// A reduction over the rows computed beside a row reduction
+/// ([`KernelPlan::row_total`](super::KernelPlan::row_total)).
 const TAG_ROW_TOTAL: u32 = 9;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
@@ -84,7 +85,7 @@ pub(crate) fn output(key: &mut Vec<u32>, value: usize, dtype: DType) {
 }
 
 /// A reduction over the rows computed beside the row reduction.
-pub(crate) fn row_total(key: &mut Vec<u32>, t: &RowTotal) {
+pub(crate) fn row_total(key: &mut Vec<u32>, t: &JoinedReduction) {
     key.extend([TAG_ROW_TOTAL, t.op as u32, t.value as u32, dtype_code(t.dtype)]);
 }
 

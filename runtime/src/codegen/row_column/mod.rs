@@ -1,5 +1,5 @@
 //! A column reduction that computes a row reduction of the same rows inside
-//! ([`RowPart`]): `g = (x * f((x * w).sum_axis(1))).sum_axis(0)` reads `x` once. What
+//! ([`KernelPlan::row`]): `g = (x * f((x * w).sum_axis(1))).sum_axis(0)` reads `x` once. What
 //! the layouts share is computed once ([`RowColumn`]); then one file per layout, by the
 //! width of the rows:
 //!
@@ -10,7 +10,7 @@
 //!    them into one value per row (`rs` in local memory);
 //! 2. takes part in a tree over the `per_row` work-items of each row (barriers, so every
 //!    work-item runs every step, also those past the rows); with a total over the rows
-//!    ([`RowTotal`](crate::plan::RowTotal)), the first work-item of each row then adds the
+//!    ([`KernelPlan::row_total`]), the first work-item of each row then adds the
 //!    row's value to it and computes the per-row values once, shared in local memory;
 //! 3. reads its rows' results, writes them out (the first work-item of a row), and
 //!    evaluates the column reduction's operand with them, accumulating as the plain loop
@@ -43,14 +43,14 @@ use super::writer::Src;
 use crate::dtype::DType;
 use crate::graph::ReduceOp;
 use crate::layout::VECTOR_WIDTH;
-use crate::plan::{KernelPlan, ReducePlan, RowPart, Value};
+use crate::plan::{JoinedReduction, KernelPlan, ReducePlan, Value};
 
 /// What the layouts of a column reduction with a row reduction inside print from,
 /// computed once before any of it is printed.
 pub(super) struct RowColumn<'a> {
     plan: &'a KernelPlan,
     r: &'a ReducePlan,
-    row: RowPart,
+    row: JoinedReduction,
     /// The value the row reduction reduces (its operand), and its type.
     operand: usize,
     rd: DType,
@@ -72,19 +72,19 @@ pub(super) struct RowColumn<'a> {
 
 impl<'a> RowColumn<'a> {
     /// For [`rows_per_item()`]: a work-item holds its rows whole, so nothing is shared.
-    pub(super) fn rows_per_item(plan: &'a KernelPlan, r: &'a ReducePlan, row: RowPart) -> Self {
+    pub(super) fn rows_per_item(plan: &'a KernelPlan, r: &'a ReducePlan, row: JoinedReduction) -> Self {
         Self::new(plan, r, row, Vec::new())
     }
 
     /// For [`group_rows()`]: the per-row values ([`per_row_values`]).
-    pub(super) fn group_rows(plan: &'a KernelPlan, r: &'a ReducePlan, row: RowPart) -> Self {
+    pub(super) fn group_rows(plan: &'a KernelPlan, r: &'a ReducePlan, row: JoinedReduction) -> Self {
         Self::new(plan, r, row, per_row_values(plan, r, &row))
     }
 
     /// For [`row_loop()`]: the per-row values with a total over the rows only (that kernel
     /// then has a per-row step after the tree anyway; alone, sharing the values in local
     /// memory made the step no faster).
-    pub(super) fn row_loop(plan: &'a KernelPlan, r: &'a ReducePlan, row: RowPart) -> Self {
+    pub(super) fn row_loop(plan: &'a KernelPlan, r: &'a ReducePlan, row: JoinedReduction) -> Self {
         let hoisted = match plan.row_total {
             Some(_) => per_row_values(plan, r, &row),
             None => Vec::new(),
@@ -92,7 +92,7 @@ impl<'a> RowColumn<'a> {
         Self::new(plan, r, row, hoisted)
     }
 
-    fn new(plan: &'a KernelPlan, r: &'a ReducePlan, row: RowPart, hoisted: Vec<usize>) -> Self {
+    fn new(plan: &'a KernelPlan, r: &'a ReducePlan, row: JoinedReduction, hoisted: Vec<usize>) -> Self {
         let operand = match &plan.values[row.value].value {
             Value::Op { args, .. } => args[0],
             _ => row.value,
@@ -231,7 +231,7 @@ impl<'a> RowColumn<'a> {
 /// varies along the row (the residual `sigmoid(z) - y` of a gradient, say), where
 /// something varying along the row reads them (or the operand is one): computed once per
 /// row, not in every work-item of the group.
-fn per_row_values(plan: &KernelPlan, r: &ReducePlan, row: &RowPart) -> Vec<usize> {
+fn per_row_values(plan: &KernelPlan, r: &ReducePlan, row: &JoinedReduction) -> Vec<usize> {
     let kept = ((1u32 << plan.dims.len()) - 1) & !r.red_mask;
     let n = plan.values.len();
     // (varies with the row at most, depends on the row's result)

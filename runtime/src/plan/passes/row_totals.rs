@@ -7,7 +7,7 @@ use crate::plan::collect::{GKind, GNode, OpCode};
 use crate::plan::kernel_plan::KernelPlan;
 
 /// Computes a later reduction of one value per row to a single element beside the row
-/// reduction of a column-reduction kernel ([`RowTotal`]), dropping its own kernel: the
+/// reduction of a column-reduction kernel ([`KernelPlan::row_total`]), dropping its own kernel: the
 /// reduction reads the row reduction's result (per row, as an `[n, 1]` operand), and
 /// everything else it reads is per row or a single element and is ready before that
 /// kernel runs. One such reduction per kernel; `max_args` bounds the grown argument list.

@@ -6,7 +6,7 @@ use crate::plan::collect::GNode;
 use crate::plan::kernel_plan::KernelPlan;
 
 /// Plans each column reduction whose operand reads, per row, a row reduction of the
-/// same `[n, d]` space computed earlier in this flush as one kernel with it ([`RowPart`]):
+/// same `[n, d]` space computed earlier in this flush as one kernel with it ([`KernelPlan::row`]):
 /// one read of the rows instead of two (`X^T f(X w)`, a linear model's gradient). The row
 /// reduction's own kernel is dropped. The pair runs where the row reduction ran when the
 /// column reduction reads nothing produced in between (so that kernels in between that
