@@ -4,7 +4,7 @@
 use super::ops::{scalar_arg_type, vt};
 use super::writer::Src;
 use crate::dtype::DType;
-use crate::plan::KernelPlan;
+use crate::plan::{Finish, KernelPlan};
 
 /// The name of every generated fused kernel.
 pub(crate) const FUSED_KERNEL_NAME: &str = "lazycl_fused";
@@ -71,7 +71,7 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
     use Param::*;
     let reduce = plan.reduce.is_some();
     let outputs = if reduce { 0 } else { plan.outputs.len() };
-    let finish_in_kernel = plan.reduce.is_some_and(|r| r.finish_in_kernel);
+    let finish_in_kernel = plan.reduce.is_some_and(|r| r.finish == Finish::InKernel);
     (0..plan.inputs.len())
         .map(Input)
         .chain((0..plan.scalars.len()).map(Scalar))
@@ -233,7 +233,10 @@ mod tests {
     use crate::dtype::{DType, ScalarBits};
     use crate::graph::{BinaryOp, ReduceOp, ReduceSpec};
     use crate::plan::kernel_plan::{Input, Output, PlannedValue, ScalarArg};
-    use crate::plan::{FinishIn, JoinedReduction, KernelPlan, OpCode, ReducePlan, Value};
+    use crate::plan::{
+        ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelPlan, Layout, OpCode, ReducePlan,
+        Value, VectorLoads,
+    };
 
     /// The parameters the kernel of a generated program declares.
     fn declared(source: &str) -> Vec<String> {
@@ -323,29 +326,27 @@ mod tests {
         plan.reduce = Some(ReducePlan {
             op: ReduceOp::Sum,
             red_mask: 0b10,
-            lanes: 32,
             n_out: 30,
             n_red: 20,
             in_dtype: f,
-            vector: true,
-            aligned: true,
-            columns: false,
-            column_width: 1,
-            column_tile: 1,
+            layout: Layout::Lanes {
+                lanes: 32,
+                vector: Some(VectorLoads {
+                    aligned: true,
+                    contiguous: false,
+                }),
+            },
             segments: 2,
-            contiguous_lanes: false,
-            finish_in_kernel,
+            finish: Finish::of(2, finish_in_kernel),
             compensated: false,
-            row_vectors: 0,
-            group_rows: 0,
-            finished_by_consumer: false,
         });
         plan
     }
 
     /// `(x * x.sum_axis(1)).sum_axis(0)` over `[30, 8]` with the total of the row sums
-    /// beside, in each of the three layouts of a row reduction inside a column reduction.
-    fn row_column(row_vectors: usize, group_rows: usize) -> KernelPlan {
+    /// beside, in `rows`, one of the three layouts of a row reduction inside a column
+    /// reduction.
+    fn row_column(rows: ColumnRows) -> KernelPlan {
         let f = DType::F32;
         let mut plan = lanes_reduction(false);
         plan.values = typed(
@@ -368,14 +369,13 @@ mod tests {
         if let Some(r) = &mut plan.reduce {
             *r = ReducePlan {
                 red_mask: 0b01,
-                lanes: 0,
                 n_out: 8,
                 n_red: 30,
-                columns: true,
-                column_width: 4,
-                column_tile: 2,
-                row_vectors,
-                group_rows,
+                layout: Layout::Columns(Columns {
+                    width: 4,
+                    tile: 2,
+                    rows,
+                }),
                 ..*r
             };
         }
@@ -429,9 +429,9 @@ mod tests {
             finishing(),
             lanes_reduction(false),
             lanes_reduction(true),
-            row_column(0, 0),
-            row_column(2, 0),
-            row_column(0, 1),
+            row_column(ColumnRows::RowLoop),
+            row_column(ColumnRows::RowsPerItem { vectors: 2 }),
+            row_column(ColumnRows::GroupRows { vectors_per_item: 1 }),
         ];
         let mut args = Vec::new();
         for plan in &plans {

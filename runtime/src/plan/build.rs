@@ -8,7 +8,8 @@ use crate::layout::VECTOR_WIDTH;
 
 use super::collect::{GKind, GNode, Inputs, OpCode};
 use super::kernel_plan::{
-    Input, JoinedReduction, KernelPlan, Output, PlannedValue, ReducePlan, ScalarArg, Value,
+    ColumnRows, Columns, Finish, Input, JoinedReduction, KernelPlan, Layout, Output, PlannedValue,
+    ReducePlan, ScalarArg, Value, VectorLoads,
 };
 use super::key;
 
@@ -201,35 +202,38 @@ fn reduce_layout(
         group_size
     };
     let lanes = lanes.min(group_size);
-    let vector = lanes > 0 && only_innermost;
-    let aligned = vector && dims[rank - 1].is_multiple_of(VECTOR_WIDTH);
-    // The column layout needs the outputs to be exactly the innermost dim (no kept
-    // outer dims: with those, one work-item per output keeps every work-item busy).
-    let columns = lanes == 0 && n_out == dims[rank - 1];
-    let column_width = if columns && !op.is_arg() && n_out.is_multiple_of(VECTOR_WIDTH) {
-        VECTOR_WIDTH
+    let layout = if lanes > 0 {
+        let vector = only_innermost.then(|| VectorLoads {
+            aligned: dims[rank - 1].is_multiple_of(VECTOR_WIDTH),
+            contiguous: false,
+        });
+        Layout::Lanes { lanes, vector }
+    } else if n_out == dims[rank - 1] {
+        // The column layout needs the outputs to be exactly the innermost dim (no kept
+        // outer dims: with those, one work-item per output keeps every work-item busy).
+        let width = if !op.is_arg() && n_out.is_multiple_of(VECTOR_WIDTH) {
+            VECTOR_WIDTH
+        } else {
+            1
+        };
+        Layout::Columns(Columns {
+            width,
+            tile: group_size as usize,
+            rows: ColumnRows::Plain,
+        })
     } else {
-        1
+        Layout::Serial
     };
     ReducePlan {
         op,
         red_mask,
-        lanes,
         n_out,
         n_red,
         in_dtype,
-        vector,
-        aligned,
-        columns,
-        column_width,
-        column_tile: group_size as usize,
+        layout,
         segments: 1,
-        contiguous_lanes: false,
-        finish_in_kernel: false,
+        finish: Finish::Single,
         compensated: false,
-        row_vectors: 0,
-        group_rows: 0,
-        finished_by_consumer: false,
     }
 }
 

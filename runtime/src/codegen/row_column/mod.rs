@@ -43,7 +43,7 @@ use super::writer::Src;
 use crate::dtype::DType;
 use crate::graph::ReduceOp;
 use crate::layout::VECTOR_WIDTH;
-use crate::plan::{JoinedReduction, KernelPlan, ReducePlan, Value};
+use crate::plan::{ColumnRows, Columns, JoinedReduction, KernelPlan, ReducePlan, Value};
 
 /// What the layouts of a column reduction with a row reduction inside print from,
 /// computed once before any of it is printed.
@@ -62,6 +62,9 @@ pub(super) struct RowColumn<'a> {
     /// Outputs per work-item, and whether they are one vector.
     w: usize,
     vector: bool,
+    /// The vectors of each row a work-item holds: the whole row's in [`rows_per_item()`],
+    /// its share in [`group_rows()`] (1 in [`row_loop()`]: one vector of `P` rows).
+    vectors: usize,
     /// The per-row values the layout computes once per row and shares (`h{i}` where they
     /// are read).
     pub(super) hoisted: Vec<usize>,
@@ -71,28 +74,21 @@ pub(super) struct RowColumn<'a> {
 }
 
 impl<'a> RowColumn<'a> {
-    /// For [`rows_per_item()`]: a work-item holds its rows whole, so nothing is shared.
-    pub(super) fn rows_per_item(plan: &'a KernelPlan, r: &'a ReducePlan, row: JoinedReduction) -> Self {
-        Self::new(plan, r, row, Vec::new())
-    }
-
-    /// For [`group_rows()`]: the per-row values ([`per_row_values`]).
-    pub(super) fn group_rows(plan: &'a KernelPlan, r: &'a ReducePlan, row: JoinedReduction) -> Self {
-        Self::new(plan, r, row, per_row_values(plan, r, &row))
-    }
-
-    /// For [`row_loop()`]: the per-row values with a total over the rows only (that kernel
-    /// then has a per-row step after the tree anyway; alone, sharing the values in local
-    /// memory made the step no faster).
-    pub(super) fn row_loop(plan: &'a KernelPlan, r: &'a ReducePlan, row: JoinedReduction) -> Self {
-        let hoisted = match plan.row_total {
-            Some(_) => per_row_values(plan, r, &row),
-            None => Vec::new(),
+    /// For the layout of `c.rows` with the row reduction `row` inside.
+    pub(super) fn new(plan: &'a KernelPlan, r: &'a ReducePlan, c: &Columns, row: JoinedReduction) -> Self {
+        let (vectors, hoisted) = match c.rows {
+            // [`rows_per_item()`]: a work-item holds its rows whole, so nothing is shared.
+            ColumnRows::RowsPerItem { vectors } => (vectors, Vec::new()),
+            // [`group_rows()`]: the per-row values ([`per_row_values`]).
+            ColumnRows::GroupRows { vectors_per_item } => (vectors_per_item, per_row_values(plan, r, &row)),
+            // [`row_loop()`]: the per-row values with a total over the rows only (that
+            // kernel then has a per-row step after the tree anyway; alone, sharing the
+            // values in local memory made the step no faster).
+            ColumnRows::RowLoop | ColumnRows::Plain => match plan.row_total {
+                Some(_) => (1, per_row_values(plan, r, &row)),
+                None => (1, Vec::new()),
+            },
         };
-        Self::new(plan, r, row, hoisted)
-    }
-
-    fn new(plan: &'a KernelPlan, r: &'a ReducePlan, row: JoinedReduction, hoisted: Vec<usize>) -> Self {
         let operand = match &plan.values[row.value].value {
             Value::Op { args, .. } => args[0],
             _ => row.value,
@@ -111,8 +107,9 @@ impl<'a> RowColumn<'a> {
             rt: vt(row.dtype),
             d: r.in_dtype,
             out: plan.outputs[0].value,
-            w: r.column_width,
-            vector: r.column_width == VECTOR_WIDTH,
+            w: c.width,
+            vector: c.width == VECTOR_WIDTH,
+            vectors,
             hoisted,
             per_row,
         }

@@ -1,7 +1,7 @@
 //! The pass that lets an elementwise kernel finish the split reduction it reads, instead
 //! of a combine pass (`w - lr * g`).
 
-use crate::plan::kernel_plan::{FinishIn, KernelPlan};
+use crate::plan::kernel_plan::{Finish, FinishIn, KernelPlan};
 use crate::plan::key;
 
 /// Lets elementwise kernels finish the split reductions they read ([`FinishIn`]), once
@@ -14,7 +14,7 @@ pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
     for r in 0..plans.len() {
         let Some(rp) = plans[r].reduce else { continue };
         let node = plans[r].outputs[0].node;
-        if rp.segments <= 1 || rp.finish_in_kernel || rp.op.is_arg() || rp.n_out == 0 {
+        if rp.finish != Finish::CombinePass || rp.op.is_arg() || rp.n_out == 0 {
             continue;
         }
         let reads = |p: &KernelPlan| p.inputs.iter().any(|i| i.node == node);
@@ -49,7 +49,7 @@ pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
         key::finish_in(&mut cp.key, &f);
         cp.finishes = Some(f);
         if let Some(rr) = &mut plans[r].reduce {
-            rr.finished_by_consumer = true;
+            rr.finish = Finish::ByConsumer;
         }
     }
 }

@@ -27,7 +27,7 @@ pub(crate) fn fuse_row_totals(
         let fused = plan_kernel(graph, mat, &[c_node], group_size, Some(row_node), Some(q_node));
         let same_layout = fused.row.is_some()
             && fused.row_total.is_some()
-            && fused.reduce.is_some_and(|r| r.columns)
+            && fused.reduce.is_some_and(|r| r.columns().is_some())
             && fused.dims == plans[p].dims
             && fused.inputs.len() + fused.scalars.len() <= max_args;
         if same_layout {
