@@ -138,8 +138,9 @@ pub(crate) struct JoinedReduction {
 
 /// How a reduction kernel is laid out: what it reduces, how its work-items share the
 /// elements ([`Layout`]), and what `fit` chose for the device: the segments, who finishes
-/// them ([`Finish`]) and whether float sums are compensated. Every combination the types
-/// allow is one the codegen prints.
+/// them ([`Finish`]) and whether float sums are compensated. Each variant carries only
+/// what applies to it; two rules are left to `fit`: [`Finish::Single`] exactly with one
+/// segment, and [`Finish::InKernel`] only in the layouts it names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ReducePlan {
     pub(crate) op: ReduceOp,

@@ -51,7 +51,7 @@ pub(crate) fn dims(key: &mut Vec<u32>, rank: usize, narrow_index: bool) {
 /// A reduction's layout as planned before the device is known.
 pub(crate) fn reduce(key: &mut Vec<u32>, r: &ReducePlan, group_size: u32) {
     // (Lanes, vector loads, aligned ones, the column layout, outputs per work-item.)
-    let layout = match r.layout {
+    let [lanes, vector, aligned, columns, width] = match r.layout {
         Layout::Lanes { lanes, vector } => [
             lanes,
             u32::from(vector.is_some()),
@@ -62,7 +62,6 @@ pub(crate) fn reduce(key: &mut Vec<u32>, r: &ReducePlan, group_size: u32) {
         Layout::Serial => [0, 0, 0, 0, 1],
         Layout::Columns(c) => [0, 0, 0, 1, c.width as u32],
     };
-    let [lanes, vector, aligned, columns, width] = layout;
     key.extend([
         TAG_REDUCE,
         r.op as u32,
