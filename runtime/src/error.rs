@@ -66,6 +66,11 @@ pub enum Error {
     #[error("invalid shape: {0}")]
     InvalidShape(String),
 
+    /// A broken internal invariant: a bug in lazycl, please report it (with the message).
+    /// Nothing a caller did or can fix; never returned for a user's mistake.
+    #[error("internal error (a bug in lazycl, please report it): {0}")]
+    Internal(String),
+
     /// The device ran out of memory.
     #[error("out of device memory while {what} ({bytes} bytes requested)")]
     OutOfMemory {

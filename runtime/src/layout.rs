@@ -5,7 +5,7 @@
 /// outputs such a reduction may have.
 pub(crate) const FINISH_COUNTERS: usize = 1024;
 /// The counter kept for reductions over the rows computed beside a row reduction
-/// (`plan::RowTotal`): the last one, which no block of outputs uses
+/// (`KernelPlan::row_total`): the last one, which no block of outputs uses
 /// (their kernels have one block, and other kernels fewer than [`FINISH_COUNTERS`]).
 pub(crate) const ROW_TOTAL_COUNTER: usize = FINISH_COUNTERS - 1;
 

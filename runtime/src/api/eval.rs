@@ -12,7 +12,7 @@ use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::exec;
 use crate::graph::NodeRef;
-use crate::plan::GKind;
+use crate::plan::{ColumnRows, Finish, GKind, Layout};
 
 /// Describes the kernels that materializing `roots` would launch, with their sources.
 fn explain(roots: &[NodeRef]) -> Result<String> {
@@ -42,27 +42,28 @@ fn explain(roots: &[NodeRef]) -> Result<String> {
             if cached { " (cached)" } else { "" }
         );
         if let Some(r) = &p.reduce {
-            let layout = match r.lanes {
-                0 if r.columns => format!(
+            let layout = match r.layout {
+                Layout::Columns(c) => format!(
                     "work-groups stream whole rows, {} neighbouring outputs per work-item{}",
-                    r.column_width,
-                    if r.column_width > 1 { ", vector loads" } else { "" }
+                    c.width,
+                    if c.width > 1 { ", vector loads" } else { "" }
                 ),
-                0 => "one work-item per output and segment".to_string(),
-                l => format!(
-                    "{l} lanes per output{}",
-                    if r.vector { ", vector loads" } else { "" }
+                Layout::Serial => "one work-item per output and segment".to_string(),
+                Layout::Lanes { lanes, vector } => format!(
+                    "{lanes} lanes per output{}",
+                    if vector.is_some() { ", vector loads" } else { "" }
                 ),
             };
-            let split = match r.segments {
-                1 => "one segment".to_string(),
-                n if r.finish_in_kernel => {
+            let n = r.segments;
+            let split = match r.finish {
+                Finish::Single => "one segment".to_string(),
+                Finish::InKernel => {
                     format!("{n} segments finished by the last work-group (no combine pass)")
                 }
-                n if r.finished_by_consumer => {
+                Finish::ByConsumer => {
                     format!("{n} segments combined by the kernel that reads the result (no combine pass)")
                 }
-                n => format!("{n} segments plus a combine pass"),
+                Finish::CombinePass => format!("{n} segments plus a combine pass"),
             };
             let _ = writeln!(
                 s,
@@ -75,15 +76,13 @@ fn explain(roots: &[NodeRef]) -> Result<String> {
                     "  with a {:?} reduction of each of the {} rows computed inside (one read of the rows for both){}",
                     row.op,
                     r.n_red,
-                    if r.row_vectors > 0 {
-                        "; each work-item reads whole rows".to_string()
-                    } else if r.group_rows > 0 {
-                        format!(
-                            "; a work-group of {} shares each row, {} vectors per work-item",
-                            p.group_size, r.group_rows
-                        )
-                    } else {
-                        String::new()
+                    match r.columns().map(|c| c.rows) {
+                        Some(ColumnRows::RowsPerItem { .. }) => "; each work-item reads whole rows".to_string(),
+                        Some(ColumnRows::GroupRows { vectors_per_item }) => format!(
+                            "; a work-group of {} shares each row, {vectors_per_item} vectors per work-item",
+                            p.group_size
+                        ),
+                        _ => String::new(),
                     }
                 );
             }

@@ -306,10 +306,7 @@ impl Event {
     /// The event a submission returned when one was asked for (used by generated code).
     #[doc(hidden)]
     pub fn required(event: Option<Event>) -> Result<Event> {
-        event.ok_or_else(|| Error::InvalidLaunch {
-            kernel: String::new(),
-            reason: "internal: the launch returned no event".into(),
-        })
+        event.ok_or_else(|| Error::Internal("a launch that asked for an event returned none".into()))
     }
 
     /// The id of the queue the command was submitted to.

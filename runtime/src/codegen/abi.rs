@@ -4,7 +4,7 @@
 use super::ops::vt;
 use super::writer::Src;
 use crate::dtype::DType;
-use crate::plan::KernelPlan;
+use crate::plan::{Finish, KernelPlan};
 
 /// The name of every generated fused kernel.
 pub(crate) const FUSED_KERNEL_NAME: &str = "lazycl_fused";
@@ -71,7 +71,7 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
     use Param::*;
     let reduce = plan.reduce.is_some();
     let outputs = if reduce { 0 } else { plan.outputs.len() };
-    let finish_in_kernel = plan.reduce.is_some_and(|r| r.finish_in_kernel);
+    let finish_in_kernel = plan.reduce.is_some_and(|r| r.finish == Finish::InKernel);
     (0..plan.inputs.len())
         .map(Input)
         .chain((0..plan.scalars.len()).map(Scalar))
@@ -153,10 +153,10 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
     match p {
         Param::Input(k) => match plan.finishes {
             Some(f) if f.slot == k => format!("__global {}* in{k}", vt(f.dtype)),
-            _ => format!("__global const {}* in{k}", vt(plan.inputs[k].0)),
+            _ => format!("__global const {}* in{k}", vt(plan.inputs[k].dtype)),
         },
-        Param::Scalar(k) => format!("const {} s{k}", plan.scalars[k].0.cl_arg()),
-        Param::Output(k) => format!("__global {}* out{k}", vt(plan.outputs[k].1)),
+        Param::Scalar(k) => format!("const {} s{k}", plan.scalars[k].dtype.cl_arg()),
+        Param::Output(k) => format!("__global {}* out{k}", vt(plan.outputs[k].dtype)),
         Param::Numel => "const ulong n".into(),
         Param::Dim(k) => format!("const ulong d{k}_"),
         Param::RowResult => format!("__global {}* rowout", plan.row.map_or("", |row| vt(row.dtype))),
@@ -227,203 +227,5 @@ pub(super) fn narrow_dims(rank: usize, ix: &str, src: &mut Src) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{bind, params, COMBINE_PARAMS};
-    use crate::codegen::{combine_source, fused_source};
-    use crate::dtype::{DType, ScalarBits};
-    use crate::graph::{BinaryOp, ReduceOp, ReduceSpec};
-    use crate::plan::{FinishIn, KernelPlan, OpCode, ReducePlan, RowPart, RowTotal, Value};
-
-    /// The parameters the kernel of a generated program declares.
-    fn declared(source: &str) -> Vec<String> {
-        let line = source
-            .lines()
-            .find(|l| l.starts_with("__kernel"))
-            .expect("a kernel");
-        let (_, rest) = line.split_once(" void ").expect("a kernel's name");
-        let (_, rest) = rest.split_once('(').expect("a parameter list");
-        let (list, _) = rest.rsplit_once(") {").expect("the end of the parameter list");
-        list.split(", ").map(str::to_string).collect()
-    }
-
-    fn op(code: OpCode, args: &[usize]) -> Value {
-        Value::Op {
-            code,
-            args: args.iter().copied().collect(),
-        }
-    }
-
-    /// `out = in0 * in1 + s0` over `[rows, cols]`, `in1` broadcast along the rows.
-    fn elementwise() -> KernelPlan {
-        let f = DType::F32;
-        KernelPlan {
-            key: Vec::new(),
-            values: vec![
-                (Value::Load { slot: 0 }, f),
-                (Value::Load { slot: 1 }, f),
-                (Value::Scalar { slot: 0 }, f),
-                (op(OpCode::Binary(BinaryOp::Mul), &[0, 1]), f),
-                (op(OpCode::Binary(BinaryOp::Add), &[3, 2]), f),
-            ],
-            inputs: vec![(f, 0, 0), (f, 1, 1)],
-            scalars: vec![(f, ScalarBits { bits: 0, size: 4 })],
-            outputs: vec![(4, f, 2)],
-            dims: vec![30, 20],
-            numel: 600,
-            reduce: None,
-            group_size: 256,
-            narrow_index: true,
-            row: None,
-            row_total: None,
-            finishes: None,
-        }
-    }
-
-    /// A reduction of `in0 * s0` over the innermost of two dims: lanes, vector loads.
-    fn lanes_reduction(finish_in_kernel: bool) -> KernelPlan {
-        let f = DType::F32;
-        let mut plan = elementwise();
-        plan.values = vec![
-            (Value::Load { slot: 0 }, f),
-            (Value::Scalar { slot: 0 }, f),
-            (op(OpCode::Binary(BinaryOp::Mul), &[0, 1]), f),
-        ];
-        plan.inputs.truncate(1);
-        plan.outputs = vec![(2, f, 2)];
-        plan.reduce = Some(ReducePlan {
-            op: ReduceOp::Sum,
-            red_mask: 0b10,
-            lanes: 32,
-            n_out: 30,
-            n_red: 20,
-            in_dtype: f,
-            vector: true,
-            aligned: true,
-            columns: false,
-            column_width: 1,
-            column_tile: 1,
-            segments: 2,
-            contiguous_lanes: false,
-            finish_in_kernel,
-            compensated: false,
-            row_vectors: 0,
-            group_rows: 0,
-            finished_by_consumer: false,
-        });
-        plan
-    }
-
-    /// `(x * x.sum_axis(1)).sum_axis(0)` over `[30, 8]` with the total of the row sums
-    /// beside, in each of the three layouts of a row reduction inside a column reduction.
-    fn row_column(row_vectors: usize, group_rows: usize) -> KernelPlan {
-        let f = DType::F32;
-        let mut plan = lanes_reduction(false);
-        plan.values = vec![
-            (Value::Load { slot: 0 }, f),
-            (
-                op(
-                    OpCode::Reduce(ReduceSpec {
-                        op: ReduceOp::Sum,
-                        axes: 0b10,
-                    }),
-                    &[0],
-                ),
-                f,
-            ),
-            (op(OpCode::Binary(BinaryOp::Mul), &[0, 1]), f),
-        ];
-        plan.scalars.clear();
-        plan.outputs = vec![(2, f, 2)];
-        plan.dims = vec![30, 8];
-        if let Some(r) = &mut plan.reduce {
-            *r = ReducePlan {
-                red_mask: 0b01,
-                lanes: 0,
-                n_out: 8,
-                n_red: 30,
-                columns: true,
-                column_width: 4,
-                column_tile: 2,
-                row_vectors,
-                group_rows,
-                ..*r
-            };
-        }
-        plan.row = Some(RowPart {
-            op: ReduceOp::Sum,
-            value: 1,
-            dtype: f,
-            node: 3,
-        });
-        plan.row_total = Some(RowTotal {
-            op: ReduceOp::Sum,
-            value: 1,
-            dtype: f,
-            node: 4,
-        });
-        plan
-    }
-
-    /// `in0 + in1` where `in0` is the result of a split reduction finished here.
-    fn finishing() -> KernelPlan {
-        let f = DType::F32;
-        let mut plan = elementwise();
-        plan.values = vec![
-            (Value::Load { slot: 0 }, f),
-            (Value::Load { slot: 1 }, f),
-            (op(OpCode::Binary(BinaryOp::Add), &[0, 1]), f),
-        ];
-        plan.inputs[1].1 = 0;
-        plan.scalars.clear();
-        plan.outputs = vec![(2, f, 2)];
-        plan.dims = vec![600];
-        plan.finishes = Some(FinishIn {
-            slot: 0,
-            op: ReduceOp::Mean,
-            dtype: f,
-            lanes: 4,
-            group: 256,
-        });
-        plan
-    }
-
-    /// Every kernel declares exactly the parameters [`params`] lists, which [`bind`] binds
-    /// one argument each.
-    #[test]
-    fn kernels_declare_the_listed_parameters() {
-        let plans = [
-            elementwise(),
-            finishing(),
-            lanes_reduction(false),
-            lanes_reduction(true),
-            row_column(0, 0),
-            row_column(2, 0),
-            row_column(0, 1),
-        ];
-        let mut args = Vec::new();
-        for plan in &plans {
-            let source = fused_source(plan);
-            let declared = declared(&source);
-            assert_eq!(declared.len(), params(plan).count(), "{source}");
-            bind(params(plan), &mut args, Ok::<_, ()>).unwrap();
-            assert_eq!(args, params(plan).collect::<Vec<_>>());
-        }
-        // The plans take the layouts they are for.
-        let sources: Vec<String> = plans.iter().map(fused_source).collect();
-        assert!(sources[4].contains("while (p2 < per_row)"), "the row loop");
-        assert!(sources[5].contains("float rowv;"), "rows per work-item");
-        assert!(sources[6].contains("reqd_work_group_size"), "rows per work-group");
-        // The reduction kernels end with what they finish or compute beside.
-        let finished = declared(&fused_source(&plans[3]));
-        assert!(finished.ends_with(&[
-            "__global float* finv".into(),
-            "__global ulong* fini".into(),
-            "volatile __global uint* done".into()
-        ]));
-        let total = declared(&fused_source(&plans[4]));
-        assert!(total.last().is_some_and(|p| p.ends_with("tdone")));
-        assert!(declared(&fused_source(&plans[1])).contains(&"__global float* in0".into()));
-        let combine = combine_source(ReduceOp::ArgMax, DType::F64, 256, 8);
-        assert_eq!(declared(&combine).len(), COMBINE_PARAMS.len());
-    }
-}
+#[path = "abi_tests.rs"]
+mod tests;

@@ -50,28 +50,31 @@ pub(super) fn elementwise_source(plan: &KernelPlan) -> String {
 fn vector_step(v: &mut Values, src: &mut Src) {
     let plan = v.plan;
     let w = VECTOR_WIDTH;
-    for (slot, (d, mask, _)) in plan.inputs.iter().enumerate() {
-        if *mask == 0 {
+    for (slot, input) in plan.inputs.iter().enumerate() {
+        if input.broadcast_mask == 0 {
             // A vector pointer, not vload: buffers are aligned far beyond the vector
             // size, and NVIDIA's compiler emits one wide load only for the pointer.
             src.line(format_args!(
                 "const {t}{w} L{slot} = ((__global const {t}{w}*)in{slot})[q];",
-                t = vt(*d)
+                t = vt(input.dtype)
             ));
         }
     }
     for lane in 0..w {
         for i in 0..plan.values.len() {
             let e = v.expr(i, "", Some(lane));
-            src.line(format_args!("const {} v{i}_{lane} = {e};", vt(plan.values[i].1)));
+            src.line(format_args!(
+                "const {} v{i}_{lane} = {e};",
+                vt(plan.values[i].dtype)
+            ));
         }
     }
-    for (k, (value, d, _)) in plan.outputs.iter().enumerate() {
-        let parts: Vec<String> = (0..w).map(|l| format!("v{value}_{l}")).collect();
+    for (k, output) in plan.outputs.iter().enumerate() {
+        let parts: Vec<String> = (0..w).map(|l| format!("v{}_{l}", output.value)).collect();
         src.line(format_args!(
             "((__global {t}{w}*)out{k})[q] = ({t}{w})({});",
             parts.join(", "),
-            t = vt(*d)
+            t = vt(output.dtype)
         ));
     }
 }
@@ -80,7 +83,7 @@ fn vector_step(v: &mut Values, src: &mut Src) {
 pub(super) fn element_step(v: &mut Values, src: &mut Src) {
     v.element_indices(src);
     v.all("gid", src);
-    for (k, (value, _, _)) in v.plan.outputs.iter().enumerate() {
-        src.line(format_args!("out{k}[gid] = v{value};"));
+    for (k, output) in v.plan.outputs.iter().enumerate() {
+        src.line(format_args!("out{k}[gid] = v{};", output.value));
     }
 }

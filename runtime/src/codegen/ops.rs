@@ -83,14 +83,13 @@ pub(super) fn value_expr(
     lane: Option<usize>,
     helpers: &mut Helpers,
 ) -> String {
-    let (value, dtype) = &plan.values[idx];
-    let dtype = *dtype;
+    let (value, dtype) = (&plan.values[idx].value, plan.values[idx].dtype);
     let t = vt(dtype);
     let sfx = lane.map_or(String::new(), |l| format!("_{l}"));
     match value {
         Value::Load { slot } => {
             let slot = *slot;
-            let mask = plan.inputs[slot].1;
+            let mask = plan.inputs[slot].broadcast_mask;
             if mask == 0 {
                 match lane {
                     Some(l) => format!("L{slot}.s{l}"),
@@ -107,7 +106,7 @@ pub(super) fn value_expr(
         Value::Op { code, args, .. } => {
             let operand = |k: usize| args.get(k).map_or(String::new(), |v| format!("v{v}{sfx}"));
             let (a, b, c) = (operand(0), operand(1), operand(2));
-            let ad = plan.values[args[0]].1;
+            let ad = plan.values[args[0]].dtype;
             match *code {
                 // A row reduction computed inside a column reduction: this row's result.
                 OpCode::Reduce(_) => "rowv".to_string(),
@@ -226,7 +225,7 @@ fn expr_text(
     };
     helpers.include(t.helpers);
     let values: Vec<String> = args.iter().map(|a| format!("v{a}{sfx}")).collect();
-    let types: Vec<&str> = args.iter().map(|&a| vt(plan.values[a].1)).collect();
+    let types: Vec<&str> = args.iter().map(|&a| vt(plan.values[a].dtype)).collect();
     match crate::graph::template::instantiate(t.text, &values, &types, vt(dtype)) {
         Ok(text) => format!("(({})({text}))", vt(dtype)),
         Err(e) => format!("/* {e} */ 0"),

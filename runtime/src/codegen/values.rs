@@ -32,7 +32,7 @@ impl<'a> Values<'a> {
 
     /// Pragmas and helper functions: what the program declares before its kernel.
     pub(super) fn prelude(&self) -> String {
-        let mut src = pragmas(self.plan.values.iter().any(|(_, d)| *d == DType::F64));
+        let mut src = pragmas(self.plan.values.iter().any(|v| v.dtype == DType::F64));
         for h in self.helpers.iter() {
             src.push_str(h);
             src.push('\n');
@@ -59,7 +59,10 @@ impl<'a> Values<'a> {
             } else {
                 self.expr(i, full, None)
             };
-            src.line(format_args!("const {} v{i} = {e};", vt(self.plan.values[i].1)));
+            src.line(format_args!(
+                "const {} v{i} = {e};",
+                vt(self.plan.values[i].dtype)
+            ));
         }
     }
 
@@ -68,7 +71,7 @@ impl<'a> Values<'a> {
     pub(super) fn element_indices(&self, src: &mut Src) {
         let (plan, ix) = (self.plan, self.ix);
         let rank = plan.dims.len();
-        if plan.inputs.iter().any(|i| i.1 != 0) && rank > 1 {
+        if plan.inputs.iter().any(|i| i.broadcast_mask != 0) && rank > 1 {
             src.line(format_args!("{ix} r = gid;"));
             for k in (1..rank).rev() {
                 src.line(format_args!("const {ix} i{k} = r % ({ix})d{k}; r /= ({ix})d{k};"));
@@ -126,16 +129,16 @@ impl<'a> Values<'a> {
         let w = VECTOR_WIDTH;
         let rank = plan.dims.len();
         let last = 1u32 << (rank - 1);
-        let vec_slots: Vec<bool> = plan.inputs.iter().map(|i| i.1 & last == 0).collect();
+        let vec_slots: Vec<bool> = plan.inputs.iter().map(|i| i.broadcast_mask & last == 0).collect();
         self.reduce_indices(r, src);
-        for (slot, (dt, mask, _)) in plan.inputs.iter().enumerate() {
+        for (slot, input) in plan.inputs.iter().enumerate() {
             if vec_slots[slot] {
-                let idx = if *mask == 0 {
+                let idx = if input.broadcast_mask == 0 {
                     "fidx".to_string()
                 } else {
-                    load_index(*mask, rank)
+                    load_index(input.broadcast_mask, rank)
                 };
-                let v = vt(*dt);
+                let v = vt(input.dtype);
                 let load = if aligned {
                     format!("((__global const {v}{w}*)in{slot})[({idx}) / {w}u]")
                 } else {
@@ -151,7 +154,10 @@ impl<'a> Values<'a> {
                 } else {
                     self.lane_expr(i, lane, &vec_slots)
                 };
-                src.line(format_args!("const {} v{i}_{lane} = {e};", vt(plan.values[i].1)));
+                src.line(format_args!(
+                    "const {} v{i}_{lane} = {e};",
+                    vt(plan.values[i].dtype)
+                ));
             }
         }
     }
@@ -160,9 +166,12 @@ impl<'a> Values<'a> {
     /// loaded as vectors `L{slot}`; other loads are the same element for every lane.
     fn lane_expr(&mut self, i: usize, lane: usize, vec_slots: &[bool]) -> String {
         let plan = self.plan;
-        match plan.values[i].0 {
+        match plan.values[i].value {
             Value::Load { slot } if vec_slots[slot] => format!("L{slot}.s{lane}"),
-            Value::Load { slot } => format!("in{slot}[{}]", load_index(plan.inputs[slot].1, plan.dims.len())),
+            Value::Load { slot } => format!(
+                "in{slot}[{}]",
+                load_index(plan.inputs[slot].broadcast_mask, plan.dims.len())
+            ),
             _ => self.expr(i, "", Some(lane)),
         }
     }

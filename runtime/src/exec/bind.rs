@@ -20,18 +20,18 @@ pub(crate) struct Bindings<'a> {
     pub(crate) outputs: &'a [Arc<DeviceBuffer>],
     pub(crate) row_out: Option<&'a DeviceBuffer>,
     /// A reduction's partials and their indices (its results with one segment).
-    pub(crate) partials: Option<(&'a DeviceBuffer, &'a DeviceBuffer)>,
+    pub(crate) partials: Option<Partials<'a>>,
     /// The queue's counters of finished work-groups.
     pub(crate) counters: Option<cl_mem>,
     pub(crate) total: Option<&'a RowTotalBuffers>,
-    /// The split reduction an elementwise kernel finishes: partials, segments, length.
-    pub(crate) finished: Option<(&'a DeviceBuffer, usize, usize)>,
+    /// The split reduction an elementwise kernel finishes.
+    pub(crate) finished: Option<&'a LeftPartials>,
 }
 
 impl Bindings<'_> {
     /// The argument for parameter `p` of the kernel of `plan`.
     fn arg(&self, plan: &KernelPlan, p: Param) -> Result<KernelArg> {
-        let missing = || Error::InvalidShape(format!("internal: no argument for kernel parameter {p:?}"));
+        let missing = || Error::Internal(format!("no argument for kernel parameter {p:?}"));
         let mem = |b: Option<&DeviceBuffer>| b.map(|b| KernelArg::Mem(b.mem())).ok_or_else(missing);
         let r = plan.reduce.as_ref();
         let reduce =
@@ -41,14 +41,14 @@ impl Bindings<'_> {
             Param::Scalar(slot) => plan
                 .scalars
                 .get(slot)
-                .map(|s| KernelArg::Scalar(s.1))
+                .map(|s| KernelArg::Scalar(s.bits))
                 .ok_or_else(missing),
             Param::Output(k) => mem(self.outputs.get(k).map(|b| &**b)),
             Param::Numel => Ok(KernelArg::ulong(plan.numel as u64)),
             Param::Dim(k) => Ok(KernelArg::ulong(plan.dims[k] as u64)),
             Param::RowResult => mem(self.row_out),
-            Param::Partials => mem(self.partials.map(|p| p.0)),
-            Param::PartialIndices => mem(self.partials.map(|p| p.1)),
+            Param::Partials => mem(self.partials.map(|p| p.values)),
+            Param::PartialIndices => mem(self.partials.map(|p| p.indices)),
             Param::NOut => reduce(|r| r.n_out),
             Param::NRed => reduce(|r| r.n_red),
             Param::Segments => reduce(|r| r.segments),
@@ -66,14 +66,14 @@ impl Bindings<'_> {
             }
             Param::TotalParts => mem(self.total.map(|t| &*t.parts)),
             Param::TotalResult => mem(self.total.map(|t| &*t.result)),
-            Param::FinishedPartials => mem(self.finished.map(|f| f.0)),
+            Param::FinishedPartials => mem(self.finished.map(|f| &*f.partials)),
             Param::FinishedSegments => self
                 .finished
-                .map(|f| KernelArg::ulong(f.1 as u64))
+                .map(|f| KernelArg::ulong(f.segments as u64))
                 .ok_or_else(missing),
             Param::FinishedLength => self
                 .finished
-                .map(|f| KernelArg::ulong(f.2 as u64))
+                .map(|f| KernelArg::ulong(f.n_red as u64))
                 .ok_or_else(missing),
         }
     }
@@ -84,8 +84,27 @@ impl Bindings<'_> {
     }
 }
 
+/// A reduction kernel's partials and their indices (one buffer for both where the
+/// reduction is not an arg one; its results with one segment).
+#[derive(Clone, Copy)]
+pub(crate) struct Partials<'a> {
+    pub(crate) values: &'a DeviceBuffer,
+    pub(crate) indices: &'a DeviceBuffer,
+}
+
+/// The partials a split reduction left for the elementwise kernel that reads its result
+/// to finish ([`FinishIn`](crate::plan::FinishIn)), kept from its launch to that one.
+pub(crate) struct LeftPartials {
+    /// Graph index of the reduction.
+    pub(crate) node: usize,
+    pub(crate) partials: Arc<DeviceBuffer>,
+    /// Its segments per output, and the elements reduced into each output.
+    pub(crate) segments: usize,
+    pub(crate) n_red: usize,
+}
+
 /// The buffers of a reduction over the rows computed beside a row reduction
-/// ([`RowTotal`](crate::plan::RowTotal)): one part per work-group (the result itself
+/// ([`KernelPlan::row_total`]): one part per work-group (the result itself
 /// with one segment) and the one-element result.
 pub(crate) struct RowTotalBuffers {
     pub(crate) parts: Arc<DeviceBuffer>,

@@ -23,7 +23,7 @@ use crate::stats::Counters;
 mod bind;
 mod reduce;
 
-use bind::{Bindings, RowTotalBuffers};
+use bind::{Bindings, LeftPartials, RowTotalBuffers};
 use reduce::launch_reduce;
 
 /// A planned flush and the context it runs on.
@@ -56,8 +56,8 @@ pub(crate) fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
 /// Finds or builds the kernel for a plan. A hit builds no string and no program.
 fn kernel_for(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<CompiledKernel>> {
     cached_kernel(ctx, &plan.key, FUSED_KERNEL_NAME, || {
-        for (_, d) in &plan.values {
-            ctx.check_dtype(*d)?;
+        for v in &plan.values {
+            ctx.check_dtype(v.dtype)?;
         }
         Ok(fused_source(plan))
     })
@@ -110,9 +110,8 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         .check(&ctx.tag, || "evaluating arrays".into(), || "the arrays".into())?;
     // Buffers of nodes materialized by this flush, by graph index.
     let mut produced: Vec<Option<Arc<DeviceBuffer>>> = vec![None; graph.len()];
-    // Partials of split reductions that their consumer finishes, with their segments and
-    // reduced lengths, by graph index of the reduction.
-    let mut partials: Vec<(usize, Arc<DeviceBuffer>, usize, usize)> = Vec::new();
+    // Partials of split reductions that their consumer finishes.
+    let mut partials: Vec<LeftPartials> = Vec::new();
     let mut args: Vec<KernelArg> = Vec::new();
     for plan in &kernels {
         let has_work = match &plan.reduce {
@@ -125,32 +124,28 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             None
         };
         let mut outputs = Vec::with_capacity(plan.outputs.len());
-        for &(_, dtype, gi) in &plan.outputs {
-            let buffer = match targets.iter().find(|(t, _)| *t == gi) {
+        for o in &plan.outputs {
+            let buffer = match targets.iter().find(|(t, _)| *t == o.node) {
                 Some((_, b)) => b.clone(),
                 None => {
                     let n = plan.reduce.map_or(plan.numel, |r| r.n_out);
-                    DeviceBuffer::uninit(&ctx.cl, n * dtype.size())?
+                    DeviceBuffer::uninit(&ctx.cl, n * o.dtype.size())?
                 }
             };
             outputs.push(buffer);
         }
         // The partials this kernel finishes, if it does (before `reads`, which borrows them).
         let finishing = plan.finishes.and_then(|f| {
-            let node = plan.inputs[f.slot].2;
-            let k = partials.iter().position(|p| p.0 == node)?;
+            let node = plan.inputs[f.slot].node;
+            let k = partials.iter().position(|p| p.node == node)?;
             Some(partials.swap_remove(k))
         });
         let mut reads: smallvec::SmallVec<[&DeviceBuffer; 8]> = smallvec::SmallVec::new();
-        for &(_, _, gi) in &plan.inputs {
-            let buffer: &DeviceBuffer = match (&graph[gi].kind, &produced[gi]) {
+        for input in &plan.inputs {
+            let buffer: &DeviceBuffer = match (&graph[input.node].kind, &produced[input.node]) {
                 (GKind::Ready(b), _) => b,
                 (_, Some(b)) => b,
-                _ => {
-                    return Err(Error::InvalidShape(
-                        "internal: kernel input was not produced".into(),
-                    ))
-                }
+                _ => return Err(Error::Internal("kernel input was not produced".into())),
             };
             reads.push(buffer);
         }
@@ -174,7 +169,12 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                     total.as_ref(),
                 )?;
                 if let Some(pv) = left {
-                    partials.push((plan.outputs[0].2, pv, r.segments, r.n_red));
+                    partials.push(LeftPartials {
+                        node: plan.outputs[0].node,
+                        partials: pv,
+                        segments: r.segments,
+                        n_red: r.n_red,
+                    });
                 }
                 row_result = plan.row.map(|row| row.node).zip(row_out);
                 total_result = plan.row_total.map(|t| t.node).zip(total.map(|t| t.result));
@@ -197,8 +197,8 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             _ => {}
         }
         drop(reads);
-        for (&(_, _, gi), b) in plan.outputs.iter().zip(outputs) {
-            produced[gi] = Some(b);
+        for (o, b) in plan.outputs.iter().zip(outputs) {
+            produced[o.node] = Some(b);
         }
         for (gi, b) in row_result.into_iter().chain(total_result) {
             produced[gi] = Some(b);
@@ -250,7 +250,7 @@ fn side_buffers(
 }
 
 /// Launches an elementwise kernel that first finishes the split reduction it reads
-/// (`finishing`: the reduction's node, partials, segments and length).
+/// (`finishing`: the partials it left).
 #[allow(clippy::too_many_arguments)]
 fn launch_finishing<'a>(
     ctx: &Arc<ContextInner>,
@@ -260,23 +260,23 @@ fn launch_finishing<'a>(
     args: &mut Vec<KernelArg>,
     reads: &mut smallvec::SmallVec<[&'a DeviceBuffer; 8]>,
     outputs: &[Arc<DeviceBuffer>],
-    finishing: Option<&'a (usize, Arc<DeviceBuffer>, usize, usize)>,
+    finishing: Option<&'a LeftPartials>,
 ) -> Result<()> {
-    let (Some(f), Some((_, pv, segments, n_red))) = (plan.finishes, finishing) else {
-        return Err(Error::InvalidShape(
-            "internal: a kernel finishing a reduction found no partials".into(),
+    let (Some(f), Some(left)) = (plan.finishes, finishing) else {
+        return Err(Error::Internal(
+            "a kernel finishing a reduction found no partials".into(),
         ));
     };
     Bindings {
         inputs: reads,
         outputs,
-        finished: Some((pv, *segments, *n_red)),
+        finished: Some(left),
         ..Bindings::default()
     }
     .bind(plan, args)?;
     // The reduction's array is written here, not read.
     let result = reads.remove(f.slot);
-    reads.push(pv);
+    reads.push(&left.partials);
     let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
     writes.push(result);
     let per_group = (f.group / f.lanes) as usize;

@@ -10,9 +10,9 @@ use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
 use crate::codegen::abi::{self, CombineParam};
 use crate::error::Result;
-use crate::plan::{KernelPlan, ReducePlan};
+use crate::plan::{Finish, KernelPlan, Layout, ReducePlan};
 
-use super::bind::{Bindings, RowTotalBuffers};
+use super::bind::{Bindings, Partials, RowTotalBuffers};
 use super::combine_kernel;
 
 /// Enqueues a reduction plan: one pass, or two when split into segments (unless the
@@ -45,7 +45,7 @@ pub(crate) fn launch_reduce(
     } else {
         (out.clone(), out.clone())
     };
-    let counters = if r.finish_in_kernel || total.is_some() {
+    let counters = if r.finish == Finish::InKernel || total.is_some() {
         Some(queue.finish_counters(ctx.cl_context_handle())?)
     } else {
         None
@@ -54,7 +54,10 @@ pub(crate) fn launch_reduce(
         inputs: reads,
         outputs,
         row_out,
-        partials: Some((&pv, &pi)),
+        partials: Some(Partials {
+            values: &pv,
+            indices: &pi,
+        }),
         counters,
         total,
         finished: None,
@@ -65,24 +68,23 @@ pub(crate) fn launch_reduce(
         writes.push(&pi);
     }
     // The combine pass reads the partials only, not the row reduction's results.
-    let partials = writes.len();
+    let partials_end = writes.len();
     writes.extend(row_out);
-    // One work-group per block of outputs (lanes) or tile (columns) and segment; else one
-    // work-item per output and segment.
-    let (global, local) = match group.checked_div(r.lanes) {
-        None if r.group_rows > 0 => (s * group as usize, Some(group as usize)),
-        Some(rows) => (
-            r.n_out.div_ceil(rows as usize) * s * group as usize,
+    // One work-group per block of outputs (lanes) or tile (columns; one wherever a row
+    // reduction is inside) and segment; else one work-item per output and segment.
+    let (global, local) = match &r.layout {
+        Layout::Lanes { lanes, .. } => (
+            r.n_out.div_ceil((group / lanes) as usize) * s * group as usize,
             Some(group as usize),
         ),
-        None if r.columns => {
-            let (_, _, tiles) = r.column_geometry(group as usize);
+        Layout::Columns(c) => {
+            let (_, _, tiles) = c.geometry(r.n_out, group as usize);
             (tiles * s * group as usize, Some(group as usize))
         }
-        None => ctx.profile.grid(r.n_out * s),
+        Layout::Serial => ctx.profile.grid(r.n_out * s),
     };
     let local = local.as_ref().map(std::slice::from_ref);
-    if r.finish_in_kernel {
+    if r.finish == Finish::InKernel {
         // The last work-group of each block writes the result; partials stay private.
         writes.push(out);
     }
@@ -94,39 +96,55 @@ pub(crate) fn launch_reduce(
         }
     }
     kernel.launch(ctx, queue, Command::new(reads, &writes), &[global], local, args)?;
-    if r.finish_in_kernel {
-        return Ok(None);
+    match r.finish {
+        Finish::Single | Finish::InKernel => Ok(None),
+        Finish::ByConsumer => Ok(Some(pv.clone())),
+        Finish::CombinePass => {
+            let partials = Partials {
+                values: &pv,
+                indices: &pi,
+            };
+            launch_combine(ctx, queue, r, partials, &writes[..partials_end], out)?;
+            Ok(None)
+        }
     }
-    if s > 1 && r.finished_by_consumer {
-        return Ok(Some(pv.clone()));
-    }
-    if s > 1 {
-        // Lanes per output in the combine pass: the next power of two of S, within a group
-        // (of the reductions' usual size: the kernel's own may be the row's).
-        let group = ctx.profile.reduce_group_size();
-        let lanes = (s.next_power_of_two() as u32).clamp(1, group);
-        let combine = combine_kernel(ctx, r.op, r.in_dtype, group, lanes)?;
-        let mut cargs = Vec::with_capacity(abi::COMBINE_PARAMS.len());
-        abi::bind(abi::COMBINE_PARAMS, &mut cargs, |p| {
-            Ok(match p {
-                CombineParam::Partials => KernelArg::Mem(pv.mem()),
-                CombineParam::PartialIndices => KernelArg::Mem(pi.mem()),
-                CombineParam::Results | CombineParam::ResultIndices => KernelArg::Mem(out.mem()),
-                CombineParam::Segments => KernelArg::ulong(s as u64),
-                CombineParam::NRed => KernelArg::ulong(r.n_red as u64),
-                CombineParam::NOut => KernelArg::ulong(r.n_out as u64),
-            })
-        })?;
-        let groups = r.n_out.div_ceil((group / lanes) as usize);
-        let out: &DeviceBuffer = out;
-        combine.launch(
-            ctx,
-            queue,
-            Command::new(&writes[..partials], &[out]),
-            &[groups * group as usize],
-            Some(&[group as usize]),
-            &cargs,
-        )?;
-    }
-    Ok(None)
+}
+
+/// Enqueues the combine pass of a reduction in segments: reads `partials` (written by the
+/// commands of `written`), writes the results into `out`.
+fn launch_combine(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    r: &ReducePlan,
+    partials: Partials,
+    written: &[&DeviceBuffer],
+    out: &DeviceBuffer,
+) -> Result<()> {
+    let s = r.segments;
+    // Lanes per output in the combine pass: the next power of two of S, within a group
+    // (of the reductions' usual size: the kernel's own may be the row's).
+    let group = ctx.profile.reduce_group_size();
+    let lanes = (s.next_power_of_two() as u32).clamp(1, group);
+    let combine = combine_kernel(ctx, r.op, r.in_dtype, group, lanes)?;
+    let mut cargs = Vec::with_capacity(abi::COMBINE_PARAMS.len());
+    abi::bind(abi::COMBINE_PARAMS, &mut cargs, |p| {
+        Ok(match p {
+            CombineParam::Partials => KernelArg::Mem(partials.values.mem()),
+            CombineParam::PartialIndices => KernelArg::Mem(partials.indices.mem()),
+            CombineParam::Results | CombineParam::ResultIndices => KernelArg::Mem(out.mem()),
+            CombineParam::Segments => KernelArg::ulong(s as u64),
+            CombineParam::NRed => KernelArg::ulong(r.n_red as u64),
+            CombineParam::NOut => KernelArg::ulong(r.n_out as u64),
+        })
+    })?;
+    let groups = r.n_out.div_ceil((group / lanes) as usize);
+    combine.launch(
+        ctx,
+        queue,
+        Command::new(written, &[out]),
+        &[groups * group as usize],
+        Some(&[group as usize]),
+        &cargs,
+    )?;
+    Ok(())
 }

@@ -7,13 +7,17 @@ use crate::graph::ReduceOp;
 use crate::layout::VECTOR_WIDTH;
 
 use super::collect::{GKind, GNode, Inputs, OpCode};
-use super::kernel_plan::{KernelPlan, ReducePlan, RowPart, RowTotal, Value};
+use super::kernel_plan::{
+    ColumnRows, Columns, Finish, Input, JoinedReduction, KernelPlan, Layout, Output, PlannedValue,
+    ReducePlan, ScalarArg, Value, VectorLoads,
+};
 use super::key;
 
 /// Builds the plan of the kernel that computes `members`: materialization points of one
 /// shape, or a single reduction. Other materialization points and materialized nodes are
 /// read as inputs, except `row`: a row reduction that this (column) reduction computes
-/// inside ([`RowPart`]; the caller checked that it fits).
+/// inside ([`KernelPlan::row`]; the caller checked that it fits), and `total`: a reduction over
+/// the rows computed beside it ([`KernelPlan::row_total`]).
 pub(crate) fn plan_kernel(
     graph: &[GNode],
     mat: &[bool],
@@ -79,7 +83,7 @@ pub(crate) fn plan_kernel(
     };
     let value_of = bind_values(&mut plan, graph, &cone, &load_nodes, &masks, output_of);
     if let Some((node, op, operand)) = total {
-        let t = RowTotal {
+        let t = JoinedReduction {
             op,
             value: value_of[operand],
             dtype: graph[operand].node.dtype,
@@ -198,35 +202,38 @@ fn reduce_layout(
         group_size
     };
     let lanes = lanes.min(group_size);
-    let vector = lanes > 0 && only_innermost;
-    let aligned = vector && dims[rank - 1].is_multiple_of(VECTOR_WIDTH);
-    // The column layout needs the outputs to be exactly the innermost dim (no kept
-    // outer dims: with those, one work-item per output keeps every work-item busy).
-    let columns = lanes == 0 && n_out == dims[rank - 1];
-    let column_width = if columns && !op.is_arg() && n_out.is_multiple_of(VECTOR_WIDTH) {
-        VECTOR_WIDTH
+    let layout = if lanes > 0 {
+        let vector = only_innermost.then(|| VectorLoads {
+            aligned: dims[rank - 1].is_multiple_of(VECTOR_WIDTH),
+            contiguous: false,
+        });
+        Layout::Lanes { lanes, vector }
+    } else if n_out == dims[rank - 1] {
+        // The column layout needs the outputs to be exactly the innermost dim (no kept
+        // outer dims: with those, one work-item per output keeps every work-item busy).
+        let width = if !op.is_arg() && n_out.is_multiple_of(VECTOR_WIDTH) {
+            VECTOR_WIDTH
+        } else {
+            1
+        };
+        Layout::Columns(Columns {
+            width,
+            tile: group_size as usize,
+            rows: ColumnRows::Plain,
+        })
     } else {
-        1
+        Layout::Serial
     };
     ReducePlan {
         op,
         red_mask,
-        lanes,
         n_out,
         n_red,
         in_dtype,
-        vector,
-        aligned,
-        columns,
-        column_width,
-        column_tile: group_size as usize,
+        layout,
         segments: 1,
-        contiguous_lanes: false,
-        finish_in_kernel: false,
+        finish: Finish::Single,
         compensated: false,
-        row_vectors: 0,
-        group_rows: 0,
-        finished_by_consumer: false,
     }
 }
 
@@ -260,7 +267,11 @@ fn bind_values(
             let slot = match load_slots.iter().find(|(k, _)| *k == id) {
                 Some(&(_, slot)) => slot,
                 None => {
-                    plan.inputs.push((dtype, masks[li], j));
+                    plan.inputs.push(Input {
+                        dtype,
+                        broadcast_mask: masks[li],
+                        node: j,
+                    });
                     load_slots.push((id, plan.inputs.len() - 1));
                     plan.inputs.len() - 1
                 }
@@ -270,7 +281,7 @@ fn bind_values(
         } else {
             match &graph[j].kind {
                 GKind::Scalar(bits) => {
-                    plan.scalars.push((dtype, *bits));
+                    plan.scalars.push(ScalarArg { dtype, bits: *bits });
                     key::scalar(&mut plan.key, dtype);
                     Value::Scalar {
                         slot: plan.scalars.len() - 1,
@@ -278,7 +289,7 @@ fn bind_values(
                 }
                 GKind::Op(code, inputs) => {
                     if let OpCode::Reduce(spec) = code {
-                        plan.row = Some(RowPart {
+                        plan.row = Some(JoinedReduction {
                             op: spec.op,
                             value: plan.values.len(),
                             dtype,
@@ -293,10 +304,14 @@ fn bind_values(
             }
         };
         value_of[j] = plan.values.len();
-        plan.values.push((value, dtype));
+        plan.values.push(PlannedValue { value, dtype });
         if cone.is_target[j] {
             let (out_dtype, out_node) = output_of(j);
-            plan.outputs.push((plan.values.len() - 1, out_dtype, out_node));
+            plan.outputs.push(Output {
+                value: plan.values.len() - 1,
+                dtype: out_dtype,
+                node: out_node,
+            });
             key::output(&mut plan.key, plan.values.len() - 1, out_dtype);
         }
     }

@@ -53,9 +53,7 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
     let at = |index: &HashMap<*const crate::graph::Node, usize>, n: &NodeRef| -> Result<usize> {
         match index.get(&Arc::as_ptr(n)) {
             Some(&i) if i != IN_PROGRESS => Ok(i),
-            _ => Err(Error::InvalidShape(
-                "internal: graph input visited out of order".into(),
-            )),
+            _ => Err(Error::Internal("graph input visited out of order".into())),
         }
     };
     while let Some((node, expanded)) = stack.pop() {

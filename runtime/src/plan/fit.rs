@@ -7,7 +7,7 @@
 use crate::graph::ReduceOp;
 use crate::layout::{FINISH_COUNTERS, GROUP_ROWS_LOCAL_BYTES, VECTOR_WIDTH};
 
-use super::kernel_plan::{ReducePlan, REDUCE_GROUP};
+use super::kernel_plan::{ColumnRows, Columns, Finish, Layout, ReducePlan, REDUCE_GROUP};
 use crate::profile::DeviceProfile;
 
 /// Work-items a reduction should keep busy. GPUs: every resident one. CPUs: a few
@@ -24,7 +24,7 @@ fn reduce_work_items(p: &DeviceProfile) -> usize {
 /// Segments per output of a reduction: enough work-items to fill the device, while each
 /// lane still reduces at least 16 elements per segment.
 fn segments(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
-    if r.columns {
+    if let Layout::Columns(c) = &r.layout {
         // Work-groups for half the device's nominal resident work-items, rounded down so
         // that no second wave starts for a few groups (a whole segment's time for them):
         // measured best on the H200 against a full wave and more (and against fewer, longer
@@ -32,20 +32,23 @@ fn segments(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
         // work-item reads at least 16 rows. (CPUs: as many segments as that allows, which
         // PoCL ran better than a few per core for this layout.)
         let cap = p.work_items_cap();
-        let (_, rows_at_once, tiles) = r.column_geometry(group as usize);
+        let (_, rows_at_once, tiles) = c.geometry(r.n_out, group as usize);
         let target = (cap / 2 / group as usize / tiles).max(1);
         return target.min((r.n_red / (rows_at_once * 16)).max(1));
     }
     let cap = reduce_work_items(p);
     // Outputs per work-group with lanes; none (one output per work-item) without.
-    let (work_items_now, lanes) = match group.checked_div(r.lanes) {
-        Some(rows) => (r.n_out.div_ceil(rows as usize) * group as usize, r.lanes as usize),
-        None => (r.n_out, 1),
+    let (work_items_now, lanes) = match r.layout {
+        Layout::Lanes { lanes, .. } => (
+            r.n_out.div_ceil((group / lanes) as usize) * group as usize,
+            lanes as usize,
+        ),
+        _ => (r.n_out, 1),
     };
     // Several outputs per work-group (lanes stream ~128 elements each): a quarter of the
     // device's resident work-items is enough, and a combine pass costs more than it
     // gains. A whole group per output, or one work-item per output, wants them all.
-    let want = if lanes > 1 && r.lanes < group {
+    let want = if lanes > 1 && lanes < group as usize {
         cap / 4
     } else {
         cap
@@ -61,15 +64,15 @@ fn segments(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
 /// 1000 0.80-0.81 with an eighth against 0.77-0.78 with a quarter (f64: 1.13-1.15
 /// against 1.10); 3200 x 25300 (2 segments with an eighth) 0.89 against 0.97.
 fn column_tile(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
-    let group = group as usize;
-    let narrow = ReducePlan {
-        column_tile: (group / 8).max(1),
-        ..*r
-    };
-    if segments(p, &narrow, group as u32) >= 8 {
-        narrow.column_tile
+    let (eighth, quarter) = ((group as usize / 8).max(1), (group as usize / 4).max(1));
+    let mut narrow = *r;
+    if let Layout::Columns(c) = &mut narrow.layout {
+        c.tile = eighth;
+    }
+    if segments(p, &narrow, group) >= 8 {
+        eighth
     } else {
-        (group / 4).max(1)
+        quarter
     }
 }
 
@@ -78,64 +81,78 @@ fn column_tile(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
 /// float sums are compensated, and whether one work-item reads whole rows. (All but the
 /// segments change the kernel's source: the caller adds them to its key.)
 ///
-/// `one_tile`: a column reduction with a row reduction inside covers whole rows.
+/// `one_tile`: a column reduction with a row reduction inside covers whole rows, shared
+/// by a row of work-items ([`ColumnRows::RowLoop`]) unless one work-item holds a row.
 pub(crate) fn fit_reduction(p: &DeviceProfile, r: &mut ReducePlan, group: u32, one_tile: bool) {
-    if r.columns {
-        r.column_tile = if one_tile {
-            group as usize
+    if let Layout::Columns(c) = r.layout {
+        let (tile, rows) = if one_tile {
+            (group as usize, ColumnRows::RowLoop)
         } else {
-            column_tile(p, r, group)
+            (column_tile(p, r, group), c.rows)
         };
+        r.layout = Layout::Columns(Columns { tile, rows, ..c });
     }
     r.segments = segments(p, r, group);
     if one_tile && r.rows_fit_one_item() {
-        fit_rows_per_item(p, r, group, r.n_out / r.column_width);
+        fit_rows_per_item(p, r, group);
         return;
     }
-    let blocks = match group.checked_div(r.lanes) {
-        Some(rows) => r.n_out.div_ceil(rows as usize),
-        None if r.columns => r.column_geometry(group as usize).2,
-        None => usize::MAX,
-    };
-    // Partials one work-item of the last group reads: lanes share an output's; in the
+    // The blocks the kernel would count finished groups of (a counter each), and the
+    // partials one work-item of the last group reads: lanes share an output's; in the
     // column layout each row of work-items takes every `P`-th segment. Measured on the
     // H200: full sums finish well in the kernel (`sum(x*x)` 4.2 TB/s in one launch); the
     // column layout only with a few partials per work-item (3200 x 25300: 2 each, 0.97 of
     // a copy against 0.95 with a combine pass; 20000 x 1000: 9 each, the same either way),
     // while with 11 each (2000000 x 20) the combine pass is faster (0.93 against 0.87).
-    let (per_item, most) = if r.columns {
-        let (_, rows_at_once, _) = r.column_geometry(group as usize);
-        (r.segments.div_ceil(rows_at_once.max(1)), 8)
-    } else {
-        (r.segments.div_ceil(r.lanes.max(1) as usize), 96)
+    let (blocks, per_item, most) = match &r.layout {
+        Layout::Lanes { lanes, .. } => (
+            r.n_out.div_ceil((group / lanes) as usize),
+            r.segments.div_ceil(*lanes as usize),
+            96,
+        ),
+        Layout::Columns(c) => {
+            let (_, rows_at_once, tiles) = c.geometry(r.n_out, group as usize);
+            (tiles, r.segments.div_ceil(rows_at_once.max(1)), 8)
+        }
+        // One work-item per output: no blocks to count.
+        Layout::Serial => (usize::MAX, r.segments, 96),
     };
-    r.finish_in_kernel =
-        r.segments > 1 && blocks < FINISH_COUNTERS && per_item <= most && !p.tuning.combine_pass_only;
+    let in_kernel = blocks < FINISH_COUNTERS && per_item <= most && !p.tuning.combine_pass_only;
+    r.finish = Finish::of(r.segments, in_kernel);
     // On CPUs, a whole work-group per output (full sums) reads faster with one contiguous
     // run per lane (PoCL, `sum(x*x)`: 8.7-9.4 against 4.9-5.7 GB/s); with a few lanes per
     // output (matrix-vector) the interleaved loop was as fast or faster.
-    r.contiguous_lanes = !p.gpu && r.vector && r.lanes == group;
+    if let Layout::Lanes {
+        lanes,
+        vector: Some(v),
+    } = &mut r.layout
+    {
+        v.contiguous = !p.gpu && *lanes == group;
+    }
     r.compensated = r.in_dtype.is_float()
         && matches!(r.op, ReduceOp::Sum | ReduceOp::Mean)
         && serial_steps(r, group) > COMPENSATE_AFTER;
 }
 
 /// A column reduction with a row reduction inside, short rows: one work-item per row
-/// (`row_vectors`), segments for half the device's resident work-items with 16 to 128
-/// rows per work-item (so never compensated), and a combine pass.
-fn fit_rows_per_item(p: &DeviceProfile, r: &mut ReducePlan, group: u32, vectors: usize) {
+/// ([`ColumnRows::RowsPerItem`]), segments for half the device's resident work-items with
+/// 16 to 128 rows per work-item (so never compensated), and a combine pass.
+fn fit_rows_per_item(p: &DeviceProfile, r: &mut ReducePlan, group: u32) {
     let group = group as usize;
-    r.row_vectors = vectors;
+    if let Layout::Columns(c) = &mut r.layout {
+        c.rows = ColumnRows::RowsPerItem {
+            vectors: r.n_out / c.width,
+        };
+    }
     let target = (p.work_items_cap() / 2 / group).max(1);
     let most = (r.n_red / (group * 16)).max(1);
     let least = r.n_red.div_ceil(group * COMPENSATE_AFTER);
     r.segments = target.min(most).max(least).max(1);
-    r.finish_in_kernel = false;
-    r.contiguous_lanes = false;
+    r.finish = Finish::of(r.segments, false);
     r.compensated = false;
 }
 
-/// The largest work-group of the group-rows layout ([`ReducePlan::group_rows`]).
+/// The largest work-group of the group-rows layout ([`ColumnRows::GroupRows`]).
 const GROUP_ROWS_LARGEST: usize = 512;
 /// The most vectors of a row one work-item of the group-rows layout holds: rows up to
 /// this many times the largest group are fused.
@@ -173,14 +190,15 @@ fn largest_group(p: &DeviceProfile) -> usize {
 }
 
 /// Whether a column reduction with a row reduction inside shares each row across a
-/// whole work-group ([`ReducePlan::group_rows`]) rather than across a row of work-items
+/// whole work-group ([`ColumnRows::GroupRows`]) rather than across a row of work-items
 /// of the column layout: rows of at least [`GROUP_ROWS_FEWEST_VECTORS`] vectors, and rows
 /// wider than that layout's group. Measured on the H200 against the column layout's rows
 /// (ms per logistic-regression step): 250 vectors 0.084 against 0.128 (f64) and 0.062
 /// against 0.066 (f32); 126 single f64 0.072 against 0.054; 25 f32 vectors 0.061-0.071
 /// against 0.058-0.081 (two calls).
 pub(crate) fn wants_group_rows(r: &ReducePlan, group: u32) -> bool {
-    let vectors = r.n_out / r.column_width.max(1);
+    let Some(c) = r.columns() else { return false };
+    let vectors = r.n_out / c.width.max(1);
     !r.rows_fit_one_item() && (vectors >= GROUP_ROWS_FEWEST_VECTORS || vectors > group as usize)
 }
 
@@ -193,17 +211,20 @@ pub(crate) fn wants_group_rows(r: &ReducePlan, group: u32) -> bool {
 /// per step 0.084 against 0.086 for two and 0.119 for eight, f64, where f32 took 0.060
 /// with eight against 0.062.)
 pub(crate) fn fit_group_rows(p: &DeviceProfile, r: &mut ReducePlan) -> u32 {
-    let vectors = (r.n_out / r.column_width).max(1);
+    let vectors = r.columns().map_or(r.n_out.max(1), |c| c.vectors(r.n_out));
     let group = vectors.next_power_of_two().min(largest_group(p));
-    r.group_rows = vectors.div_ceil(group);
-    r.column_tile = vectors;
-    r.row_vectors = 0;
+    if let Layout::Columns(c) = &mut r.layout {
+        c.rows = ColumnRows::GroupRows {
+            vectors_per_item: vectors.div_ceil(group),
+        };
+        // One tile: the whole row.
+        c.tile = vectors;
+    }
     let target = (p.work_items_cap() / 2 / group).max(1);
     let most = (r.n_red / GROUP_ROWS_LEAST_ROWS).max(1);
     let least = r.n_red.div_ceil(COMPENSATE_AFTER);
     r.segments = target.min(most).max(least).clamp(1, r.n_red.max(1));
-    r.finish_in_kernel = false;
-    r.contiguous_lanes = false;
+    r.finish = Finish::of(r.segments, false);
     r.compensated = false;
     group as u32
 }
@@ -221,14 +242,16 @@ const COMPENSATE_AFTER: usize = 128;
 /// step with one work-item per output.
 fn serial_steps(r: &ReducePlan, group: u32) -> usize {
     let per_segment = r.n_red.div_ceil(r.segments.max(1));
-    if r.columns {
-        let (_, rows_at_once, _) = r.column_geometry(group as usize);
-        per_segment.div_ceil(rows_at_once.max(1))
-    } else if r.lanes > 0 {
-        let width = if r.vector { VECTOR_WIDTH } else { 1 };
-        per_segment.div_ceil(r.lanes as usize * width)
-    } else {
-        per_segment.div_ceil(VECTOR_WIDTH)
+    match &r.layout {
+        Layout::Columns(c) => {
+            let (_, rows_at_once, _) = c.geometry(r.n_out, group as usize);
+            per_segment.div_ceil(rows_at_once.max(1))
+        }
+        Layout::Lanes { lanes, vector } => {
+            let width = if vector.is_some() { VECTOR_WIDTH } else { 1 };
+            per_segment.div_ceil(*lanes as usize * width)
+        }
+        Layout::Serial => per_segment.div_ceil(VECTOR_WIDTH),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Table-driven tests of `fit`'s heuristics over several device profiles: no device.
 use super::*;
 use crate::dtype::DType;
+use crate::plan::VectorLoads;
 use crate::profile::Tuning;
 
 /// An H200 as NVIDIA's OpenCL reports it, PoCL on a 2-core CPU, and a small GPU.
@@ -32,34 +33,57 @@ const SMALL_GPU: DeviceProfile = DeviceProfile {
 };
 const PROFILES: [DeviceProfile; 3] = [H200, POCL, SMALL_GPU];
 
-/// A reduction plan as `plan_kernel` makes it, before `fit`.
+/// A reduction plan as `plan_kernel` makes it, before `fit`: the column layout for
+/// `lanes == 0`, else lanes with vector loads.
 fn plan(op: ReduceOp, lanes: u32, n_out: usize, n_red: usize, dtype: DType) -> ReducePlan {
     let columns = lanes == 0;
-    let column_width = if columns && n_out.is_multiple_of(VECTOR_WIDTH) {
-        VECTOR_WIDTH
+    let layout = if columns {
+        let width = if n_out.is_multiple_of(VECTOR_WIDTH) {
+            VECTOR_WIDTH
+        } else {
+            1
+        };
+        Layout::Columns(Columns {
+            width,
+            tile: REDUCE_GROUP as usize,
+            rows: ColumnRows::Plain,
+        })
     } else {
-        1
+        Layout::Lanes {
+            lanes,
+            vector: Some(VectorLoads {
+                aligned: n_red.is_multiple_of(VECTOR_WIDTH),
+                contiguous: false,
+            }),
+        }
     };
     ReducePlan {
         op,
         red_mask: if columns { 1 } else { 2 },
-        lanes,
         n_out,
         n_red,
         in_dtype: dtype,
-        vector: lanes > 0,
-        aligned: lanes > 0 && n_red.is_multiple_of(VECTOR_WIDTH),
-        columns,
-        column_width,
-        column_tile: REDUCE_GROUP as usize,
+        layout,
         segments: 1,
-        contiguous_lanes: false,
-        finish_in_kernel: false,
+        finish: Finish::Single,
         compensated: false,
-        row_vectors: 0,
-        group_rows: 0,
-        finished_by_consumer: false,
     }
+}
+
+/// Whether the lanes of a plan read contiguous runs.
+fn contiguous_lanes(r: &ReducePlan) -> bool {
+    matches!(
+        r.layout,
+        Layout::Lanes {
+            vector: Some(VectorLoads { contiguous: true, .. }),
+            ..
+        }
+    )
+}
+
+/// How a column reduction's rows are shared.
+fn rows(r: &ReducePlan) -> ColumnRows {
+    r.columns().expect("the column layout").rows
 }
 
 #[test]
@@ -117,7 +141,11 @@ fn full_sums_finish_in_their_kernel_unless_told_not_to() {
         let mut r = plan(ReduceOp::Sum, group, 1, 1 << 24, DType::F32);
         fit_reduction(&p, &mut r, group, false);
         assert!(r.segments > 1, "{p:?}: a long sum is split to fill the device");
-        assert!(r.finish_in_kernel, "{p:?}: its last work-group finishes it");
+        assert_eq!(
+            r.finish,
+            Finish::InKernel,
+            "{p:?}: its last work-group finishes it"
+        );
         assert_eq!(
             r.compensated,
             serial_steps(&r, group) > COMPENSATE_AFTER,
@@ -130,7 +158,7 @@ fn full_sums_finish_in_their_kernel_unless_told_not_to() {
                 "the H200 spreads 2^24 elements thin, PoCL not"
             );
         }
-        assert_eq!(r.contiguous_lanes, !p.gpu, "{p:?}: contiguous runs on CPUs");
+        assert_eq!(contiguous_lanes(&r), !p.gpu, "{p:?}: contiguous runs on CPUs");
         let no_finish = DeviceProfile {
             tuning: Tuning {
                 combine_pass_only: true,
@@ -140,7 +168,7 @@ fn full_sums_finish_in_their_kernel_unless_told_not_to() {
         };
         let mut c = plan(ReduceOp::Sum, group, 1, 1 << 24, DType::F32);
         fit_reduction(&no_finish, &mut c, group, false);
-        assert!(!c.finish_in_kernel && c.segments == r.segments, "{p:?}");
+        assert!(c.finish != Finish::InKernel && c.segments == r.segments, "{p:?}");
         let mut i = plan(ReduceOp::Sum, group, 1, 1 << 24, DType::I32);
         fit_reduction(&p, &mut i, group, false);
         assert!(!i.compensated, "integer sums are exact");
@@ -175,8 +203,9 @@ fn segments_leave_every_lane_enough_work() {
         ] {
             let mut r = plan(ReduceOp::Sum, 0, n_out, n_red, DType::F32);
             fit_reduction(&p, &mut r, group, false);
-            let (_, rows_at_once, tiles) = r.column_geometry(group as usize);
-            assert!(r.column_tile >= 1 && tiles >= 1);
+            let c = r.columns().expect("the column layout");
+            let (_, rows_at_once, tiles) = c.geometry(r.n_out, group as usize);
+            assert!(c.tile >= 1 && tiles >= 1);
             assert!(
                 r.segments == 1 || n_red / r.segments >= rows_at_once * 16,
                 "{p:?}: {n_out} columns, {n_red} rows in {} segments",
@@ -194,13 +223,19 @@ fn rows_inside_columns_take_the_layout_their_width_asks_for() {
         let mut short = plan(ReduceOp::Sum, 0, 20, 2_000_000, DType::F32);
         assert!(short.rows_fit_one_item() && !wants_group_rows(&short, group));
         fit_reduction(&p, &mut short, group, true);
-        assert_eq!(short.row_vectors, 5, "{p:?}");
-        assert!(!short.finish_in_kernel && !short.compensated);
+        assert_eq!(rows(&short), ColumnRows::RowsPerItem { vectors: 5 }, "{p:?}");
+        assert!(short.finish != Finish::InKernel && !short.compensated);
         // Rows of 1000 f64 (250 vectors): a work-group shares each row.
         let mut wide = plan(ReduceOp::Sum, 0, 1000, 20_000, DType::F64);
         assert!(wants_group_rows(&wide, group));
         let g = fit_group_rows(&p, &mut wide);
-        assert!(g.is_power_of_two() && g as usize >= 250usize.div_ceil(wide.group_rows));
+        let ColumnRows::GroupRows { vectors_per_item } = rows(&wide) else {
+            panic!(
+                "{p:?}: rows of 250 vectors shared by a work-group, not {:?}",
+                rows(&wide)
+            );
+        };
+        assert!(g.is_power_of_two() && g as usize >= 250usize.div_ceil(vectors_per_item));
         assert!(g as usize <= largest_group(&p), "{p:?}");
         assert!(wide.segments >= 20_000usize.div_ceil(COMPENSATE_AFTER));
         assert!(wide.segments <= 20_000 / GROUP_ROWS_LEAST_ROWS);

@@ -19,18 +19,55 @@ pub(crate) enum Value {
     Op { code: OpCode, args: Inputs },
 }
 
+/// A value of a kernel and its element type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PlannedValue {
+    pub(crate) value: Value,
+    pub(crate) dtype: DType,
+}
+
+/// An input buffer of a kernel (slot `k` is the kernel's `in{k}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Input {
+    pub(crate) dtype: DType,
+    /// Bit `k` set: the load broadcasts along collapsed dim `k` (0: a full-size load).
+    pub(crate) broadcast_mask: u32,
+    /// Graph index of the node read.
+    pub(crate) node: usize,
+}
+
+/// A scalar kernel argument (slot `k` is the kernel's `s{k}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ScalarArg {
+    pub(crate) dtype: DType,
+    /// Its bytes, bound at each launch (never part of the key).
+    pub(crate) bits: ScalarBits,
+}
+
+/// An output of a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Output {
+    /// Index of the value written, in [`KernelPlan::values`] (a reduction's: the value
+    /// reduced).
+    pub(crate) value: usize,
+    /// Element type of the output array.
+    pub(crate) dtype: DType,
+    /// Graph index of the node materialized.
+    pub(crate) node: usize,
+}
+
 /// A kernel's structure and the run-time bindings of its arguments.
 pub(crate) struct KernelPlan {
     /// Structural cache key: equal keys give identical source.
     pub(crate) key: Vec<u32>,
     /// Values in evaluation order with their element types.
-    pub(crate) values: Vec<(Value, DType)>,
-    /// Input buffers: (dtype, broadcast mask over the collapsed dims, graph index).
-    pub(crate) inputs: Vec<(DType, u32, usize)>,
-    /// Scalar arguments: (dtype, bits).
-    pub(crate) scalars: Vec<(DType, ScalarBits)>,
-    /// Outputs: (value index, dtype, graph index).
-    pub(crate) outputs: Vec<(usize, DType, usize)>,
+    pub(crate) values: Vec<PlannedValue>,
+    /// Input buffers, by slot.
+    pub(crate) inputs: Vec<Input>,
+    /// Scalar arguments, by slot.
+    pub(crate) scalars: Vec<ScalarArg>,
+    /// Outputs (an elementwise kernel's, in order; a reduction kernel's one result).
+    pub(crate) outputs: Vec<Output>,
     /// The collapsed iteration dims (outermost first; never empty).
     pub(crate) dims: Vec<usize>,
     /// Total work (product of dims).
@@ -41,10 +78,11 @@ pub(crate) struct KernelPlan {
     pub(crate) group_size: u32,
     /// Element indices fit in 32 bits (cheaper index arithmetic).
     pub(crate) narrow_index: bool,
-    /// A row reduction computed inside this column reduction (see [`RowPart`]).
-    pub(crate) row: Option<RowPart>,
-    /// A reduction over the rows computed beside the row reduction (see [`RowTotal`]).
-    pub(crate) row_total: Option<RowTotal>,
+    /// A row reduction computed inside this column reduction (see [`JoinedReduction`]).
+    pub(crate) row: Option<JoinedReduction>,
+    /// A reduction over the rows computed beside the row reduction (see
+    /// [`JoinedReduction`]).
+    pub(crate) row_total: Option<JoinedReduction>,
     /// An elementwise kernel that finishes a split reduction it reads (see
     /// [`FinishIn`]).
     pub(crate) finishes: Option<FinishIn>,
@@ -69,101 +107,154 @@ pub(crate) struct FinishIn {
     pub(crate) group: u32,
 }
 
-/// A reduction along rows (`sum_axis(1)` of the same `[n, d]` space) computed inside a
-/// column reduction that reads its result per row, so that both read the rows once: the
-/// cone of `x.sum_axis(0)`'s operand holds a value `Op(Reduce)` for it, which the kernel
-/// evaluates per row (the work-items of a row combine their elements in local memory)
-/// and also writes out, one element per row, to the row reduction's own array.
+/// A reduction computed in the kernel of a column reduction instead of in a kernel of
+/// its own, so that the rows are read once for both. Two kinds, each a field of
+/// [`KernelPlan`]:
+///
+/// - [`KernelPlan::row`]: a reduction along rows (`sum_axis(1)` of the same `[n, d]`
+///   space) whose result the column reduction reads per row. The cone of
+///   `x.sum_axis(0)`'s operand holds a value `Op(Reduce)` for it (`value`), which the
+///   kernel evaluates per row (the work-items of a row combine their elements in local
+///   memory) and also writes out, one element per row, to the row reduction's own array.
+/// - [`KernelPlan::row_total`]: a reduction of one value per row to a single element,
+///   computed beside the row reduction: `mean(b - lr * (sigmoid(z) - y))` over the rows
+///   of `z = x w`, where the kernel has each row's `z` at hand. Its operand (`value`)
+///   depends on the row only (the row's result, per-row inputs, single elements,
+///   scalars); the kernel combines it over its rows, each work-group writes its part, and
+///   the last work-group to finish combines the parts (one launch fewer than a reduction
+///   kernel of its own).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct RowPart {
-    /// The row reduction's operation (never an arg one).
-    pub(crate) op: ReduceOp,
-    /// Index of the row reduction's value in [`KernelPlan::values`].
-    pub(crate) value: usize,
-    /// Element type of its result.
-    pub(crate) dtype: DType,
-    /// Graph index of the row reduction's node (its output).
-    pub(crate) node: usize,
-}
-
-/// A reduction of one value per row to a single element, computed beside a [`RowPart`]
-/// in its column reduction's kernel: `mean(b - lr * (sigmoid(z) - y))` over the rows of
-/// `z = x w`, where the kernel has each row's `z` at hand. Its operand depends on the row
-/// only (the row's result, per-row inputs, single elements, scalars); the kernel combines
-/// it over its rows, each work-group writes its part, and the last work-group to finish
-/// combines the parts (one launch fewer than a reduction kernel of its own).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RowTotal {
+pub(crate) struct JoinedReduction {
     /// The reduction's operation (never an arg one).
     pub(crate) op: ReduceOp,
-    /// Index of its operand in [`KernelPlan::values`].
+    /// Index in [`KernelPlan::values`] of the row reduction's own value, or of the total's
+    /// operand (see above).
     pub(crate) value: usize,
-    /// Element type of the operand and of the result.
+    /// Element type of its result (a total's operand has the same).
     pub(crate) dtype: DType,
-    /// Graph index of the reduction's node (its output, one element).
+    /// Graph index of the reduction's node (its output).
     pub(crate) node: usize,
 }
 
-/// How a reduction kernel is laid out.
+/// How a reduction kernel is laid out: what it reduces, how its work-items share the
+/// elements ([`Layout`]), and what `fit` chose for the device: the segments, who finishes
+/// them ([`Finish`]) and whether float sums are compensated. Each variant carries only
+/// what applies to it; two rules are left to `fit`: [`Finish::Single`] exactly with one
+/// segment, and [`Finish::InKernel`] only in the layouts it names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ReducePlan {
     pub(crate) op: ReduceOp,
     /// Bit `k` set: collapsed dim `k` is reduced.
     pub(crate) red_mask: u32,
-    /// Work-items cooperating on one output (tree in local memory); 0 = one work-item per
-    /// output segment, looping serially (used when the innermost dim is kept, so that
-    /// neighbouring work-items read neighbouring addresses).
-    pub(crate) lanes: u32,
     /// Number of outputs.
     pub(crate) n_out: usize,
     /// Elements reduced into each output.
     pub(crate) n_red: usize,
     /// Element type of the reduced values.
     pub(crate) in_dtype: DType,
-    /// Lanes take neighbouring elements with vector loads (the only reduced dim is the
-    /// innermost one).
-    pub(crate) vector: bool,
-    /// The innermost extent is a multiple of the vector width, so every vector load starts
-    /// at an aligned index (and can be one wide load).
-    pub(crate) aligned: bool,
-    /// Column layout (`lanes == 0`, the only kept dim is the innermost one, as in
-    /// `m.sum_axis(0)`): a work-group streams whole rows, each work-item owns
-    /// [`column_width`](ReducePlan::column_width) neighbouring outputs, and the rows a
-    /// work-group read are combined in local memory. Otherwise `lanes == 0` means one
-    /// work-item per output.
-    pub(crate) columns: bool,
-    /// Outputs per work-item of the column layout: the vector width when the row length
-    /// allows aligned vector loads (and the op is not an arg one), else 1.
-    pub(crate) column_width: usize,
-    /// The most vectors of a row one work-group of the column layout covers (a tile;
-    /// longer rows are split into tiles of equal width), chosen with the segments.
-    pub(crate) column_tile: usize,
+    pub(crate) layout: Layout,
     /// Segments per output (`S`), chosen for the device when the flush is planned.
     pub(crate) segments: usize,
-    /// Each lane of the vector loop reads one contiguous run of its segment instead of
-    /// every `lanes`-th vector (CPU devices).
-    pub(crate) contiguous_lanes: bool,
-    /// With `S > 1`, the last work-group of each block of outputs combines the partials
-    /// itself (an atomic count of finished groups per block) instead of a combine pass:
-    /// one launch instead of two. Lanes and column layouts, at most
-    /// [`FINISH_COUNTERS`](crate::backend::queue::FINISH_COUNTERS) blocks (column tiles).
-    pub(crate) finish_in_kernel: bool,
+    /// Who combines the segments' partials ([`Finish::Single`] exactly when `segments` is
+    /// 1).
+    pub(crate) finish: Finish,
     /// Float sums carry a Kahan compensation in each work-item's loop. Chosen with the
     /// segments: only where a work-item adds many steps serially (short runs are already
     /// accurate, and the compensation's dependent adds cost bandwidth on GPUs).
     pub(crate) compensated: bool,
-    /// A column reduction with a row reduction inside whose rows are short: each
-    /// work-item reads whole rows of this many vectors (its accumulators cover the whole
-    /// row, no barrier per row). 0: the work-items of a row share it.
-    pub(crate) row_vectors: usize,
-    /// A column reduction with a row reduction inside whose rows a whole work-group
-    /// shares, one row at a time: each work-item holds this many vectors of every row
-    /// (its accumulators), and the group size is chosen for the row
-    /// ([`KernelPlan::group_size`]). 0: another layout.
-    pub(crate) group_rows: usize,
-    /// A split reduction whose partials the elementwise kernel reading its result
-    /// combines ([`FinishIn`]): no combine pass.
-    pub(crate) finished_by_consumer: bool,
+}
+
+/// How the work-items of a reduction kernel share its elements, chosen from the collapsed
+/// dims when the kernel is planned (and refined by `fit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// `lanes` work-items (a power of two) cooperate on each output, striding over its
+    /// segment, and combine in local memory (a tree); a work-group takes `group / lanes`
+    /// outputs. Used when the innermost dim is reduced. `vector`: the only reduced dim is
+    /// the innermost one, and lanes take neighbouring elements with vector loads.
+    Lanes { lanes: u32, vector: Option<VectorLoads> },
+    /// One work-item per output (and segment), looping serially: the innermost dim is kept,
+    /// and so are outer dims, so neighbouring work-items read neighbouring addresses.
+    Serial,
+    /// The only kept dim is the innermost one (`m.sum_axis(0)`): work-groups stream whole
+    /// rows ([`Columns`]).
+    Columns(Columns),
+}
+
+/// The vector loads of [`Layout::Lanes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct VectorLoads {
+    /// The innermost extent is a multiple of the vector width, so every vector load starts
+    /// at an aligned index (and can be one wide load).
+    pub(crate) aligned: bool,
+    /// Each lane reads one contiguous run of its segment instead of every `lanes`-th
+    /// vector (CPU devices; chosen by `fit`).
+    pub(crate) contiguous: bool,
+}
+
+/// The column layout ([`Layout::Columns`]): a work-group streams whole rows of its tile,
+/// each work-item owns `width` neighbouring outputs, and the rows a work-group read are
+/// combined in local memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Columns {
+    /// Outputs per work-item: the vector width when the row length allows aligned vector
+    /// loads (and the op is not an arg one), else 1.
+    pub(crate) width: usize,
+    /// The most vectors of a row one work-group covers (a tile; longer rows are split
+    /// into tiles of equal width), chosen with the segments. A row reduction inside makes
+    /// it cover whole rows (one tile).
+    pub(crate) tile: usize,
+    /// Whether a row reduction is computed inside ([`KernelPlan::row`]), and how its rows
+    /// are shared.
+    pub(crate) rows: ColumnRows,
+}
+
+/// How a column reduction with a row reduction inside shares its rows, chosen by `fit`
+/// from the row's width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ColumnRows {
+    /// No row reduction inside (or, before `fit`, its layout not chosen yet).
+    Plain,
+    /// Each row shared by a row of work-items of the column layout, a tree over them per
+    /// step of rows.
+    RowLoop,
+    /// Each row shared by a whole work-group, one row at a time: each work-item holds
+    /// `vectors_per_item` vectors of every row (its accumulators), and the group size is
+    /// chosen for the row ([`KernelPlan::group_size`]).
+    GroupRows { vectors_per_item: usize },
+    /// Short rows, each read whole by one work-item: `vectors` vectors a row (its
+    /// accumulators cover the whole row, no barrier per row).
+    RowsPerItem { vectors: usize },
+}
+
+/// Who combines the partials of a reduction split into segments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Finish {
+    /// One segment: the kernel writes the results, nothing is left to combine.
+    Single,
+    /// A second, tiny combine kernel.
+    CombinePass,
+    /// The kernel itself: the last work-group of each block of outputs (lanes layout) or
+    /// tile (column layout) combines the partials, found by an atomic count of finished
+    /// groups per block: one launch instead of two. Only in those two layouts (in the
+    /// column layout, with no row reduction inside or one of [`ColumnRows::RowLoop`]), with
+    /// at most
+    /// [`FINISH_COUNTERS`](crate::layout::FINISH_COUNTERS) blocks.
+    InKernel,
+    /// The elementwise kernel that reads the result ([`FinishIn`]): no combine pass.
+    ByConsumer,
+}
+
+impl Finish {
+    /// The finish of a reduction in `segments` segments: nothing for one; else the kernel
+    /// itself where `in_kernel`, or a combine pass.
+    pub(crate) fn of(segments: usize, in_kernel: bool) -> Finish {
+        match segments {
+            0 | 1 => Finish::Single,
+            _ if in_kernel => Finish::InKernel,
+            _ => Finish::CombinePass,
+        }
+    }
 }
 
 /// Rows of at most this many vectors, and of at most [`ROW_PER_ITEM_BYTES`], are read
@@ -173,18 +264,35 @@ const ROW_PER_ITEM_VECTORS: usize = 8;
 const ROW_PER_ITEM_BYTES: usize = 160;
 
 impl ReducePlan {
-    /// A column reduction's rows are short enough for one work-item to hold a whole row
-    /// (when a row reduction goes inside it).
-    pub(crate) fn rows_fit_one_item(&self) -> bool {
-        self.n_out / self.column_width.max(1) <= ROW_PER_ITEM_VECTORS
-            && self.n_out * self.in_dtype.size() <= ROW_PER_ITEM_BYTES
+    /// The column layout, where the reduction takes it.
+    pub(crate) fn columns(&self) -> Option<&Columns> {
+        match &self.layout {
+            Layout::Columns(c) => Some(c),
+            _ => None,
+        }
     }
 
-    /// The column layout's geometry for work-groups of `group` items: (work-items per
-    /// row, rows read at once by a group, column tiles).
-    pub(crate) fn column_geometry(&self, group: usize) -> (usize, usize, usize) {
-        let vectors = (self.n_out / self.column_width).max(1);
-        let tiles = vectors.div_ceil(self.column_tile.max(1));
+    /// A column reduction whose rows are short enough for one work-item to hold a whole
+    /// row (when a row reduction goes inside it).
+    pub(crate) fn rows_fit_one_item(&self) -> bool {
+        self.columns().is_some_and(|c| {
+            self.n_out / c.width.max(1) <= ROW_PER_ITEM_VECTORS
+                && self.n_out * self.in_dtype.size() <= ROW_PER_ITEM_BYTES
+        })
+    }
+}
+
+impl Columns {
+    /// The vectors of `width` outputs in a row of `n_out` (at least 1).
+    pub(crate) fn vectors(&self, n_out: usize) -> usize {
+        (n_out / self.width).max(1)
+    }
+
+    /// The geometry of rows of `n_out` outputs for work-groups of `group` items:
+    /// (work-items per row, rows read at once by a group, tiles).
+    pub(crate) fn geometry(&self, n_out: usize, group: usize) -> (usize, usize, usize) {
+        let vectors = self.vectors(n_out);
+        let tiles = vectors.div_ceil(self.tile.max(1));
         let per_row = vectors.div_ceil(tiles);
         (per_row, group / per_row, tiles)
     }

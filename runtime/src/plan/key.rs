@@ -10,7 +10,7 @@ use crate::dtype::DType;
 use crate::graph::ReduceOp;
 
 use super::collect::OpCode;
-use super::kernel_plan::{FinishIn, ReducePlan, RowTotal};
+use super::kernel_plan::{ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads};
 
 const TAG_LOAD: u32 = 1;
 const TAG_SCALAR: u32 = 2;
@@ -23,7 +23,8 @@ const TAG_REDUCE: u32 = 6;
 const TAG_FIT: u32 = 7;
 /// A kernel that finishes a split reduction ([`FinishIn`]).
 const TAG_FINISH_IN: u32 = 8;
-/// A reduction over the rows computed beside a row reduction ([`RowTotal`]).
+/// A reduction over the rows computed beside a row reduction
+/// ([`KernelPlan::row_total`](super::KernelPlan::row_total)).
 const TAG_ROW_TOTAL: u32 = 9;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
@@ -49,16 +50,28 @@ pub(crate) fn dims(key: &mut Vec<u32>, rank: usize, narrow_index: bool) {
 
 /// A reduction's layout as planned before the device is known.
 pub(crate) fn reduce(key: &mut Vec<u32>, r: &ReducePlan, group_size: u32) {
+    // (Lanes, vector loads, aligned ones, the column layout, outputs per work-item.)
+    let [lanes, vector, aligned, columns, width] = match r.layout {
+        Layout::Lanes { lanes, vector } => [
+            lanes,
+            u32::from(vector.is_some()),
+            u32::from(vector.is_some_and(|v| v.aligned)),
+            0,
+            1,
+        ],
+        Layout::Serial => [0, 0, 0, 0, 1],
+        Layout::Columns(c) => [0, 0, 0, 1, c.width as u32],
+    };
     key.extend([
         TAG_REDUCE,
         r.op as u32,
         r.red_mask,
-        r.lanes,
+        lanes,
         group_size,
-        u32::from(r.vector),
-        u32::from(r.aligned),
-        u32::from(r.columns),
-        r.column_width as u32,
+        vector,
+        aligned,
+        columns,
+        width,
     ]);
 }
 
@@ -84,18 +97,37 @@ pub(crate) fn output(key: &mut Vec<u32>, value: usize, dtype: DType) {
 }
 
 /// A reduction over the rows computed beside the row reduction.
-pub(crate) fn row_total(key: &mut Vec<u32>, t: &RowTotal) {
+pub(crate) fn row_total(key: &mut Vec<u32>, t: &JoinedReduction) {
     key.extend([TAG_ROW_TOTAL, t.op as u32, t.value as u32, dtype_code(t.dtype)]);
 }
 
 /// The device-dependent choices `fit` made for a reduction.
 pub(crate) fn fit(key: &mut Vec<u32>, r: &ReducePlan, group_size: u32) {
+    let contiguous = matches!(
+        r.layout,
+        Layout::Lanes {
+            vector: Some(VectorLoads { contiguous: true, .. }),
+            ..
+        }
+    );
+    let flags =
+        u32::from(r.finish == Finish::InKernel) | u32::from(contiguous) << 1 | u32::from(r.compensated) << 2;
+    // (The tile, vectors a row read whole, vectors a work-item holds of rows a group
+    // shares.) Layouts without tiles write the group size as the tile.
+    let [tile, whole_rows, group_rows] = match r.layout {
+        Layout::Columns(c) => match c.rows {
+            ColumnRows::RowsPerItem { vectors } => [c.tile, vectors, 0],
+            ColumnRows::GroupRows { vectors_per_item } => [c.tile, 0, vectors_per_item],
+            ColumnRows::Plain | ColumnRows::RowLoop => [c.tile, 0, 0],
+        },
+        Layout::Lanes { .. } | Layout::Serial => [group_size as usize, 0, 0],
+    };
     key.extend([
         TAG_FIT,
-        u32::from(r.finish_in_kernel) | u32::from(r.contiguous_lanes) << 1 | u32::from(r.compensated) << 2,
-        r.column_tile as u32,
-        r.row_vectors as u32,
-        r.group_rows as u32,
+        flags,
+        tile as u32,
+        whole_rows as u32,
+        group_rows as u32,
         group_size,
     ]);
 }

@@ -19,7 +19,10 @@ use crate::graph::NodeRef;
 
 pub(crate) use crate::profile::DeviceProfile;
 pub(crate) use collect::{GKind, GNode, OpCode};
-pub(crate) use kernel_plan::{FinishIn, KernelPlan, ReducePlan, RowPart, RowTotal, Value};
+pub(crate) use kernel_plan::{
+    ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelPlan, Layout, ReducePlan, Value,
+    VectorLoads,
+};
 
 /// A planned flush: the collected graph and the kernels that compute it, in launch order.
 pub(crate) struct Planned {

@@ -8,6 +8,7 @@ use crate::codegen::row_column::{self, RowColumn};
 use crate::codegen::values::Values;
 use crate::codegen::writer::Src;
 use crate::layout::VECTOR_WIDTH;
+use crate::plan::Columns;
 
 /// The depth the accumulation of a row stands at, in the plain loop and in the row loop.
 const BODY_DEPTH: usize = 3;
@@ -16,19 +17,24 @@ const BODY_DEPTH: usize = 3;
 /// `o ..` into `acc{j}`.
 ///
 /// The `n_out / width` vectors of a row are split into tiles of equal width, at most
-/// [`ReducePlan::column_tile`](crate::plan::ReducePlan::column_tile) (an eighth or a
-/// quarter of the group); a work-group takes one tile of one segment of the rows,
-/// `P = G / per_row` rows at a time, so that its work-items read neighbouring addresses
-/// (whole rows when they fit). Each work-item then accumulates its own outputs over every
+/// [`Columns::tile`] (an eighth or a quarter of the group); a work-group takes one tile of
+/// one segment of the rows, `P = G / per_row` rows at a time, so that its work-items read
+/// neighbouring addresses (whole rows when they fit). Each work-item then accumulates its own outputs over every
 /// `P`-th row, and the first row of work-items combines the others' accumulators from
 /// local memory.
 ///
 /// With `rows` (a row reduction computed inside, [`row_column::row_loop`]), that loop
 /// replaces the plain one: every work-item runs it, because it has barriers.
-pub(super) fn column_layout(red: &Reduction, rows: Option<&RowColumn>, v: &mut Values, src: &mut Src) {
+pub(super) fn column_layout(
+    red: &Reduction,
+    c: &Columns,
+    rows: Option<&RowColumn>,
+    v: &mut Values,
+    src: &mut Src,
+) {
     let (r, ix, t) = (red.r, red.ix, red.t);
-    let (g, w, tile) = (red.plan.group_size, r.column_width, r.column_tile);
-    let body = accumulate_row(red, rows, v);
+    let (g, w, tile) = (red.plan.group_size, c.width, c.tile);
+    let body = accumulate_row(red, w, rows, v);
     src.line(format_args!("__local {t} sv[{g} * {w}];"));
     src.line(format_args!("__local ulong si[{g}];"));
     src.line("__local uint last_group;");
@@ -67,17 +73,17 @@ pub(super) fn column_layout(red: &Reduction, rows: Option<&RowColumn>, v: &mut V
         }
     }
     src.line("// Every work-item reaches the barrier (no branch around it, even when P == 1).");
-    spill(red, src);
+    spill(red, w, src);
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     src.open("if (row == 0 && active) {");
-    gather(red, src);
+    gather(red, w, src);
     src.close();
     src.open("if (row == 0 && active) {");
     for j in 0..w {
         // Partials: [o * S + s] for the combine pass; [s * n_out + o] when the last
         // work-group combines them (neighbouring work-items write and read neighbouring
         // addresses).
-        let part = if r.finish_in_kernel {
+        let part = if red.finishes_itself {
             format!("s * n_out + o + {j}u")
         } else {
             format!("(o + {j}u) * S + s")
@@ -87,17 +93,17 @@ pub(super) fn column_layout(red: &Reduction, rows: Option<&RowColumn>, v: &mut V
     src.close();
 }
 
-/// The accumulation of row `k` into `acc{j}`, at [`BODY_DEPTH`]: `column_width`
-/// neighbouring outputs per work-item, one vector load per input and row when that is 4
+/// The accumulation of row `k` into `acc{j}`, at [`BODY_DEPTH`]: `w` neighbouring
+/// outputs per work-item, one vector load per input and row when that is 4
 /// (inputs broadcast along the innermost dim: one scalar load), an accumulator per
 /// output. With a row reduction inside, the per-row values its loop computes once per row
 /// are in scope as `h{i}`.
-fn accumulate_row(red: &Reduction, rows: Option<&RowColumn>, v: &mut Values) -> String {
+fn accumulate_row(red: &Reduction, w: usize, rows: Option<&RowColumn>, v: &mut Values) -> String {
     let (r, out) = (red.r, red.out);
     let given = rows.map_or(&[][..], |rows| &rows.hoisted[..]);
     let len = red.plan.values.len();
     let mut src = Src::at(BODY_DEPTH);
-    if r.column_width == VECTOR_WIDTH {
+    if w == VECTOR_WIDTH {
         v.lanes(r, len, given, true, &mut src);
         for lane in 0..VECTOR_WIDTH {
             src.line(red.step_into(&format!("v{out}_{lane}"), "k", &lane.to_string()));
@@ -127,10 +133,9 @@ pub(super) fn four_rows(src: &mut Src, ix: &str, bound: &str, body: &str) {
     src.line("}");
 }
 
-/// Every work-item's accumulators into local memory (`sv[lid * width + j]`, the arg
+/// Every work-item's `w` accumulators into local memory (`sv[lid * w + j]`, the arg
 /// index of the first in `si[lid]`), for the first row of work-items to combine.
-pub(super) fn spill(red: &Reduction, src: &mut Src) {
-    let w = red.r.column_width;
+pub(super) fn spill(red: &Reduction, w: usize, src: &mut Src) {
     for j in 0..w {
         src.line(format_args!("sv[lid * {w}u + {j}u] = acc{j};"));
     }
@@ -139,9 +144,9 @@ pub(super) fn spill(red: &Reduction, src: &mut Src) {
     }
 }
 
-/// The first row of work-items takes the other rows' spilled accumulators into its own.
-pub(super) fn gather(red: &Reduction, src: &mut Src) {
-    let w = red.r.column_width;
+/// The first row of work-items takes the other rows' spilled accumulators (`w` each) into
+/// its own.
+pub(super) fn gather(red: &Reduction, w: usize, src: &mut Src) {
     src.open(format_args!("for ({} rr = 1; rr < P; rr++) {{", red.ix));
     for j in 0..w {
         let v = format!("sv[(rr * per_row + lid) * {w}u + {j}u]");

@@ -14,8 +14,8 @@ use crate::codegen::writer::Src;
 
 /// The end of a lanes-layout kernel, one counter per block of `G / lanes` outputs. The
 /// partials are read as volatile: never from a stale cache.
-pub(super) fn lanes_finish(red: &Reduction, src: &mut Src) {
-    let (op, d, t, ix, lanes) = (red.r.op, red.d, red.t, red.ix, red.r.lanes);
+pub(super) fn lanes_finish(red: &Reduction, lanes: u32, src: &mut Src) {
+    let (op, d, t, ix) = (red.r.op, red.d, red.t, red.ix);
     count_finished_group(src, "last_group", "done[grp / S]");
     src.line("const uint last = last_group;");
     src.line(format_args!("acc = {}; acci = NONE;", identity(op, d)));
@@ -31,15 +31,14 @@ pub(super) fn lanes_finish(red: &Reduction, src: &mut Src) {
 
 /// The end of a column-layout kernel, one counter per tile. The last work-group of a tile
 /// reads the tile's partials `[s * n_out + o]` the way the kernel read rows: each
-/// work-item owns the same `width` outputs as before (one vector load per partial), its
+/// work-item owns the same `w` outputs as before (one vector load per partial), its
 /// row of work-items takes every `P`-th segment, four at a time with their loads in flight
 /// together, and the first row combines the others' accumulators from local memory (as
 /// the main loop's end does). Plain loads see the other groups' partials: they are written
 /// before the fence and the count, and no work-item of this kernel read them earlier (so
 /// no cache holds a stale copy).
-pub(super) fn column_finish(red: &Reduction, src: &mut Src) {
+pub(super) fn column_finish(red: &Reduction, w: usize, src: &mut Src) {
     let (op, d, t, ix) = (red.r.op, red.d, red.t, red.ix);
-    let w = red.r.column_width;
     let mut load = Src::at(3);
     if w > 1 {
         // Partials of a tile start at a multiple of the width (n_out is one).
@@ -69,10 +68,10 @@ pub(super) fn column_finish(red: &Reduction, src: &mut Src) {
     src.line(format_args!("{ix} kb = row;"));
     four_rows(src, ix, "S", &load);
     src.close();
-    spill(red, src);
+    spill(red, w, src);
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     src.open("if (last && row == 0 && active) {");
-    gather(red, src);
+    gather(red, w, src);
     for j in 0..w {
         src.line(IN_KERNEL.store(op, t, &j.to_string(), &format!("o + {j}u")));
     }

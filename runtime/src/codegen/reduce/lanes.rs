@@ -6,13 +6,21 @@ use super::Reduction;
 use crate::codegen::values::Values;
 use crate::codegen::writer::Src;
 use crate::layout::VECTOR_WIDTH;
+use crate::plan::VectorLoads;
 
 /// The kernel's body after the header: a work-group of `G` work-items handles `G / lanes`
-/// outputs; when the only reduced dim is the innermost one, each lane first takes whole
-/// vectors of [`VECTOR_WIDTH`] neighbouring elements, and a scalar loop takes the rest.
-pub(super) fn lanes_layout(red: &Reduction, v: &mut Values, src: &mut Src) {
+/// outputs; with `vector` (the only reduced dim is the innermost one), each lane first
+/// takes whole vectors of [`VECTOR_WIDTH`] neighbouring elements, and a scalar loop takes
+/// the rest.
+pub(super) fn lanes_layout(
+    red: &Reduction,
+    lanes: u32,
+    vector: Option<VectorLoads>,
+    v: &mut Values,
+    src: &mut Src,
+) {
     let (ix, t, w) = (red.ix, red.t, VECTOR_WIDTH);
-    let (lanes, g) = (red.r.lanes, red.plan.group_size);
+    let g = red.plan.group_size;
     src.line(format_args!("__local {t} sv[{g}];"));
     src.line(format_args!("__local ulong si[{g}];"));
     src.line("__local uint last_group;");
@@ -35,8 +43,8 @@ pub(super) fn lanes_layout(red: &Reduction, v: &mut Values, src: &mut Src) {
         "const {ix} k0 = min(n_red, s * chunk), k1 = min(n_red, k0 + chunk);"
     ));
     src.line(format_args!("{ix} kk = k0;"));
-    if red.r.vector {
-        vector_loop(red, v, src);
+    if let Some(loads) = vector {
+        vector_loop(red, lanes, loads, v, src);
     }
     src.open(format_args!("for ({ix} k = kk + lane; k < k1; k += {lanes}u) {{"));
     red.element_step(v, src);
@@ -47,13 +55,13 @@ pub(super) fn lanes_layout(red: &Reduction, v: &mut Values, src: &mut Src) {
 
 /// Each lane's whole vectors of its segment. The loop counts vectors (`q < k1 / 4`), not
 /// elements (`k + 3 < k1`): with the latter NVIDIA's compiler streams the loads far worse.
-fn vector_loop(red: &Reduction, v: &mut Values, src: &mut Src) {
-    let (ix, w, lanes) = (red.ix, VECTOR_WIDTH, red.r.lanes);
+fn vector_loop(red: &Reduction, lanes: u32, loads: VectorLoads, v: &mut Values, src: &mut Src) {
+    let (ix, w) = (red.ix, VECTOR_WIDTH);
     src.line(format_args!(
         "// Each lane takes whole groups of {w}; only the last (k1 - k0) % {w} elements"
     ));
     src.line("// are left for the scalar loop.");
-    if red.r.contiguous_lanes {
+    if loads.contiguous {
         // CPUs: each lane streams one contiguous run (PoCL runs a work-item's loop inside
         // the loop over work-items, so interleaved lanes would stride).
         src.line(format_args!(
@@ -70,7 +78,7 @@ fn vector_loop(red: &Reduction, v: &mut Values, src: &mut Src) {
         ));
     }
     src.line(format_args!("const {ix} k = q * {w}u;"));
-    red.vector_step(v, src);
+    red.vector_step(v, loads.aligned, src);
     src.close();
     src.line(format_args!("kk = k1 - (k1 - k0) % {w}u;"));
 }

@@ -1,5 +1,5 @@
 //! Reduction kernels: the fused elementwise cone is evaluated per element and combined.
-//! What a kernel's text follows is decided first ([`Reduction`], with its [`Layout`]);
+//! What a kernel's text follows is decided first ([`Reduction`], with its [`Body`]);
 //! then the header, the layout's body, and what the layout finishes or computes beside
 //! are printed, in that order.
 
@@ -19,10 +19,10 @@ use super::values::Values;
 use super::writer::Src;
 use crate::dtype::DType;
 use crate::layout::VECTOR_WIDTH;
-use crate::plan::{KernelPlan, ReducePlan};
+use crate::plan::{ColumnRows, Columns, Finish, KernelPlan, Layout, ReducePlan, VectorLoads};
 
-/// How a reduction kernel's work-items share the elements.
-enum Layout<'a> {
+/// The body a reduction kernel's layout ([`Layout`]) prints, with what it prints from.
+enum Body<'a> {
     /// A column reduction with a row reduction inside whose rows are short: one work-item
     /// reads whole rows ([`row_column::rows_per_item`]).
     RowsPerItem(RowColumn<'a>),
@@ -31,12 +31,12 @@ enum Layout<'a> {
     GroupRows(RowColumn<'a>),
     /// Work-groups stream whole rows ([`column::column_layout`]), with a row reduction
     /// inside computed by a row of work-items per row ([`row_column::row_loop`]).
-    Columns(Option<RowColumn<'a>>),
+    Columns(Columns, Option<RowColumn<'a>>),
     /// The innermost dim is kept: one work-item per (output, segment) pair, looping
     /// serially ([`serial::serial_layout`]).
     Serial,
     /// Lanes of a work-group cooperate on each output ([`lanes::lanes_layout`]).
-    Lanes,
+    Lanes { lanes: u32, vector: Option<VectorLoads> },
 }
 
 /// The choices a reduction kernel's text follows, made before any of it is printed.
@@ -54,17 +54,24 @@ struct Reduction<'a> {
     arg: bool,
     /// Float sums carry a Kahan compensation ([`ReducePlan::compensated`]).
     kahan: bool,
-    layout: Layout<'a>,
+    /// The last work-group finishes the reduction ([`Finish::InKernel`]).
+    finishes_itself: bool,
+    body: Body<'a>,
 }
 
 impl<'a> Reduction<'a> {
     fn new(plan: &'a KernelPlan, r: &'a ReducePlan, ix: &'static str) -> Self {
-        let layout = match plan.row {
-            Some(row) if r.row_vectors > 0 => Layout::RowsPerItem(RowColumn::rows_per_item(plan, r, row)),
-            Some(row) if r.group_rows > 0 => Layout::GroupRows(RowColumn::group_rows(plan, r, row)),
-            row if r.columns => Layout::Columns(row.map(|row| RowColumn::row_loop(plan, r, row))),
-            _ if r.lanes == 0 => Layout::Serial,
-            _ => Layout::Lanes,
+        let body = match r.layout {
+            Layout::Lanes { lanes, vector } => Body::Lanes { lanes, vector },
+            Layout::Serial => Body::Serial,
+            Layout::Columns(c) => {
+                let rows = plan.row.map(|row| RowColumn::new(plan, r, &c, row));
+                match (c.rows, rows) {
+                    (ColumnRows::RowsPerItem { .. }, Some(rows)) => Body::RowsPerItem(rows),
+                    (ColumnRows::GroupRows { .. }, Some(rows)) => Body::GroupRows(rows),
+                    (_, rows) => Body::Columns(c, rows),
+                }
+            }
         };
         Reduction {
             plan,
@@ -72,10 +79,11 @@ impl<'a> Reduction<'a> {
             ix,
             d: r.in_dtype,
             t: vt(r.in_dtype),
-            out: plan.outputs[0].0,
+            out: plan.outputs[0].value,
             arg: r.op.is_arg(),
             kahan: r.compensated,
-            layout,
+            finishes_itself: r.finish == Finish::InKernel,
+            body,
         }
     }
 
@@ -115,9 +123,9 @@ impl<'a> Reduction<'a> {
     /// take them: one per lane for an arg reduction; else the four values combined
     /// pairwise first, one accumulation step (and one compensation) per four elements, and
     /// a shorter dependency chain.
-    fn vector_step(&self, v: &mut Values, src: &mut Src) {
+    fn vector_step(&self, v: &mut Values, aligned: bool, src: &mut Src) {
         let (out, w) = (self.out, VECTOR_WIDTH);
-        v.lanes(self.r, self.plan.values.len(), &[], self.r.aligned, src);
+        v.lanes(self.r, self.plan.values.len(), &[], aligned, src);
         if self.arg {
             for lane in 0..w {
                 src.line(self.step(&format!("v{out}_{lane}"), &format!("(k + {lane})")));
@@ -137,7 +145,7 @@ impl<'a> Reduction<'a> {
         let (plan, ix, t) = (self.plan, self.ix, self.t);
         // A group size the layout's source is written for is declared, so that the
         // compiler fits its registers to it (NVIDIA would otherwise refuse a large group).
-        let required = if self.r.group_rows > 0 {
+        let required = if matches!(self.body, Body::GroupRows(_)) {
             format!(
                 " __attribute__((reqd_work_group_size({}, 1, 1)))",
                 plan.group_size
@@ -167,18 +175,18 @@ impl<'a> Reduction<'a> {
 
 /// The program of a reduction plan.
 ///
-/// With `lanes > 0`, a work-group of `G` work-items handles `G / lanes` outputs; the lanes
-/// of one output stride over its segment and combine in local memory. When the only
+/// In the lanes layout a work-group of `G` work-items handles `G / lanes` outputs; the
+/// lanes of one output stride over its segment and combine in local memory. When the only
 /// reduced dim is the innermost one, each lane takes [`VECTOR_WIDTH`] neighbouring
-/// elements per step with vector loads. With `lanes == 0` the innermost dim is kept: when
-/// it is the only kept dim, the column layout streams whole rows; otherwise each
-/// work-item owns one (output, segment) pair and loops serially, so neighbouring
-/// work-items read neighbouring addresses (four reduced elements per step, so that
-/// several loads are in flight per work-item). Each output's elements are split into `S`
-/// segments (a run-time argument); with `S > 1` this kernel writes partial results,
-/// which the combine kernel finishes, or, with `finish_in_kernel`, the last work-group of
-/// each block ([`finish`]). Float sums are compensated (Kahan) in the per-work-item loops
-/// when those are long ([`ReducePlan::compensated`]).
+/// elements per step with vector loads. In the others the innermost dim is kept: when it
+/// is the only kept dim, the column layout streams whole rows; otherwise each work-item
+/// owns one (output, segment) pair and loops serially, so neighbouring work-items read
+/// neighbouring addresses (four reduced elements per step, so that several loads are in
+/// flight per work-item). Each output's elements are split into `S` segments (a run-time
+/// argument); with `S > 1` this kernel writes partial results, which the combine kernel
+/// (or the kernel reading the result) finishes, or ([`Finish::InKernel`]) the last
+/// work-group of each block ([`finish`]). Float sums are compensated (Kahan) in the
+/// per-work-item loops when those are long ([`ReducePlan::compensated`]).
 pub(super) fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     let mut v = Values::new(plan);
     let red = Reduction::new(plan, r, v.ix);
@@ -186,22 +194,23 @@ pub(super) fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     src.text(&v.prelude());
     src.line("#define NONE ULONG_MAX");
     red.header(&mut src);
-    match &red.layout {
-        Layout::RowsPerItem(rows) => row_column::rows_per_item(rows, &mut v, &mut src),
-        Layout::GroupRows(rows) => row_column::group_rows(rows, &mut v, &mut src),
-        Layout::Columns(rows) => column::column_layout(&red, rows.as_ref(), &mut v, &mut src),
-        Layout::Serial => serial::serial_layout(&red, &mut v, &mut src),
-        Layout::Lanes => lanes::lanes_layout(&red, &mut v, &mut src),
+    match &red.body {
+        Body::RowsPerItem(rows) => row_column::rows_per_item(rows, &mut v, &mut src),
+        Body::GroupRows(rows) => row_column::group_rows(rows, &mut v, &mut src),
+        Body::Columns(c, rows) => column::column_layout(&red, c, rows.as_ref(), &mut v, &mut src),
+        Body::Serial => serial::serial_layout(&red, &mut v, &mut src),
+        &Body::Lanes { lanes, vector } => lanes::lanes_layout(&red, lanes, vector, &mut v, &mut src),
     }
-    match &red.layout {
-        Layout::Lanes if r.finish_in_kernel => finish::lanes_finish(&red, &mut src),
-        Layout::Columns(_) if r.finish_in_kernel => finish::column_finish(&red, &mut src),
+    // (`fit` finishes only these two layouts in their kernels.)
+    match &red.body {
+        &Body::Lanes { lanes, .. } if red.finishes_itself => finish::lanes_finish(&red, lanes, &mut src),
+        Body::Columns(c, _) if red.finishes_itself => finish::column_finish(&red, c.width, &mut src),
         _ => {}
     }
     // The layouts that take a reduction over the rows beside their row reduction end
     // with that reduction's end.
-    if let (Some(total), Layout::RowsPerItem(_) | Layout::GroupRows(_) | Layout::Columns(_)) =
-        (&plan.row_total, &red.layout)
+    if let (Some(total), Body::RowsPerItem(_) | Body::GroupRows(_) | Body::Columns(..)) =
+        (&plan.row_total, &red.body)
     {
         row_column::row_total_end(plan, total, red.ix, &mut src);
     }

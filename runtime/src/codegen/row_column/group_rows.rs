@@ -9,7 +9,7 @@ use crate::codegen::writer::Src;
 use crate::layout::ROWS_PER_STEP;
 
 /// The body of a column reduction with a row reduction inside whose rows a whole
-/// work-group shares ([`ReducePlan::group_rows`](crate::plan::ReducePlan::group_rows)):
+/// work-group shares ([`ColumnRows::GroupRows`](crate::plan::ColumnRows::GroupRows)):
 /// work-item `lid` holds vectors `m G + lid` (`m < M`) of every row, with an accumulator
 /// per element. The group takes its segment's rows [`ROWS_PER_STEP`] at a time: every
 /// work-item evaluates the row reduction's operand on its elements of each row, the group
@@ -32,7 +32,7 @@ pub(in crate::codegen) fn group_rows(rc: &RowColumn, v: &mut Values, src: &mut S
     ));
     src.line(format_args!("{ix} flip = 0u;"));
     rc.declare_shared(&format!("{steps}u"), src);
-    for m in 0..rc.r.group_rows {
+    for m in 0..rc.vectors {
         for j in 0..rc.w {
             src.line(format_args!("{t} a{m}_{j} = {};", identity(rc.r.op, rc.d)));
         }
@@ -54,7 +54,7 @@ pub(in crate::codegen) fn group_rows(rc: &RowColumn, v: &mut Values, src: &mut S
         accumulate_row(rc, v, u, src);
     }
     src.close();
-    for m in 0..rc.r.group_rows {
+    for m in 0..rc.vectors {
         src.open("{");
         src.line(format_args!("const {ix} o = ({m}u * G + lid) * {}u;", rc.w));
         src.open("if (o < n_out) {");
@@ -100,7 +100,7 @@ fn share_row(rc: &RowColumn, v: &mut Values, u: usize, src: &mut Src) {
         "rp = {};",
         combine(rc.row.op, rc.rd, "rp", &rc.row_share())
     )];
-    for m in 0..rc.r.group_rows {
+    for m in 0..rc.vectors {
         at_vector(rc, v, m, rc.row.value, &step, src);
     }
     src.line("}");
@@ -164,7 +164,7 @@ fn accumulate_row(rc: &RowColumn, v: &mut Values, u: usize, src: &mut Src) {
     src.line("if (k < k1) {");
     rc.declare_row_result(&format!("part[{u}u * G]"), src);
     rc.read_shared(&format!("{u}u"), src);
-    for m in 0..rc.r.group_rows {
+    for m in 0..rc.vectors {
         let body: Vec<String> = (0..rc.w)
             .map(|j| rc.accumulate(&format!("a{m}_{j}"), j))
             .collect();

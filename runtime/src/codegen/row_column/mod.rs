@@ -1,5 +1,5 @@
 //! A column reduction that computes a row reduction of the same rows inside
-//! ([`RowPart`]): `g = (x * f((x * w).sum_axis(1))).sum_axis(0)` reads `x` once. What
+//! ([`KernelPlan::row`]): `g = (x * f((x * w).sum_axis(1))).sum_axis(0)` reads `x` once. What
 //! the layouts share is computed once ([`RowColumn`]); then one file per layout, by the
 //! width of the rows:
 //!
@@ -10,7 +10,7 @@
 //!    them into one value per row (`rs` in local memory);
 //! 2. takes part in a tree over the `per_row` work-items of each row (barriers, so every
 //!    work-item runs every step, also those past the rows); with a total over the rows
-//!    ([`RowTotal`](crate::plan::RowTotal)), the first work-item of each row then adds the
+//!    ([`KernelPlan::row_total`]), the first work-item of each row then adds the
 //!    row's value to it and computes the per-row values once, shared in local memory;
 //! 3. reads its rows' results, writes them out (the first work-item of a row), and
 //!    evaluates the column reduction's operand with them, accumulating as the plain loop
@@ -43,14 +43,14 @@ use super::writer::Src;
 use crate::dtype::DType;
 use crate::graph::ReduceOp;
 use crate::layout::VECTOR_WIDTH;
-use crate::plan::{KernelPlan, ReducePlan, RowPart, Value};
+use crate::plan::{ColumnRows, Columns, JoinedReduction, KernelPlan, ReducePlan, Value};
 
 /// What the layouts of a column reduction with a row reduction inside print from,
 /// computed once before any of it is printed.
 pub(super) struct RowColumn<'a> {
     plan: &'a KernelPlan,
     r: &'a ReducePlan,
-    row: RowPart,
+    row: JoinedReduction,
     /// The value the row reduction reduces (its operand), and its type.
     operand: usize,
     rd: DType,
@@ -62,6 +62,9 @@ pub(super) struct RowColumn<'a> {
     /// Outputs per work-item, and whether they are one vector.
     w: usize,
     vector: bool,
+    /// The vectors of each row a work-item holds: the whole row's in [`rows_per_item()`],
+    /// its share in [`group_rows()`] (1 in [`row_loop()`]: one vector of `P` rows).
+    vectors: usize,
     /// The per-row values the layout computes once per row and shares (`h{i}` where they
     /// are read).
     pub(super) hoisted: Vec<usize>,
@@ -71,29 +74,22 @@ pub(super) struct RowColumn<'a> {
 }
 
 impl<'a> RowColumn<'a> {
-    /// For [`rows_per_item()`]: a work-item holds its rows whole, so nothing is shared.
-    pub(super) fn rows_per_item(plan: &'a KernelPlan, r: &'a ReducePlan, row: RowPart) -> Self {
-        Self::new(plan, r, row, Vec::new())
-    }
-
-    /// For [`group_rows()`]: the per-row values ([`per_row_values`]).
-    pub(super) fn group_rows(plan: &'a KernelPlan, r: &'a ReducePlan, row: RowPart) -> Self {
-        Self::new(plan, r, row, per_row_values(plan, r, &row))
-    }
-
-    /// For [`row_loop()`]: the per-row values with a total over the rows only (that kernel
-    /// then has a per-row step after the tree anyway; alone, sharing the values in local
-    /// memory made the step no faster).
-    pub(super) fn row_loop(plan: &'a KernelPlan, r: &'a ReducePlan, row: RowPart) -> Self {
-        let hoisted = match plan.row_total {
-            Some(_) => per_row_values(plan, r, &row),
-            None => Vec::new(),
+    /// For the layout of `c.rows` with the row reduction `row` inside.
+    pub(super) fn new(plan: &'a KernelPlan, r: &'a ReducePlan, c: &Columns, row: JoinedReduction) -> Self {
+        let (vectors, hoisted) = match c.rows {
+            // [`rows_per_item()`]: a work-item holds its rows whole, so nothing is shared.
+            ColumnRows::RowsPerItem { vectors } => (vectors, Vec::new()),
+            // [`group_rows()`]: the per-row values ([`per_row_values`]).
+            ColumnRows::GroupRows { vectors_per_item } => (vectors_per_item, per_row_values(plan, r, &row)),
+            // [`row_loop()`]: the per-row values with a total over the rows only (that
+            // kernel then has a per-row step after the tree anyway; alone, sharing the
+            // values in local memory made the step no faster).
+            ColumnRows::RowLoop | ColumnRows::Plain => match plan.row_total {
+                Some(_) => (1, per_row_values(plan, r, &row)),
+                None => (1, Vec::new()),
+            },
         };
-        Self::new(plan, r, row, hoisted)
-    }
-
-    fn new(plan: &'a KernelPlan, r: &'a ReducePlan, row: RowPart, hoisted: Vec<usize>) -> Self {
-        let operand = match &plan.values[row.value].0 {
+        let operand = match &plan.values[row.value].value {
             Value::Op { args, .. } => args[0],
             _ => row.value,
         };
@@ -107,12 +103,13 @@ impl<'a> RowColumn<'a> {
             r,
             row,
             operand,
-            rd: plan.values[operand].1,
+            rd: plan.values[operand].dtype,
             rt: vt(row.dtype),
             d: r.in_dtype,
-            out: plan.outputs[0].0,
-            w: r.column_width,
-            vector: r.column_width == VECTOR_WIDTH,
+            out: plan.outputs[0].value,
+            w: c.width,
+            vector: c.width == VECTOR_WIDTH,
+            vectors,
             hoisted,
             per_row,
         }
@@ -161,7 +158,7 @@ impl<'a> RowColumn<'a> {
         for &i in &self.hoisted {
             src.line(format_args!(
                 "__local {} hs{i}[{slots}];",
-                vt(self.plan.values[i].1)
+                vt(self.plan.values[i].dtype)
             ));
         }
     }
@@ -178,7 +175,7 @@ impl<'a> RowColumn<'a> {
         for &i in &self.hoisted {
             src.line(format_args!(
                 "const {} h{i} = hs{i}[{at}];",
-                vt(self.plan.values[i].1)
+                vt(self.plan.values[i].dtype)
             ));
         }
     }
@@ -203,7 +200,7 @@ impl<'a> RowColumn<'a> {
             if std::mem::replace(&mut needed[i], true) || i == self.row.value {
                 continue;
             }
-            if let Value::Op { args, .. } = &plan.values[i].0 {
+            if let Value::Op { args, .. } = &plan.values[i].value {
                 stack.extend(args.iter().copied());
             }
         }
@@ -211,7 +208,7 @@ impl<'a> RowColumn<'a> {
         v.reduce_indices(self.r, src);
         for i in (0..plan.values.len()).filter(|&i| needed[i]) {
             let e = v.expr(i, "fidx", None);
-            src.line(format_args!("const {} v{i} = {e};", vt(plan.values[i].1)));
+            src.line(format_args!("const {} v{i} = {e};", vt(plan.values[i].dtype)));
         }
     }
 
@@ -231,27 +228,26 @@ impl<'a> RowColumn<'a> {
 /// varies along the row (the residual `sigmoid(z) - y` of a gradient, say), where
 /// something varying along the row reads them (or the operand is one): computed once per
 /// row, not in every work-item of the group.
-fn per_row_values(plan: &KernelPlan, r: &ReducePlan, row: &RowPart) -> Vec<usize> {
+fn per_row_values(plan: &KernelPlan, r: &ReducePlan, row: &JoinedReduction) -> Vec<usize> {
     let kept = ((1u32 << plan.dims.len()) - 1) & !r.red_mask;
     let n = plan.values.len();
     // (varies with the row at most, depends on the row's result)
     let mut kind = vec![(false, false); n];
-    for (i, (v, _)) in plan.values.iter().enumerate() {
-        kind[i] = match v {
+    for (i, v) in plan.values.iter().enumerate() {
+        kind[i] = match &v.value {
             _ if i == row.value => (true, true),
-            Value::Load { slot } => (plan.inputs[*slot].1 & kept == kept, false),
+            Value::Load { slot } => (plan.inputs[*slot].broadcast_mask & kept == kept, false),
             Value::Scalar { .. } => (true, false),
             Value::Op { args, .. } => (args.iter().all(|&a| kind[a].0), args.iter().any(|&a| kind[a].1)),
         };
     }
-    let read_along_row = |i: usize| {
-        i == plan.outputs[0].0
-            || plan
-                .values
-                .iter()
-                .enumerate()
-                .any(|(j, (v, _))| !kind[j].0 && matches!(v, Value::Op { args, .. } if args.contains(&i)))
-    };
+    let read_along_row =
+        |i: usize| {
+            i == plan.outputs[0].value
+                || plan.values.iter().enumerate().any(|(j, v)| {
+                    !kind[j].0 && matches!(&v.value, Value::Op { args, .. } if args.contains(&i))
+                })
+        };
     (0..n)
         .filter(|&i| i != row.value && kind[i] == (true, true) && read_along_row(i))
         .collect()

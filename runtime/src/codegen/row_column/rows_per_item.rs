@@ -11,7 +11,7 @@ use crate::codegen::writer::Src;
 const TREE_ELEMENTS: usize = 8;
 
 /// The body of a column reduction with a row reduction inside whose rows are short
-/// ([`ReducePlan::row_vectors`](crate::plan::ReducePlan::row_vectors) vectors): each
+/// ([`ColumnRows::RowsPerItem`](crate::plan::ColumnRows::RowsPerItem)): each
 /// work-item takes whole rows, every `G`-th of its group's segment. Per row it evaluates
 /// the row reduction's operand on all the row's vectors, combines them, evaluates the
 /// column operand with the result into one accumulator per element of the row, and
@@ -19,7 +19,7 @@ const TREE_ELEMENTS: usize = 8;
 /// are combined in local memory ([`combine_group`]).
 pub(in crate::codegen) fn rows_per_item(rc: &RowColumn, v: &mut Values, src: &mut Src) {
     let (ix, g, t) = (v.ix, rc.plan.group_size, vt(rc.d));
-    let width = rc.r.row_vectors * rc.w;
+    let width = rc.vectors * rc.w;
     src.line(format_args!(
         "__local {t} sv[{g} * {}];",
         width.min(TREE_ELEMENTS)
@@ -43,7 +43,7 @@ pub(in crate::codegen) fn rows_per_item(rc: &RowColumn, v: &mut Values, src: &mu
         src.close();
     }
     // The column operand with it, one accumulator per element of the row.
-    for vector in 0..rc.r.row_vectors {
+    for vector in 0..rc.vectors {
         src.open("{");
         at_vector(rc, v, vector, rc.plan.values.len(), src);
         for j in 0..rc.w {
@@ -70,7 +70,7 @@ fn row_result(rc: &RowColumn, v: &mut Values, src: &mut Src) {
     src.line(format_args!("{} rowv;", rc.rt));
     src.line("{");
     src.line(format_args!("{} rp = {};", vt(rd), identity(op, rd)));
-    for vector in 0..rc.r.row_vectors {
+    for vector in 0..rc.vectors {
         src.open("{");
         at_vector(rc, v, vector, rc.row.value, src);
         src.line(format_args!("rp = {};", combine(op, rd, "rp", &rc.row_share())));

@@ -1,11 +1,11 @@
 //! The end of a kernel with a reduction over the rows beside its row reduction
-//! ([`RowTotal`]).
+//! ([`KernelPlan::row_total`]).
 
 use crate::codegen::accumulators::count_finished_group;
 use crate::codegen::ops::{combine, identity, vt};
 use crate::codegen::writer::Src;
 use crate::graph::ReduceOp;
-use crate::plan::{KernelPlan, RowTotal};
+use crate::plan::{JoinedReduction, KernelPlan};
 
 /// After every work-item has added its rows' values into `tacc`: a tree over the group;
 /// with one segment the first work-item writes the result, else each group writes its
@@ -13,7 +13,7 @@ use crate::plan::{KernelPlan, RowTotal};
 /// a reduction finished in its kernel does: plain loads see them, written before the
 /// fence and the count) and sets the counter back to zero. Barriers are reached by every
 /// work-item (`S` and `tlast` are the same for the whole group).
-pub(in crate::codegen) fn row_total_end(plan: &KernelPlan, total: &RowTotal, ix: &str, src: &mut Src) {
+pub(in crate::codegen) fn row_total_end(plan: &KernelPlan, total: &JoinedReduction, ix: &str, src: &mut Src) {
     let g = plan.group_size;
     let (op, d, t) = (total.op, total.dtype, vt(total.dtype));
     let result = if op == ReduceOp::Mean {
@@ -55,7 +55,7 @@ pub(in crate::codegen) fn row_total_end(plan: &KernelPlan, total: &RowTotal, ix:
 }
 
 /// The tree over the group's `tsv`.
-fn tree(src: &mut Src, g: u32, total: &RowTotal) {
+fn tree(src: &mut Src, g: u32, total: &JoinedReduction) {
     src.open(format_args!("for (uint st = {g}u / 2u; st > 0u; st >>= 1) {{"));
     src.line(format_args!(
         "if (lid < st) tsv[lid] = {};",

@@ -1,7 +1,7 @@
 //! The pass that lets an elementwise kernel finish the split reduction it reads, instead
 //! of a combine pass (`w - lr * g`).
 
-use crate::plan::kernel_plan::{FinishIn, KernelPlan};
+use crate::plan::kernel_plan::{Finish, FinishIn, KernelPlan};
 use crate::plan::key;
 
 /// Lets elementwise kernels finish the split reductions they read ([`FinishIn`]), once
@@ -13,27 +13,27 @@ use crate::plan::key;
 pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
     for r in 0..plans.len() {
         let Some(rp) = plans[r].reduce else { continue };
-        let node = plans[r].outputs[0].2;
-        if rp.segments <= 1 || rp.finish_in_kernel || rp.op.is_arg() || rp.n_out == 0 {
+        let node = plans[r].outputs[0].node;
+        if rp.finish != Finish::CombinePass || rp.op.is_arg() || rp.n_out == 0 {
             continue;
         }
-        let reads = |p: &KernelPlan| p.inputs.iter().any(|i| i.2 == node);
+        let reads = |p: &KernelPlan| p.inputs.iter().any(|i| i.node == node);
         let Some(c) = (r + 1..plans.len()).find(|&k| reads(&plans[k])) else {
             continue;
         };
         let cp = &plans[c];
-        let Some(slot) = cp.inputs.iter().position(|i| i.2 == node) else {
+        let Some(slot) = cp.inputs.iter().position(|i| i.node == node) else {
             continue;
         };
         // (Read through one slot only: other work-groups write the result while this
         // kernel runs, so no work-item may read another's element.)
         let fits = cp.reduce.is_none()
             && cp.finishes.is_none()
-            && cp.inputs.iter().filter(|i| i.2 == node).count() == 1
+            && cp.inputs.iter().filter(|i| i.node == node).count() == 1
             && cp.numel == rp.n_out
-            && cp.inputs[slot].1 == 0
-            && cp.inputs[slot].0 == rp.in_dtype
-            && plans[r].outputs[0].1 == rp.in_dtype;
+            && cp.inputs[slot].broadcast_mask == 0
+            && cp.inputs[slot].dtype == rp.in_dtype
+            && plans[r].outputs[0].dtype == rp.in_dtype;
         if !fits {
             continue;
         }
@@ -49,7 +49,7 @@ pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
         key::finish_in(&mut cp.key, &f);
         cp.finishes = Some(f);
         if let Some(rr) = &mut plans[r].reduce {
-            rr.finished_by_consumer = true;
+            rr.finish = Finish::ByConsumer;
         }
     }
 }

@@ -7,7 +7,7 @@ use crate::plan::collect::{GKind, GNode, OpCode};
 use crate::plan::kernel_plan::KernelPlan;
 
 /// Computes a later reduction of one value per row to a single element beside the row
-/// reduction of a column-reduction kernel ([`RowTotal`]), dropping its own kernel: the
+/// reduction of a column-reduction kernel ([`KernelPlan::row_total`]), dropping its own kernel: the
 /// reduction reads the row reduction's result (per row, as an `[n, 1]` operand), and
 /// everything else it reads is per row or a single element and is ready before that
 /// kernel runs. One such reduction per kernel; `max_args` bounds the grown argument list.
@@ -23,11 +23,11 @@ pub(crate) fn fuse_row_totals(
         let Some((q, row_node)) = total_partner(graph, &plans, p) else {
             continue;
         };
-        let (c_node, q_node) = (plans[p].outputs[0].2, plans[q].outputs[0].2);
+        let (c_node, q_node) = (plans[p].outputs[0].node, plans[q].outputs[0].node);
         let fused = plan_kernel(graph, mat, &[c_node], group_size, Some(row_node), Some(q_node));
         let same_layout = fused.row.is_some()
             && fused.row_total.is_some()
-            && fused.reduce.is_some_and(|r| r.columns)
+            && fused.reduce.is_some_and(|r| r.columns().is_some())
             && fused.dims == plans[p].dims
             && fused.inputs.len() + fused.scalars.len() <= max_args;
         if same_layout {
@@ -49,7 +49,7 @@ fn total_partner(graph: &[GNode], plans: &[KernelPlan], p: usize) -> Option<(usi
     let produced_by = |g: usize| {
         plans
             .iter()
-            .position(|k| k.outputs.iter().any(|o| o.2 == g) || k.row.is_some_and(|r| r.node == g))
+            .position(|k| k.outputs.iter().any(|o| o.node == g) || k.row.is_some_and(|r| r.node == g))
     };
     let operand_shape = |q_node: usize| match &graph[q_node].kind {
         GKind::Op(OpCode::Reduce(_), inputs) => Some(&graph[inputs[0]].node.shape[..]),
@@ -59,7 +59,7 @@ fn total_partner(graph: &[GNode], plans: &[KernelPlan], p: usize) -> Option<(usi
         .find(|&q| {
             let qp = &plans[q];
             let Some(qr) = qp.reduce else { return false };
-            qp.inputs.iter().any(|i| i.2 == row.node)
+            qp.inputs.iter().any(|i| i.node == row.node)
             && qp.row.is_none()
             && qp.finishes.is_none()
             && qp.outputs.len() == 1
@@ -67,16 +67,16 @@ fn total_partner(graph: &[GNode], plans: &[KernelPlan], p: usize) -> Option<(usi
             && qr.n_red == cr.n_red
             && !qr.op.is_arg()
             && qr.in_dtype != DType::Bool
-            && qp.outputs[0].1 == qr.in_dtype
+            && qp.outputs[0].dtype == qr.in_dtype
             // Per row as the column kernel sees it: `[n, 1]` broadcasts along the columns
             // of an `[n, d]` operand (not of `[n, a, b]`, which it would not align with).
-            && operand_shape(qp.outputs[0].2) == Some(&[cr.n_red, 1][..])
-            && operand_shape(pp.outputs[0].2).is_some_and(|s| s.len() == 2)
+            && operand_shape(qp.outputs[0].node) == Some(&[cr.n_red, 1][..])
+            && operand_shape(pp.outputs[0].node).is_some_and(|s| s.len() == 2)
             // Everything else it reads is there before kernel `p` runs.
-            && qp.inputs.iter().all(|&(_, _, g)| {
-                g == row.node
-                    || matches!(graph[g].kind, GKind::Ready(_))
-                    || produced_by(g).is_some_and(|k| k < p)
+            && qp.inputs.iter().all(|i| {
+                i.node == row.node
+                    || matches!(graph[i.node].kind, GKind::Ready(_))
+                    || produced_by(i.node).is_some_and(|k| k < p)
             })
         })
         .map(|q| (q, row.node))

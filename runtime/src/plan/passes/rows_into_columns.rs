@@ -6,15 +6,16 @@ use crate::plan::collect::GNode;
 use crate::plan::kernel_plan::KernelPlan;
 
 /// Plans each column reduction whose operand reads, per row, a row reduction of the
-/// same `[n, d]` space computed earlier in this flush as one kernel with it ([`RowPart`]):
-/// one read of the rows instead of two (`X^T f(X w)`, a linear model's gradient). The row
-/// reduction's own kernel is dropped. The pair runs where the row reduction ran when the
-/// column reduction reads nothing produced in between (so that kernels in between that
-/// read the row results still find them), else where the column reduction ran when
-/// nothing in between reads them; else they stay apart. Neither reduction may be an arg
-/// one. Rows one work-item reads whole ([`ReducePlan::rows_fit_one_item`]) are always
-/// fused; rows that work-items share only up to `widest_shared_row` vectors (0 where
-/// their barriers are slow).
+/// same `[n, d]` space computed earlier in this flush as one kernel with it
+/// ([`KernelPlan::row`]): one read of the rows instead of two (`X^T f(X w)`, a linear
+/// model's gradient). The row reduction's own kernel is dropped. The pair runs where the
+/// row reduction ran when the column reduction reads nothing produced in between (so that
+/// kernels in between that read the row results still find them), else where the column
+/// reduction ran when nothing in between reads them; else they stay apart. Neither
+/// reduction may be an arg one. Rows one work-item reads whole
+/// ([`ReducePlan::rows_fit_one_item`](crate::plan::ReducePlan::rows_fit_one_item)) are
+/// always fused; rows that work-items share only up to `widest_shared_row` vectors (0
+/// where their barriers are slow).
 pub(crate) fn fuse_rows_into_columns(
     graph: &[GNode],
     mat: &[bool],
@@ -25,7 +26,8 @@ pub(crate) fn fuse_rows_into_columns(
     let mut plans: Vec<Option<KernelPlan>> = plans.into_iter().map(Some).collect();
     let allowed = |cp: &KernelPlan| {
         cp.reduce.is_some_and(|r| {
-            r.columns && (r.rows_fit_one_item() || r.n_out / r.column_width <= widest_shared_row)
+            r.columns()
+                .is_some_and(|c| r.rows_fit_one_item() || r.n_out / c.width <= widest_shared_row)
         })
     };
     for c in 0..plans.len() {
@@ -37,12 +39,12 @@ pub(crate) fn fuse_rows_into_columns(
             continue;
         };
         let (r, row_node, at) = found;
-        let Some(c_node) = plans[c].as_ref().map(|p| p.outputs[0].2) else {
+        let Some(c_node) = plans[c].as_ref().map(|p| p.outputs[0].node) else {
             continue;
         };
         let fused = plan_kernel(graph, mat, &[c_node], group_size, Some(row_node), None);
         let same_layout = fused.row.is_some()
-            && fused.reduce.is_some_and(|fr| fr.columns)
+            && fused.reduce.is_some_and(|fr| fr.columns().is_some())
             && plans[c].as_ref().is_some_and(|cp| cp.dims == fused.dims);
         if !same_layout {
             continue;
@@ -58,7 +60,7 @@ pub(crate) fn fuse_rows_into_columns(
 /// inside, the row reduction's graph index, and where the pair runs.
 fn row_partner(plans: &[Option<KernelPlan>], c: usize, cp: &KernelPlan) -> Option<(usize, usize, usize)> {
     let cr = cp.reduce?;
-    let fits = cr.columns
+    let fits = cr.columns().is_some()
         && !cr.op.is_arg()
         && cp.dims.len() == 2
         && cr.red_mask == 0b01
@@ -69,14 +71,15 @@ fn row_partner(plans: &[Option<KernelPlan>], c: usize, cp: &KernelPlan) -> Optio
     }
     let produced_by = |g: usize| {
         (0..plans.len()).find(|&k| {
-            plans[k]
-                .as_ref()
-                .is_some_and(|p| p.outputs.iter().any(|o| o.2 == g) || p.row.is_some_and(|row| row.node == g))
+            plans[k].as_ref().is_some_and(|p| {
+                p.outputs.iter().any(|o| o.node == g) || p.row.is_some_and(|row| row.node == g)
+            })
         })
     };
     // An input broadcast along the columns (read once per row) made by a row reduction.
-    cp.inputs.iter().find_map(|&(_, mask, g)| {
-        if mask != 0b10 {
+    cp.inputs.iter().find_map(|input| {
+        let g = input.node;
+        if input.broadcast_mask != 0b10 {
             return None;
         }
         let r = produced_by(g).filter(|&r| r < c)?;
@@ -88,11 +91,11 @@ fn row_partner(plans: &[Option<KernelPlan>], c: usize, cp: &KernelPlan) -> Optio
         let reads_between = cp
             .inputs
             .iter()
-            .any(|&(_, _, x)| x != g && produced_by(x).is_some_and(|k| k > r && k < c));
+            .any(|i| i.node != g && produced_by(i.node).is_some_and(|k| k > r && k < c));
         let between_read_rows = (r + 1..c).any(|k| {
             plans[k]
                 .as_ref()
-                .is_some_and(|p| p.inputs.iter().any(|&(_, _, x)| x == g))
+                .is_some_and(|p| p.inputs.iter().any(|i| i.node == g))
         });
         let at = if !reads_between {
             r

@@ -1,0 +1,233 @@
+//! Unit tests of the kernel parameter list: every kernel declares exactly the
+//! parameters `params` lists, for plans of each kind and layout. No device.
+use super::{bind, params, COMBINE_PARAMS};
+use crate::codegen::{combine_source, fused_source};
+use crate::dtype::{DType, ScalarBits};
+use crate::graph::{BinaryOp, ReduceOp, ReduceSpec};
+use crate::plan::kernel_plan::{Input, Output, PlannedValue, ScalarArg};
+use crate::plan::{
+    ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelPlan, Layout, OpCode, ReducePlan, Value,
+    VectorLoads,
+};
+
+/// The parameters the kernel of a generated program declares.
+fn declared(source: &str) -> Vec<String> {
+    let line = source
+        .lines()
+        .find(|l| l.starts_with("__kernel"))
+        .expect("a kernel");
+    let (_, rest) = line.split_once(" void ").expect("a kernel's name");
+    let (_, rest) = rest.split_once('(').expect("a parameter list");
+    let (list, _) = rest.rsplit_once(") {").expect("the end of the parameter list");
+    list.split(", ").map(str::to_string).collect()
+}
+
+fn op(code: OpCode, args: &[usize]) -> Value {
+    Value::Op {
+        code,
+        args: args.iter().copied().collect(),
+    }
+}
+
+/// `values`, each of element type `dtype`.
+fn typed(dtype: DType, values: Vec<Value>) -> Vec<PlannedValue> {
+    values
+        .into_iter()
+        .map(|value| PlannedValue { value, dtype })
+        .collect()
+}
+
+fn input(dtype: DType, broadcast_mask: u32, node: usize) -> Input {
+    Input {
+        dtype,
+        broadcast_mask,
+        node,
+    }
+}
+
+fn output(value: usize, dtype: DType, node: usize) -> Output {
+    Output { value, dtype, node }
+}
+
+/// `out = in0 * in1 + s0` over `[rows, cols]`, `in1` broadcast along the rows.
+fn elementwise() -> KernelPlan {
+    let f = DType::F32;
+    KernelPlan {
+        key: Vec::new(),
+        values: typed(
+            f,
+            vec![
+                Value::Load { slot: 0 },
+                Value::Load { slot: 1 },
+                Value::Scalar { slot: 0 },
+                op(OpCode::Binary(BinaryOp::Mul), &[0, 1]),
+                op(OpCode::Binary(BinaryOp::Add), &[3, 2]),
+            ],
+        ),
+        inputs: vec![input(f, 0, 0), input(f, 1, 1)],
+        scalars: vec![ScalarArg {
+            dtype: f,
+            bits: ScalarBits { bits: 0, size: 4 },
+        }],
+        outputs: vec![output(4, f, 2)],
+        dims: vec![30, 20],
+        numel: 600,
+        reduce: None,
+        group_size: 256,
+        narrow_index: true,
+        row: None,
+        row_total: None,
+        finishes: None,
+    }
+}
+
+/// A reduction of `in0 * s0` over the innermost of two dims: lanes, vector loads.
+fn lanes_reduction(finish_in_kernel: bool) -> KernelPlan {
+    let f = DType::F32;
+    let mut plan = elementwise();
+    plan.values = typed(
+        f,
+        vec![
+            Value::Load { slot: 0 },
+            Value::Scalar { slot: 0 },
+            op(OpCode::Binary(BinaryOp::Mul), &[0, 1]),
+        ],
+    );
+    plan.inputs.truncate(1);
+    plan.outputs = vec![output(2, f, 2)];
+    plan.reduce = Some(ReducePlan {
+        op: ReduceOp::Sum,
+        red_mask: 0b10,
+        n_out: 30,
+        n_red: 20,
+        in_dtype: f,
+        layout: Layout::Lanes {
+            lanes: 32,
+            vector: Some(VectorLoads {
+                aligned: true,
+                contiguous: false,
+            }),
+        },
+        segments: 2,
+        finish: Finish::of(2, finish_in_kernel),
+        compensated: false,
+    });
+    plan
+}
+
+/// `(x * x.sum_axis(1)).sum_axis(0)` over `[30, 8]` with the total of the row sums
+/// beside, in `rows`, one of the three layouts of a row reduction inside a column
+/// reduction.
+fn row_column(rows: ColumnRows) -> KernelPlan {
+    let f = DType::F32;
+    let mut plan = lanes_reduction(false);
+    plan.values = typed(
+        f,
+        vec![
+            Value::Load { slot: 0 },
+            op(
+                OpCode::Reduce(ReduceSpec {
+                    op: ReduceOp::Sum,
+                    axes: 0b10,
+                }),
+                &[0],
+            ),
+            op(OpCode::Binary(BinaryOp::Mul), &[0, 1]),
+        ],
+    );
+    plan.scalars.clear();
+    plan.outputs = vec![output(2, f, 2)];
+    plan.dims = vec![30, 8];
+    if let Some(r) = &mut plan.reduce {
+        *r = ReducePlan {
+            red_mask: 0b01,
+            n_out: 8,
+            n_red: 30,
+            layout: Layout::Columns(Columns {
+                width: 4,
+                tile: 2,
+                rows,
+            }),
+            ..*r
+        };
+    }
+    plan.row = Some(JoinedReduction {
+        op: ReduceOp::Sum,
+        value: 1,
+        dtype: f,
+        node: 3,
+    });
+    plan.row_total = Some(JoinedReduction {
+        op: ReduceOp::Sum,
+        value: 1,
+        dtype: f,
+        node: 4,
+    });
+    plan
+}
+
+/// `in0 + in1` where `in0` is the result of a split reduction finished here.
+fn finishing() -> KernelPlan {
+    let f = DType::F32;
+    let mut plan = elementwise();
+    plan.values = typed(
+        f,
+        vec![
+            Value::Load { slot: 0 },
+            Value::Load { slot: 1 },
+            op(OpCode::Binary(BinaryOp::Add), &[0, 1]),
+        ],
+    );
+    plan.inputs[1].broadcast_mask = 0;
+    plan.scalars.clear();
+    plan.outputs = vec![output(2, f, 2)];
+    plan.dims = vec![600];
+    plan.finishes = Some(FinishIn {
+        slot: 0,
+        op: ReduceOp::Mean,
+        dtype: f,
+        lanes: 4,
+        group: 256,
+    });
+    plan
+}
+
+/// Every kernel declares exactly the parameters [`params`] lists, which [`bind`] binds
+/// one argument each.
+#[test]
+fn kernels_declare_the_listed_parameters() {
+    let plans = [
+        elementwise(),
+        finishing(),
+        lanes_reduction(false),
+        lanes_reduction(true),
+        row_column(ColumnRows::RowLoop),
+        row_column(ColumnRows::RowsPerItem { vectors: 2 }),
+        row_column(ColumnRows::GroupRows { vectors_per_item: 1 }),
+    ];
+    let mut args = Vec::new();
+    for plan in &plans {
+        let source = fused_source(plan);
+        let declared = declared(&source);
+        assert_eq!(declared.len(), params(plan).count(), "{source}");
+        bind(params(plan), &mut args, Ok::<_, ()>).unwrap();
+        assert_eq!(args, params(plan).collect::<Vec<_>>());
+    }
+    // The plans take the layouts they are for.
+    let sources: Vec<String> = plans.iter().map(fused_source).collect();
+    assert!(sources[4].contains("while (p2 < per_row)"), "the row loop");
+    assert!(sources[5].contains("float rowv;"), "rows per work-item");
+    assert!(sources[6].contains("reqd_work_group_size"), "rows per work-group");
+    // The reduction kernels end with what they finish or compute beside.
+    let finished = declared(&fused_source(&plans[3]));
+    assert!(finished.ends_with(&[
+        "__global float* finv".into(),
+        "__global ulong* fini".into(),
+        "volatile __global uint* done".into()
+    ]));
+    let total = declared(&fused_source(&plans[4]));
+    assert!(total.last().is_some_and(|p| p.ends_with("tdone")));
+    assert!(declared(&fused_source(&plans[1])).contains(&"__global float* in0".into()));
+    let combine = combine_source(ReduceOp::ArgMax, DType::F64, 256, 8);
+    assert_eq!(declared(&combine).len(), COMBINE_PARAMS.len());
+}
