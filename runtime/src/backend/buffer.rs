@@ -75,8 +75,8 @@ impl DeviceBuffer {
     /// transfer queue), which runs nothing else, so the upload waits for no other work. (Copying at
     /// creation with `CL_MEM_COPY_HOST_PTR` waits for nothing at creation, but NVIDIA's
     /// driver moves such a buffer to the device at its first use and waits there for
-    /// every kernel running in the context: measured on the H200, a read of a fresh upload
-    /// took as long as the 0.8 s kernel running on another queue.) Nothing is written past
+    /// every kernel running in the context, so a read of a fresh upload waited for a
+    /// long kernel on another queue: BENCHMARKS.md.) Nothing is written past
     /// `data` in the size class; no kernel reads there.
     pub(crate) fn from_bytes(
         ctx: &Arc<ClContext>,

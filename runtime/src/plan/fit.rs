@@ -26,11 +26,10 @@ fn reduce_work_items(p: &DeviceProfile) -> usize {
 fn segments(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
     if let Layout::Columns(c) = &r.layout {
         // Work-groups for half the device's nominal resident work-items, rounded down so
-        // that no second wave starts for a few groups (a whole segment's time for them):
-        // measured best on the H200 against a full wave and more (and against fewer, longer
-        // segments: at least 64 or 128 rows each cost 5 and 25 % on 20000 x 1000). Each
-        // work-item reads at least 16 rows. (CPUs: as many segments as that allows, which
-        // PoCL ran better than a few per core for this layout.)
+        // that no second wave starts for a few groups (a whole segment's time for them);
+        // fewer, longer segments were slower. Each work-item reads at least 16 rows. (CPUs:
+        // as many segments as that allows, which PoCL ran better than a few per core for
+        // this layout.) Figures: BENCHMARKS.md, "Figures behind the layout rules".
         let cap = p.work_items_cap();
         let (_, rows_at_once, tiles) = c.geometry(r.n_out, group as usize);
         let target = (cap / 2 / group as usize / tiles).max(1);
@@ -60,9 +59,8 @@ fn segments(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
 
 /// Vectors per tile of a column-layout reduction. An eighth of the group (so a group
 /// reads eight rows of its tile at once), unless that leaves a tile fewer than 8 segments
-/// (few, wide rows): then a quarter. Measured on the H200 (f32 against a copy): 20000 x
-/// 1000 0.80-0.81 with an eighth against 0.77-0.78 with a quarter (f64: 1.13-1.15
-/// against 1.10); 3200 x 25300 (2 segments with an eighth) 0.89 against 0.97.
+/// (few, wide rows): then a quarter (the better of the two on each kind of shape measured;
+/// BENCHMARKS.md).
 fn column_tile(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
     let (eighth, quarter) = ((group as usize / 8).max(1), (group as usize / 4).max(1));
     let mut narrow = *r;
@@ -99,11 +97,9 @@ pub(crate) fn fit_reduction(p: &DeviceProfile, r: &mut ReducePlan, group: u32, o
     }
     // The blocks the kernel would count finished groups of (a counter each), and the
     // partials one work-item of the last group reads: lanes share an output's; in the
-    // column layout each row of work-items takes every `P`-th segment. Measured on the
-    // H200: full sums finish well in the kernel (`sum(x*x)` 4.2 TB/s in one launch); the
-    // column layout only with a few partials per work-item (3200 x 25300: 2 each, 0.97 of
-    // a copy against 0.95 with a combine pass; 20000 x 1000: 9 each, the same either way),
-    // while with 11 each (2000000 x 20) the combine pass is faster (0.93 against 0.87).
+    // column layout each row of work-items takes every `P`-th segment. Full sums finish
+    // well in the kernel; the column layout only with a few partials per work-item: with
+    // more, a combine pass is faster (BENCHMARKS.md).
     let (blocks, per_item, most) = match &r.layout {
         Layout::Lanes { lanes, .. } => (
             r.n_out.div_ceil((group / lanes) as usize),
@@ -120,8 +116,8 @@ pub(crate) fn fit_reduction(p: &DeviceProfile, r: &mut ReducePlan, group: u32, o
     let in_kernel = blocks < FINISH_COUNTERS && per_item <= most && !p.tuning.combine_pass_only;
     r.finish = Finish::of(r.segments, in_kernel);
     // On CPUs, a whole work-group per output (full sums) reads faster with one contiguous
-    // run per lane (PoCL, `sum(x*x)`: 8.7-9.4 against 4.9-5.7 GB/s); with a few lanes per
-    // output (matrix-vector) the interleaved loop was as fast or faster.
+    // run per lane (PoCL); with a few lanes per output (matrix-vector) the interleaved
+    // loop was as fast or faster.
     if let Layout::Lanes {
         lanes,
         vector: Some(v),
@@ -168,11 +164,8 @@ const GROUP_ROWS_LEAST_ROWS: usize = 16;
 /// when work-items share them: the group-rows layout's largest group times
 /// [`GROUP_ROWS_MOST_VECTORS`]. 0 where shared rows are not allowed.
 ///
-/// Measured on the H200 (logistic regression, ms per step, fused against two passes in
-/// the same call): 20000 x 1000 f64 (250 vectors) 0.084 against 0.104-0.107; 20000 x 1000
-/// f32 0.062 against 0.083; 10000 x 4000 f32 (1,000 vectors, a group of 512 holding two
-/// each) 0.099 against 0.101; 3200 x 25300 f32 (6,325 vectors, 1024 holding seven) 0.24
-/// against 0.175, so wider rows stay two kernels.
+/// Up to two vectors per work-item the fused kernel beat two passes; with seven it was
+/// slower, so wider rows stay two kernels (BENCHMARKS.md).
 pub(crate) fn widest_shared_row(p: &DeviceProfile) -> usize {
     if shared_rows_allowed(p) {
         largest_group(p) * GROUP_ROWS_MOST_VECTORS
@@ -192,10 +185,8 @@ fn largest_group(p: &DeviceProfile) -> usize {
 /// Whether a column reduction with a row reduction inside shares each row across a
 /// whole work-group ([`ColumnRows::GroupRows`]) rather than across a row of work-items
 /// of the column layout: rows of at least [`GROUP_ROWS_FEWEST_VECTORS`] vectors, and rows
-/// wider than that layout's group. Measured on the H200 against the column layout's rows
-/// (ms per logistic-regression step): 250 vectors 0.084 against 0.128 (f64) and 0.062
-/// against 0.066 (f32); 126 single f64 0.072 against 0.054; 25 f32 vectors 0.061-0.071
-/// against 0.058-0.081 (two calls).
+/// wider than that layout's group: there it beat the column layout's rows, below it not
+/// (BENCHMARKS.md).
 pub(crate) fn wants_group_rows(r: &ReducePlan, group: u32) -> bool {
     let Some(c) = r.columns() else { return false };
     let vectors = r.n_out / c.width.max(1);
@@ -207,9 +198,7 @@ pub(crate) fn wants_group_rows(r: &ReducePlan, group: u32) -> bool {
 /// of every row), segments for half the device's resident work-items, each of at least
 /// [`GROUP_ROWS_LEAST_ROWS`] rows and at most [`COMPENSATE_AFTER`] (never compensated: a
 /// work-item adds one row per step), combined by a combine pass. Returns the group size.
-/// (On the H200 a full wave of segments took 0.092 ms against 0.084 for half; four rows
-/// per step 0.084 against 0.086 for two and 0.119 for eight, f64, where f32 took 0.060
-/// with eight against 0.062.)
+/// (Half a wave beat a full one, and four rows per step two or eight: BENCHMARKS.md.)
 pub(crate) fn fit_group_rows(p: &DeviceProfile, r: &mut ReducePlan) -> u32 {
     let vectors = r.columns().map_or(r.n_out.max(1), |c| c.vectors(r.n_out));
     let group = vectors.next_power_of_two().min(largest_group(p));
@@ -232,9 +221,8 @@ pub(crate) fn fit_group_rows(p: &DeviceProfile, r: &mut ReducePlan) -> u32 {
 /// Serial accumulation steps beyond which a work-item's float sum is compensated. A
 /// plain sum of `m` steps is off by at most about `m` ulps of the sum of magnitudes
 /// (typically `sqrt(m)`): for 128, within 1e-5 of it in f32 even in the worst case, and
-/// the tree that combines work-items adds only `log2` of their count. Dropping the
-/// compensation below this took vectorᵀ·matrix on the H200 from 0.72 to 0.77 of a copy
-/// (20000 x 1000 f32) and from 0.85 to 0.90 (2000000 x 20).
+/// the tree that combines work-items adds only `log2` of their count; below this the
+/// compensation's dependent adds cost more bandwidth than they are worth (BENCHMARKS.md).
 const COMPENSATE_AFTER: usize = 128;
 
 /// Accumulation steps one work-item takes in a reduction's main loop: a row per step in
@@ -257,9 +245,9 @@ fn serial_steps(r: &ReducePlan, group: u32) -> usize {
 
 /// Whether a row reduction may go inside a column reduction whose rows are shared by a
 /// row of work-items (a barrier per step of rows): GPUs only. On PoCL each barrier is a
-/// loop over the group, and that kernel took 6-9x the time of the two kernels it replaces
-/// (logistic regression, 1500 x 126 f64); rows read whole by one work-item have no barrier
-/// and are fused on every device.
+/// loop over the group, and that kernel took several times the time of the two kernels
+/// it replaces (BENCHMARKS.md); rows read whole by one work-item have no barrier and are
+/// fused on every device.
 pub(crate) fn shared_rows_allowed(p: &DeviceProfile) -> bool {
     p.gpu || p.tuning.shared_rows_anywhere
 }
