@@ -66,6 +66,18 @@ pub enum Error {
     #[error("invalid shape: {0}")]
     InvalidShape(String),
 
+    /// A view, region or reshape that does not fit its array: an index or range outside
+    /// an axis, a step of 0, a bad axis or permutation, no arrays to join.
+    #[error("{op} on an array of shape {shape:?}: {reason}")]
+    InvalidView {
+        /// The user's operation, e.g. `slice` or `concatenate along Axis(0)`.
+        op: String,
+        /// The shape of the array it was applied to.
+        shape: Vec<usize>,
+        /// What is wrong.
+        reason: String,
+    },
+
     /// A broken internal invariant: a bug in lazycl, please report it (with the message).
     /// Nothing a caller did or can fix; never returned for a user's mistake.
     #[error("internal error (a bug in lazycl, please report it): {0}")]

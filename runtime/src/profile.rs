@@ -6,7 +6,7 @@
 use crate::layout::REDUCE_GROUP;
 
 /// Switches that change which plans are chosen, so that tests cover every layout on any
-/// device (`ContextBuilder::tuning`). Both off by default.
+/// device (`ContextBuilder::tuning`). All off by default.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tuning {
@@ -15,6 +15,9 @@ pub struct Tuning {
     /// Row reductions go inside column reductions with shared rows on any device (by
     /// default on GPUs only).
     pub shared_rows_anywhere: bool,
+    /// Elementwise kernels that read a transposed view stage it through local memory in
+    /// tiles on any device (by default on GPUs only).
+    pub tiles_anywhere: bool,
 }
 
 /// What planning knows of a device.

@@ -12,6 +12,7 @@ fn tuned(combine_pass_only: bool) -> Context {
         .tuning(Tuning {
             combine_pass_only,
             shared_rows_anywhere: true,
+            ..Tuning::default()
         })
         .build()
         .expect("an OpenCL device")

@@ -220,53 +220,6 @@ impl<T: Element> Array<T> {
         Ok(self.to_vec()?[0])
     }
 
-    /// The same elements (row-major order) with another shape of equal size.
-    ///
-    /// Adding or removing leading size-1 axes stays lazy. Any other reshape of a lazy array
-    /// first enqueues its computation (never waits), then shares the device memory.
-    /// Errors (a size mismatch) are reported when the result is materialized.
-    pub fn reshape(&self, shape: impl IntoShape) -> Array<T> {
-        let shape = shape.into_shape();
-        let ctx = &self.node.ctx;
-        match checked_numel(&shape) {
-            Ok(n) if n == self.len() => {}
-            _ => {
-                return Array::failed(
-                    ctx,
-                    shape.clone(),
-                    Error::InvalidShape(format!(
-                        "cannot reshape an array of shape {:?} to {shape:?}",
-                        self.shape()
-                    )),
-                )
-            }
-        }
-        let strip = |s: &[usize]| s.iter().skip_while(|&&d| d == 1).copied().collect::<Vec<_>>();
-        if strip(&shape) == strip(self.shape()) && !self.is_materialized() {
-            return Array::lazy(
-                ctx,
-                shape,
-                Op::Unary(crate::graph::UnaryOp::Cast, self.node.clone()),
-            );
-        }
-        match self.materialized_buffer() {
-            Ok(buffer) => Array::ready(ctx, shape, buffer),
-            Err(e) => Array::failed(ctx, shape, e),
-        }
-    }
-
-    /// Inserts a size-1 axis at `axis` (like ndarray's `insert_axis`), e.g. to broadcast a
-    /// vector along rows: `r.insert_axis(1)` has shape `[n, 1]`.
-    pub fn insert_axis(&self, axis: usize) -> Array<T> {
-        let mut shape = self.shape().to_vec();
-        if axis > shape.len() {
-            let e = Error::InvalidShape(format!("insert_axis({axis}) on an array of shape {shape:?}"));
-            return Array::failed(&self.node.ctx, shape, e);
-        }
-        shape.insert(axis, 1);
-        self.reshape(shape)
-    }
-
     /// Materializes (enqueues on the default queue) and returns the device buffer.
     pub(crate) fn materialized_buffer(&self) -> Result<Arc<DeviceBuffer>> {
         self.materialized_buffer_on(None)
@@ -297,6 +250,7 @@ impl<T: Element> Array<T> {
     /// The buffer as a read-only kernel argument, materializing the array on `queue`
     /// (default: the context's default queue) if needed.
     pub fn kernel_arg_on(&self, queue: Option<&Queue>) -> Result<ArrayArg> {
+        self.refuse_view("a #[kernel] argument")?;
         Ok(ArrayArg {
             buffer: self.materialized_buffer_on(queue)?,
             len: self.len(),
@@ -311,8 +265,34 @@ impl<T: Element> Array<T> {
         self.kernel_arg_mut_on(None)
     }
 
-    /// Like [`kernel_arg_mut`](Array::kernel_arg_mut), materializing (or copying) on `queue`.
+    /// Like [`kernel_arg_mut`](Array::kernel_arg_mut), materializing on `queue`.
     pub fn kernel_arg_mut_on(&mut self, queue: Option<&Queue>) -> Result<ArrayArg> {
+        self.refuse_view("a mutable #[kernel] argument")?;
+        Ok(ArrayArg {
+            buffer: self.private_buffer(queue)?,
+            len: self.len(),
+            writable: true,
+        })
+    }
+
+    /// A view is read in place by lazy expressions, but a `#[kernel]` sees plain memory:
+    /// the user chooses the copy.
+    fn refuse_view(&self, what: &str) -> Result<()> {
+        if matches!(&*self.node.state(), State::Lazy(Op::View(..))) {
+            return Err(Error::InvalidView {
+                op: format!("passing a view as {what}"),
+                shape: self.shape().to_vec(),
+                reason: "a kernel reads plain memory; call .to_contiguous() first (one copy kernel)".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// This array's device memory, materialized on `queue` (default: the default queue)
+    /// if needed, and private to this handle: when another array (a clone, a pending
+    /// expression or view that reads it, a reshape sharing it) can observe it, this array
+    /// first gets a copy of its own, so that writing into it changes nothing else.
+    pub(crate) fn private_buffer(&mut self, queue: Option<&Queue>) -> Result<Arc<DeviceBuffer>> {
         let buffer = self.materialized_buffer_on(queue)?;
         // Count: `self.node` is ours; `buffer` is the clone just taken plus the node's own.
         if Arc::strong_count(&self.node) > 1 || Arc::strong_count(&buffer) > 2 {
@@ -322,17 +302,9 @@ impl<T: Element> Array<T> {
             let q = queue.map_or(ctx.queue(), |q| &q.inner);
             copy_buffer(q, &buffer, &copy, bytes)?;
             *self = Array::ready(&ctx, self.shape().to_vec(), copy.clone());
-            return Ok(ArrayArg {
-                buffer: copy,
-                len: self.len(),
-                writable: true,
-            });
+            return Ok(copy);
         }
-        Ok(ArrayArg {
-            buffer,
-            len: self.len(),
-            writable: true,
-        })
+        Ok(buffer)
     }
 }
 

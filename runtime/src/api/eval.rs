@@ -198,6 +198,11 @@ impl<T: Element> Array<T> {
             || "Array::assign".into(),
             || format!("the value (shape {:?})", v.shape()),
         )?;
+        self.assign_on_queue(queue, v)
+    }
+
+    /// `assign` of a value of this array's context.
+    pub(crate) fn assign_on_queue(&mut self, queue: &Arc<QueueInner>, v: Array<T>) -> Result<()> {
         let target_shape = self.shape().to_vec();
         let v = if v.shape() == target_shape.as_slice() {
             v

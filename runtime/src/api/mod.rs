@@ -10,3 +10,6 @@ pub(crate) mod kernel;
 pub(crate) mod ops;
 pub(crate) mod queue;
 pub(crate) mod reduce;
+pub(crate) mod regions;
+pub(crate) mod slice_mut;
+pub(crate) mod views;

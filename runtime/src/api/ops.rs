@@ -89,6 +89,25 @@ pub(crate) fn record<R: Element>(
 }
 
 impl<T: Element> Array<T> {
+    /// The error recording this array failed with, if it did.
+    pub(crate) fn recording_error(&self) -> Option<Error> {
+        failure(&self.node)
+    }
+
+    /// A copy of this array's elements in row-major order, in memory of its own (lazy:
+    /// one copy kernel when materialized, fused with whatever computes this array). What
+    /// a view needs before it is passed to a `#[kernel]`.
+    pub fn to_contiguous(&self) -> Array<T> {
+        if self.node.failed {
+            return self.clone();
+        }
+        Array::lazy(
+            &self.node.ctx,
+            self.node.shape.clone(),
+            Op::Unary(UnaryOp::Cast, self.node.clone()),
+        )
+    }
+
     fn unary<R: Element>(&self, op: UnaryOp) -> Array<R> {
         record(&op, &[&self.node], || Op::Unary(op, self.node.clone()))
     }
@@ -113,14 +132,26 @@ impl<T: Element> Array<T> {
         self.unary(UnaryOp::Cast)
     }
 
-    /// This array stretched to `shape` by broadcasting (lazy; no copy is made).
+    /// This array stretched to `shape` by broadcasting (numpy's rules; lazy, a view:
+    /// no copy is made).
     pub fn broadcast_to(&self, shape: &[usize]) -> Array<T> {
         match broadcast(&self.node.shape, shape) {
             Some(s) if s[..] == shape[..] => {
                 if s[..] == self.node.shape[..] {
                     return self.clone();
                 }
-                Array::lazy(&self.node.ctx, s, Op::Unary(UnaryOp::Cast, self.node.clone()))
+                let off = shape.len() - self.ndim();
+                let axes = self
+                    .shape()
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &n)| crate::graph::view::SourceAxis {
+                        from: (n != 1 || shape[k + off] == 1).then_some(k + off),
+                        start: 0,
+                        step: 1,
+                    })
+                    .collect();
+                self.view(crate::graph::view::ViewMap { axes }, s)
             }
             _ => Array::failed(
                 &self.node.ctx,

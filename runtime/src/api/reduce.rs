@@ -4,9 +4,11 @@
 //! downloads bring it to the host.
 
 use crate::api::array::Array;
+use crate::api::views::AsAxis;
 use crate::dtype::{Element, Float, Numeric};
 use crate::error::Error;
 use crate::graph::{Op, ReduceOp, ReduceSpec, State};
+use ndarray::Axis;
 
 impl<T: Element> Array<T> {
     /// Records a reduction of `axes` (all axes when `None`), keeping reduced axes as size 1
@@ -79,8 +81,8 @@ macro_rules! reductions {
             self.record_reduce(ReduceOp::$op, None, false)
         }
         #[doc = concat!($doc, " along `axis`, which is removed from the shape.")]
-        pub fn $axis(&self, axis: usize) -> Array<T> {
-            self.record_reduce(ReduceOp::$op, Some(&[axis]), false)
+        pub fn $axis(&self, axis: impl AsAxis) -> Array<T> {
+            self.record_reduce(ReduceOp::$op, Some(&[axis.axis_index()]), false)
         }
         #[doc = concat!($doc, " along several axes; `keep_dims` keeps them as size 1.")]
         pub fn $axes(&self, axes: &[usize], keep_dims: bool) -> Array<T> {
@@ -113,12 +115,12 @@ impl<T: Numeric> Array<T> {
         self.record_reduce(ReduceOp::ArgMax, None, false)
     }
     /// Index along `axis` of the first smallest element (the axis is removed).
-    pub fn argmin_axis(&self, axis: usize) -> Array<u64> {
-        self.record_reduce(ReduceOp::ArgMin, Some(&[axis]), false)
+    pub fn argmin_axis(&self, axis: impl AsAxis) -> Array<u64> {
+        self.record_reduce(ReduceOp::ArgMin, Some(&[axis.axis_index()]), false)
     }
     /// Index along `axis` of the first largest element (the axis is removed).
-    pub fn argmax_axis(&self, axis: usize) -> Array<u64> {
-        self.record_reduce(ReduceOp::ArgMax, Some(&[axis]), false)
+    pub fn argmax_axis(&self, axis: impl AsAxis) -> Array<u64> {
+        self.record_reduce(ReduceOp::ArgMax, Some(&[axis.axis_index()]), false)
     }
 
     /// Inner product of vectors, matrix-vector (`[m, n]·[n] → [m]`), vector-matrix
@@ -128,8 +130,8 @@ impl<T: Numeric> Array<T> {
         match (self.ndim(), other.ndim()) {
             (1, 1) => (self * other).sum(),
             (2, 1) => (self * other).sum_axis(1),
-            (1, 2) => (&self.insert_axis(1) * other).sum_axis(0),
-            (2, 2) => (&self.insert_axis(2) * &other.insert_axis(0)).sum_axis(1),
+            (1, 2) => (&self.insert_axis(Axis(1)) * other).sum_axis(0),
+            (2, 2) => (&self.insert_axis(Axis(2)) * &other.insert_axis(Axis(0))).sum_axis(1),
             _ => Array::failed(
                 &self.node.ctx,
                 self.shape().to_vec(),

@@ -4,6 +4,7 @@
 use super::ops::vt;
 use super::writer::Src;
 use crate::dtype::DType;
+use crate::plan::access::Affine;
 use crate::plan::{Finish, KernelPlan};
 
 /// The name of every generated fused kernel.
@@ -60,6 +61,21 @@ pub(crate) enum Param {
     FinishedSegments,
     /// Its elements reduced into each output (`n_total`).
     FinishedLength,
+    /// The offset of strided input `slot`'s first element (`ob{slot}`).
+    LoadOffset(usize),
+    /// Its stride along collapsed dim `k` (`os{slot}_{k}`), for the dims it moves along.
+    LoadStride(usize, usize),
+    /// Bound `b` of its guard: the lowest coordinate read (`lb{slot}_{b}`) and one past
+    /// the highest (`ub{slot}_{b}`).
+    LoadLow(usize, usize),
+    LoadHigh(usize, usize),
+    /// Bound `b` of box test `slot` (`rl{slot}_{b}`, `rh{slot}_{b}`).
+    InsideLow(usize, usize),
+    InsideHigh(usize, usize),
+    /// The offset of the first element output `k` stores into a region (`oo{k}`).
+    StoreOffset(usize),
+    /// Its stride along collapsed dim `d` (`oos{k}_{d}`), for the dims it moves along.
+    StoreStride(usize, usize),
 }
 
 /// The parameters of the fused kernel of `plan`, in order. Every kernel starts with its
@@ -75,6 +91,7 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
     (0..plan.inputs.len())
         .map(Input)
         .chain((0..plan.scalars.len()).map(Scalar))
+        .chain(view_params(plan))
         .chain((0..outputs).map(Output))
         .chain(when(!reduce, [Numel]))
         .chain(when(reduce && plan.row.is_some(), [RowResult]))
@@ -92,6 +109,33 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
             !reduce && plan.finishes.is_some(),
             [FinishedPartials, FinishedSegments, FinishedLength],
         ))
+}
+
+/// The arguments of what views add (after the scalars; none without views): each
+/// strided input's offset, strides and guard, each box test's bounds, and each store into
+/// a region's offset and strides.
+fn view_params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
+    let moves = |a: &Affine| a.stride_args().collect::<Vec<_>>();
+    let loads = plan.inputs.iter().enumerate().flat_map(move |(slot, input)| {
+        let a = input.strided.as_ref();
+        let strides = a.map(moves).unwrap_or_default();
+        let bounds = a.map_or(0, |a| a.bounds.len());
+        a.map(|_| Param::LoadOffset(slot))
+            .into_iter()
+            .chain(strides.into_iter().map(move |k| Param::LoadStride(slot, k)))
+            .chain((0..bounds).flat_map(move |b| [Param::LoadLow(slot, b), Param::LoadHigh(slot, b)]))
+    });
+    let insides = plan.insides.iter().enumerate().flat_map(|(slot, inside)| {
+        (0..inside.bounds.len()).flat_map(move |b| [Param::InsideLow(slot, b), Param::InsideHigh(slot, b)])
+    });
+    let stores = plan.outputs.iter().enumerate().flat_map(move |(k, output)| {
+        let a = output.store.as_ref();
+        let strides = a.map(moves).unwrap_or_default();
+        a.map(|_| Param::StoreOffset(k))
+            .into_iter()
+            .chain(strides.into_iter().map(move |d| Param::StoreStride(k, d)))
+    });
+    loads.chain(insides).chain(stores)
 }
 
 /// `params` where `on`, else none.
@@ -177,7 +221,20 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
         }
         Param::FinishedSegments => "const ulong S".into(),
         Param::FinishedLength => "const ulong n_total".into(),
+        Param::LoadOffset(slot) => format!("const {} ob{slot}", offsets(plan)),
+        Param::LoadStride(slot, k) => format!("const {} os{slot}_{k}", offsets(plan)),
+        Param::LoadLow(slot, b) => format!("const {} lb{slot}_{b}", offsets(plan)),
+        Param::LoadHigh(slot, b) => format!("const {} ub{slot}_{b}", offsets(plan)),
+        Param::InsideLow(slot, b) => format!("const {} rl{slot}_{b}", offsets(plan)),
+        Param::InsideHigh(slot, b) => format!("const {} rh{slot}_{b}", offsets(plan)),
+        Param::StoreOffset(k) => format!("const {} oo{k}", offsets(plan)),
+        Param::StoreStride(k, d) => format!("const {} oos{k}_{d}", offsets(plan)),
     }
+}
+
+/// The type of views' offset, stride and bound arguments.
+fn offsets(plan: &KernelPlan) -> &'static str {
+    super::views::offset_type(plan)
 }
 
 /// The element type of a total over the rows beside a row reduction.

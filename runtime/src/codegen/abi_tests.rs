@@ -3,8 +3,9 @@
 use super::{bind, params, COMBINE_PARAMS};
 use crate::codegen::{combine_source, fused_source};
 use crate::dtype::{DType, ScalarBits};
-use crate::graph::{BinaryOp, ReduceOp, ReduceSpec};
-use crate::plan::kernel_plan::{Input, Output, PlannedValue, ScalarArg};
+use crate::graph::{BinaryOp, ReduceOp, ReduceSpec, TernaryOp};
+use crate::plan::access::{Affine, Bound};
+use crate::plan::kernel_plan::{Input, Inside, Output, PlannedValue, ScalarArg};
 use crate::plan::{
     ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelPlan, Layout, OpCode, ReducePlan, Value,
     VectorLoads,
@@ -33,7 +34,11 @@ fn op(code: OpCode, args: &[usize]) -> Value {
 fn typed(dtype: DType, values: Vec<Value>) -> Vec<PlannedValue> {
     values
         .into_iter()
-        .map(|value| PlannedValue { value, dtype })
+        .map(|value| PlannedValue {
+            value,
+            dtype,
+            in_branch: false,
+        })
         .collect()
 }
 
@@ -42,11 +47,17 @@ fn input(dtype: DType, broadcast_mask: u32, node: usize) -> Input {
         dtype,
         broadcast_mask,
         node,
+        strided: None,
     }
 }
 
 fn output(value: usize, dtype: DType, node: usize) -> Output {
-    Output { value, dtype, node }
+    Output {
+        value,
+        dtype,
+        node,
+        store: None,
+    }
 }
 
 /// `out = in0 * in1 + s0` over `[rows, cols]`, `in1` broadcast along the rows.
@@ -78,6 +89,8 @@ fn elementwise() -> KernelPlan {
         row: None,
         row_total: None,
         finishes: None,
+        insides: Vec::new(),
+        tiled: false,
     }
 }
 
@@ -192,6 +205,58 @@ fn finishing() -> KernelPlan {
     plan
 }
 
+/// `elementwise` reading `in0` through a view (guarded on dim 1) and picking between
+/// it and `in1` by a box test, stored into a region; `tiled` when the view is a
+/// transposed read (stride 1 along dim 0) staged through local memory.
+fn views(tiled: bool) -> KernelPlan {
+    let f = DType::F32;
+    let mut plan = elementwise();
+    let bound = Bound {
+        axis: 1,
+        lo: 2,
+        hi: 9,
+    };
+    let stride: smallvec::SmallVec<[i64; 4]> = if tiled {
+        smallvec::smallvec![1, 30]
+    } else {
+        smallvec::smallvec![40, 1]
+    };
+    plan.inputs[0].strided = Some(Affine {
+        base: 3,
+        stride,
+        bounds: if tiled {
+            smallvec::smallvec![]
+        } else {
+            smallvec::smallvec![bound]
+        },
+    });
+    plan.insides = vec![Inside {
+        bounds: smallvec::smallvec![bound],
+    }];
+    plan.values = typed(
+        f,
+        vec![
+            Value::Load { slot: 0 },
+            Value::Load { slot: 1 },
+            Value::Inside { slot: 0 },
+            op(OpCode::Ternary(TernaryOp::Select), &[2, 0, 1]),
+        ],
+    );
+    plan.values[2].dtype = DType::Bool;
+    plan.scalars.clear();
+    plan.outputs = vec![output(3, f, 2)];
+    if tiled {
+        plan.tiled = true;
+    } else {
+        plan.outputs[0].store = Some(Affine {
+            base: 7,
+            stride: smallvec::smallvec![50, 2],
+            bounds: smallvec::smallvec![],
+        });
+    }
+    plan
+}
+
 /// Every kernel declares exactly the parameters [`params`] lists, which [`bind`] binds
 /// one argument each.
 #[test]
@@ -204,6 +269,8 @@ fn kernels_declare_the_listed_parameters() {
         row_column(ColumnRows::RowLoop),
         row_column(ColumnRows::RowsPerItem { vectors: 2 }),
         row_column(ColumnRows::GroupRows { vectors_per_item: 1 }),
+        views(false),
+        views(true),
     ];
     let mut args = Vec::new();
     for plan in &plans {
@@ -228,6 +295,24 @@ fn kernels_declare_the_listed_parameters() {
     let total = declared(&fused_source(&plans[4]));
     assert!(total.last().is_some_and(|p| p.ends_with("tdone")));
     assert!(declared(&fused_source(&plans[1])).contains(&"__global float* in0".into()));
+    // Views add their offsets, strides and bounds after the scalars, and no stride
+    // argument for a unit innermost stride.
+    let view = declared(&sources[7]);
+    for p in [
+        "const long ob0",
+        "const long os0_0",
+        "const long lb0_0",
+        "const long ub0_0",
+    ] {
+        assert!(view.contains(&p.to_string()), "{p}: {}", sources[7]);
+    }
+    assert!(!view.contains(&"const long os0_1".to_string()), "unit stride");
+    assert!(
+        sources[7].contains("oos0_0") && sources[7].contains("rl0_0"),
+        "{}",
+        sources[7]
+    );
+    assert!(sources[8].contains("__local float t0[32][33]"), "{}", sources[8]);
     let combine = combine_source(ReduceOp::ArgMax, DType::F64, 256, 8);
     assert_eq!(declared(&combine).len(), COMBINE_PARAMS.len());
 }

@@ -50,8 +50,16 @@ pub(super) fn elementwise_source(plan: &KernelPlan) -> String {
 fn vector_step(v: &mut Values, src: &mut Src) {
     let plan = v.plan;
     let w = VECTOR_WIDTH;
+    if super::views::needs_indices(plan) {
+        // Lane `l` is element `i0 + l` (for strided loads, box tests, region stores).
+        src.line(format_args!("const {} i0 = q * {w}u;", v.ix));
+    }
     for (slot, input) in plan.inputs.iter().enumerate() {
-        if input.broadcast_mask == 0 {
+        if let Some(a) = input.strided.as_ref().filter(|a| a.vectorizable()) {
+            let load = super::views::vector_load(plan, slot, a);
+            src.line(format_args!("const {}{w} L{slot} = {load};", vt(input.dtype)));
+        }
+        if input.is_full() {
             // A vector pointer, not vload: buffers are aligned far beyond the vector
             // size, and NVIDIA's compiler emits one wide load only for the pointer.
             src.line(format_args!(
@@ -61,7 +69,7 @@ fn vector_step(v: &mut Values, src: &mut Src) {
         }
     }
     for lane in 0..w {
-        for i in 0..plan.values.len() {
+        for i in (0..plan.values.len()).filter(|&i| !plan.values[i].in_branch) {
             let e = v.expr(i, "", Some(lane));
             src.line(format_args!(
                 "const {} v{i}_{lane} = {e};",
@@ -70,6 +78,13 @@ fn vector_step(v: &mut Values, src: &mut Src) {
         }
     }
     for (k, output) in plan.outputs.iter().enumerate() {
+        if let Some(a) = &output.store {
+            for l in 0..w {
+                let at = super::views::store_target(plan, k, a, Some(l));
+                src.line(format_args!("{at} = v{}_{l};", output.value));
+            }
+            continue;
+        }
         let parts: Vec<String> = (0..w).map(|l| format!("v{}_{l}", output.value)).collect();
         src.line(format_args!(
             "((__global {t}{w}*)out{k})[q] = ({t}{w})({});",
@@ -84,6 +99,13 @@ pub(super) fn element_step(v: &mut Values, src: &mut Src) {
     v.element_indices(src);
     v.all("gid", src);
     for (k, output) in v.plan.outputs.iter().enumerate() {
-        src.line(format_args!("out{k}[gid] = v{};", output.value));
+        match &output.store {
+            Some(a) => src.line(format_args!(
+                "{} = v{};",
+                super::views::store_target(v.plan, k, a, None),
+                output.value
+            )),
+            None => src.line(format_args!("out{k}[gid] = v{};", output.value)),
+        }
     }
 }

@@ -15,7 +15,9 @@ mod finish_in;
 mod ops;
 mod reduce;
 mod row_column;
+mod tiled;
 mod values;
+mod views;
 mod writer;
 
 pub(crate) use abi::{COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
@@ -32,6 +34,9 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> String {
     }
     if let Some(f) = &plan.finishes {
         return finish_in::finish_in_source(plan, f);
+    }
+    if plan.tiled {
+        return tiled::tiled_source(plan);
     }
     elementwise::elementwise_source(plan)
 }

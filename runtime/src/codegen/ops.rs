@@ -90,7 +90,9 @@ pub(super) fn value_expr(
         Value::Load { slot } => {
             let slot = *slot;
             let mask = plan.inputs[slot].broadcast_mask;
-            if mask == 0 {
+            if let Some(a) = &plan.inputs[slot].strided {
+                super::views::load(plan, slot, a, t, lane)
+            } else if mask == 0 {
                 match lane {
                     Some(l) => format!("L{slot}.s{l}"),
                     None => format!("in{slot}[{full}]"),
@@ -99,12 +101,21 @@ pub(super) fn value_expr(
                 format!("in{slot}[{}]", load_index(mask, plan.dims.len()))
             }
         }
+        Value::Inside { slot } => super::views::inside(plan, *slot, lane),
         Value::Scalar { slot } => match dtype {
             DType::Bool => format!("(uchar)(s{slot} != 0u)"),
             _ => format!("s{slot}"),
         },
         Value::Op { code, args, .. } => {
-            let operand = |k: usize| args.get(k).map_or(String::new(), |v| format!("v{v}{sfx}"));
+            // (A load read only in a branch is printed there: see `PlannedValue::in_branch`.)
+            let operands: Vec<String> = args
+                .iter()
+                .map(|&v| match plan.values[v].in_branch {
+                    true => format!("({})", value_expr(plan, v, full, lane, helpers)),
+                    false => format!("v{v}{sfx}"),
+                })
+                .collect();
+            let operand = |k: usize| operands.get(k).cloned().unwrap_or_default();
             let (a, b, c) = (operand(0), operand(1), operand(2));
             let ad = plan.values[args[0]].dtype;
             match *code {
@@ -120,6 +131,9 @@ pub(super) fn value_expr(
                     format!("({t})(({u}){a} * ({u}){b} + ({u}){c})")
                 }
                 OpCode::Ternary(TernaryOp::Clamp) => helpers.call(clc::clamp(dtype), &[&a, &b, &c]),
+                // Views, reshapes and regions are no values of their own (planning folds
+                // them into loads and box tests).
+                OpCode::View | OpCode::Reshape | OpCode::Region => format!("/* {code:?} */ {a}"),
             }
         }
     }

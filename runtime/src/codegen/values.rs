@@ -53,7 +53,7 @@ impl<'a> Values<'a> {
     /// The values before index `upto` as `v{i}`; those in `given` are already in scope as
     /// `h{i}` (computed once per row by the layouts with a row reduction inside).
     pub(super) fn upto(&mut self, upto: usize, given: &[usize], full: &str, src: &mut Src) {
-        for i in 0..upto {
+        for i in (0..upto).filter(|&i| !self.plan.values[i].in_branch) {
             let e = if given.contains(&i) {
                 format!("h{i}")
             } else {
@@ -71,7 +71,10 @@ impl<'a> Values<'a> {
     pub(super) fn element_indices(&self, src: &mut Src) {
         let (plan, ix) = (self.plan, self.ix);
         let rank = plan.dims.len();
-        if plan.inputs.iter().any(|i| i.broadcast_mask != 0) && rank > 1 {
+        let views = super::views::needs_indices(plan);
+        if views && rank == 1 {
+            src.line(format_args!("const {ix} i0 = gid;"));
+        } else if views || (plan.inputs.iter().any(|i| i.broadcast_mask != 0) && rank > 1) {
             src.line(format_args!("{ix} r = gid;"));
             for k in (1..rank).rev() {
                 src.line(format_args!("const {ix} i{k} = r % ({ix})d{k}; r /= ({ix})d{k};"));
@@ -129,10 +132,19 @@ impl<'a> Values<'a> {
         let w = VECTOR_WIDTH;
         let rank = plan.dims.len();
         let last = 1u32 << (rank - 1);
-        let vec_slots: Vec<bool> = plan.inputs.iter().map(|i| i.broadcast_mask & last == 0).collect();
+        // (A strided load reads each lane's element on its own, but with a unit
+        // innermost stride and no guard.)
+        let vec_slots: Vec<bool> = plan
+            .inputs
+            .iter()
+            .map(|i| i.broadcast_mask & last == 0 && i.strided.as_ref().is_none_or(|a| a.vectorizable()))
+            .collect();
         self.reduce_indices(r, src);
         for (slot, input) in plan.inputs.iter().enumerate() {
-            if vec_slots[slot] {
+            if let (true, Some(a)) = (vec_slots[slot], &input.strided) {
+                let load = super::views::vector_load(plan, slot, a);
+                src.line(format_args!("const {}{w} L{slot} = {load};", vt(input.dtype)));
+            } else if vec_slots[slot] {
                 let idx = if input.broadcast_mask == 0 {
                     "fidx".to_string()
                 } else {
@@ -148,7 +160,7 @@ impl<'a> Values<'a> {
             }
         }
         for lane in 0..w {
-            for i in 0..upto {
+            for i in (0..upto).filter(|&i| !plan.values[i].in_branch) {
                 let e = if given.contains(&i) {
                     format!("h{i}")
                 } else {
@@ -168,7 +180,7 @@ impl<'a> Values<'a> {
         let plan = self.plan;
         match plan.values[i].value {
             Value::Load { slot } if vec_slots[slot] => format!("L{slot}.s{lane}"),
-            Value::Load { slot } => format!(
+            Value::Load { slot } if plan.inputs[slot].strided.is_none() => format!(
                 "in{slot}[{}]",
                 load_index(plan.inputs[slot].broadcast_mask, plan.dims.len())
             ),

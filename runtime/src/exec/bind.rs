@@ -75,12 +75,56 @@ impl Bindings<'_> {
                 .finished
                 .map(|f| KernelArg::ulong(f.n_red as u64))
                 .ok_or_else(missing),
+            Param::LoadOffset(_)
+            | Param::LoadStride(..)
+            | Param::LoadLow(..)
+            | Param::LoadHigh(..)
+            | Param::InsideLow(..)
+            | Param::InsideHigh(..)
+            | Param::StoreOffset(_)
+            | Param::StoreStride(..) => view_arg(plan, p)
+                .map(|v| offset_arg(v, plan.narrow_offsets))
+                .ok_or_else(missing),
         }
     }
 
     /// Sets `args` to the arguments of a launch of the kernel of `plan`.
     pub(crate) fn bind(&self, plan: &KernelPlan, args: &mut Vec<KernelArg>) -> Result<()> {
         abi::bind(abi::params(plan), args, |p| self.arg(plan, p))
+    }
+}
+
+/// The value of a view's argument (an offset, stride or bound) in `plan`.
+fn view_arg(plan: &KernelPlan, p: Param) -> Option<i64> {
+    let load = |slot: usize| plan.inputs.get(slot).and_then(|i| i.strided.as_ref());
+    let store = |k: usize| plan.outputs.get(k).and_then(|o| o.store.as_ref());
+    let bound = |bounds: &[crate::plan::access::Bound], b: usize, high: bool| {
+        bounds.get(b).map(|x| if high { x.hi } else { x.lo })
+    };
+    match p {
+        Param::LoadOffset(slot) => load(slot).map(|a| a.base),
+        Param::LoadStride(slot, k) => load(slot).and_then(|a| a.stride.get(k).copied()),
+        Param::LoadLow(slot, b) => load(slot).and_then(|a| bound(&a.bounds, b, false)),
+        Param::LoadHigh(slot, b) => load(slot).and_then(|a| bound(&a.bounds, b, true)),
+        Param::InsideLow(slot, b) => plan.insides.get(slot).and_then(|i| bound(&i.bounds, b, false)),
+        Param::InsideHigh(slot, b) => plan.insides.get(slot).and_then(|i| bound(&i.bounds, b, true)),
+        Param::StoreOffset(k) => store(k).map(|a| a.base),
+        Param::StoreStride(k, d) => store(k).and_then(|a| a.stride.get(d).copied()),
+        _ => None,
+    }
+}
+
+/// A view's offset argument: an `int` where the plan's offsets are narrow, else a `long`.
+fn offset_arg(v: i64, narrow: bool) -> KernelArg {
+    match narrow {
+        true => KernelArg::Scalar(ScalarBits {
+            bits: u64::from(v as i32 as u32),
+            size: 4,
+        }),
+        false => KernelArg::Scalar(ScalarBits {
+            bits: v as u64,
+            size: 8,
+        }),
     }
 }
 

@@ -14,10 +14,10 @@ use crate::backend::submit::Command;
 use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::graph::NodeRef;
-use crate::graph::ReduceOp;
+use crate::graph::view::ViewMap;
+use crate::graph::{NodeRef, ReduceOp, Shape};
 use crate::layout::VECTOR_WIDTH;
-use crate::plan::{key, GKind, GNode, KernelPlan, ReducePlan};
+use crate::plan::{key, GKind, GNode, KernelPlan, ReducePlan, TILE, TILE_ROWS};
 use crate::stats::Counters;
 
 mod bind;
@@ -35,6 +35,11 @@ pub(crate) struct Flush {
 
 /// Plans the flush that materializes `roots`, which must all belong to one context.
 pub(crate) fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
+    plan_with(roots, None)
+}
+
+/// [`plan`], the first root stored into a region of an array of shape `region.1`.
+fn plan_with(roots: &[NodeRef], region: Option<(Arc<ViewMap>, Shape)>) -> Result<Option<Flush>> {
     let Some(first) = roots.first() else {
         return Ok(None);
     };
@@ -46,7 +51,7 @@ pub(crate) fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
             || format!("array {} of {} (shape {:?})", i + 1, roots.len(), r.shape),
         )?;
     }
-    Ok(crate::plan::plan(roots, &ctx.profile)?.map(|p| Flush {
+    Ok(crate::plan::plan(roots, &ctx.profile, region)?.map(|p| Flush {
         ctx,
         graph: p.graph,
         kernels: p.kernels,
@@ -197,7 +202,14 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             _ => {}
         }
         drop(reads);
-        for (o, b) in plan.outputs.iter().zip(outputs) {
+        // (A value stored into a region of another array stays lazy: that memory is the
+        // other array's.)
+        for (o, b) in plan
+            .outputs
+            .iter()
+            .zip(outputs)
+            .filter(|(o, _)| o.store.is_none())
+        {
             produced[o.node] = Some(b);
         }
         for (gi, b) in row_result.into_iter().chain(total_result) {
@@ -302,6 +314,9 @@ fn launch_elementwise(
     reads: &[&DeviceBuffer],
     outputs: &[Arc<DeviceBuffer>],
 ) -> Result<()> {
+    if plan.tiled {
+        return launch_tiled(ctx, queue, kernel, plan, args, reads, outputs);
+    }
     let cap = ctx.profile.work_items_cap();
     let work = if plan.dims.len() == 1 {
         let nv = plan.numel / VECTOR_WIDTH;
@@ -360,4 +375,66 @@ pub(crate) fn materialize_into(
         return Ok(());
     };
     run(queue, flush, &[(gi, target)])
+}
+
+/// Evaluates `value` into a region of `target`, the memory of an array of shape `shape`:
+/// the kernel stores each element through `map` (the region as a view of that array).
+/// `value` itself stays lazy.
+pub(crate) fn materialize_into_region(
+    queue: &Arc<QueueInner>,
+    value: &NodeRef,
+    target: Arc<DeviceBuffer>,
+    map: &Arc<ViewMap>,
+    shape: &[usize],
+) -> Result<()> {
+    let region = Some((map.clone(), shape.iter().copied().collect()));
+    let Some(flush) = plan_with(std::slice::from_ref(value), region)? else {
+        return Ok(());
+    };
+    let Some(gi) = flush.graph.iter().position(|g| Arc::ptr_eq(&g.node, value)) else {
+        return Ok(());
+    };
+    run(queue, flush, &[(gi, target)])
+}
+
+/// Launches a tiled elementwise kernel: a work-group per tile of the two innermost dims,
+/// and along the third grid dim enough groups for the outer dims (each loops over the
+/// rest).
+fn launch_tiled(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    kernel: &CompiledKernel,
+    plan: &KernelPlan,
+    args: &mut Vec<KernelArg>,
+    reads: &[&DeviceBuffer],
+    outputs: &[Arc<DeviceBuffer>],
+) -> Result<()> {
+    let rank = plan.dims.len();
+    let (rows, cols) = (plan.dims[rank - 2], plan.dims[rank - 1]);
+    let outer: usize = plan.dims[..rank - 2].iter().product();
+    let tiles = rows.div_ceil(TILE) * cols.div_ceil(TILE);
+    let layers = outer
+        .min(ctx.profile.work_items_cap().div_ceil(tiles * TILE * TILE_ROWS))
+        .max(1);
+    let global = [
+        cols.div_ceil(TILE) * TILE,
+        rows.div_ceil(TILE) * TILE_ROWS,
+        layers,
+    ];
+    Bindings {
+        inputs: reads,
+        outputs,
+        ..Bindings::default()
+    }
+    .bind(plan, args)?;
+    let writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
+    kernel.launch(
+        ctx,
+        queue,
+        Command::new(reads, &writes),
+        &global,
+        Some(&[TILE, TILE_ROWS, 1]),
+        args,
+    )?;
+    Ok(())
 }

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 pub(crate) mod shape;
 pub(crate) mod template;
+pub(crate) mod view;
 
 use crate::backend::buffer::DeviceBuffer;
 use crate::backend::context::ContextInner;
@@ -159,16 +160,23 @@ pub(crate) enum Op {
     Reduce(ReduceSpec, NodeRef),
     /// An `expr!` over any number of operands.
     Expr(&'static template::ExprTemplate, smallvec::SmallVec<[NodeRef; 4]>),
+    /// A view of its source through an index map (never a view of a view: maps compose
+    /// when recorded).
+    View(Arc<view::ViewMap>, NodeRef),
+    /// The source's elements in row-major order, with this node's shape (same count).
+    Reshape(NodeRef),
+    /// Elements picked from several sources by position (`concatenate`, `pad`).
+    Region(Arc<view::Region>, smallvec::SmallVec<[NodeRef; 4]>),
 }
 
 impl Op {
     pub(crate) fn inputs(&self) -> smallvec::SmallVec<[&NodeRef; 3]> {
         match self {
             Op::Scalar(_) => smallvec::smallvec![],
-            Op::Unary(_, a) | Op::Reduce(_, a) => smallvec::smallvec![a],
+            Op::Unary(_, a) | Op::Reduce(_, a) | Op::View(_, a) | Op::Reshape(a) => smallvec::smallvec![a],
             Op::Binary(_, a, b) => smallvec::smallvec![a, b],
             Op::Ternary(_, a, b, c) => smallvec::smallvec![a, b, c],
-            Op::Expr(_, ops) => ops.iter().collect(),
+            Op::Expr(_, ops) | Op::Region(_, ops) => ops.iter().collect(),
         }
     }
 }
@@ -247,9 +255,9 @@ fn drop_state(state: State) {
 fn push_inputs(op: Op, stack: &mut smallvec::SmallVec<[NodeRef; 8]>) {
     match op {
         Op::Scalar(_) => {}
-        Op::Unary(_, a) | Op::Reduce(_, a) => stack.push(a),
+        Op::Unary(_, a) | Op::Reduce(_, a) | Op::View(_, a) | Op::Reshape(a) => stack.push(a),
         Op::Binary(_, a, b) => stack.extend([a, b]),
         Op::Ternary(_, a, b, c) => stack.extend([a, b, c]),
-        Op::Expr(_, ops) => stack.extend(ops),
+        Op::Expr(_, ops) | Op::Region(_, ops) => stack.extend(ops),
     }
 }

@@ -1,23 +1,25 @@
-//! Planning one kernel from its members: the cone of values computed inside, the inputs
-//! (deduplicated by buffer and broadcast pattern), scalars and outputs, the collapsed
-//! iteration space, and a reduction's layout before the device is known.
+//! Planning one kernel from its members: the cone of values computed inside and how each
+//! is read (`reads`), the collapsed iteration space, the values, inputs, scalars and
+//! outputs (`values`), and a reduction's layout before the device is known.
 
 use crate::dtype::DType;
 use crate::graph::ReduceOp;
 use crate::layout::VECTOR_WIDTH;
 
-use super::collect::{GKind, GNode, Inputs, OpCode};
+use super::access::{Access, Affine, Collapsed, LoadKind};
+use super::collect::{GKind, GNode, OpCode};
 use super::kernel_plan::{
-    ColumnRows, Columns, Finish, Input, JoinedReduction, KernelPlan, Layout, Output, PlannedValue,
-    ReducePlan, ScalarArg, Value, VectorLoads,
+    ColumnRows, Columns, Finish, JoinedReduction, KernelPlan, Layout, ReducePlan, VectorLoads,
 };
-use super::key;
+use super::reads::{self, ConeView};
+use super::{key, values, Store};
 
 /// Builds the plan of the kernel that computes `members`: materialization points of one
 /// shape, or a single reduction. Other materialization points and materialized nodes are
 /// read as inputs, except `row`: a row reduction that this (column) reduction computes
 /// inside ([`KernelPlan::row`]; the caller checked that it fits), and `total`: a reduction over
-/// the rows computed beside it ([`KernelPlan::row_total`]).
+/// the rows computed beside it ([`KernelPlan::row_total`]). `store`: the target that is
+/// stored into a region of an array instead of an array of its own.
 pub(crate) fn plan_kernel(
     graph: &[GNode],
     mat: &[bool],
@@ -25,6 +27,7 @@ pub(crate) fn plan_kernel(
     group_size: u32,
     row: Option<usize>,
     total: Option<usize>,
+    store: Option<&Store>,
 ) -> KernelPlan {
     let reduce = match &graph[members[0]].kind {
         GKind::Op(OpCode::Reduce(spec), inputs) => Some((*spec, inputs[0])),
@@ -43,18 +46,43 @@ pub(crate) fn plan_kernel(
     let space: Vec<usize> = graph[targets[0]].node.shape.to_vec();
     let extra = total.map(|(_, _, operand)| operand);
     let cone = Cone::of(graph, mat, &targets, extra, reduce.is_some(), row);
-    // Load patterns over the full iteration rank (plus the reduced dims), then collapse.
-    let load_nodes: Vec<usize> = (0..graph.len())
-        .filter(|&j| cone.used[j] && !cone.inside[j])
+    let walked = ConeView {
+        graph,
+        used: &cone.used,
+        inside: &cone.inside,
+    };
+    let reads = reads::walk(&walked, &targets, extra, &space);
+    // Every load's offset over the full iteration rank, with the boxes regions test and
+    // a store into a region; then the dims collapse where all of them allow.
+    let rank = space.len();
+    let load_offsets: Vec<Affine> = reads
+        .loads
+        .iter()
+        .map(|l| l.access.affine(&l.shape, rank))
         .collect();
-    let mut full_masks = broadcast_masks(graph, &load_nodes, &space);
-    if let Some((spec, _)) = reduce {
-        full_masks.push((0..space.len()).map(|d| spec.axes & (1 << d) != 0).collect());
-    }
-    let (dims, mut masks) = collapse(&space, &full_masks);
+    let boxes: Vec<Affine> = reads
+        .boxes
+        .iter()
+        .map(|b| Affine {
+            base: 0,
+            stride: smallvec::smallvec![0; rank],
+            bounds: b.clone(),
+        })
+        .collect();
+    let store_offset = store
+        .filter(|_| reduce.is_none())
+        .map(|s| Access::identity(rank).view(&s.map).affine(&s.shape, rank));
+    let fixed: Option<Vec<bool>> =
+        reduce.map(|(spec, _)| (0..rank).map(|d| spec.axes & (1 << d) != 0).collect());
+    let collapsed = Collapsed::new(
+        &space,
+        load_offsets.iter().chain(&boxes).chain(&store_offset),
+        fixed.as_deref(),
+    );
+    let dims = collapsed.dims.clone();
     let numel = space.iter().product();
     let reduce_plan = reduce.map(|(spec, child)| {
-        let red_mask = masks.pop().unwrap_or(0);
+        let red_mask = fixed.as_deref().map_or(0, |f| reduced_mask(&collapsed, f));
         reduce_layout(spec.op, graph[child].node.dtype, &dims, red_mask, group_size)
     });
     let mut plan = KernelPlan {
@@ -63,14 +91,17 @@ pub(crate) fn plan_kernel(
         inputs: Vec::new(),
         scalars: Vec::new(),
         outputs: Vec::new(),
+        insides: Vec::new(),
         dims: dims.clone(),
         numel,
         reduce: reduce_plan,
         group_size,
         narrow_index: numel < u32::MAX as usize,
+        narrow_offsets: false,
         row: None,
         row_total: None,
         finishes: None,
+        tiled: false,
     };
     key::dims(&mut plan.key, dims.len(), plan.narrow_index);
     if let Some(r) = &reduce_plan {
@@ -81,18 +112,63 @@ pub(crate) fn plan_kernel(
         Some(_) => (graph[members[0]].node.dtype, members[0]),
         None => (graph[j].node.dtype, j),
     };
-    let value_of = bind_values(&mut plan, graph, &cone, &load_nodes, &masks, output_of);
+    let kinds: Vec<LoadKind> = load_offsets.iter().map(|o| collapsed.kind(o)).collect();
+    let store = store
+        .zip(store_offset.as_ref())
+        .map(|(s, o)| (s.node, collapsed.kind(o)));
+    let binder = values::Binder {
+        walked: &walked,
+        is_target: &cone.is_target,
+        reads: &reads,
+        kinds: &kinds,
+        collapsed: &collapsed,
+        space: &space,
+        store,
+    };
+    let value_of = binder.bind(&mut plan, output_of);
+    plan.narrow_offsets = plan.reads_views() && narrow_offsets(&plan);
+    key::offsets(&mut plan.key, plan.narrow_offsets);
     if let Some((node, op, operand)) = total {
         let t = JoinedReduction {
             op,
-            value: value_of[operand],
+            value: value_of(operand),
             dtype: graph[operand].node.dtype,
             node,
         };
         key::row_total(&mut plan.key, &t);
         plan.row_total = Some(t);
     }
+    values::mark_branch_loads(&mut plan);
     plan
+}
+
+/// Whether every offset and bound of the plan's views fits an `int` (none: true; the key
+/// records it only where there are views).
+fn narrow_offsets(plan: &KernelPlan) -> bool {
+    let dims = &plan.dims;
+    if dims.iter().any(|&d| d > i32::MAX as usize) {
+        return false;
+    }
+    plan.inputs
+        .iter()
+        .filter_map(|i| i.strided.as_ref())
+        .all(|a| a.fits_int(dims))
+        && plan
+            .outputs
+            .iter()
+            .filter_map(|o| o.store.as_ref())
+            .all(|a| a.fits_int(dims))
+        && plan
+            .insides
+            .iter()
+            .flat_map(|i| &i.bounds)
+            .all(|b| i32::try_from(b.lo).is_ok() && i32::try_from(b.hi).is_ok())
+}
+
+/// The reduced dims among the collapsed ones (a collapsed dim merges kernel dims that
+/// are all reduced or all kept).
+fn reduced_mask(c: &Collapsed, fixed: &[bool]) -> u32 {
+    (0..c.dims.len()).fold(0, |m, k| if c.reduced(k, fixed) { m | 1 << k } else { m })
 }
 
 /// Which collected nodes a kernel uses, which of them it computes inside (the rest are
@@ -143,22 +219,6 @@ impl Cone {
             is_target,
         }
     }
-}
-
-/// Per load, which dims of the iteration `space` it broadcasts along (missing leading
-/// dims, or size 1 where the space is not).
-fn broadcast_masks(graph: &[GNode], load_nodes: &[usize], space: &[usize]) -> Vec<Vec<bool>> {
-    let rank = space.len();
-    load_nodes
-        .iter()
-        .map(|&j| {
-            let s = &graph[j].node.shape;
-            let off = rank - s.len();
-            (0..rank)
-                .map(|d| d < off || (s[d - off] == 1 && space[d] != 1))
-                .collect()
-        })
-        .collect()
 }
 
 /// A reduction's layout over the collapsed `dims` (reduced where `red_mask` says), before
@@ -234,143 +294,5 @@ fn reduce_layout(
         segments: 1,
         finish: Finish::Single,
         compensated: false,
-    }
-}
-
-/// Gives every used node its value in evaluation order (an input slot, deduplicated by
-/// buffer and broadcast pattern; a scalar slot; or an op over earlier values), marks the
-/// targets as outputs (`output_of` names each one's type and node), and writes each into
-/// the key. Returns the value index of every node (`usize::MAX` where unused).
-fn bind_values(
-    plan: &mut KernelPlan,
-    graph: &[GNode],
-    cone: &Cone,
-    load_nodes: &[usize],
-    masks: &[u32],
-    output_of: impl Fn(usize) -> (DType, usize),
-) -> Vec<usize> {
-    let mut value_of: Vec<usize> = vec![usize::MAX; graph.len()];
-    // (buffer or node identity, broadcast mask) → input slot; kernels have few inputs.
-    let mut load_slots: Vec<((usize, u32), usize)> = Vec::new();
-    for j in (0..graph.len()).filter(|&j| cone.used[j]) {
-        let dtype = graph[j].node.dtype;
-        let value = if !cone.inside[j] {
-            // An input: dedupe by buffer identity when ready, else by node (materialized
-            // earlier in this flush).
-            let ident = match &graph[j].kind {
-                GKind::Ready(b) => b.mem() as usize,
-                _ => usize::MAX - j,
-            };
-            let li = load_nodes.iter().position(|&x| x == j).unwrap_or(0);
-            // The same buffer under two shapes (a reshape alias) needs two slots.
-            let id = (ident, masks[li]);
-            let slot = match load_slots.iter().find(|(k, _)| *k == id) {
-                Some(&(_, slot)) => slot,
-                None => {
-                    plan.inputs.push(Input {
-                        dtype,
-                        broadcast_mask: masks[li],
-                        node: j,
-                    });
-                    load_slots.push((id, plan.inputs.len() - 1));
-                    plan.inputs.len() - 1
-                }
-            };
-            key::load(&mut plan.key, dtype, slot, masks[li]);
-            Value::Load { slot }
-        } else {
-            match &graph[j].kind {
-                GKind::Scalar(bits) => {
-                    plan.scalars.push(ScalarArg { dtype, bits: *bits });
-                    key::scalar(&mut plan.key, dtype);
-                    Value::Scalar {
-                        slot: plan.scalars.len() - 1,
-                    }
-                }
-                GKind::Op(code, inputs) => {
-                    if let OpCode::Reduce(spec) = code {
-                        plan.row = Some(JoinedReduction {
-                            op: spec.op,
-                            value: plan.values.len(),
-                            dtype,
-                            node: j,
-                        });
-                    }
-                    let args: Inputs = inputs.iter().map(|i| value_of[*i]).collect();
-                    key::op(&mut plan.key, *code, dtype, &args);
-                    Value::Op { code: *code, args }
-                }
-                GKind::Ready(_) => unreachable_ready(),
-            }
-        };
-        value_of[j] = plan.values.len();
-        plan.values.push(PlannedValue { value, dtype });
-        if cone.is_target[j] {
-            let (out_dtype, out_node) = output_of(j);
-            plan.outputs.push(Output {
-                value: plan.values.len() - 1,
-                dtype: out_dtype,
-                node: out_node,
-            });
-            key::output(&mut plan.key, plan.values.len() - 1, out_dtype);
-        }
-    }
-    value_of
-}
-
-#[cold]
-fn unreachable_ready() -> Value {
-    // Ready nodes are never "inside" a kernel (computed_here excludes them).
-    Value::Scalar { slot: 0 }
-}
-
-/// Drops size-1 output dims and merges neighbouring dims that every load treats alike.
-/// Returns the collapsed dims and, per load, a bit mask of broadcast dims (bit k = dim k).
-fn collapse(shape: &[usize], masks: &[Vec<bool>]) -> (Vec<usize>, Vec<u32>) {
-    let keep: Vec<usize> = (0..shape.len()).filter(|&d| shape[d] != 1).collect();
-    let mut dims: Vec<usize> = Vec::new();
-    let mut cols: Vec<Vec<bool>> = Vec::new(); // per collapsed dim, per load
-    for &d in &keep {
-        let col: Vec<bool> = masks.iter().map(|m| m[d]).collect();
-        if let (Some(last), Some(last_col)) = (dims.last_mut(), cols.last()) {
-            if *last_col == col {
-                *last *= shape[d];
-                continue;
-            }
-        }
-        dims.push(shape[d]);
-        cols.push(col);
-    }
-    if dims.is_empty() {
-        dims.push(1);
-        cols.push(vec![false; masks.len()]);
-    }
-    let bits = (0..masks.len())
-        .map(|l| {
-            cols.iter()
-                .enumerate()
-                .fold(0u32, |acc, (k, c)| if c[l] { acc | (1 << k) } else { acc })
-        })
-        .collect();
-    (dims, bits)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::collapse;
-
-    #[test]
-    fn collapse_merges_alike_dims() {
-        // [2,3,4] with one full load and one load broadcast along dim 0.
-        let (dims, bits) = collapse(&[2, 3, 4], &[vec![false; 3], vec![true, false, false]]);
-        assert_eq!(dims, vec![2, 12]);
-        assert_eq!(bits, vec![0, 1]);
-        // All full: one dim.
-        let (dims, bits) = collapse(&[2, 3, 4], &[vec![false; 3]]);
-        assert_eq!(dims, vec![24]);
-        assert_eq!(bits, vec![0]);
-        // 0-d.
-        let (dims, _) = collapse(&[], &[]);
-        assert_eq!(dims, vec![1]);
     }
 }

@@ -7,12 +7,23 @@ use std::sync::Arc;
 use crate::backend::buffer::DeviceBuffer;
 use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
+use crate::graph::view::{Region, ViewMap};
 use crate::graph::{BinaryOp, NodeRef, Op, ReduceSpec, State, TernaryOp, UnaryOp};
 
 /// A node of the collected graph, in topological order (inputs first).
 pub(crate) struct GNode {
     pub(crate) node: NodeRef,
     pub(crate) kind: GKind,
+    /// The index map of a view, or the layout of a region ([`OpCode::View`],
+    /// [`OpCode::Region`]).
+    pub(crate) movement: Option<Movement>,
+}
+
+/// What a view or region node reads where.
+#[derive(Clone)]
+pub(crate) enum Movement {
+    View(Arc<ViewMap>),
+    Region(Arc<Region>),
 }
 
 /// What a collected node is.
@@ -38,6 +49,14 @@ pub(crate) enum OpCode {
     Reduce(ReduceSpec),
     /// An `expr!` template (by id).
     Expr(u32),
+    /// A view of its operand ([`GNode::movement`] holds the map); never a value of its
+    /// own: planning folds the map into the loads that read it.
+    View,
+    /// Its operand's elements in row-major order under this node's shape; the operand is
+    /// always materialized first, and read in place.
+    Reshape,
+    /// Elements picked from its operands by position ([`GNode::movement`] holds how).
+    Region,
 }
 
 /// Collects every node the roots need, stopping at materialized nodes. Iterative, so a
@@ -59,6 +78,11 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
     while let Some((node, expanded)) = stack.pop() {
         let key = Arc::as_ptr(&node);
         if let Some(op) = expanded {
+            let movement = match &op {
+                Op::View(map, _) => Some(Movement::View(map.clone())),
+                Op::Region(region, _) => Some(Movement::Region(region.clone())),
+                _ => None,
+            };
             let kind = match op {
                 Op::Scalar(bits) => GKind::Scalar(bits),
                 Op::Unary(u, a) => GKind::Op(OpCode::Unary(u), smallvec::smallvec![at(&index, &a)?]),
@@ -75,9 +99,15 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
                     OpCode::Ternary(t),
                     smallvec::smallvec![at(&index, &x)?, at(&index, &y)?, at(&index, &z)?],
                 ),
+                Op::View(_, a) => GKind::Op(OpCode::View, smallvec::smallvec![at(&index, &a)?]),
+                Op::Reshape(a) => GKind::Op(OpCode::Reshape, smallvec::smallvec![at(&index, &a)?]),
+                Op::Region(_, ops) => GKind::Op(
+                    OpCode::Region,
+                    ops.iter().map(|o| at(&index, o)).collect::<Result<Inputs>>()?,
+                ),
             };
             index.insert(key, out.len());
-            out.push(GNode { node, kind });
+            out.push(GNode { node, kind, movement });
             continue;
         }
         if index.contains_key(&key) {
@@ -96,6 +126,7 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
                 out.push(GNode {
                     node,
                     kind: GKind::Ready(buffer),
+                    movement: None,
                 });
             }
             Ok(op) => {

@@ -7,7 +7,9 @@
 use crate::graph::ReduceOp;
 use crate::layout::{FINISH_COUNTERS, GROUP_ROWS_LOCAL_BYTES, VECTOR_WIDTH};
 
-use super::kernel_plan::{ColumnRows, Columns, Finish, Layout, ReducePlan, REDUCE_GROUP};
+use super::kernel_plan::{
+    ColumnRows, Columns, Finish, KernelPlan, Layout, ReducePlan, REDUCE_GROUP, TILE, TILE_ROWS,
+};
 use crate::profile::DeviceProfile;
 
 /// Work-items a reduction should keep busy. GPUs: every resident one. CPUs: a few
@@ -216,6 +218,23 @@ pub(crate) fn fit_group_rows(p: &DeviceProfile, r: &mut ReducePlan) -> u32 {
     r.finish = Finish::of(r.segments, false);
     r.compensated = false;
     group as u32
+}
+
+/// Whether an elementwise kernel reads an input transposed (see
+/// [`KernelPlan::transposed_inputs`]) over dims wide enough for tiles, and the device
+/// should stage it through local memory: GPUs (their reads coalesce only along the
+/// innermost dim; on PoCL each barrier is a loop over the group).
+pub(crate) fn wants_tiles(p: &DeviceProfile, plan: &KernelPlan) -> bool {
+    let rank = plan.dims.len();
+    (p.gpu || p.tuning.tiles_anywhere)
+        && plan.reduce.is_none()
+        && plan.finishes.is_none()
+        && rank >= 2
+        && plan.dims[rank - 1] > 1
+        && plan.dims[rank - 2] > 1
+        && plan.outputs.iter().all(|o| o.store.is_none())
+        && plan.transposed_inputs().contains(&true)
+        && p.max_group >= TILE * TILE_ROWS
 }
 
 /// Serial accumulation steps beyond which a work-item's float sum is compensated. A

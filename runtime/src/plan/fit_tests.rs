@@ -14,6 +14,7 @@ const H200: DeviceProfile = DeviceProfile {
     tuning: Tuning {
         combine_pass_only: false,
         shared_rows_anywhere: false,
+        tiles_anywhere: false,
     },
 };
 const POCL: DeviceProfile = DeviceProfile {

@@ -31,7 +31,18 @@ pub(crate) fn materialization_points(graph: &[GNode], roots: &[usize], max_args:
                 cone[i] = 0;
                 args[i] = 1;
             }
-            GKind::Op(_, inputs) => {
+            GKind::Op(code, inputs) => {
+                if *code == OpCode::Reshape {
+                    // A reshape reads its operand's memory in place: the operand is
+                    // computed first (unless it is materialized already).
+                    for &j in inputs {
+                        if matches!(graph[j].kind, GKind::Op(..)) {
+                            mat[j] = true;
+                            cone[j] = 0;
+                            args[j] = 1;
+                        }
+                    }
+                }
                 let c = 1 + inputs.iter().map(|&j| cone[j]).sum::<usize>();
                 let a = inputs.iter().map(|&j| args[j]).sum::<usize>();
                 if c >= MAX_CONE_NODES || a >= max_args {

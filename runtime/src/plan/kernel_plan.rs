@@ -6,6 +6,7 @@ use crate::dtype::{DType, ScalarBits};
 use crate::graph::ReduceOp;
 pub(crate) use crate::layout::REDUCE_GROUP;
 
+use super::access::{Affine, Bound};
 use super::collect::{Inputs, OpCode};
 
 /// One value inside a fused kernel.
@@ -17,6 +18,9 @@ pub(crate) enum Value {
     Scalar { slot: usize },
     /// An operation over earlier values.
     Op { code: OpCode, args: Inputs },
+    /// Whether the element's coordinates lie inside the box [`KernelPlan::insides`]
+    /// `slot` gives (a `bool`: which source of a `concatenate` or `pad` it reads).
+    Inside { slot: usize },
 }
 
 /// A value of a kernel and its element type.
@@ -24,16 +28,31 @@ pub(crate) enum Value {
 pub(crate) struct PlannedValue {
     pub(crate) value: Value,
     pub(crate) dtype: DType,
+    /// A guarded load read only as a branch of selects (a source of a region): printed
+    /// inside the branch instead of as a statement of its own, so that only the chosen
+    /// source is loaded.
+    pub(crate) in_branch: bool,
 }
 
 /// An input buffer of a kernel (slot `k` is the kernel's `in{k}`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Input {
     pub(crate) dtype: DType,
     /// Bit `k` set: the load broadcasts along collapsed dim `k` (0: a full-size load).
+    /// For a strided load, the dims it does not move along.
     pub(crate) broadcast_mask: u32,
-    /// Graph index of the node read.
+    /// Graph index of the node whose memory is read.
     pub(crate) node: usize,
+    /// A view's load: its offset, strides and guard (kernel arguments), when the load is
+    /// not the buffer's row-major order (a plain or broadcast load has `None`).
+    pub(crate) strided: Option<Affine>,
+}
+
+impl Input {
+    /// A plain load of every element in the kernel's order (`in{k}[i]`).
+    pub(crate) fn is_full(&self) -> bool {
+        self.broadcast_mask == 0 && self.strided.is_none()
+    }
 }
 
 /// A scalar kernel argument (slot `k` is the kernel's `s{k}`).
@@ -45,7 +64,7 @@ pub(crate) struct ScalarArg {
 }
 
 /// An output of a kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Output {
     /// Index of the value written, in [`KernelPlan::values`] (a reduction's: the value
     /// reduced).
@@ -54,6 +73,17 @@ pub(crate) struct Output {
     pub(crate) dtype: DType,
     /// Graph index of the node materialized.
     pub(crate) node: usize,
+    /// Where an elementwise kernel stores into a region of an array
+    /// (`slice_mut(..).assign`): the offsets of the region's elements. `None`: every
+    /// element, in order.
+    pub(crate) store: Option<Affine>,
+}
+
+/// A box of the kernel's coordinates (`lo <= i{axis} < hi` for each bound, over the
+/// collapsed dims), tested by a [`Value::Inside`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Inside {
+    pub(crate) bounds: smallvec::SmallVec<[Bound; 2]>,
 }
 
 /// A kernel's structure and the run-time bindings of its arguments.
@@ -68,6 +98,8 @@ pub(crate) struct KernelPlan {
     pub(crate) scalars: Vec<ScalarArg>,
     /// Outputs (an elementwise kernel's, in order; a reduction kernel's one result).
     pub(crate) outputs: Vec<Output>,
+    /// The boxes that [`Value::Inside`] values test, by slot.
+    pub(crate) insides: Vec<Inside>,
     /// The collapsed iteration dims (outermost first; never empty).
     pub(crate) dims: Vec<usize>,
     /// Total work (product of dims).
@@ -78,6 +110,9 @@ pub(crate) struct KernelPlan {
     pub(crate) group_size: u32,
     /// Element indices fit in 32 bits (cheaper index arithmetic).
     pub(crate) narrow_index: bool,
+    /// Every offset a view's load or store computes, and every bound, fits a 32-bit `int`
+    /// (cheaper index arithmetic), wherever the kernel computes it.
+    pub(crate) narrow_offsets: bool,
     /// A row reduction computed inside this column reduction (see [`JoinedReduction`]).
     pub(crate) row: Option<JoinedReduction>,
     /// A reduction over the rows computed beside the row reduction (see
@@ -86,6 +121,45 @@ pub(crate) struct KernelPlan {
     /// An elementwise kernel that finishes a split reduction it reads (see
     /// [`FinishIn`]).
     pub(crate) finishes: Option<FinishIn>,
+    /// An elementwise kernel over tiles of its two innermost dims, staging the inputs it
+    /// reads transposed through local memory (chosen by `fit`; see [`TILE`]).
+    pub(crate) tiled: bool,
+}
+
+/// The side of the square tiles of a tiled elementwise kernel ([`KernelPlan::tiled`]):
+/// a work-group of `TILE x TILE_ROWS` work-items covers `TILE x TILE` elements.
+pub(crate) const TILE: usize = 32;
+/// The rows of work-items of a tiled kernel's work-group (each covers `TILE / TILE_ROWS`
+/// rows of the tile).
+pub(crate) const TILE_ROWS: usize = 8;
+
+impl KernelPlan {
+    /// The inputs a tiled kernel stages through local memory: strided, unguarded, moving
+    /// by one element along the second-innermost dim and not along the innermost (a
+    /// transposed read). Empty below rank 2.
+    pub(crate) fn transposed_inputs(&self) -> Vec<bool> {
+        let rank = self.dims.len();
+        self.inputs
+            .iter()
+            .map(|i| {
+                i.strided.as_ref().is_some_and(|a| {
+                    rank >= 2
+                        && a.bounds.is_empty()
+                        && a.stride[rank - 2] == 1
+                        && a.stride[rank - 1].abs() != 1
+                })
+            })
+            .collect()
+    }
+
+    /// Whether the kernel reads a view in a way the plain layouts do not (strided loads,
+    /// boxes of a region) or stores into a region: the fusion passes leave such kernels
+    /// alone.
+    pub(crate) fn reads_views(&self) -> bool {
+        !self.insides.is_empty()
+            || self.inputs.iter().any(|i| i.strided.is_some())
+            || self.outputs.iter().any(|o| o.store.is_some())
+    }
 }
 
 /// A split reduction finished by the elementwise kernel that reads its result, instead

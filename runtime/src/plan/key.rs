@@ -9,6 +9,7 @@
 use crate::dtype::DType;
 use crate::graph::ReduceOp;
 
+use super::access::{Affine, Bound};
 use super::collect::OpCode;
 use super::kernel_plan::{ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads};
 
@@ -26,6 +27,19 @@ const TAG_FINISH_IN: u32 = 8;
 /// A reduction over the rows computed beside a row reduction
 /// ([`KernelPlan::row_total`](super::KernelPlan::row_total)).
 const TAG_ROW_TOTAL: u32 = 9;
+/// A load through a view ([`LoadKind::Strided`]): then the dims it moves along and those
+/// it is guarded on.
+const TAG_STRIDED_LOAD: u32 = 10;
+/// A box test of a region ([`Value::Inside`](super::Value::Inside)): its slot and the
+/// dims it bounds.
+const TAG_INSIDE: u32 = 11;
+/// An output stored into a region of an array: its index and the dims it moves along.
+const TAG_STORE: u32 = 12;
+/// An elementwise kernel over tiles ([`KernelPlan::tiled`](super::KernelPlan::tiled)).
+const TAG_TILES: u32 = 13;
+/// A kernel whose views' offsets are `int`s
+/// ([`KernelPlan::narrow_offsets`](super::KernelPlan::narrow_offsets)).
+const TAG_NARROW_OFFSETS: u32 = 14;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
 
@@ -40,6 +54,10 @@ fn op_code(c: OpCode) -> u32 {
         OpCode::Ternary(t) => 0x300 | t as u32,
         OpCode::Reduce(r) => 0x400 | r.op as u32,
         OpCode::Expr(id) => 0x1_0000 + id,
+        // Views, reshapes and regions are never values of their own (never keyed).
+        OpCode::View => 0x500,
+        OpCode::Reshape => 0x501,
+        OpCode::Region => 0x502,
     }
 }
 
@@ -78,6 +96,40 @@ pub(crate) fn reduce(key: &mut Vec<u32>, r: &ReducePlan, group_size: u32) {
 /// A load from input `slot` with broadcast mask `mask`.
 pub(crate) fn load(key: &mut Vec<u32>, dtype: DType, slot: usize, mask: u32) {
     key.extend([TAG_LOAD, dtype_code(dtype), slot as u32, mask]);
+}
+
+/// A load from input `slot` through a view: `mask` the dims it does not move along,
+/// which dims its guard bounds, and whether its innermost stride is 1. (Its offset, other
+/// strides and bounds are kernel arguments.)
+pub(crate) fn strided_load(key: &mut Vec<u32>, dtype: DType, slot: usize, mask: u32, a: &Affine) {
+    key.extend([
+        TAG_STRIDED_LOAD,
+        dtype_code(dtype),
+        slot as u32,
+        mask,
+        bounded(&a.bounds),
+        u32::from(a.unit_innermost()),
+    ]);
+}
+
+/// Box test `slot` over the dims its bounds name.
+pub(crate) fn inside(key: &mut Vec<u32>, slot: usize, bounds: &[Bound]) {
+    key.extend([TAG_INSIDE, slot as u32, bounded(bounds)]);
+}
+
+/// Output `k` stored into a region with offsets `a`.
+pub(crate) fn store(key: &mut Vec<u32>, k: usize, a: &Affine) {
+    let moves = a
+        .stride
+        .iter()
+        .enumerate()
+        .fold(0u32, |m, (d, &s)| if s != 0 { m | 1 << d } else { m });
+    key.extend([TAG_STORE, k as u32, moves, u32::from(a.unit_innermost())]);
+}
+
+/// The dims bounds name, as a bit mask.
+fn bounded(bounds: &[Bound]) -> u32 {
+    bounds.iter().fold(0, |m, b| m | 1 << b.axis)
 }
 
 /// A scalar kernel argument.
@@ -130,6 +182,24 @@ pub(crate) fn fit(key: &mut Vec<u32>, r: &ReducePlan, group_size: u32) {
         group_rows as u32,
         group_size,
     ]);
+}
+
+/// The elementwise kernel runs over tiles, staging the inputs `staged` marks.
+pub(crate) fn tiles(key: &mut Vec<u32>, staged: &[bool]) {
+    key.push(TAG_TILES);
+    key.push(
+        staged
+            .iter()
+            .enumerate()
+            .fold(0u32, |m, (s, &on)| if on { m | 1 << s } else { m }),
+    );
+}
+
+/// Whether a kernel with views computes their offsets in `int` (nothing without views).
+pub(crate) fn offsets(key: &mut Vec<u32>, narrow: bool) {
+    if narrow {
+        key.push(TAG_NARROW_OFFSETS);
+    }
 }
 
 /// The split reduction this elementwise kernel finishes.

@@ -4,6 +4,7 @@
 //! OpenCL call or generated text is named here; every structural choice is written into
 //! each plan's key (`key`), which is the kernel cache's key.
 
+pub(crate) mod access;
 pub(crate) mod build;
 pub(crate) mod collect;
 pub(crate) mod fit;
@@ -11,18 +12,30 @@ pub(crate) mod group;
 pub(crate) mod kernel_plan;
 pub(crate) mod key;
 pub(crate) mod passes;
+mod reads;
+mod values;
 
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::graph::NodeRef;
+use crate::graph::view::ViewMap;
+use crate::graph::{NodeRef, Shape};
 
 pub(crate) use crate::profile::DeviceProfile;
 pub(crate) use collect::{GKind, GNode, OpCode};
 pub(crate) use kernel_plan::{
     ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelPlan, Layout, ReducePlan, Value,
-    VectorLoads,
+    VectorLoads, TILE, TILE_ROWS,
 };
+
+/// A root stored into a region of an existing array (`slice_mut(..).assign`) instead of
+/// an array of its own: the region's map into that array, whose shape is `shape`.
+pub(crate) struct Store {
+    /// Graph index of the root (set by [`plan`]).
+    pub(crate) node: usize,
+    pub(crate) map: Arc<ViewMap>,
+    pub(crate) shape: Shape,
+}
 
 /// A planned flush: the collected graph and the kernels that compute it, in launch order.
 pub(crate) struct Planned {
@@ -37,8 +50,13 @@ pub(crate) struct Planned {
 pub(crate) const MAX_ELEMENTS: u64 = 1 << 48;
 
 /// Plans the kernels that materialize `roots` (nodes of one context) on a device of
-/// `profile`; `None` when there are no roots.
-pub(crate) fn plan(roots: &[NodeRef], profile: &DeviceProfile) -> Result<Option<Planned>> {
+/// `profile`; `None` when there are no roots. With `region`, the first root is stored
+/// through that map into an array of that shape (its memory is bound at launch).
+pub(crate) fn plan(
+    roots: &[NodeRef],
+    profile: &DeviceProfile,
+    region: Option<(Arc<ViewMap>, Shape)>,
+) -> Result<Option<Planned>> {
     if roots.is_empty() {
         return Ok(None);
     }
@@ -59,9 +77,13 @@ pub(crate) fn plan(roots: &[NodeRef], profile: &DeviceProfile) -> Result<Option<
     }
     let groups = group::group_kernels(&graph, &mat, &cut);
     let group_size = profile.reduce_group_size();
+    let store = region.and_then(|(map, shape)| root_idx.first().map(|&node| Store { node, map, shape }));
     let plans = groups
         .iter()
-        .map(|members| build::plan_kernel(&graph, &mat, members, group_size, None, None))
+        .map(|members| {
+            let store = store.as_ref().filter(|s| members.contains(&s.node));
+            build::plan_kernel(&graph, &mat, members, group_size, None, None, store)
+        })
         .collect();
     let plans = passes::rows_into_columns::fuse_rows_into_columns(
         &graph,
@@ -79,8 +101,14 @@ pub(crate) fn plan(roots: &[NodeRef], profile: &DeviceProfile) -> Result<Option<
     Ok(Some(Planned { graph, kernels }))
 }
 
-/// Fits a reduction plan to the device and writes the choices into its key.
+/// Fits a plan to the device (a reduction's layout, an elementwise kernel's tiles) and
+/// writes the choices into its key.
 fn fit_plan(mut plan: KernelPlan, profile: &DeviceProfile) -> KernelPlan {
+    if fit::wants_tiles(profile, &plan) {
+        plan.tiled = true;
+        let staged = plan.transposed_inputs();
+        key::tiles(&mut plan.key, &staged);
+    }
     let one_tile = plan.row.is_some();
     if let Some(r) = &mut plan.reduce {
         if one_tile && fit::wants_group_rows(r, plan.group_size) {

@@ -24,9 +24,18 @@ pub(crate) fn fuse_row_totals(
             continue;
         };
         let (c_node, q_node) = (plans[p].outputs[0].node, plans[q].outputs[0].node);
-        let fused = plan_kernel(graph, mat, &[c_node], group_size, Some(row_node), Some(q_node));
+        let fused = plan_kernel(
+            graph,
+            mat,
+            &[c_node],
+            group_size,
+            Some(row_node),
+            Some(q_node),
+            None,
+        );
         let same_layout = fused.row.is_some()
             && fused.row_total.is_some()
+            && !fused.reads_views()
             && fused.reduce.is_some_and(|r| r.columns().is_some())
             && fused.dims == plans[p].dims
             && fused.inputs.len() + fused.scalars.len() <= max_args;

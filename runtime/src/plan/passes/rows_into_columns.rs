@@ -42,8 +42,11 @@ pub(crate) fn fuse_rows_into_columns(
         let Some(c_node) = plans[c].as_ref().map(|p| p.outputs[0].node) else {
             continue;
         };
-        let fused = plan_kernel(graph, mat, &[c_node], group_size, Some(row_node), None);
+        let fused = plan_kernel(graph, mat, &[c_node], group_size, Some(row_node), None, None);
+        // (Kernels that read views keep their own kernels: the row layouts read plain
+        // rows.)
         let same_layout = fused.row.is_some()
+            && !fused.reads_views()
             && fused.reduce.is_some_and(|fr| fr.columns().is_some())
             && plans[c].as_ref().is_some_and(|cp| cp.dims == fused.dims);
         if !same_layout {

@@ -1,0 +1,318 @@
+//! Views: slicing, transposes and axis operations, recorded as index maps
+//! ([`ViewMap`]) that planning folds into the loads of the kernels reading them. Nothing
+//! here copies or touches the device; a bad slice or axis is recorded in the result and
+//! reported, naming the operation and the shape, by the next call that materializes it.
+//! Names and semantics follow ndarray (`slice` with `s![]`, negative steps counted from
+//! the end of the sliced range, `Axis`), then numpy (`flip`, `squeeze`, `pad`).
+
+use ndarray::{Axis, SliceInfoElem};
+use smallvec::SmallVec;
+
+use crate::api::array::Array;
+use crate::dtype::Element;
+use crate::error::Error;
+use crate::graph::shape::{checked_numel, IntoShape};
+use crate::graph::view::{SourceAxis, ViewMap};
+use crate::graph::{Op, Shape};
+
+/// An axis argument: ndarray's [`Axis`] or a plain index (`sum_axis(Axis(1))` and
+/// `sum_axis(1)` mean the same).
+pub trait AsAxis: Copy {
+    /// The axis index.
+    fn axis_index(self) -> usize;
+}
+
+impl AsAxis for Axis {
+    fn axis_index(self) -> usize {
+        self.index()
+    }
+}
+
+impl AsAxis for usize {
+    fn axis_index(self) -> usize {
+        self
+    }
+}
+
+/// A slice of one axis, resolved against its length: `len` elements from `first`, every
+/// `step`-th (ndarray's semantics: a negative step walks the range `start..end` from its
+/// end).
+struct AxisSlice {
+    first: isize,
+    step: isize,
+    len: usize,
+}
+
+/// Resolves ndarray's `Slice { start, end, step }` on an axis of `len` elements.
+fn resolve_slice(len: usize, start: isize, end: Option<isize>, step: isize) -> Result<AxisSlice, String> {
+    if step == 0 {
+        return Err("a step of 0".into());
+    }
+    let abs = |i: isize| if i < 0 { len as isize + i } else { i };
+    let (lo, hi) = (abs(start), abs(end.unwrap_or(len as isize)));
+    if lo < 0 || lo > len as isize {
+        return Err(format!("start {start} is outside an axis of length {len}"));
+    }
+    if hi < 0 || hi > len as isize {
+        return Err(format!(
+            "end {} is outside an axis of length {len}",
+            end.unwrap_or(0)
+        ));
+    }
+    let span = (hi - lo).max(0) as usize;
+    let n = span.div_ceil(step.unsigned_abs());
+    let first = if step > 0 || n == 0 { lo } else { hi - 1 };
+    Ok(AxisSlice { first, step, len: n })
+}
+
+impl<T: Element> Array<T> {
+    /// A view of `self` through `map` with shape `shape` (the source itself when the map
+    /// reads it element for element; maps of views compose, so the result reads the
+    /// original array directly).
+    pub(crate) fn view(&self, map: ViewMap, shape: Shape) -> Array<T> {
+        if self.node.failed {
+            return self.clone();
+        }
+        if map.is_identity(&self.node.shape, &shape) {
+            return self.clone();
+        }
+        let (map, source) = match &*self.node.state() {
+            crate::graph::State::Lazy(Op::View(inner, source)) => (map.then(inner), source.clone()),
+            _ => (map, self.node.clone()),
+        };
+        if map.is_identity(&source.shape, &shape) {
+            return Array::from_node(source);
+        }
+        Array::lazy(&self.node.ctx, shape, Op::View(std::sync::Arc::new(map), source))
+    }
+
+    /// `self` with a recording error of operation `op`.
+    fn view_error(&self, op: &str, reason: impl Into<String>) -> Array<T> {
+        let e = Error::InvalidView {
+            op: op.to_string(),
+            shape: self.shape().to_vec(),
+            reason: reason.into(),
+        };
+        Array::failed(&self.node.ctx, self.node.shape.clone(), e)
+    }
+
+    /// A view of a region, with ndarray's `s![]`: ranges with steps (`s![1..-1, ..;2]`;
+    /// negative indices count from the end, a negative step walks the range backwards),
+    /// single indices (`s![.., 3]` drops the axis) and `NewAxis`. Axes not named are taken
+    /// whole. Lazy and free: the view is read in place by the kernels that use it.
+    ///
+    /// An index or range outside an axis, a step of 0 or more entries than axes is an
+    /// error (`Error::InvalidView`), reported when the result is materialized.
+    pub fn slice(&self, info: impl AsRef<[SliceInfoElem]>) -> Array<T> {
+        let info = info.as_ref();
+        let rank = self.ndim();
+        let named = info
+            .iter()
+            .filter(|e| !matches!(e, SliceInfoElem::NewAxis))
+            .count();
+        if named > rank {
+            return self.view_error("slice", format!("{named} axes sliced, the array has {rank}"));
+        }
+        let mut axes: SmallVec<[SourceAxis; 4]> = SmallVec::new();
+        let mut shape = Shape::new();
+        let whole = std::iter::repeat(SliceInfoElem::Slice {
+            start: 0,
+            end: None,
+            step: 1,
+        });
+        for elem in info.iter().copied().chain(whole.take(rank - named)) {
+            let d = axes.len();
+            match elem {
+                SliceInfoElem::NewAxis => shape.push(1),
+                SliceInfoElem::Index(i) => {
+                    let len = self.shape()[d] as isize;
+                    let at = if i < 0 { len + i } else { i };
+                    if at < 0 || at >= len {
+                        return self.view_error("slice", format!("index {i} of axis {d} (length {len})"));
+                    }
+                    axes.push(SourceAxis {
+                        from: None,
+                        start: at,
+                        step: 1,
+                    });
+                }
+                SliceInfoElem::Slice { start, end, step } => {
+                    let s = match resolve_slice(self.shape()[d], start, end, step) {
+                        Ok(s) => s,
+                        Err(reason) => return self.view_error("slice", format!("axis {d}: {reason}")),
+                    };
+                    axes.push(SourceAxis {
+                        from: Some(shape.len()),
+                        start: s.first,
+                        step: s.step,
+                    });
+                    shape.push(s.len);
+                }
+            }
+        }
+        self.view(ViewMap { axes }, shape)
+    }
+
+    /// The axes in the order `axes` gives (`axes[i]` is the source axis of the result's
+    /// axis `i`): `permuted_axes([2, 0, 1])`. Lazy, no copy. Not a permutation of
+    /// `0..ndim`: an error reported when the result is materialized.
+    pub fn permuted_axes(&self, axes: impl AsRef<[usize]>) -> Array<T> {
+        let order = axes.as_ref();
+        let rank = self.ndim();
+        let mut seen = vec![false; rank];
+        let valid = order.len() == rank
+            && order
+                .iter()
+                .all(|&a| a < rank && !std::mem::replace(&mut seen[a], true));
+        if !valid {
+            return self.view_error(
+                "permuted_axes",
+                format!("{order:?} is not a permutation of 0..{rank}"),
+            );
+        }
+        let mut map = ViewMap::identity(rank);
+        for (to, &from) in order.iter().enumerate() {
+            map.axes[from].from = Some(to);
+        }
+        let shape = order.iter().map(|&a| self.shape()[a]).collect();
+        self.view(map, shape)
+    }
+
+    /// The axes in reverse order (the transpose of a matrix). Lazy, no copy.
+    pub fn reversed_axes(&self) -> Array<T> {
+        let order: Vec<usize> = (0..self.ndim()).rev().collect();
+        self.permuted_axes(order)
+    }
+
+    /// The transpose: [`reversed_axes`](Array::reversed_axes), as ndarray's `t()`.
+    pub fn t(&self) -> Array<T> {
+        self.reversed_axes()
+    }
+
+    /// A new array with axes `a` and `b` exchanged (ndarray's `swap_axes` swaps in
+    /// place; this returns the view). Lazy, no copy.
+    pub fn swap_axes(&self, a: usize, b: usize) -> Array<T> {
+        let rank = self.ndim();
+        if a >= rank || b >= rank {
+            return self.view_error(
+                "swap_axes",
+                format!("axes {a} and {b} of an array with {rank} axes"),
+            );
+        }
+        let mut order: Vec<usize> = (0..rank).collect();
+        order.swap(a, b);
+        self.permuted_axes(order)
+    }
+
+    /// The elements along `axis` in reverse order (numpy's `flip`; ndarray's
+    /// `invert_axis` in place). Lazy, no copy.
+    pub fn flip(&self, axis: impl AsAxis) -> Array<T> {
+        let d = axis.axis_index();
+        if d >= self.ndim() {
+            return self.view_error("flip", format!("axis {d} of an array with {} axes", self.ndim()));
+        }
+        let mut map = ViewMap::identity(self.ndim());
+        let len = self.shape()[d] as isize;
+        map.axes[d].start = (len - 1).max(0);
+        map.axes[d].step = -1;
+        self.view(map, self.node.shape.clone())
+    }
+
+    /// A new axis of length 1 at `axis` (`r.insert_axis(Axis(1))` has shape `[n, 1]`).
+    /// Lazy: records a view, never touches the device.
+    pub fn insert_axis(&self, axis: impl AsAxis) -> Array<T> {
+        let d = axis.axis_index();
+        if d > self.ndim() {
+            return self.view_error(
+                "insert_axis",
+                format!("axis {d} of an array with {} axes", self.ndim()),
+            );
+        }
+        let mut info: Vec<SliceInfoElem> = vec![SliceInfoElem::from(..); self.ndim()];
+        info.insert(d, SliceInfoElem::NewAxis);
+        self.slice(info)
+    }
+
+    /// The sub-array at index 0 of `axis`, without that axis (ndarray's `remove_axis`,
+    /// meant for axes of length 1). An empty axis or one out of range is an error.
+    pub fn remove_axis(&self, axis: impl AsAxis) -> Array<T> {
+        self.index_axis_named("remove_axis", axis, 0)
+    }
+
+    /// The sub-array at `index` along `axis`, without that axis (ndarray's
+    /// `index_axis`). Lazy, no copy.
+    pub fn index_axis(&self, axis: impl AsAxis, index: usize) -> Array<T> {
+        self.index_axis_named("index_axis", axis, index)
+    }
+
+    fn index_axis_named(&self, op: &str, axis: impl AsAxis, index: usize) -> Array<T> {
+        let d = axis.axis_index();
+        if d >= self.ndim() || index >= self.shape()[d] {
+            return self.view_error(op, format!("index {index} of axis {d}"));
+        }
+        let mut info: Vec<SliceInfoElem> = vec![SliceInfoElem::from(..); self.ndim()];
+        info[d] = SliceInfoElem::Index(index as isize);
+        self.slice(info)
+    }
+
+    /// Every axis of length 1 removed (numpy's `squeeze`). Lazy, no copy.
+    pub fn squeeze(&self) -> Array<T> {
+        let info: Vec<SliceInfoElem> = self
+            .shape()
+            .iter()
+            .map(|&n| {
+                if n == 1 {
+                    SliceInfoElem::Index(0)
+                } else {
+                    SliceInfoElem::from(..)
+                }
+            })
+            .collect();
+        self.slice(info)
+    }
+}
+
+impl<T: Element> Array<T> {
+    /// The same elements in row-major order with another shape of equal size. Lazy: a
+    /// reshape that only adds or removes axes of length 1 is a view; any other reads the
+    /// array's memory in its new shape, after computing it (or, for a view, gathering it
+    /// into memory of its own) in the same flush — never a round trip through the host.
+    /// A size mismatch is an error reported when the result is materialized.
+    pub fn reshape(&self, shape: impl IntoShape) -> Array<T> {
+        let shape: Shape = shape.into_shape().into_iter().collect();
+        if self.node.failed {
+            return self.clone();
+        }
+        match checked_numel(&shape) {
+            Ok(n) if n == self.len() => {}
+            _ => {
+                let e = Error::InvalidView {
+                    op: format!("reshape to {:?}", &shape[..]),
+                    shape: self.shape().to_vec(),
+                    reason: "the element counts differ".into(),
+                };
+                return Array::failed(&self.node.ctx, shape, e);
+            }
+        }
+        let unit = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+        if unit(&shape) == unit(self.shape()) {
+            // Only axes of length 1 move: a view reading each source axis of length > 1
+            // from the same-sized axis of the result, in order.
+            let mut to = (0..shape.len()).filter(|&k| shape[k] != 1);
+            let axes = self
+                .shape()
+                .iter()
+                .map(|&n| SourceAxis {
+                    from: if n == 1 { None } else { to.next() },
+                    start: 0,
+                    step: 1,
+                })
+                .collect();
+            return self.view(ViewMap { axes }, shape);
+        }
+        if let Some(buffer) = self.node.buffer() {
+            return Array::ready(&self.node.ctx, shape, buffer);
+        }
+        Array::lazy(&self.node.ctx, shape, Op::Reshape(self.node.clone()))
+    }
+}

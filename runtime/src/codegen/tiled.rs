@@ -1,0 +1,104 @@
+//! Tiled elementwise kernels ([`KernelPlan::tiled`]): a work-group covers a `TILE x TILE`
+//! tile of the two innermost dims (`r`, the second-innermost, and `c`), for each index
+//! of the outer dims in turn. Inputs read transposed (contiguous along `r`) are first
+//! staged through local memory: the work-items read them along `r`, which coalesces,
+//! into `t{slot}[c][r]` (one column of padding against bank conflicts); after a barrier
+//! every work-item computes its elements along `c`, reading those inputs from the tile
+//! and every other input and output along `c` as usual.
+
+use super::abi::{fused_signature, narrow_dims};
+use super::ops::vt;
+use super::values::Values;
+use super::views;
+use super::writer::Src;
+use crate::plan::{KernelPlan, Value, TILE, TILE_ROWS};
+
+/// The program of a tiled elementwise plan.
+pub(super) fn tiled_source(plan: &KernelPlan) -> String {
+    let mut v = Values::new(plan);
+    let ix = v.ix;
+    let rank = plan.dims.len();
+    let (r, c) = (rank - 2, rank - 1);
+    let staged = plan.transposed_inputs();
+    let mut src = Src::at(0);
+    src.text(&v.prelude());
+    let attributes = format!(" __attribute__((reqd_work_group_size({TILE}, {TILE_ROWS}, 1)))");
+    src.open(fused_signature(plan, &attributes));
+    narrow_dims(rank, ix, &mut src);
+    for (slot, input) in plan.inputs.iter().enumerate().filter(|(s, _)| staged[*s]) {
+        src.line(format_args!(
+            "__local {} t{slot}[{TILE}][{}];",
+            vt(input.dtype),
+            TILE + 1
+        ));
+    }
+    src.line(format_args!(
+        "const {ix} tx = get_local_id(0), ty = get_local_id(1);"
+    ));
+    src.line(format_args!(
+        "const {ix} c0 = get_group_id(0) * {TILE}u, r0 = get_group_id(1) * {TILE}u;"
+    ));
+    let outer: Vec<String> = (0..r).map(|k| format!("d{k}")).collect();
+    let outer = if outer.is_empty() {
+        "1".to_string()
+    } else {
+        outer.join(" * ")
+    };
+    src.line(format_args!("const {ix} nz = {outer};"));
+    src.open(format_args!(
+        "for ({ix} z = get_group_id(2); z < nz; z += get_num_groups(2)) {{"
+    ));
+    outer_indices(r, ix, &mut src);
+    // Stage: work-item (tx, ty) reads element (r0 + tx, c0 + ty + j) into t[ty + j][tx].
+    src.open(format_args!(
+        "for ({ix} j = 0; j < {TILE}u; j += {TILE_ROWS}u) {{"
+    ));
+    src.line(format_args!("const {ix} i{r} = r0 + tx, i{c} = c0 + ty + j;"));
+    src.open(format_args!("if (i{r} < d{r} && i{c} < d{c}) {{"));
+    for (slot, input) in plan.inputs.iter().enumerate().filter(|(s, _)| staged[*s]) {
+        if let Some(a) = &input.strided {
+            let load = views::load(plan, slot, a, vt(input.dtype), None);
+            src.line(format_args!("t{slot}[ty + j][tx] = {load};"));
+        }
+    }
+    src.close();
+    src.close();
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    // Compute: work-item (tx, ty) takes element (r0 + ty + j, c0 + tx), its staged
+    // inputs at t[tx][ty + j].
+    src.open(format_args!(
+        "for ({ix} j = 0; j < {TILE}u; j += {TILE_ROWS}u) {{"
+    ));
+    src.line(format_args!("const {ix} i{r} = r0 + ty + j, i{c} = c0 + tx;"));
+    src.open(format_args!("if (i{r} < d{r} && i{c} < d{c}) {{"));
+    src.line(format_args!("const {ix} gid = (z * d{r} + i{r}) * d{c} + i{c};"));
+    for i in (0..plan.values.len()).filter(|&i| !plan.values[i].in_branch) {
+        let e = match plan.values[i].value {
+            Value::Load { slot } if staged[slot] => format!("t{slot}[tx][ty + j]"),
+            _ => v.expr(i, "gid", None),
+        };
+        src.line(format_args!("const {} v{i} = {e};", vt(plan.values[i].dtype)));
+    }
+    for (k, output) in plan.outputs.iter().enumerate() {
+        src.line(format_args!("out{k}[gid] = v{};", output.value));
+    }
+    src.close();
+    src.close();
+    // The next outer index overwrites the tiles.
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    src.close();
+    src.close();
+    src.into_string()
+}
+
+/// The indices `i0 .. i{outer - 1}` of outer index `z`.
+fn outer_indices(outer: usize, ix: &str, src: &mut Src) {
+    if outer == 0 {
+        return;
+    }
+    src.line(format_args!("{ix} zr = z;"));
+    for k in (1..outer).rev() {
+        src.line(format_args!("const {ix} i{k} = zr % d{k}; zr /= d{k};"));
+    }
+    src.line(format_args!("const {ix} i0 = zr;"));
+}

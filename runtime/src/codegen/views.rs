@@ -1,0 +1,121 @@
+//! The text of what views add to a kernel: a strided load (`in{s}[ob{s} + i0 * os{s}_0
+//! + ...]`, guarded by a box where it reads one source of a region), a box test, and a
+//! store into a region. Offsets, strides and bounds are kernel arguments
+//! (`abi::Param::LoadOffset` and the rest) of the plan's offset type (`int` where every
+//! offset the kernel computes fits, else `long`: [`KernelPlan::narrow_offsets`]); the
+//! coordinates are the kernel's collapsed indices `i{k}`, or `i{k} + l` along the innermost
+//! dim in lane `l` of a vector step.
+
+use crate::plan::access::{Affine, Bound};
+use crate::plan::KernelPlan;
+
+/// The type views' offsets are computed in.
+pub(super) fn offset_type(plan: &KernelPlan) -> &'static str {
+    if plan.narrow_offsets {
+        "int"
+    } else {
+        "long"
+    }
+}
+
+/// The coordinate of collapsed dim `k` (of `rank`), in lane `lane` of a vector step when
+/// there is one, in offset type `ot`.
+fn coord(k: usize, rank: usize, lane: Option<usize>, ot: &str) -> String {
+    match lane {
+        Some(l) if k + 1 == rank => format!("({ot})(i{k} + {l}u)"),
+        _ => format!("({ot})i{k}"),
+    }
+}
+
+/// `base + Σ stride_k * i_k` over the dims `a` moves along; `off` and `stride` name the
+/// arguments (`{off}`, `{stride}{k}`).
+fn offset(a: &Affine, off: &str, stride: &str, lane: Option<usize>, ot: &str) -> String {
+    let rank = a.stride.len();
+    let mut text = off.to_string();
+    for k in a.stride_args() {
+        text.push_str(&format!(" + {} * {stride}{k}", coord(k, rank, lane, ot)));
+    }
+    if a.unit_innermost() {
+        text.push_str(&format!(" + {}", coord(rank - 1, rank, lane, ot)));
+    }
+    text
+}
+
+/// The vector of [`VECTOR_WIDTH`](crate::layout::VECTOR_WIDTH) neighbours that strided
+/// input `slot` (unit innermost stride, unguarded) reads from the element at `i{k}` on:
+/// the lanes of a vector step take its components.
+pub(super) fn vector_load(plan: &KernelPlan, slot: usize, a: &Affine) -> String {
+    let w = crate::layout::VECTOR_WIDTH;
+    format!(
+        "vload{w}(0, in{slot} + {})",
+        offset(
+            a,
+            &format!("ob{slot}"),
+            &format!("os{slot}_"),
+            None,
+            offset_type(plan)
+        )
+    )
+}
+
+/// `lo <= i_k < hi` for every bound, the bounds named `{lo}{b}` and `{hi}{b}`.
+fn test(bounds: &[Bound], rank: usize, lo: &str, hi: &str, lane: Option<usize>, ot: &str) -> String {
+    let terms: Vec<String> = bounds
+        .iter()
+        .enumerate()
+        .map(|(b, bound)| {
+            let c = coord(bound.axis, rank, lane, ot);
+            format!("{c} >= {lo}{b} && {c} < {hi}{b}")
+        })
+        .collect();
+    terms.join(" && ")
+}
+
+/// The load of strided input `slot` (element type `t`): 0 outside its guard.
+pub(super) fn load(plan: &KernelPlan, slot: usize, a: &Affine, t: &str, lane: Option<usize>) -> String {
+    if let (Some(l), true) = (lane, a.vectorizable()) {
+        // The vector step loaded the lanes' neighbours at once.
+        return format!("L{slot}.s{l}");
+    }
+    let ot = offset_type(plan);
+    let at = offset(a, &format!("ob{slot}"), &format!("os{slot}_"), lane, ot);
+    if a.bounds.is_empty() {
+        format!("in{slot}[{at}]")
+    } else {
+        let guard = test(
+            &a.bounds,
+            plan.dims.len(),
+            &format!("lb{slot}_"),
+            &format!("ub{slot}_"),
+            lane,
+            ot,
+        );
+        format!("(({guard}) ? in{slot}[{at}] : ({t})0)")
+    }
+}
+
+/// Box test `slot`, a `uchar` 0 or 1.
+pub(super) fn inside(plan: &KernelPlan, slot: usize, lane: Option<usize>) -> String {
+    let bounds = &plan.insides[slot].bounds;
+    let t = test(
+        bounds,
+        plan.dims.len(),
+        &format!("rl{slot}_"),
+        &format!("rh{slot}_"),
+        lane,
+        offset_type(plan),
+    );
+    format!("(uchar)({t})")
+}
+
+/// The element of output `k` stored into a region at offsets `a`.
+pub(super) fn store_target(plan: &KernelPlan, k: usize, a: &Affine, lane: Option<usize>) -> String {
+    let at = offset(a, &format!("oo{k}"), &format!("oos{k}_"), lane, offset_type(plan));
+    format!("out{k}[{at}]")
+}
+
+/// Whether the kernel needs the collapsed indices `i{k}` of every element for its views
+/// (strided loads, box tests, stores into a region).
+pub(super) fn needs_indices(plan: &KernelPlan) -> bool {
+    plan.reads_views()
+}

@@ -1,0 +1,180 @@
+//! How a kernel reads its cone: every node it uses, at every [`Access`] it is read with.
+//!
+//! Without views each node is read once, at the kernel's own coordinates (broadcast where
+//! its shape is smaller). A view, a region's source or a reshape reads its operand
+//! elsewhere, so one node may be read at several accesses (the three shifted slices of a
+//! stencil), each its own value; views and reshapes are no values of their own, only
+//! the accesses of what they read. The walk runs from the targets down (consumers come
+//! after their operands in the collected order), and gathers the loads (a node read from
+//! memory, at one access) and the boxes the regions test, which the collapse of the
+//! kernel's dims must respect.
+
+use smallvec::SmallVec;
+
+use super::access::{Access, Bound};
+use super::collect::{GKind, GNode, Movement, OpCode};
+use crate::graph::view::Region;
+use crate::graph::Shape;
+
+/// The accesses of one kernel's nodes, and what they load.
+pub(super) struct Reads {
+    /// Per graph node, the distinct accesses it is read with (a scalar: the first only).
+    pub(super) accesses: Vec<SmallVec<[Access; 1]>>,
+    /// Every load, in node order: its memory, and how it is read.
+    pub(super) loads: Vec<Load>,
+    /// The bounds of every box a region tests (they keep their dims from merging).
+    pub(super) boxes: Vec<SmallVec<[Bound; 2]>>,
+}
+
+/// A node read from memory at one access.
+pub(super) struct Load {
+    /// The graph node whose memory is read (a reshape's operand for a reshape).
+    pub(super) node: usize,
+    /// The node whose value the load is: `node` itself, or the reshape reading it.
+    pub(super) reader: usize,
+    /// The shape the memory is read as (the reader's).
+    pub(super) shape: Shape,
+    pub(super) access: Access,
+}
+
+/// What the walk needs to know of the kernel.
+pub(super) struct ConeView<'a> {
+    pub(super) graph: &'a [GNode],
+    pub(super) used: &'a [bool],
+    pub(super) inside: &'a [bool],
+}
+
+impl ConeView<'_> {
+    /// The shape of node `j`.
+    fn shape(&self, j: usize) -> &[usize] {
+        &self.graph[j].node.shape
+    }
+
+    /// The accesses of the operands of node `j` (computed inside) when it is read at `a`,
+    /// with the boxes of a region's sources: `(operand, access)`. A reshape's operand is
+    /// a load, not listed.
+    pub(super) fn operand_accesses(
+        &self,
+        j: usize,
+        a: &Access,
+        space: &[usize],
+    ) -> SmallVec<[(usize, Access); 3]> {
+        let g = &self.graph[j];
+        let GKind::Op(code, inputs) = &g.kind else {
+            return SmallVec::new();
+        };
+        match (code, &g.movement) {
+            (OpCode::Reshape, _) => SmallVec::new(),
+            // A row reduction inside a column reduction reads its rows over the kernel's
+            // whole space.
+            (OpCode::Reduce(_), _) => inputs
+                .iter()
+                .map(|&i| (i, Access::identity(space.len())))
+                .collect(),
+            (OpCode::View, Some(Movement::View(map))) => inputs.iter().map(|&i| (i, a.view(map))).collect(),
+            (OpCode::Region, Some(Movement::Region(region))) => {
+                self.parts(j, region, a, space).into_iter().flatten().collect()
+            }
+            _ => inputs
+                .iter()
+                .map(|&i| (i, a.broadcast(self.shape(j), self.shape(i))))
+                .collect(),
+        }
+    }
+
+    /// Each source of region node `j` read at `a`: its operand and access, or `None`
+    /// where `a` never reads inside it. (A pad's fill value is read everywhere.)
+    pub(super) fn parts(
+        &self,
+        j: usize,
+        region: &Region,
+        a: &Access,
+        space: &[usize],
+    ) -> Vec<Option<(usize, Access)>> {
+        let GKind::Op(_, inputs) = &self.graph[j].kind else {
+            return Vec::new();
+        };
+        match region {
+            Region::Concat { axis, offsets } => inputs
+                .iter()
+                .enumerate()
+                .map(|(p, &i)| {
+                    let mut at: SmallVec<[usize; 4]> = smallvec::smallvec![0; self.shape(j).len()];
+                    at[*axis] = offsets[p];
+                    a.part(&at, self.shape(i), space).map(|pa| (i, pa))
+                })
+                .collect(),
+            Region::Pad { before } => {
+                let (src, fill) = (inputs[0], inputs[1]);
+                vec![
+                    a.part(before, self.shape(src), space).map(|pa| (src, pa)),
+                    Some((fill, a.broadcast(self.shape(j), &[]))),
+                ]
+            }
+        }
+    }
+}
+
+/// Walks the cone from `targets` (read at the kernel's coordinates) and `extra` (a
+/// total's operand, broadcast into the space) down to the loads.
+pub(super) fn walk(cone: &ConeView, targets: &[usize], extra: Option<usize>, space: &[usize]) -> Reads {
+    let n = cone.graph.len();
+    let mut accesses: Vec<SmallVec<[Access; 1]>> = vec![SmallVec::new(); n];
+    let mut boxes = Vec::new();
+    let id = Access::identity(space.len());
+    for &t in targets {
+        add(&mut accesses[t], id.clone(), false);
+    }
+    if let Some(e) = extra {
+        add(&mut accesses[e], id.broadcast(space, cone.shape(e)), false);
+    }
+    for j in (0..n).rev().filter(|&j| cone.used[j] && cone.inside[j]) {
+        let scalar = |i: usize| matches!(cone.graph[i].kind, GKind::Scalar(_));
+        for a in accesses[j].clone() {
+            if let Some(Movement::Region(region)) = &cone.graph[j].movement {
+                boxes.extend(
+                    cone.parts(j, region, &a, space)
+                        .into_iter()
+                        .flatten()
+                        .map(|(_, pa)| pa.bounds),
+                );
+            }
+            for (i, ia) in cone.operand_accesses(j, &a, space) {
+                add(&mut accesses[i], ia, scalar(i));
+            }
+        }
+    }
+    let mut loads = Vec::new();
+    for j in (0..n).filter(|&j| cone.used[j]) {
+        let g = &cone.graph[j];
+        let read = if !cone.inside[j] {
+            Some(j)
+        } else if let GKind::Op(OpCode::Reshape, inputs) = &g.kind {
+            Some(inputs[0])
+        } else {
+            None
+        };
+        if let Some(node) = read {
+            for a in &accesses[j] {
+                loads.push(Load {
+                    node,
+                    reader: j,
+                    shape: g.node.shape.clone(),
+                    access: a.clone(),
+                });
+            }
+        }
+    }
+    Reads {
+        accesses,
+        loads,
+        boxes,
+    }
+}
+
+/// Adds access `a` to a node's list unless it is there (a scalar keeps only its first).
+fn add(list: &mut SmallVec<[Access; 1]>, a: Access, scalar: bool) {
+    if !(list.contains(&a) || (scalar && !list.is_empty())) {
+        list.push(a);
+    }
+}

@@ -1,0 +1,279 @@
+//! A kernel's values in evaluation order: every node of its cone at every access it is
+//! read with ([`reads`](super::reads)) becomes a load (an input slot, deduplicated by
+//! buffer and how it is read), a scalar slot, an operation over earlier values, or — for
+//! a region — the choice between its sources' values by a box test. Views and reshapes
+//! add no value: they are the accesses of what they read. Each value is written into the
+//! key as it is made, and the targets become the outputs.
+
+use smallvec::SmallVec;
+
+use super::access::{Access, Bound, Collapsed, LoadKind};
+use super::collect::{GKind, Inputs, Movement, OpCode};
+use super::kernel_plan::{
+    Input, Inside, JoinedReduction, KernelPlan, Output, PlannedValue, ScalarArg, Value,
+};
+use super::key;
+use super::reads::{ConeView, Reads};
+use crate::dtype::DType;
+use crate::graph::view::Region;
+use crate::graph::TernaryOp;
+
+/// What binding a kernel's values needs.
+pub(super) struct Binder<'a> {
+    pub(super) walked: &'a ConeView<'a>,
+    pub(super) is_target: &'a [bool],
+    pub(super) reads: &'a Reads,
+    /// How each of `reads.loads` reads over the collapsed dims.
+    pub(super) kinds: &'a [LoadKind],
+    pub(super) collapsed: &'a Collapsed,
+    /// The kernel's full-rank iteration space.
+    pub(super) space: &'a [usize],
+    /// The target stored into a region, and how.
+    pub(super) store: Option<(usize, LoadKind)>,
+}
+
+/// The state of a binding in progress.
+struct Binding {
+    /// Per graph node, the value of each of its accesses (in the order of
+    /// `Reads::accesses`).
+    value_at: Vec<SmallVec<[usize; 1]>>,
+    /// The next of `Reads::loads` to bind (they come in the order values are made).
+    next_load: usize,
+    /// (buffer identity, how it is read) → input slot; kernels have few inputs.
+    slots: Vec<(usize, LoadKind, usize)>,
+}
+
+impl Binder<'_> {
+    /// Gives every used node its values, marks the targets as outputs (`output_of` names
+    /// each one's type and node), and writes each into the key. Returns the value of a
+    /// node at its first access (a target's: the kernel's own coordinates).
+    pub(super) fn bind(
+        &self,
+        plan: &mut KernelPlan,
+        output_of: impl Fn(usize) -> (DType, usize),
+    ) -> impl Fn(usize) -> usize {
+        let graph = self.walked.graph;
+        let mut b = Binding {
+            value_at: vec![SmallVec::new(); graph.len()],
+            next_load: 0,
+            slots: Vec::new(),
+        };
+        for j in (0..graph.len()).filter(|&j| self.walked.used[j]) {
+            for (ai, a) in self.reads.accesses[j].iter().enumerate() {
+                let v = self.value(plan, &mut b, j, a);
+                b.value_at[j].push(v);
+                if ai == 0 && self.is_target[j] {
+                    let (dtype, node) = output_of(j);
+                    let store = match &self.store {
+                        Some((target, LoadKind::Strided(s))) if *target == j => Some(s.clone()),
+                        _ => None,
+                    };
+                    if let Some(s) = &store {
+                        key::store(&mut plan.key, plan.outputs.len(), s);
+                    }
+                    plan.outputs.push(Output {
+                        value: v,
+                        dtype,
+                        node,
+                        store,
+                    });
+                    key::output(&mut plan.key, v, dtype);
+                }
+            }
+        }
+        move |node| b.value_at[node].first().copied().unwrap_or(usize::MAX)
+    }
+
+    /// The value of node `j` read at `a`.
+    fn value(&self, plan: &mut KernelPlan, b: &mut Binding, j: usize, a: &Access) -> usize {
+        let g = &self.walked.graph[j];
+        let dtype = g.node.dtype;
+        if !self.walked.inside[j] {
+            return self.load(plan, b, j);
+        }
+        let value = match (&g.kind, &g.movement) {
+            (GKind::Scalar(bits), _) => {
+                plan.scalars.push(ScalarArg { dtype, bits: *bits });
+                key::scalar(&mut plan.key, dtype);
+                Value::Scalar {
+                    slot: plan.scalars.len() - 1,
+                }
+            }
+            (GKind::Op(OpCode::Reshape, _), _) => return self.load(plan, b, j),
+            (GKind::Op(OpCode::View, inputs), Some(Movement::View(map))) => {
+                return lookup(b, self.reads, inputs[0], &a.view(map))
+            }
+            (GKind::Op(OpCode::Region, _), Some(Movement::Region(region))) => {
+                return self.region(plan, b, j, region, a)
+            }
+            (GKind::Op(code, _), _) => {
+                if let OpCode::Reduce(spec) = code {
+                    plan.row = Some(JoinedReduction {
+                        op: spec.op,
+                        value: plan.values.len(),
+                        dtype,
+                        node: j,
+                    });
+                }
+                let args: Inputs = self
+                    .walked
+                    .operand_accesses(j, a, self.space)
+                    .iter()
+                    .map(|(i, ia)| lookup(b, self.reads, *i, ia))
+                    .collect();
+                key::op(&mut plan.key, *code, dtype, &args);
+                Value::Op { code: *code, args }
+            }
+            // Ready nodes are never computed inside a kernel.
+            (GKind::Ready(_), _) => return self.load(plan, b, j),
+        };
+        push(plan, value, dtype)
+    }
+
+    /// The next load, which is node `j`'s: an input slot (shared with a load of the same
+    /// memory read the same way) and its value.
+    fn load(&self, plan: &mut KernelPlan, b: &mut Binding, j: usize) -> usize {
+        let graph = self.walked.graph;
+        let (l, kind) = (&self.reads.loads[b.next_load], &self.kinds[b.next_load]);
+        debug_assert_eq!(l.reader, j);
+        b.next_load += 1;
+        let dtype = graph[l.node].node.dtype;
+        // Dedupe by buffer identity when ready, else by node (materialized earlier in this
+        // flush). The same buffer read two ways needs two slots.
+        let ident = match &graph[l.node].kind {
+            GKind::Ready(buffer) => buffer.mem() as usize,
+            _ => usize::MAX - l.node,
+        };
+        let slot = match b.slots.iter().find(|(i, k, _)| *i == ident && k == kind) {
+            Some(&(_, _, slot)) => slot,
+            None => {
+                plan.inputs.push(Input {
+                    dtype,
+                    broadcast_mask: kind.mask(),
+                    node: l.node,
+                    strided: match kind {
+                        LoadKind::Strided(s) => Some(s.clone()),
+                        LoadKind::Plain { .. } => None,
+                    },
+                });
+                b.slots.push((ident, kind.clone(), plan.inputs.len() - 1));
+                plan.inputs.len() - 1
+            }
+        };
+        match kind {
+            LoadKind::Plain { mask } => key::load(&mut plan.key, dtype, slot, *mask),
+            LoadKind::Strided(s) => key::strided_load(&mut plan.key, dtype, slot, kind.mask(), s),
+        }
+        push(plan, Value::Load { slot }, dtype)
+    }
+
+    /// The value of region node `j` read at `a`: its sources' values, chosen by box
+    /// tests where more than one may be read.
+    fn region(&self, plan: &mut KernelPlan, b: &mut Binding, j: usize, region: &Region, a: &Access) -> usize {
+        let dtype = self.walked.graph[j].node.dtype;
+        let parts = self.walked.parts(j, region, a, self.space);
+        match region {
+            Region::Concat { .. } => {
+                let readable: Vec<&(usize, Access)> = parts.iter().flatten().collect();
+                let Some((last, la)) = readable.last().copied() else {
+                    // An empty result: nothing is read.
+                    return self.zero(plan, dtype);
+                };
+                let mut v = lookup(b, self.reads, *last, la);
+                for (i, pa) in readable.iter().rev().skip(1).copied() {
+                    let inside = self.inside(plan, &pa.bounds);
+                    let vi = lookup(b, self.reads, *i, pa);
+                    v = select(plan, inside, vi, v, dtype);
+                }
+                v
+            }
+            Region::Pad { .. } => {
+                let Some((fill, fa)) = parts[1].as_ref() else {
+                    return self.zero(plan, dtype);
+                };
+                let fv = lookup(b, self.reads, *fill, fa);
+                match &parts[0] {
+                    None => fv,
+                    Some((src, pa)) if pa.bounds == a.bounds => lookup(b, self.reads, *src, pa),
+                    Some((src, pa)) => {
+                        let inside = self.inside(plan, &pa.bounds);
+                        let sv = lookup(b, self.reads, *src, pa);
+                        select(plan, inside, sv, fv, dtype)
+                    }
+                }
+            }
+        }
+    }
+
+    /// A box test over the kernel's coordinates.
+    fn inside(&self, plan: &mut KernelPlan, bounds: &[Bound]) -> usize {
+        let bounds = self.collapsed.bounds(bounds);
+        key::inside(&mut plan.key, plan.insides.len(), &bounds);
+        plan.insides.push(Inside { bounds });
+        let slot = plan.insides.len() - 1;
+        push(plan, Value::Inside { slot }, DType::Bool)
+    }
+
+    /// A zero of `dtype` (the value of a region nothing is read from: an empty result).
+    fn zero(&self, plan: &mut KernelPlan, dtype: DType) -> usize {
+        let bits = crate::dtype::ScalarBits {
+            bits: 0,
+            size: if dtype.size() == 8 { 8 } else { 4 },
+        };
+        plan.scalars.push(ScalarArg { dtype, bits });
+        key::scalar(&mut plan.key, dtype);
+        let slot = plan.scalars.len() - 1;
+        push(plan, Value::Scalar { slot }, dtype)
+    }
+}
+
+/// `cond ? a : b`.
+fn select(plan: &mut KernelPlan, cond: usize, a: usize, b: usize, dtype: DType) -> usize {
+    let code = OpCode::Ternary(TernaryOp::Select);
+    let args: Inputs = smallvec::smallvec![cond, a, b];
+    key::op(&mut plan.key, code, dtype, &args);
+    push(plan, Value::Op { code, args }, dtype)
+}
+
+/// Adds a value; returns its index.
+fn push(plan: &mut KernelPlan, value: Value, dtype: DType) -> usize {
+    plan.values.push(PlannedValue {
+        value,
+        dtype,
+        in_branch: false,
+    });
+    plan.values.len() - 1
+}
+
+/// Marks the guarded loads that only selects read as a branch
+/// ([`PlannedValue::in_branch`]): a region's sources, of which each element loads one.
+pub(super) fn mark_branch_loads(plan: &mut KernelPlan) {
+    let guarded = |v: &PlannedValue| matches!(v.value, Value::Load { slot } if plan.inputs[slot].strided.as_ref().is_some_and(|a| !a.bounds.is_empty()));
+    let mut only_branches: Vec<bool> = plan.values.iter().map(guarded).collect();
+    for v in &plan.values {
+        if let Value::Op { code, args } = &v.value {
+            let select = *code == OpCode::Ternary(TernaryOp::Select);
+            for (k, &a) in args.iter().enumerate() {
+                if !(select && k > 0) {
+                    only_branches[a] = false;
+                }
+            }
+        }
+    }
+    for o in &plan.outputs {
+        only_branches[o.value] = false;
+    }
+    for j in plan.row.iter().chain(&plan.row_total) {
+        only_branches[j.value] = false;
+    }
+    for (v, b) in plan.values.iter_mut().zip(only_branches) {
+        v.in_branch = b;
+    }
+}
+
+/// The value of node `i` at access `a` (a scalar has one value whatever the access).
+fn lookup(b: &Binding, reads: &Reads, i: usize, a: &Access) -> usize {
+    let at = reads.accesses[i].iter().position(|x| x == a).unwrap_or(0);
+    debug_assert!(reads.accesses[i].get(at).is_some_and(|x| x == a) || at == 0);
+    b.value_at[i].get(at).copied().unwrap_or(usize::MAX)
+}
