@@ -31,3 +31,5 @@ mod row_total;
 mod safety;
 mod ui_expr;
 mod ui_kernel;
+mod views;
+mod views_property;
