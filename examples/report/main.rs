@@ -8,6 +8,7 @@
 //! `LAZYCL_EXAMPLE_SMALL=1` implies `--quick`. `LAZYCL_DEVICE` picks the device.
 
 mod raw;
+mod views;
 mod workloads;
 
 use std::time::Instant;
@@ -716,7 +717,7 @@ fn run() -> R<()> {
         }
         best
     };
-    let _ = copy_gbs;
+    views::rows(&mut rep, &ctx, &host, copy_gbs, quick, trials, reps)?;
 
     // --- a scalar operand right after a long kernel ------------------------------------
     {
