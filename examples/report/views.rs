@@ -35,6 +35,20 @@ pub fn rows(
     let side = if quick { 1024 } else { 16384 };
     let a = lz(ctx.from_shape_slice([side, side], &host[..side * side]))?;
     let b = lz(ctx.from_shape_slice([side, side], &host[n - side * side..]))?;
+    // The same traffic without the transpose: what three streams reach on this device.
+    let t = per_run(
+        trials,
+        reps.div_ceil(2),
+        || lz((&a + &b).eval().map(|_| ())),
+        sync,
+    )?;
+    rep.add(
+        format!("a + b f32, {side}x{side} (no transpose, for scale)"),
+        12.0 * (side * side) as f64 / t / 1e9,
+        copy,
+        "GB/s",
+        "raw copy (best of 1/4 per item)",
+    );
     let t = per_run(
         trials,
         reps.div_ceil(2),

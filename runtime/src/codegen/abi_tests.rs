@@ -91,6 +91,7 @@ fn elementwise() -> KernelPlan {
         finishes: None,
         insides: Vec::new(),
         tiled: false,
+        narrow_offsets: false,
     }
 }
 

@@ -2,15 +2,18 @@
 //! tile of the two innermost dims (`r`, the second-innermost, and `c`), for each index
 //! of the outer dims in turn. Inputs read transposed (contiguous along `r`) are first
 //! staged through local memory: the work-items read them along `r`, which coalesces,
-//! into `t{slot}[c][r]` (one column of padding against bank conflicts); after a barrier
-//! every work-item computes its elements along `c`, reading those inputs from the tile
-//! and every other input and output along `c` as usual.
+//! into `t{slot}[c][r]` (one column of padding against bank conflicts). After a barrier
+//! each work-item computes four neighbouring elements of one row of the tile: vector
+//! loads and stores for every other input and the outputs (as the elementwise vector
+//! step does), the staged inputs from the tile; the last elements of a row that has no
+//! four left one at a time.
 
 use super::abi::{fused_signature, narrow_dims};
 use super::ops::vt;
 use super::values::Values;
 use super::views;
 use super::writer::Src;
+use crate::layout::VECTOR_WIDTH;
 use crate::plan::{KernelPlan, Value, TILE, TILE_ROWS};
 
 /// The program of a tiled elementwise plan.
@@ -64,17 +67,38 @@ pub(super) fn tiled_source(plan: &KernelPlan) -> String {
     src.close();
     src.close();
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-    // Compute: work-item (tx, ty) takes element (r0 + ty + j, c0 + tx), its staged
-    // inputs at t[tx][ty + j].
-    src.open(format_args!(
-        "for ({ix} j = 0; j < {TILE}u; j += {TILE_ROWS}u) {{"
+    // Compute: the work-group's items cover the tile's rows, `TILE / 4` of them per row,
+    // each taking four neighbouring elements (vector loads and stores where the row has
+    // them all), its staged inputs at t[tc + l][tr].
+    let w = VECTOR_WIDTH;
+    src.line(format_args!(
+        "const {ix} lid = ty * {TILE}u + tx, tr = lid / {per_row}u, tc = lid % {per_row}u * {w}u;",
+        per_row = TILE / w
     ));
-    src.line(format_args!("const {ix} i{r} = r0 + ty + j, i{c} = c0 + tx;"));
-    src.open(format_args!("if (i{r} < d{r} && i{c} < d{c}) {{"));
+    src.line(format_args!("const {ix} i{r} = r0 + tr, i{c} = c0 + tc;"));
+    src.open(format_args!("if (i{r} < d{r}) {{"));
     src.line(format_args!("const {ix} gid = (z * d{r} + i{r}) * d{c} + i{c};"));
+    src.open(format_args!("if (i{c} + {}u < d{c}) {{", w - 1));
+    src.line(format_args!("const {ix} fidx = gid;"));
+    v.lane_values(plan.values.len(), &[], false, &staged, &mut src);
+    for (k, output) in plan.outputs.iter().enumerate() {
+        let parts: Vec<String> = (0..w).map(|l| format!("v{}_{l}", output.value)).collect();
+        src.line(format_args!(
+            "vstore{w}(({t}{w})({}), 0, out{k} + gid);",
+            parts.join(", "),
+            t = vt(output.dtype)
+        ));
+    }
+    src.close();
+    // The last elements of a row: one at a time.
+    src.open("else {");
+    src.open(format_args!("for ({ix} e = 0; i{c} + e < d{c}; e++) {{"));
+    src.line(format_args!(
+        "const {ix} i{c} = c0 + tc + e, gid = (z * d{r} + i{r}) * d{c} + i{c};"
+    ));
     for i in (0..plan.values.len()).filter(|&i| !plan.values[i].in_branch) {
         let e = match plan.values[i].value {
-            Value::Load { slot } if staged[slot] => format!("t{slot}[tx][ty + j]"),
+            Value::Load { slot } if staged[slot] => format!("t{slot}[tc + e][tr]"),
             _ => v.expr(i, "gid", None),
         };
         src.line(format_args!("const {} v{i} = {e};", vt(plan.values[i].dtype)));
@@ -82,6 +106,7 @@ pub(super) fn tiled_source(plan: &KernelPlan) -> String {
     for (k, output) in plan.outputs.iter().enumerate() {
         src.line(format_args!("out{k}[gid] = v{};", output.value));
     }
+    src.close();
     src.close();
     src.close();
     // The next outer index overwrites the tiles.

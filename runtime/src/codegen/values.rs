@@ -128,6 +128,21 @@ impl<'a> Values<'a> {
         aligned: bool,
         src: &mut Src,
     ) {
+        self.reduce_indices(r, src);
+        self.lane_values(upto, given, aligned, &[], src);
+    }
+
+    /// [`lanes`](Values::lanes) with the indices `i{k}` of the first lane and its full
+    /// index `fidx` in scope; the inputs `tiled` marks are read from a tile in local
+    /// memory, lane `l` at `t{slot}[tc + l][tr]` (tiled kernels).
+    pub(super) fn lane_values(
+        &mut self,
+        upto: usize,
+        given: &[usize],
+        aligned: bool,
+        tiled: &[bool],
+        src: &mut Src,
+    ) {
         let plan = self.plan;
         let w = VECTOR_WIDTH;
         let rank = plan.dims.len();
@@ -137,9 +152,13 @@ impl<'a> Values<'a> {
         let vec_slots: Vec<bool> = plan
             .inputs
             .iter()
-            .map(|i| i.broadcast_mask & last == 0 && i.strided.as_ref().is_none_or(|a| a.vectorizable()))
+            .enumerate()
+            .map(|(s, i)| {
+                i.broadcast_mask & last == 0
+                    && i.strided.as_ref().is_none_or(|a| a.vectorizable())
+                    && !tiled.get(s).copied().unwrap_or(false)
+            })
             .collect();
-        self.reduce_indices(r, src);
         for (slot, input) in plan.inputs.iter().enumerate() {
             if let (true, Some(a)) = (vec_slots[slot], &input.strided) {
                 let load = super::views::vector_load(plan, slot, a);
@@ -164,7 +183,7 @@ impl<'a> Values<'a> {
                 let e = if given.contains(&i) {
                     format!("h{i}")
                 } else {
-                    self.lane_expr(i, lane, &vec_slots)
+                    self.lane_expr(i, lane, &vec_slots, tiled)
                 };
                 src.line(format_args!(
                     "const {} v{i}_{lane} = {e};",
@@ -176,10 +195,13 @@ impl<'a> Values<'a> {
 
     /// Lane `lane` of value `i` in a vectorized reduction step: slots in `vec_slots` were
     /// loaded as vectors `L{slot}`; other loads are the same element for every lane.
-    fn lane_expr(&mut self, i: usize, lane: usize, vec_slots: &[bool]) -> String {
+    fn lane_expr(&mut self, i: usize, lane: usize, vec_slots: &[bool], tiled: &[bool]) -> String {
         let plan = self.plan;
         match plan.values[i].value {
             Value::Load { slot } if vec_slots[slot] => format!("L{slot}.s{lane}"),
+            Value::Load { slot } if tiled.get(slot).copied().unwrap_or(false) => {
+                format!("t{slot}[tc + {lane}u][tr]")
+            }
             Value::Load { slot } if plan.inputs[slot].strided.is_none() => format!(
                 "in{slot}[{}]",
                 load_index(plan.inputs[slot].broadcast_mask, plan.dims.len())

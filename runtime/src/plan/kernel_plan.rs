@@ -129,9 +129,12 @@ pub(crate) struct KernelPlan {
 /// The side of the square tiles of a tiled elementwise kernel ([`KernelPlan::tiled`]):
 /// a work-group of `TILE x TILE_ROWS` work-items covers `TILE x TILE` elements.
 pub(crate) const TILE: usize = 32;
-/// The rows of work-items of a tiled kernel's work-group (each covers `TILE / TILE_ROWS`
-/// rows of the tile).
+/// The rows of work-items of a tiled kernel's work-group (staging, each covers
+/// `TILE / TILE_ROWS` rows of the tile).
 pub(crate) const TILE_ROWS: usize = 8;
+// A tiled kernel's work-items compute its tile four neighbours at a time, a row of the
+// tile per `TILE / 4` of them.
+const _: () = assert!(TILE_ROWS * crate::layout::VECTOR_WIDTH == TILE);
 
 impl KernelPlan {
     /// The inputs a tiled kernel stages through local memory: strided, unguarded, moving
