@@ -68,6 +68,11 @@ fn host_step(u: &[f32], out: &mut [f32], w: usize, h: usize, alpha: f32) {
     }
 }
 
+/// The largest elementwise difference of two grids.
+fn max_abs_diff(p: &[f32], q: &[f32]) -> f32 {
+    p.iter().zip(q).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max)
+}
+
 fn main() -> lazycl::Result<()> {
     let small = std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok_and(|v| v == "1");
     let (w, h, steps) = if small { (45, 33, 20) } else { (1024, 768, 500) };
@@ -128,17 +133,9 @@ fn main() -> lazycl::Result<()> {
         host_step(&a, &mut b, w, h, alpha);
         std::mem::swap(&mut a, &mut b);
     }
-    let max_err = result
-        .iter()
-        .zip(&a)
-        .map(|(p, q)| (p - q).abs())
-        .fold(0.0f32, f32::max);
+    let max_err = max_abs_diff(&result, &a);
     assert!(max_err < 1e-3, "max abs error {max_err}");
-    let max_err_slices = sliced
-        .iter()
-        .zip(&a)
-        .map(|(p, q)| (p - q).abs())
-        .fold(0.0f32, f32::max);
+    let max_err_slices = max_abs_diff(&sliced, &a);
     assert!(max_err_slices < 1e-3, "slices: max abs error {max_err_slices}");
     println!(
         "center temperature {:.3}, max abs error vs host {max_err:e}",

@@ -304,7 +304,8 @@ fn launch_finishing<'a>(
     Ok(())
 }
 
-/// Launches an elementwise kernel over its iteration space (a grid-stride loop on GPUs).
+/// Launches an elementwise kernel over its iteration space (a grid-stride loop on GPUs),
+/// or over tiles ([`tiled_grid`]).
 fn launch_elementwise(
     ctx: &Arc<ContextInner>,
     queue: &Arc<QueueInner>,
@@ -314,17 +315,19 @@ fn launch_elementwise(
     reads: &[&DeviceBuffer],
     outputs: &[Arc<DeviceBuffer>],
 ) -> Result<()> {
-    if plan.tiled {
-        return launch_tiled(ctx, queue, kernel, plan, args, reads, outputs);
-    }
-    let cap = ctx.profile.work_items_cap();
-    let work = if plan.dims.len() == 1 {
-        let nv = plan.numel / VECTOR_WIDTH;
-        nv.max(plan.numel - nv * VECTOR_WIDTH)
+    let (global, local) = if plan.tiled {
+        tiled_grid(ctx, plan)
     } else {
-        plan.numel
+        let cap = ctx.profile.work_items_cap();
+        let work = if plan.dims.len() == 1 {
+            let nv = plan.numel / VECTOR_WIDTH;
+            nv.max(plan.numel - nv * VECTOR_WIDTH)
+        } else {
+            plan.numel
+        };
+        let (global, local) = ctx.profile.grid(work.min(cap));
+        (smallvec::smallvec![global], local.map(|l| smallvec::smallvec![l]))
     };
-    let (global, local) = ctx.profile.grid(work.min(cap));
     Bindings {
         inputs: reads,
         outputs,
@@ -336,8 +339,8 @@ fn launch_elementwise(
         ctx,
         queue,
         Command::new(reads, &writes),
-        &[global],
-        local.as_ref().map(std::slice::from_ref),
+        &global,
+        local.as_deref(),
         args,
     )?;
     Ok(())
@@ -397,18 +400,10 @@ pub(crate) fn materialize_into_region(
     run(queue, flush, &[(gi, target)])
 }
 
-/// Launches a tiled elementwise kernel: a work-group per tile of the two innermost dims,
-/// and along the third grid dim enough groups for the outer dims (each loops over the
-/// rest).
-fn launch_tiled(
-    ctx: &Arc<ContextInner>,
-    queue: &Arc<QueueInner>,
-    kernel: &CompiledKernel,
-    plan: &KernelPlan,
-    args: &mut Vec<KernelArg>,
-    reads: &[&DeviceBuffer],
-    outputs: &[Arc<DeviceBuffer>],
-) -> Result<()> {
+/// The grid of a tiled elementwise kernel: a work-group per tile of the two innermost
+/// dims, and along the third grid dim enough groups for the outer dims (each loops over
+/// the rest).
+fn tiled_grid(ctx: &ContextInner, plan: &KernelPlan) -> (Grid, Option<Grid>) {
     let rank = plan.dims.len();
     let (rows, cols) = (plan.dims[rank - 2], plan.dims[rank - 1]);
     let outer: usize = plan.dims[..rank - 2].iter().product();
@@ -416,25 +411,13 @@ fn launch_tiled(
     let layers = outer
         .min(ctx.profile.work_items_cap().div_ceil(tiles * TILE * TILE_ROWS))
         .max(1);
-    let global = [
+    let global = smallvec::smallvec![
         cols.div_ceil(TILE) * TILE,
         rows.div_ceil(TILE) * TILE_ROWS,
-        layers,
+        layers
     ];
-    Bindings {
-        inputs: reads,
-        outputs,
-        ..Bindings::default()
-    }
-    .bind(plan, args)?;
-    let writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
-    kernel.launch(
-        ctx,
-        queue,
-        Command::new(reads, &writes),
-        &global,
-        Some(&[TILE, TILE_ROWS, 1]),
-        args,
-    )?;
-    Ok(())
+    (global, Some(smallvec::smallvec![TILE, TILE_ROWS, 1]))
 }
+
+/// A launch's global or local size (up to three dims).
+type Grid = smallvec::SmallVec<[usize; 3]>;
