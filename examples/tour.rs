@@ -1,5 +1,6 @@
 //! A short tour of lazycl: devices, a `#[kernel]`, lazy fused expressions, reductions that
-//! stay on the device, `explain()`, a second queue with an event, and the counters.
+//! stay on the device, `explain()`, views (slices, transposes, concatenation, assignment
+//! into a region), a second queue with an event, and the counters.
 //!
 //! `make run` runs this on the default device (`LAZYCL_DEVICE` picks another).
 
@@ -25,6 +26,8 @@ fn softplus(x: f32) -> f32 {
     }
 }
 
+// `s![1..-1]` counts from the end of the axis (ndarray's slices), not an empty range.
+#[allow(clippy::reversed_empty_ranges)]
 fn main() -> lazycl::Result<()> {
     println!("== devices ==");
     print!("{}", lazycl::device_table(&lazycl::devices()?));
@@ -74,6 +77,20 @@ fn main() -> lazycl::Result<()> {
     println!("argmax        {}", mat.argmax().item()?);
     let var = (&x - x.mean()).powi(2).mean(); // no host round trip between the passes
     println!("variance of x {:.6}", var.item()?);
+
+    println!("\n== views: slices, transposes, concatenation, all read in place ==");
+    // Nothing is copied: each view is an index map that the consuming kernel reads through.
+    println!("columns 1..3  {:?}", mat.slice(s![.., 1..3]).to_vec()?);
+    println!("reversed rows {:?}", mat.slice(s![..;-1, 0]).to_vec()?);
+    let sq = &x * &x; // views of a lazy expression: evaluated where the consumer reads them
+    let lap = &sq.slice(s![2..]) - 2.0 * &sq.slice(s![1..-1]) + &sq.slice(s![..-2]); // one kernel
+    println!("stencil[..3]  {:?}", &lap.to_vec()?[..3]);
+    println!("mᵀ row 0      {:?}", mat.t().slice(s![0, ..]).to_vec()?);
+    let both = lazycl::concatenate(Axis(0), &[&mat, &mat.slice(s![..;-1, ..])])?;
+    println!("m stacked on m upside down: shape {:?}", both.shape());
+    let mut grid = ctx.zeros::<f32>([3, 4])?;
+    grid.slice_mut(s![1, ..]).assign(v.slice(s![..4]))?; // written in place
+    println!("grid row 1    {:?}", grid.to_vec()?[4..8].to_vec());
 
     println!("\n== queues and events ==");
     let side = ctx.new_queue()?; // another in-order queue: its work may overlap the default one's
