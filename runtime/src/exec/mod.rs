@@ -51,7 +51,15 @@ fn plan_with(roots: &[NodeRef], region: Option<(Arc<ViewMap>, Shape)>) -> Result
             || format!("array {} of {} (shape {:?})", i + 1, roots.len(), r.shape),
         )?;
     }
-    Ok(crate::plan::plan(roots, &ctx.profile, region)?.map(|p| Flush {
+    let planned = crate::plan::plan(roots, &ctx.profile, region)?;
+    if let Some(e) = planned
+        .iter()
+        .flat_map(|p| &p.kernels)
+        .find_map(|k| k.broken.as_ref())
+    {
+        return Err(Error::Internal(format!("planning a kernel: {e}")));
+    }
+    Ok(planned.map(|p| Flush {
         ctx,
         graph: p.graph,
         kernels: p.kernels,

@@ -102,6 +102,7 @@ pub(crate) fn plan_kernel(
         row_total: None,
         finishes: None,
         tiled: false,
+        broken: None,
     };
     key::dims(&mut plan.key, dims.len(), plan.narrow_index);
     if let Some(r) = &reduce_plan {

@@ -121,6 +121,9 @@ pub(crate) struct KernelPlan {
     /// An elementwise kernel that finishes a split reduction it reads (see
     /// [`FinishIn`]).
     pub(crate) finishes: Option<FinishIn>,
+    /// An invariant of planning failed for this kernel (a bug in lazycl): exec refuses
+    /// to run it, with this message, instead of computing something wrong.
+    pub(crate) broken: Option<String>,
     /// An elementwise kernel over tiles of its two innermost dims, staging the inputs it
     /// reads transposed through local memory (chosen by `fit`; see [`TILE`]).
     pub(crate) tiled: bool,

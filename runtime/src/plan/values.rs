@@ -41,6 +41,11 @@ struct Binding {
     next_load: usize,
     /// (buffer identity, how it is read) → input slot; kernels have few inputs.
     slots: Vec<(usize, LoadKind, usize)>,
+    /// Which nodes are scalars (one value whatever the access).
+    scalar: Vec<bool>,
+    /// A broken invariant of the walk (a value read at an access nobody gave it, a load
+    /// out of order): the plan is refused ([`KernelPlan::broken`]), never run wrong.
+    broken: Option<String>,
 }
 
 impl Binder<'_> {
@@ -57,6 +62,8 @@ impl Binder<'_> {
             value_at: vec![SmallVec::new(); graph.len()],
             next_load: 0,
             slots: Vec::new(),
+            scalar: graph.iter().map(|g| matches!(g.kind, GKind::Scalar(_))).collect(),
+            broken: None,
         };
         for j in (0..graph.len()).filter(|&j| self.walked.used[j]) {
             for (ai, a) in self.reads.accesses[j].iter().enumerate() {
@@ -81,6 +88,7 @@ impl Binder<'_> {
                 }
             }
         }
+        plan.broken = b.broken.take();
         move |node| b.value_at[node].first().copied().unwrap_or(usize::MAX)
     }
 
@@ -134,8 +142,12 @@ impl Binder<'_> {
     /// memory read the same way) and its value.
     fn load(&self, plan: &mut KernelPlan, b: &mut Binding, j: usize) -> usize {
         let graph = self.walked.graph;
-        let (l, kind) = (&self.reads.loads[b.next_load], &self.kinds[b.next_load]);
-        debug_assert_eq!(l.reader, j);
+        let next = self.reads.loads.get(b.next_load).zip(self.kinds.get(b.next_load));
+        let Some((l, kind)) = next.filter(|(l, _)| l.reader == j) else {
+            b.broken
+                .get_or_insert_with(|| format!("node {j} has no load of its own"));
+            return self.zero(plan, self.walked.graph[j].node.dtype);
+        };
         b.next_load += 1;
         let dtype = graph[l.node].node.dtype;
         // Dedupe by buffer identity when ready, else by node (materialized earlier in this
@@ -272,8 +284,17 @@ pub(super) fn mark_branch_loads(plan: &mut KernelPlan) {
 }
 
 /// The value of node `i` at access `a` (a scalar has one value whatever the access).
-fn lookup(b: &Binding, reads: &Reads, i: usize, a: &Access) -> usize {
-    let at = reads.accesses[i].iter().position(|x| x == a).unwrap_or(0);
-    debug_assert!(reads.accesses[i].get(at).is_some_and(|x| x == a) || at == 0);
-    b.value_at[i].get(at).copied().unwrap_or(usize::MAX)
+fn lookup(b: &mut Binding, reads: &Reads, i: usize, a: &Access) -> usize {
+    let at = reads.accesses[i].iter().position(|x| x == a);
+    match at
+        .or(b.scalar[i].then_some(0))
+        .and_then(|at| b.value_at[i].get(at))
+    {
+        Some(&v) => v,
+        None => {
+            b.broken
+                .get_or_insert_with(|| format!("node {i} has no value at {a:?}"));
+            0
+        }
+    }
 }
