@@ -50,7 +50,7 @@ pub(super) fn elementwise_source(plan: &KernelPlan) -> String {
 fn vector_step(v: &mut Values, src: &mut Src) {
     let plan = v.plan;
     let w = VECTOR_WIDTH;
-    if super::views::needs_indices(plan) {
+    if plan.reads_views() {
         // Lane `l` is element `i0 + l` (for strided loads, box tests, region stores).
         src.line(format_args!("const {} i0 = q * {w}u;", v.ix));
     }

@@ -71,7 +71,7 @@ impl<'a> Values<'a> {
     pub(super) fn element_indices(&self, src: &mut Src) {
         let (plan, ix) = (self.plan, self.ix);
         let rank = plan.dims.len();
-        let views = super::views::needs_indices(plan);
+        let views = plan.reads_views();
         if views && rank == 1 {
             src.line(format_args!("const {ix} i0 = gid;"));
         } else if views || (plan.inputs.iter().any(|i| i.broadcast_mask != 0) && rank > 1) {

@@ -113,9 +113,3 @@ pub(super) fn store_target(plan: &KernelPlan, k: usize, a: &Affine, lane: Option
     let at = offset(a, &format!("oo{k}"), &format!("oos{k}_"), lane, offset_type(plan));
     format!("out{k}[{at}]")
 }
-
-/// Whether the kernel needs the collapsed indices `i{k}` of every element for its views
-/// (strided loads, box tests, stores into a region).
-pub(super) fn needs_indices(plan: &KernelPlan) -> bool {
-    plan.reads_views()
-}

@@ -160,7 +160,7 @@ impl KernelPlan {
 
     /// Whether the kernel reads a view in a way the plain layouts do not (strided loads,
     /// boxes of a region) or stores into a region: the fusion passes leave such kernels
-    /// alone.
+    /// alone, and codegen gives every element its collapsed indices `i{k}`.
     pub(crate) fn reads_views(&self) -> bool {
         !self.insides.is_empty()
             || self.inputs.iter().any(|i| i.strided.is_some())

@@ -230,7 +230,7 @@ impl Binder<'_> {
     fn zero(&self, plan: &mut KernelPlan, dtype: DType) -> usize {
         let bits = crate::dtype::ScalarBits {
             bits: 0,
-            size: if dtype.size() == 8 { 8 } else { 4 },
+            size: dtype.arg_size() as u8,
         };
         plan.scalars.push(ScalarArg { dtype, bits });
         key::scalar(&mut plan.key, dtype);
