@@ -24,3 +24,77 @@ pub(crate) const ROWS_PER_STEP: usize = 4;
 /// Local memory the group-rows layout takes per work-item: two halves of a step's row
 /// values, of at most 8 bytes each. The planner sizes that layout's work-group by it.
 pub(crate) const GROUP_ROWS_LOCAL_BYTES: usize = 2 * ROWS_PER_STEP * 8;
+
+/// The tiles of a GEMM kernel: a work-group computes a `bm x bn` block of the product,
+/// stepping through `k` by `bk` with both operands' tiles staged in local memory (two
+/// buffers each, so that one step's loads overlap the previous step's arithmetic); each
+/// of its `(bm / tm) * (bn / tn)` work-items computes `tm x tn` elements, in runs of
+/// `vector` neighbours read from local memory as one vector.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GemmTile {
+    pub(crate) bm: u16,
+    pub(crate) bn: u16,
+    pub(crate) bk: u16,
+    pub(crate) tm: u16,
+    pub(crate) tn: u16,
+    pub(crate) vector: u16,
+}
+
+impl GemmTile {
+    /// A tile of these sizes (not checked: see `plan::tiles::fits`).
+    pub const fn new(bm: u16, bn: u16, bk: u16, tm: u16, tn: u16, vector: u16) -> GemmTile {
+        GemmTile {
+            bm,
+            bn,
+            bk,
+            tm,
+            tn,
+            vector,
+        }
+    }
+
+    /// The tile as six words (`bm bn bk tm tn vector`), as tables store it.
+    pub(crate) fn words(&self) -> String {
+        format!(
+            "{} {} {} {} {} {}",
+            self.bm, self.bn, self.bk, self.tm, self.tn, self.vector
+        )
+    }
+
+    /// A tile from its six [`words`](GemmTile::words).
+    pub(crate) fn parse(words: &[&str]) -> Option<GemmTile> {
+        let v: Vec<u16> = words.iter().map(|w| w.parse().ok()).collect::<Option<_>>()?;
+        match v[..] {
+            [bm, bn, bk, tm, tn, vector] => Some(GemmTile::new(bm, bn, bk, tm, tn, vector)),
+            _ => None,
+        }
+    }
+
+    /// Work-items per work-group.
+    pub(crate) fn group(&self) -> usize {
+        (self.bm / self.tm) as usize * (self.bn / self.tn) as usize
+    }
+
+    /// Work-items along the block's columns.
+    pub(crate) fn across(&self) -> usize {
+        (self.bn / self.tn) as usize
+    }
+
+    /// Local memory of the staged tiles (two buffers of each operand, rows padded by a
+    /// vector).
+    pub(crate) fn local_bytes(&self, dtype: crate::dtype::DType) -> u64 {
+        let v = self.vector as u64;
+        2 * self.bk as u64 * (self.bm as u64 + v + self.bn as u64 + v) * dtype.size() as u64
+    }
+}
+
+impl std::fmt::Display for GemmTile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}x{}x{}/{}x{}/v{}",
+            self.bm, self.bn, self.bk, self.tm, self.tn, self.vector
+        )
+    }
+}

@@ -46,6 +46,7 @@ pub use error::{Error, Result};
 pub use expr::{expr_node, kind as expr_kind, ExprArg, ExprInput, ExprOperand, ExprTemplate};
 pub use graph::shape::IntoShape;
 pub use graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
+pub use layout::GemmTile;
 pub use ndarray::{s, Axis, NewAxis, SliceInfoElem};
 pub use profile::Tuning;
 pub use stats::Stats;

@@ -18,6 +18,9 @@ pub struct Tuning {
     /// Elementwise kernels that read a transposed view stage it through local memory in
     /// tiles on any device (by default on GPUs only).
     pub tiles_anywhere: bool,
+    /// Every GEMM kernel takes this tile (where it fits the device), with no search: so
+    /// that tests cover each tile a search may choose.
+    pub gemm_tile: Option<crate::layout::GemmTile>,
 }
 
 /// What planning knows of a device.

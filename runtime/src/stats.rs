@@ -58,7 +58,7 @@ counters! {
     kernel_cache_hits,
     /// Lazy flushes that had to generate a new fused kernel.
     kernel_cache_misses,
-    /// Blocking calls that waited on the device (all reasons: the next four added up).
+    /// Blocking calls that waited on the device (all reasons: the next five added up).
     host_waits,
     /// Host waits to read an array (`to_vec`, `to_ndarray`, `item`).
     waits_read,
@@ -69,6 +69,13 @@ counters! {
     /// Host waits because a queue held as many unfinished commands as
     /// `ContextBuilder::max_queued_commands` allows (back-pressure).
     waits_backpressure,
+    /// Host waits to time the candidate tiles of a GEMM search.
+    waits_search,
+    /// Searches for a GEMM kernel's tiles (once per shape class and device: the result
+    /// is kept beside the program cache).
+    gemm_searches,
+    /// Candidate tiles a search built and timed.
+    gemm_candidates,
     /// Bytes copied host to device.
     bytes_uploaded,
     /// Bytes copied device to host.
@@ -95,6 +102,7 @@ pub(crate) enum WaitReason {
     Explicit,
     Drop,
     Backpressure,
+    Search,
 }
 
 impl Counters {
@@ -112,6 +120,7 @@ impl Counters {
                 WaitReason::Explicit => &self.waits_explicit,
                 WaitReason::Drop => &self.waits_drop,
                 WaitReason::Backpressure => &self.waits_backpressure,
+                WaitReason::Search => &self.waits_search,
             },
             1,
         );

@@ -24,6 +24,7 @@ mod layouts;
 mod lazy_counters;
 mod lazy_ops;
 mod lazy_property;
+mod matmul;
 mod program_cache;
 mod reductions;
 mod row_column;

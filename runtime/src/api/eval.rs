@@ -101,7 +101,19 @@ fn explain(roots: &[NodeRef]) -> Result<String> {
                 f.slot, f.lanes
             );
         }
-        s.push_str(&fused_source(p));
+        if let Some(g) = &p.gemm {
+            let mut p = p.clone();
+            let tile = exec::tune::choose(&flush.ctx, None, &p)?;
+            crate::plan::gemm::set_tile(&mut p, tile);
+            let _ = writeln!(
+                s,
+                "  matrix product of {:?} matrices, {} x {} times {} x {}: blocks of {} x {}, {} x {} per work-item, steps of {} along k",
+                g.batch, g.m, g.k, g.k, g.n, tile.bm, tile.bn, tile.tm, tile.tn, tile.bk
+            );
+            s.push_str(&fused_source(&p).unwrap_or_default());
+            continue;
+        }
+        s.push_str(&fused_source(p).unwrap_or_default());
     }
     Ok(s)
 }

@@ -7,6 +7,7 @@ pub(crate) mod array;
 pub(crate) mod context;
 pub(crate) mod eval;
 pub(crate) mod kernel;
+pub(crate) mod matmul;
 pub(crate) mod ops;
 pub(crate) mod queue;
 pub(crate) mod reduce;

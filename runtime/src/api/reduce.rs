@@ -8,7 +8,6 @@ use crate::api::views::AsAxis;
 use crate::dtype::{Element, Float, Numeric};
 use crate::error::Error;
 use crate::graph::{Op, ReduceOp, ReduceSpec, State};
-use ndarray::Axis;
 
 impl<T: Element> Array<T> {
     /// Records a reduction of `axes` (all axes when `None`), keeping reduced axes as size 1
@@ -121,27 +120,6 @@ impl<T: Numeric> Array<T> {
     /// Index along `axis` of the first largest element (the axis is removed).
     pub fn argmax_axis(&self, axis: impl AsAxis) -> Array<u64> {
         self.record_reduce(ReduceOp::ArgMax, Some(&[axis.axis_index()]), false)
-    }
-
-    /// Inner product of vectors, matrix-vector (`[m, n]·[n] → [m]`), vector-matrix
-    /// (`[m]·[m, n] → [n]`) and matrix-matrix products, each one fused map-reduce kernel
-    /// over broadcast operands (no intermediate array is stored).
-    pub fn dot(&self, other: &Array<T>) -> Array<T> {
-        match (self.ndim(), other.ndim()) {
-            (1, 1) => (self * other).sum(),
-            (2, 1) => (self * other).sum_axis(1),
-            (1, 2) => (&self.insert_axis(Axis(1)) * other).sum_axis(0),
-            (2, 2) => (&self.insert_axis(Axis(2)) * &other.insert_axis(Axis(0))).sum_axis(1),
-            _ => Array::failed(
-                &self.node.ctx,
-                self.shape().to_vec(),
-                Error::ShapeMismatch {
-                    op: "dot".into(),
-                    left: self.shape().to_vec(),
-                    right: other.shape().to_vec(),
-                },
-            ),
-        }
     }
 }
 

@@ -124,6 +124,37 @@ impl DiskCache {
         let Some(dir) = &self.dir else { return };
         let key = self.key(source, options);
         let path = self.path(dir, &key);
+        self.write(dir, &path, &encode(key.as_bytes(), binary));
+    }
+
+    /// The file of this device's table `name` (a text file of lines, such as the GEMM
+    /// tiles its searches chose).
+    fn table_path(&self, dir: &Path, name: &str) -> PathBuf {
+        dir.join(format!(
+            "{name}-{:016x}.txt",
+            fnv1a(&[self.device_key.as_bytes()])
+        ))
+    }
+
+    /// This device's table `name`, if one was written: the lines after its first, which
+    /// names the device (a file of another device, a hash collision, is ignored).
+    pub(crate) fn read_table(&self, name: &str) -> Option<String> {
+        let dir = self.dir.as_ref()?;
+        let text = fs::read_to_string(self.table_path(dir, name)).ok()?;
+        let (first, rest) = text.split_once('\n')?;
+        (first == self.device_key).then(|| rest.to_string())
+    }
+
+    /// Writes this device's table `name` (atomically, like a binary).
+    pub(crate) fn write_table(&self, name: &str, lines: &str) {
+        let Some(dir) = &self.dir else { return };
+        let path = self.table_path(dir, name);
+        self.write(dir, &path, format!("{}\n{lines}", self.device_key).as_bytes());
+    }
+
+    /// Writes `data` to `path` in `dir` through a temporary file and a rename, so that
+    /// readers see the old file or the new one, whole. Failures only warn once.
+    fn write(&self, dir: &Path, path: &Path, data: &[u8]) {
         let tmp = dir.join(format!(
             ".{}.{}.{}.tmp",
             path.file_name().and_then(|n| n.to_str()).unwrap_or("program"),
@@ -133,10 +164,10 @@ impl DiskCache {
         let result = fs::create_dir_all(dir)
             .and_then(|()| {
                 let mut f = fs::File::create(&tmp)?;
-                f.write_all(&encode(key.as_bytes(), binary))?;
+                f.write_all(data)?;
                 f.sync_all()
             })
-            .and_then(|()| fs::rename(&tmp, &path));
+            .and_then(|()| fs::rename(&tmp, path));
         if let Err(e) = result {
             let _ = fs::remove_file(&tmp);
             if !self.warned.swap(true, Ordering::Relaxed) {

@@ -13,7 +13,11 @@ use crate::backend::pool::BufferPool;
 use crate::backend::queue::QueueInner;
 use crate::backend::tag::ContextTag;
 use crate::error::{ClResultExt, Error, Result};
+use crate::layout::GemmTile;
 use crate::stats::{Counters, WaitReason};
+
+/// The name of the disk cache's table of GEMM tiles.
+const TILE_TABLE: &str = "gemm-tiles";
 
 /// A handle to one OpenCL device: cheap to clone (an `Arc` inside), `Send + Sync`.
 ///
@@ -35,6 +39,9 @@ pub(crate) struct ContextInner {
     pub(crate) static_kernels: Mutex<HashMap<(usize, &'static str), Arc<CompiledKernel>>>,
     /// Fused kernels of the lazy graph, keyed by structure.
     pub(crate) fused_kernels: Mutex<rustc_hash::FxHashMap<Vec<u32>, Arc<CompiledKernel>>>,
+    /// The GEMM tiles searches chose on this device, by shape class (its words): read
+    /// from the disk cache on first use (`None` until then).
+    gemm_tiles: Mutex<Option<HashMap<String, GemmTile>>>,
     /// Back-pressure bound of every queue ([`ContextBuilder::max_queued_commands`]).
     max_queued_commands: usize,
     /// The default queue (id 0).
@@ -91,11 +98,46 @@ impl ContextInner {
             }),
             static_kernels: Mutex::default(),
             fused_kernels: Mutex::default(),
+            gemm_tiles: Mutex::default(),
             max_queued_commands: options.max_queued_commands,
             queues: Mutex::new(vec![default_queue.clone()]),
             transfer_queue: std::sync::OnceLock::new(),
             default_queue,
         }))
+    }
+
+    /// The tile a search chose for GEMM shape class `class` on this device (in this
+    /// process, or in another one that wrote the disk cache's table).
+    pub(crate) fn searched_tile(&self, class: &str) -> Option<GemmTile> {
+        let mut tiles = self.gemm_tiles.lock().unwrap_or_else(|e| e.into_inner());
+        tiles.get_or_insert_with(|| self.read_tiles()).get(class).copied()
+    }
+
+    /// Keeps a search's choice, in memory and in the disk cache's table (merged with
+    /// what other processes wrote there meanwhile).
+    pub(crate) fn remember_tile(&self, class: &str, tile: GemmTile) {
+        let mut tiles = self.gemm_tiles.lock().unwrap_or_else(|e| e.into_inner());
+        let table = tiles.get_or_insert_with(|| self.read_tiles());
+        table.extend(self.read_tiles());
+        table.insert(class.to_string(), tile);
+        let mut lines: Vec<String> = table
+            .iter()
+            .map(|(c, t)| format!("{c} | {}\n", t.words()))
+            .collect();
+        lines.sort();
+        self.cl.disk_cache.write_table(TILE_TABLE, &lines.concat());
+    }
+
+    /// The tiles table of the disk cache (empty without one; malformed lines skipped).
+    fn read_tiles(&self) -> HashMap<String, GemmTile> {
+        let text = self.cl.disk_cache.read_table(TILE_TABLE).unwrap_or_default();
+        text.lines()
+            .filter_map(|line| {
+                let (class, tile) = line.split_once(" | ")?;
+                let words: Vec<&str> = tile.split_whitespace().collect();
+                Some((class.to_string(), GemmTile::parse(&words)?))
+            })
+            .collect()
     }
 
     /// The default queue.

@@ -76,6 +76,11 @@ pub(crate) enum Param {
     StoreOffset(usize),
     /// Its stride along collapsed dim `d` (`oos{k}_{d}`), for the dims it moves along.
     StoreStride(usize, usize),
+    /// A GEMM kernel's `m`, `n` and `k` (`M_`, `N_`, `K_`; its batch axes are its first
+    /// dims).
+    GemmM,
+    GemmN,
+    GemmK,
 }
 
 /// The parameters of the fused kernel of `plan`, in order. Every kernel starts with its
@@ -86,20 +91,28 @@ pub(crate) enum Param {
 pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
     use Param::*;
     let reduce = plan.reduce.is_some();
+    let gemm = plan.gemm.is_some();
     let outputs = if reduce { 0 } else { plan.outputs.len() };
+    // (A GEMM kernel's dims: its batch axes only.)
+    let dims = if gemm {
+        plan.dims.len().saturating_sub(2)
+    } else {
+        plan.dims.len()
+    };
     let finish_in_kernel = plan.reduce.is_some_and(|r| r.finish == Finish::InKernel);
     (0..plan.inputs.len())
         .map(Input)
         .chain((0..plan.scalars.len()).map(Scalar))
         .chain(view_params(plan))
         .chain((0..outputs).map(Output))
-        .chain(when(!reduce, [Numel]))
+        .chain(when(!reduce && !gemm, [Numel]))
         .chain(when(reduce && plan.row.is_some(), [RowResult]))
         .chain(when(
             reduce,
             [Partials, PartialIndices, NOut, NRed, Segments, OneSegment],
         ))
-        .chain((0..plan.dims.len()).map(Dim))
+        .chain((0..dims).map(Dim))
+        .chain(when(gemm, [GemmM, GemmN, GemmK]))
         .chain(when(finish_in_kernel, [Results, ResultIndices, FinishCounters]))
         .chain(when(
             reduce && plan.row_total.is_some(),
@@ -229,6 +242,9 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
         Param::InsideHigh(slot, b) => format!("const {} rh{slot}_{b}", offsets(plan)),
         Param::StoreOffset(k) => format!("const {} oo{k}", offsets(plan)),
         Param::StoreStride(k, d) => format!("const {} oos{k}_{d}", offsets(plan)),
+        Param::GemmM => "const int M_".into(),
+        Param::GemmN => "const int N_".into(),
+        Param::GemmK => "const int K_".into(),
     }
 }
 

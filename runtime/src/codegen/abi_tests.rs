@@ -91,6 +91,7 @@ fn elementwise() -> KernelPlan {
         finishes: None,
         insides: Vec::new(),
         tiled: false,
+        gemm: None,
         narrow_offsets: false,
         broken: None,
     }

@@ -12,6 +12,7 @@ pub(crate) mod abi;
 mod accumulators;
 mod elementwise;
 mod finish_in;
+mod gemm;
 mod ops;
 mod reduce;
 mod row_column;
@@ -25,10 +26,18 @@ pub(crate) use reduce::combine_source;
 
 use crate::plan::KernelPlan;
 
-/// Generates the complete OpenCL C program of a fused kernel: a reduction
-/// ([`reduce`]), an elementwise kernel that finishes the split reduction it reads
-/// ([`finish_in`]), or a plain elementwise kernel ([`elementwise`]).
-pub(crate) fn fused_source(plan: &KernelPlan) -> String {
+/// Generates the complete OpenCL C program of a fused kernel: a GEMM kernel ([`gemm`];
+/// `None` until its tile is chosen), a reduction ([`reduce`]), an elementwise kernel that
+/// finishes the split reduction it reads ([`finish_in`]), or a plain elementwise kernel
+/// ([`elementwise`]).
+pub(crate) fn fused_source(plan: &KernelPlan) -> Option<String> {
+    if let Some(g) = &plan.gemm {
+        return gemm::gemm_source(plan, g);
+    }
+    Some(fused_text(plan))
+}
+
+fn fused_text(plan: &KernelPlan) -> String {
     if let Some(r) = &plan.reduce {
         return reduce::reduce_source(plan, r);
     }

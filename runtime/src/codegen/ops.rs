@@ -106,6 +106,10 @@ pub(super) fn value_expr(
             DType::Bool => format!("(uchar)(s{slot} != 0u)"),
             _ => format!("s{slot}"),
         },
+        // A GEMM epilogue's product: the accumulator of the element at hand.
+        Value::Op {
+            code: OpCode::MatMul, ..
+        } => "prod".to_string(),
         Value::Op { code, args, .. } => {
             // (A load read only in a branch is printed there: see `PlannedValue::in_branch`.)
             let operands: Vec<String> = args
@@ -133,7 +137,9 @@ pub(super) fn value_expr(
                 OpCode::Ternary(TernaryOp::Clamp) => helpers.call(clc::clamp(dtype), &[&a, &b, &c]),
                 // Views, reshapes and regions are no values of their own (planning folds
                 // them into loads and box tests).
-                OpCode::View | OpCode::Reshape | OpCode::Region => format!("/* {code:?} */ {a}"),
+                OpCode::View | OpCode::Reshape | OpCode::Region | OpCode::MatMul => {
+                    format!("/* {code:?} */ {a}")
+                }
             }
         }
     }

@@ -85,6 +85,21 @@ impl Bindings<'_> {
             | Param::StoreStride(..) => view_arg(plan, p)
                 .map(|v| offset_arg(v, plan.narrow_offsets))
                 .ok_or_else(missing),
+            Param::GemmM | Param::GemmN | Param::GemmK => plan
+                .gemm
+                .as_ref()
+                .map(|g| {
+                    let size = match p {
+                        Param::GemmM => g.m,
+                        Param::GemmN => g.n,
+                        _ => g.k,
+                    };
+                    KernelArg::Scalar(ScalarBits {
+                        bits: u64::from(size as u32),
+                        size: 4,
+                    })
+                })
+                .ok_or_else(missing),
         }
     }
 

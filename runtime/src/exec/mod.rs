@@ -22,6 +22,7 @@ use crate::stats::Counters;
 
 mod bind;
 mod reduce;
+pub(crate) mod tune;
 
 use bind::{Bindings, LeftPartials, RowTotalBuffers};
 use reduce::launch_reduce;
@@ -72,7 +73,8 @@ fn kernel_for(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<CompiledKerne
         for v in &plan.values {
             ctx.check_dtype(v.dtype)?;
         }
-        Ok(fused_source(plan))
+        fused_source(plan)
+            .ok_or_else(|| Error::Internal("a GEMM kernel was generated before its tile was chosen".into()))
     })
 }
 
@@ -117,10 +119,15 @@ fn cached_kernel(
 }
 
 fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
-    let Flush { ctx, graph, kernels } = flush;
+    let Flush {
+        ctx,
+        graph,
+        mut kernels,
+    } = flush;
     queue
         .context
         .check(&ctx.tag, || "evaluating arrays".into(), || "the arrays".into())?;
+    tune::choose_tiles(&ctx, queue, &mut kernels)?;
     // Buffers of nodes materialized by this flush, by graph index.
     let mut produced: Vec<Option<Arc<DeviceBuffer>>> = vec![None; graph.len()];
     // Partials of split reductions that their consumer finishes.
@@ -203,6 +210,9 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                     &outputs,
                     finishing.as_ref(),
                 )?;
+            }
+            (Some(kernel), None) if plan.gemm.is_some() => {
+                launch_gemm(&ctx, queue, &kernel, plan, &mut args, &reads, &outputs)?;
             }
             (Some(kernel), None) => {
                 launch_elementwise(&ctx, queue, &kernel, plan, &mut args, &reads, &outputs)?;
@@ -352,6 +362,45 @@ fn launch_elementwise(
         args,
     )?;
     Ok(())
+}
+
+/// Launches a GEMM kernel: a work-group per block of each matrix of the product.
+fn launch_gemm(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    kernel: &CompiledKernel,
+    plan: &KernelPlan,
+    args: &mut Vec<KernelArg>,
+    reads: &[&DeviceBuffer],
+    outputs: &[Arc<DeviceBuffer>],
+) -> Result<()> {
+    let (global, local) = gemm_grid(plan);
+    if global == 0 {
+        return Ok(());
+    }
+    Bindings {
+        inputs: reads,
+        outputs,
+        ..Bindings::default()
+    }
+    .bind(plan, args)?;
+    let writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
+    kernel.launch(
+        ctx,
+        queue,
+        Command::new(reads, &writes),
+        &[global],
+        Some(&[local]),
+        args,
+    )?;
+    Ok(())
+}
+
+/// The global and local size of a GEMM kernel's launch (one dim).
+fn gemm_grid(plan: &KernelPlan) -> (usize, usize) {
+    let Some(g) = &plan.gemm else { return (0, 1) };
+    let group = g.tile.map_or(1, |t| t.group());
+    (g.groups() * group, group)
 }
 
 /// Enqueues everything `roots` need on the default queue; returns without waiting.

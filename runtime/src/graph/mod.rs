@@ -167,6 +167,9 @@ pub(crate) enum Op {
     Reshape(NodeRef),
     /// Elements picked from several sources by position (`concatenate`, `pad`).
     Region(Arc<view::Region>, smallvec::SmallVec<[NodeRef; 4]>),
+    /// The matrix product of `[.., m, k]` and `[.., k, n]` (batch axes broadcast),
+    /// `[.., m, n]`.
+    MatMul(NodeRef, NodeRef),
 }
 
 impl Op {
@@ -174,7 +177,7 @@ impl Op {
         match self {
             Op::Scalar(_) => smallvec::smallvec![],
             Op::Unary(_, a) | Op::Reduce(_, a) | Op::View(_, a) | Op::Reshape(a) => smallvec::smallvec![a],
-            Op::Binary(_, a, b) => smallvec::smallvec![a, b],
+            Op::Binary(_, a, b) | Op::MatMul(a, b) => smallvec::smallvec![a, b],
             Op::Ternary(_, a, b, c) => smallvec::smallvec![a, b, c],
             Op::Expr(_, ops) | Op::Region(_, ops) => ops.iter().collect(),
         }
@@ -256,7 +259,7 @@ fn push_inputs(op: Op, stack: &mut smallvec::SmallVec<[NodeRef; 8]>) {
     match op {
         Op::Scalar(_) => {}
         Op::Unary(_, a) | Op::Reduce(_, a) | Op::View(_, a) | Op::Reshape(a) => stack.push(a),
-        Op::Binary(_, a, b) => stack.extend([a, b]),
+        Op::Binary(_, a, b) | Op::MatMul(a, b) => stack.extend([a, b]),
         Op::Ternary(_, a, b, c) => stack.extend([a, b, c]),
         Op::Expr(_, ops) | Op::Region(_, ops) => stack.extend(ops),
     }

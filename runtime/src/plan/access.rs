@@ -256,6 +256,8 @@ pub(crate) struct Collapsed {
     pub(crate) dims: Vec<usize>,
     /// The kernel dims each collapsed dim merges, outermost first.
     groups: Vec<Vec<usize>>,
+    /// Every load is strided ([`Collapsed::explicit`]).
+    explicit: bool,
 }
 
 impl Collapsed {
@@ -292,7 +294,22 @@ impl Collapsed {
                 .map(|g| g.iter().map(|&d| shape[d]).product())
                 .collect()
         };
-        Collapsed { dims, groups }
+        Collapsed {
+            dims,
+            groups,
+            explicit: false,
+        }
+    }
+
+    /// No collapse: every dim of `shape` is its own (size 1 too), and every load is a
+    /// strided one over them. A GEMM kernel's phases address their elements by explicit
+    /// coordinates (a tile's row and column), never by a flat index.
+    pub(crate) fn explicit(shape: &[usize]) -> Collapsed {
+        Collapsed {
+            dims: if shape.is_empty() { vec![1] } else { shape.to_vec() },
+            groups: (0..shape.len()).map(|d| vec![d]).collect(),
+            explicit: true,
+        }
     }
 
     /// Whether collapsed dim `k` is one of the `fixed` ones (its kernel dims all are).
@@ -325,14 +342,15 @@ impl Collapsed {
             // A merged group moves like its innermost dim.
             self.groups.iter().map(|g| a.stride[g[g.len() - 1]]).collect()
         };
-        classify(
-            &self.dims,
-            Affine {
-                base: a.base,
-                stride,
-                bounds: self.bounds(&a.bounds),
-            },
-        )
+        let a = Affine {
+            base: a.base,
+            stride,
+            bounds: self.bounds(&a.bounds),
+        };
+        match self.explicit {
+            true => LoadKind::Strided(a),
+            false => classify(&self.dims, a),
+        }
     }
 }
 

@@ -45,7 +45,7 @@ pub(crate) fn plan_kernel(
     };
     let space: Vec<usize> = graph[targets[0]].node.shape.to_vec();
     let extra = total.map(|(_, _, operand)| operand);
-    let cone = Cone::of(graph, mat, &targets, extra, reduce.is_some(), row);
+    let cone = Cone::of(graph, mat, &targets, extra, reduce.is_some(), row, None);
     let walked = ConeView {
         graph,
         used: &cone.used,
@@ -103,6 +103,7 @@ pub(crate) fn plan_kernel(
         finishes: None,
         tiled: false,
         broken: None,
+        gemm: None,
     };
     key::dims(&mut plan.key, dims.len(), plan.narrow_index);
     if let Some(r) = &reduce_plan {
@@ -174,23 +175,26 @@ fn reduced_mask(c: &Collapsed, fixed: &[bool]) -> u32 {
 
 /// Which collected nodes a kernel uses, which of them it computes inside (the rest are
 /// its inputs), and which are its targets.
-struct Cone {
-    used: Vec<bool>,
-    inside: Vec<bool>,
-    is_target: Vec<bool>,
+pub(super) struct Cone {
+    pub(super) used: Vec<bool>,
+    pub(super) inside: Vec<bool>,
+    pub(super) is_target: Vec<bool>,
 }
 
 impl Cone {
     /// The cone of `targets` (and `extra`): elementwise nodes that are not materialized
     /// are computed inside, as are the targets of an elementwise kernel and the row
-    /// reduction `row`; the walk stops at everything else.
-    fn of(
+    /// reduction `row`; the walk stops at everything else. `product`: the matrix product
+    /// a GEMM kernel's epilogue reads, a value of its own (the accumulators), whose
+    /// operands the epilogue does not read.
+    pub(super) fn of(
         graph: &[GNode],
         mat: &[bool],
         targets: &[usize],
         extra: Option<usize>,
         reduces: bool,
         row: Option<usize>,
+        product: Option<usize>,
     ) -> Cone {
         let mut is_target = vec![false; graph.len()];
         for &t in targets {
@@ -205,7 +209,11 @@ impl Cone {
                 continue;
             }
             let elementwise = matches!(graph[j].kind, GKind::Scalar(_))
-                || matches!(&graph[j].kind, GKind::Op(code, _) if !matches!(code, OpCode::Reduce(_)));
+                || matches!(&graph[j].kind, GKind::Op(code, _) if code.is_elementwise());
+            if product == Some(j) {
+                inside[j] = true;
+                continue;
+            }
             let computed_here = (elementwise && (!mat[j] || (is_target[j] && !reduces))) || row == Some(j);
             if computed_here {
                 inside[j] = true;

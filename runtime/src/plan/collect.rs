@@ -57,6 +57,17 @@ pub(crate) enum OpCode {
     Reshape,
     /// Elements picked from its operands by position ([`GNode::movement`] holds how).
     Region,
+    /// A matrix product: always materialized, or computed by the kernel of its own
+    /// epilogue (`plan::gemm`), its operands' producers fused into its tile loads.
+    MatMul,
+}
+
+impl OpCode {
+    /// An elementwise operation, computed inside whichever kernel reads it (not a
+    /// reduction or matrix product, which are kernels of their own).
+    pub(crate) fn is_elementwise(self) -> bool {
+        !matches!(self, OpCode::Reduce(_) | OpCode::MatMul)
+    }
 }
 
 /// Collects every node the roots need, stopping at materialized nodes. Iterative, so a
@@ -89,6 +100,10 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
                 Op::Reduce(r, a) => GKind::Op(OpCode::Reduce(r), smallvec::smallvec![at(&index, &a)?]),
                 Op::Binary(b, x, y) => GKind::Op(
                     OpCode::Binary(b),
+                    smallvec::smallvec![at(&index, &x)?, at(&index, &y)?],
+                ),
+                Op::MatMul(x, y) => GKind::Op(
+                    OpCode::MatMul,
                     smallvec::smallvec![at(&index, &x)?, at(&index, &y)?],
                 ),
                 Op::Expr(t, ops) => GKind::Op(

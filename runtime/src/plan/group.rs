@@ -1,6 +1,6 @@
 //! Cutting the collected graph into kernels: which nodes are materialized (roots,
-//! reductions, and cut points that bound a kernel's size), and which materialization
-//! points share a kernel.
+//! reductions, matrix products, and cut points that bound a kernel's size), and which
+//! materialization points share a kernel.
 
 use super::collect::{GKind, GNode, OpCode};
 
@@ -17,7 +17,7 @@ pub(crate) fn materialization_points(graph: &[GNode], roots: &[usize], max_args:
         }
     }
     for (i, g) in graph.iter().enumerate() {
-        if matches!(g.kind, GKind::Op(OpCode::Reduce(_), _)) {
+        if matches!(g.kind, GKind::Op(code, _) if !code.is_elementwise()) {
             mat[i] = true;
         }
     }
@@ -61,20 +61,39 @@ pub(crate) fn materialization_points(graph: &[GNode], roots: &[usize], max_args:
     mat
 }
 
+/// What a kernel of materialization points computes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GroupKind {
+    Elementwise,
+    Reduction,
+    /// The GEMM kernel of the product at this graph index, with the elementwise points
+    /// of its shape that joined its epilogue.
+    Gemm(usize),
+}
+
+/// A kernel of materialization points being grouped.
+struct Group {
+    shape: Vec<usize>,
+    members: Vec<usize>,
+    kind: GroupKind,
+}
+
 /// Groups materialization points into kernels: one kernel per output shape where the
 /// dependencies allow, in an order where every kernel runs after those it reads from.
 /// A point that reads a cut point (`cut[d]`: materialized only to bound kernel size) goes
-/// to a later kernel than the cut, so cuts really split.
+/// to a later kernel than the cut, so cuts really split. A reduction and a matrix product
+/// each start a kernel of their own; elementwise points of a product's shape may join
+/// its kernel (its epilogue) where they read it only at its own coordinates
+/// ([`joins_epilogue`]). The first member of a product's kernel is the product.
 pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<Vec<usize>> {
-    let mut groups: Vec<(Vec<usize>, Vec<usize>, bool)> = Vec::new(); // (shape, members, is a reduction)
+    let mut groups: Vec<Group> = Vec::new();
     let mut group_of: Vec<Option<usize>> = vec![None; graph.len()];
     for p in (0..graph.len()).filter(|&i| mat[i]) {
         // The latest group among the materialization points p reads (not through others);
         // p may join that group unless the dependency is a cut.
         let mut latest_dep: Option<usize> = None;
         let mut after_cut: Option<usize> = None;
-        let mut seen = vec![false; 0];
-        seen.resize(graph.len(), false);
+        let mut seen = vec![false; graph.len()];
         let mut stack = match &graph[p].kind {
             GKind::Op(_, inputs) => inputs.to_vec(),
             _ => Vec::new(),
@@ -95,23 +114,108 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<
             }
         }
         let shape = &graph[p].node.shape;
-        let reduction = matches!(graph[p].kind, GKind::Op(OpCode::Reduce(_), _));
-        // A reduction is a kernel of its own; elementwise points join the latest kernel of
-        // their shape when their dependencies allow.
-        let candidate = if reduction {
-            None
-        } else {
-            groups.iter().rposition(|(s, _, r)| s[..] == shape[..] && !r)
+        let kind = match &graph[p].kind {
+            GKind::Op(OpCode::Reduce(_), _) => GroupKind::Reduction,
+            GKind::Op(OpCode::MatMul, _) => GroupKind::Gemm(p),
+            _ => GroupKind::Elementwise,
+        };
+        // Elementwise points join the latest kernel of their shape when their
+        // dependencies allow.
+        let candidate = match kind {
+            GroupKind::Elementwise => groups.iter().rposition(|g| {
+                g.shape[..] == shape[..]
+                    && match g.kind {
+                        GroupKind::Elementwise => true,
+                        GroupKind::Reduction => false,
+                        GroupKind::Gemm(product) => joins_epilogue(graph, mat, &g.members, p, product),
+                    }
+            }),
+            _ => None,
         };
         let g = match candidate {
             Some(c) if latest_dep.is_none_or(|d| d <= c) && after_cut.is_none_or(|d| d < c) => c,
             _ => {
-                groups.push((shape.to_vec(), Vec::new(), reduction));
+                groups.push(Group {
+                    shape: shape.to_vec(),
+                    members: Vec::new(),
+                    kind,
+                });
                 groups.len() - 1
             }
         };
-        groups[g].1.push(p);
+        groups[g].members.push(p);
         group_of[p] = Some(g);
     }
-    groups.into_iter().map(|(_, m, _)| m).collect()
+    groups.into_iter().map(|g| g.members).collect()
+}
+
+/// Whether elementwise point `q` may be computed in the epilogue of the GEMM kernel of
+/// `product` (whose members so far are `members`): every node through which `q` reads
+/// the product, computed inside that kernel, reads it at the product's own coordinates
+/// (has its shape, and is no view, region or reshape), since the epilogue holds the
+/// product only there, in its accumulators.
+fn joins_epilogue(graph: &[GNode], mat: &[bool], members: &[usize], q: usize, product: usize) -> bool {
+    let inside = |j: usize| j == q || (j != product && (!mat[j] || members.contains(&j)));
+    // The nodes computed inside that q reads, in graph (topological) order.
+    let mut cone = vec![false; graph.len()];
+    let mut stack = vec![q];
+    while let Some(j) = stack.pop() {
+        if std::mem::replace(&mut cone[j], true) {
+            continue;
+        }
+        if let GKind::Op(_, inputs) = &graph[j].kind {
+            stack.extend(inputs.iter().copied().filter(|&i| inside(i)));
+        }
+    }
+    let shape = &graph[product].node.shape;
+    let mut reaches = vec![false; graph.len()];
+    for j in (0..graph.len()).filter(|&j| cone[j]) {
+        let GKind::Op(code, inputs) = &graph[j].kind else {
+            continue;
+        };
+        reaches[j] = inputs.iter().any(|&i| i == product || (cone[i] && reaches[i]));
+        let plain =
+            graph[j].node.shape == *shape && !matches!(code, OpCode::View | OpCode::Region | OpCode::Reshape);
+        if reaches[j] && !plain {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether each graph node is read by a kernel other than its own (`groups`, as
+/// [`group_kernels`] made them): a product that is not is computed in its epilogue only,
+/// and never stored.
+pub(crate) fn read_elsewhere(graph: &[GNode], mat: &[bool], groups: &[Vec<usize>]) -> Vec<bool> {
+    let mut group_of: Vec<Option<usize>> = vec![None; graph.len()];
+    for (g, members) in groups.iter().enumerate() {
+        for &m in members {
+            group_of[m] = Some(g);
+        }
+    }
+    let mut elsewhere = vec![false; graph.len()];
+    for (g, members) in groups.iter().enumerate() {
+        let mut seen = vec![false; graph.len()];
+        let mut stack: Vec<usize> = Vec::new();
+        for &m in members {
+            if let GKind::Op(_, inputs) = &graph[m].kind {
+                stack.extend(inputs.iter().copied());
+            }
+        }
+        while let Some(j) = stack.pop() {
+            if std::mem::replace(&mut seen[j], true) {
+                continue;
+            }
+            if mat[j] {
+                if group_of[j] != Some(g) {
+                    elsewhere[j] = true;
+                }
+                continue;
+            }
+            if let GKind::Op(_, inputs) = &graph[j].kind {
+                stack.extend(inputs.iter().copied());
+            }
+        }
+    }
+    elsewhere
 }

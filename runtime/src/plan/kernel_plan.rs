@@ -87,6 +87,7 @@ pub(crate) struct Inside {
 }
 
 /// A kernel's structure and the run-time bindings of its arguments.
+#[derive(Clone)]
 pub(crate) struct KernelPlan {
     /// Structural cache key: equal keys give identical source.
     pub(crate) key: Vec<u32>,
@@ -127,6 +128,80 @@ pub(crate) struct KernelPlan {
     /// An elementwise kernel over tiles of its two innermost dims, staging the inputs it
     /// reads transposed through local memory (chosen by `fit`; see [`TILE`]).
     pub(crate) tiled: bool,
+    /// Set for a GEMM kernel: a matrix product with its operands' producers and its
+    /// elementwise consumers ([`GemmPlan`]).
+    pub(crate) gemm: Option<GemmPlan>,
+}
+
+/// A GEMM kernel: the product `[.., m, k] · [.., k, n]` of two operands, each evaluated
+/// where the kernel loads its tiles (its producers fused in: the left operand's values
+/// over coordinates `[.., m, k]`, the right one's over `[.., k, n]`), and an epilogue over
+/// the product's coordinates `[.., m, n]` ([`KernelPlan::dims`]): the product's value (an
+/// `Op(MatMul)` with no operands, the accumulator) and every elementwise consumer the
+/// kernel computes, whose targets are its outputs. Every load is strided, over the
+/// explicit coordinates of its phase. The values are in phase order: the left operand's,
+/// the right one's, then the epilogue's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct GemmPlan {
+    pub(crate) left: GemmOperand,
+    pub(crate) right: GemmOperand,
+    /// The batch axes (the product's shape without its last two), then `m`, `n`, `k`.
+    pub(crate) batch: Vec<usize>,
+    pub(crate) m: usize,
+    pub(crate) n: usize,
+    pub(crate) k: usize,
+    /// The element type multiplied and accumulated.
+    pub(crate) dtype: DType,
+    /// The tiles, chosen for the device (a search or the default table, `exec::tune`)
+    /// before the kernel is generated: `None` until then, and then written into the key.
+    pub(crate) tile: Option<super::tiles::GemmTile>,
+}
+
+impl GemmPlan {
+    /// Where the epilogue's values start.
+    pub(crate) fn epilogue(&self) -> usize {
+        self.right.values.end
+    }
+
+    /// The coordinates of each phase: the left operand's `[.., m, k]`, the right one's
+    /// `[.., k, n]`, the epilogue's `[.., m, n]`.
+    pub(crate) fn spaces(&self) -> [Vec<usize>; 3] {
+        let with = |rows: usize, cols: usize| self.batch.iter().copied().chain([rows, cols]).collect();
+        [with(self.m, self.k), with(self.k, self.n), with(self.m, self.n)]
+    }
+
+    /// The phase (0 left, 1 right, 2 epilogue) of value `v`.
+    pub(crate) fn phase_of(&self, v: usize) -> usize {
+        if self.left.values.contains(&v) {
+            0
+        } else if self.right.values.contains(&v) {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// Work-groups of a launch: one per block of each matrix of the product.
+    pub(crate) fn groups(&self) -> usize {
+        let Some(t) = self.tile else { return 0 };
+        let batch: usize = self.batch.iter().product();
+        batch * self.m.div_ceil(t.bm as usize) * self.n.div_ceil(t.bn as usize)
+    }
+
+    /// Multiply-adds of the product.
+    pub(crate) fn work(&self) -> u64 {
+        let batch: u64 = self.batch.iter().map(|&b| b as u64).product();
+        batch * self.m as u64 * self.n as u64 * self.k as u64
+    }
+}
+
+/// One operand of a GEMM kernel: its values (a range of [`KernelPlan::values`]), the one
+/// that is the operand, and how its tiles are loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct GemmOperand {
+    pub(crate) values: std::ops::Range<usize>,
+    pub(crate) value: usize,
+    pub(crate) along: super::tiles::Along,
 }
 
 /// The side of the square tiles of a tiled elementwise kernel ([`KernelPlan::tiled`]):

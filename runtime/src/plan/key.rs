@@ -12,6 +12,7 @@ use crate::graph::ReduceOp;
 use super::access::{Affine, Bound};
 use super::collect::OpCode;
 use super::kernel_plan::{ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads};
+use super::tiles::{Along, GemmTile};
 
 const TAG_LOAD: u32 = 1;
 const TAG_SCALAR: u32 = 2;
@@ -40,6 +41,14 @@ const TAG_TILES: u32 = 13;
 /// A kernel whose views' offsets are `int`s
 /// ([`KernelPlan::narrow_offsets`](super::KernelPlan::narrow_offsets)).
 const TAG_NARROW_OFFSETS: u32 = 14;
+/// A GEMM kernel (`plan::gemm`): then its element type.
+const TAG_GEMM: u32 = 15;
+/// The start of a GEMM kernel's phase (left operand, right operand, epilogue).
+const TAG_GEMM_PHASE: u32 = 16;
+/// How a GEMM kernel loads its operands' tiles.
+const TAG_GEMM_OPERANDS: u32 = 17;
+/// A GEMM kernel's tiles.
+const TAG_GEMM_TILE: u32 = 18;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
 
@@ -58,6 +67,8 @@ fn op_code(c: OpCode) -> u32 {
         OpCode::View => 0x500,
         OpCode::Reshape => 0x501,
         OpCode::Region => 0x502,
+        // A GEMM epilogue's product (its accumulators).
+        OpCode::MatMul => 0x503,
     }
 }
 
@@ -211,6 +222,34 @@ pub(crate) fn finish_in(key: &mut Vec<u32>, f: &FinishIn) {
         dtype_code(f.dtype),
         f.lanes,
         f.group,
+    ]);
+}
+
+/// A GEMM kernel multiplying elements of `dtype`.
+pub(crate) fn gemm(key: &mut Vec<u32>, dtype: DType) {
+    key.extend([TAG_GEMM, dtype_code(dtype)]);
+}
+
+/// The values that follow belong to the next phase of a GEMM kernel.
+pub(crate) fn gemm_phase(key: &mut Vec<u32>) {
+    key.push(TAG_GEMM_PHASE);
+}
+
+/// How a GEMM kernel loads each operand's tiles.
+pub(crate) fn gemm_operands(key: &mut Vec<u32>, left: Along, right: Along) {
+    key.extend([TAG_GEMM_OPERANDS, left as u32, right as u32]);
+}
+
+/// The tiles of a GEMM kernel.
+pub(crate) fn gemm_tile(key: &mut Vec<u32>, t: &GemmTile) {
+    key.extend([
+        TAG_GEMM_TILE,
+        u32::from(t.bm),
+        u32::from(t.bn),
+        u32::from(t.bk),
+        u32::from(t.tm),
+        u32::from(t.tn),
+        u32::from(t.vector),
     ]);
 }
 

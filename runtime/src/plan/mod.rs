@@ -8,11 +8,13 @@ pub(crate) mod access;
 pub(crate) mod build;
 pub(crate) mod collect;
 pub(crate) mod fit;
+pub(crate) mod gemm;
 pub(crate) mod group;
 pub(crate) mod kernel_plan;
 pub(crate) mod key;
 pub(crate) mod passes;
 mod reads;
+pub(crate) mod tiles;
 mod values;
 
 use std::sync::Arc;
@@ -24,7 +26,7 @@ use crate::graph::{NodeRef, Shape};
 pub(crate) use crate::profile::DeviceProfile;
 pub(crate) use collect::{GKind, GNode, OpCode};
 pub(crate) use kernel_plan::{
-    ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelPlan, Layout, ReducePlan, Value,
+    ColumnRows, Columns, Finish, FinishIn, GemmPlan, JoinedReduction, KernelPlan, Layout, ReducePlan, Value,
     VectorLoads, TILE, TILE_ROWS,
 };
 
@@ -71,18 +73,32 @@ pub(crate) fn plan(
         .filter_map(|r| graph.iter().position(|g| Arc::ptr_eq(&g.node, r)))
         .collect();
     let mat = group::materialization_points(&graph, &root_idx, profile.max_args());
+    // (A product is no cut: its elementwise readers may join its kernel.)
     let mut cut = mat.clone();
     for &r in &root_idx {
         cut[r] = false;
     }
+    for (i, g) in graph.iter().enumerate() {
+        if matches!(g.kind, GKind::Op(OpCode::MatMul, _)) {
+            cut[i] = false;
+        }
+    }
     let groups = group::group_kernels(&graph, &mat, &cut);
+    let elsewhere = group::read_elsewhere(&graph, &mat, &groups);
     let group_size = profile.reduce_group_size();
     let store = region.and_then(|(map, shape)| root_idx.first().map(|&node| Store { node, map, shape }));
     let plans = groups
         .iter()
         .map(|members| {
             let store = store.as_ref().filter(|s| members.contains(&s.node));
-            build::plan_kernel(&graph, &mat, members, group_size, None, None, store)
+            let first = members[0];
+            match &graph[first].kind {
+                GKind::Op(OpCode::MatMul, _) => {
+                    let stored = root_idx.contains(&first) || elsewhere[first];
+                    gemm::plan_gemm(&graph, &mat, members, stored, store)
+                }
+                _ => build::plan_kernel(&graph, &mat, members, group_size, None, None, store),
+            }
         })
         .collect();
     let plans = passes::rows_into_columns::fuse_rows_into_columns(
@@ -104,7 +120,7 @@ pub(crate) fn plan(
 /// Fits a plan to the device (a reduction's layout, an elementwise kernel's tiles) and
 /// writes the choices into its key.
 fn fit_plan(mut plan: KernelPlan, profile: &DeviceProfile) -> KernelPlan {
-    if fit::wants_tiles(profile, &plan) {
+    if plan.gemm.is_none() && fit::wants_tiles(profile, &plan) {
         plan.tiled = true;
         let staged = plan.transposed_inputs();
         key::tiles(&mut plan.key, &staged);

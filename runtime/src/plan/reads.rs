@@ -64,7 +64,8 @@ impl ConeView<'_> {
             return SmallVec::new();
         };
         match (code, &g.movement) {
-            (OpCode::Reshape, _) => SmallVec::new(),
+            // A GEMM epilogue's product is its accumulators, not read from its operands.
+            (OpCode::Reshape | OpCode::MatMul, _) => SmallVec::new(),
             // A row reduction inside a column reduction reads its rows over the kernel's
             // whole space.
             (OpCode::Reduce(_), _) => inputs

@@ -88,7 +88,10 @@ impl Binder<'_> {
                 }
             }
         }
-        plan.broken = b.broken.take();
+        // (A GEMM plan binds several phases: the first broken one is kept.)
+        if let Some(broken) = b.broken.take() {
+            plan.broken.get_or_insert(broken);
+        }
         move |node| b.value_at[node].first().copied().unwrap_or(usize::MAX)
     }
 

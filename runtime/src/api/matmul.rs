@@ -1,0 +1,158 @@
+//! Recording matrix products: `matmul` (numpy's rules: batched, broadcast batch axes,
+//! vectors on either side) and `dot` (ndarray's: vectors and matrices).
+//!
+//! A product of two matrices (or stacks of them) is one [`Op::MatMul`] node, computed by
+//! a tiled GEMM kernel that reads the operands' producers inside its tile loads and
+//! applies the product's elementwise consumers in its store (`plan::gemm`). A product with
+//! a vector operand is a map-reduce over broadcast operands: it reads the matrix once,
+//! which is all such a product needs, and the reduction layouts are made for it.
+
+use super::array::Array;
+use crate::dtype::Numeric;
+use crate::error::Error;
+use crate::graph::shape::broadcast;
+use crate::graph::Op;
+use crate::Axis;
+
+impl<T: Numeric> Array<T> {
+    /// The matrix product, with numpy's `matmul` rules:
+    ///
+    /// - `[m, k] · [k, n] → [m, n]`;
+    /// - stacks of matrices, `[.., m, k] · [.., k, n] → [.., m, n]`, the batch axes
+    ///   broadcast against each other (`[b, m, k] · [k, n]` multiplies each of the `b`
+    ///   matrices by the one on the right);
+    /// - a vector on the right is a column, `[.., m, k] · [k] → [.., m]`; on the left a
+    ///   row, `[k] · [.., k, n] → [.., n]`; two vectors give their inner product, a 0-d
+    ///   array.
+    ///
+    /// Lazy like everything else: the operands may be expressions and views
+    /// (`(&x - &mu).matmul(&w.t())` reads `x`, `mu` and `w` in the product's kernel, with
+    /// no temporary), and elementwise consumers of the product (`(a.matmul(&b) +
+    /// &bias).max(0.0)`) are applied where the kernel stores it. Floats accumulate in
+    /// their own type, in an order that depends on the device's tiles (so results differ
+    /// from a serial sum by rounding, as BLAS results do); integers wrap.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let a = ctx.from_shape_slice([2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+    /// let b = ctx.from_shape_slice([3, 2], &[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0])?;
+    /// assert_eq!(a.matmul(&b).to_vec()?, vec![4.0, 5.0, 10.0, 11.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn matmul(&self, other: &Array<T>) -> Array<T> {
+        match (self.ndim(), other.ndim()) {
+            (0, _) | (_, 0) => {
+                self.product_error("matmul", other, "matmul needs operands of at least one axis")
+            }
+            (1, 1) => self.inner(other),
+            (_, 1) => self.matrix_vector(other),
+            (1, _) => self.vector_matrix(other),
+            _ => self.matrix_product(other),
+        }
+    }
+
+    /// ndarray's `dot`: the inner product of two vectors (a 0-d array), matrix · vector
+    /// (`[m, n] · [n] → [m]`), vector · matrix (`[m] · [m, n] → [n]`) and the matrix
+    /// product ([`matmul`](Array::matmul)). Other ranks are an error, as in ndarray (use
+    /// `matmul` for stacks of matrices).
+    pub fn dot(&self, other: &Array<T>) -> Array<T> {
+        match (self.ndim(), other.ndim()) {
+            (1 | 2, 1 | 2) => self.matmul(other),
+            _ => self.product_error(
+                "dot",
+                other,
+                "dot takes vectors and matrices (use matmul for stacks of matrices)",
+            ),
+        }
+    }
+
+    /// `[k] · [k]`: one map-reduce kernel.
+    fn inner(&self, other: &Array<T>) -> Array<T> {
+        if self.shape() != other.shape() {
+            return self.product_error("matmul", other, "the vectors' lengths differ");
+        }
+        (self * other).sum()
+    }
+
+    /// `[.., m, k] · [k] → [.., m]`: each row's inner product with the vector.
+    fn matrix_vector(&self, other: &Array<T>) -> Array<T> {
+        let k = self.shape()[self.ndim() - 1];
+        if other.shape()[0] != k {
+            return self.product_error(
+                "matmul",
+                other,
+                "the matrix's columns differ from the vector's length",
+            );
+        }
+        (self * other).sum_axis(self.ndim() - 1)
+    }
+
+    /// `[k] · [.., k, n] → [.., n]`: the vector's combination of each matrix's rows.
+    fn vector_matrix(&self, other: &Array<T>) -> Array<T> {
+        let rank = other.ndim();
+        if other.shape()[rank - 2] != self.shape()[0] {
+            return self.product_error(
+                "matmul",
+                other,
+                "the vector's length differs from the matrix's rows",
+            );
+        }
+        (&self.insert_axis(Axis(1)) * other).sum_axis(rank - 2)
+    }
+
+    /// `[.., m, k] · [.., k, n] → [.., m, n]`: one [`Op::MatMul`] node.
+    fn matrix_product(&self, other: &Array<T>) -> Array<T> {
+        let (a, b) = (self.shape(), other.shape());
+        let (m, k) = (a[a.len() - 2], a[a.len() - 1]);
+        let (k2, n) = (b[b.len() - 2], b[b.len() - 1]);
+        if k != k2 {
+            return self.product_error(
+                "matmul",
+                other,
+                "the left operand's columns differ from the right one's rows",
+            );
+        }
+        let Some(mut shape) = broadcast(&a[..a.len() - 2], &b[..b.len() - 2]) else {
+            return self.product_error("matmul", other, "the batch axes do not broadcast");
+        };
+        if [m, n, k].iter().any(|&d| d > i32::MAX as usize) {
+            let e = Error::TooLarge {
+                op: "matmul".into(),
+                shape: a.to_vec(),
+                reason: format!(
+                    "a matrix of {m} x {k} times {k} x {n}: each of m, n and k may be at most 2^31 - 1"
+                ),
+            };
+            return Array::failed(&self.node.ctx, a.to_vec(), e);
+        }
+        shape.extend([m, n]);
+        let ctx = &self.node.ctx;
+        if let Some(e) = self.recording_error().or_else(|| other.recording_error()) {
+            return Array::failed(ctx, shape, e);
+        }
+        if let Err(e) = ctx.tag.check(
+            &other.node.ctx.tag,
+            || "matmul".into(),
+            || format!("the right operand, of shape {b:?}"),
+        ) {
+            return Array::failed(ctx, shape, e);
+        }
+        Array::lazy(ctx, shape, Op::MatMul(self.node.clone(), other.node.clone()))
+    }
+
+    /// A failed product of `self` and `other` under `op`, saying why.
+    fn product_error(&self, op: &str, other: &Array<T>, why: &str) -> Array<T> {
+        if let Some(e) = self.recording_error().or_else(|| other.recording_error()) {
+            return Array::failed(&self.node.ctx, self.shape().to_vec(), e);
+        }
+        let e = Error::ShapeMismatch {
+            op: format!("{op} ({why})"),
+            left: self.shape().to_vec(),
+            right: other.shape().to_vec(),
+        };
+        Array::failed(&self.node.ctx, self.shape().to_vec(), e)
+    }
+}

@@ -1,0 +1,220 @@
+//! Choosing each GEMM kernel's tiles before it is generated: the tile a test forces
+//! (`Tuning::gemm_tile`), else the one a search chose for its shape class on this device
+//! (kept by the context and in the disk cache's table, so a second process searches
+//! nothing), else — for a product large enough to be worth it, unless `LAZYCL_TUNE=off` —
+//! a search now, else the fixed default (`plan::tiles`).
+//!
+//! A search times the kernel itself, on buffers of the right sizes filled with zeros:
+//! each candidate tile is built (through the kernel cache, so the winner is built once),
+//! launched once to warm up, then timed over enough launches to fill a few milliseconds.
+//! A candidate that fails to build or launch is passed over.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::backend::buffer::DeviceBuffer;
+use crate::backend::cl;
+use crate::backend::context::ContextInner;
+use crate::backend::kernel::KernelArg;
+use crate::backend::queue::QueueInner;
+use crate::backend::submit::Command;
+use crate::error::Result;
+use crate::layout::GemmTile;
+use crate::plan::access::Affine;
+use crate::plan::gemm::set_tile;
+use crate::plan::tiles::{self, GemmClass, SEARCH_FROM};
+use crate::plan::KernelPlan;
+use crate::stats::{Counters, WaitReason};
+
+use super::bind::Bindings;
+use super::kernel_for;
+
+/// How long a search times each candidate, at least (one launch when that takes longer).
+const TIMED: Duration = Duration::from_millis(10);
+
+/// Chooses the tile of every GEMM kernel of a flush that has none, searching where a
+/// search is due (on `queue`, before the flush's kernels are enqueued).
+pub(crate) fn choose_tiles(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    plans: &mut [KernelPlan],
+) -> Result<()> {
+    for plan in plans.iter_mut() {
+        if plan.gemm.as_ref().is_some_and(|g| g.tile.is_none()) {
+            let tile = choose(ctx, Some(queue), plan)?;
+            set_tile(plan, tile);
+        }
+    }
+    Ok(())
+}
+
+/// The tile for GEMM plan `plan` (see the module's rules); with no `queue`, never a new
+/// search (`explain` shows what a launch would use, short of one).
+pub(crate) fn choose(
+    ctx: &Arc<ContextInner>,
+    queue: Option<&Arc<QueueInner>>,
+    plan: &KernelPlan,
+) -> Result<GemmTile> {
+    let Some(g) = &plan.gemm else {
+        return Err(crate::error::Error::Internal(
+            "a tile for a kernel that is no GEMM".into(),
+        ));
+    };
+    let profile = &ctx.profile;
+    let class = GemmClass::of(g);
+    if let Some(t) = profile
+        .tuning
+        .gemm_tile
+        .filter(|t| tiles::fits(t, profile, g.dtype))
+    {
+        return Ok(t);
+    }
+    let words = class.words();
+    if let Some(t) = ctx.searched_tile(&words) {
+        return Ok(t);
+    }
+    match queue {
+        Some(queue) if g.work() >= SEARCH_FROM && searching()? => {
+            let t = search(ctx, queue, plan, &class)?;
+            ctx.remember_tile(&words, t);
+            Ok(t)
+        }
+        _ => Ok(tiles::default_tile(profile, &class)),
+    }
+}
+
+/// Whether searches are on (`LAZYCL_TUNE`, on unless `off`).
+fn searching() -> Result<bool> {
+    Ok(crate::env::switch("LAZYCL_TUNE")? != Some(false))
+}
+
+/// Times every candidate tile for `plan` and returns the fastest.
+fn search(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    plan: &KernelPlan,
+    class: &GemmClass,
+) -> Result<GemmTile> {
+    let candidates = tiles::candidates(&ctx.profile, class);
+    if let [only] = candidates[..] {
+        return Ok(only);
+    }
+    Counters::add(&ctx.counters.gemm_searches, 1);
+    let buffers = Buffers::for_plan(ctx, queue, plan)?;
+    let mut best: Option<(Duration, GemmTile)> = None;
+    for tile in candidates {
+        let mut trial = plan.clone();
+        set_tile(&mut trial, tile);
+        let Ok(time) = time(ctx, queue, &trial, &buffers) else {
+            continue;
+        };
+        Counters::add(&ctx.counters.gemm_candidates, 1);
+        if best.is_none_or(|(b, _)| time < b) {
+            best = Some((time, tile));
+        }
+    }
+    Ok(best.map_or_else(|| tiles::default_tile(&ctx.profile, class), |(_, t)| t))
+}
+
+/// The time of one launch of `plan`'s kernel.
+fn time(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    plan: &KernelPlan,
+    buffers: &Buffers,
+) -> Result<Duration> {
+    let kernel = kernel_for(ctx, plan)?;
+    let reads: Vec<&DeviceBuffer> = buffers.inputs.iter().map(|b| &**b).collect();
+    let writes: Vec<&DeviceBuffer> = buffers.outputs.iter().map(|b| &**b).collect();
+    let mut args: Vec<KernelArg> = Vec::new();
+    Bindings {
+        inputs: &reads,
+        outputs: &buffers.outputs,
+        ..Bindings::default()
+    }
+    .bind(plan, &mut args)?;
+    let (global, local) = super::gemm_grid(plan);
+    let launch = || {
+        kernel.launch(
+            ctx,
+            queue,
+            Command::new(&reads, &writes),
+            &[global],
+            Some(&[local]),
+            &args,
+        )
+    };
+    launch()?;
+    queue.finish(WaitReason::Search)?;
+    let start = Instant::now();
+    launch()?;
+    queue.finish(WaitReason::Search)?;
+    let once = start.elapsed();
+    let reps = (TIMED.as_secs_f64() / once.as_secs_f64().max(1e-6)).clamp(1.0, 50.0) as u32;
+    let start = Instant::now();
+    for _ in 0..reps {
+        launch()?;
+    }
+    queue.finish(WaitReason::Search)?;
+    Ok(start.elapsed() / reps)
+}
+
+/// Zeroed buffers as large as a GEMM plan's inputs and outputs read and write.
+struct Buffers {
+    inputs: Vec<Arc<DeviceBuffer>>,
+    outputs: Vec<Arc<DeviceBuffer>>,
+}
+
+impl Buffers {
+    fn for_plan(ctx: &Arc<ContextInner>, queue: &Arc<QueueInner>, plan: &KernelPlan) -> Result<Buffers> {
+        let Some(g) = &plan.gemm else {
+            return Ok(Buffers {
+                inputs: Vec::new(),
+                outputs: Vec::new(),
+            });
+        };
+        let spaces = g.spaces();
+        let zeroed = |elements: usize, size: usize| -> Result<Arc<DeviceBuffer>> {
+            let bytes = (elements.max(1) * size).next_multiple_of(8);
+            let b = DeviceBuffer::uninit(&ctx.cl, bytes)?;
+            cl::fill_buffer(queue.raw(), b.mem(), &[0u8; 4], bytes, &[], false)?;
+            Ok(b)
+        };
+        let inputs = (0..plan.inputs.len())
+            .map(|slot| {
+                let input = &plan.inputs[slot];
+                // The phase of the first value that loads it.
+                let phase = plan
+                    .values
+                    .iter()
+                    .position(|v| v.value == crate::plan::Value::Load { slot })
+                    .map_or(2, |v| g.phase_of(v));
+                let elements = input
+                    .strided
+                    .as_ref()
+                    .map_or(plan.numel, |a| extent(a, &spaces[phase]));
+                zeroed(elements, input.dtype.size())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = plan
+            .outputs
+            .iter()
+            .map(|o| {
+                let elements = o.store.as_ref().map_or(plan.numel, |a| extent(a, &spaces[2]));
+                zeroed(elements, o.dtype.size())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Buffers { inputs, outputs })
+    }
+}
+
+/// One past the largest element offset `a` reaches over `dims` (0 when it reaches
+/// nothing: offsets are non-negative where they are read).
+fn extent(a: &Affine, dims: &[usize]) -> usize {
+    let most = a
+        .stride
+        .iter()
+        .zip(dims)
+        .fold(a.base, |acc, (&s, &d)| acc + (s * (d as i64 - 1).max(0)).max(0));
+    usize::try_from(most + 1).unwrap_or(0)
+}

@@ -1,0 +1,250 @@
+//! Planning a GEMM kernel: a matrix product (`Op::MatMul`), its operands' producers
+//! evaluated where the kernel loads its tiles, and the elementwise consumers that
+//! joined its group (`group`) evaluated where it stores the product.
+//!
+//! Each of the three is a *phase* planned like an elementwise kernel of its own space —
+//! the left operand over `[.., m, k]`, the right one over `[.., k, n]`, the epilogue over
+//! the product's `[.., m, n]` — with the same walk (`reads`) and binding (`values`), into
+//! one plan: the phases share its inputs, scalars and key. A phase's dims never collapse
+//! and all its loads are strided, so that each reads at the explicit coordinates the
+//! kernel gives it (a tile's row and column; the batch coordinates, the same in every
+//! phase). In the epilogue the product is one value, the accumulator (`Cone::of`'s
+//! `product`), read only at the product's own coordinates (`group` admits nothing else).
+
+use super::access::{Access, Affine, Collapsed, LoadKind};
+use super::build::Cone;
+use super::collect::{GKind, GNode, OpCode};
+use super::kernel_plan::{GemmOperand, GemmPlan, KernelPlan};
+use super::reads::{self, ConeView};
+use super::tiles::Along;
+use super::{key, values, Store};
+
+/// Plans the GEMM kernel of product `members[0]` and the elementwise points
+/// `members[1..]` that joined it. `stored`: the product itself is an output (a root, or
+/// read by another kernel). `store`: the member stored into a region of an array.
+pub(crate) fn plan_gemm(
+    graph: &[GNode],
+    mat: &[bool],
+    members: &[usize],
+    stored: bool,
+    store: Option<&Store>,
+) -> KernelPlan {
+    let p = members[0];
+    let (a, b) = match &graph[p].kind {
+        GKind::Op(OpCode::MatMul, inputs) => (inputs[0], inputs[1]),
+        _ => (p, p),
+    };
+    let out: Vec<usize> = graph[p].node.shape.to_vec();
+    let rank = out.len();
+    let batch = out[..rank - 2].to_vec();
+    let (m, n) = (out[rank - 2], out[rank - 1]);
+    let k = graph[a].node.shape.last().copied().unwrap_or(0);
+    let dtype = graph[p].node.dtype;
+    let numel = out.iter().product();
+    let mut plan = KernelPlan {
+        key: Vec::with_capacity(8 * graph.len()),
+        values: Vec::new(),
+        inputs: Vec::new(),
+        scalars: Vec::new(),
+        outputs: Vec::new(),
+        insides: Vec::new(),
+        dims: out.clone(),
+        numel,
+        reduce: None,
+        group_size: 0,
+        narrow_index: false,
+        narrow_offsets: false,
+        row: None,
+        row_total: None,
+        finishes: None,
+        tiled: false,
+        broken: None,
+        gemm: None,
+    };
+    if graph[a].node.dtype != dtype || graph[b].node.dtype != dtype || rank < 2 {
+        plan.broken = Some(format!("matrix product {p} of operands {a} and {b} is malformed"));
+        return plan;
+    }
+    key::dims(&mut plan.key, rank, false);
+    key::gemm(&mut plan.key, dtype);
+    let with =
+        |rows: usize, cols: usize| -> Vec<usize> { batch.iter().copied().chain([rows, cols]).collect() };
+    let phases = [
+        Phase {
+            targets: &[],
+            extra: Some(a),
+            space: with(m, k),
+            product: None,
+            store: None,
+        },
+        Phase {
+            targets: &[],
+            extra: Some(b),
+            space: with(k, n),
+            product: None,
+            store: None,
+        },
+    ];
+    let mut operands = Vec::with_capacity(2);
+    for phase in &phases {
+        key::gemm_phase(&mut plan.key);
+        let start = plan.values.len();
+        let bound = phase.bind(graph, mat, &mut plan);
+        operands.push(GemmOperand {
+            values: start..plan.values.len(),
+            value: bound.value,
+            along: along(&bound.offsets, phase.space.len()),
+        });
+    }
+    let mut targets: Vec<usize> = members[1..].to_vec();
+    if stored {
+        targets.insert(0, p);
+    }
+    key::gemm_phase(&mut plan.key);
+    let epilogue = Phase {
+        targets: &targets,
+        extra: None,
+        space: out.clone(),
+        product: Some(p),
+        store,
+    };
+    let bound = epilogue.bind(graph, mat, &mut plan);
+    if !bound.product_plain {
+        plan.broken.get_or_insert_with(|| {
+            format!("the epilogue of matrix product {p} reads it elsewhere than at its own coordinates")
+        });
+    }
+    let right = operands.pop();
+    let left = operands.pop();
+    let (Some(left), Some(right)) = (left, right) else {
+        return plan;
+    };
+    key::gemm_operands(&mut plan.key, left.along, right.along);
+    let g = GemmPlan {
+        left,
+        right,
+        batch,
+        m,
+        n,
+        k,
+        dtype,
+        tile: None,
+    };
+    plan.narrow_offsets = narrow_offsets(&plan, &g);
+    key::offsets(&mut plan.key, plan.narrow_offsets);
+    values::mark_branch_loads(&mut plan);
+    plan.gemm = Some(g);
+    plan
+}
+
+/// Sets the tile of GEMM plan `plan` and writes it into its key (once).
+pub(crate) fn set_tile(plan: &mut KernelPlan, tile: super::tiles::GemmTile) {
+    if let Some(g) = plan.gemm.as_mut().filter(|g| g.tile.is_none()) {
+        g.tile = Some(tile);
+        key::gemm_tile(&mut plan.key, &tile);
+    }
+}
+
+/// One phase: the cone of `targets` (and of `extra`, broadcast into the space) over
+/// `space`, its loads strided over explicit coordinates.
+struct Phase<'a> {
+    targets: &'a [usize],
+    extra: Option<usize>,
+    space: Vec<usize>,
+    product: Option<usize>,
+    store: Option<&'a Store>,
+}
+
+/// What binding a phase gave.
+struct Bound {
+    /// The value of `extra` (an operand phase's operand).
+    value: usize,
+    /// Every load's offset over the phase's coordinates.
+    offsets: Vec<Affine>,
+    /// The product is read only at the phase's own coordinates (or not at all).
+    product_plain: bool,
+}
+
+impl Phase<'_> {
+    fn bind(&self, graph: &[GNode], mat: &[bool], plan: &mut KernelPlan) -> Bound {
+        let cone = Cone::of(graph, mat, self.targets, self.extra, false, None, self.product);
+        let walked = ConeView {
+            graph,
+            used: &cone.used,
+            inside: &cone.inside,
+        };
+        let space = &self.space;
+        let rank = space.len();
+        let reads = reads::walk(&walked, self.targets, self.extra, space);
+        let offsets: Vec<Affine> = reads
+            .loads
+            .iter()
+            .map(|l| l.access.affine(&l.shape, rank))
+            .collect();
+        let collapsed = Collapsed::explicit(space);
+        let kinds: Vec<LoadKind> = offsets.iter().map(|o| collapsed.kind(o)).collect();
+        let store = self.store.map(|s| {
+            let offset = Access::identity(rank).view(&s.map).affine(&s.shape, rank);
+            (s.node, collapsed.kind(&offset))
+        });
+        let product_plain = self.product.is_none_or(|p| {
+            let at = &reads.accesses[p];
+            at.len() <= 1 && at.iter().all(|a| *a == Access::identity(rank))
+        });
+        let binder = values::Binder {
+            walked: &walked,
+            is_target: &cone.is_target,
+            reads: &reads,
+            kinds: &kinds,
+            collapsed: &collapsed,
+            space,
+            store,
+        };
+        let value_of = binder.bind(plan, |j| (graph[j].node.dtype, j));
+        Bound {
+            value: self.extra.map_or(usize::MAX, value_of),
+            offsets,
+            product_plain,
+        }
+    }
+}
+
+/// How an operand's tiles load best: along its rows where a load is contiguous along
+/// them and none along its columns (a transposed matrix), else along its columns.
+fn along(offsets: &[Affine], rank: usize) -> Along {
+    let unit = |a: &Affine, d: usize| a.stride[d].abs() == 1;
+    let rows = offsets.iter().any(|o| unit(o, rank - 2) && !unit(o, rank - 1));
+    let cols = offsets.iter().any(|o| unit(o, rank - 1));
+    if rows && !cols {
+        Along::Rows
+    } else {
+        Along::Columns
+    }
+}
+
+/// Whether every offset the kernel computes fits an `int`: each load over the
+/// coordinates of its phase, and each store.
+fn narrow_offsets(plan: &KernelPlan, g: &GemmPlan) -> bool {
+    let spaces = g.spaces();
+    if spaces.iter().flatten().any(|&d| d > i32::MAX as usize) {
+        return false;
+    }
+    let loads = plan.values.iter().enumerate().all(|(v, pv)| match pv.value {
+        super::Value::Load { slot } => plan.inputs[slot]
+            .strided
+            .as_ref()
+            .is_none_or(|a| a.fits_int(&spaces[g.phase_of(v)])),
+        _ => true,
+    });
+    loads
+        && plan
+            .outputs
+            .iter()
+            .filter_map(|o| o.store.as_ref())
+            .all(|a| a.fits_int(&spaces[2]))
+        && plan
+            .insides
+            .iter()
+            .flat_map(|i| &i.bounds)
+            .all(|b| i32::try_from(b.lo).is_ok() && i32::try_from(b.hi).is_ok())
+}

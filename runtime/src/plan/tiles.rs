@@ -1,0 +1,241 @@
+//! A GEMM kernel's tiles: what they are ([`GemmTile`]), the shape classes a choice is
+//! made for ([`GemmClass`]), the candidates a search on the device times, and the fixed
+//! table used without one. Pure: `exec::tune` runs the search and keeps its results.
+
+use crate::dtype::DType;
+pub(crate) use crate::layout::GemmTile;
+
+use super::DeviceProfile;
+
+/// Which way neighbouring work-items load a GEMM operand's tile: along its columns (the
+/// operand's last axis, where a row-major matrix is contiguous) or along its rows (where
+/// a transposed one is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Along {
+    Columns,
+    Rows,
+}
+
+/// The shape class a tile is chosen for: the element type, how each operand is loaded,
+/// and each of `m`, `n`, `k` and the batch by size bucket ([`bucket`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct GemmClass {
+    pub(crate) dtype: DType,
+    pub(crate) left: Along,
+    pub(crate) right: Along,
+    pub(crate) m: u8,
+    pub(crate) n: u8,
+    pub(crate) k: u8,
+    pub(crate) batch: u8,
+}
+
+/// The size bucket of an extent: ≤ 8, ≤ 32, ≤ 128, ≤ 512, ≤ 2048, more.
+pub(crate) fn bucket(x: usize) -> u8 {
+    match x {
+        0..=8 => 0,
+        9..=32 => 1,
+        33..=128 => 2,
+        129..=512 => 3,
+        513..=2048 => 4,
+        _ => 5,
+    }
+}
+
+impl GemmClass {
+    pub(crate) fn of(plan: &super::GemmPlan) -> GemmClass {
+        GemmClass {
+            dtype: plan.dtype,
+            left: plan.left.along,
+            right: plan.right.along,
+            m: bucket(plan.m),
+            n: bucket(plan.n),
+            k: bucket(plan.k),
+            batch: bucket(plan.batch.iter().product()),
+        }
+    }
+
+    /// The class as words of a tuning file's line (see [`GemmClass::parse`]).
+    pub(crate) fn words(&self) -> String {
+        let along = |a: Along| if a == Along::Rows { "r" } else { "c" };
+        format!(
+            "{} {}{} {} {} {} {}",
+            self.dtype.rust_name(),
+            along(self.left),
+            along(self.right),
+            self.m,
+            self.n,
+            self.k,
+            self.batch
+        )
+    }
+}
+
+/// Whether the tile is well formed (every division exact, every work-item loading
+/// the same number of each operand's elements) and fits the device.
+pub(crate) fn fits(t: &GemmTile, profile: &DeviceProfile, dtype: DType) -> bool {
+    let v = t.vector;
+    let shaped = [t.bm, t.bn, t.bk, t.tm, t.tn, v].iter().all(|&x| x > 0)
+        && t.bm.is_multiple_of(t.tm)
+        && t.bn.is_multiple_of(t.tn)
+        && t.tm.is_multiple_of(v)
+        && t.tn.is_multiple_of(v)
+        && matches!(v, 1 | 2 | 4 | 8 | 16);
+    shaped
+        && (t.bm as usize * t.bk as usize).is_multiple_of(t.group())
+        && (t.bn as usize * t.bk as usize).is_multiple_of(t.group())
+        && t.group() <= profile.max_group
+        && t.local_bytes(dtype) <= profile.local_mem_bytes
+}
+
+/// Multiply-adds below which a product is not worth a search: the default tile is close
+/// enough, and timing candidates would cost more than it could ever save.
+pub(crate) const SEARCH_FROM: u64 = 1 << 24;
+
+/// The tiles a search times on a GPU.
+const GPU_CANDIDATES: [GemmTile; 10] = [
+    GemmTile::new(128, 128, 8, 8, 8, 4),
+    GemmTile::new(128, 128, 16, 8, 8, 4),
+    GemmTile::new(128, 64, 16, 8, 4, 4),
+    GemmTile::new(64, 128, 16, 4, 8, 4),
+    GemmTile::new(64, 64, 16, 4, 4, 4),
+    GemmTile::new(64, 64, 8, 4, 4, 4),
+    GemmTile::new(128, 32, 16, 8, 2, 2),
+    GemmTile::new(64, 32, 16, 4, 2, 2),
+    GemmTile::new(32, 32, 16, 2, 2, 2),
+    GemmTile::new(16, 16, 16, 1, 1, 1),
+];
+
+/// The tiles a search times on a CPU (few: each costs a compile).
+const CPU_CANDIDATES: [GemmTile; 4] = [
+    GemmTile::new(64, 64, 16, 4, 4, 4),
+    GemmTile::new(32, 32, 16, 4, 4, 4),
+    GemmTile::new(64, 64, 8, 8, 8, 4),
+    GemmTile::new(32, 64, 16, 4, 8, 4),
+];
+
+/// The candidates worth timing for `class` on the device: those that fit, and whose
+/// block is not far larger than the product.
+pub(crate) fn candidates(profile: &DeviceProfile, class: &GemmClass) -> Vec<GemmTile> {
+    let list: &[GemmTile] = if profile.gpu {
+        &GPU_CANDIDATES
+    } else {
+        &CPU_CANDIDATES
+    };
+    let small = |block: u16, b: u8| b < 5 && block as usize > 4 * bucket_top(b);
+    let fitting: Vec<GemmTile> = list
+        .iter()
+        .copied()
+        .filter(|t| fits(t, profile, class.dtype) && !small(t.bm, class.m) && !small(t.bn, class.n))
+        .collect();
+    if fitting.is_empty() {
+        vec![default_tile(profile, class)]
+    } else {
+        fitting
+    }
+}
+
+/// The largest extent of bucket `b`.
+fn bucket_top(b: u8) -> usize {
+    [8, 32, 128, 512, 2048, usize::MAX][b as usize]
+}
+
+/// The tile used without a search: large blocks for large products, smaller ones where
+/// a dimension is small (so that the work-groups still cover the device), and on CPUs a
+/// middle size that PoCL's work-group loops vectorize well.
+pub(crate) fn default_tile(profile: &DeviceProfile, class: &GemmClass) -> GemmTile {
+    let wide = class.dtype.size() >= 8;
+    let choice = if !profile.gpu {
+        GemmTile::new(64, 64, 16, 4, 4, 4)
+    } else if class.m >= 4 && class.n >= 4 {
+        GemmTile::new(128, 128, if wide { 8 } else { 16 }, 8, 8, 4)
+    } else if class.m >= 3 && class.n >= 3 {
+        GemmTile::new(64, 64, 16, 4, 4, 4)
+    } else if class.n <= 1 && class.m >= 3 {
+        GemmTile::new(128, 32, 16, 8, 2, 2)
+    } else if class.m <= 1 || class.n <= 1 {
+        GemmTile::new(16, 16, 16, 1, 1, 1)
+    } else {
+        GemmTile::new(32, 32, 16, 2, 2, 2)
+    };
+    let fallbacks = [
+        choice,
+        GemmTile::new(64, 64, 8, 4, 4, 4),
+        GemmTile::new(32, 32, 8, 2, 2, 2),
+        GemmTile::new(16, 16, 8, 1, 1, 1),
+        GemmTile::new(8, 8, 8, 1, 1, 1),
+        GemmTile::new(4, 4, 4, 1, 1, 1),
+        GemmTile::new(1, 1, 1, 1, 1, 1),
+    ];
+    fallbacks
+        .into_iter()
+        .find(|t| fits(t, profile, class.dtype))
+        .unwrap_or(GemmTile::new(1, 1, 1, 1, 1, 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(gpu: bool) -> DeviceProfile {
+        DeviceProfile {
+            gpu,
+            compute_units: if gpu { 132 } else { 2 },
+            max_group: if gpu { 1024 } else { 4096 },
+            local_mem_bytes: if gpu { 49152 } else { 65536 },
+            parameter_bytes: 4096,
+            tuning: Default::default(),
+        }
+    }
+
+    fn class(dtype: DType, m: usize, n: usize, k: usize) -> GemmClass {
+        GemmClass {
+            dtype,
+            left: Along::Columns,
+            right: Along::Columns,
+            m: bucket(m),
+            n: bucket(n),
+            k: bucket(k),
+            batch: 0,
+        }
+    }
+
+    #[test]
+    fn every_candidate_and_default_is_well_formed() {
+        for gpu in [true, false] {
+            let p = profile(gpu);
+            for d in [DType::F32, DType::F64, DType::I32, DType::U8] {
+                for size in [1, 7, 33, 200, 1000, 5000] {
+                    let c = class(d, size, size, size);
+                    assert!(fits(&default_tile(&p, &c), &p, d), "{c:?}");
+                    for t in candidates(&p, &c) {
+                        assert!(fits(&t, &p, d), "{t} for {c:?}");
+                    }
+                }
+            }
+        }
+        for t in GPU_CANDIDATES.iter().chain(&CPU_CANDIDATES) {
+            assert_eq!(
+                GemmTile::parse(&t.words().split(' ').collect::<Vec<_>>()),
+                Some(*t)
+            );
+        }
+    }
+
+    #[test]
+    fn doubles_get_tiles_that_fit_local_memory() {
+        let p = profile(true);
+        let t = default_tile(&p, &class(DType::F64, 4096, 4096, 4096));
+        assert!(t.local_bytes(DType::F64) <= p.local_mem_bytes);
+        assert_eq!((t.bm, t.bn), (128, 128));
+    }
+
+    #[test]
+    fn small_products_get_small_blocks() {
+        let p = profile(true);
+        let t = default_tile(&p, &class(DType::F32, 5, 5, 5));
+        assert!(t.bm <= 16 && t.bn <= 16, "{t}");
+        assert!(candidates(&p, &class(DType::F32, 20, 20, 20))
+            .iter()
+            .all(|t| t.bm <= 128));
+    }
+}
