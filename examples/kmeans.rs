@@ -4,7 +4,9 @@
 //!
 //! ```text
 //! dist[n, k]  = sum_d (x[n, 1, d] - c[1, k, d])^2      one fused reduction (the [n, k, d]
-//!                                                        differences are never stored)
+//!                                                        differences are never stored);
+//!               or, for longer points, |c|^2 - 2 x c^T  one matrix product, |c|^2 added
+//!                                                        in its store (`--assign gemm`)
 //! label[n]    = argmin_k dist                           one arg reduction
 //! sums[k, d]  = sum_n (label[n] == k ? x[n, d] : 0)     one reduction over a one-hot
 //! count[k, 1] = sum_n (label[n] == k)                   mask each (never stored)
@@ -42,7 +44,7 @@ use ndarray::Array2;
 mod kmeans;
 #[path = "common/synthetic.rs"]
 mod synthetic;
-use kmeans::{make_blobs, KMeans};
+use kmeans::{make_blobs, Assign, KMeans};
 
 /// The same algorithm on the host, in f64 (plain loops: `make test` runs it unoptimized):
 /// the final centroids and the nearest of them to each point.
@@ -99,7 +101,8 @@ struct Args {
     k: usize,
     iters: usize,
     small: bool,
-    kernel_assign: bool,
+    /// `None`: the faster lazy form for the shape (`Assign::for_points`).
+    assign: Option<Assign>,
 }
 
 fn parse_args() -> std::result::Result<Args, String> {
@@ -111,7 +114,7 @@ fn parse_args() -> std::result::Result<Args, String> {
             k: 16,
             iters: 8,
             small,
-            kernel_assign: false,
+            assign: None,
         }
     } else {
         Args {
@@ -120,17 +123,19 @@ fn parse_args() -> std::result::Result<Args, String> {
             k: 16,
             iters: 20,
             small,
-            kernel_assign: false,
+            assign: None,
         }
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
         if flag == "--assign" {
-            a.kernel_assign = match value.as_str() {
-                "kernel" => true,
-                "lazy" => false,
-                _ => return Err(format!("--assign must be lazy or kernel, not {value}")),
+            a.assign = match value.as_str() {
+                "kernel" => Some(Assign::Kernel),
+                "gemm" => Some(Assign::Gemm),
+                "broadcast" => Some(Assign::Broadcast),
+                "auto" => None,
+                _ => return Err(format!("--assign must be auto, broadcast, gemm or kernel, not {value}")),
             };
             continue;
         }
@@ -156,7 +161,7 @@ fn main() -> lazycl::Result<ExitCode> {
         Ok(a) => a,
         Err(e) => {
             eprintln!("kmeans: {e}");
-            eprintln!("usage: kmeans [--n N] [--d D] [--k K] [--iters I] [--assign lazy|kernel]");
+            eprintln!("usage: kmeans [--n N] [--d D] [--k K] [--iters I] [--assign auto|broadcast|gemm|kernel]");
             return Ok(ExitCode::from(2));
         }
     };
@@ -166,22 +171,23 @@ fn main() -> lazycl::Result<ExitCode> {
         k,
         iters,
         small,
-        kernel_assign,
+        assign,
     } = args;
+    let assign = assign.unwrap_or(Assign::for_points(d));
     let ctx = Context::new()?;
     println!(
         "k-means (Lloyd) of {n} x {d} f32 points, k = {k}, {iters} iterations, assignment by {}, on {} ({})",
-        if kernel_assign {
-            "a #[kernel]"
-        } else {
-            "broadcast distances + argmin"
+        match assign {
+            Assign::Kernel => "a #[kernel]",
+            Assign::Gemm => "one matrix product + argmin",
+            Assign::Broadcast => "broadcast distances + argmin",
         },
         ctx.device().name,
         ctx.device().platform_name
     );
     let t0 = Instant::now();
     let xh = make_blobs(n, d, k);
-    let mut km = KMeans::new(&ctx, &xh, n, d, k, kernel_assign)?;
+    let mut km = KMeans::new(&ctx, &xh, n, d, k, assign)?;
     let init = km.c.clone();
     println!(
         "data generated and uploaded in {:.2} s",

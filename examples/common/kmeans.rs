@@ -1,6 +1,6 @@
 //! Lloyd's k-means on the device, shared by `examples/kmeans.rs` and the report: Gaussian
-//! blobs, and one iteration as lazy reductions (or with the assignment step as a
-//! `#[kernel]`).
+//! blobs, and one iteration as lazy reductions, with the nearest centroids found by
+//! broadcast distances, by one matrix product, or by a `#[kernel]` ([`Assign`]).
 
 use lazycl::prelude::*;
 
@@ -54,6 +54,32 @@ fn nearest(x: &[f32], c: &[f32], d: usize, labels: &mut [u64]) {
     }
 }
 
+/// How a step finds each point's nearest centroid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Assign {
+    /// `sum_d (x - c)^2` over the broadcast `[n, k, d]` differences (one fused
+    /// reduction), then an argmin per point.
+    Broadcast,
+    /// `|c|^2 - 2 x c^T` (`|x|^2`, the same for every centroid of a point, does not move
+    /// the argmin): one matrix product whose store adds `|c|^2`, then an argmin per point.
+    Gemm,
+    /// The hand-written `#[kernel]` above.
+    Kernel,
+}
+
+impl Assign {
+    /// The faster lazy form for points of `d` coordinates (measured on the H200,
+    /// BENCHMARKS.md): the product once a point has enough coordinates to make its tiles
+    /// worth it, the broadcast reduction for short points.
+    pub fn for_points(d: usize) -> Assign {
+        if d >= 32 {
+            Assign::Gemm
+        } else {
+            Assign::Broadcast
+        }
+    }
+}
+
 pub struct KMeans {
     /// Points, `[n, 1, d]` (the middle axis broadcasts against the centroids).
     x3: Array<f32>,
@@ -64,21 +90,15 @@ pub struct KMeans {
     n: usize,
     k: usize,
     d: usize,
-    /// `Some` for `--assign kernel`: the bound kernel and the labels it writes.
+    assign: Assign,
+    /// For [`Assign::Kernel`]: the bound kernel and the labels it writes.
     nearest: Option<(nearest::Bound, Array<u64>)>,
 }
 
 impl KMeans {
     /// Uploads `n x d` points (from `make_blobs`); the first `k` points are the initial
-    /// centroids. `kernel_assign` finds the nearest centroids with the `#[kernel]`.
-    pub fn new(
-        ctx: &Context,
-        x: &[f32],
-        n: usize,
-        d: usize,
-        k: usize,
-        kernel_assign: bool,
-    ) -> lazycl::Result<Self> {
+    /// centroids.
+    pub fn new(ctx: &Context, x: &[f32], n: usize, d: usize, k: usize, assign: Assign) -> lazycl::Result<Self> {
         let ids: Vec<u64> = (0..k as u64).collect();
         Ok(KMeans {
             x3: ctx.from_shape_slice([n, 1, d], x)?,
@@ -87,7 +107,8 @@ impl KMeans {
             n,
             k,
             d,
-            nearest: if kernel_assign {
+            assign,
+            nearest: if assign == Assign::Kernel {
                 Some((nearest::bind(ctx)?, ctx.zeros::<u64>([n])?))
             } else {
                 None
@@ -101,9 +122,17 @@ impl KMeans {
         (&diff * &diff).sum_axis(2)
     }
 
-    /// The nearest centroid of every point (lazy).
+    /// The nearest centroid of every point (lazy), by broadcast distances or, with
+    /// [`Assign::Gemm`], by one matrix product.
     pub fn labels(&self) -> Array<u64> {
-        self.distances().argmin_axis(1)
+        match self.assign {
+            Assign::Gemm => {
+                let x = self.x3.reshape([self.n, self.d]);
+                let cc = (&self.c * &self.c).sum_axis(1); // [k]
+                (&cc - 2.0f32 * x.matmul(&self.c.t())).argmin_axis(1)
+            }
+            _ => self.distances().argmin_axis(1),
+        }
     }
 
     /// One Lloyd iteration: enqueued, not waited for.

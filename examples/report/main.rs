@@ -7,6 +7,7 @@
 //! ```
 //! `LAZYCL_EXAMPLE_SMALL=1` implies `--quick`. `LAZYCL_DEVICE` picks the device.
 
+mod gemm;
 mod raw;
 mod views;
 mod workloads;
@@ -372,6 +373,12 @@ fn run() -> R<()> {
     };
     eprintln!("report on {}{}", rep.device, if quick { " (quick)" } else { "" });
     let trials = if quick { 3 } else { 7 };
+    // `--gemm`: the matrix products' rows only.
+    if args.iter().any(|a| a == "--gemm") {
+        gemm::rows(&mut rep, &ctx, quick, trials)?;
+        rep.print(json);
+        return Ok(());
+    }
 
     // --- launch overhead -------------------------------------------------------------
     {
@@ -825,6 +832,7 @@ fn run() -> R<()> {
         workloads::gaussian_logp::<f32>(&mut rep, &ctx, &raw, n, trials, reps)?;
     }
 
+    gemm::rows(&mut rep, &ctx, quick, trials)?;
     cache_rows(&mut rep, trials)?;
 
     rep.print(json);

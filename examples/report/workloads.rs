@@ -11,7 +11,7 @@ use super::{lz, per_run, Report};
 #[path = "../common/gaussian.rs"]
 mod gaussian;
 #[path = "../common/kmeans.rs"]
-mod kmeans;
+pub mod kmeans;
 #[path = "../common/logreg.rs"]
 mod logreg;
 #[path = "../common/synthetic.rs"]
@@ -164,7 +164,8 @@ pub fn logistic_regression<T: logreg::Real>(
 }
 
 /// k-means: one Lloyd iteration on `n x d` f32 points, `k` clusters, `kmeans::KMeans::step`
-/// (assignment by broadcast distances + argmin) against three raw kernels.
+/// (assignment by the faster lazy form for the shape, `Assign::for_points`) against three
+/// raw kernels.
 pub fn kmeans(
     rep: &mut Report,
     ctx: &Context,
@@ -175,7 +176,8 @@ pub fn kmeans(
 ) -> R<()> {
     let what = format!("k-means {n}x{d} f32, k={k}");
     let xh = kmeans::make_blobs(n, d, k);
-    let mut km = lz(kmeans::KMeans::new(ctx, &xh, n, d, k, false))?;
+    let assign = kmeans::Assign::for_points(d);
+    let mut km = lz(kmeans::KMeans::new(ctx, &xh, n, d, k, assign))?;
 
     // Raw: about four work-groups per compute unit for the sums, each over a segment of
     // at least LANES points.

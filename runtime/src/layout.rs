@@ -39,6 +39,10 @@ pub struct GemmTile {
     pub(crate) tm: u16,
     pub(crate) tn: u16,
     pub(crate) vector: u16,
+    /// How many steps of a tile's `bk` the compiler unrolls (0: all): full unrolling
+    /// gives the scheduler the most freedom, and on some compilers too many live
+    /// registers.
+    pub(crate) unroll: u16,
 }
 
 impl GemmTile {
@@ -51,22 +55,28 @@ impl GemmTile {
             tm,
             tn,
             vector,
+            unroll: 0,
         }
     }
 
-    /// The tile as six words (`bm bn bk tm tn vector`), as tables store it.
+    /// This tile with `unroll` steps of `bk` unrolled (0: all).
+    pub const fn unrolled(self, unroll: u16) -> GemmTile {
+        GemmTile { unroll, ..self }
+    }
+
+    /// The tile as seven words (`bm bn bk tm tn vector unroll`), as tables store it.
     pub(crate) fn words(&self) -> String {
         format!(
-            "{} {} {} {} {} {}",
-            self.bm, self.bn, self.bk, self.tm, self.tn, self.vector
+            "{} {} {} {} {} {} {}",
+            self.bm, self.bn, self.bk, self.tm, self.tn, self.vector, self.unroll
         )
     }
 
-    /// A tile from its six [`words`](GemmTile::words).
+    /// A tile from its seven [`words`](GemmTile::words).
     pub(crate) fn parse(words: &[&str]) -> Option<GemmTile> {
         let v: Vec<u16> = words.iter().map(|w| w.parse().ok()).collect::<Option<_>>()?;
         match v[..] {
-            [bm, bn, bk, tm, tn, vector] => Some(GemmTile::new(bm, bn, bk, tm, tn, vector)),
+            [bm, bn, bk, tm, tn, vector, unroll] => Some(GemmTile::new(bm, bn, bk, tm, tn, vector).unrolled(unroll)),
             _ => None,
         }
     }
@@ -95,6 +105,10 @@ impl std::fmt::Display for GemmTile {
             f,
             "{}x{}x{}/{}x{}/v{}",
             self.bm, self.bn, self.bk, self.tm, self.tn, self.vector
-        )
+        )?;
+        match self.unroll {
+            0 => Ok(()),
+            u => write!(f, "/u{u}"),
+        }
     }
 }

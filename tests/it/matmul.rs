@@ -406,6 +406,9 @@ fn mismatched_shapes_are_errors_with_both_shapes() {
 #[test]
 fn every_candidate_tile_computes_the_same_products() {
     let tiles = [
+        GemmTile::new(128, 128, 8, 8, 8, 4).unrolled(2),
+        GemmTile::new(256, 128, 8, 16, 8, 4).unrolled(4),
+        GemmTile::new(64, 128, 8, 8, 16, 4),
         GemmTile::new(128, 128, 8, 8, 8, 4),
         GemmTile::new(128, 128, 16, 8, 8, 4),
         GemmTile::new(128, 64, 16, 8, 4, 4),
@@ -480,4 +483,32 @@ fn dot_of_matrices_matches_ndarray() {
     for (g, w) in got.iter().zip(want.iter()) {
         assert!((g - w).abs() < 1e-12 * (1.0 + w.abs()));
     }
+}
+
+#[test]
+fn long_products_of_few_blocks_split_k_and_keep_their_epilogue() {
+    // 3 x 5 from k = 6000: one block, so on any device the product is split along k
+    // (segments added up by a second kernel, which applies the epilogue).
+    let c = ctx();
+    let (m, k, n) = (3, 6000, 5);
+    let (va, ha) = random_f32(61, &[k, m]);
+    let (vb, hb) = random_f32(62, &[k, n]);
+    let a = c.from_shape_slice([k, m], &va).unwrap();
+    let b = c.from_shape_slice([k, n], &vb).unwrap();
+    let p = a.t().matmul(&b);
+    let y = (&p * 0.5).abs();
+    lazycl::eval(&(&p, &y)).unwrap();
+    let hat = ha.t().to_owned();
+    let want = host_product(&hat, &hb);
+    let scale = host_magnitude(&hat, &hb);
+    let got: Vec<f64> = p.to_vec().unwrap().iter().map(|&v| v as f64).collect();
+    close(&got, &want, &scale, 1e-5, "the product");
+    let got: Vec<f64> = y.to_vec().unwrap().iter().map(|&v| v as f64).collect();
+    close(&got, &want.mapv(|v| (v * 0.5).abs()), &scale, 1e-5, "its epilogue");
+    // Integers too (the segments wrap like the whole sum).
+    let vi: Vec<i64> = (0..k as i64).map(|i| i * 7919 - 3).collect();
+    let ai = c.from_shape_slice([1, k], &vi).unwrap();
+    let bi = c.from_shape_slice([k, 1], &vi).unwrap();
+    let want = vi.iter().fold(0i64, |s, v| s.wrapping_add(v.wrapping_mul(*v)));
+    assert_eq!(ai.matmul(&bi).to_vec().unwrap(), vec![want]);
 }

@@ -104,11 +104,15 @@ fn explain(roots: &[NodeRef]) -> Result<String> {
         if let Some(g) = &p.gemm {
             let mut p = p.clone();
             let tile = exec::tune::choose(&flush.ctx, None, &p)?;
-            crate::plan::gemm::set_tile(&mut p, tile);
+            crate::plan::gemm::set_tile(&mut p, tile, &flush.ctx.profile);
             let _ = writeln!(
                 s,
-                "  matrix product of {:?} matrices, {} x {} times {} x {}: blocks of {} x {}, {} x {} per work-item, steps of {} along k",
-                g.batch, g.m, g.k, g.k, g.n, tile.bm, tile.bn, tile.tm, tile.tn, tile.bk
+                "  matrix product of {:?} matrices, {} x {} times {} x {}: blocks of {} x {}, {} x {} per work-item, steps of {} along k{}",
+                g.batch, g.m, g.k, g.k, g.n, tile.bm, tile.bn, tile.tm, tile.tn, tile.bk,
+                match p.gemm.as_ref().map_or(1, |g| g.split) {
+                    1 => String::new(),
+                    s => format!("; k split into {s} segments, added up by a second kernel"),
+                }
             );
             s.push_str(&fused_source(&p).unwrap_or_default());
             continue;

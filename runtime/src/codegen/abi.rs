@@ -10,6 +10,10 @@ use crate::plan::{Finish, KernelPlan};
 /// The name of every generated fused kernel.
 pub(crate) const FUSED_KERNEL_NAME: &str = "lazycl_fused";
 
+/// The name of the second kernel of a GEMM split along `k` (the segments' sum and the
+/// epilogue).
+pub(crate) const GEMM_COMBINE_KERNEL_NAME: &str = "lazycl_gemm_combine";
+
 /// The name of the combine kernel.
 pub(crate) const COMBINE_KERNEL_NAME: &str = "lazycl_combine";
 
@@ -81,6 +85,12 @@ pub(crate) enum Param {
     GemmM,
     GemmN,
     GemmK,
+    /// The number of matrices of the product (`batch_`).
+    GemmBatch,
+    /// Segments of `k` (`S_`: 1 unless split, [`GemmPlan::split`](crate::plan::GemmPlan::split)).
+    GemmSegments,
+    /// A split product's partial products, `[segment, .., m, n]` (`part`).
+    GemmPartials,
 }
 
 /// The parameters of the fused kernel of `plan`, in order. Every kernel starts with its
@@ -112,7 +122,8 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
             [Partials, PartialIndices, NOut, NRed, Segments, OneSegment],
         ))
         .chain((0..dims).map(Dim))
-        .chain(when(gemm, [GemmM, GemmN, GemmK]))
+        .chain(when(gemm, [GemmM, GemmN, GemmK, GemmBatch, GemmSegments]))
+        .chain(when(plan.gemm.as_ref().is_some_and(|g| g.split > 1), [GemmPartials]))
         .chain(when(finish_in_kernel, [Results, ResultIndices, FinishCounters]))
         .chain(when(
             reduce && plan.row_total.is_some(),
@@ -245,6 +256,9 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
         Param::GemmM => "const int M_".into(),
         Param::GemmN => "const int N_".into(),
         Param::GemmK => "const int K_".into(),
+        Param::GemmBatch => "const ulong batch_".into(),
+        Param::GemmSegments => "const int S_".into(),
+        Param::GemmPartials => format!("__global {}* part", plan.gemm.as_ref().map_or("", |g| vt(g.dtype))),
     }
 }
 
@@ -275,11 +289,14 @@ fn combine_declaration(p: CombineParam, d: DType) -> String {
 /// The first line of the fused kernel of `plan`, its parameters declared, after
 /// `attributes` (empty, or ` __attribute__((...))`).
 pub(super) fn fused_signature(plan: &KernelPlan, attributes: &str) -> String {
+    signature(plan, FUSED_KERNEL_NAME, attributes)
+}
+
+/// The first line of a kernel named `name` that takes the parameters of `plan` (the
+/// fused kernel, or the second kernel of a split GEMM, which takes the same).
+pub(super) fn signature(plan: &KernelPlan, name: &str, attributes: &str) -> String {
     let params: Vec<String> = params(plan).map(|p| declaration(plan, p)).collect();
-    format!(
-        "__kernel{attributes} void {FUSED_KERNEL_NAME}({}) {{",
-        params.join(", ")
-    )
+    format!("__kernel{attributes} void {name}({}) {{", params.join(", "))
 }
 
 /// The first line of the combine kernel for element type `d`.

@@ -39,14 +39,15 @@ pub(super) fn gemm_source(plan: &KernelPlan, g: &GemmPlan) -> Option<String> {
     let k = Kernel::new(plan, g, t);
     k.grid(&mut src);
     k.declarations(&mut src);
-    k.load(&mut values, Operand::Left, "0", &mut src);
-    k.load(&mut values, Operand::Right, "0", &mut src);
+    let first = format!("kt0 * {}", t.bk);
+    k.load(&mut values, Operand::Left, &first, &mut src);
+    k.load(&mut values, Operand::Right, &first, &mut src);
     k.stage(Operand::Left, "0", &mut src);
     k.stage(Operand::Right, "0", &mut src);
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-    src.open("for (int kt = 0; kt < ktiles; kt++) {");
-    src.line("const int cur = kt & 1;");
-    src.line("const int more = kt + 1 < ktiles;");
+    src.open("for (int kt = kt0; kt < kt1; kt++) {");
+    src.line("const int cur = (kt - kt0) & 1;");
+    src.line("const int more = kt + 1 < kt1;");
     src.open("if (more) {");
     let next = format!("(kt + 1) * {}", t.bk);
     k.load(&mut values, Operand::Left, &next, &mut src);
@@ -59,10 +60,58 @@ pub(super) fn gemm_source(plan: &KernelPlan, g: &GemmPlan) -> Option<String> {
     src.close();
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     src.close();
-    k.epilogue(&mut values, &mut src);
+    if g.split > 1 {
+        k.partials(&mut src);
+    } else {
+        k.epilogue(&mut values, &mut src);
+    }
     src.close();
     Some(src.into_string())
 }
+
+/// The second kernel of a GEMM split along `k` ([`GemmPlan::split`]): per element of the
+/// product, the sum of the segments' partial products, then the epilogue and the stores.
+pub(super) fn combine_source(plan: &KernelPlan, g: &GemmPlan) -> Option<String> {
+    let t = g.tile?;
+    let mut values = Values::new(plan);
+    let mut src = Src::at(0);
+    src.text(&values.prelude());
+    src.open(abi::signature(plan, abi::GEMM_COMBINE_KERNEL_NAME, ""));
+    let k = Kernel::new(plan, g, t);
+    let (nb, ot, et) = (k.nb, k.ot, k.et);
+    src.line("const ulong total = (ulong)M_ * (ulong)N_ * (ulong)batch_;");
+    src.open("for (ulong gid = get_global_id(0); gid < total; gid += get_global_size(0)) {");
+    src.line("const int col = (int)(gid % (ulong)N_);");
+    src.line("const int row = (int)((gid / (ulong)N_) % (ulong)M_);");
+    src.line("const ulong z = gid / ((ulong)M_ * (ulong)N_);");
+    if nb > 0 {
+        src.line("ulong zr = z;");
+        for d in (1..nb).rev() {
+            src.line(format_args!("const {ot} i{d} = ({ot})(zr % d{d}_); zr /= d{d}_;"));
+        }
+        src.line(format_args!("const {ot} i0 = ({ot})zr;"));
+    }
+    src.line("const ulong zbase = z * (ulong)M_ * (ulong)N_;");
+    src.line(format_args!("{et} prod = 0;"));
+    src.open("for (int s = 0; s < S_; s++) {");
+    let add = k.multiply_add("part[(ulong)s * total + gid]", "1", "prod");
+    let add = if g.dtype.is_float() {
+        format!("prod + part[(ulong)s * total + gid]")
+    } else {
+        add
+    };
+    src.line(format_args!("prod = {add};"));
+    src.close();
+    k.coordinates("row", "col", &mut src);
+    k.values(&mut values, g.epilogue()..plan.values.len(), &mut src);
+    k.stores(&mut src);
+    src.close();
+    src.close();
+    Some(src.into_string())
+}
+
+/// Rows of blocks per band of the launch order (see `Kernel::grid`).
+const BAND: usize = 8;
 
 /// Which operand.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -123,17 +172,24 @@ impl<'a> Kernel<'a> {
             t.bm - 1,
             t.bm
         ));
-        src.line("ulong g = get_group_id(0);");
+        // Blocks in bands of BAND rows of blocks, column by column within a band: the
+        // groups running at once share the band's rows of the left operand and a few
+        // columns of the right one, so both stay in the cache.
+        src.line("const ulong per_matrix = (ulong)tiles_m * (ulong)tiles_n;");
+        src.line("const ulong blocks = per_matrix * (ulong)batch_;");
+        // A split product's segment of `k` (the outermost part of the group's number).
+        src.line("const int s = (int)(get_group_id(0) / blocks);");
+        src.line("const ulong g = get_group_id(0) % blocks;");
+        src.line("const ulong z = g / per_matrix;");
+        src.line("const int q = (int)(g % per_matrix);");
+        src.line(format_args!("const int band = q / ({BAND} * tiles_n);"));
+        src.line(format_args!("const int height = min({BAND}, tiles_m - band * {BAND});"));
+        src.line(format_args!("const int in_band = q - band * {BAND} * tiles_n;"));
         src.line(format_args!(
-            "const int bn0 = (int)(g % (ulong)tiles_n) * {};",
-            t.bn
-        ));
-        src.line("g /= (ulong)tiles_n;");
-        src.line(format_args!(
-            "const int bm0 = (int)(g % (ulong)tiles_m) * {};",
+            "const int bm0 = (band * {BAND} + in_band % height) * {};",
             t.bm
         ));
-        src.line("const ulong z = g / (ulong)tiles_m;");
+        src.line(format_args!("const int bn0 = (in_band / height) * {};", t.bn));
         if self.nb > 0 {
             src.line("ulong zr = z;");
             for d in (1..self.nb).rev() {
@@ -142,6 +198,9 @@ impl<'a> Kernel<'a> {
             src.line(format_args!("const {ot} i0 = ({ot})zr;"));
         }
         src.line(format_args!("const int ktiles = (K_ + {}) / {};", t.bk - 1, t.bk));
+        src.line("const int per_segment = (ktiles + S_ - 1) / S_;");
+        src.line("const int kt0 = s * per_segment;");
+        src.line("const int kt1 = min(kt0 + per_segment, ktiles);");
     }
 
     /// Local buffers (two per operand, of vectors), staging registers and accumulators.
@@ -183,58 +242,120 @@ impl<'a> Kernel<'a> {
         }
     }
 
-    /// `r` and `c`, an element's row and column in the operand's tile, from its number
-    /// `e` among the tile's elements in the order neighbouring work-items load them.
-    fn element(&self, which: Operand, src: &mut Src) {
+    /// Elements each work-item loads together along the operand's rows: a vector where
+    /// the operand loads along its columns (neighbouring elements are neighbours in
+    /// memory for its plain loads) and the tile's rows split into whole vectors; else 1.
+    fn run(&self, which: Operand) -> usize {
+        let t = &self.t;
+        let v = t.vector as usize;
+        let (_, cols) = self.tile_shape(which);
+        let along = match which {
+            Operand::Left => self.g.left.along,
+            Operand::Right => self.g.right.along,
+        };
+        let fits = v == crate::layout::VECTOR_WIDTH
+            && along == Along::Columns
+            && (cols as usize).is_multiple_of(v)
+            && self.per_item(which).is_multiple_of(v);
+        if fits {
+            v
+        } else {
+            1
+        }
+    }
+
+    /// `r` and `c`, the row and first column of the run of `w` elements a work-item
+    /// loads, from the run's number `e` among the tile's runs in the order neighbouring
+    /// work-items load them.
+    fn element(&self, which: Operand, w: usize, src: &mut Src) {
         let (rows, cols) = self.tile_shape(which);
         let along = match which {
             Operand::Left => self.g.left.along,
             Operand::Right => self.g.right.along,
         };
         match along {
+            Along::Columns if w > 1 => {
+                let runs = cols as usize / w;
+                src.line(format_args!("const int r = e / {runs}, c = (e % {runs}) * {w};"));
+            }
             Along::Columns => src.line(format_args!("const int r = e / {cols}, c = e % {cols};")),
             Along::Rows => src.line(format_args!("const int r = e % {rows}, c = e / {rows};")),
         }
     }
 
     /// Loads the operand's share of the tile at `k0` into registers (`ra`, `rb`),
-    /// evaluating its phase; 0 outside the matrix.
+    /// evaluating its phase; 0 outside the matrix. Runs of a vector read their plain
+    /// loads as one vector where the whole run is inside the matrix.
     fn load(&self, values: &mut Values, which: Operand, k0: &str, src: &mut Src) {
         let (op, reg, rows_of, cols_of, lim_r, lim_c) = match which {
-            Operand::Left => (
-                &self.g.left,
-                "ra",
-                "bm0 + r".to_string(),
-                format!("{k0} + c"),
-                "M_",
-                "K_",
-            ),
-            Operand::Right => (
-                &self.g.right,
-                "rb",
-                format!("{k0} + r"),
-                "bn0 + c".to_string(),
-                "K_",
-                "N_",
-            ),
+            Operand::Left => (&self.g.left, "ra", "bm0 + r".to_string(), format!("{k0} + c"), "M_", "K_"),
+            Operand::Right => (&self.g.right, "rb", format!("{k0} + r"), "bn0 + c".to_string(), "K_", "N_"),
         };
         let group = self.t.group();
+        let w = self.run(which);
         src.line("#pragma unroll");
-        src.open(format_args!(
-            "for (int l = 0; l < {}; l++) {{",
-            self.per_item(which)
-        ));
+        src.open(format_args!("for (int l = 0; l < {}; l++) {{", self.per_item(which) / w));
         src.line(format_args!("const int e = tid + l * {group};"));
-        self.element(which, src);
+        self.element(which, w, src);
         src.line(format_args!("const int gr = {rows_of}, gc = {cols_of};"));
-        src.line(format_args!("{} x = 0;", self.et));
-        src.open(format_args!("if (gr < {lim_r} && gc < {lim_c}) {{"));
-        self.coordinates("gr", "gc", src);
-        self.values(values, op.values.clone(), src);
-        src.line(format_args!("x = v{};", op.value));
+        if w > 1 {
+            src.open(format_args!("if (gr < {lim_r} && gc + {w} <= {lim_c}) {{"));
+            self.coordinates("gr", "gc", src);
+            self.vector_loads(op, src);
+            for lane in 0..w {
+                for i in op.values.clone().filter(|&i| !self.plan.values[i].in_branch) {
+                    let e = values.expr(i, "", Some(lane));
+                    src.line(format_args!("const {} v{i}_{lane} = {e};", vt(self.plan.values[i].dtype)));
+                }
+                src.line(format_args!("{reg}[l * {w} + {lane}] = v{}_{lane};", op.value));
+            }
+            src.reopen("} else {");
+        }
+        for lane in 0..w {
+            let gc = if w > 1 { format!("gc + {lane}") } else { "gc".to_string() };
+            src.open("{");
+            src.line(format_args!("{} x = 0;", self.et));
+            src.open(format_args!("if (gr < {lim_r} && {gc} < {lim_c}) {{"));
+            self.coordinates("gr", &gc, src);
+            self.values(values, op.values.clone(), src);
+            src.line(format_args!("x = v{};", op.value));
+            src.close();
+            src.line(format_args!("{reg}[l * {w} + {lane}] = x;"));
+            src.close();
+        }
+        if w > 1 {
+            src.close();
+        }
         src.close();
-        src.line(format_args!("{reg}[l] = x;"));
-        src.close();
+    }
+
+    /// The vector loads of a run of the operand's phase: one per input it reads with a
+    /// unit innermost stride and no guard (`L{slot}`, whose lanes the values take). An
+    /// aligned one (every offset it takes a multiple of the vector) is one wide load.
+    fn vector_loads(&self, op: &crate::plan::GemmOperand, src: &mut Src) {
+        let plan = self.plan;
+        let mut done: Vec<usize> = Vec::new();
+        for i in op.values.clone() {
+            let crate::plan::Value::Load { slot } = plan.values[i].value else {
+                continue;
+            };
+            let Some(a) = plan.inputs[slot].strided.as_ref().filter(|a| a.vectorizable()) else {
+                continue;
+            };
+            if done.contains(&slot) {
+                continue;
+            }
+            done.push(slot);
+            let t = vt(plan.inputs[slot].dtype);
+            let w = crate::layout::VECTOR_WIDTH;
+            let load = if op.aligned {
+                let at = super::views::offset_text(plan, slot, a);
+                format!("((__global const {t}{w}*)in{slot})[({at}) / {w}]")
+            } else {
+                super::views::vector_load(plan, slot, a)
+            };
+            src.line(format_args!("const {t}{w} L{slot} = {load};"));
+        }
     }
 
     /// Stores the registers loaded for an operand into local buffer `buf`.
@@ -246,21 +367,33 @@ impl<'a> Kernel<'a> {
             Operand::Right => ("lbs", "rb", t.bn as usize + v),
         };
         let bk = t.bk;
+        let w = self.run(which);
         src.line("#pragma unroll");
-        src.open(format_args!(
-            "for (int l = 0; l < {}; l++) {{",
-            self.per_item(which)
-        ));
+        src.open(format_args!("for (int l = 0; l < {}; l++) {{", self.per_item(which) / w));
         src.line(format_args!("const int e = tid + l * {};", t.group()));
-        self.element(which, src);
-        // The left tile is staged transposed: `k` (its column) outermost.
-        let (outer, inner) = match which {
-            Operand::Left => ("c", "r"),
-            Operand::Right => ("r", "c"),
-        };
-        src.line(format_args!(
-            "{name}[(({buf}) * {bk} + {outer}) * {row} + {inner}] = {reg}[l];"
-        ));
+        self.element(which, w, src);
+        match which {
+            // The left tile is staged transposed: `k` (its column) outermost.
+            Operand::Left => {
+                for lane in 0..w {
+                    src.line(format_args!(
+                        "{name}[(({buf}) * {bk} + c + {lane}) * {row} + r] = {reg}[l * {w} + {lane}];"
+                    ));
+                }
+            }
+            // A run of the right tile is a vector of its row.
+            Operand::Right if w > 1 => {
+                let lanes: Vec<String> = (0..w).map(|lane| format!("{reg}[l * {w} + {lane}]")).collect();
+                src.line(format_args!(
+                    "lb[((({buf}) * {bk} + r) * {row} + c) / {w}] = ({}{w})({});",
+                    self.et,
+                    lanes.join(", ")
+                ));
+            }
+            Operand::Right => {
+                src.line(format_args!("{name}[(({buf}) * {bk} + r) * {row} + c] = {reg}[l];"));
+            }
+        }
         src.close();
     }
 
@@ -270,7 +403,10 @@ impl<'a> Kernel<'a> {
         let v = t.vector as usize;
         let (wm, wn) = ((t.bm / t.tm) as usize, t.across());
         let (row_a, row_b) = ((t.bm as usize + v) / v, (t.bn as usize + v) / v);
-        src.line("#pragma unroll");
+        match t.unroll {
+            0 => src.line("#pragma unroll"),
+            u => src.line(format_args!("#pragma unroll {u}")),
+        }
         src.open(format_args!("for (int kk = 0; kk < {}; kk++) {{", t.bk));
         src.line(format_args!("const int ka = (cur * {} + kk) * {row_a};", t.bk));
         src.line(format_args!("const int kb = (cur * {} + kk) * {row_b};", t.bk));
@@ -330,14 +466,41 @@ impl<'a> Kernel<'a> {
                 self.coordinates("row", "col", src);
                 src.line(format_args!("const {} prod = c{i}_{j};", self.et));
                 self.values(values, epilogue.clone(), src);
-                for (k, o) in self.plan.outputs.iter().enumerate() {
-                    let target = match &o.store {
-                        Some(a) => super::views::store_target(self.plan, k, a, None),
-                        None => format!("out{k}[zbase + (ulong)row * (ulong)N_ + (ulong)col]"),
-                    };
-                    src.line(format_args!("{target} = v{};", o.value));
-                }
+                self.stores(src);
                 src.close();
+                src.close();
+            }
+        }
+    }
+
+    /// The outputs' stores of the element at `row`, `col` of matrix `z`.
+    fn stores(&self, src: &mut Src) {
+        for (k, o) in self.plan.outputs.iter().enumerate() {
+            let target = match &o.store {
+                Some(a) => super::views::store_target(self.plan, k, a, None),
+                None => format!("out{k}[zbase + (ulong)row * (ulong)N_ + (ulong)col]"),
+            };
+            src.line(format_args!("{target} = v{};", o.value));
+        }
+    }
+
+    /// A split product's segment: the accumulators as partial products, in
+    /// `[segment, .., m, n]` order (the combine kernel adds them up).
+    fn partials(&self, src: &mut Src) {
+        let t = &self.t;
+        let v = t.vector as usize;
+        let (wm, wn) = ((t.bm / t.tm) as usize, t.across());
+        src.line("const ulong at = ((ulong)s * (ulong)batch_ + z) * (ulong)M_ * (ulong)N_;");
+        for i in 0..t.tm as usize {
+            for j in 0..t.tn as usize {
+                let row = (i / v) * wm * v + i % v;
+                let col = (j / v) * wn * v + j % v;
+                src.open("{");
+                src.line(format_args!("const int row = bm0 + ty * {v} + {row};"));
+                src.line(format_args!("const int col = bn0 + tx * {v} + {col};"));
+                src.line(format_args!(
+                    "if (row < M_ && col < N_) part[at + (ulong)row * (ulong)N_ + (ulong)col] = c{i}_{j};"
+                ));
                 src.close();
             }
         }

@@ -21,7 +21,7 @@ mod values;
 mod views;
 mod writer;
 
-pub(crate) use abi::{COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
+pub(crate) use abi::{COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME, GEMM_COMBINE_KERNEL_NAME};
 pub(crate) use reduce::combine_source;
 
 use crate::plan::KernelPlan;
@@ -35,6 +35,12 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> Option<String> {
         return gemm::gemm_source(plan, g);
     }
     Some(fused_text(plan))
+}
+
+/// The second kernel of a GEMM split along `k` (`None` for any other plan, or before its
+/// tile is chosen).
+pub(crate) fn gemm_combine_source(plan: &KernelPlan) -> Option<String> {
+    plan.gemm.as_ref().and_then(|g| gemm::combine_source(plan, g))
 }
 
 fn fused_text(plan: &KernelPlan) -> String {

@@ -41,6 +41,17 @@ fn offset(a: &Affine, off: &str, stride: &str, lane: Option<usize>, ot: &str) ->
     text
 }
 
+/// The element offset strided input `slot` reads at the coordinates `i{k}`.
+pub(super) fn offset_text(plan: &KernelPlan, slot: usize, a: &Affine) -> String {
+    offset(
+        a,
+        &format!("ob{slot}"),
+        &format!("os{slot}_"),
+        None,
+        offset_type(plan),
+    )
+}
+
 /// The vector of [`VECTOR_WIDTH`](crate::layout::VECTOR_WIDTH) neighbours that strided
 /// input `slot` (unit innermost stride, unguarded) reads from the element at `i{k}` on:
 /// the lanes of a vector step take its components.

@@ -26,6 +26,8 @@ pub(crate) struct Bindings<'a> {
     pub(crate) total: Option<&'a RowTotalBuffers>,
     /// The split reduction an elementwise kernel finishes.
     pub(crate) finished: Option<&'a LeftPartials>,
+    /// A split GEMM's partial products.
+    pub(crate) gemm_partials: Option<&'a DeviceBuffer>,
 }
 
 impl Bindings<'_> {
@@ -84,6 +86,22 @@ impl Bindings<'_> {
             | Param::StoreOffset(_)
             | Param::StoreStride(..) => view_arg(plan, p)
                 .map(|v| offset_arg(v, plan.narrow_offsets))
+                .ok_or_else(missing),
+            Param::GemmPartials => mem(self.gemm_partials),
+            Param::GemmBatch => plan
+                .gemm
+                .as_ref()
+                .map(|g| KernelArg::ulong(g.matrices() as u64))
+                .ok_or_else(missing),
+            Param::GemmSegments => plan
+                .gemm
+                .as_ref()
+                .map(|g| {
+                    KernelArg::Scalar(ScalarBits {
+                        bits: u64::from(g.split as u32),
+                        size: 4,
+                    })
+                })
                 .ok_or_else(missing),
             Param::GemmM | Param::GemmN | Param::GemmK => plan
                 .gemm

@@ -11,7 +11,9 @@ use crate::backend::kernel::{CompiledKernel, KernelArg};
 use crate::backend::program::{build_options, obtain};
 use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
-use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
+use crate::codegen::{
+    combine_source, fused_source, gemm_combine_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME, GEMM_COMBINE_KERNEL_NAME,
+};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::view::ViewMap;
@@ -364,7 +366,9 @@ fn launch_elementwise(
     Ok(())
 }
 
-/// Launches a GEMM kernel: a work-group per block of each matrix of the product.
+/// Launches a GEMM kernel: a work-group per block of each matrix of the product (and
+/// segment of `k`); a split product's partial products then go through its second kernel,
+/// which adds them up and applies the epilogue.
 fn launch_gemm(
     ctx: &Arc<ContextInner>,
     queue: &Arc<QueueInner>,
@@ -374,33 +378,46 @@ fn launch_gemm(
     reads: &[&DeviceBuffer],
     outputs: &[Arc<DeviceBuffer>],
 ) -> Result<()> {
-    let (global, local) = gemm_grid(plan);
+    let (Some(g), Some(t)) = (&plan.gemm, plan.gemm.as_ref().and_then(|g| g.tile)) else {
+        return Err(Error::Internal("a GEMM kernel launched without its tile".into()));
+    };
+    let local = t.group();
+    let global = g.groups() * local;
     if global == 0 {
         return Ok(());
     }
+    let partials = match g.split {
+        0 | 1 => None,
+        s => Some(DeviceBuffer::uninit(&ctx.cl, s * plan.numel * g.dtype.size())?),
+    };
     Bindings {
         inputs: reads,
         outputs,
+        gemm_partials: partials.as_deref(),
         ..Bindings::default()
     }
     .bind(plan, args)?;
     let writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
-    kernel.launch(
+    let Some(partials) = &partials else {
+        kernel.launch(ctx, queue, Command::new(reads, &writes), &[global], Some(&[local]), args)?;
+        return Ok(());
+    };
+    kernel.launch(ctx, queue, Command::new(reads, &[partials]), &[global], Some(&[local]), args)?;
+    let combine = cached_kernel(ctx, &key::gemm_combine(&plan.key), GEMM_COMBINE_KERNEL_NAME, || {
+        gemm_combine_source(plan).ok_or_else(|| Error::Internal("a split GEMM without its second kernel".into()))
+    })?;
+    let mut with_partials: smallvec::SmallVec<[&DeviceBuffer; 8]> = reads.iter().copied().collect();
+    with_partials.push(partials);
+    let (global, local) = ctx.profile.grid(plan.numel.min(ctx.profile.work_items_cap()));
+    combine.launch(
         ctx,
         queue,
-        Command::new(reads, &writes),
+        Command::new(&with_partials, &writes),
         &[global],
-        Some(&[local]),
+        local.as_ref().map(std::slice::from_ref),
         args,
     )?;
     Ok(())
-}
-
-/// The global and local size of a GEMM kernel's launch (one dim).
-fn gemm_grid(plan: &KernelPlan) -> (usize, usize) {
-    let Some(g) = &plan.gemm else { return (0, 1) };
-    let group = g.tile.map_or(1, |t| t.group());
-    (g.groups() * group, group)
 }
 
 /// Enqueues everything `roots` need on the default queue; returns without waiting.

@@ -61,6 +61,7 @@ pub(crate) fn launch_reduce(
         counters,
         total,
         finished: None,
+        gemm_partials: None,
     }
     .bind(plan, args)?;
     let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::smallvec![&*pv];

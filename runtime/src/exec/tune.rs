@@ -17,7 +17,6 @@ use crate::backend::cl;
 use crate::backend::context::ContextInner;
 use crate::backend::kernel::KernelArg;
 use crate::backend::queue::QueueInner;
-use crate::backend::submit::Command;
 use crate::error::Result;
 use crate::layout::GemmTile;
 use crate::plan::access::Affine;
@@ -26,7 +25,6 @@ use crate::plan::tiles::{self, GemmClass, SEARCH_FROM};
 use crate::plan::KernelPlan;
 use crate::stats::{Counters, WaitReason};
 
-use super::bind::Bindings;
 use super::kernel_for;
 
 /// How long a search times each candidate, at least (one launch when that takes longer).
@@ -42,7 +40,7 @@ pub(crate) fn choose_tiles(
     for plan in plans.iter_mut() {
         if plan.gemm.as_ref().is_some_and(|g| g.tile.is_none()) {
             let tile = choose(ctx, Some(queue), plan)?;
-            set_tile(plan, tile);
+            set_tile(plan, tile, &ctx.profile);
         }
     }
     Ok(())
@@ -104,7 +102,7 @@ fn search(
     let mut best: Option<(Duration, GemmTile)> = None;
     for tile in candidates {
         let mut trial = plan.clone();
-        set_tile(&mut trial, tile);
+        set_tile(&mut trial, tile, &ctx.profile);
         let Ok(time) = time(ctx, queue, &trial, &buffers) else {
             continue;
         };
@@ -125,25 +123,8 @@ fn time(
 ) -> Result<Duration> {
     let kernel = kernel_for(ctx, plan)?;
     let reads: Vec<&DeviceBuffer> = buffers.inputs.iter().map(|b| &**b).collect();
-    let writes: Vec<&DeviceBuffer> = buffers.outputs.iter().map(|b| &**b).collect();
     let mut args: Vec<KernelArg> = Vec::new();
-    Bindings {
-        inputs: &reads,
-        outputs: &buffers.outputs,
-        ..Bindings::default()
-    }
-    .bind(plan, &mut args)?;
-    let (global, local) = super::gemm_grid(plan);
-    let launch = || {
-        kernel.launch(
-            ctx,
-            queue,
-            Command::new(&reads, &writes),
-            &[global],
-            Some(&[local]),
-            &args,
-        )
-    };
+    let mut launch = || super::launch_gemm(ctx, queue, &kernel, plan, &mut args, &reads, &buffers.outputs);
     launch()?;
     queue.finish(WaitReason::Search)?;
     let start = Instant::now();

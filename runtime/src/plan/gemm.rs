@@ -94,6 +94,7 @@ pub(crate) fn plan_gemm(
             values: start..plan.values.len(),
             value: bound.value,
             along: along(&bound.offsets, phase.space.len()),
+            aligned: false,
         });
     }
     let mut targets: Vec<usize> = members[1..].to_vec();
@@ -129,6 +130,7 @@ pub(crate) fn plan_gemm(
         k,
         dtype,
         tile: None,
+        split: 1,
     };
     plan.narrow_offsets = narrow_offsets(&plan, &g);
     key::offsets(&mut plan.key, plan.narrow_offsets);
@@ -137,11 +139,34 @@ pub(crate) fn plan_gemm(
     plan
 }
 
-/// Sets the tile of GEMM plan `plan` and writes it into its key (once).
-pub(crate) fn set_tile(plan: &mut KernelPlan, tile: super::tiles::GemmTile) {
-    if let Some(g) = plan.gemm.as_mut().filter(|g| g.tile.is_none()) {
+/// Sets the tile of GEMM plan `plan` and its segments of `k`
+/// ([`split`](super::tiles::split)), with whether each operand's vector loads are aligned
+/// to its vector, and writes them into its key (once).
+pub(crate) fn set_tile(plan: &mut KernelPlan, tile: super::tiles::GemmTile, profile: &super::DeviceProfile) {
+    let aligned = |op: &GemmOperand| {
+        let v = i64::from(tile.vector);
+        op.values.clone().all(|i| match plan.values[i].value {
+            super::Value::Load { slot } => plan.inputs[slot]
+                .strided
+                .as_ref()
+                .filter(|a| a.vectorizable())
+                .is_none_or(|a| {
+                    let outer = &a.stride[..a.stride.len() - 1];
+                    a.base % v == 0 && outer.iter().all(|s| s % v == 0)
+                }),
+            _ => true,
+        })
+    };
+    let Some(g) = plan.gemm.as_ref().filter(|g| g.tile.is_none()) else {
+        return;
+    };
+    let (left, right) = (aligned(&g.left), aligned(&g.right));
+    if let Some(g) = plan.gemm.as_mut() {
+        g.left.aligned = left;
+        g.right.aligned = right;
         g.tile = Some(tile);
-        key::gemm_tile(&mut plan.key, &tile);
+        g.split = super::tiles::split(profile, g);
+        key::gemm_tile(&mut plan.key, &tile, [left, right], g.split > 1);
     }
 }
 

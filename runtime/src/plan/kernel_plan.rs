@@ -155,6 +155,11 @@ pub(crate) struct GemmPlan {
     /// The tiles, chosen for the device (a search or the default table, `exec::tune`)
     /// before the kernel is generated: `None` until then, and then written into the key.
     pub(crate) tile: Option<super::tiles::GemmTile>,
+    /// Segments of `k`, chosen with the tile (`plan::tiles::split`): a product of too few
+    /// blocks to fill the device, with a long `k`, runs one work-group per block and
+    /// segment, each writing its partial product, and a second kernel adds them up and
+    /// applies the epilogue. 1: not split.
+    pub(crate) split: usize,
 }
 
 impl GemmPlan {
@@ -181,11 +186,20 @@ impl GemmPlan {
         }
     }
 
-    /// Work-groups of a launch: one per block of each matrix of the product.
-    pub(crate) fn groups(&self) -> usize {
+    /// Blocks of the product: one per `bm x bn` block of each matrix.
+    pub(crate) fn blocks(&self) -> usize {
         let Some(t) = self.tile else { return 0 };
-        let batch: usize = self.batch.iter().product();
-        batch * self.m.div_ceil(t.bm as usize) * self.n.div_ceil(t.bn as usize)
+        self.matrices() * self.m.div_ceil(t.bm as usize) * self.n.div_ceil(t.bn as usize)
+    }
+
+    /// Work-groups of a launch: one per block and segment of `k`.
+    pub(crate) fn groups(&self) -> usize {
+        self.blocks() * self.split
+    }
+
+    /// The number of matrices of the product.
+    pub(crate) fn matrices(&self) -> usize {
+        self.batch.iter().product()
     }
 
     /// Multiply-adds of the product.
@@ -202,6 +216,9 @@ pub(crate) struct GemmOperand {
     pub(crate) values: std::ops::Range<usize>,
     pub(crate) value: usize,
     pub(crate) along: super::tiles::Along,
+    /// Every vector load of its phase starts at a multiple of the vector width (its
+    /// offset and strides are), so it can be one wide load; set with the tile.
+    pub(crate) aligned: bool,
 }
 
 /// The side of the square tiles of a tiled elementwise kernel ([`KernelPlan::tiled`]):

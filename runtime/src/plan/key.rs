@@ -49,6 +49,8 @@ const TAG_GEMM_PHASE: u32 = 16;
 const TAG_GEMM_OPERANDS: u32 = 17;
 /// A GEMM kernel's tiles.
 const TAG_GEMM_TILE: u32 = 18;
+/// The second kernel of a split GEMM (after its GEMM kernel's key).
+const TAG_GEMM_COMBINE: u32 = 19;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
 
@@ -240,10 +242,15 @@ pub(crate) fn gemm_operands(key: &mut Vec<u32>, left: Along, right: Along) {
     key.extend([TAG_GEMM_OPERANDS, left as u32, right as u32]);
 }
 
-/// The tiles of a GEMM kernel.
-pub(crate) fn gemm_tile(key: &mut Vec<u32>, t: &GemmTile) {
+/// The tiles of a GEMM kernel, whether each operand's vector loads are aligned, and
+/// whether it is split along `k`.
+pub(crate) fn gemm_tile(key: &mut Vec<u32>, t: &GemmTile, aligned: [bool; 2], split: bool) {
     key.extend([
         TAG_GEMM_TILE,
+        u32::from(split),
+        u32::from(aligned[0]),
+        u32::from(aligned[1]),
+        u32::from(t.unroll),
         u32::from(t.bm),
         u32::from(t.bn),
         u32::from(t.bk),
@@ -251,6 +258,13 @@ pub(crate) fn gemm_tile(key: &mut Vec<u32>, t: &GemmTile) {
         u32::from(t.tn),
         u32::from(t.vector),
     ]);
+}
+
+/// The key of the second kernel of a split GEMM whose key is `gemm`.
+pub(crate) fn gemm_combine(gemm: &[u32]) -> Vec<u32> {
+    let mut key = gemm.to_vec();
+    key.push(TAG_GEMM_COMBINE);
+    key
 }
 
 /// The key of a combine kernel.

@@ -26,7 +26,7 @@ use crate::graph::{NodeRef, Shape};
 pub(crate) use crate::profile::DeviceProfile;
 pub(crate) use collect::{GKind, GNode, OpCode};
 pub(crate) use kernel_plan::{
-    ColumnRows, Columns, Finish, FinishIn, GemmPlan, JoinedReduction, KernelPlan, Layout, ReducePlan, Value,
+    ColumnRows, Columns, Finish, FinishIn, GemmOperand, GemmPlan, JoinedReduction, KernelPlan, Layout, ReducePlan, Value,
     VectorLoads, TILE, TILE_ROWS,
 };
 

@@ -92,11 +92,13 @@ pub(crate) fn fits(t: &GemmTile, profile: &DeviceProfile, dtype: DType) -> bool 
 pub(crate) const SEARCH_FROM: u64 = 1 << 24;
 
 /// The tiles a search times on a GPU.
-const GPU_CANDIDATES: [GemmTile; 10] = [
-    GemmTile::new(128, 128, 8, 8, 8, 4),
+const GPU_CANDIDATES: [GemmTile; 12] = [
     GemmTile::new(128, 128, 16, 8, 8, 4),
+    GemmTile::new(128, 128, 8, 8, 8, 4),
+    GemmTile::new(128, 128, 8, 8, 8, 4).unrolled(2),
     GemmTile::new(128, 64, 16, 8, 4, 4),
     GemmTile::new(64, 128, 16, 4, 8, 4),
+    GemmTile::new(256, 128, 8, 16, 8, 4).unrolled(4),
     GemmTile::new(64, 64, 16, 4, 4, 4),
     GemmTile::new(64, 64, 8, 4, 4, 4),
     GemmTile::new(128, 32, 16, 8, 2, 2),
@@ -107,10 +109,10 @@ const GPU_CANDIDATES: [GemmTile; 10] = [
 
 /// The tiles a search times on a CPU (few: each costs a compile).
 const CPU_CANDIDATES: [GemmTile; 4] = [
-    GemmTile::new(64, 64, 16, 4, 4, 4),
-    GemmTile::new(32, 32, 16, 4, 4, 4),
+    GemmTile::new(128, 128, 8, 8, 8, 4),
     GemmTile::new(64, 64, 8, 8, 8, 4),
-    GemmTile::new(32, 64, 16, 4, 8, 4),
+    GemmTile::new(64, 128, 8, 8, 16, 4),
+    GemmTile::new(64, 64, 16, 4, 4, 4),
 ];
 
 /// The candidates worth timing for `class` on the device: those that fit, and whose
@@ -134,6 +136,23 @@ pub(crate) fn candidates(profile: &DeviceProfile, class: &GemmClass) -> Vec<Gemm
     }
 }
 
+/// Segments of `k` for GEMM plan `g` with its tile: where its blocks are fewer than the
+/// device's compute units, enough segments for about two work-groups per compute unit,
+/// each of at least [`SEGMENT_STEPS`] steps of the tile's `bk`; else 1.
+pub(crate) fn split(profile: &DeviceProfile, g: &super::GemmPlan) -> usize {
+    let Some(t) = g.tile else { return 1 };
+    let blocks = g.blocks().max(1);
+    let units = profile.compute_units.max(1) as usize;
+    if blocks >= units {
+        return 1;
+    }
+    let steps = g.k.div_ceil(t.bk as usize);
+    (2 * units).div_ceil(blocks).min(steps / SEGMENT_STEPS).max(1)
+}
+
+/// The fewest steps of `bk` a segment of a split product takes.
+const SEGMENT_STEPS: usize = 8;
+
 /// The largest extent of bucket `b`.
 fn bucket_top(b: u8) -> usize {
     [8, 32, 128, 512, 2048, usize::MAX][b as usize]
@@ -145,7 +164,7 @@ fn bucket_top(b: u8) -> usize {
 pub(crate) fn default_tile(profile: &DeviceProfile, class: &GemmClass) -> GemmTile {
     let wide = class.dtype.size() >= 8;
     let choice = if !profile.gpu {
-        GemmTile::new(64, 64, 16, 4, 4, 4)
+        GemmTile::new(128, 128, 8, 8, 8, 4)
     } else if class.m >= 4 && class.n >= 4 {
         GemmTile::new(128, 128, if wide { 8 } else { 16 }, 8, 8, 4)
     } else if class.m >= 3 && class.n >= 3 {
