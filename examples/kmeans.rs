@@ -135,7 +135,11 @@ fn parse_args() -> std::result::Result<Args, String> {
                 "gemm" => Some(Assign::Gemm),
                 "broadcast" => Some(Assign::Broadcast),
                 "auto" => None,
-                _ => return Err(format!("--assign must be auto, broadcast, gemm or kernel, not {value}")),
+                _ => {
+                    return Err(format!(
+                        "--assign must be auto, broadcast, gemm or kernel, not {value}"
+                    ))
+                }
             };
             continue;
         }
@@ -161,7 +165,9 @@ fn main() -> lazycl::Result<ExitCode> {
         Ok(a) => a,
         Err(e) => {
             eprintln!("kmeans: {e}");
-            eprintln!("usage: kmeans [--n N] [--d D] [--k K] [--iters I] [--assign auto|broadcast|gemm|kernel]");
+            eprintln!(
+                "usage: kmeans [--n N] [--d D] [--k K] [--iters I] [--assign auto|broadcast|gemm|kernel]"
+            );
             return Ok(ExitCode::from(2));
         }
     };
@@ -220,8 +226,14 @@ fn main() -> lazycl::Result<ExitCode> {
         t1.elapsed().as_secs_f64()
     );
     // f32 distances against f64 ones may put a point lying on a boundary in the other
-    // cluster; allow one in ten thousand.
-    let ok = mismatched * 10_000 <= n && err <= 1e-4;
+    // cluster; allow one in ten thousand. The product form loses more near boundaries
+    // (|c|^2 - 2 x.c cancels terms of the size of |x|^2, as in torch's and JAX's k-means):
+    // one in a thousand, and each such point moves its centroids by about 1/size.
+    let (per_point, per_centroid) = match assign {
+        Assign::Gemm => (1_000, 1e-3),
+        _ => (10_000, 1e-4),
+    };
+    let ok = mismatched * per_point <= n && err <= per_centroid;
 
     // Warm-up of the inertia, so that every program the timed run uses is built (or
     // loaded) before the clock starts.

@@ -98,7 +98,14 @@ pub struct KMeans {
 impl KMeans {
     /// Uploads `n x d` points (from `make_blobs`); the first `k` points are the initial
     /// centroids.
-    pub fn new(ctx: &Context, x: &[f32], n: usize, d: usize, k: usize, assign: Assign) -> lazycl::Result<Self> {
+    pub fn new(
+        ctx: &Context,
+        x: &[f32],
+        n: usize,
+        d: usize,
+        k: usize,
+        assign: Assign,
+    ) -> lazycl::Result<Self> {
         let ids: Vec<u64> = (0..k as u64).collect();
         Ok(KMeans {
             x3: ctx.from_shape_slice([n, 1, d], x)?,
@@ -148,9 +155,21 @@ impl KMeans {
                 labels.clone()
             }
         };
-        let onehot = labels.reshape([self.n, 1, 1]).eq(&self.ids); // [n, k, 1]
-        let sums = onehot.select(&self.x3, 0.0f32).sum_axis(0); // [k, d]
-        let counts = onehot.cast::<f32>().sum_axis(0); // [k, 1]
+        let (sums, counts) = if self.assign == Assign::Gemm {
+            // The sums as a product too: onehot^T x, [k, n] . [n, d], the one-hot mask
+            // computed from the labels in the product's tile loads (never stored); a long
+            // k and few blocks, so it is split along n and its segments added up.
+            let onehot = labels
+                .reshape([self.n, 1])
+                .eq(self.ids.reshape([1, self.k]))
+                .cast::<f32>(); // [n, k]
+            let x = self.x3.reshape([self.n, self.d]);
+            (onehot.t().matmul(&x), onehot.sum_axis(0).reshape([self.k, 1]))
+        } else {
+            let onehot = labels.reshape([self.n, 1, 1]).eq(&self.ids); // [n, k, 1]
+            let sums = onehot.select(&self.x3, 0.0f32).sum_axis(0); // [k, d]
+            (sums, onehot.cast::<f32>().sum_axis(0)) // [k, 1]
+        };
         let c = self.c.clone();
         self.c.assign(counts.gt(0.0f32).select(&sums / &counts, &c))?;
         Ok(())

@@ -123,7 +123,14 @@ pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()
 }
 
 /// The same product by ndarray's `dot` on the host (matrixmultiply), in GFLOP/s.
-fn host_row(rep: &mut Report, ctx: &Context, a: &Array<f32>, b: &Array<f32>, n: usize, trials: usize) -> R<()> {
+fn host_row(
+    rep: &mut Report,
+    ctx: &Context,
+    a: &Array<f32>,
+    b: &Array<f32>,
+    n: usize,
+    trials: usize,
+) -> R<()> {
     let ha = lz(a.to_ndarray_dim::<ndarray::Ix2>())?;
     let hb = lz(b.to_ndarray_dim::<ndarray::Ix2>())?;
     let flops = 2.0 * (n as f64).powi(3);
@@ -136,7 +143,12 @@ fn host_row(rep: &mut Report, ctx: &Context, a: &Array<f32>, b: &Array<f32>, n: 
             })
             .collect(),
     );
-    let ours = per_run(trials, 1, || lz(a.matmul(b).eval().map(|_| ())), || lz(ctx.synchronize()))?;
+    let ours = per_run(
+        trials,
+        1,
+        || lz(a.matmul(b).eval().map(|_| ())),
+        || lz(ctx.synchronize()),
+    )?;
     rep.add(
         format!("SGEMM {n}^3 vs the host"),
         flops / ours / 1e9,

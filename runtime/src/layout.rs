@@ -76,7 +76,9 @@ impl GemmTile {
     pub(crate) fn parse(words: &[&str]) -> Option<GemmTile> {
         let v: Vec<u16> = words.iter().map(|w| w.parse().ok()).collect::<Option<_>>()?;
         match v[..] {
-            [bm, bn, bk, tm, tn, vector, unroll] => Some(GemmTile::new(bm, bn, bk, tm, tn, vector).unrolled(unroll)),
+            [bm, bn, bk, tm, tn, vector, unroll] => {
+                Some(GemmTile::new(bm, bn, bk, tm, tn, vector).unrolled(unroll))
+            }
             _ => None,
         }
     }

@@ -504,7 +504,13 @@ fn long_products_of_few_blocks_split_k_and_keep_their_epilogue() {
     let got: Vec<f64> = p.to_vec().unwrap().iter().map(|&v| v as f64).collect();
     close(&got, &want, &scale, 1e-5, "the product");
     let got: Vec<f64> = y.to_vec().unwrap().iter().map(|&v| v as f64).collect();
-    close(&got, &want.mapv(|v| (v * 0.5).abs()), &scale, 1e-5, "its epilogue");
+    close(
+        &got,
+        &want.mapv(|v| (v * 0.5).abs()),
+        &scale,
+        1e-5,
+        "its epilogue",
+    );
     // Integers too (the segments wrap like the whole sum).
     let vi: Vec<i64> = (0..k as i64).map(|i| i * 7919 - 3).collect();
     let ai = c.from_shape_slice([1, k], &vi).unwrap();

@@ -123,7 +123,10 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
         ))
         .chain((0..dims).map(Dim))
         .chain(when(gemm, [GemmM, GemmN, GemmK, GemmBatch, GemmSegments]))
-        .chain(when(plan.gemm.as_ref().is_some_and(|g| g.split > 1), [GemmPartials]))
+        .chain(when(
+            plan.gemm.as_ref().is_some_and(|g| g.split > 1),
+            [GemmPartials],
+        ))
         .chain(when(finish_in_kernel, [Results, ResultIndices, FinishCounters]))
         .chain(when(
             reduce && plan.row_total.is_some(),
@@ -258,7 +261,10 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
         Param::GemmK => "const int K_".into(),
         Param::GemmBatch => "const ulong batch_".into(),
         Param::GemmSegments => "const int S_".into(),
-        Param::GemmPartials => format!("__global {}* part", plan.gemm.as_ref().map_or("", |g| vt(g.dtype))),
+        Param::GemmPartials => format!(
+            "__global {}* part",
+            plan.gemm.as_ref().map_or("", |g| vt(g.dtype))
+        ),
     }
 }
 

@@ -94,11 +94,11 @@ pub(super) fn combine_source(plan: &KernelPlan, g: &GemmPlan) -> Option<String> 
     src.line("const ulong zbase = z * (ulong)M_ * (ulong)N_;");
     src.line(format_args!("{et} prod = 0;"));
     src.open("for (int s = 0; s < S_; s++) {");
-    let add = k.multiply_add("part[(ulong)s * total + gid]", "1", "prod");
+    // (Integers wrap, like the whole sum.)
     let add = if g.dtype.is_float() {
-        format!("prod + part[(ulong)s * total + gid]")
+        "prod + part[(ulong)s * total + gid]".to_string()
     } else {
-        add
+        k.multiply_add("part[(ulong)s * total + gid]", "1", "prod")
     };
     src.line(format_args!("prod = {add};"));
     src.close();
@@ -183,7 +183,9 @@ impl<'a> Kernel<'a> {
         src.line("const ulong z = g / per_matrix;");
         src.line("const int q = (int)(g % per_matrix);");
         src.line(format_args!("const int band = q / ({BAND} * tiles_n);"));
-        src.line(format_args!("const int height = min({BAND}, tiles_m - band * {BAND});"));
+        src.line(format_args!(
+            "const int height = min({BAND}, tiles_m - band * {BAND});"
+        ));
         src.line(format_args!("const int in_band = q - band * {BAND} * tiles_n;"));
         src.line(format_args!(
             "const int bm0 = (band * {BAND} + in_band % height) * {};",
@@ -288,13 +290,30 @@ impl<'a> Kernel<'a> {
     /// loads as one vector where the whole run is inside the matrix.
     fn load(&self, values: &mut Values, which: Operand, k0: &str, src: &mut Src) {
         let (op, reg, rows_of, cols_of, lim_r, lim_c) = match which {
-            Operand::Left => (&self.g.left, "ra", "bm0 + r".to_string(), format!("{k0} + c"), "M_", "K_"),
-            Operand::Right => (&self.g.right, "rb", format!("{k0} + r"), "bn0 + c".to_string(), "K_", "N_"),
+            Operand::Left => (
+                &self.g.left,
+                "ra",
+                "bm0 + r".to_string(),
+                format!("{k0} + c"),
+                "M_",
+                "K_",
+            ),
+            Operand::Right => (
+                &self.g.right,
+                "rb",
+                format!("{k0} + r"),
+                "bn0 + c".to_string(),
+                "K_",
+                "N_",
+            ),
         };
         let group = self.t.group();
         let w = self.run(which);
         src.line("#pragma unroll");
-        src.open(format_args!("for (int l = 0; l < {}; l++) {{", self.per_item(which) / w));
+        src.open(format_args!(
+            "for (int l = 0; l < {}; l++) {{",
+            self.per_item(which) / w
+        ));
         src.line(format_args!("const int e = tid + l * {group};"));
         self.element(which, w, src);
         src.line(format_args!("const int gr = {rows_of}, gc = {cols_of};"));
@@ -305,14 +324,21 @@ impl<'a> Kernel<'a> {
             for lane in 0..w {
                 for i in op.values.clone().filter(|&i| !self.plan.values[i].in_branch) {
                     let e = values.expr(i, "", Some(lane));
-                    src.line(format_args!("const {} v{i}_{lane} = {e};", vt(self.plan.values[i].dtype)));
+                    src.line(format_args!(
+                        "const {} v{i}_{lane} = {e};",
+                        vt(self.plan.values[i].dtype)
+                    ));
                 }
                 src.line(format_args!("{reg}[l * {w} + {lane}] = v{}_{lane};", op.value));
             }
             src.reopen("} else {");
         }
         for lane in 0..w {
-            let gc = if w > 1 { format!("gc + {lane}") } else { "gc".to_string() };
+            let gc = if w > 1 {
+                format!("gc + {lane}")
+            } else {
+                "gc".to_string()
+            };
             src.open("{");
             src.line(format_args!("{} x = 0;", self.et));
             src.open(format_args!("if (gr < {lim_r} && {gc} < {lim_c}) {{"));
@@ -369,7 +395,10 @@ impl<'a> Kernel<'a> {
         let bk = t.bk;
         let w = self.run(which);
         src.line("#pragma unroll");
-        src.open(format_args!("for (int l = 0; l < {}; l++) {{", self.per_item(which) / w));
+        src.open(format_args!(
+            "for (int l = 0; l < {}; l++) {{",
+            self.per_item(which) / w
+        ));
         src.line(format_args!("const int e = tid + l * {};", t.group()));
         self.element(which, w, src);
         match which {
@@ -391,7 +420,9 @@ impl<'a> Kernel<'a> {
                 ));
             }
             Operand::Right => {
-                src.line(format_args!("{name}[(({buf}) * {bk} + r) * {row} + c] = {reg}[l];"));
+                src.line(format_args!(
+                    "{name}[(({buf}) * {bk} + r) * {row} + c] = {reg}[l];"
+                ));
             }
         }
         src.close();

@@ -12,7 +12,8 @@ use crate::backend::program::{build_options, obtain};
 use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
 use crate::codegen::{
-    combine_source, fused_source, gemm_combine_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME, GEMM_COMBINE_KERNEL_NAME,
+    combine_source, fused_source, gemm_combine_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME,
+    GEMM_COMBINE_KERNEL_NAME,
 };
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -399,13 +400,33 @@ fn launch_gemm(
     .bind(plan, args)?;
     let writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
     let Some(partials) = &partials else {
-        kernel.launch(ctx, queue, Command::new(reads, &writes), &[global], Some(&[local]), args)?;
+        kernel.launch(
+            ctx,
+            queue,
+            Command::new(reads, &writes),
+            &[global],
+            Some(&[local]),
+            args,
+        )?;
         return Ok(());
     };
-    kernel.launch(ctx, queue, Command::new(reads, &[partials]), &[global], Some(&[local]), args)?;
-    let combine = cached_kernel(ctx, &key::gemm_combine(&plan.key), GEMM_COMBINE_KERNEL_NAME, || {
-        gemm_combine_source(plan).ok_or_else(|| Error::Internal("a split GEMM without its second kernel".into()))
-    })?;
+    kernel.launch(
+        ctx,
+        queue,
+        Command::new(reads, &[partials]),
+        &[global],
+        Some(&[local]),
+        args,
+    )?;
+    let combine = cached_kernel(
+        ctx,
+        &key::gemm_combine(&plan.key),
+        GEMM_COMBINE_KERNEL_NAME,
+        || {
+            gemm_combine_source(plan)
+                .ok_or_else(|| Error::Internal("a split GEMM without its second kernel".into()))
+        },
+    )?;
     let mut with_partials: smallvec::SmallVec<[&DeviceBuffer; 8]> = reads.iter().copied().collect();
     with_partials.push(partials);
     let (global, local) = ctx.profile.grid(plan.numel.min(ctx.profile.work_items_cap()));

@@ -26,8 +26,8 @@ use crate::graph::{NodeRef, Shape};
 pub(crate) use crate::profile::DeviceProfile;
 pub(crate) use collect::{GKind, GNode, OpCode};
 pub(crate) use kernel_plan::{
-    ColumnRows, Columns, Finish, FinishIn, GemmOperand, GemmPlan, JoinedReduction, KernelPlan, Layout, ReducePlan, Value,
-    VectorLoads, TILE, TILE_ROWS,
+    ColumnRows, Columns, Finish, FinishIn, GemmOperand, GemmPlan, JoinedReduction, KernelPlan, Layout,
+    ReducePlan, Value, VectorLoads, TILE, TILE_ROWS,
 };
 
 /// A root stored into a region of an existing array (`slice_mut(..).assign`) instead of
