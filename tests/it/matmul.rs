@@ -518,3 +518,39 @@ fn long_products_of_few_blocks_split_k_and_keep_their_epilogue() {
     let want = vi.iter().fold(0i64, |s, v| s.wrapping_add(v.wrapping_mul(*v)));
     assert_eq!(ai.matmul(&bi).to_vec().unwrap(), vec![want]);
 }
+
+#[test]
+fn sums_of_a_product_along_its_axes_never_compute_it() {
+    let c = ctx();
+    let (m, k, n) = (300, 40, 500);
+    let (va, ha) = random_f64(71, &[m, k]);
+    let (vb, hb) = random_f64(72, &[k, n]);
+    let a = c.from_shape_slice([m, k], &va).unwrap();
+    let b = c.from_shape_slice([k, n], &vb).unwrap();
+    let hp = host_product(&ha, &hb);
+    let scale = host_magnitude(&ha, &hb);
+    let near = |got: Vec<f64>, want: ndarray::ArrayD<f64>, bound: ndarray::ArrayD<f64>, what: &str| {
+        close(&got, &want, &bound, 1e-13, what);
+    };
+    let before = c.stats();
+    let rows = a.matmul(&b).sum_axis(Axis(1)).to_vec().unwrap();
+    let ran = c.stats() - before;
+    assert!(ran.kernels_launched <= 2, "b's row sums, then a matrix-vector product: {ran:?}");
+    assert!(ran.bytes_allocated < (m * n * 8) as u64, "the [m, n] product is never stored");
+    near(rows, hp.sum_axis(Axis(1)), scale.sum_axis(Axis(1)), "(a b) 1");
+    let cols = a.matmul(&b).sum_axis(Axis(0)).to_vec().unwrap();
+    near(cols, hp.sum_axis(Axis(0)), scale.sum_axis(Axis(0)), "1ᵀ (a b)");
+    let means = a.matmul(&b).mean_axis(Axis(1)).to_vec().unwrap();
+    near(means, hp.mean_axis(Axis(1)).unwrap(), scale.mean_axis(Axis(1)).unwrap(), "mean over columns");
+    // Batched, with a broadcast batch axis.
+    let (vs, hs) = random_f64(73, &[3, k, n]);
+    let s3 = c.from_shape_slice([3, k, n], &vs).unwrap();
+    let got = a.matmul(&s3).sum_axis(Axis(2)).to_vec().unwrap();
+    let (ha3, hs3) = broadcast_batches(&ha, &hs);
+    let want = host_product(&ha3, &hs3).sum_axis(Axis(2));
+    near(got, want, host_magnitude(&ha3, &hs3).sum_axis(Axis(2)), "batched");
+    // Not a matrix axis of the product: reduced as usual.
+    let got = a.matmul(&s3).sum_axis(Axis(0)).to_vec().unwrap();
+    let want = host_product(&ha3, &hs3).sum_axis(Axis(0));
+    near(got, want, host_magnitude(&ha3, &hs3).sum_axis(Axis(0)), "over the batch");
+}

@@ -143,6 +143,35 @@ impl<T: Numeric> Array<T> {
         Array::lazy(ctx, shape, Op::MatMul(self.node.clone(), other.node.clone()))
     }
 
+    /// A linear reduction (`reduce`: a sum or a mean along an axis) of this array along
+    /// `axis`, where this array is a lazy matrix product and `axis` one of its matrix
+    /// axes: the product of the operand reduced along its matching axis, `(a b) 1 = a (b
+    /// 1)` and `1ᵀ (a b) = (1ᵀ a) b`, which never computes the product (a matrix-vector
+    /// product instead of a matrix-matrix one). `None` for anything else.
+    pub(crate) fn reduced_product(&self, axis: usize, reduce: impl Fn(&Array<T>, usize) -> Array<T>) -> Option<Array<T>> {
+        let (a, b) = match &*self.node.state() {
+            crate::graph::State::Lazy(Op::MatMul(a, b)) => (a.clone(), b.clone()),
+            _ => return None,
+        };
+        let (a, b) = (Array::<T>::from_node(a), Array::<T>::from_node(b));
+        let rank = self.ndim();
+        if axis + 1 == rank {
+            // Along the columns: each row of a against b's row sums (or means).
+            let reduced = reduce(&b, b.ndim() - 1); // [.., k]
+            let reduced = reduced.insert_axis(Axis(reduced.ndim() - 1)); // [.., 1, k]
+            let terms = &a * &reduced; // [.., m, k]
+            Some(terms.sum_axis(terms.ndim() - 1))
+        } else if axis + 2 == rank {
+            // Along the rows: a's column sums (or means) against each column of b.
+            let reduced = reduce(&a, a.ndim() - 2); // [.., k]
+            let reduced = reduced.insert_axis(Axis(reduced.ndim())); // [.., k, 1]
+            let terms = &reduced * &b; // [.., k, n]
+            Some(terms.sum_axis(terms.ndim() - 2))
+        } else {
+            None
+        }
+    }
+
     /// A failed product of `self` and `other` under `op`, saying why.
     fn product_error(&self, op: &str, other: &Array<T>, why: &str) -> Array<T> {
         if let Some(e) = self.recording_error().or_else(|| other.recording_error()) {

@@ -81,7 +81,13 @@ macro_rules! reductions {
         }
         #[doc = concat!($doc, " along `axis`, which is removed from the shape.")]
         pub fn $axis(&self, axis: impl AsAxis) -> Array<T> {
-            self.record_reduce(ReduceOp::$op, Some(&[axis.axis_index()]), false)
+            let axis = axis.axis_index();
+            if ReduceOp::$op.is_linear() {
+                if let Some(r) = self.reduced_product(axis, |x, a| x.$axis(a)) {
+                    return r;
+                }
+            }
+            self.record_reduce(ReduceOp::$op, Some(&[axis]), false)
         }
         #[doc = concat!($doc, " along several axes; `keep_dims` keeps them as size 1.")]
         pub fn $axes(&self, axes: &[usize], keep_dims: bool) -> Array<T> {

@@ -136,6 +136,12 @@ pub enum ReduceOp {
 }
 
 impl ReduceOp {
+    /// Sum and Mean are linear: a reduction of a matrix product along one of its matrix
+    /// axes is the product with that operand reduced (`api::matmul`).
+    pub fn is_linear(self) -> bool {
+        matches!(self, ReduceOp::Sum | ReduceOp::Mean)
+    }
+
     /// ArgMin and ArgMax produce `u64` indices.
     pub fn is_arg(self) -> bool {
         matches!(self, ReduceOp::ArgMin | ReduceOp::ArgMax)
