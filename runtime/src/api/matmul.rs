@@ -12,7 +12,7 @@ use crate::dtype::Numeric;
 use crate::error::Error;
 use crate::graph::shape::broadcast;
 use crate::graph::Op;
-use crate::Axis;
+use ndarray::Axis;
 
 impl<T: Numeric> Array<T> {
     /// The matrix product, with numpy's `matmul` rules:
