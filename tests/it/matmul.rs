@@ -535,13 +535,24 @@ fn sums_of_a_product_along_its_axes_never_compute_it() {
     let before = c.stats();
     let rows = a.matmul(&b).sum_axis(Axis(1)).to_vec().unwrap();
     let ran = c.stats() - before;
-    assert!(ran.kernels_launched <= 2, "b's row sums, then a matrix-vector product: {ran:?}");
-    assert!(ran.bytes_allocated < (m * n * 8) as u64, "the [m, n] product is never stored");
+    assert!(
+        ran.kernels_launched <= 2,
+        "b's row sums, then a matrix-vector product: {ran:?}"
+    );
+    assert!(
+        ran.bytes_allocated < (m * n * 8) as u64,
+        "the [m, n] product is never stored"
+    );
     near(rows, hp.sum_axis(Axis(1)), scale.sum_axis(Axis(1)), "(a b) 1");
     let cols = a.matmul(&b).sum_axis(Axis(0)).to_vec().unwrap();
     near(cols, hp.sum_axis(Axis(0)), scale.sum_axis(Axis(0)), "1ᵀ (a b)");
     let means = a.matmul(&b).mean_axis(Axis(1)).to_vec().unwrap();
-    near(means, hp.mean_axis(Axis(1)).unwrap(), scale.mean_axis(Axis(1)).unwrap(), "mean over columns");
+    near(
+        means,
+        hp.mean_axis(Axis(1)).unwrap(),
+        scale.mean_axis(Axis(1)).unwrap(),
+        "mean over columns",
+    );
     // Batched, with a broadcast batch axis.
     let (vs, hs) = random_f64(73, &[3, k, n]);
     let s3 = c.from_shape_slice([3, k, n], &vs).unwrap();
@@ -552,5 +563,82 @@ fn sums_of_a_product_along_its_axes_never_compute_it() {
     // Not a matrix axis of the product: reduced as usual.
     let got = a.matmul(&s3).sum_axis(Axis(0)).to_vec().unwrap();
     let want = host_product(&ha3, &hs3).sum_axis(Axis(0));
-    near(got, want, host_magnitude(&ha3, &hs3).sum_axis(Axis(0)), "over the batch");
+    near(
+        got,
+        want,
+        host_magnitude(&ha3, &hs3).sum_axis(Axis(0)),
+        "over the batch",
+    );
+}
+
+#[test]
+fn row_reductions_of_the_epilogue_run_in_the_product_kernel() {
+    let c = ctx();
+    for (m, k, n) in [(130, 20, 32), (77, 9, 5), (40, 33, 128), (5, 3, 1)] {
+        let (va, ha) = random_f32(81 + n as u64, &[m, k]);
+        let (vb, hb) = random_f32(82 + n as u64, &[k, n]);
+        let (vbias, hbias) = random_f32(83 + n as u64, &[n]);
+        let a = c.from_shape_slice([m, k], &va).unwrap();
+        let b = c.from_shape_slice([k, n], &vb).unwrap();
+        let bias = c.from_slice(&vbias).unwrap();
+        let hp = host_product(&ha, &hb);
+        let scale = host_magnitude(&ha, &hb);
+        let relu = (&hp + &hbias).mapv(|v| v.max(0.0));
+        let before = c.stats();
+        let got = (&a.matmul(&b) + &bias)
+            .max(0.0)
+            .sum_axis(Axis(1))
+            .to_vec()
+            .unwrap();
+        assert_eq!(
+            (c.stats() - before).kernels_launched,
+            1,
+            "relu(a b + bias) summed per row: one kernel"
+        );
+        let got: Vec<f64> = got.iter().map(|&v| v as f64).collect();
+        close(
+            &got,
+            &relu.sum_axis(Axis(1)),
+            &(&scale + hbias.mapv(f64::abs)).sum_axis(Axis(1)),
+            4e-6,
+            "row sums",
+        );
+        // The nearest column (k-means' assignment), and the largest, kept as [m, 1].
+        let score = &hbias - 2.0 * &hp;
+        let got = (&bias - 2.0f32 * a.matmul(&b)).argmin_axis(1).to_vec().unwrap();
+        for (i, &g) in got.iter().enumerate() {
+            let row = score.index_axis(Axis(0), i);
+            let best = row.iter().cloned().fold(f64::INFINITY, f64::min);
+            // f32 against f64: the chosen column's score is within rounding of the best.
+            let tol = 1e-5 * (1.0 + scale.index_axis(Axis(0), i).iter().cloned().fold(0.0, f64::max));
+            assert!(
+                row[g as usize] - best <= tol,
+                "row {i}: column {g} scores {} against {best}",
+                row[g as usize]
+            );
+        }
+        let top = a.matmul(&b).amax_axes(&[1], true);
+        assert_eq!(top.shape(), &[m, 1]);
+        let got: Vec<f64> = top.to_vec().unwrap().iter().map(|&v| v as f64).collect();
+        let want = hp.map_axis(Axis(1), |r| r.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
+        close(
+            &got,
+            &want.into_dyn(),
+            &scale
+                .map_axis(Axis(1), |r| r.iter().cloned().fold(0.0, f64::max))
+                .into_dyn(),
+            4e-6,
+            "row maxima",
+        );
+    }
+    // Rows longer than one block reduces: the product is stored and reduced after.
+    let (va, ha) = random_f64(91, &[20, 6]);
+    let (vb, hb) = random_f64(92, &[6, 300]);
+    let a = c.from_shape_slice([20, 6], &va).unwrap();
+    let b = c.from_shape_slice([6, 300], &vb).unwrap();
+    let got = a.matmul(&b).amin_axis(1).to_vec().unwrap();
+    let want = host_product(&ha, &hb).map_axis(Axis(1), |r| r.iter().cloned().fold(f64::INFINITY, f64::min));
+    for (g, w) in got.iter().zip(want.iter()) {
+        assert!((g - w).abs() < 1e-12 * (1.0 + w.abs()));
+    }
 }

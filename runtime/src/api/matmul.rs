@@ -148,7 +148,11 @@ impl<T: Numeric> Array<T> {
     /// axes: the product of the operand reduced along its matching axis, `(a b) 1 = a (b
     /// 1)` and `1ᵀ (a b) = (1ᵀ a) b`, which never computes the product (a matrix-vector
     /// product instead of a matrix-matrix one). `None` for anything else.
-    pub(crate) fn reduced_product(&self, axis: usize, reduce: impl Fn(&Array<T>, usize) -> Array<T>) -> Option<Array<T>> {
+    pub(crate) fn reduced_product(
+        &self,
+        axis: usize,
+        reduce: impl Fn(&Array<T>, usize) -> Array<T>,
+    ) -> Option<Array<T>> {
         let (a, b) = match &*self.node.state() {
             crate::graph::State::Lazy(Op::MatMul(a, b)) => (a.clone(), b.clone()),
             _ => return None,

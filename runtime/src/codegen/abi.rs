@@ -91,6 +91,8 @@ pub(crate) enum Param {
     GemmSegments,
     /// A split product's partial products, `[segment, .., m, n]` (`part`).
     GemmPartials,
+    /// The results of a GEMM kernel's row reduction, `[.., m]` (`rout`).
+    GemmRowResults,
 }
 
 /// The parameters of the fused kernel of `plan`, in order. Every kernel starts with its
@@ -126,6 +128,10 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
         .chain(when(
             plan.gemm.as_ref().is_some_and(|g| g.split > 1),
             [GemmPartials],
+        ))
+        .chain(when(
+            plan.gemm.as_ref().is_some_and(|g| g.row.is_some()),
+            [GemmRowResults],
         ))
         .chain(when(finish_in_kernel, [Results, ResultIndices, FinishCounters]))
         .chain(when(
@@ -264,6 +270,10 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
         Param::GemmPartials => format!(
             "__global {}* part",
             plan.gemm.as_ref().map_or("", |g| vt(g.dtype))
+        ),
+        Param::GemmRowResults => format!(
+            "__global {}* rout",
+            plan.gemm.as_ref().and_then(|g| g.row).map_or("", |r| vt(r.dtype))
         ),
     }
 }

@@ -17,12 +17,14 @@
 //! coordinates and stores the outputs.
 
 use super::abi;
+use super::accumulators::take;
+use super::ops::identity;
 use super::ops::vt;
 use super::values::Values;
 use super::views::offset_type;
 use super::writer::Src;
 use crate::layout::GemmTile;
-use crate::plan::tiles::Along;
+use crate::plan::tiles::{self, Along};
 use crate::plan::{GemmPlan, KernelPlan};
 
 /// The program of a GEMM kernel with its tile chosen (`None` without one).
@@ -31,6 +33,9 @@ pub(super) fn gemm_source(plan: &KernelPlan, g: &GemmPlan) -> Option<String> {
     let mut values = Values::new(plan);
     let mut src = Src::at(0);
     src.text(&values.prelude());
+    if g.row.is_some() {
+        src.line("#define NONE ULONG_MAX");
+    }
     let group = t.group();
     src.open(abi::fused_signature(
         plan,
@@ -486,6 +491,15 @@ impl<'a> Kernel<'a> {
         let (wm, wn) = ((t.bm / t.tm) as usize, t.across());
         src.line("const ulong zbase = z * (ulong)M_ * (ulong)N_;");
         let epilogue = self.g.epilogue()..self.plan.values.len();
+        if let Some(r) = &self.g.row {
+            let it = vt(self.plan.values[r.value].dtype);
+            for i in 0..t.tm as usize {
+                src.line(format_args!(
+                    "{it} r{i} = {}; ulong ri{i} = NONE;",
+                    identity(r.op, self.plan.values[r.value].dtype)
+                ));
+            }
+        }
         for i in 0..t.tm as usize {
             for j in 0..t.tn as usize {
                 let row = (i / v) * wm * v + i % v;
@@ -498,10 +512,75 @@ impl<'a> Kernel<'a> {
                 src.line(format_args!("const {} prod = c{i}_{j};", self.et));
                 self.values(values, epilogue.clone(), src);
                 self.stores(src);
+                if let Some(r) = &self.g.row {
+                    let d = self.plan.values[r.value].dtype;
+                    let (acc, acci) = (format!("r{i}"), format!("ri{i}"));
+                    src.line(take(
+                        r.op,
+                        d,
+                        (&acc, &acci),
+                        (&format!("v{}", r.value), "(ulong)col"),
+                    ));
+                }
                 src.close();
                 src.close();
             }
         }
+        self.row_results(src);
+    }
+
+    /// A row reduction's results: each work-item's partial of each of its rows into
+    /// local memory (the staged tiles' buffers are free by now), then one work-item per
+    /// row of the block combines the partials of the work-items along it, in column
+    /// order, and stores the row's result.
+    fn row_results(&self, src: &mut Src) {
+        let Some(r) = &self.g.row else { return };
+        let t = &self.t;
+        let v = t.vector as usize;
+        let (wm, across) = ((t.bm / t.tm) as usize, t.across());
+        let d = self.plan.values[r.value].dtype;
+        let it = vt(d);
+        src.line(format_args!("__local {it} rl[{}];", tiles::row_scratch(t)));
+        src.line(format_args!("__local ulong rli[{}];", tiles::row_scratch(t)));
+        for i in 0..t.tm as usize {
+            let row = (i / v) * wm * v + i % v;
+            src.line(format_args!(
+                "rl[(ty * {v} + {row}) * {across} + tx] = r{i}; rli[(ty * {v} + {row}) * {across} + tx] = ri{i};"
+            ));
+        }
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        src.open(format_args!(
+            "for (int rr = tid; rr < {}; rr += {}) {{",
+            t.bm,
+            t.group()
+        ));
+        src.line(format_args!(
+            "{it} acc = {}; ulong acci = NONE;",
+            identity(r.op, d)
+        ));
+        src.open(format_args!("for (int x = 0; x < {across}; x++) {{"));
+        src.line(take(
+            r.op,
+            d,
+            ("acc", "acci"),
+            (
+                &format!("rl[rr * {across} + x]"),
+                &format!("rli[rr * {across} + x]"),
+            ),
+        ));
+        src.close();
+        src.line("const int row = bm0 + rr;");
+        let result = if r.op.is_arg() {
+            "(acci == NONE ? 0 : acci)".to_string()
+        } else if r.op == crate::graph::ReduceOp::Mean {
+            format!("acc / ({it})N_")
+        } else {
+            "acc".to_string()
+        };
+        src.line(format_args!(
+            "if (row < M_) rout[z * (ulong)M_ + (ulong)row] = {result};"
+        ));
+        src.close();
     }
 
     /// The outputs' stores of the element at `row`, `col` of matrix `z`.

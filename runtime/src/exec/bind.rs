@@ -28,6 +28,8 @@ pub(crate) struct Bindings<'a> {
     pub(crate) finished: Option<&'a LeftPartials>,
     /// A split GEMM's partial products.
     pub(crate) gemm_partials: Option<&'a DeviceBuffer>,
+    /// The results of a GEMM kernel's row reduction.
+    pub(crate) gemm_rows: Option<&'a DeviceBuffer>,
 }
 
 impl Bindings<'_> {
@@ -88,6 +90,7 @@ impl Bindings<'_> {
                 .map(|v| offset_arg(v, plan.narrow_offsets))
                 .ok_or_else(missing),
             Param::GemmPartials => mem(self.gemm_partials),
+            Param::GemmRowResults => mem(self.gemm_rows),
             Param::GemmBatch => plan
                 .gemm
                 .as_ref()

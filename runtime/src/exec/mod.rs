@@ -215,7 +215,18 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                 )?;
             }
             (Some(kernel), None) if plan.gemm.is_some() => {
-                launch_gemm(&ctx, queue, &kernel, plan, &mut args, &reads, &outputs)?;
+                let rows = gemm_row_results(&ctx, plan, targets)?;
+                launch_gemm(
+                    &ctx,
+                    queue,
+                    &kernel,
+                    plan,
+                    &mut args,
+                    &reads,
+                    &outputs,
+                    rows.as_deref(),
+                )?;
+                row_result = plan.gemm.as_ref().and_then(|g| g.row).map(|r| r.node).zip(rows);
             }
             (Some(kernel), None) => {
                 launch_elementwise(&ctx, queue, &kernel, plan, &mut args, &reads, &outputs)?;
@@ -367,9 +378,26 @@ fn launch_elementwise(
     Ok(())
 }
 
+/// The buffer of a GEMM kernel's row reduction's results (the flush's target where
+/// there is one).
+fn gemm_row_results(
+    ctx: &Arc<ContextInner>,
+    plan: &KernelPlan,
+    targets: &[(usize, Arc<DeviceBuffer>)],
+) -> Result<Option<Arc<DeviceBuffer>>> {
+    let Some((g, row)) = plan.gemm.as_ref().and_then(|g| g.row.map(|r| (g, r))) else {
+        return Ok(None);
+    };
+    Ok(Some(match targets.iter().find(|(t, _)| *t == row.node) {
+        Some((_, b)) => b.clone(),
+        None => DeviceBuffer::uninit(&ctx.cl, g.matrices() * g.m * row.dtype.size())?,
+    }))
+}
+
 /// Launches a GEMM kernel: a work-group per block of each matrix of the product (and
 /// segment of `k`); a split product's partial products then go through its second kernel,
-/// which adds them up and applies the epilogue.
+/// which adds them up and applies the epilogue. `rows`: the results of its row reduction.
+#[allow(clippy::too_many_arguments)]
 fn launch_gemm(
     ctx: &Arc<ContextInner>,
     queue: &Arc<QueueInner>,
@@ -378,6 +406,7 @@ fn launch_gemm(
     args: &mut Vec<KernelArg>,
     reads: &[&DeviceBuffer],
     outputs: &[Arc<DeviceBuffer>],
+    rows: Option<&DeviceBuffer>,
 ) -> Result<()> {
     let (Some(g), Some(t)) = (&plan.gemm, plan.gemm.as_ref().and_then(|g| g.tile)) else {
         return Err(Error::Internal("a GEMM kernel launched without its tile".into()));
@@ -395,10 +424,12 @@ fn launch_gemm(
         inputs: reads,
         outputs,
         gemm_partials: partials.as_deref(),
+        gemm_rows: rows,
         ..Bindings::default()
     }
     .bind(plan, args)?;
-    let writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
+    let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
+    writes.extend(rows);
     let Some(partials) = &partials else {
         kernel.launch(
             ctx,

@@ -62,6 +62,7 @@ pub(crate) fn launch_reduce(
         total,
         finished: None,
         gemm_partials: None,
+        gemm_rows: None,
     }
     .bind(plan, args)?;
     let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::smallvec![&*pv];

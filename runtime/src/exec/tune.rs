@@ -60,24 +60,29 @@ pub(crate) fn choose(
     };
     let profile = &ctx.profile;
     let class = GemmClass::of(g);
-    if let Some(t) = profile
-        .tuning
-        .gemm_tile
-        .filter(|t| tiles::fits(t, profile, g.dtype))
-    {
+    // A kernel that reduces its rows needs a tile that covers them.
+    let usable = |t: &GemmTile| match g.row {
+        Some(_) => tiles::covers_rows(t, profile, g.dtype, g.n),
+        None => tiles::fits(t, profile, g.dtype),
+    };
+    if let Some(t) = profile.tuning.gemm_tile.filter(usable) {
         return Ok(t);
     }
     let words = class.words();
-    if let Some(t) = ctx.searched_tile(&words) {
+    if let Some(t) = ctx.searched_tile(&words).filter(usable) {
         return Ok(t);
     }
+    let fallback = || match g.row {
+        Some(_) => tiles::covering(profile, g.dtype, g.n),
+        None => tiles::default_tile(profile, &class),
+    };
     match queue {
         Some(queue) if g.work() >= SEARCH_FROM && searching()? => {
             let t = search(ctx, queue, plan, &class)?;
             ctx.remember_tile(&words, t);
             Ok(t)
         }
-        _ => Ok(tiles::default_tile(profile, &class)),
+        _ => Ok(fallback()),
     }
 }
 
@@ -93,7 +98,8 @@ fn search(
     plan: &KernelPlan,
     class: &GemmClass,
 ) -> Result<GemmTile> {
-    let candidates = tiles::candidates(&ctx.profile, class);
+    let n = plan.gemm.as_ref().map_or(0, |g| g.n);
+    let candidates = tiles::candidates(&ctx.profile, class, n);
     if let [only] = candidates[..] {
         return Ok(only);
     }
@@ -124,7 +130,18 @@ fn time(
     let kernel = kernel_for(ctx, plan)?;
     let reads: Vec<&DeviceBuffer> = buffers.inputs.iter().map(|b| &**b).collect();
     let mut args: Vec<KernelArg> = Vec::new();
-    let mut launch = || super::launch_gemm(ctx, queue, &kernel, plan, &mut args, &reads, &buffers.outputs);
+    let mut launch = || {
+        super::launch_gemm(
+            ctx,
+            queue,
+            &kernel,
+            plan,
+            &mut args,
+            &reads,
+            &buffers.outputs,
+            buffers.rows.as_deref(),
+        )
+    };
     launch()?;
     queue.finish(WaitReason::Search)?;
     let start = Instant::now();
@@ -144,6 +161,7 @@ fn time(
 struct Buffers {
     inputs: Vec<Arc<DeviceBuffer>>,
     outputs: Vec<Arc<DeviceBuffer>>,
+    rows: Option<Arc<DeviceBuffer>>,
 }
 
 impl Buffers {
@@ -152,6 +170,7 @@ impl Buffers {
             return Ok(Buffers {
                 inputs: Vec::new(),
                 outputs: Vec::new(),
+                rows: None,
             });
         };
         let spaces = g.spaces();
@@ -185,7 +204,15 @@ impl Buffers {
                 zeroed(elements, o.dtype.size())
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Buffers { inputs, outputs })
+        let rows = g
+            .row
+            .map(|r| zeroed(g.matrices() * g.m, r.dtype.size()))
+            .transpose()?;
+        Ok(Buffers {
+            inputs,
+            outputs,
+            rows,
+        })
     }
 }
 

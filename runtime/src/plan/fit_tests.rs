@@ -15,6 +15,7 @@ const H200: DeviceProfile = DeviceProfile {
         combine_pass_only: false,
         shared_rows_anywhere: false,
         tiles_anywhere: false,
+        gemm_tile: None,
     },
 };
 const POCL: DeviceProfile = DeviceProfile {

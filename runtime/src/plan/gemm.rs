@@ -14,7 +14,7 @@
 use super::access::{Access, Affine, Collapsed, LoadKind};
 use super::build::Cone;
 use super::collect::{GKind, GNode, OpCode};
-use super::kernel_plan::{GemmOperand, GemmPlan, KernelPlan};
+use super::kernel_plan::{GemmOperand, GemmPlan, GemmRow, KernelPlan};
 use super::reads::{self, ConeView};
 use super::tiles::Along;
 use super::{key, values, Store};
@@ -97,19 +97,38 @@ pub(crate) fn plan_gemm(
             aligned: false,
         });
     }
-    let mut targets: Vec<usize> = members[1..].to_vec();
+    // The elementwise members are the epilogue's targets; a reduction member reduces its
+    // rows (its operand is the epilogue's extra value).
+    let reduction = members[1..].iter().find_map(|&r| match &graph[r].kind {
+        GKind::Op(OpCode::Reduce(spec), inputs) => Some((r, spec.op, inputs[0])),
+        _ => None,
+    });
+    let mut targets: Vec<usize> = members[1..]
+        .iter()
+        .copied()
+        .filter(|&j| reduction.is_none_or(|(r, _, _)| r != j))
+        .collect();
     if stored {
         targets.insert(0, p);
     }
     key::gemm_phase(&mut plan.key);
     let epilogue = Phase {
         targets: &targets,
-        extra: None,
+        extra: reduction.map(|(_, _, operand)| operand),
         space: out.clone(),
         product: Some(p),
         store,
     };
     let bound = epilogue.bind(graph, mat, &mut plan);
+    let row = reduction.map(|(node, op, _)| GemmRow {
+        op,
+        value: bound.value,
+        dtype: graph[node].node.dtype,
+        node,
+    });
+    if let Some(row) = &row {
+        key::gemm_row(&mut plan.key, row.op, row.value, row.dtype);
+    }
     if !bound.product_plain {
         plan.broken.get_or_insert_with(|| {
             format!("the epilogue of matrix product {p} reads it elsewhere than at its own coordinates")
@@ -131,6 +150,7 @@ pub(crate) fn plan_gemm(
         dtype,
         tile: None,
         split: 1,
+        row,
     };
     plan.narrow_offsets = narrow_offsets(&plan, &g);
     key::offsets(&mut plan.key, plan.narrow_offsets);
@@ -165,7 +185,11 @@ pub(crate) fn set_tile(plan: &mut KernelPlan, tile: super::tiles::GemmTile, prof
         g.left.aligned = left;
         g.right.aligned = right;
         g.tile = Some(tile);
-        g.split = super::tiles::split(profile, g);
+        // (A row reduction needs whole rows in one kernel: never split.)
+        g.split = match g.row {
+            Some(_) => 1,
+            None => super::tiles::split(profile, g),
+        };
         key::gemm_tile(&mut plan.key, &tile, [left, right], g.split > 1);
     }
 }

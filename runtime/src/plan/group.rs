@@ -130,7 +130,13 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<
                         GroupKind::Gemm(product) => joins_epilogue(graph, mat, &g.members, p, product),
                     }
             }),
-            _ => None,
+            // A reduction of a product's epilogue along its rows joins the product's
+            // kernel (see `joins_as_row`).
+            GroupKind::Reduction => groups.iter().rposition(|g| match g.kind {
+                GroupKind::Gemm(product) => joins_as_row(graph, mat, &g.members, p, product),
+                _ => false,
+            }),
+            GroupKind::Gemm(_) => None,
         };
         let g = match candidate {
             Some(c) if latest_dep.is_none_or(|d| d <= c) && after_cut.is_none_or(|d| d < c) => c,
@@ -147,6 +153,31 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<
         group_of[p] = Some(g);
     }
     groups.into_iter().map(|g| g.members).collect()
+}
+
+/// The longest rows a GEMM kernel reduces inside: its work-groups cover whole rows, and
+/// no candidate tile is wider.
+pub(crate) const GEMM_ROW_MAX: usize = 128;
+
+/// Whether reduction `r` may be computed in the GEMM kernel of `product` (members so far
+/// `members`): it reduces exactly the last axis of an operand of the product's shape that
+/// the epilogue can compute ([`joins_epilogue`]), the rows are at most [`GEMM_ROW_MAX`]
+/// long, and the kernel has no row reduction yet.
+fn joins_as_row(graph: &[GNode], mat: &[bool], members: &[usize], r: usize, product: usize) -> bool {
+    let GKind::Op(OpCode::Reduce(spec), inputs) = &graph[r].kind else {
+        return false;
+    };
+    let operand = inputs[0];
+    let shape = &graph[product].node.shape;
+    let rank = shape.len();
+    let has_row = members
+        .iter()
+        .any(|&m| matches!(graph[m].kind, GKind::Op(OpCode::Reduce(_), _)));
+    graph[operand].node.shape == *shape
+        && spec.axes == 1 << (rank - 1)
+        && shape[rank - 1] <= GEMM_ROW_MAX
+        && !has_row
+        && joins_epilogue(graph, mat, members, operand, product)
 }
 
 /// Whether elementwise point `q` may be computed in the epilogue of the GEMM kernel of

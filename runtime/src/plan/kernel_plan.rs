@@ -160,6 +160,24 @@ pub(crate) struct GemmPlan {
     /// segment, each writing its partial product, and a second kernel adds them up and
     /// applies the epilogue. 1: not split.
     pub(crate) split: usize,
+    /// A reduction along the rows of an epilogue value, computed in the kernel (its
+    /// work-groups cover whole rows: the tile's `bn` is at least `n`).
+    pub(crate) row: Option<GemmRow>,
+}
+
+/// A reduction along the rows of a GEMM kernel's epilogue (`(a.matmul(&b) +
+/// &bias).max(0.0).sum_axis(Axis(1))`, k-means' `argmin_axis(1)`): each work-item
+/// reduces its columns of each of its rows, the work-items of a row combine in local
+/// memory, and the result is written per row, `[.., m]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GemmRow {
+    pub(crate) op: ReduceOp,
+    /// The epilogue value reduced.
+    pub(crate) value: usize,
+    /// The result's element type (`u64` for an arg reduction).
+    pub(crate) dtype: DType,
+    /// Graph index of the reduction.
+    pub(crate) node: usize,
 }
 
 impl GemmPlan {

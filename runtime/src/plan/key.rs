@@ -51,6 +51,8 @@ const TAG_GEMM_OPERANDS: u32 = 17;
 const TAG_GEMM_TILE: u32 = 18;
 /// The second kernel of a split GEMM (after its GEMM kernel's key).
 const TAG_GEMM_COMBINE: u32 = 19;
+/// A reduction along the rows of a GEMM kernel's epilogue.
+const TAG_GEMM_ROW: u32 = 20;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
 
@@ -240,6 +242,11 @@ pub(crate) fn gemm_phase(key: &mut Vec<u32>) {
 /// How a GEMM kernel loads each operand's tiles.
 pub(crate) fn gemm_operands(key: &mut Vec<u32>, left: Along, right: Along) {
     key.extend([TAG_GEMM_OPERANDS, left as u32, right as u32]);
+}
+
+/// A reduction along the rows of a GEMM kernel's epilogue value `value`.
+pub(crate) fn gemm_row(key: &mut Vec<u32>, op: ReduceOp, value: usize, dtype: DType) {
+    key.extend([TAG_GEMM_ROW, op as u32, value as u32, dtype_code(dtype)]);
 }
 
 /// The tiles of a GEMM kernel, whether each operand's vector loads are aligned, and

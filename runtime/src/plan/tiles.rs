@@ -27,6 +27,8 @@ pub(crate) struct GemmClass {
     pub(crate) n: u8,
     pub(crate) k: u8,
     pub(crate) batch: u8,
+    /// The kernel reduces its rows too (its tiles must cover whole rows).
+    pub(crate) rows: bool,
 }
 
 /// The size bucket of an extent: ≤ 8, ≤ 32, ≤ 128, ≤ 512, ≤ 2048, more.
@@ -51,6 +53,7 @@ impl GemmClass {
             n: bucket(plan.n),
             k: bucket(plan.k),
             batch: bucket(plan.batch.iter().product()),
+            rows: plan.row.is_some(),
         }
     }
 
@@ -58,14 +61,15 @@ impl GemmClass {
     pub(crate) fn words(&self) -> String {
         let along = |a: Along| if a == Along::Rows { "r" } else { "c" };
         format!(
-            "{} {}{} {} {} {} {}",
+            "{} {}{} {} {} {} {}{}",
             self.dtype.rust_name(),
             along(self.left),
             along(self.right),
             self.m,
             self.n,
             self.k,
-            self.batch
+            self.batch,
+            if self.rows { " rows" } else { "" }
         )
     }
 }
@@ -85,6 +89,38 @@ pub(crate) fn fits(t: &GemmTile, profile: &DeviceProfile, dtype: DType) -> bool 
         && (t.bn as usize * t.bk as usize).is_multiple_of(t.group())
         && t.group() <= profile.max_group
         && t.local_bytes(dtype) <= profile.local_mem_bytes
+}
+
+/// Whether tile `t` can reduce rows of `n` elements of type `dtype` in its kernel: its
+/// blocks cover whole rows, and its staged tiles and the rows' partials (a value and an
+/// index per row of the block and work-item along it, of at most 8 bytes each) fit the
+/// device's local memory.
+pub(crate) fn covers_rows(t: &GemmTile, profile: &DeviceProfile, dtype: DType, n: usize) -> bool {
+    let scratch = row_scratch(t) as u64 * 16;
+    fits(t, profile, dtype) && t.bn as usize >= n && t.local_bytes(dtype) + scratch <= profile.local_mem_bytes
+}
+
+/// Partials of a row reduction in a block of tile `t`: one per row and work-item along it.
+pub(crate) fn row_scratch(t: &GemmTile) -> usize {
+    t.bm as usize * t.across()
+}
+
+/// A tile that reduces rows of `n` (at most [`GEMM_ROW_MAX`](super::group::GEMM_ROW_MAX))
+/// in its kernel: the narrowest of a short list that covers them and fits.
+pub(crate) fn covering(profile: &DeviceProfile, dtype: DType, n: usize) -> GemmTile {
+    let list = [
+        GemmTile::new(64, 16, 16, 4, 2, 2),
+        GemmTile::new(128, 32, 16, 8, 2, 2),
+        GemmTile::new(64, 64, 16, 4, 4, 4),
+        GemmTile::new(64, 128, 16, 4, 8, 4),
+        GemmTile::new(64, 128, 8, 4, 8, 4),
+        GemmTile::new(32, 128, 8, 2, 8, 2),
+        GemmTile::new(16, 128, 8, 1, 8, 1),
+        GemmTile::new(8, 128, 8, 1, 8, 1),
+    ];
+    list.into_iter()
+        .find(|t| covers_rows(t, profile, dtype, n))
+        .unwrap_or(GemmTile::new(1, 128, 1, 1, 8, 1))
 }
 
 /// Multiply-adds below which a product is not worth a search: the default tile is close
@@ -116,13 +152,26 @@ const CPU_CANDIDATES: [GemmTile; 4] = [
 ];
 
 /// The candidates worth timing for `class` on the device: those that fit, and whose
-/// block is not far larger than the product.
-pub(crate) fn candidates(profile: &DeviceProfile, class: &GemmClass) -> Vec<GemmTile> {
+/// block is not far larger than the product; for a kernel that reduces its rows of `n`,
+/// those that cover them, and the narrowest such tile.
+pub(crate) fn candidates(profile: &DeviceProfile, class: &GemmClass, n: usize) -> Vec<GemmTile> {
     let list: &[GemmTile] = if profile.gpu {
         &GPU_CANDIDATES
     } else {
         &CPU_CANDIDATES
     };
+    if class.rows {
+        let mut covering_ones: Vec<GemmTile> = list
+            .iter()
+            .copied()
+            .filter(|t| covers_rows(t, profile, class.dtype, n))
+            .collect();
+        let narrowest = covering(profile, class.dtype, n);
+        if !covering_ones.contains(&narrowest) {
+            covering_ones.push(narrowest);
+        }
+        return covering_ones;
+    }
     let small = |block: u16, b: u8| b < 5 && block as usize > 4 * bucket_top(b);
     let fitting: Vec<GemmTile> = list
         .iter()
@@ -215,6 +264,7 @@ mod tests {
             n: bucket(n),
             k: bucket(k),
             batch: 0,
+            rows: false,
         }
     }
 
@@ -222,11 +272,11 @@ mod tests {
     fn every_candidate_and_default_is_well_formed() {
         for gpu in [true, false] {
             let p = profile(gpu);
-            for d in [DType::F32, DType::F64, DType::I32, DType::U8] {
+            for d in [DType::F32, DType::F64, DType::I32, DType::U64] {
                 for size in [1, 7, 33, 200, 1000, 5000] {
                     let c = class(d, size, size, size);
                     assert!(fits(&default_tile(&p, &c), &p, d), "{c:?}");
-                    for t in candidates(&p, &c) {
+                    for t in candidates(&p, &c, size) {
                         assert!(fits(&t, &p, d), "{t} for {c:?}");
                     }
                 }
@@ -237,6 +287,22 @@ mod tests {
                 GemmTile::parse(&t.words().split(' ').collect::<Vec<_>>()),
                 Some(*t)
             );
+        }
+    }
+
+    #[test]
+    fn row_reductions_get_tiles_that_cover_their_rows() {
+        for gpu in [true, false] {
+            let p = profile(gpu);
+            for d in [DType::F32, DType::F64, DType::U64] {
+                for n in [1, 5, 16, 17, 32, 64, 100, 128] {
+                    let t = covering(&p, d, n);
+                    assert!(covers_rows(&t, &p, d, n), "{t} for {n} of {d:?}");
+                    let mut c = class(d, 1000, n, 1000);
+                    c.rows = true;
+                    assert!(candidates(&p, &c, n).iter().all(|t| covers_rows(t, &p, d, n)));
+                }
+            }
         }
     }
 
@@ -253,7 +319,7 @@ mod tests {
         let p = profile(true);
         let t = default_tile(&p, &class(DType::F32, 5, 5, 5));
         assert!(t.bm <= 16 && t.bn <= 16, "{t}");
-        assert!(candidates(&p, &class(DType::F32, 20, 20, 20))
+        assert!(candidates(&p, &class(DType::F32, 20, 20, 20), 20)
             .iter()
             .all(|t| t.bm <= 128));
     }
