@@ -1,6 +1,7 @@
 //! A short tour of lazycl: devices, a `#[kernel]`, lazy fused expressions, reductions that
 //! stay on the device, `explain()`, views (slices, transposes, concatenation, assignment
-//! into a region), a second queue with an event, and the counters.
+//! into a region), matrix products with what surrounds them fused in, a second queue with
+//! an event, and the counters.
 //!
 //! `make run` runs this on the default device (`LAZYCL_DEVICE` picks another).
 
@@ -91,6 +92,20 @@ fn main() -> lazycl::Result<()> {
     let mut grid = ctx.zeros::<f32>([3, 4])?;
     grid.slice_mut(s![1, ..]).assign(v.slice(s![..4]))?; // written in place
     println!("grid row 1    {:?}", grid.to_vec()?[4..8].to_vec());
+
+    println!("\n== matrix products: operands read in the tile loads, consumers in the store ==");
+    let w = ctx.array(&Array2::from_shape_fn((3, 5), |(i, j)| {
+        (i as f32 - j as f32) / 4.0
+    }))?;
+    let bias = ctx.from_slice(&[0.5f32, -1.0, 0.25])?;
+    let before = ctx.stats();
+    // (mat - mean) · wᵀ + bias, then ReLU: the subtraction, the transpose, the bias and
+    // the ReLU all happen inside one GEMM kernel, which writes once.
+    let hidden = ((&mat - mat.mean()).matmul(&w.t()) + &bias).max(0.0);
+    println!("relu((m - mean) wᵀ + b) {:?}", hidden.to_vec()?);
+    println!("kernels launched: {}", (ctx.stats() - before).kernels_launched);
+    let scores = mat.matmul(&w.t()).argmax_axis(1); // the argmax runs in the product's kernel
+    println!("best of each row {:?}", scores.to_vec()?);
 
     println!("\n== queues and events ==");
     let side = ctx.new_queue()?; // another in-order queue: its work may overlap the default one's

@@ -33,9 +33,8 @@ impl<T: Numeric> Array<T> {
     /// from a serial sum by rounding, as BLAS results do); integers wrap.
     ///
     /// ```
-    /// # use lazycl::prelude::*;
-    /// # fn main() -> lazycl::Result<()> {
-    /// let ctx = Context::new()?;
+    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// let ctx = lazycl_runtime::Context::new()?;
     /// let a = ctx.from_shape_slice([2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
     /// let b = ctx.from_shape_slice([3, 2], &[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0])?;
     /// assert_eq!(a.matmul(&b).to_vec()?, vec![4.0, 5.0, 10.0, 11.0]);
