@@ -636,3 +636,40 @@ fn row_reductions_of_the_epilogue_run_in_the_product_kernel() {
         assert!((g - w).abs() < 1e-12 * (1.0 + w.abs()));
     }
 }
+
+#[test]
+fn products_assigned_in_place_and_into_regions() {
+    let c = ctx();
+    let (m, k, n) = (19, 7, 11);
+    let (va, ha) = random_f64(101, &[m, k]);
+    let (vb, hb) = random_f64(102, &[k, n]);
+    let a = c.from_shape_slice([m, k], &va).unwrap();
+    let b = c.from_shape_slice([k, n], &vb).unwrap();
+    let hp = host_product(&ha, &hb);
+    let scale = host_magnitude(&ha, &hb);
+    // `y = y + a b`, written into y's own memory.
+    let mut y = c.full([m, n], 1.0f64).unwrap();
+    let before = c.stats();
+    y.assign(&y + &a.matmul(&b)).unwrap();
+    assert_eq!((c.stats() - before).kernels_launched, 1);
+    close(&y.to_vec().unwrap(), &(&hp + 1.0), &scale, 1e-14, "y += a b");
+    // A product stored into a region of a larger array.
+    let mut big = c.zeros::<f64>([m + 2, n + 3]).unwrap();
+    big.slice_mut(s![1..m + 1, 2..n + 2])
+        .assign(a.matmul(&b) * 2.0)
+        .unwrap();
+    let got = big.to_vec().unwrap();
+    for i in 0..m + 2 {
+        for j in 0..n + 3 {
+            let want = if (1..=m).contains(&i) && (2..n + 2).contains(&j) {
+                2.0 * hp[[i - 1, j - 2]]
+            } else {
+                0.0
+            };
+            assert!(
+                (got[i * (n + 3) + j] - want).abs() <= 1e-13 * (1.0 + want.abs()),
+                "({i}, {j})"
+            );
+        }
+    }
+}
