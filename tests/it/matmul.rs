@@ -673,3 +673,61 @@ fn products_assigned_in_place_and_into_regions() {
         }
     }
 }
+
+#[test]
+fn a_shape_class_is_searched_once_per_device_and_remembered_on_disk() {
+    let dir = std::env::temp_dir().join(format!("lazycl-tune-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let open = || {
+        Context::builder()
+            .program_cache(lazycl::CacheDir::Dir(dir.clone()))
+            .build()
+            .unwrap()
+    };
+    let searching = !matches!(
+        std::env::var("LAZYCL_TUNE").as_deref(),
+        Ok("off" | "0" | "false" | "no")
+    );
+    // 2^24 multiply-adds: large enough to be worth a search.
+    let n = 256;
+    let (va, _) = random_f32(111, &[n, n]);
+    let c = open();
+    let a = c.from_shape_slice([n, n], &va).unwrap();
+    let b = a.t().to_contiguous();
+    b.eval().unwrap();
+    for i in 0..100 {
+        let before = c.stats();
+        (&a.matmul(&b) * 0.5).eval().unwrap();
+        let ran = c.stats() - before;
+        if i == 0 {
+            assert_eq!(
+                ran.gemm_searches,
+                u64::from(searching),
+                "the first product searches"
+            );
+            if searching {
+                assert!(ran.gemm_candidates >= 2, "{ran:?}");
+            }
+        } else {
+            assert_eq!(ran.gemm_searches, 0, "iteration {i} searched again");
+            assert_eq!(
+                ran.programs_built + ran.programs_loaded,
+                0,
+                "iteration {i} built a program"
+            );
+            assert_eq!(ran.kernels_launched, 1);
+        }
+    }
+    // Another context on the same cache (as another process would be) finds the choice
+    // on disk and its program in the cache: no search, no build.
+    let c2 = open();
+    let a2 = c2.from_shape_slice([n, n], &va).unwrap();
+    let b2 = a2.t().to_contiguous();
+    b2.eval().unwrap();
+    let before = c2.stats();
+    (&a2.matmul(&b2) * 0.5).eval().unwrap();
+    let ran = c2.stats() - before;
+    assert_eq!(ran.gemm_searches, 0);
+    assert_eq!(ran.programs_built, 0, "{ran:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
