@@ -60,10 +60,12 @@ pub(crate) fn choose(
     };
     let profile = &ctx.profile;
     let class = GemmClass::of(g);
-    // A kernel that reduces its rows needs a tile that covers them.
-    let usable = |t: &GemmTile| match g.row {
-        Some(_) => tiles::covers_rows(t, profile, g.dtype, g.n),
-        None => tiles::fits(t, profile, g.dtype),
+    // A kernel that reduces its rows needs a tile that covers them (those of any
+    // length of its class, so that the class's remembered tile serves all of them).
+    let rows = class.rows as usize;
+    let usable = |t: &GemmTile| match rows {
+        0 => tiles::fits(t, profile, g.dtype),
+        n => tiles::covers_rows(t, profile, g.dtype, n),
     };
     if let Some(t) = profile.tuning.gemm_tile.filter(usable) {
         return Ok(t);
@@ -72,17 +74,22 @@ pub(crate) fn choose(
     if let Some(t) = ctx.searched_tile(&words).filter(usable) {
         return Ok(t);
     }
-    let fallback = || match g.row {
-        Some(_) => tiles::covering(profile, g.dtype, g.n),
-        None => tiles::default_tile(profile, &class),
-    };
     match queue {
         Some(queue) if g.work() >= SEARCH_FROM && searching()? => {
             let t = search(ctx, queue, plan, &class)?;
             ctx.remember_tile(&words, t);
             Ok(t)
         }
-        _ => Ok(fallback()),
+        _ => Ok(fallback(profile, &class)),
+    }
+}
+
+/// The tile without a search: the default table's, or for a kernel that reduces its rows
+/// the narrowest that covers them.
+fn fallback(profile: &crate::plan::DeviceProfile, class: &GemmClass) -> GemmTile {
+    match class.rows {
+        0 => tiles::default_tile(profile, class),
+        n => tiles::covering(profile, class.dtype, n as usize),
     }
 }
 
@@ -98,8 +105,7 @@ fn search(
     plan: &KernelPlan,
     class: &GemmClass,
 ) -> Result<GemmTile> {
-    let n = plan.gemm.as_ref().map_or(0, |g| g.n);
-    let candidates = tiles::candidates(&ctx.profile, class, n);
+    let candidates = tiles::candidates(&ctx.profile, class);
     if let [only] = candidates[..] {
         return Ok(only);
     }
@@ -117,7 +123,7 @@ fn search(
             best = Some((time, tile));
         }
     }
-    Ok(best.map_or_else(|| tiles::default_tile(&ctx.profile, class), |(_, t)| t))
+    Ok(best.map_or_else(|| fallback(&ctx.profile, class), |(_, t)| t))
 }
 
 /// The time of one launch of `plan`'s kernel.

@@ -84,7 +84,12 @@ pub(crate) fn plan(
         }
     }
     let groups = group::group_kernels(&graph, &mat, &cut);
-    let elsewhere = group::read_elsewhere(&graph, &mat, &groups);
+    // (Only a product's kernel asks; a flush without one skips the walk.)
+    let has_product = |m: &Vec<usize>| matches!(graph[m[0]].kind, GKind::Op(OpCode::MatMul, _));
+    let elsewhere = match groups.iter().any(has_product) {
+        true => group::read_elsewhere(&graph, &mat, &groups),
+        false => Vec::new(),
+    };
     let group_size = profile.reduce_group_size();
     let store = region.and_then(|(map, shape)| root_idx.first().map(|&node| Store { node, map, shape }));
     let plans = groups
@@ -94,7 +99,7 @@ pub(crate) fn plan(
             let first = members[0];
             match &graph[first].kind {
                 GKind::Op(OpCode::MatMul, _) => {
-                    let stored = root_idx.contains(&first) || elsewhere[first];
+                    let stored = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
                     gemm::plan_gemm(&graph, &mat, members, stored, store)
                 }
                 _ => build::plan_kernel(&graph, &mat, members, group_size, None, None, store),

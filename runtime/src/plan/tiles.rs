@@ -27,8 +27,9 @@ pub(crate) struct GemmClass {
     pub(crate) n: u8,
     pub(crate) k: u8,
     pub(crate) batch: u8,
-    /// The kernel reduces its rows too (its tiles must cover whole rows).
-    pub(crate) rows: bool,
+    /// The kernel reduces its rows too: their length rounded up to a power of two (its
+    /// tiles must cover whole rows of any length of the class), else 0.
+    pub(crate) rows: u16,
 }
 
 /// The size bucket of an extent: ≤ 8, ≤ 32, ≤ 128, ≤ 512, ≤ 2048, more.
@@ -53,7 +54,10 @@ impl GemmClass {
             n: bucket(plan.n),
             k: bucket(plan.k),
             batch: bucket(plan.batch.iter().product()),
-            rows: plan.row.is_some(),
+            rows: match plan.row {
+                Some(_) => plan.n.next_power_of_two().min(u16::MAX as usize) as u16,
+                None => 0,
+            },
         }
     }
 
@@ -69,7 +73,10 @@ impl GemmClass {
             self.n,
             self.k,
             self.batch,
-            if self.rows { " rows" } else { "" }
+            match self.rows {
+                0 => String::new(),
+                w => format!(" rows {w}"),
+            }
         )
     }
 }
@@ -152,15 +159,16 @@ const CPU_CANDIDATES: [GemmTile; 4] = [
 ];
 
 /// The candidates worth timing for `class` on the device: those that fit, and whose
-/// block is not far larger than the product; for a kernel that reduces its rows of `n`,
-/// those that cover them, and the narrowest such tile.
-pub(crate) fn candidates(profile: &DeviceProfile, class: &GemmClass, n: usize) -> Vec<GemmTile> {
+/// block is not far larger than the product; for a kernel that reduces its rows, those
+/// that cover the class's rows, and the narrowest such tile.
+pub(crate) fn candidates(profile: &DeviceProfile, class: &GemmClass) -> Vec<GemmTile> {
     let list: &[GemmTile] = if profile.gpu {
         &GPU_CANDIDATES
     } else {
         &CPU_CANDIDATES
     };
-    if class.rows {
+    if class.rows > 0 {
+        let n = class.rows as usize;
         let mut covering_ones: Vec<GemmTile> = list
             .iter()
             .copied()
@@ -264,7 +272,7 @@ mod tests {
             n: bucket(n),
             k: bucket(k),
             batch: 0,
-            rows: false,
+            rows: 0,
         }
     }
 
@@ -276,7 +284,7 @@ mod tests {
                 for size in [1, 7, 33, 200, 1000, 5000] {
                     let c = class(d, size, size, size);
                     assert!(fits(&default_tile(&p, &c), &p, d), "{c:?}");
-                    for t in candidates(&p, &c, size) {
+                    for t in candidates(&p, &c) {
                         assert!(fits(&t, &p, d), "{t} for {c:?}");
                     }
                 }
@@ -299,8 +307,8 @@ mod tests {
                     let t = covering(&p, d, n);
                     assert!(covers_rows(&t, &p, d, n), "{t} for {n} of {d:?}");
                     let mut c = class(d, 1000, n, 1000);
-                    c.rows = true;
-                    assert!(candidates(&p, &c, n).iter().all(|t| covers_rows(t, &p, d, n)));
+                    c.rows = n.next_power_of_two() as u16;
+                    assert!(candidates(&p, &c).iter().all(|t| covers_rows(t, &p, d, n)));
                 }
             }
         }
@@ -319,7 +327,7 @@ mod tests {
         let p = profile(true);
         let t = default_tile(&p, &class(DType::F32, 5, 5, 5));
         assert!(t.bm <= 16 && t.bn <= 16, "{t}");
-        assert!(candidates(&p, &class(DType::F32, 20, 20, 20), 20)
+        assert!(candidates(&p, &class(DType::F32, 20, 20, 20))
             .iter()
             .all(|t| t.bm <= 128));
     }
