@@ -731,3 +731,22 @@ fn a_shape_class_is_searched_once_per_device_and_remembered_on_disk() {
     assert_eq!(ran.programs_built, 0, "{ran:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn reductions_of_products_with_empty_rows_are_defined() {
+    let c = ctx();
+    let a = c
+        .from_shape_slice([3, 2], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
+        .unwrap();
+    let b = c.zeros::<f32>([2, 0]).unwrap();
+    // Sums over no columns are 0, whether the product or its epilogue is reduced.
+    assert_eq!(a.matmul(&b).sum_axis(Axis(1)).to_vec().unwrap(), vec![0.0; 3]);
+    assert_eq!(
+        (a.matmul(&b) + 1.0).sum_axis(Axis(1)).to_vec().unwrap(),
+        vec![0.0; 3]
+    );
+    assert!(
+        (a.matmul(&b) * 2.0).amax_axis(Axis(1)).to_vec().is_err(),
+        "the largest of nothing"
+    );
+}

@@ -161,8 +161,9 @@ pub(crate) const GEMM_ROW_MAX: usize = 128;
 
 /// Whether reduction `r` may be computed in the GEMM kernel of `product` (members so far
 /// `members`): it reduces exactly the last axis of an operand of the product's shape that
-/// the epilogue can compute ([`joins_epilogue`]), the rows are at most [`GEMM_ROW_MAX`]
-/// long, and the kernel has no row reduction yet.
+/// the epilogue can compute ([`joins_epilogue`]), the rows are 1 to [`GEMM_ROW_MAX`]
+/// long (a product with empty rows launches nothing), and the kernel has no row
+/// reduction yet.
 fn joins_as_row(graph: &[GNode], mat: &[bool], members: &[usize], r: usize, product: usize) -> bool {
     let GKind::Op(OpCode::Reduce(spec), inputs) = &graph[r].kind else {
         return false;
@@ -175,7 +176,7 @@ fn joins_as_row(graph: &[GNode], mat: &[bool], members: &[usize], r: usize, prod
         .any(|&m| matches!(graph[m].kind, GKind::Op(OpCode::Reduce(_), _)));
     graph[operand].node.shape == *shape
         && spec.axes == 1 << (rank - 1)
-        && shape[rank - 1] <= GEMM_ROW_MAX
+        && (1..=GEMM_ROW_MAX).contains(&shape[rank - 1])
         && !has_row
         && joins_epilogue(graph, mat, members, operand, product)
 }
