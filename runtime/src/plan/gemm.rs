@@ -36,8 +36,12 @@ pub(crate) fn plan_gemm(
     };
     let out: Vec<usize> = graph[p].node.shape.to_vec();
     let rank = out.len();
-    let batch = out[..rank - 2].to_vec();
-    let (m, n) = (out[rank - 2], out[rank - 1]);
+    // (A product has two axes at least; anything else is refused below.)
+    let batch = out[..rank.saturating_sub(2)].to_vec();
+    let (m, n) = match out[..] {
+        [.., m, n] => (m, n),
+        _ => (0, 0),
+    };
     let k = graph[a].node.shape.last().copied().unwrap_or(0);
     let dtype = graph[p].node.dtype;
     let numel = out.iter().product();
