@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 
 cargo build --examples
 export LAZYCL_EXAMPLE_SMALL=1
+# No GEMM tile searches here: each compiles several large kernels, which PoCL takes
+# seconds apiece for; tests/it/matmul.rs covers the search.
+export LAZYCL_TUNE=off
 for src in examples/*.rs examples/*/main.rs; do
     case "$src" in
         */main.rs) name="$(basename "$(dirname "$src")")" ;;
