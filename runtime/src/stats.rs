@@ -54,6 +54,12 @@ counters! {
     kernels_created,
     /// Kernels enqueued (`clEnqueueNDRangeKernel`).
     kernels_launched,
+    /// Lazy flushes planned (their graph's structure was new to the context).
+    flushes_planned,
+    /// Lazy flushes that ran the plans of an earlier flush of the same structure (same
+    /// operations, types, shapes, views and roots; new buffers and scalars) without
+    /// planning.
+    plans_reused,
     /// Lazy flushes that found their fused kernel in the cache.
     kernel_cache_hits,
     /// Lazy flushes that had to generate a new fused kernel.

@@ -27,6 +27,7 @@ mod lazy_property;
 mod matmul;
 mod program_cache;
 mod reductions;
+mod replay;
 mod row_column;
 mod row_total;
 mod safety;

@@ -20,10 +20,10 @@ fn explain(roots: &[NodeRef]) -> Result<String> {
     let Some(flush) = exec::plan(roots)? else {
         return Ok(s);
     };
-    if flush.kernels.is_empty() {
+    if flush.kernels().is_empty() {
         s.push_str("nothing to compute: every array is already materialized\n");
     }
-    for (k, p) in flush.kernels.iter().enumerate() {
+    for (k, p) in flush.kernels().iter().enumerate() {
         let cached = flush
             .ctx
             .fused_kernels

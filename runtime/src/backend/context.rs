@@ -39,6 +39,9 @@ pub(crate) struct ContextInner {
     pub(crate) static_kernels: Mutex<HashMap<(usize, &'static str), Arc<CompiledKernel>>>,
     /// Fused kernels of the lazy graph, keyed by structure.
     pub(crate) fused_kernels: Mutex<rustc_hash::FxHashMap<Vec<u32>, Arc<CompiledKernel>>>,
+    /// Planned flushes, by their graph's signature: kept and read by `exec::replay`, and
+    /// opaque here (the backend sits below planning).
+    pub(crate) replays: Mutex<Replays>,
     /// The GEMM tiles searches chose on this device, by shape class (its words): read
     /// from the disk cache on first use (`None` until then).
     gemm_tiles: Mutex<Option<HashMap<String, GemmTile>>>,
@@ -57,6 +60,38 @@ impl std::ops::Deref for ContextInner {
     type Target = ClContext;
     fn deref(&self) -> &ClContext {
         &self.cl
+    }
+}
+
+/// Values kept by the words of a signature, bounded: when a new one would pass
+/// [`Replays::MAX_ENTRIES`] entries or [`Replays::MAX_WORDS`] words of signatures, all
+/// are forgotten (a program that keeps making new structures gains nothing from them).
+#[derive(Default)]
+pub(crate) struct Replays {
+    entries: rustc_hash::FxHashMap<Vec<u64>, Arc<dyn std::any::Any + Send + Sync>>,
+    words: usize,
+}
+
+impl Replays {
+    pub(crate) const MAX_ENTRIES: usize = 512;
+    pub(crate) const MAX_WORDS: usize = 1 << 22;
+
+    pub(crate) fn get(&self, signature: &[u64]) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        self.entries.get(signature).cloned()
+    }
+
+    pub(crate) fn insert(&mut self, signature: Vec<u64>, value: Arc<dyn std::any::Any + Send + Sync>) {
+        if signature.len() > Self::MAX_WORDS {
+            return;
+        }
+        if self.entries.len() >= Self::MAX_ENTRIES || self.words + signature.len() > Self::MAX_WORDS {
+            self.entries.clear();
+            self.words = 0;
+        }
+        let len = signature.len();
+        if self.entries.insert(signature, value).is_none() {
+            self.words += len;
+        }
     }
 }
 
@@ -98,6 +133,7 @@ impl ContextInner {
             }),
             static_kernels: Mutex::default(),
             fused_kernels: Mutex::default(),
+            replays: Mutex::default(),
             gemm_tiles: Mutex::default(),
             max_queued_commands: options.max_queued_commands,
             queues: Mutex::new(vec![default_queue.clone()]),

@@ -2,10 +2,10 @@
 //! parameters `params` lists, for plans of each kind and layout. No device.
 use super::{bind, params, COMBINE_PARAMS};
 use crate::codegen::combine_source;
-use crate::dtype::{DType, ScalarBits};
+use crate::dtype::DType;
 use crate::graph::{BinaryOp, ReduceOp, ReduceSpec, TernaryOp};
 use crate::plan::access::{Affine, Bound};
-use crate::plan::kernel_plan::{Input, Inside, Output, PlannedValue, ScalarArg};
+use crate::plan::kernel_plan::{Input, Inside, Output, PlannedValue, ScalarArg, ScalarValue};
 use crate::plan::{
     ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelPlan, Layout, OpCode, ReducePlan, Value,
     VectorLoads,
@@ -78,7 +78,7 @@ fn elementwise() -> KernelPlan {
         inputs: vec![input(f, 0, 0), input(f, 1, 1)],
         scalars: vec![ScalarArg {
             dtype: f,
-            bits: ScalarBits { bits: 0, size: 4 },
+            value: ScalarValue::Node(3),
         }],
         outputs: vec![output(4, f, 2)],
         dims: vec![30, 20],

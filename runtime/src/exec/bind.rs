@@ -12,12 +12,27 @@ use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::plan::{KernelPlan, ReducePlan};
 
+/// What a kernel of a flush reads and writes: its input slots' buffers, its outputs, and
+/// its scalar slots' bytes (the flush's, never the plan's: a replayed plan binds new ones).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Io<'a> {
+    pub(crate) inputs: &'a [&'a DeviceBuffer],
+    pub(crate) outputs: &'a [Arc<DeviceBuffer>],
+    pub(crate) scalars: &'a [ScalarBits],
+}
+
+impl Io<'_> {
+    /// The outputs as the buffers a command writes.
+    pub(crate) fn writes(&self) -> smallvec::SmallVec<[&DeviceBuffer; 4]> {
+        self.outputs.iter().map(|b| &**b).collect()
+    }
+}
+
 /// The buffers and sizes of one launch, from which its arguments are bound in the order
 /// of the kernel's parameter list ([`abi::params`], the only such list).
 #[derive(Default)]
 pub(crate) struct Bindings<'a> {
-    pub(crate) inputs: &'a [&'a DeviceBuffer],
-    pub(crate) outputs: &'a [Arc<DeviceBuffer>],
+    pub(crate) io: Io<'a>,
     pub(crate) row_out: Option<&'a DeviceBuffer>,
     /// A reduction's partials and their indices (its results with one segment).
     pub(crate) partials: Option<Partials<'a>>,
@@ -41,13 +56,14 @@ impl Bindings<'_> {
         let reduce =
             |f: fn(&ReducePlan) -> usize| r.map(|r| KernelArg::ulong(f(r) as u64)).ok_or_else(missing);
         match p {
-            Param::Input(slot) => mem(self.inputs.get(slot).copied()),
-            Param::Scalar(slot) => plan
+            Param::Input(slot) => mem(self.io.inputs.get(slot).copied()),
+            Param::Scalar(slot) => self
+                .io
                 .scalars
                 .get(slot)
-                .map(|s| KernelArg::Scalar(s.bits))
+                .map(|&bits| KernelArg::Scalar(bits))
                 .ok_or_else(missing),
-            Param::Output(k) => mem(self.outputs.get(k).map(|b| &**b)),
+            Param::Output(k) => mem(self.io.outputs.get(k).map(|b| &**b)),
             Param::Numel => Ok(KernelArg::ulong(plan.numel as u64)),
             Param::Dim(k) => Ok(KernelArg::ulong(plan.dims[k] as u64)),
             Param::RowResult => mem(self.row_out),
@@ -64,7 +80,7 @@ impl Bindings<'_> {
                     })
                 })
                 .ok_or_else(missing),
-            Param::Results | Param::ResultIndices => mem(self.outputs.first().map(|b| &**b)),
+            Param::Results | Param::ResultIndices => mem(self.io.outputs.first().map(|b| &**b)),
             Param::FinishCounters | Param::TotalCounters => {
                 self.counters.map(KernelArg::Mem).ok_or_else(missing)
             }

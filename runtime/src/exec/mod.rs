@@ -15,7 +15,7 @@ use crate::codegen::{
     combine_source, fused_source, gemm_combine_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME,
     GEMM_COMBINE_KERNEL_NAME,
 };
-use crate::dtype::DType;
+use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::graph::view::ViewMap;
 use crate::graph::{NodeRef, ReduceOp, Shape};
@@ -25,16 +25,38 @@ use crate::stats::Counters;
 
 mod bind;
 mod reduce;
+mod replay;
 pub(crate) mod tune;
 
-use bind::{Bindings, LeftPartials, RowTotalBuffers};
+use bind::{Bindings, Io, LeftPartials, RowTotalBuffers};
 use reduce::launch_reduce;
+use replay::Replay;
 
 /// A planned flush and the context it runs on.
 pub(crate) struct Flush {
     pub(crate) ctx: Arc<ContextInner>,
     pub(crate) graph: Vec<GNode>,
-    pub(crate) kernels: Vec<KernelPlan>,
+    plans: Plans,
+}
+
+/// A flush's plans: new, or those of an earlier flush of the same signature.
+enum Plans {
+    /// Planned now; kept for replay under `signature` once their tiles are chosen.
+    Fresh {
+        kernels: Vec<KernelPlan>,
+        signature: Vec<u64>,
+    },
+    Replayed(Arc<Replay>),
+}
+
+impl Flush {
+    /// Its kernels' plans, in launch order.
+    pub(crate) fn kernels(&self) -> &[KernelPlan] {
+        match &self.plans {
+            Plans::Fresh { kernels, .. } => kernels,
+            Plans::Replayed(r) => &r.kernels,
+        }
+    }
 }
 
 /// Plans the flush that materializes `roots`, which must all belong to one context.
@@ -55,18 +77,25 @@ fn plan_with(roots: &[NodeRef], region: Option<(Arc<ViewMap>, Shape)>) -> Result
             || format!("array {} of {} (shape {:?})", i + 1, roots.len(), r.shape),
         )?;
     }
-    let planned = crate::plan::plan(roots, &ctx.profile, region)?;
-    if let Some(e) = planned
-        .iter()
-        .flat_map(|p| &p.kernels)
-        .find_map(|k| k.broken.as_ref())
-    {
-        return Err(Error::Internal(format!("planning a kernel: {e}")));
-    }
-    Ok(planned.map(|p| Flush {
+    let Some(collected) = crate::plan::collect(roots, region)? else {
+        return Ok(None);
+    };
+    let signature = crate::plan::signature::signature(&collected);
+    let plans = match replay::find(&ctx, &signature) {
+        Some(r) => Plans::Replayed(r),
+        None => {
+            let kernels = crate::plan::plan(&collected, &ctx.profile);
+            if let Some(e) = kernels.iter().find_map(|k| k.broken.as_ref()) {
+                return Err(Error::Internal(format!("planning a kernel: {e}")));
+            }
+            Counters::add(&ctx.counters.flushes_planned, 1);
+            Plans::Fresh { kernels, signature }
+        }
+    };
+    Ok(Some(Flush {
         ctx,
-        graph: p.graph,
-        kernels: p.kernels,
+        graph: collected.graph,
+        plans,
     }))
 }
 
@@ -122,21 +151,28 @@ fn cached_kernel(
 }
 
 fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
-    let Flush {
-        ctx,
-        graph,
-        mut kernels,
-    } = flush;
+    let Flush { ctx, graph, plans } = flush;
     queue
         .context
         .check(&ctx.tag, || "evaluating arrays".into(), || "the arrays".into())?;
-    tune::choose_tiles(&ctx, queue, &mut kernels)?;
+    let replay = match plans {
+        Plans::Replayed(r) => r,
+        Plans::Fresh {
+            mut kernels,
+            signature,
+        } => {
+            tune::choose_tiles(&ctx, queue, &graph, &mut kernels)?;
+            let r = Arc::new(Replay { kernels });
+            replay::keep(&ctx, signature, r.clone());
+            r
+        }
+    };
     // Buffers of nodes materialized by this flush, by graph index.
     let mut produced: Vec<Option<Arc<DeviceBuffer>>> = vec![None; graph.len()];
     // Partials of split reductions that their consumer finishes.
     let mut partials: Vec<LeftPartials> = Vec::new();
     let mut args: Vec<KernelArg> = Vec::new();
-    for plan in &kernels {
+    for plan in &replay.kernels {
         let has_work = match &plan.reduce {
             Some(r) => r.n_out > 0,
             None => plan.numel > 0,
@@ -172,6 +208,12 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             };
             reads.push(buffer);
         }
+        let scalars = scalars_of(plan, &graph)?;
+        let io = Io {
+            inputs: &reads,
+            outputs: &outputs,
+            scalars: &scalars,
+        };
         // The row reduction computed inside a column reduction, with its results.
         let mut row_result: Option<(usize, Arc<DeviceBuffer>)> = None;
         // A reduction over the rows computed beside it, with its result.
@@ -186,8 +228,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                     plan,
                     r,
                     &mut args,
-                    &reads,
-                    &outputs,
+                    io,
                     row_out.as_deref(),
                     total.as_ref(),
                 )?;
@@ -203,33 +244,15 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                 total_result = plan.row_total.map(|t| t.node).zip(total.map(|t| t.result));
             }
             (Some(kernel), None) if plan.finishes.is_some() => {
-                launch_finishing(
-                    &ctx,
-                    queue,
-                    &kernel,
-                    plan,
-                    &mut args,
-                    &mut reads,
-                    &outputs,
-                    finishing.as_ref(),
-                )?;
+                launch_finishing(&ctx, queue, &kernel, plan, &mut args, io, finishing.as_ref())?;
             }
             (Some(kernel), None) if plan.gemm.is_some() => {
                 let rows = gemm_row_results(&ctx, plan, targets)?;
-                launch_gemm(
-                    &ctx,
-                    queue,
-                    &kernel,
-                    plan,
-                    &mut args,
-                    &reads,
-                    &outputs,
-                    rows.as_deref(),
-                )?;
+                launch_gemm(&ctx, queue, &kernel, plan, &mut args, io, rows.as_deref())?;
                 row_result = plan.gemm.as_ref().and_then(|g| g.row).map(|r| r.node).zip(rows);
             }
             (Some(kernel), None) => {
-                launch_elementwise(&ctx, queue, &kernel, plan, &mut args, &reads, &outputs)?;
+                launch_elementwise(&ctx, queue, &kernel, plan, &mut args, io)?;
             }
             _ => {}
         }
@@ -254,6 +277,17 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         }
     }
     Ok(())
+}
+
+/// The bytes of `plan`'s scalar arguments in the flush of `graph`.
+pub(crate) fn scalars_of(plan: &KernelPlan, graph: &[GNode]) -> Result<smallvec::SmallVec<[ScalarBits; 4]>> {
+    plan.scalars
+        .iter()
+        .map(|s| {
+            s.bits(graph)
+                .ok_or_else(|| Error::Internal("a plan's scalar argument names no scalar".into()))
+        })
+        .collect()
 }
 
 /// The buffers a reduction kernel writes beside its results: the row reduction computed
@@ -295,16 +329,14 @@ fn side_buffers(
 
 /// Launches an elementwise kernel that first finishes the split reduction it reads
 /// (`finishing`: the partials it left).
-#[allow(clippy::too_many_arguments)]
-fn launch_finishing<'a>(
+fn launch_finishing(
     ctx: &Arc<ContextInner>,
     queue: &Arc<QueueInner>,
     kernel: &CompiledKernel,
     plan: &KernelPlan,
     args: &mut Vec<KernelArg>,
-    reads: &mut smallvec::SmallVec<[&'a DeviceBuffer; 8]>,
-    outputs: &[Arc<DeviceBuffer>],
-    finishing: Option<&'a LeftPartials>,
+    io: Io<'_>,
+    finishing: Option<&LeftPartials>,
 ) -> Result<()> {
     let (Some(f), Some(left)) = (plan.finishes, finishing) else {
         return Err(Error::Internal(
@@ -312,23 +344,23 @@ fn launch_finishing<'a>(
         ));
     };
     Bindings {
-        inputs: reads,
-        outputs,
+        io,
         finished: Some(left),
         ..Bindings::default()
     }
     .bind(plan, args)?;
     // The reduction's array is written here, not read.
+    let mut reads: smallvec::SmallVec<[&DeviceBuffer; 8]> = io.inputs.iter().copied().collect();
     let result = reads.remove(f.slot);
     reads.push(&left.partials);
-    let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
+    let mut writes = io.writes();
     writes.push(result);
     let per_group = (f.group / f.lanes) as usize;
     let global = plan.numel.div_ceil(per_group) * f.group as usize;
     kernel.launch(
         ctx,
         queue,
-        Command::new(reads, &writes),
+        Command::new(&reads, &writes),
         &[global],
         Some(&[f.group as usize]),
         args,
@@ -344,8 +376,7 @@ fn launch_elementwise(
     kernel: &CompiledKernel,
     plan: &KernelPlan,
     args: &mut Vec<KernelArg>,
-    reads: &[&DeviceBuffer],
-    outputs: &[Arc<DeviceBuffer>],
+    io: Io<'_>,
 ) -> Result<()> {
     let (global, local) = if plan.tiled {
         tiled_grid(ctx, plan)
@@ -361,16 +392,14 @@ fn launch_elementwise(
         (smallvec::smallvec![global], local.map(|l| smallvec::smallvec![l]))
     };
     Bindings {
-        inputs: reads,
-        outputs,
+        io,
         ..Bindings::default()
     }
     .bind(plan, args)?;
-    let writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
     kernel.launch(
         ctx,
         queue,
-        Command::new(reads, &writes),
+        Command::new(io.inputs, &io.writes()),
         &global,
         local.as_deref(),
         args,
@@ -397,15 +426,13 @@ fn gemm_row_results(
 /// Launches a GEMM kernel: a work-group per block of each matrix of the product (and
 /// segment of `k`); a split product's partial products then go through its second kernel,
 /// which adds them up and applies the epilogue. `rows`: the results of its row reduction.
-#[allow(clippy::too_many_arguments)]
 fn launch_gemm(
     ctx: &Arc<ContextInner>,
     queue: &Arc<QueueInner>,
     kernel: &CompiledKernel,
     plan: &KernelPlan,
     args: &mut Vec<KernelArg>,
-    reads: &[&DeviceBuffer],
-    outputs: &[Arc<DeviceBuffer>],
+    io: Io<'_>,
     rows: Option<&DeviceBuffer>,
 ) -> Result<()> {
     let (Some(g), Some(t)) = (&plan.gemm, plan.gemm.as_ref().and_then(|g| g.tile)) else {
@@ -421,14 +448,14 @@ fn launch_gemm(
         s => Some(DeviceBuffer::uninit(&ctx.cl, s * plan.numel * g.dtype.size())?),
     };
     Bindings {
-        inputs: reads,
-        outputs,
+        io,
         gemm_partials: partials.as_deref(),
         gemm_rows: rows,
         ..Bindings::default()
     }
     .bind(plan, args)?;
-    let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = outputs.iter().map(|b| &**b).collect();
+    let reads = io.inputs;
+    let mut writes = io.writes();
     writes.extend(rows);
     let Some(partials) = &partials else {
         kernel.launch(

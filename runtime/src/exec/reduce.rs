@@ -12,7 +12,7 @@ use crate::codegen::abi::{self, CombineParam};
 use crate::error::Result;
 use crate::plan::{Finish, KernelPlan, Layout, ReducePlan};
 
-use super::bind::{Bindings, Partials, RowTotalBuffers};
+use super::bind::{Bindings, Io, Partials, RowTotalBuffers};
 use super::combine_kernel;
 
 /// Enqueues a reduction plan: one pass, or two when split into segments (unless the
@@ -25,12 +25,11 @@ pub(crate) fn launch_reduce(
     plan: &KernelPlan,
     r: &ReducePlan,
     args: &mut Vec<KernelArg>,
-    reads: &[&DeviceBuffer],
-    outputs: &[Arc<DeviceBuffer>],
+    io: Io<'_>,
     row_out: Option<&DeviceBuffer>,
     total: Option<&RowTotalBuffers>,
 ) -> Result<Option<Arc<DeviceBuffer>>> {
-    let out = &outputs[0];
+    let out = &io.outputs[0];
     let group = plan.group_size;
     let s = r.segments;
     let n_parts = r.n_out * s;
@@ -51,8 +50,7 @@ pub(crate) fn launch_reduce(
         None
     };
     Bindings {
-        inputs: reads,
-        outputs,
+        io,
         row_out,
         partials: Some(Partials {
             values: &pv,
@@ -97,7 +95,14 @@ pub(crate) fn launch_reduce(
             writes.push(&t.parts);
         }
     }
-    kernel.launch(ctx, queue, Command::new(reads, &writes), &[global], local, args)?;
+    kernel.launch(
+        ctx,
+        queue,
+        Command::new(io.inputs, &writes),
+        &[global],
+        local,
+        args,
+    )?;
     match r.finish {
         Finish::Single | Finish::InKernel => Ok(None),
         Finish::ByConsumer => Ok(Some(pv.clone())),

@@ -17,15 +17,17 @@ use crate::backend::cl;
 use crate::backend::context::ContextInner;
 use crate::backend::kernel::KernelArg;
 use crate::backend::queue::QueueInner;
+use crate::dtype::ScalarBits;
 use crate::error::Result;
 use crate::layout::GemmTile;
 use crate::plan::access::Affine;
 use crate::plan::gemm::set_tile;
 use crate::plan::tiles::{self, GemmClass, SEARCH_FROM};
-use crate::plan::KernelPlan;
+use crate::plan::{GNode, KernelPlan};
 use crate::stats::{Counters, WaitReason};
 
-use super::kernel_for;
+use super::bind::Io;
+use super::{kernel_for, scalars_of};
 
 /// How long a search times each candidate, at least (one launch when that takes longer).
 const TIMED: Duration = Duration::from_millis(10);
@@ -35,22 +37,31 @@ const TIMED: Duration = Duration::from_millis(10);
 pub(crate) fn choose_tiles(
     ctx: &Arc<ContextInner>,
     queue: &Arc<QueueInner>,
+    graph: &[GNode],
     plans: &mut [KernelPlan],
 ) -> Result<()> {
     for plan in plans.iter_mut() {
         if plan.gemm.as_ref().is_some_and(|g| g.tile.is_none()) {
-            let tile = choose(ctx, Some(queue), plan)?;
+            let tile = choose(ctx, Some(OnDevice { queue, graph }), plan)?;
             set_tile(plan, tile, &ctx.profile);
         }
     }
     Ok(())
 }
 
-/// The tile for GEMM plan `plan` (see the module's rules); with no `queue`, never a new
+/// Where a search may time its candidates: the flush's queue, and its graph (whose
+/// scalars the launches bind).
+#[derive(Clone, Copy)]
+pub(crate) struct OnDevice<'a> {
+    queue: &'a Arc<QueueInner>,
+    graph: &'a [GNode],
+}
+
+/// The tile for GEMM plan `plan` (see the module's rules); with no `device`, never a new
 /// search (`explain` shows what a launch would use, short of one).
 pub(crate) fn choose(
     ctx: &Arc<ContextInner>,
-    queue: Option<&Arc<QueueInner>>,
+    device: Option<OnDevice<'_>>,
     plan: &KernelPlan,
 ) -> Result<GemmTile> {
     let Some(g) = &plan.gemm else {
@@ -74,9 +85,9 @@ pub(crate) fn choose(
     if let Some(t) = ctx.searched_tile(&words).filter(usable) {
         return Ok(t);
     }
-    match queue {
-        Some(queue) if g.work() >= SEARCH_FROM && searching()? => {
-            let t = search(ctx, queue, plan, &class)?;
+    match device {
+        Some(device) if g.work() >= SEARCH_FROM && searching()? => {
+            let t = search(ctx, device, plan, &class)?;
             ctx.remember_tile(&words, t);
             Ok(t)
         }
@@ -101,10 +112,12 @@ fn searching() -> Result<bool> {
 /// Times every candidate tile for `plan` and returns the fastest.
 fn search(
     ctx: &Arc<ContextInner>,
-    queue: &Arc<QueueInner>,
+    device: OnDevice<'_>,
     plan: &KernelPlan,
     class: &GemmClass,
 ) -> Result<GemmTile> {
+    let queue = device.queue;
+    let scalars = scalars_of(plan, device.graph)?;
     let candidates = tiles::candidates(&ctx.profile, class);
     if let [only] = candidates[..] {
         return Ok(only);
@@ -115,7 +128,7 @@ fn search(
     for tile in candidates {
         let mut trial = plan.clone();
         set_tile(&mut trial, tile, &ctx.profile);
-        let Ok(time) = time(ctx, queue, &trial, &buffers) else {
+        let Ok(time) = time(ctx, queue, &trial, &buffers, &scalars) else {
             continue;
         };
         Counters::add(&ctx.counters.gemm_candidates, 1);
@@ -132,22 +145,17 @@ fn time(
     queue: &Arc<QueueInner>,
     plan: &KernelPlan,
     buffers: &Buffers,
+    scalars: &[ScalarBits],
 ) -> Result<Duration> {
     let kernel = kernel_for(ctx, plan)?;
     let reads: Vec<&DeviceBuffer> = buffers.inputs.iter().map(|b| &**b).collect();
-    let mut args: Vec<KernelArg> = Vec::new();
-    let mut launch = || {
-        super::launch_gemm(
-            ctx,
-            queue,
-            &kernel,
-            plan,
-            &mut args,
-            &reads,
-            &buffers.outputs,
-            buffers.rows.as_deref(),
-        )
+    let io = Io {
+        inputs: &reads,
+        outputs: &buffers.outputs,
+        scalars,
     };
+    let mut args: Vec<KernelArg> = Vec::new();
+    let mut launch = || super::launch_gemm(ctx, queue, &kernel, plan, &mut args, io, buffers.rows.as_deref());
     launch()?;
     queue.finish(WaitReason::Search)?;
     let start = Instant::now();

@@ -7,7 +7,7 @@ use crate::graph::ReduceOp;
 pub(crate) use crate::layout::REDUCE_GROUP;
 
 use super::access::{Affine, Bound};
-use super::collect::{Inputs, OpCode};
+use super::collect::{GKind, GNode, Inputs, OpCode};
 
 /// One value inside a fused kernel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,8 +59,31 @@ impl Input {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ScalarArg {
     pub(crate) dtype: DType,
-    /// Its bytes, bound at each launch (never part of the key).
-    pub(crate) bits: ScalarBits,
+    /// Where its bytes come from, at each launch (never part of the key).
+    pub(crate) value: ScalarValue,
+}
+
+/// Where a scalar argument's bytes come from. A plan never holds a user's scalar: it
+/// names the graph node, so that a replayed plan binds the new flush's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScalarValue {
+    /// The host scalar at this graph index.
+    Node(usize),
+    /// Fixed by planning (a zero standing for an empty region).
+    Constant(ScalarBits),
+}
+
+impl ScalarArg {
+    /// Its bytes in the flush of `graph`; `None` if that node is no scalar.
+    pub(crate) fn bits(&self, graph: &[GNode]) -> Option<ScalarBits> {
+        match self.value {
+            ScalarValue::Constant(bits) => Some(bits),
+            ScalarValue::Node(j) => match graph.get(j).map(|g| &g.kind) {
+                Some(GKind::Scalar(bits)) => Some(*bits),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// An output of a kernel.

@@ -14,6 +14,7 @@ pub(crate) mod kernel_plan;
 pub(crate) mod key;
 pub(crate) mod passes;
 mod reads;
+pub(crate) mod signature;
 pub(crate) mod tiles;
 mod values;
 
@@ -39,10 +40,14 @@ pub(crate) struct Store {
     pub(crate) shape: Shape,
 }
 
-/// A planned flush: the collected graph and the kernels that compute it, in launch order.
-pub(crate) struct Planned {
+/// A flush's graph, collected: the lazy nodes its roots need, in topological order,
+/// which of them are roots, and where the first root is stored (if not in an array of
+/// its own). Planning reads nothing else of the flush ([`signature`] writes all of it).
+pub(crate) struct Collected {
     pub(crate) graph: Vec<GNode>,
-    pub(crate) kernels: Vec<KernelPlan>,
+    /// Graph indices of the roots, in the caller's order.
+    pub(crate) roots: Vec<usize>,
+    pub(crate) store: Option<Store>,
 }
 
 /// The most elements a computed array (and so a kernel's iteration space) may have.
@@ -51,14 +56,10 @@ pub(crate) struct Planned {
 /// (a broadcast to the wrong shape), and an error beats a kernel that never finishes.
 pub(crate) const MAX_ELEMENTS: u64 = 1 << 48;
 
-/// Plans the kernels that materialize `roots` (nodes of one context) on a device of
-/// `profile`; `None` when there are no roots. With `region`, the first root is stored
-/// through that map into an array of that shape (its memory is bound at launch).
-pub(crate) fn plan(
-    roots: &[NodeRef],
-    profile: &DeviceProfile,
-    region: Option<(Arc<ViewMap>, Shape)>,
-) -> Result<Option<Planned>> {
+/// Collects what materializing `roots` (nodes of one context) needs; `None` when there
+/// are no roots. With `region`, the first root is stored through that map into an array
+/// of that shape (its memory is bound at launch).
+pub(crate) fn collect(roots: &[NodeRef], region: Option<(Arc<ViewMap>, Shape)>) -> Result<Option<Collected>> {
     if roots.is_empty() {
         return Ok(None);
     }
@@ -72,10 +73,29 @@ pub(crate) fn plan(
         .iter()
         .filter_map(|r| graph.iter().position(|g| Arc::ptr_eq(&g.node, r)))
         .collect();
-    let mat = group::materialization_points(&graph, &root_idx, profile.max_args());
+    let store = region.and_then(|(map, shape)| root_idx.first().map(|&node| Store { node, map, shape }));
+    Ok(Some(Collected {
+        graph,
+        roots: root_idx,
+        store,
+    }))
+}
+
+/// Plans the kernels that materialize a collected flush on a device of `profile`, in
+/// launch order. A pure function of `collected`'s [`signature`] and `profile`: the plans
+/// name graph nodes by index and never hold a buffer or a scalar's value, so equal
+/// signatures may share them.
+pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<KernelPlan> {
+    let Collected {
+        graph,
+        roots: root_idx,
+        store,
+    } = collected;
+    let (graph, root_idx) = (&graph[..], &root_idx[..]);
+    let mat = group::materialization_points(graph, root_idx, profile.max_args());
     // (A product is no cut: its elementwise readers may join its kernel.)
     let mut cut = mat.clone();
-    for &r in &root_idx {
+    for &r in root_idx {
         cut[r] = false;
     }
     for (i, g) in graph.iter().enumerate() {
@@ -83,15 +103,14 @@ pub(crate) fn plan(
             cut[i] = false;
         }
     }
-    let groups = group::group_kernels(&graph, &mat, &cut);
+    let groups = group::group_kernels(graph, &mat, &cut);
     // (Only a product's kernel asks; a flush without one skips the walk.)
     let has_product = |m: &Vec<usize>| matches!(graph[m[0]].kind, GKind::Op(OpCode::MatMul, _));
     let elsewhere = match groups.iter().any(has_product) {
-        true => group::read_elsewhere(&graph, &mat, &groups),
+        true => group::read_elsewhere(graph, &mat, &groups),
         false => Vec::new(),
     };
     let group_size = profile.reduce_group_size();
-    let store = region.and_then(|(map, shape)| root_idx.first().map(|&node| Store { node, map, shape }));
     let plans = groups
         .iter()
         .map(|members| {
@@ -100,26 +119,26 @@ pub(crate) fn plan(
             match &graph[first].kind {
                 GKind::Op(OpCode::MatMul, _) => {
                     let stored = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
-                    gemm::plan_gemm(&graph, &mat, members, stored, store)
+                    gemm::plan_gemm(graph, &mat, members, stored, store)
                 }
-                _ => build::plan_kernel(&graph, &mat, members, group_size, None, None, store),
+                _ => build::plan_kernel(graph, &mat, members, group_size, None, None, store),
             }
         })
         .collect();
     let plans = passes::rows_into_columns::fuse_rows_into_columns(
-        &graph,
+        graph,
         &mat,
         plans,
         group_size,
         fit::widest_shared_row(profile),
     );
     let mut kernels: Vec<KernelPlan> =
-        passes::row_totals::fuse_row_totals(&graph, &mat, plans, group_size, profile.max_args())
+        passes::row_totals::fuse_row_totals(graph, &mat, plans, group_size, profile.max_args())
             .into_iter()
             .map(|plan| fit_plan(plan, profile))
             .collect();
     passes::finish_in::finish_in_consumers(&mut kernels, group_size);
-    Ok(Some(Planned { graph, kernels }))
+    kernels
 }
 
 /// Fits a plan to the device (a reduction's layout, an elementwise kernel's tiles) and

@@ -10,7 +10,7 @@ use smallvec::SmallVec;
 use super::access::{Access, Bound, Collapsed, LoadKind};
 use super::collect::{GKind, Inputs, Movement, OpCode};
 use super::kernel_plan::{
-    Input, Inside, JoinedReduction, KernelPlan, Output, PlannedValue, ScalarArg, Value,
+    Input, Inside, JoinedReduction, KernelPlan, Output, PlannedValue, ScalarArg, ScalarValue, Value,
 };
 use super::key;
 use super::reads::{ConeView, Reads};
@@ -103,8 +103,11 @@ impl Binder<'_> {
             return self.load(plan, b, j);
         }
         let value = match (&g.kind, &g.movement) {
-            (GKind::Scalar(bits), _) => {
-                plan.scalars.push(ScalarArg { dtype, bits: *bits });
+            (GKind::Scalar(_), _) => {
+                plan.scalars.push(ScalarArg {
+                    dtype,
+                    value: ScalarValue::Node(j),
+                });
                 key::scalar(&mut plan.key, dtype);
                 Value::Scalar {
                     slot: plan.scalars.len() - 1,
@@ -235,7 +238,10 @@ impl Binder<'_> {
             bits: 0,
             size: dtype.arg_size() as u8,
         };
-        plan.scalars.push(ScalarArg { dtype, bits });
+        plan.scalars.push(ScalarArg {
+            dtype,
+            value: ScalarValue::Constant(bits),
+        });
         key::scalar(&mut plan.key, dtype);
         let slot = plan.scalars.len() - 1;
         push(plan, Value::Scalar { slot }, dtype)

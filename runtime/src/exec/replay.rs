@@ -1,0 +1,36 @@
+//! Replaying planned flushes. A flush whose collected graph has the signature of one
+//! planned before on this context (`plan::signature`: the same operations, types, shapes,
+//! views and roots; any buffers and scalar values) runs that flush's plans, tiles chosen,
+//! without planning: only its buffers and scalars are bound anew. Iterative programs
+//! record the same step every iteration, so they plan once.
+
+use std::sync::Arc;
+
+use crate::backend::context::ContextInner;
+use crate::plan::KernelPlan;
+use crate::stats::Counters;
+
+/// A flush's plans, ready to launch (every GEMM's tile chosen).
+pub(crate) struct Replay {
+    pub(crate) kernels: Vec<KernelPlan>,
+}
+
+/// The plans kept for `signature`, if any (counted as reused).
+pub(crate) fn find(ctx: &ContextInner, signature: &[u64]) -> Option<Arc<Replay>> {
+    let found = ctx
+        .replays
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(signature)?;
+    let replay = found.downcast::<Replay>().ok()?;
+    Counters::add(&ctx.counters.plans_reused, 1);
+    Some(replay)
+}
+
+/// Keeps `replay` for later flushes of `signature`.
+pub(crate) fn keep(ctx: &ContextInner, signature: Vec<u64>, replay: Arc<Replay>) {
+    ctx.replays
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(signature, replay);
+}
