@@ -430,6 +430,12 @@ fn every_candidate_tile_computes_the_same_products() {
         GemmTile::new(64, 128, 8, 4, 8, 4),
         GemmTile::new(32, 128, 8, 2, 8, 2),
         GemmTile::new(8, 128, 8, 1, 8, 1),
+        // The GPU's candidates for products with a short side.
+        GemmTile::new(128, 32, 16, 4, 4, 4),
+        GemmTile::new(64, 32, 16, 8, 4, 4),
+        GemmTile::new(32, 64, 16, 4, 4, 4),
+        GemmTile::new(32, 64, 32, 4, 4, 4),
+        GemmTile::new(32, 128, 16, 4, 4, 4),
     ];
     let shapes_of_code = [1, 2, 4, 5, 9, 12, 16, 18];
     let tiles: Vec<GemmTile> = match std::env::var("LAZYCL_GEMM_TILE_CASES").as_deref() {

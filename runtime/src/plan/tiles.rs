@@ -134,8 +134,10 @@ pub(crate) fn covering(profile: &DeviceProfile, dtype: DType, n: usize) -> GemmT
 /// enough, and timing candidates would cost more than it could ever save.
 pub(crate) const SEARCH_FROM: u64 = 1 << 24;
 
-/// The tiles a search times on a GPU.
-const GPU_CANDIDATES: [GemmTile; 12] = [
+/// The tiles a search times on a GPU: square blocks for large products, and blocks with a
+/// side of 32 for products with a short side, some with a 4 x 4 block per work-item
+/// (fewer local-memory reads per multiply-add than 4 x 2; BENCHMARKS.md, k-means).
+const GPU_CANDIDATES: [GemmTile; 17] = [
     GemmTile::new(128, 128, 16, 8, 8, 4),
     GemmTile::new(128, 128, 8, 8, 8, 4),
     GemmTile::new(128, 128, 8, 8, 8, 4).unrolled(2),
@@ -148,6 +150,11 @@ const GPU_CANDIDATES: [GemmTile; 12] = [
     GemmTile::new(64, 32, 16, 4, 2, 2),
     GemmTile::new(32, 32, 16, 2, 2, 2),
     GemmTile::new(16, 16, 16, 1, 1, 1),
+    GemmTile::new(128, 32, 16, 4, 4, 4),
+    GemmTile::new(64, 32, 16, 8, 4, 4),
+    GemmTile::new(32, 64, 16, 4, 4, 4),
+    GemmTile::new(32, 64, 32, 4, 4, 4),
+    GemmTile::new(32, 128, 16, 4, 4, 4),
 ];
 
 /// The tiles a search times on a CPU (few: each costs a compile).
