@@ -31,6 +31,7 @@ mod replay;
 mod row_column;
 mod row_total;
 mod safety;
+mod scans;
 mod ui_expr;
 mod ui_kernel;
 mod views;

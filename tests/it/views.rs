@@ -143,6 +143,35 @@ fn slice_assignment_writes_only_its_region_in_place() {
     assert_eq!(a.to_ndarray().unwrap(), want.into_dyn());
 }
 
+/// Reductions, scans and products write whole arrays of their own: assigned into a
+/// region, each is computed first and then copied into the region (the rest of the
+/// array untouched).
+#[test]
+fn slice_assignment_of_a_reduction_a_scan_or_a_product_writes_only_its_region() {
+    let ctx = ctx();
+    let hx = ndarray::Array3::from_shape_fn((5, 2, 3), |(i, j, k)| (i * 6 + j * 3 + k) as f32);
+    let x = ctx.array(&hx).unwrap();
+    let h = Array2::from_shape_fn((4, 6), |(i, j)| -((i * 6 + j) as f32));
+    let mut a = ctx.array(&h).unwrap();
+    a.slice_mut(s![1..3, 0..3]).assign(x.sum_axis(0)).unwrap();
+    a.slice_mut(s![2..4, 3..6])
+        .assign(x.slice(s![0, .., ..]).cumsum(1))
+        .unwrap();
+    let m = ctx.from_shape_slice([2, 2], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    a.slice_mut(s![0, 4..6])
+        .assign(m.matmul(&m).slice(s![1, ..]))
+        .unwrap();
+    let mut want = h.clone();
+    want.slice_mut(s![1..3, 0..3])
+        .assign(&hx.sum_axis(ndarray::Axis(0)));
+    let mut scanned = hx.slice(s![0, .., ..]).to_owned();
+    scanned.accumulate_axis_inplace(ndarray::Axis(1), |&prev, cur| *cur += prev);
+    want.slice_mut(s![2..4, 3..6]).assign(&scanned);
+    want.slice_mut(s![0, 4..6])
+        .assign(&Array1::from(vec![15.0f32, 22.0]));
+    assert_eq!(a.to_ndarray().unwrap(), want.into_dyn());
+}
+
 #[test]
 fn slice_assignment_from_an_overlapping_view_of_itself_reads_the_old_values() {
     let ctx = ctx();

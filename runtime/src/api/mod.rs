@@ -12,5 +12,6 @@ pub(crate) mod ops;
 pub(crate) mod queue;
 pub(crate) mod reduce;
 pub(crate) mod regions;
+pub(crate) mod scan;
 pub(crate) mod slice_mut;
 pub(crate) mod views;

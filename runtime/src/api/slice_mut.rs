@@ -119,8 +119,13 @@ impl<T: Element> SliceMut<'_, T> {
         } else {
             v
         };
-        // The kernel that stores into the region computes a lazy node: a materialized
-        // value is copied by one.
+        // The kernel that stores into the region computes a lazy elementwise node: a
+        // materialized value is copied by one, and so is a reduction or scan (their
+        // kernels write whole arrays of their own), computed first.
+        let whole_kernel = matches!(&*v.node.state(), State::Lazy(Op::Reduce(..) | Op::Scan(..)));
+        if whole_kernel {
+            exec::materialize_on(&q, std::slice::from_ref(&v.node))?;
+        }
         let v = if v.is_materialized() { v.to_contiguous() } else { v };
         exec::materialize_into_region(&q, &v.node, buffer, &map, array.shape())
     }

@@ -5,7 +5,7 @@ use super::ops::vt;
 use super::writer::Src;
 use crate::dtype::DType;
 use crate::plan::access::Affine;
-use crate::plan::{Finish, KernelPlan};
+use crate::plan::{Finish, KernelPlan, ScanLayout};
 
 /// The name of every generated fused kernel.
 pub(crate) const FUSED_KERNEL_NAME: &str = "lazycl_fused";
@@ -93,6 +93,19 @@ pub(crate) enum Param {
     GemmPartials,
     /// The results of a GEMM kernel's row reduction, `[.., m]` (`rout`).
     GemmRowResults,
+    /// A scan's length along its axis (`len_`), the elements after it (`inner_`), and
+    /// its columns, `outer * inner` (`cols_`).
+    ScanLen,
+    ScanInner,
+    ScanColumns,
+    /// Tiles per row of a tiled scan (`tiles_`).
+    ScanTiles,
+    /// A tiled scan's zeroed counters: the next tile's number, then each tile's state
+    /// (`status`; 1: its total is published, 2: its inclusive prefix is).
+    ScanStatus,
+    /// Each tile's total (`agg`) and inclusive prefix (`incl`).
+    ScanTotals,
+    ScanPrefixes,
 }
 
 /// The parameters of the fused kernel of `plan`, in order. Every kernel starts with its
@@ -112,6 +125,8 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
         plan.dims.len()
     };
     let finish_in_kernel = plan.reduce.is_some_and(|r| r.finish == Finish::InKernel);
+    let scan = plan.scan.is_some();
+    let tiled_scan = plan.scan.is_some_and(|s| s.layout != ScanLayout::Serial);
     (0..plan.inputs.len())
         .map(Input)
         .chain((0..plan.scalars.len()).map(Scalar))
@@ -124,6 +139,11 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
             [Partials, PartialIndices, NOut, NRed, Segments, OneSegment],
         ))
         .chain((0..dims).map(Dim))
+        .chain(when(scan, [ScanLen, ScanInner, ScanColumns]))
+        .chain(when(
+            tiled_scan,
+            [ScanTiles, ScanStatus, ScanTotals, ScanPrefixes],
+        ))
         .chain(when(gemm, [GemmM, GemmN, GemmK, GemmBatch, GemmSegments]))
         .chain(when(
             plan.gemm.as_ref().is_some_and(|g| g.split > 1),
@@ -271,6 +291,13 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
             "__global {}* part",
             plan.gemm.as_ref().map_or("", |g| vt(g.dtype))
         ),
+        Param::ScanLen => "const ulong len_".into(),
+        Param::ScanInner => "const ulong inner_".into(),
+        Param::ScanColumns => "const ulong cols_".into(),
+        Param::ScanTiles => "const ulong tiles_".into(),
+        Param::ScanStatus => "volatile __global uint* status".into(),
+        Param::ScanTotals => format!("volatile __global {}* agg", scanned(plan)),
+        Param::ScanPrefixes => format!("volatile __global {}* incl", scanned(plan)),
         Param::GemmRowResults => format!(
             "__global {}* rout",
             plan.gemm.as_ref().and_then(|g| g.row).map_or("", |r| vt(r.dtype))
@@ -281,6 +308,11 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
 /// The type of views' offset, stride and bound arguments.
 fn offsets(plan: &KernelPlan) -> &'static str {
     super::views::offset_type(plan)
+}
+
+/// The element type of a scan.
+fn scanned(plan: &KernelPlan) -> &'static str {
+    plan.scan.map_or("", |s| vt(s.dtype))
 }
 
 /// The element type of a total over the rows beside a row reduction.

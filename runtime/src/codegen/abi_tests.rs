@@ -92,6 +92,7 @@ fn elementwise() -> KernelPlan {
         insides: Vec::new(),
         tiled: false,
         gemm: None,
+        scan: None,
         narrow_offsets: false,
         broken: None,
     }

@@ -16,6 +16,7 @@ mod gemm;
 mod ops;
 mod reduce;
 mod row_column;
+mod scan;
 mod tiled;
 mod values;
 mod views;
@@ -27,9 +28,9 @@ pub(crate) use reduce::combine_source;
 use crate::plan::KernelPlan;
 
 /// Generates the complete OpenCL C program of a fused kernel: a GEMM kernel ([`gemm`];
-/// `None` until its tile is chosen), a reduction ([`reduce`]), an elementwise kernel that
-/// finishes the split reduction it reads ([`finish_in`]), or a plain elementwise kernel
-/// ([`elementwise`]).
+/// `None` until its tile is chosen), a reduction ([`reduce`]), a scan ([`scan`]), an
+/// elementwise kernel that finishes the split reduction it reads ([`finish_in`]), or a
+/// plain elementwise kernel ([`elementwise`]).
 pub(crate) fn fused_source(plan: &KernelPlan) -> Option<String> {
     if let Some(g) = &plan.gemm {
         return gemm::gemm_source(plan, g);
@@ -46,6 +47,9 @@ pub(crate) fn gemm_combine_source(plan: &KernelPlan) -> Option<String> {
 fn fused_text(plan: &KernelPlan) -> String {
     if let Some(r) = &plan.reduce {
         return reduce::reduce_source(plan, r);
+    }
+    if let Some(s) = &plan.scan {
+        return scan::scan_source(plan, s);
     }
     if let Some(f) = &plan.finishes {
         return finish_in::finish_in_source(plan, f);

@@ -137,7 +137,7 @@ pub(super) fn value_expr(
                 OpCode::Ternary(TernaryOp::Clamp) => helpers.call(clc::clamp(dtype), &[&a, &b, &c]),
                 // Views, reshapes and regions are no values of their own (planning folds
                 // them into loads and box tests).
-                OpCode::View | OpCode::Reshape | OpCode::Region | OpCode::MatMul => {
+                OpCode::View | OpCode::Reshape | OpCode::Region | OpCode::MatMul | OpCode::Scan(_) => {
                     format!("/* {code:?} */ {a}")
                 }
             }

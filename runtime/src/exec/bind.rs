@@ -45,6 +45,16 @@ pub(crate) struct Bindings<'a> {
     pub(crate) gemm_partials: Option<&'a DeviceBuffer>,
     /// The results of a GEMM kernel's row reduction.
     pub(crate) gemm_rows: Option<&'a DeviceBuffer>,
+    /// A tiled scan's status, totals and prefixes.
+    pub(crate) scan: Option<ScanScratch<'a>>,
+}
+
+/// The buffers a tiled scan's work-groups publish their tiles in.
+#[derive(Clone, Copy)]
+pub(crate) struct ScanScratch<'a> {
+    pub(crate) status: &'a DeviceBuffer,
+    pub(crate) totals: &'a DeviceBuffer,
+    pub(crate) prefixes: &'a DeviceBuffer,
 }
 
 impl Bindings<'_> {
@@ -105,6 +115,20 @@ impl Bindings<'_> {
             | Param::StoreStride(..) => view_arg(plan, p)
                 .map(|v| offset_arg(v, plan.narrow_offsets))
                 .ok_or_else(missing),
+            Param::ScanLen | Param::ScanInner | Param::ScanColumns | Param::ScanTiles => plan
+                .scan
+                .map(|s| {
+                    KernelArg::ulong(match p {
+                        Param::ScanLen => s.len,
+                        Param::ScanInner => s.inner,
+                        Param::ScanColumns => s.outer * s.inner,
+                        _ => s.tiles_per_row(plan.group_size),
+                    } as u64)
+                })
+                .ok_or_else(missing),
+            Param::ScanStatus => mem(self.scan.map(|s| s.status)),
+            Param::ScanTotals => mem(self.scan.map(|s| s.totals)),
+            Param::ScanPrefixes => mem(self.scan.map(|s| s.prefixes)),
             Param::GemmPartials => mem(self.gemm_partials),
             Param::GemmRowResults => mem(self.gemm_rows),
             Param::GemmBatch => plan

@@ -26,6 +26,7 @@ use crate::stats::Counters;
 mod bind;
 mod reduce;
 mod replay;
+mod scan;
 pub(crate) mod tune;
 
 use bind::{Bindings, Io, LeftPartials, RowTotalBuffers};
@@ -245,6 +246,9 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             }
             (Some(kernel), None) if plan.finishes.is_some() => {
                 launch_finishing(&ctx, queue, &kernel, plan, &mut args, io, finishing.as_ref())?;
+            }
+            (Some(kernel), None) if plan.scan.is_some() => {
+                scan::launch_scan(&ctx, queue, &kernel, plan, &mut args, io)?;
             }
             (Some(kernel), None) if plan.gemm.is_some() => {
                 let rows = gemm_row_results(&ctx, plan, targets)?;

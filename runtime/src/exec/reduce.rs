@@ -61,6 +61,7 @@ pub(crate) fn launch_reduce(
         finished: None,
         gemm_partials: None,
         gemm_rows: None,
+        scan: None,
     }
     .bind(plan, args)?;
     let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::smallvec![&*pv];

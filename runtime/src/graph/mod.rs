@@ -155,6 +155,15 @@ pub(crate) struct ReduceSpec {
     pub(crate) axes: u64,
 }
 
+/// A scan along one axis: element `i` along it combines the elements `0..=i` (`..i`
+/// when `exclusive`, the first being the operation's identity). `op` is `Sum` or `Prod`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ScanSpec {
+    pub(crate) op: ReduceOp,
+    pub(crate) axis: usize,
+    pub(crate) exclusive: bool,
+}
+
 /// How a lazy node is computed from its inputs.
 #[derive(Clone)]
 pub(crate) enum Op {
@@ -164,6 +173,7 @@ pub(crate) enum Op {
     Binary(BinaryOp, NodeRef, NodeRef),
     Ternary(TernaryOp, NodeRef, NodeRef, NodeRef),
     Reduce(ReduceSpec, NodeRef),
+    Scan(ScanSpec, NodeRef),
     /// An `expr!` over any number of operands.
     Expr(&'static template::ExprTemplate, smallvec::SmallVec<[NodeRef; 4]>),
     /// A view of its source through an index map (never a view of a view: maps compose
@@ -182,7 +192,9 @@ impl Op {
     pub(crate) fn inputs(&self) -> smallvec::SmallVec<[&NodeRef; 3]> {
         match self {
             Op::Scalar(_) => smallvec::smallvec![],
-            Op::Unary(_, a) | Op::Reduce(_, a) | Op::View(_, a) | Op::Reshape(a) => smallvec::smallvec![a],
+            Op::Unary(_, a) | Op::Reduce(_, a) | Op::Scan(_, a) | Op::View(_, a) | Op::Reshape(a) => {
+                smallvec::smallvec![a]
+            }
             Op::Binary(_, a, b) | Op::MatMul(a, b) => smallvec::smallvec![a, b],
             Op::Ternary(_, a, b, c) => smallvec::smallvec![a, b, c],
             Op::Expr(_, ops) | Op::Region(_, ops) => ops.iter().collect(),
@@ -264,7 +276,9 @@ fn drop_state(state: State) {
 fn push_inputs(op: Op, stack: &mut smallvec::SmallVec<[NodeRef; 8]>) {
     match op {
         Op::Scalar(_) => {}
-        Op::Unary(_, a) | Op::Reduce(_, a) | Op::View(_, a) | Op::Reshape(a) => stack.push(a),
+        Op::Unary(_, a) | Op::Reduce(_, a) | Op::Scan(_, a) | Op::View(_, a) | Op::Reshape(a) => {
+            stack.push(a)
+        }
         Op::Binary(_, a, b) | Op::MatMul(a, b) => stack.extend([a, b]),
         Op::Ternary(_, a, b, c) => stack.extend([a, b, c]),
         Op::Expr(_, ops) | Op::Region(_, ops) => stack.extend(ops),

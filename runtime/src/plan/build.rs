@@ -3,13 +3,14 @@
 //! outputs (`values`), and a reduction's layout before the device is known.
 
 use crate::dtype::DType;
-use crate::graph::ReduceOp;
+use crate::graph::{ReduceOp, ScanSpec};
 use crate::layout::VECTOR_WIDTH;
 
 use super::access::{Access, Affine, Collapsed, LoadKind};
 use super::collect::{GKind, GNode, OpCode};
 use super::kernel_plan::{
-    ColumnRows, Columns, Finish, JoinedReduction, KernelPlan, Layout, ReducePlan, VectorLoads,
+    ColumnRows, Columns, Finish, JoinedReduction, KernelPlan, Layout, ReducePlan, ScanLayout, ScanPlan,
+    VectorLoads,
 };
 use super::reads::{self, ConeView};
 use super::{key, values, Store};
@@ -33,19 +34,25 @@ pub(crate) fn plan_kernel(
         GKind::Op(OpCode::Reduce(spec), inputs) => Some((*spec, inputs[0])),
         _ => None,
     };
+    let scan = match &graph[members[0]].kind {
+        GKind::Op(OpCode::Scan(spec), inputs) => Some((*spec, inputs[0])),
+        _ => None,
+    };
     // A reduction over the rows beside the row reduction: its operand joins the cone.
     let total = total.and_then(|q| match &graph[q].kind {
         GKind::Op(OpCode::Reduce(spec), inputs) => Some((q, spec.op, inputs[0])),
         _ => None,
     });
     // Targets: the values this kernel produces (a reduction reduces its input's value).
-    let targets: Vec<usize> = match reduce {
-        Some((_, child)) => vec![child],
-        None => members.to_vec(),
+    let targets: Vec<usize> = match (reduce, scan) {
+        (Some((_, child)), _) | (None, Some((_, child))) => vec![child],
+        (None, None) => members.to_vec(),
     };
+    // (A scan, like a reduction, computes its operand's value and writes its own.)
+    let whole = reduce.is_some() || scan.is_some();
     let space: Vec<usize> = graph[targets[0]].node.shape.to_vec();
     let extra = total.map(|(_, _, operand)| operand);
-    let cone = Cone::of(graph, mat, &targets, extra, reduce.is_some(), row, None);
+    let cone = Cone::of(graph, mat, &targets, extra, whole, row, None);
     let walked = ConeView {
         graph,
         used: &cone.used,
@@ -70,7 +77,7 @@ pub(crate) fn plan_kernel(
         })
         .collect();
     let store_offset = store
-        .filter(|_| reduce.is_none())
+        .filter(|_| !whole)
         .map(|s| Access::identity(rank).view(&s.map).affine(&s.shape, rank));
     let fixed: Option<Vec<bool>> =
         reduce.map(|(spec, _)| (0..rank).map(|d| spec.axes & (1 << d) != 0).collect());
@@ -104,15 +111,21 @@ pub(crate) fn plan_kernel(
         tiled: false,
         broken: None,
         gemm: None,
+        scan: None,
     };
     key::dims(&mut plan.key, dims.len(), plan.narrow_index);
     if let Some(r) = &reduce_plan {
         key::reduce(&mut plan.key, r, group_size);
     }
+    if let Some((spec, child)) = scan {
+        let s = scan_plan(spec, graph[child].node.dtype, &space);
+        key::scan(&mut plan.key, &s, group_size);
+        plan.scan = Some(s);
+    }
     // The output's node and type: a reduction's, or the value's own.
-    let output_of = |j: usize| match reduce {
-        Some(_) => (graph[members[0]].node.dtype, members[0]),
-        None => (graph[j].node.dtype, j),
+    let output_of = |j: usize| match whole {
+        true => (graph[members[0]].node.dtype, members[0]),
+        false => (graph[j].node.dtype, j),
     };
     let kinds: Vec<LoadKind> = load_offsets.iter().map(|o| collapsed.kind(o)).collect();
     let store = store
@@ -142,6 +155,34 @@ pub(crate) fn plan_kernel(
     }
     values::mark_branch_loads(&mut plan);
     plan
+}
+
+/// Rows longer than this are scanned in tiles with a look-back; shorter ones, and every
+/// scan along an axis that is not the innermost, one column per work-item.
+pub(crate) const SCAN_SERIAL_MAX: usize = 256;
+
+/// A scan of `spec` over an operand of `shape` and type `dtype`, and its layout.
+fn scan_plan(spec: ScanSpec, dtype: DType, shape: &[usize]) -> ScanPlan {
+    let outer = shape[..spec.axis].iter().product();
+    let len = shape[spec.axis];
+    let inner = shape[spec.axis + 1..].iter().product();
+    let layout = if inner == 1 && len > SCAN_SERIAL_MAX {
+        // 16 KB of local memory per tile of 256 work-items.
+        ScanLayout::Tiles {
+            items: if dtype.size() >= 8 { 8 } else { 16 },
+        }
+    } else {
+        ScanLayout::Serial
+    };
+    ScanPlan {
+        op: spec.op,
+        exclusive: spec.exclusive,
+        dtype,
+        outer,
+        len,
+        inner,
+        layout,
+    }
 }
 
 /// Whether every offset and bound of the plan's views fits an `int` (none: true; the key

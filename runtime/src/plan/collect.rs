@@ -8,7 +8,7 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::graph::view::{Region, ViewMap};
-use crate::graph::{BinaryOp, NodeRef, Op, ReduceSpec, State, TernaryOp, UnaryOp};
+use crate::graph::{BinaryOp, NodeRef, Op, ReduceSpec, ScanSpec, State, TernaryOp, UnaryOp};
 
 /// A node of the collected graph, in topological order (inputs first).
 pub(crate) struct GNode {
@@ -47,6 +47,9 @@ pub(crate) enum OpCode {
     Ternary(TernaryOp),
     /// Always materialized; its elementwise producers are fused into it.
     Reduce(ReduceSpec),
+    /// Always materialized, like a reduction; its elementwise producers are fused into
+    /// its loads.
+    Scan(ScanSpec),
     /// An `expr!` template (by id).
     Expr(u32),
     /// A view of its operand ([`GNode::movement`] holds the map); never a value of its
@@ -66,7 +69,7 @@ impl OpCode {
     /// An elementwise operation, computed inside whichever kernel reads it (not a
     /// reduction or matrix product, which are kernels of their own).
     pub(crate) fn is_elementwise(self) -> bool {
-        !matches!(self, OpCode::Reduce(_) | OpCode::MatMul)
+        !matches!(self, OpCode::Reduce(_) | OpCode::Scan(_) | OpCode::MatMul)
     }
 }
 
@@ -98,6 +101,7 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
                 Op::Scalar(bits) => GKind::Scalar(bits),
                 Op::Unary(u, a) => GKind::Op(OpCode::Unary(u), smallvec::smallvec![at(&index, &a)?]),
                 Op::Reduce(r, a) => GKind::Op(OpCode::Reduce(r), smallvec::smallvec![at(&index, &a)?]),
+                Op::Scan(spec, a) => GKind::Op(OpCode::Scan(spec), smallvec::smallvec![at(&index, &a)?]),
                 Op::Binary(b, x, y) => GKind::Op(
                     OpCode::Binary(b),
                     smallvec::smallvec![at(&index, &x)?, at(&index, &y)?],

@@ -64,6 +64,7 @@ pub(crate) fn plan_gemm(
         tiled: false,
         broken: None,
         gemm: None,
+        scan: None,
     };
     if graph[a].node.dtype != dtype || graph[b].node.dtype != dtype || rank < 2 {
         plan.broken = Some(format!("matrix product {p} of operands {a} and {b} is malformed"));

@@ -115,7 +115,8 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<
         }
         let shape = &graph[p].node.shape;
         let kind = match &graph[p].kind {
-            GKind::Op(OpCode::Reduce(_), _) => GroupKind::Reduction,
+            // (A scan is a kernel of its own too, and joins nothing.)
+            GKind::Op(OpCode::Reduce(_) | OpCode::Scan(_), _) => GroupKind::Reduction,
             GKind::Op(OpCode::MatMul, _) => GroupKind::Gemm(p),
             _ => GroupKind::Elementwise,
         };

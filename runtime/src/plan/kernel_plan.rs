@@ -55,6 +55,48 @@ impl Input {
     }
 }
 
+/// A scan along one axis of its operand, viewed in row-major order as `[outer, len,
+/// inner]`: element `(o, l, c)` (flat index `(o * len + l) * inner + c`) combines the
+/// operand's elements `(o, 0..=l, c)` (`0..l` when `exclusive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ScanPlan {
+    /// `Sum` or `Prod`.
+    pub(crate) op: ReduceOp,
+    pub(crate) exclusive: bool,
+    pub(crate) dtype: DType,
+    pub(crate) outer: usize,
+    pub(crate) len: usize,
+    pub(crate) inner: usize,
+    pub(crate) layout: ScanLayout,
+}
+
+/// How a scan's work is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScanLayout {
+    /// One work-item per column `(o, c)`, walking its `len` elements in order: coalesced
+    /// across columns where `inner > 1`, and the whole scan for short rows.
+    Serial,
+    /// Rows (`inner == 1`) in tiles of `items` elements per work-item of a group, each
+    /// tile scanned in local memory and offset by the tiles before it in its row through
+    /// a decoupled look-back: one pass over the data.
+    Tiles { items: u32 },
+}
+
+impl ScanPlan {
+    /// The elements of one tile of the tiled layout for work-groups of `group`.
+    pub(crate) fn tile(&self, group: u32) -> usize {
+        match self.layout {
+            ScanLayout::Tiles { items } => (items * group) as usize,
+            ScanLayout::Serial => 0,
+        }
+    }
+
+    /// Tiles per row (tiled layout).
+    pub(crate) fn tiles_per_row(&self, group: u32) -> usize {
+        self.len.div_ceil(self.tile(group).max(1))
+    }
+}
+
 /// A scalar kernel argument (slot `k` is the kernel's `s{k}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ScalarArg {
@@ -154,6 +196,9 @@ pub(crate) struct KernelPlan {
     /// Set for a GEMM kernel: a matrix product with its operands' producers and its
     /// elementwise consumers ([`GemmPlan`]).
     pub(crate) gemm: Option<GemmPlan>,
+    /// Set for a scan kernel ([`ScanPlan`]): its one output is the running combination of
+    /// its value along an axis.
+    pub(crate) scan: Option<ScanPlan>,
 }
 
 /// A GEMM kernel: the product `[.., m, k] · [.., k, n]` of two operands, each evaluated

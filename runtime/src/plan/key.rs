@@ -11,7 +11,9 @@ use crate::graph::ReduceOp;
 
 use super::access::{Affine, Bound};
 use super::collect::OpCode;
-use super::kernel_plan::{ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads};
+use super::kernel_plan::{
+    ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, ScanLayout, ScanPlan, VectorLoads,
+};
 use super::tiles::{Along, GemmTile};
 
 const TAG_LOAD: u32 = 1;
@@ -53,6 +55,8 @@ const TAG_GEMM_TILE: u32 = 18;
 const TAG_GEMM_COMBINE: u32 = 19;
 /// A reduction along the rows of a GEMM kernel's epilogue.
 const TAG_GEMM_ROW: u32 = 20;
+/// A scan ([`ScanPlan`]): its operation, whether exclusive, its layout.
+const TAG_SCAN: u32 = 21;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
 
@@ -73,12 +77,30 @@ fn op_code(c: OpCode) -> u32 {
         OpCode::Region => 0x502,
         // A GEMM epilogue's product (its accumulators).
         OpCode::MatMul => 0x503,
+        // A scan is never a value inside a kernel.
+        OpCode::Scan(_) => 0x504,
     }
 }
 
 /// The collapsed iteration space: its rank and whether indices fit 32 bits.
 pub(crate) fn dims(key: &mut Vec<u32>, rank: usize, narrow_index: bool) {
     key.extend([TAG_DIMS, rank as u32, u32::from(narrow_index)]);
+}
+
+/// A scan: its operation, type, whether exclusive, and its layout.
+pub(crate) fn scan(key: &mut Vec<u32>, s: &ScanPlan, group_size: u32) {
+    let items = match s.layout {
+        ScanLayout::Serial => 0,
+        ScanLayout::Tiles { items } => items,
+    };
+    key.extend([
+        TAG_SCAN,
+        s.op as u32,
+        dtype_code(s.dtype),
+        u32::from(s.exclusive),
+        items,
+        group_size,
+    ]);
 }
 
 /// A reduction's layout as planned before the device is known.

@@ -28,7 +28,7 @@ pub(crate) use crate::profile::DeviceProfile;
 pub(crate) use collect::{GKind, GNode, OpCode};
 pub(crate) use kernel_plan::{
     ColumnRows, Columns, Finish, FinishIn, GemmOperand, GemmPlan, JoinedReduction, KernelPlan, Layout,
-    ReducePlan, Value, VectorLoads, TILE, TILE_ROWS,
+    ReducePlan, ScanLayout, ScanPlan, Value, VectorLoads, TILE, TILE_ROWS,
 };
 
 /// A root stored into a region of an existing array (`slice_mut(..).assign`) instead of
@@ -144,7 +144,7 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
 /// Fits a plan to the device (a reduction's layout, an elementwise kernel's tiles) and
 /// writes the choices into its key.
 fn fit_plan(mut plan: KernelPlan, profile: &DeviceProfile) -> KernelPlan {
-    if plan.gemm.is_none() && fit::wants_tiles(profile, &plan) {
+    if plan.gemm.is_none() && plan.scan.is_none() && fit::wants_tiles(profile, &plan) {
         plan.tiled = true;
         let staged = plan.transposed_inputs();
         key::tiles(&mut plan.key, &staged);

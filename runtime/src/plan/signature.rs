@@ -101,6 +101,7 @@ fn op_code(w: &mut Vec<u64>, code: OpCode) {
         OpCode::Reshape => w.push(6),
         OpCode::Region => w.push(7),
         OpCode::MatMul => w.push(8),
+        OpCode::Scan(spec) => w.extend([9, spec.op as u64, spec.axis as u64, u64::from(spec.exclusive)]),
     }
 }
 

@@ -29,6 +29,7 @@ pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
         // kernel runs, so no work-item may read another's element.)
         let fits = cp.reduce.is_none()
             && cp.gemm.is_none()
+            && cp.scan.is_none()
             && cp.finishes.is_none()
             && !cp.reads_views()
             && cp.inputs.iter().filter(|i| i.node == node).count() == 1

@@ -1,0 +1,73 @@
+//! Recording scans: `cumsum`, `cumprod` (ndarray's and numpy's names) and their
+//! exclusive forms, along any axis. A scan is a kernel of its own whose loads evaluate
+//! its operand's producers (`(&x * 2.0).cumsum(0)` reads `x` once); it stays on the
+//! device as a lazy array of its operand's shape.
+
+use crate::api::array::Array;
+use crate::api::views::AsAxis;
+use crate::dtype::Numeric;
+use crate::error::Error;
+use crate::graph::{Op, ReduceOp, ScanSpec, State};
+
+impl<T: Numeric> Array<T> {
+    fn record_scan(&self, op: ReduceOp, axis: usize, exclusive: bool, name: &str) -> Array<T> {
+        let ctx = &self.node.ctx;
+        let shape = self.shape().to_vec();
+        if let State::Failed(e) = &*self.node.state() {
+            return Array::failed(ctx, shape, e.clone());
+        }
+        if axis >= shape.len() {
+            let e = Error::InvalidShape(format!(
+                "{name}: axis {axis} is out of range for an array of shape {shape:?}"
+            ));
+            return Array::failed(ctx, shape, e);
+        }
+        let spec = ScanSpec { op, axis, exclusive };
+        Array::lazy(ctx, shape, Op::Scan(spec, self.node.clone()))
+    }
+
+    /// The cumulative sum along `axis`: element `i` along it is the sum of the elements
+    /// `0..=i` (numpy's `cumsum`; integer sums wrap, as `sum` does). The shape is
+    /// unchanged.
+    ///
+    /// ```
+    /// # use lazycl_runtime::{Axis, Context};
+    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let a = ctx.from_shape_slice([2, 3], &[1, 2, 3, 4, 5, 6])?;
+    /// assert_eq!(a.cumsum(Axis(1)).to_vec()?, vec![1, 3, 6, 4, 9, 15]);
+    /// assert_eq!(a.cumsum(Axis(0)).to_vec()?, vec![1, 2, 3, 5, 7, 9]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn cumsum(&self, axis: impl AsAxis) -> Array<T> {
+        self.record_scan(ReduceOp::Sum, axis.axis_index(), false, "cumsum")
+    }
+
+    /// The cumulative product along `axis` (numpy's `cumprod`; integer products wrap).
+    pub fn cumprod(&self, axis: impl AsAxis) -> Array<T> {
+        self.record_scan(ReduceOp::Prod, axis.axis_index(), false, "cumprod")
+    }
+
+    /// The exclusive cumulative sum along `axis`: element `i` is the sum of the elements
+    /// `0..i`, so the first is 0 (an offsets array from counts: `counts.cumsum_exclusive(0)`).
+    ///
+    /// ```
+    /// # use lazycl_runtime::{Axis, Context};
+    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let counts = ctx.from_slice(&[3u32, 0, 2, 5])?;
+    /// assert_eq!(counts.cumsum_exclusive(0).to_vec()?, vec![0, 3, 3, 5]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn cumsum_exclusive(&self, axis: impl AsAxis) -> Array<T> {
+        self.record_scan(ReduceOp::Sum, axis.axis_index(), true, "cumsum_exclusive")
+    }
+
+    /// The exclusive cumulative product along `axis`: element `i` is the product of the
+    /// elements `0..i`, so the first is 1.
+    pub fn cumprod_exclusive(&self, axis: impl AsAxis) -> Array<T> {
+        self.record_scan(ReduceOp::Prod, axis.axis_index(), true, "cumprod_exclusive")
+    }
+}

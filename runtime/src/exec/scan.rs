@@ -1,0 +1,80 @@
+//! Launching a scan kernel: one work-item per column (serial layout), or one work-group
+//! per tile with the buffers the tiles publish in (tiled layout).
+
+use std::sync::Arc;
+
+use crate::backend::buffer::DeviceBuffer;
+use crate::backend::cl;
+use crate::backend::context::ContextInner;
+use crate::backend::kernel::{CompiledKernel, KernelArg};
+use crate::backend::queue::QueueInner;
+use crate::backend::submit::Command;
+use crate::error::{Error, Result};
+use crate::plan::{KernelPlan, ScanLayout};
+use crate::stats::Counters;
+
+use super::bind::{Bindings, Io, ScanScratch};
+
+pub(crate) fn launch_scan(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    kernel: &CompiledKernel,
+    plan: &KernelPlan,
+    args: &mut Vec<KernelArg>,
+    io: Io<'_>,
+) -> Result<()> {
+    let Some(s) = plan.scan else {
+        return Err(Error::Internal("a scan launched without its plan".into()));
+    };
+    if s.layout == ScanLayout::Serial {
+        let writes = io.writes();
+        Bindings {
+            io,
+            ..Bindings::default()
+        }
+        .bind(plan, args)?;
+        let cols = s.outer * s.inner;
+        let (global, local) = ctx.profile.grid(cols.min(ctx.profile.work_items_cap()));
+        kernel.launch(
+            ctx,
+            queue,
+            Command::new(io.inputs, &writes),
+            &[global],
+            local.as_ref().map(std::slice::from_ref),
+            args,
+        )?;
+        return Ok(());
+    }
+    let group = plan.group_size as usize;
+    let tiles = s.outer * s.tiles_per_row(plan.group_size);
+    // The tile counter and every tile's state start at zero.
+    let status_bytes = (tiles + 1) * 4;
+    let status = DeviceBuffer::uninit(&ctx.cl, status_bytes)?;
+    let totals = DeviceBuffer::uninit(&ctx.cl, tiles * s.dtype.size())?;
+    let prefixes = DeviceBuffer::uninit(&ctx.cl, tiles * s.dtype.size())?;
+    queue.submit(Command::new(&[], &[&status]), |q, wait, want| {
+        cl::fill_buffer(q, status.mem(), &[0u8; 4], status_bytes, wait, want)
+    })?;
+    Counters::add(&ctx.counters.transfers_enqueued, 1);
+    Bindings {
+        io,
+        scan: Some(ScanScratch {
+            status: &status,
+            totals: &totals,
+            prefixes: &prefixes,
+        }),
+        ..Bindings::default()
+    }
+    .bind(plan, args)?;
+    let mut writes = io.writes();
+    writes.extend([&*status, &*totals, &*prefixes]);
+    kernel.launch(
+        ctx,
+        queue,
+        Command::new(io.inputs, &writes),
+        &[tiles * group],
+        Some(&[group]),
+        args,
+    )?;
+    Ok(())
+}
