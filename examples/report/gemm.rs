@@ -4,30 +4,12 @@
 //! `LAZYCL_GEMM_REFERENCE`; without it the baseline is absent), and small products
 //! against ndarray's `dot` on the host (the CPU comparison of the issue).
 
-use std::collections::HashMap;
-
 use lazycl::{Array, Context};
 
 use crate::raw::R;
+use crate::reference::Reference;
 use crate::workloads::kmeans::{make_blobs, Assign, KMeans};
 use crate::{lz, median, per_run, Report};
-
-/// The reference rows: name → (TFLOP/s, ms).
-fn reference() -> HashMap<String, (f64, f64)> {
-    let Ok(path) = std::env::var("LAZYCL_GEMM_REFERENCE") else {
-        return HashMap::new();
-    };
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter_map(|v| {
-            let name = v.get("name")?.as_str()?.to_string();
-            let tflops = v.get("tflops").and_then(|t| t.as_f64()).unwrap_or(f64::NAN);
-            let ms = v.get("ms").and_then(|t| t.as_f64()).unwrap_or(f64::NAN);
-            Some((name, (tflops, ms)))
-        })
-        .collect()
-}
 
 /// Deterministic data in [-1, 1).
 fn data(n: usize, seed: u64) -> Vec<f32> {
@@ -41,9 +23,9 @@ fn data(n: usize, seed: u64) -> Vec<f32> {
 
 /// Adds the GEMM rows.
 pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()> {
-    let refs = reference();
+    let refs = Reference::load("LAZYCL_GEMM_REFERENCE");
     let sync = || lz(ctx.synchronize());
-    let cublas = |name: &str| refs.get(name).map_or(f64::NAN, |r| r.0);
+    let cublas = |name: &str| refs.get(name, "tflops");
     let sizes: &[usize] = if quick { &[512, 1024] } else { &[4096, 8192] };
     for &n in sizes {
         let a = lz(ctx.from_shape_slice([n, n], &data(n * n, 1)))?;
@@ -104,9 +86,7 @@ pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()
     };
     for &(n, d, k) in shapes {
         let xh = make_blobs(n, d, k);
-        let jax = refs
-            .get(&format!("jax jit kmeans step {n}x{d} k={k}"))
-            .map_or(f64::NAN, |r| r.1);
+        let jax = refs.get(&format!("jax jit kmeans step {n}x{d} k={k}"), "ms");
         for assign in [Assign::Gemm, Assign::Broadcast] {
             let mut km = lz(KMeans::new(ctx, &xh, n, d, k, assign))?;
             let t = per_run(trials, 20, || lz(km.step()), sync)?;

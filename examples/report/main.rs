@@ -7,8 +7,10 @@
 //! ```
 //! `LAZYCL_EXAMPLE_SMALL=1` implies `--quick`. `LAZYCL_DEVICE` picks the device.
 
+mod arrays;
 mod gemm;
 mod raw;
+mod reference;
 mod views;
 mod workloads;
 
@@ -373,6 +375,12 @@ fn run() -> R<()> {
     };
     eprintln!("report on {}{}", rep.device, if quick { " (quick)" } else { "" });
     let trials = if quick { 3 } else { 7 };
+    // `--arrays`: the array algorithms' rows only (scans).
+    if args.iter().any(|a| a == "--arrays") {
+        arrays::rows(&mut rep, &ctx, quick, trials)?;
+        rep.print(json);
+        return Ok(());
+    }
     // `--gemm`: the matrix products' rows only.
     if args.iter().any(|a| a == "--gemm") {
         gemm::rows(&mut rep, &ctx, quick, trials)?;
@@ -833,6 +841,7 @@ fn run() -> R<()> {
     }
 
     gemm::rows(&mut rep, &ctx, quick, trials)?;
+    arrays::rows(&mut rep, &ctx, quick, trials)?;
     cache_rows(&mut rep, trials)?;
 
     rep.print(json);

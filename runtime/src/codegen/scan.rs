@@ -5,11 +5,12 @@
 //! The tiled layout is one pass over the data (a decoupled look-back, as in Merrill and
 //! Garland's single-pass scan): each work-group takes the next tile number from a counter
 //! (so a tile waits only for tiles whose groups are already running, which is what lets
-//! it spin), scans its tile in local memory, publishes its total, then walks back over the
-//! tiles before it in its row, adding their totals until one has published its inclusive
-//! prefix; then it publishes its own prefix and writes its elements. A tile's value is
-//! written, then a global fence, then its state; a reader reads the state atomically,
-//! fences, then reads the value through a volatile pointer.
+//! it spin), scans its tile in local memory, publishes its total, then looks back over
+//! the tiles before it in its row, a window of them at a time, adding their totals up to
+//! the nearest that has published its inclusive prefix; then it publishes its own prefix
+//! and writes its elements. A tile's value is written, then a global fence, then its
+//! state; a reader reads the state atomically, fences, then reads the value through a
+//! volatile pointer.
 
 use super::abi::{fused_signature, narrow_dims};
 use super::ops::{combine, identity, vt};
@@ -26,7 +27,7 @@ pub(super) fn scan_source(plan: &KernelPlan, s: &ScanPlan) -> String {
     narrow_dims(plan.dims.len(), v.ix, &mut src);
     match s.layout {
         ScanLayout::Serial => serial(&mut v, s, &mut src),
-        ScanLayout::Tiles { items } => tiles(&mut v, s, items, &mut src),
+        ScanLayout::Tiles { items, per_row } => tiles(&mut v, s, items, per_row, &mut src),
     }
     src.close();
     src.into_string()
@@ -70,107 +71,156 @@ fn serial(v: &mut Values, s: &ScanPlan, src: &mut Src) {
     src.close();
 }
 
-/// Tiles of `items` elements per work-item along rows, with a decoupled look-back.
-fn tiles(v: &mut Values, s: &ScanPlan, items: u32, src: &mut Src) {
+/// Tiles of `items` elements per work-item: `per_row` work-items take a row's part of a
+/// tile (a power of two; rows shorter than a tile share one, a row each per `per_row`
+/// work-items), and a row longer than a tile spans several, joined by the look-back.
+fn tiles(v: &mut Values, s: &ScanPlan, items: u32, per_row: u32, src: &mut Src) {
     let group = v.plan.group_size;
     let tile = group * items;
+    let part = per_row * items;
+    let rows = group / per_row;
     let (ix, t) = (v.ix, vt(s.dtype));
     let id = identity(s.op, s.dtype);
     let op = |a: &str, b: &str| combine(s.op, s.dtype, a, b);
-    src.line(format_args!("__local {t} tile[{tile}];"));
+    // Element `e` of the tile lives at `P(e)`: a word of padding after every 32, so that
+    // the work-items' runs of `items` neighbours fall in different banks.
+    src.line(format_args!("__local {t} tile[{}];", tile + tile / 32));
+    src.line("#define P(e) ((e) + ((e) >> 5))");
     src.line(format_args!("__local {t} sums[{group}];"));
     src.line(format_args!("__local {t} prefix;"));
     src.line("__local uint number;");
     src.line("const uint lid = get_local_id(0);");
     src.line("if (lid == 0) number = atomic_inc(&status[0]);");
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    // Tile `tn`: part `tr` of rows `row0 ..` (one row when a row spans tiles).
     src.line("const ulong tn = number, tiles = (ulong)tiles_;");
-    src.line("const ulong row = tn / tiles, tr = tn - row * tiles;");
-    src.line(format_args!("const {ix} len = ({ix})len_;"));
     src.line(format_args!(
-        "const {ix} start = ({ix})(row * len + tr * {tile}u);"
+        "const ulong row0 = tn / tiles * {rows}u, tr = tn % tiles;"
     ));
-    src.line(format_args!(
-        "const {ix} count = min(({ix}){tile}u, len - ({ix})(tr * {tile}u));"
-    ));
+    src.line(format_args!("const {ix} len = ({ix})len_, rows = ({ix})(cols_);"));
+    src.line(format_args!("const {ix} from = ({ix})(tr * {part}u);"));
     // Loads: neighbouring work-items read neighbouring elements.
     src.open(format_args!("for (uint k = 0; k < {items}u; k++) {{"));
-    src.line(format_args!("const uint e = k * {group}u + lid;"));
+    src.line(format_args!(
+        "const uint e = k * {group}u + lid, r = e / {part}u, c = e % {part}u;"
+    ));
     src.line(format_args!("{t} x = {id};"));
-    src.open("if (e < count) {");
-    value_at(v, "start + e", "x", src);
+    src.open("if (row0 + r < rows && from + c < len) {");
+    value_at(v, &format!("({ix})(row0 + r) * len + from + c"), "x", src);
     src.close();
-    src.line("tile[e] = x;");
+    src.line("tile[P(e)] = x;");
     src.close();
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     // Each work-item scans its own run of `items` elements (leaving each element's
     // prefix within the run: inclusive, or exclusive), then the runs' totals are scanned
-    // across the group.
+    // across the work-items of each row.
     src.line(format_args!("{t} run = {id};"));
     src.open(format_args!("for (uint k = 0; k < {items}u; k++) {{"));
-    src.line(format_args!("const {t} x = tile[lid * {items}u + k];"));
+    src.line(format_args!("const uint e = lid * {items}u + k;"));
+    src.line(format_args!("const {t} x = tile[P(e)];"));
     if s.exclusive {
-        src.line(format_args!("tile[lid * {items}u + k] = run;"));
+        src.line("tile[P(e)] = run;");
         src.line(format_args!("run = {};", op("run", "x")));
     } else {
         src.line(format_args!("run = {};", op("run", "x")));
-        src.line(format_args!("tile[lid * {items}u + k] = run;"));
+        src.line("tile[P(e)] = run;");
     }
     src.close();
     src.line("sums[lid] = run;");
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-    src.open(format_args!("for (uint off = 1; off < {group}u; off <<= 1) {{"));
-    src.line(format_args!("const {t} y = lid >= off ? sums[lid - off] : {id};"));
+    src.open(format_args!("for (uint off = 1; off < {per_row}u; off <<= 1) {{"));
+    src.line(format_args!(
+        "const {t} y = lid % {per_row}u >= off ? sums[lid - off] : {id};"
+    ));
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     src.line(format_args!("sums[lid] = {};", op("y", "sums[lid]")));
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     src.close();
-    look_back(s, group, src);
-    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    if rows == 1 {
+        look_back(s, group, src);
+    } else {
+        src.line(format_args!("if (lid == 0) prefix = {id};"));
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    }
     // Stores, in the loads' order: the tiles before, the runs before, the run's own.
     src.open(format_args!("for (uint k = 0; k < {items}u; k++) {{"));
     src.line(format_args!(
-        "const uint e = k * {group}u + lid, owner = e / {items}u;"
+        "const uint e = k * {group}u + lid, r = e / {part}u, c = e % {part}u, owner = e / {items}u;"
     ));
-    src.open("if (e < count) {");
+    src.open("if (row0 + r < rows && from + c < len) {");
     src.line(format_args!(
-        "const {t} before = owner > 0 ? {} : prefix;",
+        "const {t} before = owner % {per_row}u > 0 ? {} : prefix;",
         op("prefix", "sums[owner - 1]")
     ));
-    src.line(format_args!("out0[start + e] = {};", op("before", "tile[e]")));
+    src.line(format_args!(
+        "out0[({ix})(row0 + r) * len + from + c] = {};",
+        op("before", "tile[P(e)]")
+    ));
     src.close();
     src.close();
 }
 
-/// Work-item 0 publishes the tile's total, finds the prefix of the tiles before it in
-/// its row (`prefix`), and publishes its own inclusive prefix.
+/// The look-back of a row spanning several tiles. Work-item 0 publishes the tile's
+/// total; then, a window of tiles at a time (one per work-item, read in parallel: waiting
+/// on the tiles one by one made each tile wait on the chain of tiles still running), the
+/// totals of the tiles before this one in its row are added up to the nearest tile that
+/// has published its inclusive prefix (found by an atomic minimum, summed by a tree).
+/// Work-item 0 then publishes this tile's inclusive prefix; `prefix` holds the tiles
+/// before it.
 fn look_back(s: &ScanPlan, group: u32, src: &mut Src) {
     let t = vt(s.dtype);
     let id = identity(s.op, s.dtype);
     let op = |a: &str, b: &str| combine(s.op, s.dtype, a, b);
-    src.open("if (lid == 0) {");
+    src.line(format_args!("__local {t} red[{group}];"));
+    src.line("__local uint nearest, more;");
     src.line(format_args!("const {t} total = sums[{}u];", group - 1));
-    src.line(format_args!("{t} before = {id};"));
+    src.open("if (lid == 0) {");
+    src.line(format_args!("prefix = {id};"));
+    src.line("more = tr > 0;");
     src.open("if (tr > 0) {");
     src.line("agg[tn] = total;");
     src.line("mem_fence(CLK_GLOBAL_MEM_FENCE);");
     src.line("atomic_xchg(&status[1 + tn], 1u);");
-    src.line("ulong j = tn - 1;");
-    src.open("for (;;) {");
-    src.line("uint state;");
+    src.close();
+    src.close();
+    // `top`: the window reads tiles `top - 1 - lid`; the row's first tile is `tn - tr`.
+    src.line("ulong top = tn;");
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    src.open("while (more) {");
+    src.line(format_args!("if (lid == 0) nearest = {group}u;"));
+    src.line("uint state = 2u;");
+    src.line(format_args!("{t} v = {id};"));
+    src.open("if (top - (tn - tr) > lid) {");
+    src.line("const ulong j = top - 1 - lid;");
     src.line("do { state = atomic_or(&status[1 + j], 0u); } while (state == 0u);");
     src.line("mem_fence(CLK_GLOBAL_MEM_FENCE);");
-    src.open("if (state == 2u) {");
-    src.line(format_args!("before = {};", op("incl[j]", "before")));
-    src.line("break;");
+    src.line("v = state == 2u ? incl[j] : agg[j];");
     src.close();
-    src.line(format_args!("before = {};", op("agg[j]", "before")));
-    src.line("j--;");
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    src.line("if (state == 2u) atomic_min(&nearest, lid);");
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    src.line(format_args!("red[lid] = lid <= nearest ? v : {id};"));
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    src.open(format_args!(
+        "for (uint off = {}u; off > 0; off >>= 1) {{",
+        group / 2
+    ));
+    src.line(format_args!(
+        "if (lid < off) red[lid] = {};",
+        op("red[lid]", "red[lid + off]")
+    ));
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     src.close();
+    src.open("if (lid == 0) {");
+    src.line(format_args!("prefix = {};", op("red[0]", "prefix")));
+    src.line(format_args!("more = nearest == {group}u;"));
     src.close();
-    src.line(format_args!("incl[tn] = {};", op("before", "total")));
+    src.line(format_args!("top -= {group}u;"));
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    src.close();
+    src.open("if (lid == 0) {");
+    src.line(format_args!("incl[tn] = {};", op("prefix", "total")));
     src.line("mem_fence(CLK_GLOBAL_MEM_FENCE);");
     src.line("atomic_xchg(&status[1 + tn], 2u);");
-    src.line("prefix = before;");
     src.close();
 }

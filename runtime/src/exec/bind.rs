@@ -122,7 +122,7 @@ impl Bindings<'_> {
                         Param::ScanLen => s.len,
                         Param::ScanInner => s.inner,
                         Param::ScanColumns => s.outer * s.inner,
-                        _ => s.tiles_per_row(plan.group_size),
+                        _ => s.tiles_per_row(),
                     } as u64)
                 })
                 .ok_or_else(missing),

@@ -46,7 +46,7 @@ pub(crate) fn launch_scan(
         return Ok(());
     }
     let group = plan.group_size as usize;
-    let tiles = s.outer * s.tiles_per_row(plan.group_size);
+    let tiles = s.tiles(plan.group_size);
     // The tile counter and every tile's state start at zero.
     let status_bytes = (tiles + 1) * 4;
     let status = DeviceBuffer::uninit(&ctx.cl, status_bytes)?;

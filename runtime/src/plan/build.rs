@@ -118,7 +118,7 @@ pub(crate) fn plan_kernel(
         key::reduce(&mut plan.key, r, group_size);
     }
     if let Some((spec, child)) = scan {
-        let s = scan_plan(spec, graph[child].node.dtype, &space);
+        let s = scan_plan(spec, graph[child].node.dtype, &space, group_size);
         key::scan(&mut plan.key, &s, group_size);
         plan.scan = Some(s);
     }
@@ -157,20 +157,20 @@ pub(crate) fn plan_kernel(
     plan
 }
 
-/// Rows longer than this are scanned in tiles with a look-back; shorter ones, and every
-/// scan along an axis that is not the innermost, one column per work-item.
-pub(crate) const SCAN_SERIAL_MAX: usize = 256;
-
-/// A scan of `spec` over an operand of `shape` and type `dtype`, and its layout.
-fn scan_plan(spec: ScanSpec, dtype: DType, shape: &[usize]) -> ScanPlan {
+/// A scan of `spec` over an operand of `shape` and type `dtype`, and its layout for
+/// work-groups of `group`.
+fn scan_plan(spec: ScanSpec, dtype: DType, shape: &[usize], group: u32) -> ScanPlan {
     let outer = shape[..spec.axis].iter().product();
     let len = shape[spec.axis];
     let inner = shape[spec.axis + 1..].iter().product();
-    let layout = if inner == 1 && len > SCAN_SERIAL_MAX {
-        // 16 KB of local memory per tile of 256 work-items.
-        ScanLayout::Tiles {
-            items: if dtype.size() >= 8 { 8 } else { 16 },
-        }
+    let layout = if inner == 1 {
+        // 16 KB of local memory per tile; the fewest work-items that hold a row.
+        let items: u32 = if dtype.size() >= 8 { 8 } else { 16 };
+        let per_row = len
+            .div_ceil(items as usize)
+            .next_power_of_two()
+            .min(group as usize) as u32;
+        ScanLayout::Tiles { items, per_row }
     } else {
         ScanLayout::Serial
     };

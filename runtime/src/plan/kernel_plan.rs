@@ -74,26 +74,36 @@ pub(crate) struct ScanPlan {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ScanLayout {
     /// One work-item per column `(o, c)`, walking its `len` elements in order: coalesced
-    /// across columns where `inner > 1`, and the whole scan for short rows.
+    /// across columns (a scan along an axis that is not the innermost, `inner > 1`).
     Serial,
-    /// Rows (`inner == 1`) in tiles of `items` elements per work-item of a group, each
-    /// tile scanned in local memory and offset by the tiles before it in its row through
-    /// a decoupled look-back: one pass over the data.
-    Tiles { items: u32 },
+    /// Rows (`inner == 1`) in tiles of `items` elements per work-item, each tile scanned
+    /// in local memory: `per_row` work-items (a power of two) per row, so that rows
+    /// shorter than a tile share one; a row longer than a tile (`per_row` is the whole
+    /// group) spans several, each offset by the tiles before it through a decoupled
+    /// look-back. One pass over the data either way.
+    Tiles { items: u32, per_row: u32 },
 }
 
 impl ScanPlan {
-    /// The elements of one tile of the tiled layout for work-groups of `group`.
-    pub(crate) fn tile(&self, group: u32) -> usize {
+    /// Rows per tile of the tiled layout for work-groups of `group`.
+    pub(crate) fn rows_per_tile(&self, group: u32) -> usize {
         match self.layout {
-            ScanLayout::Tiles { items } => (items * group) as usize,
-            ScanLayout::Serial => 0,
+            ScanLayout::Tiles { per_row, .. } => (group / per_row.max(1)).max(1) as usize,
+            ScanLayout::Serial => 1,
         }
     }
 
-    /// Tiles per row (tiled layout).
-    pub(crate) fn tiles_per_row(&self, group: u32) -> usize {
-        self.len.div_ceil(self.tile(group).max(1))
+    /// Tiles per row of the tiled layout (1 unless a row is longer than a tile).
+    pub(crate) fn tiles_per_row(&self) -> usize {
+        match self.layout {
+            ScanLayout::Tiles { items, per_row } => self.len.div_ceil((items * per_row) as usize).max(1),
+            ScanLayout::Serial => 1,
+        }
+    }
+
+    /// Tiles of the tiled layout in all.
+    pub(crate) fn tiles(&self, group: u32) -> usize {
+        self.outer.div_ceil(self.rows_per_tile(group)) * self.tiles_per_row()
     }
 }
 

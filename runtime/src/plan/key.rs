@@ -89,9 +89,9 @@ pub(crate) fn dims(key: &mut Vec<u32>, rank: usize, narrow_index: bool) {
 
 /// A scan: its operation, type, whether exclusive, and its layout.
 pub(crate) fn scan(key: &mut Vec<u32>, s: &ScanPlan, group_size: u32) {
-    let items = match s.layout {
-        ScanLayout::Serial => 0,
-        ScanLayout::Tiles { items } => items,
+    let (items, per_row) = match s.layout {
+        ScanLayout::Serial => (0, 0),
+        ScanLayout::Tiles { items, per_row } => (items, per_row),
     };
     key.extend([
         TAG_SCAN,
@@ -99,6 +99,7 @@ pub(crate) fn scan(key: &mut Vec<u32>, s: &ScanPlan, group_size: u32) {
         dtype_code(s.dtype),
         u32::from(s.exclusive),
         items,
+        per_row,
         group_size,
     ]);
 }

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Reference timings for the array algorithms (scans, and later sorts and indexing) on the
+GPU, run on the same device as lazycl: torch eager and JAX jit. Times are medians over
+repeated runs between device synchronizations, after a warm-up. Bandwidth counts one
+read and one write of the array (what a scan must move).
+
+  python3 benches/reference/arrays_reference.py            # a table
+  python3 benches/reference/arrays_reference.py --json     # one JSON object per row
+"""
+
+import argparse
+import json
+import time
+
+import torch
+
+
+def median_seconds(fn, sync, reps, trials=7):
+    fn()
+    sync()
+    times = []
+    for _ in range(trials):
+        t = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        sync()
+        times.append((time.perf_counter() - t) / reps)
+    times.sort()
+    return times[len(times) // 2]
+
+
+# (name, shape, axis, dtype): the report's scan rows use the same names.
+SCANS = [
+    ("cumsum f32 2^28", (1 << 28,), 0, "float32"),
+    ("cumsum i32 2^28", (1 << 28,), 0, "int32"),
+    ("cumsum f32 16384x16384 axis 1", (16384, 16384), 1, "float32"),
+    ("cumsum f32 16384x16384 axis 0", (16384, 16384), 0, "float32"),
+    ("cumsum f32 1048576x256 axis 1", (1 << 20, 256), 1, "float32"),
+]
+
+
+def torch_scans(dev):
+    rows = []
+    sync = torch.cuda.synchronize
+    for name, shape, axis, dt in SCANS:
+        dtype = getattr(torch, dt)
+        x = (torch.randn(shape, device=dev) * 100).to(dtype)
+        n = x.numel()
+        # torch.cumsum of int32 gives int64 (numpy's rule); ask for int32 to move the same bytes.
+        t = median_seconds(lambda: torch.cumsum(x, axis, dtype=dtype), sync, 10)
+        rows.append({"name": f"torch {name}", "ms": t * 1e3, "gbps": 2 * n * x.element_size() / t / 1e9})
+    return rows
+
+
+def jax_scans():
+    import jax
+    import jax.numpy as jnp
+
+    rows = []
+    for name, shape, axis, dt in SCANS:
+        dtype = getattr(jnp, dt)
+        x = (jax.random.normal(jax.random.PRNGKey(0), shape) * 100).astype(dtype)
+        f = jax.jit(lambda v, axis=axis, dtype=dtype: jnp.cumsum(v, axis=axis, dtype=dtype))
+        state = {}
+
+        def run():
+            state["y"] = f(x)
+
+        t = median_seconds(run, lambda: state["y"].block_until_ready(), 10)
+        rows.append({"name": f"jax {name}", "ms": t * 1e3, "gbps": 2 * x.size * x.dtype.itemsize / t / 1e9})
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args()
+    dev = torch.device("cuda")
+    rows = torch_scans(dev)
+    try:
+        rows += jax_scans()
+    except Exception as e:  # JAX missing or without a GPU: say so, keep the rest
+        rows.append({"name": "jax", "error": repr(e)[:200]})
+    print(f"# {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+    for r in rows:
+        if a.json:
+            print(json.dumps(r))
+        else:
+            print(f"{r['name']:<44} {r.get('ms', float('nan')):9.3f} ms  {r.get('gbps', float('nan')):8.1f} GB/s  {r.get('error', '')}")
+
+
+if __name__ == "__main__":
+    main()

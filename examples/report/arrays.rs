@@ -1,0 +1,155 @@
+//! The report's rows for array algorithms (issue #20): scans in GB/s counting one read
+//! and one write of the array, against torch and JAX measured in the same call by
+//! `benches/reference/arrays_reference.py --json` (its output file named by
+//! `LAZYCL_ARRAYS_REFERENCE`); with `--quick` (PoCL), small sizes against a sequential
+//! loop on the host.
+
+use lazycl::{Array, Axis, Context, Element};
+
+use crate::raw::R;
+use crate::reference::Reference;
+use crate::{lz, median, per_run, Report};
+
+/// One scan row: its name (the reference script's), shape and axis.
+struct Scan {
+    name: String,
+    shape: Vec<usize>,
+    axis: usize,
+}
+
+fn scans(quick: bool) -> Vec<(Scan, bool)> {
+    let scan = |name: &str, shape: &[usize], axis: usize| Scan {
+        name: name.to_string(),
+        shape: shape.to_vec(),
+        axis,
+    };
+    if quick {
+        vec![
+            (scan("cumsum f32 2^22", &[1 << 22], 0), false),
+            (scan("cumsum i32 2^22", &[1 << 22], 0), true),
+            (scan("cumsum f32 2048x2048 axis 1", &[2048, 2048], 1), false),
+            (scan("cumsum f32 2048x2048 axis 0", &[2048, 2048], 0), false),
+            (scan("cumsum f32 16384x256 axis 1", &[16384, 256], 1), false),
+        ]
+    } else {
+        vec![
+            (scan("cumsum f32 2^28", &[1 << 28], 0), false),
+            (scan("cumsum i32 2^28", &[1 << 28], 0), true),
+            (scan("cumsum f32 16384x16384 axis 1", &[16384, 16384], 1), false),
+            (scan("cumsum f32 16384x16384 axis 0", &[16384, 16384], 0), false),
+            (scan("cumsum f32 1048576x256 axis 1", &[1 << 20, 256], 1), false),
+        ]
+    }
+}
+
+/// Adds the scan rows.
+pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()> {
+    let refs = Reference::load("LAZYCL_ARRAYS_REFERENCE");
+    for (s, int) in scans(quick) {
+        let n: usize = s.shape.iter().product();
+        if int {
+            let x: Vec<i32> = (0..n).map(|i| (i % 201) as i32 - 100).collect();
+            scan_rows(rep, ctx, &refs, &s, &x, quick, trials)?;
+        } else {
+            let x: Vec<f32> = (0..n).map(|i| (i % 201) as f32 / 100.0 - 1.0).collect();
+            scan_rows(rep, ctx, &refs, &s, &x, quick, trials)?;
+        }
+    }
+    // A producer in the scan's loads: the same bytes moved as the plain scan.
+    let s = &scans(quick)[0].0;
+    let n: usize = s.shape.iter().product();
+    let x = lz(ctx.from_slice(&vec![0.5f32; n]))?;
+    let sync = || lz(ctx.synchronize());
+    let plain = per_run(trials, 5, || lz(x.cumsum(Axis(0)).eval().map(drop)), sync)?;
+    let fused = per_run(
+        trials,
+        5,
+        || lz((&x * 2.0 - 1.0).cumsum(Axis(0)).eval().map(drop)),
+        sync,
+    )?;
+    rep.add(
+        format!("{} of (2x - 1), one kernel", s.name),
+        gbps(n, 4, fused),
+        gbps(n, 4, plain),
+        "GB/s",
+        "lazycl's plain cumsum",
+    );
+    Ok(())
+}
+
+fn gbps(n: usize, size: usize, seconds: f64) -> f64 {
+    2.0 * (n * size) as f64 / seconds / 1e9
+}
+
+fn scan_rows<T: Element + lazycl::Numeric + Copy + std::ops::Add<Output = T> + Default>(
+    rep: &mut Report,
+    ctx: &Context,
+    refs: &Reference,
+    s: &Scan,
+    host: &[T],
+    quick: bool,
+    trials: usize,
+) -> R<()> {
+    let n = host.len();
+    let size = std::mem::size_of::<T>();
+    let x: Array<T> = lz(ctx.from_shape_slice(s.shape.clone(), host))?;
+    let sync = || lz(ctx.synchronize());
+    let t = per_run(trials, 5, || lz(x.cumsum(Axis(s.axis)).eval().map(drop)), sync)?;
+    let ours = gbps(n, size, t);
+    if quick {
+        rep.add(
+            s.name.clone(),
+            ours,
+            gbps(n, size, host_scan(host, &s.shape, s.axis, trials)),
+            "GB/s",
+            "a sequential loop on the host",
+        );
+        return Ok(());
+    }
+    rep.add(
+        s.name.clone(),
+        ours,
+        refs.get(&format!("torch {}", s.name), "gbps"),
+        "GB/s",
+        "torch.cumsum (same call)",
+    );
+    rep.add(
+        format!("{} (against JAX)", s.name),
+        ours,
+        refs.get(&format!("jax {}", s.name), "gbps"),
+        "GB/s",
+        "JAX jit cumsum (same call)",
+    );
+    Ok(())
+}
+
+/// Seconds of a sequential scan on the host (median of `trials`).
+fn host_scan<T: Copy + std::ops::Add<Output = T> + Default>(
+    host: &[T],
+    shape: &[usize],
+    axis: usize,
+    trials: usize,
+) -> f64 {
+    let inner: usize = shape[axis + 1..].iter().product();
+    let len = shape[axis];
+    let mut out = vec![T::default(); host.len()];
+    let times = (0..trials)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            // Row by row of the axis, in memory order: each element adds the one a row
+            // before it.
+            for (o, chunk) in host.chunks(len * inner).enumerate() {
+                let dst = &mut out[o * len * inner..(o + 1) * len * inner];
+                dst[..inner].copy_from_slice(&chunk[..inner]);
+                for l in 1..len {
+                    for c in 0..inner {
+                        dst[l * inner + c] = dst[(l - 1) * inner + c] + chunk[l * inner + c];
+                    }
+                }
+            }
+            std::hint::black_box(&out);
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    median(times)
+}
