@@ -160,19 +160,24 @@ fn tiles(v: &mut Values, s: &ScanPlan, items: u32, per_row: u32, src: &mut Src) 
     src.close();
 }
 
+/// How many tiles back one step of the look-back reads, one per work-item.
+const WINDOW: u32 = 32;
+
 /// The look-back of a row spanning several tiles. Work-item 0 publishes the tile's
-/// total; then, a window of tiles at a time (one per work-item, read in parallel: waiting
-/// on the tiles one by one made each tile wait on the chain of tiles still running), the
-/// totals of the tiles before this one in its row are added up to the nearest tile that
-/// has published its inclusive prefix (found by an atomic minimum, summed by a tree).
-/// Work-item 0 then publishes this tile's inclusive prefix; `prefix` holds the tiles
-/// before it.
+/// total; then, a window of [`WINDOW`] tiles at a time (one per work-item, read in
+/// parallel: waiting on the tiles one by one made each tile wait on the chain of tiles
+/// still running), the totals of the tiles before this one in its row are added up to the
+/// nearest tile that has published its inclusive prefix. Work-item 0 then publishes this
+/// tile's inclusive prefix; `prefix` holds the tiles before it. (A window of the whole
+/// group, summed by a tree, was slower on the H200: BENCHMARKS.md.)
 fn look_back(s: &ScanPlan, group: u32, src: &mut Src) {
     let t = vt(s.dtype);
     let id = identity(s.op, s.dtype);
     let op = |a: &str, b: &str| combine(s.op, s.dtype, a, b);
-    src.line(format_args!("__local {t} red[{group}];"));
-    src.line("__local uint nearest, more;");
+    let w = WINDOW.min(group);
+    src.line(format_args!("__local {t} winv[{w}];"));
+    src.line(format_args!("__local uint wins[{w}];"));
+    src.line("__local uint more;");
     src.line(format_args!("const {t} total = sums[{}u];", group - 1));
     src.open("if (lid == 0) {");
     src.line(format_args!("prefix = {id};"));
@@ -183,11 +188,11 @@ fn look_back(s: &ScanPlan, group: u32, src: &mut Src) {
     src.line("atomic_xchg(&status[1 + tn], 1u);");
     src.close();
     src.close();
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     // `top`: the window reads tiles `top - 1 - lid`; the row's first tile is `tn - tr`.
     src.line("ulong top = tn;");
-    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     src.open("while (more) {");
-    src.line(format_args!("if (lid == 0) nearest = {group}u;"));
+    src.open(format_args!("if (lid < {w}u) {{"));
     src.line("uint state = 2u;");
     src.line(format_args!("{t} v = {id};"));
     src.open("if (top - (tn - tr) > lid) {");
@@ -196,26 +201,21 @@ fn look_back(s: &ScanPlan, group: u32, src: &mut Src) {
     src.line("mem_fence(CLK_GLOBAL_MEM_FENCE);");
     src.line("v = state == 2u ? incl[j] : agg[j];");
     src.close();
-    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-    src.line("if (state == 2u) atomic_min(&nearest, lid);");
-    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-    src.line(format_args!("red[lid] = lid <= nearest ? v : {id};"));
-    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-    src.open(format_args!(
-        "for (uint off = {}u; off > 0; off >>= 1) {{",
-        group / 2
-    ));
-    src.line(format_args!(
-        "if (lid < off) red[lid] = {};",
-        op("red[lid]", "red[lid + off]")
-    ));
-    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    src.line("winv[lid] = v;");
+    src.line("wins[lid] = state;");
     src.close();
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     src.open("if (lid == 0) {");
-    src.line(format_args!("prefix = {};", op("red[0]", "prefix")));
-    src.line(format_args!("more = nearest == {group}u;"));
+    src.line(format_args!("{t} acc = prefix;"));
+    src.line("uint found = 0u;");
+    src.open(format_args!("for (uint k = 0; k < {w}u && !found; k++) {{"));
+    src.line(format_args!("acc = {};", op("winv[k]", "acc")));
+    src.line("found = wins[k] == 2u;");
     src.close();
-    src.line(format_args!("top -= {group}u;"));
+    src.line("prefix = acc;");
+    src.line("more = !found;");
+    src.close();
+    src.line(format_args!("top -= {w}u;"));
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     src.close();
     src.open("if (lid == 0) {");

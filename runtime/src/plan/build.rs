@@ -164,12 +164,18 @@ fn scan_plan(spec: ScanSpec, dtype: DType, shape: &[usize], group: u32) -> ScanP
     let len = shape[spec.axis];
     let inner = shape[spec.axis + 1..].iter().product();
     let layout = if inner == 1 {
-        // 16 KB of local memory per tile; the fewest work-items that hold a row.
-        let items: u32 = if dtype.size() >= 8 { 8 } else { 16 };
+        // 16 KB of local memory per tile, and the fewest work-items that hold a row;
+        // 32 KB where a row spans tiles (fewer tiles for the look-back to chain).
+        let (items, long_items): (u32, u32) = if dtype.size() >= 8 { (8, 16) } else { (16, 32) };
         let per_row = len
             .div_ceil(items as usize)
             .next_power_of_two()
             .min(group as usize) as u32;
+        let items = if len > (items * group) as usize {
+            long_items
+        } else {
+            items
+        };
         ScanLayout::Tiles { items, per_row }
     } else {
         ScanLayout::Serial
