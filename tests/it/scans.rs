@@ -203,6 +203,8 @@ fn a_scan_of_a_lazy_expression_reads_its_inputs_once() {
                 "{i}: {g} vs {acc}"
             );
         }
+        let plan = (&x * 2.0 - &y).cumsum(0).explain().unwrap();
+        assert!(plan.contains("Sum scan of 1 rows of"), "{plan}");
         let doubled = (&scan * 0.5).to_vec().unwrap();
         assert_eq!(doubled[n - 1], got[n - 1] * 0.5);
     }

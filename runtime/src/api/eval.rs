@@ -12,7 +12,7 @@ use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::exec;
 use crate::graph::NodeRef;
-use crate::plan::{ColumnRows, Finish, GKind, Layout};
+use crate::plan::{ColumnRows, Finish, GKind, Layout, ScanLayout};
 
 /// Describes the kernels that materializing `roots` would launch, with their sources.
 fn explain(roots: &[NodeRef]) -> Result<String> {
@@ -92,6 +92,29 @@ fn explain(roots: &[NodeRef]) -> Result<String> {
                 s,
                 "  and beside it a {:?} reduction of one value per row over the rows to one element (each work-group adds its rows; the last to finish combines the groups' parts)",
                 t.op
+            );
+        }
+        if let Some(sc) = &p.scan {
+            let how = match sc.layout {
+                ScanLayout::Serial => "one work-item per column, in order".to_string(),
+                ScanLayout::Tiles { items, per_row } => format!(
+                    "tiles of {} elements, {per_row} work-items per row{}",
+                    items * p.group_size,
+                    if per_row == p.group_size {
+                        ", rows longer than a tile joined by a look-back"
+                    } else {
+                        ""
+                    }
+                ),
+            };
+            let _ = writeln!(
+                s,
+                "  {}{:?} scan of {} rows of {} (x {} inner): {how}",
+                if sc.exclusive { "exclusive " } else { "" },
+                sc.op,
+                sc.outer,
+                sc.len,
+                sc.inner
             );
         }
         if let Some(f) = &p.finishes {
