@@ -16,6 +16,7 @@ mod expr_ops;
 mod expr_runtime;
 mod finish_in_consumer;
 mod foundation;
+mod indexing;
 mod kernel_features;
 mod kernel_ops;
 mod kernel_smoke;

@@ -6,6 +6,7 @@
 pub(crate) mod array;
 pub(crate) mod context;
 pub(crate) mod eval;
+pub(crate) mod indexing;
 pub(crate) mod kernel;
 pub(crate) mod matmul;
 pub(crate) mod ops;

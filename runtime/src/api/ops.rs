@@ -42,7 +42,7 @@ impl<T: Element> Operand<T> for Array<T> {
 }
 
 /// The recording error of a node, if recording it failed.
-fn failure(node: &NodeRef) -> Option<Error> {
+pub(crate) fn failure(node: &NodeRef) -> Option<Error> {
     if !node.failed {
         return None;
     }

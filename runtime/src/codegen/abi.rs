@@ -5,7 +5,7 @@ use super::ops::vt;
 use super::writer::Src;
 use crate::dtype::DType;
 use crate::plan::access::Affine;
-use crate::plan::{Finish, KernelPlan, ScanLayout};
+use crate::plan::{Finish, KernelPlan, ScanLayout, Value};
 
 /// The name of every generated fused kernel.
 pub(crate) const FUSED_KERNEL_NAME: &str = "lazycl_fused";
@@ -93,6 +93,10 @@ pub(crate) enum Param {
     GemmPartials,
     /// The results of a GEMM kernel's row reduction, `[.., m]` (`rout`).
     GemmRowResults,
+    /// The length of the axis a `take` picks from input `slot` (`gn{slot}`), and that
+    /// axis's stride (`gs{slot}`).
+    GatherLen(usize),
+    GatherStride(usize),
     /// A scan's length along its axis (`len_`), the elements after it (`inner_`), and
     /// its columns, `outer * inner` (`cols_`).
     ScanLen,
@@ -131,6 +135,7 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
         .map(Input)
         .chain((0..plan.scalars.len()).map(Scalar))
         .chain(view_params(plan))
+        .chain(gathered_slots(plan).flat_map(|slot| [GatherLen(slot), GatherStride(slot)]))
         .chain((0..outputs).map(Output))
         .chain(when(!reduce && !gemm, [Numel]))
         .chain(when(reduce && plan.row.is_some(), [RowResult]))
@@ -189,6 +194,15 @@ fn view_params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
             .chain(strides.into_iter().map(move |d| Param::StoreStride(k, d)))
     });
     loads.chain(insides).chain(stores)
+}
+
+/// The input slots read through an index, each once, in order.
+pub(crate) fn gathered_slots(plan: &KernelPlan) -> impl Iterator<Item = usize> + '_ {
+    (0..plan.inputs.len()).filter(|&slot| {
+        plan.values
+            .iter()
+            .any(|v| matches!(v.value, Value::Gather { slot: s, .. } if s == slot))
+    })
 }
 
 /// `params` where `on`, else none.
@@ -291,6 +305,8 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
             "__global {}* part",
             plan.gemm.as_ref().map_or("", |g| vt(g.dtype))
         ),
+        Param::GatherLen(slot) => format!("const long gn{slot}"),
+        Param::GatherStride(slot) => format!("const long gs{slot}"),
         Param::ScanLen => "const ulong len_".into(),
         Param::ScanInner => "const ulong inner_".into(),
         Param::ScanColumns => "const ulong cols_".into(),

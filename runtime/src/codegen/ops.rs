@@ -102,6 +102,16 @@ pub(super) fn value_expr(
             }
         }
         Value::Inside { slot } => super::views::inside(plan, *slot, lane),
+        Value::Gather { slot, index, .. } => {
+            let index = match plan.values[*index].in_branch {
+                true => format!("({})", value_expr(plan, *index, full, lane, helpers)),
+                false => format!("v{index}{sfx}"),
+            };
+            match &plan.inputs[*slot].strided {
+                Some(a) => super::views::gather(plan, *slot, a, t, lane, &index),
+                None => format!("/* a gather without its offset */ ({t})0"),
+            }
+        }
         Value::Scalar { slot } => match dtype {
             DType::Bool => format!("(uchar)(s{slot} != 0u)"),
             _ => format!("s{slot}"),
@@ -137,7 +147,12 @@ pub(super) fn value_expr(
                 OpCode::Ternary(TernaryOp::Clamp) => helpers.call(clc::clamp(dtype), &[&a, &b, &c]),
                 // Views, reshapes and regions are no values of their own (planning folds
                 // them into loads and box tests).
-                OpCode::View | OpCode::Reshape | OpCode::Region | OpCode::MatMul | OpCode::Scan(_) => {
+                OpCode::View
+                | OpCode::Reshape
+                | OpCode::Region
+                | OpCode::MatMul
+                | OpCode::Scan(_)
+                | OpCode::Take(_) => {
                     format!("/* {code:?} */ {a}")
                 }
             }

@@ -105,6 +105,35 @@ pub(super) fn load(plan: &KernelPlan, slot: usize, a: &Affine, t: &str, lane: Op
     }
 }
 
+/// The load of strided input `slot` (element type `t`) read through an index (`take`):
+/// its offset plus `index` (the index value's text), clamped into `0..gn{slot}`, times
+/// `gs{slot}`; 0 outside its guard.
+pub(super) fn gather(
+    plan: &KernelPlan,
+    slot: usize,
+    a: &Affine,
+    t: &str,
+    lane: Option<usize>,
+    index: &str,
+) -> String {
+    let ot = offset_type(plan);
+    let at = offset(a, &format!("ob{slot}"), &format!("os{slot}_"), lane, ot);
+    let load = format!("in{slot}[{at} + ({ot})clamp((long){index}, 0L, gn{slot} - 1L) * ({ot})gs{slot}]");
+    if a.bounds.is_empty() {
+        load
+    } else {
+        let guard = test(
+            &a.bounds,
+            plan.dims.len(),
+            &format!("lb{slot}_"),
+            &format!("ub{slot}_"),
+            lane,
+            ot,
+        );
+        format!("(({guard}) ? {load} : ({t})0)")
+    }
+}
+
 /// Box test `slot`, a `uchar` 0 or 1.
 pub(super) fn inside(plan: &KernelPlan, slot: usize, lane: Option<usize>) -> String {
     let bounds = &plan.insides[slot].bounds;

@@ -10,7 +10,7 @@ use crate::backend::kernel::KernelArg;
 use crate::codegen::abi::{self, Param};
 use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
-use crate::plan::{KernelPlan, ReducePlan};
+use crate::plan::{KernelPlan, ReducePlan, Value};
 
 /// What a kernel of a flush reads and writes: its input slots' buffers, its outputs, and
 /// its scalar slots' bytes (the flush's, never the plan's: a replayed plan binds new ones).
@@ -114,6 +114,25 @@ impl Bindings<'_> {
             | Param::StoreOffset(_)
             | Param::StoreStride(..) => view_arg(plan, p)
                 .map(|v| offset_arg(v, plan.narrow_offsets))
+                .ok_or_else(missing),
+            Param::GatherLen(slot) | Param::GatherStride(slot) => plan
+                .values
+                .iter()
+                .find_map(|v| match v.value {
+                    Value::Gather {
+                        slot: s, len, stride, ..
+                    } if s == slot => Some(match p {
+                        Param::GatherLen(_) => len,
+                        _ => stride,
+                    }),
+                    _ => None,
+                })
+                .map(|x| {
+                    KernelArg::Scalar(ScalarBits {
+                        bits: x as u64,
+                        size: 8,
+                    })
+                })
                 .ok_or_else(missing),
             Param::ScanLen | Param::ScanInner | Param::ScanColumns | Param::ScanTiles => plan
                 .scan

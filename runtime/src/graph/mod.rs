@@ -186,6 +186,13 @@ pub(crate) enum Op {
     /// The matrix product of `[.., m, k]` and `[.., k, n]` (batch axes broadcast),
     /// `[.., m, n]`.
     MatMul(NodeRef, NodeRef),
+    /// Elements of `data` picked along `axis` by `indices` (numpy's `take` with
+    /// `mode='clip'`): shape `data[..axis] ++ indices ++ data[axis + 1..]`.
+    Take {
+        axis: usize,
+        data: NodeRef,
+        indices: NodeRef,
+    },
 }
 
 impl Op {
@@ -196,6 +203,7 @@ impl Op {
                 smallvec::smallvec![a]
             }
             Op::Binary(_, a, b) | Op::MatMul(a, b) => smallvec::smallvec![a, b],
+            Op::Take { data, indices, .. } => smallvec::smallvec![data, indices],
             Op::Ternary(_, a, b, c) => smallvec::smallvec![a, b, c],
             Op::Expr(_, ops) | Op::Region(_, ops) => ops.iter().collect(),
         }
@@ -280,6 +288,7 @@ fn push_inputs(op: Op, stack: &mut smallvec::SmallVec<[NodeRef; 8]>) {
             stack.push(a)
         }
         Op::Binary(_, a, b) | Op::MatMul(a, b) => stack.extend([a, b]),
+        Op::Take { data, indices, .. } => stack.extend([data, indices]),
         Op::Ternary(_, a, b, c) => stack.extend([a, b, c]),
         Op::Expr(_, ops) | Op::Region(_, ops) => stack.extend(ops),
     }

@@ -335,6 +335,25 @@ impl Collapsed {
     }
 
     /// How a load with offset `a` reads over the collapsed dims.
+    /// `a` over the collapsed dims as a strided load, whatever its pattern.
+    pub(crate) fn strided(&self, a: &Affine) -> LoadKind {
+        match self.kind(a) {
+            LoadKind::Strided(s) => LoadKind::Strided(s),
+            LoadKind::Plain { .. } => {
+                let stride: SmallVec<[i64; 4]> = if self.groups.is_empty() {
+                    smallvec::smallvec![0]
+                } else {
+                    self.groups.iter().map(|g| a.stride[g[g.len() - 1]]).collect()
+                };
+                LoadKind::Strided(Affine {
+                    base: a.base,
+                    stride,
+                    bounds: self.bounds(&a.bounds),
+                })
+            }
+        }
+    }
+
     pub(crate) fn kind(&self, a: &Affine) -> LoadKind {
         let stride: SmallVec<[i64; 4]> = if self.groups.is_empty() {
             smallvec::smallvec![0]

@@ -10,7 +10,7 @@ use super::access::{Access, Affine, Collapsed, LoadKind};
 use super::collect::{GKind, GNode, OpCode};
 use super::kernel_plan::{
     ColumnRows, Columns, Finish, JoinedReduction, KernelPlan, Layout, ReducePlan, ScanLayout, ScanPlan,
-    VectorLoads,
+    Value, VectorLoads,
 };
 use super::reads::{self, ConeView};
 use super::{key, values, Store};
@@ -127,7 +127,14 @@ pub(crate) fn plan_kernel(
         true => (graph[members[0]].node.dtype, members[0]),
         false => (graph[j].node.dtype, j),
     };
-    let kinds: Vec<LoadKind> = load_offsets.iter().map(|o| collapsed.kind(o)).collect();
+    let kinds: Vec<LoadKind> = load_offsets
+        .iter()
+        .zip(&reads.loads)
+        .map(|(o, l)| match l.gathered {
+            true => collapsed.strided(o),
+            false => collapsed.kind(o),
+        })
+        .collect();
     let store = store
         .zip(store_offset.as_ref())
         .map(|(s, o)| (s.node, collapsed.kind(o)));
@@ -141,7 +148,12 @@ pub(crate) fn plan_kernel(
         store,
     };
     let value_of = binder.bind(&mut plan, output_of);
-    plan.narrow_offsets = plan.reads_views() && narrow_offsets(&plan);
+    // (An index times a stride may pass any bound the views know of: long offsets.)
+    let gathers = plan
+        .values
+        .iter()
+        .any(|v| matches!(v.value, Value::Gather { .. }));
+    plan.narrow_offsets = plan.reads_views() && !gathers && narrow_offsets(&plan);
     key::offsets(&mut plan.key, plan.narrow_offsets);
     if let Some((node, op, operand)) = total {
         let t = JoinedReduction {

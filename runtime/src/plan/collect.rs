@@ -60,6 +60,9 @@ pub(crate) enum OpCode {
     Reshape,
     /// Elements picked from its operands by position ([`GNode::movement`] holds how).
     Region,
+    /// Elements of its first operand (always materialized: read through an index) picked
+    /// along this axis by its second operand's values, clamped into the axis.
+    Take(usize),
     /// A matrix product: always materialized, or computed by the kernel of its own
     /// epilogue (`plan::gemm`), its operands' producers fused into its tile loads.
     MatMul,
@@ -109,6 +112,10 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
                 Op::MatMul(x, y) => GKind::Op(
                     OpCode::MatMul,
                     smallvec::smallvec![at(&index, &x)?, at(&index, &y)?],
+                ),
+                Op::Take { axis, data, indices } => GKind::Op(
+                    OpCode::Take(axis),
+                    smallvec::smallvec![at(&index, &data)?, at(&index, &indices)?],
                 ),
                 Op::Expr(t, ops) => GKind::Op(
                     OpCode::Expr(crate::graph::template::template_id(t)),

@@ -32,6 +32,15 @@ pub(crate) fn materialization_points(graph: &[GNode], roots: &[usize], max_args:
                 args[i] = 1;
             }
             GKind::Op(code, inputs) => {
+                if let OpCode::Take(_) = code {
+                    // The data is read through the indices, from memory of its own.
+                    let data = inputs[0];
+                    if matches!(graph[data].kind, GKind::Op(..)) {
+                        mat[data] = true;
+                        cone[data] = 0;
+                        args[data] = 1;
+                    }
+                }
                 if *code == OpCode::Reshape {
                     // A reshape reads its operand's memory in place: the operand is
                     // computed first (unless it is materialized already).

@@ -21,6 +21,15 @@ pub(crate) enum Value {
     /// Whether the element's coordinates lie inside the box [`KernelPlan::insides`]
     /// `slot` gives (a `bool`: which source of a `concatenate` or `pad` it reads).
     Inside { slot: usize },
+    /// A load from strided input `slot` at its offset plus value `index`, clamped into
+    /// `0..len`, times `stride` (`take`: the picked axis is fixed at 0 in the offset).
+    /// `len` and `stride` are kernel arguments.
+    Gather {
+        slot: usize,
+        index: usize,
+        len: usize,
+        stride: usize,
+    },
 }
 
 /// A value of a kernel and its element type.

@@ -57,6 +57,8 @@ const TAG_GEMM_COMBINE: u32 = 19;
 const TAG_GEMM_ROW: u32 = 20;
 /// A scan ([`ScanPlan`]): its operation, whether exclusive, its layout.
 const TAG_SCAN: u32 = 21;
+/// A load through an index ([`Value::Gather`](super::Value::Gather)).
+const TAG_GATHER: u32 = 22;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
 
@@ -79,12 +81,18 @@ fn op_code(c: OpCode) -> u32 {
         OpCode::MatMul => 0x503,
         // A scan is never a value inside a kernel.
         OpCode::Scan(_) => 0x504,
+        OpCode::Take(axis) => 0x8000_0000 | axis as u32,
     }
 }
 
 /// The collapsed iteration space: its rank and whether indices fit 32 bits.
 pub(crate) fn dims(key: &mut Vec<u32>, rank: usize, narrow_index: bool) {
     key.extend([TAG_DIMS, rank as u32, u32::from(narrow_index)]);
+}
+
+/// A load through an index (`take`): the input slot and the index's value.
+pub(crate) fn gather(key: &mut Vec<u32>, slot: usize, index: usize) {
+    key.extend([TAG_GATHER, slot as u32, index as u32]);
 }
 
 /// A scan: its operation, type, whether exclusive, and its layout.

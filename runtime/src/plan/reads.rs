@@ -13,7 +13,7 @@ use smallvec::SmallVec;
 
 use super::access::{Access, Bound};
 use super::collect::{GKind, GNode, Movement, OpCode};
-use crate::graph::view::Region;
+use crate::graph::view::{Region, SourceAxis, ViewMap};
 use crate::graph::Shape;
 
 /// The accesses of one kernel's nodes, and what they load.
@@ -35,6 +35,9 @@ pub(super) struct Load {
     /// The shape the memory is read as (the reader's).
     pub(super) shape: Shape,
     pub(super) access: Access,
+    /// Read through the indices of a `take` (always a strided load: the index adds to
+    /// its offset).
+    pub(super) gathered: bool,
 }
 
 /// What the walk needs to know of the kernel.
@@ -66,6 +69,34 @@ impl ConeView<'_> {
         match (code, &g.movement) {
             // A GEMM epilogue's product is its accumulators, not read from its operands.
             (OpCode::Reshape | OpCode::MatMul, _) => SmallVec::new(),
+            (OpCode::Take(axis), _) => {
+                let (data, indices) = (inputs[0], inputs[1]);
+                let (picked, rank) = (self.shape(indices).len(), self.shape(data).len());
+                let from = |k: usize| SourceAxis {
+                    from: Some(k),
+                    start: 0,
+                    step: 1,
+                };
+                // The data at the picked axis fixed at 0 (the index adds to the offset),
+                // the indices at the coordinates they fill.
+                let data_map = ViewMap {
+                    axes: (0..rank)
+                        .map(|d| match d.cmp(axis) {
+                            std::cmp::Ordering::Less => from(d),
+                            std::cmp::Ordering::Equal => SourceAxis {
+                                from: None,
+                                start: 0,
+                                step: 1,
+                            },
+                            std::cmp::Ordering::Greater => from(d - 1 + picked),
+                        })
+                        .collect(),
+                };
+                let index_map = ViewMap {
+                    axes: (0..picked).map(|d| from(axis + d)).collect(),
+                };
+                smallvec::smallvec![(data, a.view(&data_map)), (indices, a.view(&index_map))]
+            }
             // A row reduction inside a column reduction reads its rows over the kernel's
             // whole space.
             (OpCode::Reduce(_), _) => inputs
@@ -129,8 +160,11 @@ pub(super) fn walk(cone: &ConeView, targets: &[usize], extra: Option<usize>, spa
     if let Some(e) = extra {
         add(&mut accesses[e], id.broadcast(space, cone.shape(e)), false);
     }
+    // The data accesses of `take`s: loads through an index.
+    let mut gathered: Vec<(usize, Access)> = Vec::new();
     for j in (0..n).rev().filter(|&j| cone.used[j] && cone.inside[j]) {
         let scalar = |i: usize| matches!(cone.graph[i].kind, GKind::Scalar(_));
+        let take = matches!(cone.graph[j].kind, GKind::Op(OpCode::Take(_), _));
         for a in accesses[j].clone() {
             if let Some(Movement::Region(region)) = &cone.graph[j].movement {
                 boxes.extend(
@@ -140,7 +174,10 @@ pub(super) fn walk(cone: &ConeView, targets: &[usize], extra: Option<usize>, spa
                         .map(|(_, pa)| pa.bounds),
                 );
             }
-            for (i, ia) in cone.operand_accesses(j, &a, space) {
+            for (k, (i, ia)) in cone.operand_accesses(j, &a, space).into_iter().enumerate() {
+                if take && k == 0 {
+                    gathered.push((i, ia.clone()));
+                }
                 add(&mut accesses[i], ia, scalar(i));
             }
         }
@@ -162,6 +199,7 @@ pub(super) fn walk(cone: &ConeView, targets: &[usize], extra: Option<usize>, spa
                     reader: j,
                     shape: g.node.shape.clone(),
                     access: a.clone(),
+                    gathered: gathered.iter().any(|(i, ga)| *i == j && ga == a),
                 });
             }
         }

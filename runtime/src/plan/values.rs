@@ -120,6 +120,30 @@ impl Binder<'_> {
             (GKind::Op(OpCode::Region, _), Some(Movement::Region(region))) => {
                 return self.region(plan, b, j, region, a)
             }
+            (GKind::Op(OpCode::Take(axis), inputs), _) => {
+                let operands = self.walked.operand_accesses(j, a, self.space);
+                let [(data, da), (indices, ia)] = &operands[..] else {
+                    b.broken
+                        .get_or_insert_with(|| format!("take {j} without its operands"));
+                    return self.zero(plan, dtype);
+                };
+                let loaded = lookup(b, self.reads, *data, da);
+                let index = lookup(b, self.reads, *indices, ia);
+                let Some(Value::Load { slot }) = plan.values.get(loaded).map(|v| &v.value) else {
+                    b.broken
+                        .get_or_insert_with(|| format!("take {j} reads no memory"));
+                    return self.zero(plan, dtype);
+                };
+                let shape = &self.walked.graph[inputs[0]].node.shape;
+                let slot = *slot;
+                key::gather(&mut plan.key, slot, index);
+                Value::Gather {
+                    slot,
+                    index,
+                    len: shape[*axis],
+                    stride: shape[axis + 1..].iter().product(),
+                }
+            }
             (GKind::Op(code, _), _) => {
                 if let OpCode::Reduce(spec) = code {
                     plan.row = Some(JoinedReduction {
@@ -272,6 +296,9 @@ pub(super) fn mark_branch_loads(plan: &mut KernelPlan) {
     let guarded = |v: &PlannedValue| matches!(v.value, Value::Load { slot } if plan.inputs[slot].strided.as_ref().is_some_and(|a| !a.bounds.is_empty()));
     let mut only_branches: Vec<bool> = plan.values.iter().map(guarded).collect();
     for v in &plan.values {
+        if let Value::Gather { index, .. } = v.value {
+            only_branches[index] = false;
+        }
         if let Value::Op { code, args } = &v.value {
             let select = *code == OpCode::Ternary(TernaryOp::Select);
             for (k, &a) in args.iter().enumerate() {

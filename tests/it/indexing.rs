@@ -1,0 +1,215 @@
+//! `take` (gather along an axis) against a host reference: element and index types,
+//! every axis, index arrays of several shapes (0 and 1 elements, 2-D), out-of-range and
+//! negative indices (clamped, as numpy's `mode='clip'`); fused into its consumers.
+
+use crate::common::{ctx, rng, Random};
+use lazycl::{s, Array, Axis, Context, Element, Integer};
+use ndarray::{ArrayD, IxDyn};
+use rand::Rng;
+
+/// numpy's `take(data, idx, axis, mode='clip')` on the host.
+fn host_take<T: Copy>(data: &ArrayD<T>, axis: usize, idx: &[i64], idx_shape: &[usize]) -> ArrayD<T> {
+    let n = data.shape()[axis] as i64;
+    let shape: Vec<usize> = data.shape()[..axis]
+        .iter()
+        .chain(idx_shape)
+        .chain(&data.shape()[axis + 1..])
+        .copied()
+        .collect();
+    let picked = idx_shape.len();
+    ArrayD::from_shape_fn(IxDyn(&shape), |at| {
+        let at: Vec<usize> = (0..shape.len()).map(|k| at[k]).collect();
+        let flat = at[axis..axis + picked]
+            .iter()
+            .zip(idx_shape)
+            .fold(0, |f, (&i, &d)| f * d + i);
+        let i = idx[flat].clamp(0, n - 1) as usize;
+        let mut src: Vec<usize> = at[..axis].to_vec();
+        src.push(i);
+        src.extend(&at[axis + picked..]);
+        data[IxDyn(&src)]
+    })
+}
+
+/// Random indices in `-3..n + 3` (some outside the axis), as type `I`.
+fn indices<I: Integer + TryFrom<i64>>(
+    r: &mut rand::rngs::StdRng,
+    n: usize,
+    count: usize,
+) -> (Vec<I>, Vec<i64>) {
+    let signed = I::DTYPE.is_signed();
+    let lo = if signed { -3 } else { 0 };
+    let raw: Vec<i64> = (0..count).map(|_| r.gen_range(lo..n as i64 + 3)).collect();
+    let typed = raw
+        .iter()
+        .map(|&v| I::try_from(v).ok().expect("an index of the type"))
+        .collect();
+    (typed, raw)
+}
+
+fn check<T: Element + Random, I: Integer + TryFrom<i64>>(
+    c: &Context,
+    shape: &[usize],
+    idx_shape: &[usize],
+    seed: u64,
+) {
+    let mut r = rng(seed);
+    let n: usize = shape.iter().product();
+    let host = ArrayD::from_shape_vec(IxDyn(shape), T::random_vec(&mut r, n)).unwrap();
+    let a = c.array(&host).unwrap();
+    for axis in 0..shape.len() {
+        if shape[axis] == 0 {
+            continue;
+        }
+        let count = idx_shape.iter().product();
+        let (typed, raw) = indices::<I>(&mut r, shape[axis], count);
+        let idx: Array<I> = c.from_shape_slice(idx_shape.to_vec(), &typed).unwrap();
+        let got = a.take(Axis(axis), &idx).to_ndarray().unwrap();
+        let want = host_take(&host, axis, &raw, idx_shape);
+        assert_eq!(
+            got,
+            want,
+            "{} by {}: shape {shape:?}, axis {axis}, indices {raw:?}",
+            std::any::type_name::<T>(),
+            std::any::type_name::<I>()
+        );
+    }
+}
+
+#[test]
+fn take_matches_the_host_for_every_type_axis_and_index_shape() {
+    let c = ctx();
+    let shapes: &[&[usize]] = &[&[1], &[7], &[5, 3], &[4, 1, 6], &[3, 0, 2]];
+    let index_shapes: &[&[usize]] = &[&[0], &[1], &[5], &[2, 3]];
+    for (i, shape) in shapes.iter().enumerate() {
+        for (j, idx_shape) in index_shapes.iter().enumerate() {
+            let seed = (10 * i + j) as u64;
+            check::<f32, u32>(&c, shape, idx_shape, seed);
+            check::<i64, i64>(&c, shape, idx_shape, seed);
+        }
+    }
+    for shape in [&[9usize][..], &[4, 5]] {
+        check::<f64, i32>(&c, shape, &[6], 1);
+        check::<u32, u64>(&c, shape, &[6], 2);
+        check::<bool, u32>(&c, shape, &[3, 2], 3);
+        check::<i32, i64>(&c, shape, &[1, 1], 4);
+    }
+}
+
+/// A `take` is computed in the kernel of the elementwise work that reads it; lazy
+/// indices too. A lazy data array is computed first (it is read through the index).
+#[test]
+fn take_feeding_elementwise_work_is_one_kernel() {
+    let c = ctx();
+    let mut r = rng(5);
+    let ha = f32::random_vec(&mut r, 40 * 3);
+    let hb = f32::random_vec(&mut r, 3);
+    let a = c.from_shape_slice([40, 3], &ha).unwrap();
+    let b = c.from_slice(&hb).unwrap();
+    let hi: Vec<u32> = vec![39, 0, 7, 7, 100, 12];
+    let i = c.from_slice(&hi).unwrap();
+    let want = |scale: f32, shift: u32| -> Vec<f32> {
+        hi.iter()
+            .flat_map(|&k| {
+                let row = ((k + shift) as usize).min(39);
+                (0..3).map(move |j| (row, j))
+            })
+            .map(|(row, j)| ha[row * 3 + j] * scale + hb[j])
+            .collect()
+    };
+    let before = c.stats();
+    let got = (a.take(0, &i) * 2.0 + &b).to_vec().unwrap();
+    let d = c.stats() - before;
+    assert_eq!(d.kernels_launched, 1, "{d}");
+    assert_eq!(got, want(2.0, 0));
+    let before = c.stats();
+    let got = (a.take(0, &(&i + 1u32)) * 3.0 + &b).to_vec().unwrap();
+    let d = c.stats() - before;
+    assert_eq!(d.kernels_launched, 1, "lazy indices in the same kernel: {d}");
+    assert_eq!(got, want(3.0, 1));
+    let before = c.stats();
+    let got = ((&a * 2.0).take(0, &i) + &b).to_vec().unwrap();
+    let d = c.stats() - before;
+    assert_eq!(d.kernels_launched, 2, "lazy data computed first: {d}");
+    assert_eq!(got, want(2.0, 0));
+}
+
+/// `take` read by reductions, scans, products, views and replayed flushes.
+#[test]
+fn take_inside_other_kernels_matches_the_host() {
+    let c = ctx();
+    let mut r = rng(6);
+    let (n, d) = (30, 4);
+    let ha: Vec<f32> = f32::random_vec(&mut r, n * d).iter().map(|v| v / 100.0).collect();
+    let a = c.from_shape_slice([n, d], &ha).unwrap();
+    let host = ArrayD::from_shape_vec(IxDyn(&[n, d]), ha.clone()).unwrap();
+    let raw: Vec<i64> = vec![3, 29, 0, 3, 17];
+    let idx = c.from_slice(&raw).unwrap();
+    let picked = host_take(&host, 0, &raw, &[5]);
+    let close = |got: Vec<f32>, want: Vec<f32>, what: &str| {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-5 * (1.0 + w.abs()), "{what}: {g} vs {w}");
+        }
+    };
+    let sums = a.take(0, &idx).sum_axis(Axis(0)).to_vec().unwrap();
+    close(
+        sums,
+        picked.sum_axis(ndarray::Axis(0)).iter().copied().collect(),
+        "sum",
+    );
+    let scan = a.take(0, &idx).cumsum(Axis(0)).to_vec().unwrap();
+    let mut want = picked.clone();
+    want.accumulate_axis_inplace(ndarray::Axis(0), |&p, x| *x += p);
+    close(scan, want.iter().copied().collect(), "cumsum");
+    let w = c
+        .from_shape_slice([d, 2], &[1.0f32, 0.5, -1.0, 2.0, 0.25, 0.0, 3.0, -2.0])
+        .unwrap();
+    let prod = a.take(0, &idx).matmul(&w).to_vec().unwrap();
+    let hw = ndarray::arr2(&[[1.0f32, 0.5], [-1.0, 2.0], [0.25, 0.0], [3.0, -2.0]]);
+    let picked2 = picked.clone().into_dimensionality::<ndarray::Ix2>().unwrap();
+    close(prod, picked2.dot(&hw).iter().copied().collect(), "matmul");
+    let view = a.take(0, &idx).slice(s![1..4;2, ..;-1]).to_vec().unwrap();
+    close(
+        view,
+        picked2
+            .slice(ndarray::s![1..4;2, ..;-1])
+            .iter()
+            .copied()
+            .collect(),
+        "view",
+    );
+    // The same structure again with other indices: replayed, each its own.
+    for k in 0..3i64 {
+        let other: Vec<i64> = raw.iter().map(|v| (v + 5 * k) % n as i64).collect();
+        let idx = c.from_slice(&other).unwrap();
+        let got = (a.take(0, &idx) * 1.0).to_vec().unwrap();
+        close(
+            got,
+            host_take(&host, 0, &other, &[5]).iter().copied().collect(),
+            "replay",
+        );
+    }
+}
+
+#[test]
+fn bad_takes_are_errors_naming_the_problem() {
+    let c = ctx();
+    let a: Array<f32> = c.zeros([2, 3]).unwrap();
+    let idx = c.from_slice(&[0u32]).unwrap();
+    let e = a.take(Axis(2), &idx).to_vec().unwrap_err().to_string();
+    assert!(
+        e.contains("take") && e.contains("axis 2") && e.contains("[2, 3]"),
+        "{e}"
+    );
+    let empty: Array<f32> = c.zeros([2, 0]).unwrap();
+    let e = empty.take(Axis(1), &idx).to_vec().unwrap_err().to_string();
+    assert!(e.contains("empty"), "{e}");
+    // Nothing picked from an empty axis is no error.
+    let none = c.from_slice(&[] as &[u32]).unwrap();
+    assert_eq!(empty.take(Axis(1), &none).shape(), &[2, 0]);
+    let other = lazycl::Context::new().unwrap();
+    let foreign = other.from_slice(&[0u32]).unwrap();
+    let e = a.take(Axis(0), &foreign).to_vec().unwrap_err().to_string();
+    assert!(e.contains("take"), "{e}");
+}
