@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference timings for the array algorithms (scans, and later sorts and indexing) on the
+"""Reference timings for the array algorithms (scans, take; later sorts) on the
 GPU, run on the same device as lazycl: torch eager and JAX jit. Times are medians over
 repeated runs between device synchronizations, after a warm-up. Bandwidth counts one
 read and one write of the array (what a scan must move).
@@ -39,6 +39,47 @@ SCANS = [
 ]
 
 
+# (name, rows, columns, picked rows): gather rows of a matrix by random row indices.
+TAKES = [
+    ("take rows f32 1048576x64 by 1048576 indices", 1 << 20, 64, 1 << 20),
+    ("take f32 2^26 by 2^26 indices", 1 << 26, 1, 1 << 26),
+]
+
+
+def torch_takes(dev):
+    rows = []
+    sync = torch.cuda.synchronize
+    for name, n, d, m in TAKES:
+        x = torch.randn(n, d, device=dev).squeeze(1) if d == 1 else torch.randn(n, d, device=dev)
+        idx = torch.randint(0, n, (m,), device=dev)
+        t = median_seconds(lambda: torch.index_select(x, 0, idx), sync, 10)
+        # Bytes: the picked elements read and written, and the indices read (int64).
+        moved = 2 * m * d * 4 + m * 8
+        rows.append({"name": f"torch {name}", "ms": t * 1e3, "gbps": moved / t / 1e9})
+    return rows
+
+
+def jax_takes():
+    import jax
+    import jax.numpy as jnp
+
+    rows = []
+    for name, n, d, m in TAKES:
+        shape = (n,) if d == 1 else (n, d)
+        x = jax.random.normal(jax.random.PRNGKey(0), shape)
+        idx = jax.random.randint(jax.random.PRNGKey(1), (m,), 0, n, dtype=jnp.int32)
+        f = jax.jit(lambda v, i: jnp.take(v, i, axis=0, mode="clip"))
+        state = {}
+
+        def run():
+            state["y"] = f(x, idx)
+
+        t = median_seconds(run, lambda: state["y"].block_until_ready(), 10)
+        moved = 2 * m * d * 4 + m * 4
+        rows.append({"name": f"jax {name}", "ms": t * 1e3, "gbps": moved / t / 1e9})
+    return rows
+
+
 def torch_scans(dev):
     rows = []
     sync = torch.cuda.synchronize
@@ -76,9 +117,9 @@ def main():
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     dev = torch.device("cuda")
-    rows = torch_scans(dev)
+    rows = torch_scans(dev) + torch_takes(dev)
     try:
-        rows += jax_scans()
+        rows += jax_scans() + jax_takes()
     except Exception as e:  # JAX missing or without a GPU: say so, keep the rest
         rows.append({"name": "jax", "error": repr(e)[:200]})
     print(f"# {torch.cuda.get_device_name(0)}, torch {torch.__version__}")

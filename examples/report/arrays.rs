@@ -1,5 +1,6 @@
 //! The report's rows for array algorithms (issue #20): scans in GB/s counting one read
-//! and one write of the array, against torch and JAX measured in the same call by
+//! and one write of the array, and gathers (`take`), against torch and JAX measured in
+//! the same call by
 //! `benches/reference/arrays_reference.py --json` (its output file named by
 //! `LAZYCL_ARRAYS_REFERENCE`); with `--quick` (PoCL), small sizes against a sequential
 //! loop on the host.
@@ -55,6 +56,7 @@ pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()
             scan_rows(rep, ctx, &refs, &s, &x, quick, trials)?;
         }
     }
+    take_rows(rep, ctx, &refs, quick, trials)?;
     // A producer in the scan's loads: the same bytes moved as the plain scan.
     let s = &scans(quick)[0].0;
     let n: usize = s.shape.iter().product();
@@ -74,6 +76,65 @@ pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()
         "GB/s",
         "lazycl's plain cumsum",
     );
+    Ok(())
+}
+
+/// Gathers of rows by random indices (u32 here; the references use their own index
+/// types and count their bytes): GB/s of the picked elements read and written plus the
+/// indices read.
+fn take_rows(rep: &mut Report, ctx: &Context, refs: &Reference, quick: bool, trials: usize) -> R<()> {
+    let takes: &[(&str, usize, usize, usize)] = if quick {
+        &[("take rows f32 65536x64 by 65536 indices", 1 << 16, 64, 1 << 16)]
+    } else {
+        &[
+            ("take rows f32 1048576x64 by 1048576 indices", 1 << 20, 64, 1 << 20),
+            ("take f32 2^26 by 2^26 indices", 1 << 26, 1, 1 << 26),
+        ]
+    };
+    for &(name, n, d, m) in takes {
+        let x: Vec<f32> = (0..n * d).map(|i| (i % 997) as f32).collect();
+        let idx: Vec<u32> = (0..m as u64)
+            .map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as u32 % n as u32)
+            .collect();
+        let shape = if d == 1 { vec![n] } else { vec![n, d] };
+        let a: Array<f32> = lz(ctx.from_shape_slice(shape, &x))?;
+        let i: Array<u32> = lz(ctx.from_slice(&idx))?;
+        let sync = || lz(ctx.synchronize());
+        let t = per_run(trials, 5, || lz(a.take(Axis(0), &i).eval().map(drop)), sync)?;
+        let ours = (2 * m * d * 4 + m * 4) as f64 / t / 1e9;
+        if quick {
+            let host = median(
+                (0..trials)
+                    .map(|_| {
+                        let t = std::time::Instant::now();
+                        let mut out = Vec::with_capacity(m * d);
+                        for &k in &idx {
+                            out.extend_from_slice(&x[k as usize * d..(k as usize + 1) * d]);
+                        }
+                        std::hint::black_box(&out);
+                        t.elapsed().as_secs_f64()
+                    })
+                    .collect(),
+            );
+            let host = (2 * m * d * 4 + m * 4) as f64 / host / 1e9;
+            rep.add(name, ours, host, "GB/s", "a loop on the host");
+            continue;
+        }
+        rep.add(
+            name,
+            ours,
+            refs.get(&format!("torch {name}"), "gbps"),
+            "GB/s",
+            "torch.index_select (same call)",
+        );
+        rep.add(
+            format!("{name} (against JAX)"),
+            ours,
+            refs.get(&format!("jax {name}"), "gbps"),
+            "GB/s",
+            "JAX jit take (same call)",
+        );
+    }
     Ok(())
 }
 
