@@ -87,7 +87,12 @@ fn take_rows(rep: &mut Report, ctx: &Context, refs: &Reference, quick: bool, tri
         &[("take rows f32 65536x64 by 65536 indices", 1 << 16, 64, 1 << 16)]
     } else {
         &[
-            ("take rows f32 1048576x64 by 1048576 indices", 1 << 20, 64, 1 << 20),
+            (
+                "take rows f32 1048576x64 by 1048576 indices",
+                1 << 20,
+                64,
+                1 << 20,
+            ),
             ("take f32 2^26 by 2^26 indices", 1 << 26, 1, 1 << 26),
         ]
     };

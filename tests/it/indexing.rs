@@ -192,6 +192,82 @@ fn take_inside_other_kernels_matches_the_host() {
     }
 }
 
+/// numpy's `take_along_axis(data, clip(idx), axis)` on the host, shapes broadcast.
+fn host_take_along<T: Copy>(data: &ArrayD<T>, axis: usize, idx: &ArrayD<i64>) -> ArrayD<T> {
+    let rank = data.ndim();
+    let shape: Vec<usize> = (0..rank)
+        .map(|d| match d == axis {
+            true => idx.shape()[d],
+            false => data.shape()[d].max(idx.shape()[d]),
+        })
+        .collect();
+    let n = data.shape()[axis] as i64;
+    ArrayD::from_shape_fn(IxDyn(&shape), |at| {
+        let at: Vec<usize> = (0..rank).map(|k| at[k]).collect();
+        let ip: Vec<usize> = (0..rank)
+            .map(|d| if idx.shape()[d] == 1 { 0 } else { at[d] })
+            .collect();
+        let mut dp: Vec<usize> = (0..rank)
+            .map(|d| if data.shape()[d] == 1 { 0 } else { at[d] })
+            .collect();
+        dp[axis] = idx[IxDyn(&ip)].clamp(0, n - 1) as usize;
+        data[IxDyn(&dp)]
+    })
+}
+
+#[test]
+fn take_along_axis_matches_the_host_with_broadcasting() {
+    let c = ctx();
+    let mut r = rng(8);
+    // (data shape, index shape) pairs: same shape, other lengths along the axis, and
+    // broadcasting either way across the other axes.
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[5, 4], &[5, 4]),
+        (&[5, 4], &[5, 2]),
+        (&[5, 4], &[1, 6]),
+        (&[1, 4], &[3, 4]),
+        (&[3, 1, 4], &[3, 2, 1]),
+        (&[6], &[9]),
+        (&[2, 3], &[2, 0]),
+    ];
+    for &(shape, idx_shape) in cases {
+        let n: usize = shape.iter().product();
+        let host = ArrayD::from_shape_vec(IxDyn(shape), f32::random_vec(&mut r, n)).unwrap();
+        let a = c.array(&host).unwrap();
+        for axis in 0..shape.len() {
+            let count: usize = idx_shape.iter().product();
+            let (typed, raw) = indices::<i32>(&mut r, shape[axis], count);
+            let idx = c.from_shape_slice(idx_shape.to_vec(), &typed).unwrap();
+            let raw = ArrayD::from_shape_vec(IxDyn(idx_shape), raw).unwrap();
+            let fits = (0..shape.len())
+                .all(|d| d == axis || shape[d] == idx_shape[d] || shape[d] == 1 || idx_shape[d] == 1);
+            let got = a.take_along_axis(Axis(axis), &idx).to_ndarray();
+            let what = format!("shape {shape:?}, indices {idx_shape:?}, axis {axis}");
+            match fits {
+                true => assert_eq!(got.unwrap(), host_take_along(&host, axis, &raw), "{what}"),
+                false => assert!(got.unwrap_err().to_string().contains("take_along_axis"), "{what}"),
+            }
+        }
+    }
+    // The indices of an arg reduction pick the extremes: one kernel after the argmax.
+    let m = c
+        .from_shape_slice(
+            [3, 4],
+            &[1.0f32, 9.0, 3.0, 2.0, 7.0, 0.0, 8.0, 1.0, 4.0, 4.0, 6.0, 5.0],
+        )
+        .unwrap();
+    let best = m.argmax_axis(1).reshape([3, 1]);
+    assert_eq!(
+        m.take_along_axis(Axis(1), &best).to_vec().unwrap(),
+        vec![9.0, 8.0, 6.0]
+    );
+    let e = m
+        .take_along_axis(Axis(1), &c.from_slice(&[0u32]).unwrap())
+        .to_vec()
+        .unwrap_err();
+    assert!(e.to_string().contains("take_along_axis"), "{e}");
+}
+
 #[test]
 fn bad_takes_are_errors_naming_the_problem() {
     let c = ctx();

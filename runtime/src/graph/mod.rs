@@ -164,6 +164,16 @@ pub(crate) struct ScanSpec {
     pub(crate) exclusive: bool,
 }
 
+/// How `indices` pick elements of `data` along `axis`, clamped into it (numpy's
+/// `mode='clip'`): the whole index array at each position of the other axes (`take`,
+/// shape `data[..axis] ++ indices ++ data[axis + 1..]`), or one index per position of an
+/// index array of `data`'s rank (`take_along_axis`, the shapes broadcast but along `axis`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct TakeSpec {
+    pub(crate) axis: usize,
+    pub(crate) along: bool,
+}
+
 /// How a lazy node is computed from its inputs.
 #[derive(Clone)]
 pub(crate) enum Op {
@@ -186,10 +196,9 @@ pub(crate) enum Op {
     /// The matrix product of `[.., m, k]` and `[.., k, n]` (batch axes broadcast),
     /// `[.., m, n]`.
     MatMul(NodeRef, NodeRef),
-    /// Elements of `data` picked along `axis` by `indices` (numpy's `take` with
-    /// `mode='clip'`): shape `data[..axis] ++ indices ++ data[axis + 1..]`.
+    /// Elements of `data` picked along an axis by `indices` ([`TakeSpec`]).
     Take {
-        axis: usize,
+        spec: TakeSpec,
         data: NodeRef,
         indices: NodeRef,
     },

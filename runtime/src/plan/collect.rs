@@ -8,7 +8,7 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::graph::view::{Region, ViewMap};
-use crate::graph::{BinaryOp, NodeRef, Op, ReduceSpec, ScanSpec, State, TernaryOp, UnaryOp};
+use crate::graph::{BinaryOp, NodeRef, Op, ReduceSpec, ScanSpec, State, TakeSpec, TernaryOp, UnaryOp};
 
 /// A node of the collected graph, in topological order (inputs first).
 pub(crate) struct GNode {
@@ -61,8 +61,8 @@ pub(crate) enum OpCode {
     /// Elements picked from its operands by position ([`GNode::movement`] holds how).
     Region,
     /// Elements of its first operand (always materialized: read through an index) picked
-    /// along this axis by its second operand's values, clamped into the axis.
-    Take(usize),
+    /// along an axis by its second operand's values, clamped into the axis.
+    Take(TakeSpec),
     /// A matrix product: always materialized, or computed by the kernel of its own
     /// epilogue (`plan::gemm`), its operands' producers fused into its tile loads.
     MatMul,
@@ -113,8 +113,8 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
                     OpCode::MatMul,
                     smallvec::smallvec![at(&index, &x)?, at(&index, &y)?],
                 ),
-                Op::Take { axis, data, indices } => GKind::Op(
-                    OpCode::Take(axis),
+                Op::Take { spec, data, indices } => GKind::Op(
+                    OpCode::Take(spec),
                     smallvec::smallvec![at(&index, &data)?, at(&index, &indices)?],
                 ),
                 Op::Expr(t, ops) => GKind::Op(

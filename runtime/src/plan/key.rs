@@ -81,7 +81,7 @@ fn op_code(c: OpCode) -> u32 {
         OpCode::MatMul => 0x503,
         // A scan is never a value inside a kernel.
         OpCode::Scan(_) => 0x504,
-        OpCode::Take(axis) => 0x8000_0000 | axis as u32,
+        OpCode::Take(t) => 0x8000_0000 | u32::from(t.along) << 16 | t.axis as u32,
     }
 }
 

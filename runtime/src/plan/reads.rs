@@ -14,7 +14,7 @@ use smallvec::SmallVec;
 use super::access::{Access, Bound};
 use super::collect::{GKind, GNode, Movement, OpCode};
 use crate::graph::view::{Region, SourceAxis, ViewMap};
-use crate::graph::Shape;
+use crate::graph::{Shape, TakeSpec};
 
 /// The accesses of one kernel's nodes, and what they load.
 pub(super) struct Reads {
@@ -69,32 +69,10 @@ impl ConeView<'_> {
         match (code, &g.movement) {
             // A GEMM epilogue's product is its accumulators, not read from its operands.
             (OpCode::Reshape | OpCode::MatMul, _) => SmallVec::new(),
-            (OpCode::Take(axis), _) => {
+            (OpCode::Take(spec), _) => {
                 let (data, indices) = (inputs[0], inputs[1]);
-                let (picked, rank) = (self.shape(indices).len(), self.shape(data).len());
-                let from = |k: usize| SourceAxis {
-                    from: Some(k),
-                    start: 0,
-                    step: 1,
-                };
-                // The data at the picked axis fixed at 0 (the index adds to the offset),
-                // the indices at the coordinates they fill.
-                let data_map = ViewMap {
-                    axes: (0..rank)
-                        .map(|d| match d.cmp(axis) {
-                            std::cmp::Ordering::Less => from(d),
-                            std::cmp::Ordering::Equal => SourceAxis {
-                                from: None,
-                                start: 0,
-                                step: 1,
-                            },
-                            std::cmp::Ordering::Greater => from(d - 1 + picked),
-                        })
-                        .collect(),
-                };
-                let index_map = ViewMap {
-                    axes: (0..picked).map(|d| from(axis + d)).collect(),
-                };
+                let (data_map, index_map) =
+                    take_maps(*spec, self.shape(j), self.shape(data), self.shape(indices));
                 smallvec::smallvec![(data, a.view(&data_map)), (indices, a.view(&index_map))]
             }
             // A row reduction inside a column reduction reads its rows over the kernel's
@@ -145,6 +123,40 @@ impl ConeView<'_> {
             }
         }
     }
+}
+
+/// How a take of `spec` (of shape `shape`) reads its data (the picked axis fixed at 0:
+/// the index adds to the offset) and its indices (at the coordinates they fill; where
+/// their shapes broadcast, axes of length 1 at 0).
+fn take_maps(spec: TakeSpec, shape: &[usize], data: &[usize], indices: &[usize]) -> (ViewMap, ViewMap) {
+    let at = |k: usize, n: usize| SourceAxis {
+        from: (n == shape[k] && n != 1).then_some(k),
+        start: 0,
+        step: 1,
+    };
+    let fixed = SourceAxis {
+        from: None,
+        start: 0,
+        step: 1,
+    };
+    let axis = spec.axis;
+    if spec.along {
+        let data_map = (0..data.len())
+            .map(|d| if d == axis { fixed } else { at(d, data[d]) })
+            .collect();
+        let index_map = (0..indices.len()).map(|d| at(d, indices[d])).collect();
+        return (ViewMap { axes: data_map }, ViewMap { axes: index_map });
+    }
+    let picked = indices.len();
+    let data_map = (0..data.len())
+        .map(|d| match d.cmp(&axis) {
+            std::cmp::Ordering::Less => at(d, data[d]),
+            std::cmp::Ordering::Equal => fixed,
+            std::cmp::Ordering::Greater => at(d - 1 + picked, data[d]),
+        })
+        .collect();
+    let index_map = (0..picked).map(|d| at(axis + d, indices[d])).collect();
+    (ViewMap { axes: data_map }, ViewMap { axes: index_map })
 }
 
 /// Walks the cone from `targets` (read at the kernel's coordinates) and `extra` (a

@@ -120,7 +120,7 @@ impl Binder<'_> {
             (GKind::Op(OpCode::Region, _), Some(Movement::Region(region))) => {
                 return self.region(plan, b, j, region, a)
             }
-            (GKind::Op(OpCode::Take(axis), inputs), _) => {
+            (GKind::Op(OpCode::Take(spec), inputs), _) => {
                 let operands = self.walked.operand_accesses(j, a, self.space);
                 let [(data, da), (indices, ia)] = &operands[..] else {
                     b.broken
@@ -140,8 +140,8 @@ impl Binder<'_> {
                 Value::Gather {
                     slot,
                     index,
-                    len: shape[*axis],
-                    stride: shape[axis + 1..].iter().product(),
+                    len: shape[spec.axis],
+                    stride: shape[spec.axis + 1..].iter().product(),
                 }
             }
             (GKind::Op(code, _), _) => {
