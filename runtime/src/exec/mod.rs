@@ -89,7 +89,6 @@ fn plan_with(roots: &[NodeRef], region: Option<(Arc<ViewMap>, Shape)>) -> Result
             if let Some(e) = kernels.iter().find_map(|k| k.broken.as_ref()) {
                 return Err(Error::Internal(format!("planning a kernel: {e}")));
             }
-            Counters::add(&ctx.counters.flushes_planned, 1);
             Plans::Fresh { kernels, signature }
         }
     };
@@ -156,12 +155,17 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
     queue
         .context
         .check(&ctx.tag, || "evaluating arrays".into(), || "the arrays".into())?;
+    // (Counted here, not when planned: `explain` plans without running.)
     let replay = match plans {
-        Plans::Replayed(r) => r,
+        Plans::Replayed(r) => {
+            Counters::add(&ctx.counters.plans_reused, 1);
+            r
+        }
         Plans::Fresh {
             mut kernels,
             signature,
         } => {
+            Counters::add(&ctx.counters.flushes_planned, 1);
             tune::choose_tiles(&ctx, queue, &graph, &mut kernels)?;
             let r = Arc::new(Replay { kernels });
             replay::keep(&ctx, signature, r.clone());

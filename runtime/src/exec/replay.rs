@@ -8,23 +8,20 @@ use std::sync::Arc;
 
 use crate::backend::context::ContextInner;
 use crate::plan::KernelPlan;
-use crate::stats::Counters;
 
 /// A flush's plans, ready to launch (every GEMM's tile chosen).
 pub(crate) struct Replay {
     pub(crate) kernels: Vec<KernelPlan>,
 }
 
-/// The plans kept for `signature`, if any (counted as reused).
+/// The plans kept for `signature`, if any.
 pub(crate) fn find(ctx: &ContextInner, signature: &[u64]) -> Option<Arc<Replay>> {
     let found = ctx
         .replays
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get(signature)?;
-    let replay = found.downcast::<Replay>().ok()?;
-    Counters::add(&ctx.counters.plans_reused, 1);
-    Some(replay)
+    found.downcast::<Replay>().ok()
 }
 
 /// Keeps `replay` for later flushes of `signature`.
