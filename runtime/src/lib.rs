@@ -30,6 +30,7 @@ mod expr;
 pub use api::array::Array;
 pub use api::context::{ContextBuilder, DEFAULT_MAX_QUEUED_COMMANDS};
 pub use api::eval::{eval, EvalList, NodeHandle};
+pub use api::indexing::scatter_add;
 pub use api::kernel::{Kernel, LaunchOptions};
 pub use api::ops::{select, CtxRef, Operand};
 pub use api::queue::Queue;

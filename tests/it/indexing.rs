@@ -289,3 +289,177 @@ fn bad_takes_are_errors_naming_the_problem() {
     let e = a.take(Axis(0), &foreign).to_vec().unwrap_err().to_string();
     assert!(e.contains("take"), "{e}");
 }
+
+/// numpy's `np.add.at` along `axis`, indices outside the axis dropped, in f64.
+fn host_scatter_add(dst: &ArrayD<f64>, axis: usize, idx: &[i64], src: &ArrayD<f64>) -> ArrayD<f64> {
+    let mut out = dst.clone();
+    let n = dst.shape()[axis] as i64;
+    for (at, &v) in src.indexed_iter() {
+        let at: Vec<usize> = (0..src.ndim()).map(|k| at[k]).collect();
+        let i = idx[at[axis]];
+        if (0..n).contains(&i) {
+            let mut to = at.clone();
+            to[axis] = i as usize;
+            out[IxDyn(&to)] += v;
+        }
+    }
+    out
+}
+
+trait Scatter: Element + lazycl::Numeric + Random + Into<F64> + FromF64 {}
+
+/// The test's element types as f64 for the reference (values are small whole numbers,
+/// so every sum is exact in every type).
+struct F64(f64);
+macro_rules! f64like {
+    ($($t:ty),*) => {$(
+        impl From<$t> for F64 {
+            fn from(v: $t) -> Self { F64(v as f64) }
+        }
+        impl Scatter for $t {}
+    )*};
+}
+f64like!(f32, f64, i32, u32, i64, u64);
+
+fn check_scatter<T: Scatter, I: Integer + TryFrom<i64>>(
+    c: &Context,
+    shape: &[usize],
+    axis: usize,
+    m: usize,
+    seed: u64,
+) {
+    let mut r = rng(seed);
+    let small = |r: &mut rand::rngs::StdRng, n: usize| -> Vec<T> {
+        // Values 0..50 in the element type (exact sums for every type).
+        let ints: Vec<u32> = (0..n).map(|_| r.gen_range(0..50)).collect();
+        let host: Vec<T> = ints.iter().map(|&v| T::from_f64(v as f64)).collect();
+        host
+    };
+    let n: usize = shape.iter().product();
+    let mut src_shape = shape.to_vec();
+    src_shape[axis] = m;
+    let dst_host = small(&mut r, n);
+    let src_host = small(&mut r, src_shape.iter().product());
+    let (typed, raw) = indices::<I>(&mut r, shape[axis], m);
+    let mut dst = c.from_shape_slice(shape.to_vec(), &dst_host).unwrap();
+    let idx = c.from_slice(&typed).unwrap();
+    let src = c.from_shape_slice(src_shape.clone(), &src_host).unwrap();
+    lazycl::scatter_add(&mut dst, Axis(axis), &idx, &src).unwrap();
+    let got: Vec<f64> = dst.to_vec().unwrap().into_iter().map(|v| v.into().0).collect();
+    let to64 = |v: &[T], s: &[usize]| {
+        ArrayD::from_shape_vec(IxDyn(s), v.iter().map(|&x| x.into().0).collect()).unwrap()
+    };
+    let want = host_scatter_add(&to64(&dst_host, shape), axis, &raw, &to64(&src_host, &src_shape));
+    assert_eq!(
+        got,
+        want.iter().copied().collect::<Vec<_>>(),
+        "{} by {}: shape {shape:?}, axis {axis}, indices {raw:?}",
+        std::any::type_name::<T>(),
+        std::any::type_name::<I>()
+    );
+}
+
+trait FromF64 {
+    fn from_f64(v: f64) -> Self;
+}
+macro_rules! from_f64 {
+    ($($t:ty),*) => {$( impl FromF64 for $t { fn from_f64(v: f64) -> Self { v as $t } } )*};
+}
+from_f64!(f32, f64, i32, u32, i64, u64);
+
+#[test]
+fn scatter_add_matches_the_host_for_every_type_with_repeated_and_dropped_indices() {
+    let c = ctx();
+    let cases: &[(&[usize], usize, usize)] = &[
+        (&[7], 0, 20),
+        (&[5, 3], 0, 9),
+        (&[5, 3], 1, 4),
+        (&[4, 1, 6], 2, 11),
+        (&[3], 0, 1),
+    ];
+    for (i, &(shape, axis, m)) in cases.iter().enumerate() {
+        let seed = 300 + i as u64;
+        check_scatter::<f32, i32>(&c, shape, axis, m, seed);
+        check_scatter::<u64, u32>(&c, shape, axis, m, seed);
+    }
+    check_scatter::<f64, i64>(&c, &[6, 2], 0, 15, 1);
+    check_scatter::<i32, u64>(&c, &[6, 2], 1, 7, 2);
+    check_scatter::<u32, i32>(&c, &[9], 0, 30, 3);
+    check_scatter::<i64, u32>(&c, &[2, 9], 1, 30, 4);
+}
+
+/// A lazy value is computed in the adding kernel; a value reading the target is computed
+/// first; another handle on the target keeps its old values (copy on write); the counts
+/// of `bincount` drop values outside the range.
+#[test]
+fn scatter_add_fuses_its_values_and_keeps_other_handles() {
+    let c = ctx();
+    let x = c
+        .from_shape_slice([4, 2], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+        .unwrap();
+    let rows = c.from_slice(&[1u32, 1, 0, 3]).unwrap();
+    let mut d = c.zeros::<f32>([3, 2]).unwrap();
+    d.eval().unwrap();
+    let before = c.stats();
+    lazycl::scatter_add(&mut d, Axis(0), &rows, &(&x * 2.0 + 1.0)).unwrap();
+    let s = c.stats() - before;
+    assert_eq!(s.kernels_launched, 1, "{s}");
+    // Rows 0 and 1 of x (scaled) both into row 1, row 2 into row 0, row 3 dropped.
+    assert_eq!(d.to_vec().unwrap(), vec![11.0, 13.0, 10.0, 14.0, 0.0, 0.0]);
+    let kept = d.clone();
+    let idx = c.from_slice(&[0u32, 2]).unwrap();
+    let first_rows = d.slice(s![0..2, ..]);
+    lazycl::scatter_add(&mut d, Axis(0), &idx, &first_rows).unwrap();
+    assert_eq!(d.to_vec().unwrap(), vec![22.0, 26.0, 10.0, 14.0, 10.0, 14.0]);
+    assert_eq!(kept.to_vec().unwrap(), vec![11.0, 13.0, 10.0, 14.0, 0.0, 0.0]);
+    // A scalar broadcasts: a histogram.
+    let mut h = c.zeros::<u32>([4]).unwrap();
+    let v = c.from_slice(&[3i64, 0, 3, -1, 4, 3]).unwrap();
+    lazycl::scatter_add(&mut h, 0, &v, 1u32).unwrap();
+    assert_eq!(h.to_vec().unwrap(), vec![1, 0, 0, 3]);
+    assert_eq!(v.bincount(5).unwrap().to_vec().unwrap(), vec![1, 0, 0, 3, 1]);
+    assert_eq!(v.bincount(0).unwrap().to_vec().unwrap(), Vec::<u64>::new());
+    let mut r = rng(9);
+    let many: Vec<u32> = (0..5000).map(|_| r.gen_range(0..40)).collect();
+    let mut want = vec![0u64; 37];
+    for &k in &many {
+        if (k as usize) < 37 {
+            want[k as usize] += 1;
+        }
+    }
+    let got = c
+        .from_slice(&many)
+        .unwrap()
+        .bincount(37)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn bad_scatters_are_errors_naming_the_problem() {
+    let c = ctx();
+    let mut d = c.zeros::<f32>([3, 2]).unwrap();
+    let idx = c.from_slice(&[0u32, 1]).unwrap();
+    let e = lazycl::scatter_add(&mut d, Axis(2), &idx, 1.0f32)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("scatter_add") && e.contains("axis 2"), "{e}");
+    let idx2 = c.from_shape_slice([1, 2], &[0u32, 1]).unwrap();
+    let e = lazycl::scatter_add(&mut d, Axis(0), &idx2, 1.0f32)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("one-dimensional"), "{e}");
+    let wrong = c.zeros::<f32>([3, 2]).unwrap();
+    let e = lazycl::scatter_add(&mut d, Axis(0), &idx, &wrong)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("scatter_add") && e.contains("[2, 2]") && e.contains("[3, 2]"),
+        "{e}"
+    );
+    let e = idx2.bincount(3).unwrap_err().to_string();
+    assert!(e.contains("bincount"), "{e}");
+    assert_eq!(d.to_vec().unwrap(), vec![0.0; 6], "nothing was added");
+}

@@ -3,13 +3,19 @@
 //! index's value (the data from memory of its own, materialized first where it is lazy;
 //! the indices may be lazy and are computed in the same kernel).
 
+use std::sync::Arc;
+
 use crate::api::array::Array;
-use crate::api::ops::failure;
+use crate::api::ops::{failure, CtxRef, Operand};
 use crate::api::views::AsAxis;
-use crate::dtype::{Element, Integer};
-use crate::error::Error;
+use crate::backend::context::Context;
+use crate::dtype::{Element, Integer, Numeric};
+use crate::error::{Error, Result};
+use crate::exec;
 use crate::graph::shape::broadcast;
+use crate::graph::view::{SourceAxis, ViewMap};
 use crate::graph::{Op, TakeSpec};
+use crate::plan::GKind;
 
 impl<T: Element> Array<T> {
     /// The elements at `indices` along `axis`: numpy's `np.take(a, indices, axis,
@@ -90,7 +96,7 @@ impl<T: Element> Array<T> {
     }
 
     /// The errors both takes share: recording errors, another context, a bad axis.
-    fn check_take<I: Integer>(&self, name: &str, axis: usize, indices: &Array<I>) -> Result<(), Error> {
+    fn check_take<I: Integer>(&self, name: &str, axis: usize, indices: &Array<I>) -> Result<()> {
         for n in [&self.node, &indices.node] {
             if let Some(e) = failure(n) {
                 return Err(e);
@@ -136,5 +142,137 @@ impl<T: Element> Array<T> {
                 indices: indices.node.clone(),
             },
         )
+    }
+}
+
+/// Adds each element of `src` into `dst` at the position `indices` gives along `axis`:
+/// `dst[.., indices[j], ..] += src[.., j, ..]` (numpy's `np.add.at`, torch's
+/// `index_add_`). `indices` is one-dimensional, of any integer type, and may repeat: every
+/// element is added (atomically, so the order of the additions, and a float sum's last
+/// bits, may vary from run to run). An index outside the axis drops its elements (JAX's
+/// default for scatters). `src` broadcasts to `dst`'s shape with `axis` as long as
+/// `indices`; it may be a lazy expression, computed in the adding kernel.
+///
+/// ```
+/// # use lazycl_runtime::{scatter_add, Axis, Context};
+/// # fn main() -> lazycl_runtime::Result<()> {
+/// let ctx = Context::new()?;
+/// let mut sums = ctx.zeros::<f32>([3, 2])?;
+/// let rows = ctx.from_slice(&[2u32, 0, 2, 9])?; // 9 is outside: dropped
+/// let x = ctx.from_shape_slice([4, 2], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])?;
+/// scatter_add(&mut sums, Axis(0), &rows, &x)?;
+/// assert_eq!(sums.to_vec()?, vec![3.0, 4.0, 0.0, 0.0, 6.0, 8.0]);
+/// # Ok(())
+/// # }
+/// ```
+pub fn scatter_add<T: Numeric, I: Integer>(
+    dst: &mut Array<T>,
+    axis: impl AsAxis,
+    indices: &Array<I>,
+    src: impl Operand<T>,
+) -> Result<()> {
+    let axis = axis.axis_index();
+    let ctx = dst.node.ctx.clone();
+    for n in [&dst.node, &indices.node] {
+        if let Some(e) = failure(n) {
+            return Err(e);
+        }
+    }
+    ctx.tag.check(
+        &indices.node.ctx.tag,
+        || "scatter_add".into(),
+        || format!("the indices (shape {:?})", indices.shape()),
+    )?;
+    let shape = dst.shape().to_vec();
+    if axis >= shape.len() {
+        return Err(Error::InvalidShape(format!(
+            "scatter_add: axis {axis} is out of range for an array of shape {shape:?}"
+        )));
+    }
+    let [m] = indices.shape()[..] else {
+        return Err(Error::InvalidShape(format!(
+            "scatter_add: the indices must be one-dimensional, not of shape {:?}",
+            indices.shape()
+        )));
+    };
+    let mut src_shape = shape.clone();
+    src_shape[axis] = m;
+    let v = src.into_array(CtxRef(&ctx));
+    ctx.tag.check(
+        &v.node.ctx.tag,
+        || "scatter_add".into(),
+        || format!("the values (shape {:?})", v.shape()),
+    )?;
+    let v_shape = v.shape().to_vec();
+    let v = v.broadcast_to(&src_shape);
+    if v.recording_error().is_some() {
+        return Err(Error::ShapeMismatch {
+            op: format!("scatter_add along axis {axis} into an array of shape {shape:?} (values)"),
+            left: src_shape,
+            right: v_shape,
+        });
+    }
+    if src_shape.contains(&0) {
+        return Ok(());
+    }
+    // The indices in the values' shape: `m` along `axis`, broadcast along the others.
+    let mut along = vec![1; shape.len()];
+    along[axis] = m;
+    let ix = indices.reshape(along).broadcast_to(&src_shape);
+    let q = ctx.queue().clone();
+    let buffer = dst.private_buffer(None)?;
+    // What the adding kernel computes: never a read of `dst` itself (computed first), nor
+    // a product, reduction or scan (kernels of their own, whose arrays are then copied).
+    let mut v = v;
+    let whole_kernels = {
+        let graph = crate::plan::collect::collect(std::slice::from_ref(&v.node))?;
+        graph
+            .iter()
+            .any(|g| matches!(g.kind, GKind::Op(code, _) if !code.is_elementwise()))
+    };
+    if whole_kernels || v.reads_buffer(&buffer)? || ix.reads_buffer(&buffer)? {
+        v = v.to_contiguous();
+        exec::materialize_on(&q, std::slice::from_ref(&v.node))?;
+    }
+    if v.is_materialized() {
+        v = v.to_contiguous();
+    }
+    let ix = if ix.reads_buffer(&buffer)? {
+        let copy = ix.to_contiguous();
+        exec::materialize_on(&q, std::slice::from_ref(&copy.node))?;
+        copy
+    } else {
+        ix
+    };
+    let map = ViewMap {
+        axes: (0..shape.len())
+            .map(|d| SourceAxis {
+                from: (d != axis).then_some(d),
+                start: 0,
+                step: 1,
+            })
+            .collect(),
+    };
+    exec::materialize_scatter(&q, &v.node, &ix.node, axis, buffer, &Arc::new(map), &shape)
+}
+
+impl<I: Integer> Array<I> {
+    /// How many times each value `0..len` occurs in this one-dimensional index array, as
+    /// `u64` counts (numpy's `np.bincount(x, minlength=len)`, with values outside `0..len`
+    /// not counted: the length is the caller's, never read back from the device). A
+    /// `scatter_add` of ones.
+    pub fn bincount(&self, len: usize) -> Result<Array<u64>> {
+        let ctx = Context {
+            inner: self.node.ctx.clone(),
+        };
+        let mut counts = ctx.zeros::<u64>([len])?;
+        if self.shape().len() != 1 {
+            return Err(Error::InvalidShape(format!(
+                "bincount: the values must be one-dimensional, not of shape {:?}",
+                self.shape()
+            )));
+        }
+        scatter_add(&mut counts, 0, self, 1u64)?;
+        Ok(counts)
     }
 }

@@ -133,7 +133,7 @@ impl<T: Element> SliceMut<'_, T> {
 
 impl<T: Element> Array<T> {
     /// Whether computing this array reads `buffer` (the array itself or a view of it).
-    fn reads_buffer(&self, buffer: &Arc<crate::backend::buffer::DeviceBuffer>) -> Result<bool> {
+    pub(crate) fn reads_buffer(&self, buffer: &Arc<crate::backend::buffer::DeviceBuffer>) -> Result<bool> {
         let graph = crate::plan::collect::collect(std::slice::from_ref(&self.node))?;
         Ok(graph
             .iter()

@@ -97,6 +97,10 @@ pub(crate) enum Param {
     /// axis's stride (`gs{slot}`).
     GatherLen(usize),
     GatherStride(usize),
+    /// The length of the axis output `k` adds into through an index (`sn{k}`), and that
+    /// axis's stride (`ss{k}`).
+    ScatterLen(usize),
+    ScatterStride(usize),
     /// A scan's length along its axis (`len_`), the elements after it (`inner_`), and
     /// its columns, `outer * inner` (`cols_`).
     ScanLen,
@@ -136,6 +140,11 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
         .chain((0..plan.scalars.len()).map(Scalar))
         .chain(view_params(plan))
         .chain(gathered_slots(plan).flat_map(|slot| [GatherLen(slot), GatherStride(slot)]))
+        .chain(
+            (0..plan.outputs.len())
+                .filter(|&k| plan.outputs[k].scatter.is_some())
+                .flat_map(|k| [ScatterLen(k), ScatterStride(k)]),
+        )
         .chain((0..outputs).map(Output))
         .chain(when(!reduce && !gemm, [Numel]))
         .chain(when(reduce && plan.row.is_some(), [RowResult]))
@@ -306,6 +315,8 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
             plan.gemm.as_ref().map_or("", |g| vt(g.dtype))
         ),
         Param::GatherLen(slot) => format!("const long gn{slot}"),
+        Param::ScatterLen(k) => format!("const long sn{k}"),
+        Param::ScatterStride(k) => format!("const long ss{k}"),
         Param::GatherStride(slot) => format!("const long gs{slot}"),
         Param::ScanLen => "const ulong len_".into(),
         Param::ScanInner => "const ulong inner_".into(),

@@ -57,6 +57,7 @@ fn output(value: usize, dtype: DType, node: usize) -> Output {
         dtype,
         node,
         store: None,
+        scatter: None,
     }
 }
 

@@ -25,7 +25,9 @@ pub(super) fn elementwise_source(plan: &KernelPlan) -> String {
     src.open(fused_signature(plan, ""));
     src.line(format_args!("const {ix} nn = ({ix})n;"));
     narrow_dims(rank, ix, &mut src);
-    let start = if rank == 1 {
+    // (Adds through an index go one element at a time.)
+    let scatters = plan.outputs.iter().any(|o| o.scatter.is_some());
+    let start = if rank == 1 && !scatters {
         src.line(format_args!("const {ix} nv = nn / {w}u;"));
         src.open(format_args!(
             "for ({ix} q = get_global_id(0); q < nv; q += get_global_size(0)) {{"
@@ -99,13 +101,21 @@ pub(super) fn element_step(v: &mut Values, src: &mut Src) {
     v.element_indices(src);
     v.all("gid", src);
     for (k, output) in v.plan.outputs.iter().enumerate() {
-        match &output.store {
-            Some(a) => src.line(format_args!(
+        match (&output.store, output.scatter) {
+            (Some(a), Some(s)) => src.line(super::views::scatter_add(
+                v.plan,
+                k,
+                a,
+                output.dtype,
+                &format!("v{}", s.index),
+                &format!("v{}", output.value),
+            )),
+            (Some(a), None) => src.line(format_args!(
                 "{} = v{};",
                 super::views::store_target(v.plan, k, a, None),
                 output.value
             )),
-            None => src.line(format_args!("out{k}[gid] = v{};", output.value)),
+            (None, _) => src.line(format_args!("out{k}[gid] = v{};", output.value)),
         }
     }
 }

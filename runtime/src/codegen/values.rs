@@ -33,6 +33,14 @@ impl<'a> Values<'a> {
     /// Pragmas and helper functions: what the program declares before its kernel.
     pub(super) fn prelude(&self) -> String {
         let mut src = pragmas(self.plan.values.iter().any(|v| v.dtype == DType::F64));
+        if self
+            .plan
+            .outputs
+            .iter()
+            .any(|o| o.scatter.is_some() && o.dtype.size() == 8)
+        {
+            src.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
+        }
         for h in self.helpers.iter() {
             src.push_str(h);
             src.push('\n');

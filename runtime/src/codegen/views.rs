@@ -149,6 +149,40 @@ pub(super) fn inside(plan: &KernelPlan, slot: usize, lane: Option<usize>) -> Str
 }
 
 /// The element of output `k` stored into a region at offsets `a`.
+/// The statement that adds `v` (of type `d`) into output `k` through an index (`scatter_add`):
+/// at the store's offset plus the index value (`index`'s text) times `ss{k}`, atomically,
+/// unless the index is outside `0..sn{k}`. Integers add with the atomic add; floats by
+/// a compare-and-swap loop on their bits (OpenCL 1.2 has no float atomics).
+pub(super) fn scatter_add(
+    plan: &KernelPlan,
+    k: usize,
+    a: &Affine,
+    d: crate::dtype::DType,
+    index: &str,
+    v: &str,
+) -> String {
+    use crate::dtype::DType;
+    let at = offset(a, &format!("oo{k}"), &format!("oos{k}_"), None, offset_type(plan));
+    let target = format!("&out{k}[{at} + (long)i * ss{k}]");
+    let add = match d {
+        DType::I32 | DType::U32 => format!("atomic_add({target}, {v});"),
+        DType::I64 => format!("atom_add((volatile __global long*){target}, {v});"),
+        DType::U64 => format!("atom_add((volatile __global ulong*){target}, {v});"),
+        DType::F32 => format!(
+            "volatile __global uint* p = (volatile __global uint*){target}; \
+             uint seen = *p, was; \
+             do {{ was = seen; seen = atomic_cmpxchg(p, was, as_uint(as_float(was) + {v})); }} while (seen != was);"
+        ),
+        DType::F64 => format!(
+            "volatile __global ulong* p = (volatile __global ulong*){target}; \
+             ulong seen = *p, was; \
+             do {{ was = seen; seen = atom_cmpxchg(p, was, as_ulong(as_double(was) + {v})); }} while (seen != was);"
+        ),
+        DType::Bool => format!("/* no sum of bools */ (void){v};"),
+    };
+    format!("{{ const long i = (long){index}; if (i >= 0 && i < sn{k}) {{ {add} }} }}")
+}
+
 pub(super) fn store_target(plan: &KernelPlan, k: usize, a: &Affine, lane: Option<usize>) -> String {
     let at = offset(a, &format!("oo{k}"), &format!("oos{k}_"), lane, offset_type(plan));
     format!("out{k}[{at}]")

@@ -134,6 +134,21 @@ impl Bindings<'_> {
                     })
                 })
                 .ok_or_else(missing),
+            Param::ScatterLen(k) | Param::ScatterStride(k) => plan
+                .outputs
+                .get(k)
+                .and_then(|o| o.scatter)
+                .map(|s| {
+                    let x = match p {
+                        Param::ScatterLen(_) => s.len,
+                        _ => s.stride,
+                    };
+                    KernelArg::Scalar(ScalarBits {
+                        bits: x as u64,
+                        size: 8,
+                    })
+                })
+                .ok_or_else(missing),
             Param::ScanLen | Param::ScanInner | Param::ScanColumns | Param::ScanTiles => plan
                 .scan
                 .map(|s| {

@@ -18,9 +18,9 @@ use crate::codegen::{
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::graph::view::ViewMap;
-use crate::graph::{NodeRef, ReduceOp, Shape};
+use crate::graph::{NodeRef, ReduceOp};
 use crate::layout::VECTOR_WIDTH;
-use crate::plan::{key, GKind, GNode, KernelPlan, ReducePlan, TILE, TILE_ROWS};
+use crate::plan::{key, GKind, GNode, KernelPlan, ReducePlan, Target, TILE, TILE_ROWS};
 use crate::stats::Counters;
 
 mod bind;
@@ -65,8 +65,8 @@ pub(crate) fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
     plan_with(roots, None)
 }
 
-/// [`plan`], the first root stored into a region of an array of shape `region.1`.
-fn plan_with(roots: &[NodeRef], region: Option<(Arc<ViewMap>, Shape)>) -> Result<Option<Flush>> {
+/// [`plan`], the first root stored (or added) into `target`.
+fn plan_with(roots: &[NodeRef], target: Option<Target>) -> Result<Option<Flush>> {
     let Some(first) = roots.first() else {
         return Ok(None);
     };
@@ -78,7 +78,7 @@ fn plan_with(roots: &[NodeRef], region: Option<(Arc<ViewMap>, Shape)>) -> Result
             || format!("array {} of {} (shape {:?})", i + 1, roots.len(), r.shape),
         )?;
     }
-    let Some(collected) = crate::plan::collect(roots, region)? else {
+    let Some(collected) = crate::plan::collect(roots, target)? else {
         return Ok(None);
     };
     let signature = crate::plan::signature::signature(&collected);
@@ -551,8 +551,43 @@ pub(crate) fn materialize_into_region(
     map: &Arc<ViewMap>,
     shape: &[usize],
 ) -> Result<()> {
-    let region = Some((map.clone(), shape.iter().copied().collect()));
-    let Some(flush) = plan_with(std::slice::from_ref(value), region)? else {
+    let region = Target {
+        map: map.clone(),
+        shape: shape.iter().copied().collect(),
+        scatter: None,
+    };
+    store_into(queue, value, target, region)
+}
+
+/// Adds each element of `value` into `target`, the memory of an array of shape `shape`,
+/// at the position `map` gives with axis `axis` taken from `index` (an index array viewed
+/// in `value`'s shape), atomically; an element whose index is outside the axis is
+/// dropped (`scatter_add`).
+pub(crate) fn materialize_scatter(
+    queue: &Arc<QueueInner>,
+    value: &NodeRef,
+    index: &NodeRef,
+    axis: usize,
+    target: Arc<DeviceBuffer>,
+    map: &Arc<ViewMap>,
+    shape: &[usize],
+) -> Result<()> {
+    let scatter = Target {
+        map: map.clone(),
+        shape: shape.iter().copied().collect(),
+        scatter: Some((index.clone(), axis)),
+    };
+    store_into(queue, value, target, scatter)
+}
+
+/// Computes `value` into `target`'s memory as `how` says.
+fn store_into(
+    queue: &Arc<QueueInner>,
+    value: &NodeRef,
+    target: Arc<DeviceBuffer>,
+    how: Target,
+) -> Result<()> {
+    let Some(flush) = plan_with(std::slice::from_ref(value), Some(how))? else {
         return Ok(());
     };
     let Some(gi) = flush.graph.iter().position(|g| Arc::ptr_eq(&g.node, value)) else {

@@ -10,7 +10,7 @@ use super::access::{Access, Affine, Collapsed, LoadKind};
 use super::collect::{GKind, GNode, OpCode};
 use super::kernel_plan::{
     ColumnRows, Columns, Finish, JoinedReduction, KernelPlan, Layout, ReducePlan, ScanLayout, ScanPlan,
-    Value, VectorLoads,
+    ScatterStore, Value, VectorLoads,
 };
 use super::reads::{self, ConeView};
 use super::{key, values, Store};
@@ -51,7 +51,11 @@ pub(crate) fn plan_kernel(
     // (A scan, like a reduction, computes its operand's value and writes its own.)
     let whole = reduce.is_some() || scan.is_some();
     let space: Vec<usize> = graph[targets[0]].node.shape.to_vec();
-    let extra = total.map(|(_, _, operand)| operand);
+    // A scatter's index is computed beside the value it adds.
+    let scatter = store.and_then(|s| s.scatter.map(|sc| (s, sc)));
+    let extra = total
+        .map(|(_, _, operand)| operand)
+        .or(scatter.map(|(_, sc)| sc.index));
     let cone = Cone::of(graph, mat, &targets, extra, whole, row, None);
     let walked = ConeView {
         graph,
@@ -135,9 +139,11 @@ pub(crate) fn plan_kernel(
             false => collapsed.kind(o),
         })
         .collect();
-    let store = store
-        .zip(store_offset.as_ref())
-        .map(|(s, o)| (s.node, collapsed.kind(o)));
+    // (A scatter's store is always strided: the index adds to its offset.)
+    let store = store.zip(store_offset.as_ref()).map(|(s, o)| match s.scatter {
+        Some(_) => (s.node, collapsed.strided(o)),
+        None => (s.node, collapsed.kind(o)),
+    });
     let binder = values::Binder {
         walked: &walked,
         is_target: &cone.is_target,
@@ -148,11 +154,28 @@ pub(crate) fn plan_kernel(
         store,
     };
     let value_of = binder.bind(&mut plan, output_of);
+    if let Some((s, sc)) = scatter {
+        let index = value_of(sc.index);
+        if let Some((k, o)) = plan
+            .outputs
+            .iter_mut()
+            .enumerate()
+            .find(|(_, o)| o.node == s.node)
+        {
+            o.scatter = Some(ScatterStore {
+                index,
+                len: s.shape[sc.axis],
+                stride: s.shape[sc.axis + 1..].iter().product(),
+            });
+            key::scatter(&mut plan.key, k, index);
+        }
+    }
     // (An index times a stride may pass any bound the views know of: long offsets.)
     let gathers = plan
         .values
         .iter()
-        .any(|v| matches!(v.value, Value::Gather { .. }));
+        .any(|v| matches!(v.value, Value::Gather { .. }))
+        || scatter.is_some();
     plan.narrow_offsets = plan.reads_views() && !gathers && narrow_offsets(&plan);
     key::offsets(&mut plan.key, plan.narrow_offsets);
     if let Some((node, op, operand)) = total {

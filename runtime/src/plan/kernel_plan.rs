@@ -161,6 +161,18 @@ pub(crate) struct Output {
     /// (`slice_mut(..).assign`): the offsets of the region's elements. `None`: every
     /// element, in order.
     pub(crate) store: Option<Affine>,
+    /// Added atomically through an index instead of stored (`scatter_add`; then `store`
+    /// is the offset with the indexed axis at 0).
+    pub(crate) scatter: Option<ScatterStore>,
+}
+
+/// An output added through an index: at `store`'s offset plus value `index` times
+/// `stride`, dropped unless the index is in `0..len` (both kernel arguments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ScatterStore {
+    pub(crate) index: usize,
+    pub(crate) len: usize,
+    pub(crate) stride: usize,
 }
 
 /// A box of the kernel's coordinates (`lo <= i{axis} < hi` for each bound, over the

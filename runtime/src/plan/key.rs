@@ -59,6 +59,8 @@ const TAG_GEMM_ROW: u32 = 20;
 const TAG_SCAN: u32 = 21;
 /// A load through an index ([`Value::Gather`](super::Value::Gather)).
 const TAG_GATHER: u32 = 22;
+/// An output added through an index ([`ScatterStore`](super::kernel_plan::ScatterStore)).
+const TAG_SCATTER: u32 = 23;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
 
@@ -88,6 +90,11 @@ fn op_code(c: OpCode) -> u32 {
 /// The collapsed iteration space: its rank and whether indices fit 32 bits.
 pub(crate) fn dims(key: &mut Vec<u32>, rank: usize, narrow_index: bool) {
     key.extend([TAG_DIMS, rank as u32, u32::from(narrow_index)]);
+}
+
+/// An output added through an index (`scatter_add`): the output and the index's value.
+pub(crate) fn scatter(key: &mut Vec<u32>, output: usize, index: usize) {
+    key.extend([TAG_SCATTER, output as u32, index as u32]);
 }
 
 /// A load through an index (`take`): the input slot and the index's value.

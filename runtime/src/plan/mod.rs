@@ -38,6 +38,27 @@ pub(crate) struct Store {
     pub(crate) node: usize,
     pub(crate) map: Arc<ViewMap>,
     pub(crate) shape: Shape,
+    /// Added into the array through an index instead (`scatter_add`).
+    pub(crate) scatter: Option<Scatter>,
+}
+
+/// A `scatter_add`'s store: each element is added (atomically) at the region's offset,
+/// whose axis `axis` is fixed at 0, plus the index's value along that axis; an index
+/// outside the axis drops the element.
+#[derive(Clone, Copy)]
+pub(crate) struct Scatter {
+    /// Graph index of the index array, viewed in the root's shape.
+    pub(crate) index: usize,
+    pub(crate) axis: usize,
+}
+
+/// Where the first root of a flush goes when not into an array of its own: a region of
+/// an array of shape `shape` through `map`, and for a `scatter_add` the index array
+/// (viewed in the root's shape) whose values pick the positions along `axis`.
+pub(crate) struct Target {
+    pub(crate) map: Arc<ViewMap>,
+    pub(crate) shape: Shape,
+    pub(crate) scatter: Option<(NodeRef, usize)>,
 }
 
 /// A flush's graph, collected: the lazy nodes its roots need, in topological order,
@@ -57,13 +78,20 @@ pub(crate) struct Collected {
 pub(crate) const MAX_ELEMENTS: u64 = 1 << 48;
 
 /// Collects what materializing `roots` (nodes of one context) needs; `None` when there
-/// are no roots. With `region`, the first root is stored through that map into an array
-/// of that shape (its memory is bound at launch).
-pub(crate) fn collect(roots: &[NodeRef], region: Option<(Arc<ViewMap>, Shape)>) -> Result<Option<Collected>> {
+/// are no roots. With `target`, the first root is stored (or added) through its map into
+/// an array of its shape (whose memory is bound at launch).
+pub(crate) fn collect(roots: &[NodeRef], target: Option<Target>) -> Result<Option<Collected>> {
     if roots.is_empty() {
         return Ok(None);
     }
-    let graph = collect::collect(roots)?;
+    let mut needed = roots.to_vec();
+    needed.extend(
+        target
+            .as_ref()
+            .and_then(|t| t.scatter.as_ref())
+            .map(|(index, _)| index.clone()),
+    );
+    let graph = collect::collect(&needed)?;
     for g in &graph {
         if let GKind::Op(..) = g.kind {
             check_iteration_space(&g.node.shape)?;
@@ -73,7 +101,22 @@ pub(crate) fn collect(roots: &[NodeRef], region: Option<(Arc<ViewMap>, Shape)>) 
         .iter()
         .filter_map(|r| graph.iter().position(|g| Arc::ptr_eq(&g.node, r)))
         .collect();
-    let store = region.and_then(|(map, shape)| root_idx.first().map(|&node| Store { node, map, shape }));
+    let position = |n: &NodeRef| graph.iter().position(|g| Arc::ptr_eq(&g.node, n));
+    let store = target.and_then(|t| {
+        let scatter = match &t.scatter {
+            Some((index, axis)) => Some(Scatter {
+                index: position(index)?,
+                axis: *axis,
+            }),
+            None => None,
+        };
+        root_idx.first().map(|&node| Store {
+            node,
+            map: t.map,
+            shape: t.shape,
+            scatter,
+        })
+    });
     Ok(Some(Collected {
         graph,
         roots: root_idx,

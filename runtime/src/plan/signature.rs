@@ -60,6 +60,10 @@ pub(crate) fn signature(collected: &Collected) -> Vec<u64> {
             w.extend([1, s.node as u64, s.shape.len() as u64]);
             w.extend(s.shape.iter().map(|&d| d as u64));
             view_map(&mut w, &s.map);
+            match s.scatter {
+                None => w.push(0),
+                Some(sc) => w.extend([1, sc.index as u64, sc.axis as u64]),
+            }
         }
     }
     w

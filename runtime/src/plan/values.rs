@@ -83,6 +83,7 @@ impl Binder<'_> {
                         dtype,
                         node,
                         store,
+                        scatter: None,
                     });
                     key::output(&mut plan.key, v, dtype);
                 }
