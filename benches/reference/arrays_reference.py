@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Reference timings for the array algorithms (scans, take; later sorts) on the
+"""Reference timings for the array algorithms (scans, take, scatter_add, bincount; later
+sorts) on the
 GPU, run on the same device as lazycl: torch eager and JAX jit. Times are medians over
 repeated runs between device synchronizations, after a warm-up. Bandwidth counts one
 read and one write of the array (what a scan must move).
@@ -80,6 +81,61 @@ def jax_takes():
     return rows
 
 
+# (name, rows of src, columns, rows of dst): add rows of src into random rows of dst.
+SCATTERS = [
+    ("scatter_add f32 1048576x16 into 16 rows", 1 << 20, 16, 16),
+    ("scatter_add f32 1048576x16 into 1048576 rows", 1 << 20, 16, 1 << 20),
+]
+# (name, values, bins)
+BINCOUNTS = [("bincount 2^24 values into 256 bins", 1 << 24, 256)]
+
+
+def torch_scatters(dev):
+    rows = []
+    sync = torch.cuda.synchronize
+    for name, n, d, k in SCATTERS:
+        src = torch.randn(n, d, device=dev)
+        idx = torch.randint(0, k, (n,), device=dev)
+        dst = torch.zeros(k, d, device=dev)
+        t = median_seconds(lambda: dst.index_add_(0, idx, src), sync, 10)
+        rows.append({"name": f"torch {name}", "ms": t * 1e3})
+    for name, n, k in BINCOUNTS:
+        x = torch.randint(0, k, (n,), device=dev)
+        t = median_seconds(lambda: torch.bincount(x, minlength=k), sync, 10)
+        rows.append({"name": f"torch {name}", "ms": t * 1e3})
+    return rows
+
+
+def jax_scatters():
+    import jax
+    import jax.numpy as jnp
+
+    rows = []
+    for name, n, d, k in SCATTERS:
+        src = jax.random.normal(jax.random.PRNGKey(0), (n, d))
+        idx = jax.random.randint(jax.random.PRNGKey(1), (n,), 0, k, dtype=jnp.int32)
+        dst = jnp.zeros((k, d))
+        f = jax.jit(lambda a, i, s: a.at[i].add(s))
+        state = {}
+
+        def run():
+            state["y"] = f(dst, idx, src)
+
+        t = median_seconds(run, lambda: state["y"].block_until_ready(), 10)
+        rows.append({"name": f"jax {name}", "ms": t * 1e3})
+    for name, n, k in BINCOUNTS:
+        x = jax.random.randint(jax.random.PRNGKey(2), (n,), 0, k, dtype=jnp.int32)
+        f = jax.jit(lambda v: jnp.bincount(v, length=k))
+        state = {}
+
+        def run():
+            state["y"] = f(x)
+
+        t = median_seconds(run, lambda: state["y"].block_until_ready(), 10)
+        rows.append({"name": f"jax {name}", "ms": t * 1e3})
+    return rows
+
+
 def torch_scans(dev):
     rows = []
     sync = torch.cuda.synchronize
@@ -117,9 +173,9 @@ def main():
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     dev = torch.device("cuda")
-    rows = torch_scans(dev) + torch_takes(dev)
+    rows = torch_scans(dev) + torch_takes(dev) + torch_scatters(dev)
     try:
-        rows += jax_scans() + jax_takes()
+        rows += jax_scans() + jax_takes() + jax_scatters()
     except Exception as e:  # JAX missing or without a GPU: say so, keep the rest
         rows.append({"name": "jax", "error": repr(e)[:200]})
     print(f"# {torch.cuda.get_device_name(0)}, torch {torch.__version__}")

@@ -57,6 +57,7 @@ pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()
         }
     }
     take_rows(rep, ctx, &refs, quick, trials)?;
+    scatter_rows(rep, ctx, &refs, quick, trials)?;
     // A producer in the scan's loads: the same bytes moved as the plain scan.
     let s = &scans(quick)[0].0;
     let n: usize = s.shape.iter().product();
@@ -140,6 +141,100 @@ fn take_rows(rep: &mut Report, ctx: &Context, refs: &Reference, quick: bool, tri
             "JAX jit take (same call)",
         );
     }
+    Ok(())
+}
+
+/// Scatters (rows added into few or many rows) and a histogram, in ms against torch's
+/// `index_add_`/`bincount` and JAX's `.at[].add`/`bincount`; with `--quick`, against a
+/// loop on the host.
+fn scatter_rows(rep: &mut Report, ctx: &Context, refs: &Reference, quick: bool, trials: usize) -> R<()> {
+    let hash = |i: u64, k: usize| ((i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize % k) as u32;
+    let n = if quick { 1 << 16 } else { 1 << 20 };
+    let d = 16;
+    let sync = || lz(ctx.synchronize());
+    for k in [16, n] {
+        let name = format!("scatter_add f32 {n}x{d} into {k} rows");
+        let src_host: Vec<f32> = (0..n * d).map(|i| (i % 7) as f32).collect();
+        let idx_host: Vec<u32> = (0..n as u64).map(|i| hash(i, k)).collect();
+        let src: Array<f32> = lz(ctx.from_shape_slice([n, d], &src_host))?;
+        let idx: Array<u32> = lz(ctx.from_slice(&idx_host))?;
+        let mut dst: Array<f32> = lz(ctx.zeros([k, d]))?;
+        let t = per_run(
+            trials,
+            5,
+            || lz(lazycl::scatter_add(&mut dst, Axis(0), &idx, &src)),
+            sync,
+        )?;
+        if quick {
+            let host = median(
+                (0..trials)
+                    .map(|_| {
+                        let t = std::time::Instant::now();
+                        let mut out = vec![0.0f32; k * d];
+                        for (r, &i) in idx_host.iter().enumerate() {
+                            for c in 0..d {
+                                out[i as usize * d + c] += src_host[r * d + c];
+                            }
+                        }
+                        std::hint::black_box(&out);
+                        t.elapsed().as_secs_f64()
+                    })
+                    .collect(),
+            );
+            rep.add(name, t * 1e3, host * 1e3, "ms", "a loop on the host");
+            continue;
+        }
+        rep.add(
+            name.clone(),
+            t * 1e3,
+            refs.get(&format!("torch {name}"), "ms"),
+            "ms",
+            "torch index_add_ (same call)",
+        );
+        rep.add(
+            format!("{name} (against JAX)"),
+            t * 1e3,
+            refs.get(&format!("jax {name}"), "ms"),
+            "ms",
+            "JAX jit .at[].add (same call)",
+        );
+    }
+    let (m, bins): (usize, usize) = if quick { (1 << 20, 256) } else { (1 << 24, 256) };
+    let name = format!("bincount 2^{} values into {bins} bins", m.trailing_zeros());
+    let values: Vec<u32> = (0..m as u64).map(|i| hash(i, bins)).collect();
+    let x: Array<u32> = lz(ctx.from_slice(&values))?;
+    let t = per_run(trials, 5, || lz(x.bincount(bins).map(drop)), sync)?;
+    if quick {
+        let host = median(
+            (0..trials)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    let mut counts = vec![0u64; bins];
+                    for &v in &values {
+                        counts[v as usize] += 1;
+                    }
+                    std::hint::black_box(&counts);
+                    t.elapsed().as_secs_f64()
+                })
+                .collect(),
+        );
+        rep.add(name, t * 1e3, host * 1e3, "ms", "a loop on the host");
+        return Ok(());
+    }
+    rep.add(
+        name.clone(),
+        t * 1e3,
+        refs.get(&format!("torch {name}"), "ms"),
+        "ms",
+        "torch.bincount (same call)",
+    );
+    rep.add(
+        format!("{name} (against JAX)"),
+        t * 1e3,
+        refs.get(&format!("jax {name}"), "ms"),
+        "ms",
+        "JAX jit bincount (same call)",
+    );
     Ok(())
 }
 
