@@ -1,7 +1,9 @@
-//! Recording indexing: `take` and `take_along_axis` (gathers by an index array). A take is an
-//! elementwise node of the result's shape: the kernel that reads it loads the data at the
-//! index's value (the data from memory of its own, materialized first where it is lazy;
-//! the indices may be lazy and are computed in the same kernel).
+//! Indexing by index arrays. Gathers (`take`, `take_along_axis`) are recorded: a take is
+//! an elementwise node of the result's shape, and the kernel that reads it loads the data
+//! at the index's value (the data from memory of its own, materialized first where it is
+//! lazy; the indices may be lazy and are computed in the same kernel). Scatters
+//! (`scatter_add`, `bincount`) write into an array and run when called, one kernel that
+//! computes the values and adds them atomically through the index.
 
 use std::sync::Arc;
 
