@@ -11,23 +11,10 @@ read and one write of the array (what a scan must move).
 
 import argparse
 import json
-import time
 
 import torch
 
-
-def median_seconds(fn, sync, reps, trials=7):
-    fn()
-    sync()
-    times = []
-    for _ in range(trials):
-        t = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t) / reps)
-    times.sort()
-    return times[len(times) // 2]
+from timing import median_seconds
 
 
 # (name, shape, axis, dtype): the report's scan rows use the same names.

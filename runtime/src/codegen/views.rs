@@ -88,21 +88,7 @@ pub(super) fn load(plan: &KernelPlan, slot: usize, a: &Affine, t: &str, lane: Op
         // The vector step loaded the lanes' neighbours at once.
         return format!("L{slot}.s{l}");
     }
-    let ot = offset_type(plan);
-    let at = offset(a, &format!("ob{slot}"), &format!("os{slot}_"), lane, ot);
-    if a.bounds.is_empty() {
-        format!("in{slot}[{at}]")
-    } else {
-        let guard = test(
-            &a.bounds,
-            plan.dims.len(),
-            &format!("lb{slot}_"),
-            &format!("ub{slot}_"),
-            lane,
-            ot,
-        );
-        format!("(({guard}) ? in{slot}[{at}] : ({t})0)")
-    }
+    guarded(plan, slot, a, t, lane, "")
 }
 
 /// The load of strided input `slot` (element type `t`) read through an index (`take`):
@@ -117,21 +103,27 @@ pub(super) fn gather(
     index: &str,
 ) -> String {
     let ot = offset_type(plan);
+    let plus = format!(" + ({ot})clamp((long){index}, 0L, gn{slot} - 1L) * ({ot})gs{slot}");
+    guarded(plan, slot, a, t, lane, &plus)
+}
+
+/// `in{slot}` at its offset (plus `plus`), 0 outside the load's guard where it has one.
+fn guarded(plan: &KernelPlan, slot: usize, a: &Affine, t: &str, lane: Option<usize>, plus: &str) -> String {
+    let ot = offset_type(plan);
     let at = offset(a, &format!("ob{slot}"), &format!("os{slot}_"), lane, ot);
-    let load = format!("in{slot}[{at} + ({ot})clamp((long){index}, 0L, gn{slot} - 1L) * ({ot})gs{slot}]");
+    let load = format!("in{slot}[{at}{plus}]");
     if a.bounds.is_empty() {
-        load
-    } else {
-        let guard = test(
-            &a.bounds,
-            plan.dims.len(),
-            &format!("lb{slot}_"),
-            &format!("ub{slot}_"),
-            lane,
-            ot,
-        );
-        format!("(({guard}) ? {load} : ({t})0)")
+        return load;
     }
+    let guard = test(
+        &a.bounds,
+        plan.dims.len(),
+        &format!("lb{slot}_"),
+        &format!("ub{slot}_"),
+        lane,
+        ot,
+    );
+    format!("(({guard}) ? {load} : ({t})0)")
 }
 
 /// Box test `slot`, a `uchar` 0 or 1.
