@@ -17,11 +17,13 @@
 //! update is the first kernel that reads it, over exactly its elements, so it combines the
 //! partials itself. On the H200 that is six kernels per step.
 //!
-//! Why reductions and not a `#[kernel]` with atomics for the centroid update: OpenCL 1.2
-//! has no floating-point atomics, so an atomic update is a compare-and-swap loop on `k * d`
-//! hot addresses that every point hits (16 x 16 of them here, contended by a million
+//! Why reductions by default and not atomics for the centroid update: OpenCL 1.2 has no
+//! floating-point atomics, so an atomic update is a compare-and-swap loop on `k * d` hot
+//! addresses that every point hits (16 x 16 of them here, contended by a million
 //! points); the one-hot reductions read `x` once per centroid coordinate from cache,
 //! contend on nothing, need no zeroing pass and give the same result on every run.
+//! `--update scatter` takes the atomic way (`lazycl::scatter_add` of the points into
+//! their centroids' rows, `bincount` of the labels), for comparison (`report --arrays`).
 //!
 //! Data: `k` Gaussian blobs (splitmix64 + Box-Muller, reproduced by
 //! `benches/reference/torch_reference.py`); the first `k` points are the initial centroids.
@@ -29,6 +31,7 @@
 //! ```text
 //! cargo run --release --example kmeans                       # 1,000,000 x 16, k = 16, 20 iterations
 //! cargo run --release --example kmeans -- --n 4000000 --d 16 --k 16 --iters 20
+//! cargo run --release --example kmeans -- --update scatter    # centroids by scatter_add + bincount
 //! LAZYCL_EXAMPLE_SMALL=1 cargo run --example kmeans           # small, quick
 //! ```
 
@@ -44,7 +47,7 @@ use ndarray::Array2;
 mod kmeans;
 #[path = "common/synthetic.rs"]
 mod synthetic;
-use kmeans::{make_blobs, Assign, KMeans};
+use kmeans::{make_blobs, Assign, KMeans, Update};
 
 /// The same algorithm on the host, in f64 (plain loops: `make test` runs it unoptimized):
 /// the final centroids and the nearest of them to each point.
@@ -103,6 +106,7 @@ struct Args {
     small: bool,
     /// `None`: the faster lazy form for the shape (`Assign::for_points`).
     assign: Option<Assign>,
+    update: Update,
 }
 
 fn parse_args() -> std::result::Result<Args, String> {
@@ -115,6 +119,7 @@ fn parse_args() -> std::result::Result<Args, String> {
             iters: 8,
             small,
             assign: None,
+            update: Update::OneHot,
         }
     } else {
         Args {
@@ -124,11 +129,20 @@ fn parse_args() -> std::result::Result<Args, String> {
             iters: 20,
             small,
             assign: None,
+            update: Update::OneHot,
         }
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
+        if flag == "--update" {
+            a.update = match value.as_str() {
+                "onehot" => Update::OneHot,
+                "scatter" => Update::Scatter,
+                _ => return Err(format!("--update must be onehot or scatter, not {value}")),
+            };
+            continue;
+        }
         if flag == "--assign" {
             a.assign = match value.as_str() {
                 "kernel" => Some(Assign::Kernel),
@@ -166,7 +180,7 @@ fn main() -> lazycl::Result<ExitCode> {
         Err(e) => {
             eprintln!("kmeans: {e}");
             eprintln!(
-                "usage: kmeans [--n N] [--d D] [--k K] [--iters I] [--assign auto|broadcast|gemm|kernel]"
+                "usage: kmeans [--n N] [--d D] [--k K] [--iters I] [--assign auto|broadcast|gemm|kernel] [--update onehot|scatter]"
             );
             return Ok(ExitCode::from(2));
         }
@@ -178,11 +192,12 @@ fn main() -> lazycl::Result<ExitCode> {
         iters,
         small,
         assign,
+        update,
     } = args;
     let assign = assign.unwrap_or(Assign::for_points(d));
     let ctx = Context::new()?;
     println!(
-        "k-means (Lloyd) of {n} x {d} f32 points, k = {k}, {iters} iterations, assignment by {}, on {} ({})",
+        "k-means (Lloyd) of {n} x {d} f32 points, k = {k}, {iters} iterations, assignment by {}, update by {update:?}, on {} ({})",
         match assign {
             Assign::Kernel => "a #[kernel]",
             Assign::Gemm => "one matrix product + argmin",
@@ -194,6 +209,7 @@ fn main() -> lazycl::Result<ExitCode> {
     let t0 = Instant::now();
     let xh = make_blobs(n, d, k);
     let mut km = KMeans::new(&ctx, &xh, n, d, k, assign)?;
+    km.update = update;
     let init = km.c.clone();
     println!(
         "data generated and uploaded in {:.2} s",

@@ -31,4 +31,12 @@ cargo run -q --example logistic_regression -- --residual fused --shape 3000x20 -
     exit 1
 }
 tail -n 3 /tmp/lazycl-example-logreg-fused.log
+# k-means with its centroids updated by scatter_add + bincount, checked against the host.
+echo "== example kmeans --update scatter =="
+cargo run -q --example kmeans -- --update scatter >/tmp/lazycl-example-kmeans-scatter.log 2>&1 || {
+    cat /tmp/lazycl-example-kmeans-scatter.log
+    echo "example kmeans --update scatter failed" >&2
+    exit 1
+}
+tail -n 3 /tmp/lazycl-example-kmeans-scatter.log
 echo "examples: all passed"

@@ -80,6 +80,17 @@ impl Assign {
     }
 }
 
+/// How a step computes the centroids' sums and counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Update {
+    /// Reductions over a one-hot mask of the labels (or its product with the points):
+    /// lazy, no atomics, the same result on every run.
+    OneHot,
+    /// `scatter_add` of the points into their centroids' rows and `bincount` of the
+    /// labels: each point added once, atomically.
+    Scatter,
+}
+
 pub struct KMeans {
     /// Points, `[n, 1, d]` (the middle axis broadcasts against the centroids).
     x3: Array<f32>,
@@ -91,6 +102,8 @@ pub struct KMeans {
     k: usize,
     d: usize,
     assign: Assign,
+    /// How the centroids are updated ([`Update::OneHot`] unless set).
+    pub update: Update,
     /// For [`Assign::Kernel`]: the bound kernel and the labels it writes.
     nearest: Option<(nearest::Bound, Array<u64>)>,
 }
@@ -115,6 +128,7 @@ impl KMeans {
             k,
             d,
             assign,
+            update: Update::OneHot,
             nearest: if assign == Assign::Kernel {
                 Some((nearest::bind(ctx)?, ctx.zeros::<u64>([n])?))
             } else {
@@ -155,6 +169,15 @@ impl KMeans {
                 labels.clone()
             }
         };
+        if self.update == Update::Scatter {
+            let x = self.x3.reshape([self.n, self.d]);
+            let mut sums = self.c.context().zeros::<f32>([self.k, self.d])?;
+            lazycl::scatter_add(&mut sums, 0, &labels, &x)?;
+            let counts = labels.bincount(self.k)?.cast::<f32>().reshape([self.k, 1]);
+            let c = self.c.clone();
+            self.c.assign(counts.gt(0.0f32).select(&sums / &counts, &c))?;
+            return Ok(());
+        }
         let (sums, counts) = if self.assign == Assign::Gemm {
             // The sums as a product too: onehot^T x, [k, n] . [n, d], the one-hot mask
             // computed from the labels in the product's tile loads (never stored); a long

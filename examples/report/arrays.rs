@@ -9,6 +9,7 @@ use lazycl::{Array, Axis, Context, Element};
 
 use crate::raw::R;
 use crate::reference::Reference;
+use crate::workloads::kmeans::{make_blobs, Assign, KMeans, Update};
 use crate::{lz, median, per_run, Report};
 
 /// One scan row: its name (the reference script's), shape and axis.
@@ -58,6 +59,7 @@ pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()
     }
     take_rows(rep, ctx, &refs, quick, trials)?;
     scatter_rows(rep, ctx, &refs, quick, trials)?;
+    kmeans_update_rows(rep, ctx, quick, trials)?;
     // A producer in the scan's loads: the same bytes moved as the plain scan.
     let s = &scans(quick)[0].0;
     let n: usize = s.shape.iter().product();
@@ -235,6 +237,36 @@ fn scatter_rows(rep: &mut Report, ctx: &Context, refs: &Reference, quick: bool, 
         "ms",
         "JAX jit bincount (same call)",
     );
+    Ok(())
+}
+
+/// The k-means step with its centroids updated by `scatter_add` + `bincount`, against the
+/// same step by one-hot reductions (the examples' default), in ms.
+fn kmeans_update_rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()> {
+    let shapes: &[(usize, usize, usize)] = if quick {
+        &[(20_000, 16, 16)]
+    } else {
+        &[(1_000_000, 16, 16), (100_000, 64, 32)]
+    };
+    let sync = || lz(ctx.synchronize());
+    for &(n, d, k) in shapes {
+        let x = make_blobs(n, d, k);
+        let assign = Assign::for_points(d);
+        let time = |update: Update| -> R<f64> {
+            let mut km = lz(KMeans::new(ctx, &x, n, d, k, assign))?;
+            km.update = update;
+            per_run(trials, 20, || lz(km.step()), sync)
+        };
+        let onehot = time(Update::OneHot)?;
+        let scatter = time(Update::Scatter)?;
+        rep.add(
+            format!("k-means step {n}x{d}, k={k}, centroids by scatter_add + bincount"),
+            scatter * 1e3,
+            onehot * 1e3,
+            "ms",
+            "the same step by one-hot reductions",
+        );
+    }
     Ok(())
 }
 
