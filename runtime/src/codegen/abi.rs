@@ -207,8 +207,14 @@ fn view_params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
 
 /// The input slots read through an index, each once, in order.
 pub(crate) fn gathered_slots(plan: &KernelPlan) -> impl Iterator<Item = usize> + '_ {
-    (0..plan.inputs.len()).filter(|&slot| {
-        plan.values
+    // (Launches list every kernel's parameters: one pass over the values when no take.)
+    let any = plan
+        .values
+        .iter()
+        .any(|v| matches!(v.value, Value::Gather { .. }));
+    (0..plan.inputs.len()).filter(move |&slot| {
+        any && plan
+            .values
             .iter()
             .any(|v| matches!(v.value, Value::Gather { slot: s, .. } if s == slot))
     })
