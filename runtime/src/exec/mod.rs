@@ -10,26 +10,25 @@ use crate::backend::context::ContextInner;
 use crate::backend::kernel::{CompiledKernel, KernelArg};
 use crate::backend::program::{build_options, obtain};
 use crate::backend::queue::QueueInner;
-use crate::backend::submit::Command;
-use crate::codegen::{
-    combine_source, fused_source, gemm_combine_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME,
-    GEMM_COMBINE_KERNEL_NAME,
-};
+use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::graph::view::ViewMap;
 use crate::graph::{NodeRef, ReduceOp};
-use crate::layout::VECTOR_WIDTH;
-use crate::plan::{key, GKind, GNode, KernelPlan, ReducePlan, Target, TILE, TILE_ROWS};
+use crate::plan::{key, GKind, GNode, KernelPlan, ReducePlan, Target};
 use crate::stats::Counters;
 
 mod bind;
+mod elementwise;
+mod gemm;
 mod reduce;
 mod replay;
 mod scan;
 pub(crate) mod tune;
 
-use bind::{Bindings, Io, LeftPartials, RowTotalBuffers};
+use bind::{Io, LeftPartials, RowTotalBuffers};
+use elementwise::{launch_elementwise, launch_finishing};
+use gemm::{gemm_row_results, launch_gemm};
 use reduce::launch_reduce;
 use replay::Replay;
 
@@ -335,178 +334,6 @@ fn side_buffers(
     Ok((row_out, total))
 }
 
-/// Launches an elementwise kernel that first finishes the split reduction it reads
-/// (`finishing`: the partials it left).
-fn launch_finishing(
-    ctx: &Arc<ContextInner>,
-    queue: &Arc<QueueInner>,
-    kernel: &CompiledKernel,
-    plan: &KernelPlan,
-    args: &mut Vec<KernelArg>,
-    io: Io<'_>,
-    finishing: Option<&LeftPartials>,
-) -> Result<()> {
-    let (Some(f), Some(left)) = (plan.finishes, finishing) else {
-        return Err(Error::Internal(
-            "a kernel finishing a reduction found no partials".into(),
-        ));
-    };
-    Bindings {
-        io,
-        finished: Some(left),
-        ..Bindings::default()
-    }
-    .bind(plan, args)?;
-    // The reduction's array is written here, not read.
-    let mut reads: smallvec::SmallVec<[&DeviceBuffer; 8]> = io.inputs.iter().copied().collect();
-    let result = reads.remove(f.slot);
-    reads.push(&left.partials);
-    let mut writes = io.writes();
-    writes.push(result);
-    let per_group = (f.group / f.lanes) as usize;
-    let global = plan.numel.div_ceil(per_group) * f.group as usize;
-    kernel.launch(
-        ctx,
-        queue,
-        Command::new(&reads, &writes),
-        &[global],
-        Some(&[f.group as usize]),
-        args,
-    )?;
-    Ok(())
-}
-
-/// Launches an elementwise kernel over its iteration space (a grid-stride loop on GPUs),
-/// or over tiles ([`tiled_grid`]).
-fn launch_elementwise(
-    ctx: &Arc<ContextInner>,
-    queue: &Arc<QueueInner>,
-    kernel: &CompiledKernel,
-    plan: &KernelPlan,
-    args: &mut Vec<KernelArg>,
-    io: Io<'_>,
-) -> Result<()> {
-    let (global, local) = if plan.tiled {
-        tiled_grid(ctx, plan)
-    } else {
-        let cap = ctx.profile.work_items_cap();
-        let work = if plan.dims.len() == 1 {
-            let nv = plan.numel / VECTOR_WIDTH;
-            nv.max(plan.numel - nv * VECTOR_WIDTH)
-        } else {
-            plan.numel
-        };
-        let (global, local) = ctx.profile.grid(work.min(cap));
-        (smallvec::smallvec![global], local.map(|l| smallvec::smallvec![l]))
-    };
-    Bindings {
-        io,
-        ..Bindings::default()
-    }
-    .bind(plan, args)?;
-    kernel.launch(
-        ctx,
-        queue,
-        Command::new(io.inputs, &io.writes()),
-        &global,
-        local.as_deref(),
-        args,
-    )?;
-    Ok(())
-}
-
-/// The buffer of a GEMM kernel's row reduction's results (the flush's target where
-/// there is one).
-fn gemm_row_results(
-    ctx: &Arc<ContextInner>,
-    plan: &KernelPlan,
-    targets: &[(usize, Arc<DeviceBuffer>)],
-) -> Result<Option<Arc<DeviceBuffer>>> {
-    let Some((g, row)) = plan.gemm.as_ref().and_then(|g| g.row.map(|r| (g, r))) else {
-        return Ok(None);
-    };
-    Ok(Some(match targets.iter().find(|(t, _)| *t == row.node) {
-        Some((_, b)) => b.clone(),
-        None => DeviceBuffer::uninit(&ctx.cl, g.matrices() * g.m * row.dtype.size())?,
-    }))
-}
-
-/// Launches a GEMM kernel: a work-group per block of each matrix of the product (and
-/// segment of `k`); a split product's partial products then go through its second kernel,
-/// which adds them up and applies the epilogue. `rows`: the results of its row reduction.
-fn launch_gemm(
-    ctx: &Arc<ContextInner>,
-    queue: &Arc<QueueInner>,
-    kernel: &CompiledKernel,
-    plan: &KernelPlan,
-    args: &mut Vec<KernelArg>,
-    io: Io<'_>,
-    rows: Option<&DeviceBuffer>,
-) -> Result<()> {
-    let (Some(g), Some(t)) = (&plan.gemm, plan.gemm.as_ref().and_then(|g| g.tile)) else {
-        return Err(Error::Internal("a GEMM kernel launched without its tile".into()));
-    };
-    let local = t.group();
-    let global = g.groups() * local;
-    if global == 0 {
-        return Ok(());
-    }
-    let partials = match g.split {
-        0 | 1 => None,
-        s => Some(DeviceBuffer::uninit(&ctx.cl, s * plan.numel * g.dtype.size())?),
-    };
-    Bindings {
-        io,
-        gemm_partials: partials.as_deref(),
-        gemm_rows: rows,
-        ..Bindings::default()
-    }
-    .bind(plan, args)?;
-    let reads = io.inputs;
-    let mut writes = io.writes();
-    writes.extend(rows);
-    let Some(partials) = &partials else {
-        kernel.launch(
-            ctx,
-            queue,
-            Command::new(reads, &writes),
-            &[global],
-            Some(&[local]),
-            args,
-        )?;
-        return Ok(());
-    };
-    kernel.launch(
-        ctx,
-        queue,
-        Command::new(reads, &[partials]),
-        &[global],
-        Some(&[local]),
-        args,
-    )?;
-    let combine = cached_kernel(
-        ctx,
-        &key::gemm_combine(&plan.key),
-        GEMM_COMBINE_KERNEL_NAME,
-        || {
-            gemm_combine_source(plan)
-                .ok_or_else(|| Error::Internal("a split GEMM without its second kernel".into()))
-        },
-    )?;
-    let mut with_partials: smallvec::SmallVec<[&DeviceBuffer; 8]> = reads.iter().copied().collect();
-    with_partials.push(partials);
-    let (global, local) = ctx.profile.grid(plan.numel.min(ctx.profile.work_items_cap()));
-    combine.launch(
-        ctx,
-        queue,
-        Command::new(&with_partials, &writes),
-        &[global],
-        local.as_ref().map(std::slice::from_ref),
-        args,
-    )?;
-    Ok(())
-}
-
 /// Enqueues everything `roots` need on the default queue; returns without waiting.
 pub(crate) fn materialize(roots: &[NodeRef]) -> Result<()> {
     match plan(roots)? {
@@ -532,13 +359,7 @@ pub(crate) fn materialize_into(
     value: &NodeRef,
     target: Arc<DeviceBuffer>,
 ) -> Result<()> {
-    let Some(flush) = plan(std::slice::from_ref(value))? else {
-        return Ok(());
-    };
-    let Some(gi) = flush.graph.iter().position(|g| Arc::ptr_eq(&g.node, value)) else {
-        return Ok(());
-    };
-    run(queue, flush, &[(gi, target)])
+    store_into(queue, value, target, None)
 }
 
 /// Evaluates `value` into a region of `target`, the memory of an array of shape `shape`:
@@ -556,7 +377,7 @@ pub(crate) fn materialize_into_region(
         shape: shape.iter().copied().collect(),
         scatter: None,
     };
-    store_into(queue, value, target, region)
+    store_into(queue, value, target, Some(region))
 }
 
 /// Adds each element of `value` into `target`, the memory of an array of shape `shape`,
@@ -577,17 +398,17 @@ pub(crate) fn materialize_scatter(
         shape: shape.iter().copied().collect(),
         scatter: Some((index.clone(), axis)),
     };
-    store_into(queue, value, target, scatter)
+    store_into(queue, value, target, Some(scatter))
 }
 
-/// Computes `value` into `target`'s memory as `how` says.
+/// Computes `value` into `target`'s memory: the whole buffer, or as `how` says.
 fn store_into(
     queue: &Arc<QueueInner>,
     value: &NodeRef,
     target: Arc<DeviceBuffer>,
-    how: Target,
+    how: Option<Target>,
 ) -> Result<()> {
-    let Some(flush) = plan_with(std::slice::from_ref(value), Some(how))? else {
+    let Some(flush) = plan_with(std::slice::from_ref(value), how)? else {
         return Ok(());
     };
     let Some(gi) = flush.graph.iter().position(|g| Arc::ptr_eq(&g.node, value)) else {
@@ -595,25 +416,3 @@ fn store_into(
     };
     run(queue, flush, &[(gi, target)])
 }
-
-/// The grid of a tiled elementwise kernel: a work-group per tile of the two innermost
-/// dims, and along the third grid dim enough groups for the outer dims (each loops over
-/// the rest).
-fn tiled_grid(ctx: &ContextInner, plan: &KernelPlan) -> (Grid, Option<Grid>) {
-    let rank = plan.dims.len();
-    let (rows, cols) = (plan.dims[rank - 2], plan.dims[rank - 1]);
-    let outer: usize = plan.dims[..rank - 2].iter().product();
-    let tiles = rows.div_ceil(TILE) * cols.div_ceil(TILE);
-    let layers = outer
-        .min(ctx.profile.work_items_cap().div_ceil(tiles * TILE * TILE_ROWS))
-        .max(1);
-    let global = smallvec::smallvec![
-        cols.div_ceil(TILE) * TILE,
-        rows.div_ceil(TILE) * TILE_ROWS,
-        layers
-    ];
-    (global, Some(smallvec::smallvec![TILE, TILE_ROWS, 1]))
-}
-
-/// A launch's global or local size (up to three dims).
-type Grid = smallvec::SmallVec<[usize; 3]>;

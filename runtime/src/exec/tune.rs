@@ -155,7 +155,8 @@ fn time(
         scalars,
     };
     let mut args: Vec<KernelArg> = Vec::new();
-    let mut launch = || super::launch_gemm(ctx, queue, &kernel, plan, &mut args, io, buffers.rows.as_deref());
+    let mut launch =
+        || super::gemm::launch_gemm(ctx, queue, &kernel, plan, &mut args, io, buffers.rows.as_deref());
     launch()?;
     queue.finish(WaitReason::Search)?;
     let start = Instant::now();

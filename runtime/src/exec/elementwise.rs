@@ -1,0 +1,117 @@
+//! Launching elementwise kernels: a grid-stride loop, tiles of a transposed read, or
+//! first finishing the split reduction the kernel reads.
+
+use std::sync::Arc;
+
+use crate::backend::buffer::DeviceBuffer;
+use crate::backend::context::ContextInner;
+use crate::backend::kernel::{CompiledKernel, KernelArg};
+use crate::backend::queue::QueueInner;
+use crate::backend::submit::Command;
+use crate::error::{Error, Result};
+use crate::layout::VECTOR_WIDTH;
+use crate::plan::{KernelPlan, TILE, TILE_ROWS};
+
+use super::bind::{Bindings, Io, LeftPartials};
+
+/// Launches an elementwise kernel that first finishes the split reduction it reads
+/// (`finishing`: the partials it left).
+pub(super) fn launch_finishing(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    kernel: &CompiledKernel,
+    plan: &KernelPlan,
+    args: &mut Vec<KernelArg>,
+    io: Io<'_>,
+    finishing: Option<&LeftPartials>,
+) -> Result<()> {
+    let (Some(f), Some(left)) = (plan.finishes, finishing) else {
+        return Err(Error::Internal(
+            "a kernel finishing a reduction found no partials".into(),
+        ));
+    };
+    Bindings {
+        io,
+        finished: Some(left),
+        ..Bindings::default()
+    }
+    .bind(plan, args)?;
+    // The reduction's array is written here, not read.
+    let mut reads: smallvec::SmallVec<[&DeviceBuffer; 8]> = io.inputs.iter().copied().collect();
+    let result = reads.remove(f.slot);
+    reads.push(&left.partials);
+    let mut writes = io.writes();
+    writes.push(result);
+    let per_group = (f.group / f.lanes) as usize;
+    let global = plan.numel.div_ceil(per_group) * f.group as usize;
+    kernel.launch(
+        ctx,
+        queue,
+        Command::new(&reads, &writes),
+        &[global],
+        Some(&[f.group as usize]),
+        args,
+    )?;
+    Ok(())
+}
+
+/// Launches an elementwise kernel over its iteration space (a grid-stride loop on GPUs),
+/// or over tiles ([`tiled_grid`]).
+pub(super) fn launch_elementwise(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    kernel: &CompiledKernel,
+    plan: &KernelPlan,
+    args: &mut Vec<KernelArg>,
+    io: Io<'_>,
+) -> Result<()> {
+    let (global, local) = if plan.tiled {
+        tiled_grid(ctx, plan)
+    } else {
+        let cap = ctx.profile.work_items_cap();
+        let work = if plan.dims.len() == 1 {
+            let nv = plan.numel / VECTOR_WIDTH;
+            nv.max(plan.numel - nv * VECTOR_WIDTH)
+        } else {
+            plan.numel
+        };
+        let (global, local) = ctx.profile.grid(work.min(cap));
+        (smallvec::smallvec![global], local.map(|l| smallvec::smallvec![l]))
+    };
+    Bindings {
+        io,
+        ..Bindings::default()
+    }
+    .bind(plan, args)?;
+    kernel.launch(
+        ctx,
+        queue,
+        Command::new(io.inputs, &io.writes()),
+        &global,
+        local.as_deref(),
+        args,
+    )?;
+    Ok(())
+}
+
+/// The grid of a tiled elementwise kernel: a work-group per tile of the two innermost
+/// dims, and along the third grid dim enough groups for the outer dims (each loops over
+/// the rest).
+fn tiled_grid(ctx: &ContextInner, plan: &KernelPlan) -> (Grid, Option<Grid>) {
+    let rank = plan.dims.len();
+    let (rows, cols) = (plan.dims[rank - 2], plan.dims[rank - 1]);
+    let outer: usize = plan.dims[..rank - 2].iter().product();
+    let tiles = rows.div_ceil(TILE) * cols.div_ceil(TILE);
+    let layers = outer
+        .min(ctx.profile.work_items_cap().div_ceil(tiles * TILE * TILE_ROWS))
+        .max(1);
+    let global = smallvec::smallvec![
+        cols.div_ceil(TILE) * TILE,
+        rows.div_ceil(TILE) * TILE_ROWS,
+        layers
+    ];
+    (global, Some(smallvec::smallvec![TILE, TILE_ROWS, 1]))
+}
+
+/// A launch's global or local size (up to three dims).
+type Grid = smallvec::SmallVec<[usize; 3]>;
