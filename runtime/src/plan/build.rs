@@ -3,14 +3,14 @@
 //! outputs (`values`), and a reduction's layout before the device is known.
 
 use crate::dtype::DType;
-use crate::graph::{ReduceOp, ScanSpec};
+use crate::graph::ReduceOp;
 use crate::layout::VECTOR_WIDTH;
 
 use super::access::{Access, Affine, Collapsed, LoadKind};
 use super::collect::{GKind, GNode, OpCode};
 use super::kernel_plan::{
-    ColumnRows, Columns, Finish, JoinedReduction, KernelPlan, Layout, ReducePlan, ScanLayout, ScanPlan,
-    ScatterStore, Value, VectorLoads,
+    ColumnRows, Columns, Finish, JoinedReduction, KernelPlan, Layout, ReducePlan, ScatterStore, Value,
+    VectorLoads,
 };
 use super::reads::{self, ConeView};
 use super::{key, values, Store};
@@ -122,7 +122,7 @@ pub(crate) fn plan_kernel(
         key::reduce(&mut plan.key, r, group_size);
     }
     if let Some((spec, child)) = scan {
-        let s = scan_plan(spec, graph[child].node.dtype, &space, group_size);
+        let s = super::scan_plan::scan_plan(spec, graph[child].node.dtype, &space, group_size);
         key::scan(&mut plan.key, &s, group_size);
         plan.scan = Some(s);
     }
@@ -190,40 +190,6 @@ pub(crate) fn plan_kernel(
     }
     values::mark_branch_loads(&mut plan);
     plan
-}
-
-/// A scan of `spec` over an operand of `shape` and type `dtype`, and its layout for
-/// work-groups of `group`.
-fn scan_plan(spec: ScanSpec, dtype: DType, shape: &[usize], group: u32) -> ScanPlan {
-    let outer = shape[..spec.axis].iter().product();
-    let len = shape[spec.axis];
-    let inner = shape[spec.axis + 1..].iter().product();
-    let layout = if inner == 1 {
-        // 16 KB of local memory per tile, and the fewest work-items that hold a row;
-        // 32 KB where a row spans tiles (fewer tiles for the look-back to chain).
-        let (items, long_items): (u32, u32) = if dtype.size() >= 8 { (8, 16) } else { (16, 32) };
-        let per_row = len
-            .div_ceil(items as usize)
-            .next_power_of_two()
-            .min(group as usize) as u32;
-        let items = if len > (items * group) as usize {
-            long_items
-        } else {
-            items
-        };
-        ScanLayout::Tiles { items, per_row }
-    } else {
-        ScanLayout::Serial
-    };
-    ScanPlan {
-        op: spec.op,
-        exclusive: spec.exclusive,
-        dtype,
-        outer,
-        len,
-        inner,
-        layout,
-    }
 }
 
 /// Whether every offset and bound of the plan's views fits an `int` (none: true; the key

@@ -14,7 +14,8 @@
 use super::access::{Access, Affine, Collapsed, LoadKind};
 use super::build::Cone;
 use super::collect::{GKind, GNode, OpCode};
-use super::kernel_plan::{GemmOperand, GemmPlan, GemmRow, KernelPlan};
+use super::gemm_plan::{GemmOperand, GemmPlan, GemmRow};
+use super::kernel_plan::KernelPlan;
 use super::reads::{self, ConeView};
 use super::tiles::Along;
 use super::{key, values, Store};

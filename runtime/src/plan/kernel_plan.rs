@@ -8,6 +8,8 @@ pub(crate) use crate::layout::REDUCE_GROUP;
 
 use super::access::{Affine, Bound};
 use super::collect::{GKind, GNode, Inputs, OpCode};
+use super::gemm_plan::GemmPlan;
+use super::scan_plan::ScanPlan;
 
 /// One value inside a fused kernel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,58 +63,6 @@ impl Input {
     /// A plain load of every element in the kernel's order (`in{k}[i]`).
     pub(crate) fn is_full(&self) -> bool {
         self.broadcast_mask == 0 && self.strided.is_none()
-    }
-}
-
-/// A scan along one axis of its operand, viewed in row-major order as `[outer, len,
-/// inner]`: element `(o, l, c)` (flat index `(o * len + l) * inner + c`) combines the
-/// operand's elements `(o, 0..=l, c)` (`0..l` when `exclusive`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ScanPlan {
-    /// `Sum` or `Prod`.
-    pub(crate) op: ReduceOp,
-    pub(crate) exclusive: bool,
-    pub(crate) dtype: DType,
-    pub(crate) outer: usize,
-    pub(crate) len: usize,
-    pub(crate) inner: usize,
-    pub(crate) layout: ScanLayout,
-}
-
-/// How a scan's work is laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ScanLayout {
-    /// One work-item per column `(o, c)`, walking its `len` elements in order: coalesced
-    /// across columns (a scan along an axis that is not the innermost, `inner > 1`).
-    Serial,
-    /// Rows (`inner == 1`) in tiles of `items` elements per work-item, each tile scanned
-    /// in local memory: `per_row` work-items (a power of two) per row, so that rows
-    /// shorter than a tile share one; a row longer than a tile (`per_row` is the whole
-    /// group) spans several, each offset by the tiles before it through a decoupled
-    /// look-back. One pass over the data either way.
-    Tiles { items: u32, per_row: u32 },
-}
-
-impl ScanPlan {
-    /// Rows per tile of the tiled layout for work-groups of `group`.
-    pub(crate) fn rows_per_tile(&self, group: u32) -> usize {
-        match self.layout {
-            ScanLayout::Tiles { per_row, .. } => (group / per_row.max(1)).max(1) as usize,
-            ScanLayout::Serial => 1,
-        }
-    }
-
-    /// Tiles per row of the tiled layout (1 unless a row is longer than a tile).
-    pub(crate) fn tiles_per_row(&self) -> usize {
-        match self.layout {
-            ScanLayout::Tiles { items, per_row } => self.len.div_ceil((items * per_row) as usize).max(1),
-            ScanLayout::Serial => 1,
-        }
-    }
-
-    /// Tiles of the tiled layout in all.
-    pub(crate) fn tiles(&self, group: u32) -> usize {
-        self.outer.div_ceil(self.rows_per_tile(group)) * self.tiles_per_row()
     }
 }
 
@@ -230,112 +180,6 @@ pub(crate) struct KernelPlan {
     /// Set for a scan kernel ([`ScanPlan`]): its one output is the running combination of
     /// its value along an axis.
     pub(crate) scan: Option<ScanPlan>,
-}
-
-/// A GEMM kernel: the product `[.., m, k] · [.., k, n]` of two operands, each evaluated
-/// where the kernel loads its tiles (its producers fused in: the left operand's values
-/// over coordinates `[.., m, k]`, the right one's over `[.., k, n]`), and an epilogue over
-/// the product's coordinates `[.., m, n]` ([`KernelPlan::dims`]): the product's value (an
-/// `Op(MatMul)` with no operands, the accumulator) and every elementwise consumer the
-/// kernel computes, whose targets are its outputs. Every load is strided, over the
-/// explicit coordinates of its phase. The values are in phase order: the left operand's,
-/// the right one's, then the epilogue's.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct GemmPlan {
-    pub(crate) left: GemmOperand,
-    pub(crate) right: GemmOperand,
-    /// The batch axes (the product's shape without its last two), then `m`, `n`, `k`.
-    pub(crate) batch: Vec<usize>,
-    pub(crate) m: usize,
-    pub(crate) n: usize,
-    pub(crate) k: usize,
-    /// The element type multiplied and accumulated.
-    pub(crate) dtype: DType,
-    /// The tiles, chosen for the device (a search or the default table, `exec::tune`)
-    /// before the kernel is generated: `None` until then, and then written into the key.
-    pub(crate) tile: Option<super::tiles::GemmTile>,
-    /// Segments of `k`, chosen with the tile (`plan::tiles::split`): a product of too few
-    /// blocks to fill the device, with a long `k`, runs one work-group per block and
-    /// segment, each writing its partial product, and a second kernel adds them up and
-    /// applies the epilogue. 1: not split.
-    pub(crate) split: usize,
-    /// A reduction along the rows of an epilogue value, computed in the kernel (its
-    /// work-groups cover whole rows: the tile's `bn` is at least `n`).
-    pub(crate) row: Option<GemmRow>,
-}
-
-/// A reduction along the rows of a GEMM kernel's epilogue (`(a.matmul(&b) +
-/// &bias).max(0.0).sum_axis(Axis(1))`, k-means' `argmin_axis(1)`): each work-item
-/// reduces its columns of each of its rows, the work-items of a row combine in local
-/// memory, and the result is written per row, `[.., m]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct GemmRow {
-    pub(crate) op: ReduceOp,
-    /// The epilogue value reduced.
-    pub(crate) value: usize,
-    /// The result's element type (`u64` for an arg reduction).
-    pub(crate) dtype: DType,
-    /// Graph index of the reduction.
-    pub(crate) node: usize,
-}
-
-impl GemmPlan {
-    /// Where the epilogue's values start.
-    pub(crate) fn epilogue(&self) -> usize {
-        self.right.values.end
-    }
-
-    /// The coordinates of each phase: the left operand's `[.., m, k]`, the right one's
-    /// `[.., k, n]`, the epilogue's `[.., m, n]`.
-    pub(crate) fn spaces(&self) -> [Vec<usize>; 3] {
-        let with = |rows: usize, cols: usize| self.batch.iter().copied().chain([rows, cols]).collect();
-        [with(self.m, self.k), with(self.k, self.n), with(self.m, self.n)]
-    }
-
-    /// The phase (0 left, 1 right, 2 epilogue) of value `v`.
-    pub(crate) fn phase_of(&self, v: usize) -> usize {
-        if self.left.values.contains(&v) {
-            0
-        } else if self.right.values.contains(&v) {
-            1
-        } else {
-            2
-        }
-    }
-
-    /// Blocks of the product: one per `bm x bn` block of each matrix.
-    pub(crate) fn blocks(&self) -> usize {
-        let Some(t) = self.tile else { return 0 };
-        self.matrices() * self.m.div_ceil(t.bm as usize) * self.n.div_ceil(t.bn as usize)
-    }
-
-    /// Work-groups of a launch: one per block and segment of `k`.
-    pub(crate) fn groups(&self) -> usize {
-        self.blocks() * self.split
-    }
-
-    /// The number of matrices of the product.
-    pub(crate) fn matrices(&self) -> usize {
-        self.batch.iter().product()
-    }
-
-    /// Multiply-adds of the product.
-    pub(crate) fn work(&self) -> u64 {
-        let batch: u64 = self.batch.iter().map(|&b| b as u64).product();
-        batch * self.m as u64 * self.n as u64 * self.k as u64
-    }
-}
-
-/// One operand of a GEMM kernel: its values (a range of [`KernelPlan::values`]), the one
-/// that is the operand, and how its tiles are loaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct GemmOperand {
-    pub(crate) values: std::ops::Range<usize>,
-    pub(crate) value: usize,
-    pub(crate) along: super::tiles::Along,
-    /// Every vector load of its phase starts at a multiple of the vector width (its
-    /// offset and strides are), so it can be one wide load; set with the tile.
-    pub(crate) aligned: bool,
 }
 
 /// The side of the square tiles of a tiled elementwise kernel ([`KernelPlan::tiled`]):

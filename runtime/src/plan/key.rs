@@ -11,9 +11,8 @@ use crate::graph::ReduceOp;
 
 use super::access::{Affine, Bound};
 use super::collect::OpCode;
-use super::kernel_plan::{
-    ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, ScanLayout, ScanPlan, VectorLoads,
-};
+use super::kernel_plan::{ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads};
+use super::scan_plan::{ScanLayout, ScanPlan};
 use super::tiles::{Along, GemmTile};
 
 const TAG_LOAD: u32 = 1;

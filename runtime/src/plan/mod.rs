@@ -9,11 +9,13 @@ pub(crate) mod build;
 pub(crate) mod collect;
 pub(crate) mod fit;
 pub(crate) mod gemm;
+pub(crate) mod gemm_plan;
 pub(crate) mod group;
 pub(crate) mod kernel_plan;
 pub(crate) mod key;
 pub(crate) mod passes;
 mod reads;
+pub(crate) mod scan_plan;
 pub(crate) mod signature;
 pub(crate) mod tiles;
 mod values;
@@ -26,10 +28,12 @@ use crate::graph::{NodeRef, Shape};
 
 pub(crate) use crate::profile::DeviceProfile;
 pub(crate) use collect::{GKind, GNode, OpCode};
+pub(crate) use gemm_plan::{GemmOperand, GemmPlan};
 pub(crate) use kernel_plan::{
-    ColumnRows, Columns, Finish, FinishIn, GemmOperand, GemmPlan, JoinedReduction, KernelPlan, Layout,
-    ReducePlan, ScanLayout, ScanPlan, Value, VectorLoads, TILE, TILE_ROWS,
+    ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelPlan, Layout, ReducePlan, Value,
+    VectorLoads, TILE, TILE_ROWS,
 };
+pub(crate) use scan_plan::{ScanLayout, ScanPlan};
 
 /// A root stored into a region of an existing array (`slice_mut(..).assign`) instead of
 /// an array of its own: the region's map into that array, whose shape is `shape`.
