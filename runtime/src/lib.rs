@@ -36,6 +36,7 @@ pub use api::ops::{select, CtxRef, Operand};
 pub use api::queue::Queue;
 pub use api::regions::{concatenate, stack};
 pub use api::slice_mut::SliceMut;
+pub use api::sort::{sort_by_key, SortedByKey, TopK};
 pub use api::views::AsAxis;
 pub use backend::cache::CacheDir;
 pub use backend::context::Context;

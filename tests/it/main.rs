@@ -33,6 +33,7 @@ mod row_column;
 mod row_total;
 mod safety;
 mod scans;
+mod sort;
 mod ui_expr;
 mod ui_kernel;
 mod views;

@@ -15,4 +15,5 @@ pub(crate) mod reduce;
 pub(crate) mod regions;
 pub(crate) mod scan;
 pub(crate) mod slice_mut;
+pub(crate) mod sort;
 pub(crate) mod views;

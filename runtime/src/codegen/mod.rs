@@ -17,6 +17,7 @@ mod ops;
 mod reduce;
 mod row_column;
 mod scan;
+pub(crate) mod sort;
 mod tiled;
 mod values;
 mod views;

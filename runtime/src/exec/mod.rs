@@ -24,6 +24,7 @@ mod gemm;
 mod reduce;
 mod replay;
 mod scan;
+pub(crate) mod sort;
 pub(crate) mod tune;
 
 use bind::{Io, LeftPartials, RowTotalBuffers};
@@ -123,7 +124,7 @@ pub(crate) fn combine_kernel(
     })
 }
 
-fn cached_kernel(
+pub(super) fn cached_kernel(
     ctx: &ContextInner,
     key: &[u32],
     name: &str,

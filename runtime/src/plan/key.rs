@@ -13,6 +13,7 @@ use super::access::{Affine, Bound};
 use super::collect::OpCode;
 use super::kernel_plan::{ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads};
 use super::scan_plan::{ScanLayout, ScanPlan};
+use super::sort_plan::{SortKernel, SortLayout, SortPlan};
 use super::tiles::{Along, GemmTile};
 
 const TAG_LOAD: u32 = 1;
@@ -62,6 +63,8 @@ const TAG_GATHER: u32 = 22;
 const TAG_SCATTER: u32 = 23;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
+/// Sort kernels ([`SortPlan`]).
+const TAG_SORT: u32 = 0x5027;
 
 fn dtype_code(d: DType) -> u32 {
     d as u32
@@ -314,4 +317,28 @@ pub(crate) fn gemm_combine(gemm: &[u32]) -> Vec<u32> {
 /// The key of a combine kernel.
 pub(crate) fn combine(op: ReduceOp, dtype: DType, group: u32, lanes: u32) -> [u32; 5] {
     [TAG_COMBINE, op as u32, dtype as u32, group, lanes]
+}
+
+/// The key of one of a sort's kernels: the sizes its source is written for. The key
+/// type's kind, the order and what is stored are arguments (`sort_plan::flags`), so that
+/// one program serves every key type of a size; the rows and their length are too.
+pub(crate) fn sort(kernel: SortKernel, p: &SortPlan) -> [u32; 7] {
+    let (layout, group, items) = match p.layout {
+        SortLayout::Local { group, items } => (0, group, items),
+        SortLayout::Radix { items, hist_items } => (1, items, hist_items),
+    };
+    let payload = if kernel == SortKernel::Hist {
+        0
+    } else {
+        p.payload.bytes()
+    };
+    [
+        TAG_SORT,
+        kernel as u32,
+        p.dtype.size() as u32,
+        payload,
+        layout,
+        group,
+        items,
+    ]
 }

@@ -17,6 +17,7 @@ pub(crate) mod passes;
 mod reads;
 pub(crate) mod scan_plan;
 pub(crate) mod signature;
+pub(crate) mod sort_plan;
 pub(crate) mod tiles;
 mod values;
 

@@ -1,0 +1,360 @@
+//! Sorting: `sort`, `argsort` (numpy's names; ndarray has none), `sort_by_key` and `topk`
+//! (torch's), along the last axis or any axis. A sort is a stable radix sort on the device
+//! (`plan::sort_plan`): equal keys keep their order, integers sort by value, floats too
+//! with `-0.0` before `+0.0` and every NaN last (first in `topk`, which wants the largest).
+//!
+//! A sort evaluates its operand when called (enqueued, never waited on) and returns
+//! arrays already computed on the device; a sort along another axis than the last sorts a
+//! contiguous copy with that axis last and returns a view of the result in the operand's
+//! order.
+
+use std::sync::Arc;
+
+use crate::api::array::Array;
+use crate::api::views::AsAxis;
+use crate::backend::buffer::DeviceBuffer;
+use crate::dtype::{Element, Numeric};
+use crate::error::{Error, Result};
+use crate::exec::sort::{sort_rows, Sorted};
+use crate::plan::sort_plan::{sort_plan, Order, Payload, SortLimit};
+use ndarray::SliceInfoElem;
+
+/// The `k` largest elements along an axis and where they were ([`Array::topk`]).
+pub struct TopK<T: Numeric> {
+    /// The largest elements, largest first (equal elements in their order).
+    pub values: Array<T>,
+    /// Their positions along the axis.
+    pub indices: Array<u32>,
+}
+
+/// Keys sorted along the last axis and the values moved with them ([`sort_by_key`]).
+pub struct SortedByKey<K: Numeric, V: Element> {
+    /// The keys, sorted.
+    pub keys: Array<K>,
+    /// The values, in the keys' new order.
+    pub values: Array<V>,
+}
+
+/// What a sort is asked for.
+#[derive(Clone, Copy)]
+struct Request<'a> {
+    /// The user's operation, as errors name it.
+    op: &'a str,
+    axis: usize,
+    order: Order,
+    payload: Payload,
+    keys_out: bool,
+}
+
+/// The arrays a sort made, in the operand's axis order.
+struct Made<T: Element> {
+    keys: Option<Array<T>>,
+    /// The payload's buffer and the shape it was sorted in (the axis last).
+    payload: Option<Arc<DeviceBuffer>>,
+}
+
+impl<T: Numeric> Array<T> {
+    /// This array sorted along its last axis, each row independently (numpy's
+    /// `np.sort(a)`): stable, NaN last.
+    ///
+    /// ```
+    /// # use lazycl_runtime::Context;
+    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let a = ctx.from_shape_slice([2, 3], &[3.0f32, -1.0, f32::NAN, 2.0, 0.5, 2.0])?;
+    /// let s = a.sort()?.to_vec()?;
+    /// assert_eq!(&s[..2], &[-1.0, 3.0]);
+    /// assert!(s[2].is_nan());
+    /// assert_eq!(&s[3..], &[0.5, 2.0, 2.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn sort(&self) -> Result<Array<T>> {
+        self.sort_axis(self.ndim().saturating_sub(1))
+    }
+
+    /// This array sorted along `axis`, each lane independently (numpy's `np.sort(a,
+    /// axis)`).
+    pub fn sort_axis(&self, axis: impl AsAxis) -> Result<Array<T>> {
+        let req = Request {
+            op: "sort",
+            axis: axis.axis_index(),
+            order: Order::Ascending,
+            payload: Payload::None,
+            keys_out: true,
+        };
+        let made = self.sort_with(req, None::<&Array<u32>>)?;
+        made.keys
+            .ok_or_else(|| Error::Internal("a sort stored no keys".into()))
+    }
+
+    /// The positions that sort this array along its last axis (numpy's `np.argsort(a,
+    /// kind="stable")`), as `u32`: `a.take_along_axis(-1, &a.argsort()?)` is `a.sort()`.
+    ///
+    /// ```
+    /// # use lazycl_runtime::Context;
+    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let a = ctx.from_slice(&[30i64, 10, 20, 10])?;
+    /// assert_eq!(a.argsort()?.to_vec()?, vec![1, 3, 2, 0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn argsort(&self) -> Result<Array<u32>> {
+        self.argsort_axis(self.ndim().saturating_sub(1))
+    }
+
+    /// The positions that sort this array along `axis`.
+    pub fn argsort_axis(&self, axis: impl AsAxis) -> Result<Array<u32>> {
+        let req = Request {
+            op: "argsort",
+            axis: axis.axis_index(),
+            order: Order::Ascending,
+            payload: Payload::Index,
+            keys_out: false,
+        };
+        let made = self.sort_with(req, None::<&Array<u32>>)?;
+        self.payload_array(req.axis, &made)
+    }
+
+    /// The `k` largest elements along the last axis, largest first, and their positions
+    /// (torch's `topk`; NaN counts as the largest, equal elements keep their order). The
+    /// whole axis is sorted.
+    ///
+    /// ```
+    /// # use lazycl_runtime::Context;
+    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let a = ctx.from_slice(&[1.0f32, 5.0, 3.0, 5.0])?;
+    /// let top = a.topk(3)?;
+    /// assert_eq!(top.values.to_vec()?, vec![5.0, 5.0, 3.0]);
+    /// assert_eq!(top.indices.to_vec()?, vec![1, 3, 2]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn topk(&self, k: usize) -> Result<TopK<T>> {
+        self.topk_axis(k, self.ndim().saturating_sub(1))
+    }
+
+    /// The `k` largest elements along `axis` and their positions.
+    pub fn topk_axis(&self, k: usize, axis: impl AsAxis) -> Result<TopK<T>> {
+        let axis = axis.axis_index();
+        if let Some(&n) = self.shape().get(axis) {
+            if k > n {
+                return Err(Error::InvalidShape(format!(
+                    "topk: k = {k} is more than the {n} elements along axis {axis} of an array of shape {:?}",
+                    self.shape()
+                )));
+            }
+        }
+        let req = Request {
+            op: "topk",
+            axis,
+            order: Order::Descending,
+            payload: Payload::Index,
+            keys_out: true,
+        };
+        let made = self.sort_with(req, None::<&Array<u32>>)?;
+        let indices = self.payload_array(axis, &made)?;
+        let values = made
+            .keys
+            .ok_or_else(|| Error::Internal("a sort stored no keys".into()))?;
+        Ok(TopK {
+            values: first_along(&values, axis, k),
+            indices: first_along(&indices, axis, k),
+        })
+    }
+
+    /// Sorts along `req.axis`, moving `values` (a buffer in the sort's order) or an index
+    /// payload with the keys.
+    fn sort_with(&self, req: Request<'_>, values: Option<&Array<impl Element>>) -> Result<Made<T>> {
+        let ctx = self.node.ctx.clone();
+        let shape = self.shape().to_vec();
+        if shape.is_empty() {
+            return Err(Error::InvalidShape(format!(
+                "{}: a zero-dimensional array has no axis to sort along",
+                req.op
+            )));
+        }
+        if req.axis >= shape.len() {
+            return Err(Error::InvalidShape(format!(
+                "{}: axis {} is out of range for an array of shape {shape:?}",
+                req.op, req.axis
+            )));
+        }
+        let last = shape.len() - 1;
+        // The axis last: a permuted view, materialized contiguous.
+        let mut order: Vec<usize> = (0..shape.len()).filter(|&d| d != req.axis).collect();
+        order.push(req.axis);
+        let keys = if req.axis == last {
+            self.clone()
+        } else {
+            self.permuted_axes(&order)
+        };
+        let sorted_shape = keys.shape().to_vec();
+        let len = shape[req.axis];
+        let rows = self.len().checked_div(len).unwrap_or(0);
+        let empty = rows == 0 || len == 0;
+        let key_buffer = keys.materialized_buffer()?;
+        let value_buffer = match values {
+            Some(v) => {
+                let v = if req.axis == last {
+                    v.clone()
+                } else {
+                    v.permuted_axes(&order)
+                };
+                Some(v.materialized_buffer()?)
+            }
+            None => None,
+        };
+        let sorted = if empty {
+            Sorted {
+                keys: None,
+                values: None,
+            }
+        } else {
+            let plan = sort_plan(
+                T::DTYPE,
+                req.order,
+                req.payload,
+                req.keys_out,
+                rows,
+                len,
+                &ctx.profile,
+            )
+            .map_err(|limit| limit_error(req.op, &shape, limit))?;
+            sort_rows(&ctx, ctx.queue(), &plan, &key_buffer, value_buffer.as_ref())?
+        };
+        let back = |a: Array<T>| -> Array<T> {
+            if req.axis == last {
+                a
+            } else {
+                a.permuted_axes(inverse(&order))
+            }
+        };
+        let keys = match (req.keys_out, sorted.keys) {
+            (true, Some(b)) => Some(back(Array::ready(&ctx, sorted_shape.clone(), b))),
+            (true, None) => Some(back(Array::ready(
+                &ctx,
+                sorted_shape.clone(),
+                DeviceBuffer::uninit(&ctx.cl, 1)?,
+            ))),
+            (false, _) => None,
+        };
+        let payload = match (req.payload, sorted.values) {
+            (Payload::None, _) => None,
+            (_, Some(b)) => Some(b),
+            (_, None) => Some(DeviceBuffer::uninit(&ctx.cl, 1)?),
+        };
+        Ok(Made { keys, payload })
+    }
+
+    /// The payload of a sort as an array of `U`, in this array's axis order.
+    fn payload_array<U: Element>(&self, axis: usize, made: &Made<T>) -> Result<Array<U>> {
+        let b = made
+            .payload
+            .clone()
+            .ok_or_else(|| Error::Internal("a sort moved no payload".into()))?;
+        moved_back(self, axis, b)
+    }
+}
+
+/// `buffer`, holding `like`'s shape with `axis` moved last, as an array in `like`'s order.
+fn moved_back<T: Element, U: Element>(
+    like: &Array<T>,
+    axis: usize,
+    buffer: Arc<DeviceBuffer>,
+) -> Result<Array<U>> {
+    let shape = like.shape();
+    let last = shape.len() - 1;
+    let mut order: Vec<usize> = (0..shape.len()).filter(|&d| d != axis).collect();
+    order.push(axis);
+    let sorted_shape: Vec<usize> = order.iter().map(|&d| shape[d]).collect();
+    let a = Array::ready(&like.node.ctx, sorted_shape, buffer);
+    Ok(if axis == last {
+        a
+    } else {
+        a.permuted_axes(inverse(&order))
+    })
+}
+
+/// The first `k` elements of `a` along `axis` (a view).
+fn first_along<U: Element>(a: &Array<U>, axis: usize, k: usize) -> Array<U> {
+    let info: Vec<SliceInfoElem> = (0..a.ndim())
+        .map(|d| SliceInfoElem::Slice {
+            start: 0,
+            end: (d == axis).then_some(k as isize),
+            step: 1,
+        })
+        .collect();
+    a.slice(info)
+}
+
+/// The permutation that undoes `order`.
+fn inverse(order: &[usize]) -> Vec<usize> {
+    let mut inv = vec![0; order.len()];
+    for (i, &o) in order.iter().enumerate() {
+        inv[o] = i;
+    }
+    inv
+}
+
+fn limit_error(op: &str, shape: &[usize], limit: SortLimit) -> Error {
+    Error::InvalidShape(match limit {
+        SortLimit::KeyType(d) => format!("{op}: {d:?} keys have no order to sort by"),
+        SortLimit::RowTooLong(n) => format!(
+            "{op}: an array of shape {shape:?} has {n} elements along the sorted axis; at most 2^30 - 1 are sorted"
+        ),
+        SortLimit::LocalMemory(bytes) => {
+            format!("{op}: the device's {bytes} bytes of local memory hold no sort tile")
+        }
+    })
+}
+
+/// The keys sorted along their last axis, each row independently and stably, and
+/// `values` (of the keys' shape) moved with them (Thrust's and CUB's `sort_by_key`).
+///
+/// ```
+/// # use lazycl_runtime::{sort_by_key, Context};
+/// # fn main() -> lazycl_runtime::Result<()> {
+/// let ctx = Context::new()?;
+/// let keys = ctx.from_slice(&[3u32, 1, 2, 1])?;
+/// let names = ctx.from_slice(&[30.0f64, 10.0, 20.0, 11.0])?;
+/// let s = sort_by_key(&keys, &names)?;
+/// assert_eq!(s.keys.to_vec()?, vec![1, 1, 2, 3]);
+/// assert_eq!(s.values.to_vec()?, vec![10.0, 11.0, 20.0, 30.0]);
+/// # Ok(())
+/// # }
+/// ```
+pub fn sort_by_key<K: Numeric, V: Element>(keys: &Array<K>, values: &Array<V>) -> Result<SortedByKey<K, V>> {
+    keys.node.ctx.tag.check(
+        &values.node.ctx.tag,
+        || "sort_by_key".into(),
+        || format!("the values (shape {:?})", values.shape()),
+    )?;
+    if keys.shape() != values.shape() {
+        return Err(Error::ShapeMismatch {
+            op: "sort_by_key (keys and values)".into(),
+            left: keys.shape().to_vec(),
+            right: values.shape().to_vec(),
+        });
+    }
+    let axis = keys.ndim().saturating_sub(1);
+    let req = Request {
+        op: "sort_by_key",
+        axis,
+        order: Order::Ascending,
+        payload: Payload::Values {
+            bytes: V::DTYPE.size() as u32,
+        },
+        keys_out: true,
+    };
+    let made = keys.sort_with(req, Some(values))?;
+    let moved = keys.payload_array(axis, &made)?;
+    Ok(SortedByKey {
+        keys: made
+            .keys
+            .ok_or_else(|| Error::Internal("a sort stored no keys".into()))?,
+        values: moved,
+    })
+}

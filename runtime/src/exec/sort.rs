@@ -1,0 +1,265 @@
+//! Launching a sort ([`SortPlan`]): one kernel for rows that fit a tile, else the digit
+//! histogram and a pass per byte of the key, between two scratch buffers, the last pass
+//! writing the results. Nothing waits: every command is ordered after what it reads.
+
+use std::sync::Arc;
+
+use crate::backend::buffer::DeviceBuffer;
+use crate::backend::cl;
+use crate::backend::context::ContextInner;
+use crate::backend::kernel::{CompiledKernel, KernelArg};
+use crate::backend::queue::QueueInner;
+use crate::backend::submit::Command;
+use crate::codegen::abi::{self, sort_kernel_name, SortParam};
+use crate::codegen::sort::sort_source;
+use crate::dtype::ScalarBits;
+use crate::error::Result;
+use crate::plan::key;
+use crate::plan::sort_plan::{flag, Payload, SortKernel, SortLayout, SortPlan, RADIX_DIGITS};
+use crate::stats::Counters;
+
+use super::cached_kernel;
+
+/// The buffers a sort wrote: the sorted keys (if the plan stores them) and the payload
+/// moved with them (if it has one).
+pub(crate) struct Sorted {
+    pub(crate) keys: Option<Arc<DeviceBuffer>>,
+    pub(crate) values: Option<Arc<DeviceBuffer>>,
+}
+
+/// The buffers one launch reads and writes, by parameter.
+#[derive(Clone, Copy)]
+struct PassIo<'a> {
+    keys_in: &'a DeviceBuffer,
+    keys_out: &'a DeviceBuffer,
+    values_in: Option<&'a DeviceBuffer>,
+    values_out: Option<&'a DeviceBuffer>,
+    hist: Option<&'a DeviceBuffer>,
+    status: Option<&'a DeviceBuffer>,
+    tiles: usize,
+    pass: u32,
+    flags: u32,
+}
+
+/// Sorts `plan.rows` rows of `keys` (and moves `values` with them, for a payload of
+/// values) on `queue`.
+pub(crate) fn sort_rows(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    plan: &SortPlan,
+    keys: &Arc<DeviceBuffer>,
+    values: Option<&Arc<DeviceBuffer>>,
+) -> Result<Sorted> {
+    let n = plan.rows * plan.len;
+    let key_bytes = n * plan.dtype.size();
+    let value_bytes = n * plan.payload.bytes() as usize;
+    let new = |bytes: usize| DeviceBuffer::uninit(&ctx.cl, bytes.max(1));
+    match plan.layout {
+        SortLayout::Local { group, .. } => {
+            let keys_out = new(key_bytes)?;
+            let values_out = if plan.payload == Payload::None {
+                None
+            } else {
+                Some(new(value_bytes)?)
+            };
+            let io = PassIo {
+                keys_in: keys,
+                keys_out: &keys_out,
+                // (An index payload binds its output as the unread input.)
+                values_in: values.map(|v| &**v).or(values_out.as_deref()),
+                values_out: values_out.as_deref(),
+                hist: None,
+                status: None,
+                tiles: 1,
+                pass: 0,
+                flags: plan.flags(true, true),
+            };
+            let kernel = sort_kernel(ctx, SortKernel::Local, plan)?;
+            launch(
+                ctx,
+                queue,
+                &kernel,
+                SortKernel::Local,
+                plan,
+                io,
+                plan.rows * group as usize,
+            )?;
+            Ok(Sorted {
+                keys: plan.keys_out.then_some(keys_out),
+                values: values_out,
+            })
+        }
+        SortLayout::Radix { .. } => radix(ctx, queue, plan, keys, values, key_bytes, value_bytes),
+    }
+}
+
+fn radix(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    plan: &SortPlan,
+    keys: &Arc<DeviceBuffer>,
+    values: Option<&Arc<DeviceBuffer>>,
+    key_bytes: usize,
+    value_bytes: usize,
+) -> Result<Sorted> {
+    let new = |bytes: usize| DeviceBuffer::uninit(&ctx.cl, bytes.max(1));
+    let passes = plan.passes();
+    let digits = RADIX_DIGITS as usize;
+    let hist = new(plan.rows * passes as usize * digits * 4)?;
+    zero(ctx, queue, &hist, plan.rows * passes as usize * digits * 4)?;
+    let hist_kernel = sort_kernel(ctx, SortKernel::Hist, plan)?;
+    let hist_tiles = plan.hist_tiles_per_row();
+    let io = PassIo {
+        keys_in: keys,
+        keys_out: keys,
+        values_in: None,
+        values_out: None,
+        hist: Some(&hist),
+        status: None,
+        tiles: hist_tiles,
+        pass: 0,
+        flags: plan.flags(true, false),
+    };
+    launch(
+        ctx,
+        queue,
+        &hist_kernel,
+        SortKernel::Hist,
+        plan,
+        io,
+        plan.rows * hist_tiles * digits,
+    )?;
+
+    let tiles = plan.tiles_per_row();
+    let status_bytes = (1 + plan.rows * tiles * digits) * 4;
+    let status = new(status_bytes)?;
+    let kbuf = [new(key_bytes)?, new(key_bytes)?];
+    let vbuf = if plan.payload == Payload::None {
+        None
+    } else {
+        Some([new(value_bytes)?, new(value_bytes)?])
+    };
+    let pass_kernel = sort_kernel(ctx, SortKernel::Pass, plan)?;
+    for pass in 0..passes {
+        let (from, to) = ((pass as usize + 1) % 2, pass as usize % 2);
+        zero(ctx, queue, &status, status_bytes)?;
+        let first = pass == 0;
+        let io = PassIo {
+            keys_in: if first { keys } else { &kbuf[from] },
+            keys_out: &kbuf[to],
+            values_in: match (&vbuf, first) {
+                (_, true) => values.map(|v| &**v),
+                (Some(v), false) => Some(&*v[from]),
+                (None, false) => None,
+            },
+            values_out: vbuf.as_ref().map(|v| &*v[to]),
+            hist: Some(&hist),
+            status: Some(&status),
+            tiles,
+            pass,
+            flags: plan.flags(first, pass + 1 == passes),
+        };
+        // An index payload has nothing to read on the first pass: any buffer binds.
+        let io = match (io.values_in, io.values_out) {
+            (None, Some(out)) => PassIo {
+                values_in: Some(out),
+                ..io
+            },
+            _ => io,
+        };
+        launch(
+            ctx,
+            queue,
+            &pass_kernel,
+            SortKernel::Pass,
+            plan,
+            io,
+            plan.rows * tiles * digits,
+        )?;
+    }
+    let last = (passes as usize - 1) % 2;
+    let [k0, k1] = kbuf;
+    let keys = if last == 0 { k0 } else { k1 };
+    Ok(Sorted {
+        keys: plan.keys_out.then_some(keys),
+        values: vbuf.map(|[v0, v1]| if last == 0 { v0 } else { v1 }),
+    })
+}
+
+/// Zeroes the first `bytes` of `buffer`.
+fn zero(ctx: &ContextInner, queue: &Arc<QueueInner>, buffer: &DeviceBuffer, bytes: usize) -> Result<()> {
+    queue.submit(Command::new(&[], &[buffer]), |q, wait, want| {
+        cl::fill_buffer(q, buffer.mem(), &[0u8; 4], bytes, wait, want)
+    })?;
+    Counters::add(&ctx.counters.transfers_enqueued, 1);
+    Ok(())
+}
+
+fn sort_kernel(ctx: &ContextInner, kernel: SortKernel, plan: &SortPlan) -> Result<Arc<CompiledKernel>> {
+    cached_kernel(ctx, &key::sort(kernel, plan), sort_kernel_name(kernel), || {
+        Ok(sort_source(kernel, plan))
+    })
+}
+
+/// Launches `kernel` over `work` work-items in groups of the plan's size.
+fn launch(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    compiled: &CompiledKernel,
+    kernel: SortKernel,
+    plan: &SortPlan,
+    io: PassIo<'_>,
+    work: usize,
+) -> Result<()> {
+    let group = match plan.layout {
+        SortLayout::Local { group, .. } => group as usize,
+        SortLayout::Radix { .. } => RADIX_DIGITS as usize,
+    };
+    let uint = |v: u32| {
+        KernelArg::Scalar(ScalarBits {
+            bits: v.into(),
+            size: 4,
+        })
+    };
+    let mut args = Vec::new();
+    let missing =
+        || crate::error::Error::Internal(format!("a sort's {kernel:?} kernel launched without a buffer"));
+    abi::bind(abi::sort_params(kernel, plan.payload), &mut args, |p| {
+        Ok(match p {
+            SortParam::KeysIn => KernelArg::Mem(io.keys_in.mem()),
+            SortParam::KeysOut => KernelArg::Mem(io.keys_out.mem()),
+            SortParam::ValuesIn => KernelArg::Mem(io.values_in.ok_or_else(missing)?.mem()),
+            SortParam::ValuesOut => KernelArg::Mem(io.values_out.ok_or_else(missing)?.mem()),
+            SortParam::Hist => KernelArg::Mem(io.hist.ok_or_else(missing)?.mem()),
+            SortParam::Status => KernelArg::Mem(io.status.ok_or_else(missing)?.mem()),
+            SortParam::Len => KernelArg::ulong(plan.len as u64),
+            SortParam::Tiles => KernelArg::ulong(io.tiles as u64),
+            SortParam::Pass => uint(io.pass),
+            SortParam::Flags => uint(io.flags),
+        })
+    })?;
+    let mut reads: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::smallvec![io.keys_in];
+    let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::SmallVec::new();
+    // (A first pass binds an index payload's output as its unread input.)
+    let index_made = io.flags & flag::FIRST != 0 && plan.payload == Payload::Index;
+    if !index_made {
+        reads.extend(io.values_in);
+    }
+    writes.extend(io.values_out);
+    if kernel == SortKernel::Hist {
+        writes.extend(io.hist);
+    } else {
+        writes.push(io.keys_out);
+        reads.extend(io.hist);
+        writes.extend(io.status);
+    }
+    compiled.launch(
+        ctx,
+        queue,
+        Command::new(&reads, &writes),
+        &[work],
+        Some(&[group]),
+        &args,
+    )?;
+    Ok(())
+}
