@@ -28,6 +28,7 @@ mod api;
 mod expr;
 
 pub use api::array::Array;
+pub use api::compact::Compacted;
 pub use api::context::{ContextBuilder, DEFAULT_MAX_QUEUED_COMMANDS};
 pub use api::eval::{eval, EvalList, NodeHandle};
 pub use api::indexing::scatter_add;

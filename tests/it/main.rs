@@ -9,6 +9,7 @@
 //! `--exact program_cache::child_process_loads_from_disk`.
 
 mod common;
+mod compact;
 
 mod expr_device_fn;
 mod expr_fusion;

@@ -4,6 +4,7 @@
 //! `impl Array` and `impl Context` blocks.
 
 pub(crate) mod array;
+pub(crate) mod compact;
 pub(crate) mod context;
 pub(crate) mod eval;
 pub(crate) mod indexing;

@@ -5,6 +5,7 @@ use super::ops::vt;
 use super::writer::Src;
 use crate::dtype::DType;
 use crate::plan::access::Affine;
+use crate::plan::compact_plan::Picked;
 use crate::plan::sort_plan::{Payload, SortKernel};
 use crate::plan::{Finish, KernelPlan, ScanLayout, Value};
 
@@ -326,6 +327,55 @@ pub(super) fn sort_signature(kernel: SortKernel, payload: Payload, name: &str) -
         })
         .collect();
     format!("__kernel void {name}({}) {{", params.join(", "))
+}
+
+/// The name of the compaction kernel.
+pub(crate) const COMPACT_KERNEL_NAME: &str = "lazycl_compact";
+
+/// One parameter of the compaction kernel; the picked type is the program's `T`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CompactParam {
+    /// The mask, one byte per element (`mask`).
+    Mask,
+    /// The elements picked from (`vin`; not when positions are picked).
+    ValuesIn,
+    /// The picked elements, in order (`vout`).
+    ValuesOut,
+    /// How many were picked, written by the last tile (`count`).
+    Count,
+    /// The tile counter and each tile's state (`status`).
+    Status,
+    /// Each tile's own count (`agg`).
+    Totals,
+    /// Each tile's count with the tiles' before it (`incl`).
+    Prefixes,
+    /// Elements in all (`n`).
+    Len,
+}
+
+/// The parameters of the compaction kernel, in order.
+pub(crate) fn compact_params(picked: Picked) -> impl Iterator<Item = CompactParam> {
+    use CompactParam::*;
+    [Mask, ValuesIn, ValuesOut, Count, Status, Totals, Prefixes, Len]
+        .into_iter()
+        .filter(move |p| *p != ValuesIn || picked != Picked::Positions)
+}
+
+/// The signature line of the compaction kernel.
+pub(super) fn compact_signature(picked: Picked) -> String {
+    let params: Vec<&str> = compact_params(picked)
+        .map(|p| match p {
+            CompactParam::Mask => "__global const uchar* mask",
+            CompactParam::ValuesIn => "__global const T* vin",
+            CompactParam::ValuesOut => "__global T* vout",
+            CompactParam::Count => "__global ulong* count",
+            CompactParam::Status => "volatile __global uint* status",
+            CompactParam::Totals => "__global uint* agg",
+            CompactParam::Prefixes => "__global ulong* incl",
+            CompactParam::Len => "const ulong n",
+        })
+        .collect();
+    format!("__kernel void {COMPACT_KERNEL_NAME}({}) {{", params.join(", "))
 }
 
 /// Sets `args` to the arguments of a launch: one per parameter of `params` ([`params`]

@@ -10,9 +10,11 @@
 
 pub(crate) mod abi;
 mod accumulators;
+pub(crate) mod compact;
 mod elementwise;
 mod finish_in;
 mod gemm;
+mod group_scan;
 mod ops;
 mod reduce;
 mod row_column;

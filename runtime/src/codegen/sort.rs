@@ -25,6 +25,7 @@
 //! their programs. Padding past a row's end is all ones, which sorts last and is never written.
 
 use super::abi::{sort_kernel_name, sort_signature};
+use super::group_scan::GROUP_SCAN;
 use super::writer::Src;
 use crate::plan::sort_plan::{flag, Payload, SortKernel, SortLayout, SortPlan, RADIX_DIGITS, SPLIT_BITS};
 
@@ -33,6 +34,7 @@ pub(crate) fn sort_source(kernel: SortKernel, p: &SortPlan) -> String {
     let mut src = Src::at(0);
     defines(kernel, p, &mut src);
     src.text(CODING);
+    src.text(GROUP_SCAN);
     src.open(sort_signature(kernel, p.payload, sort_kernel_name(kernel)));
     match kernel {
         SortKernel::Local => local_body(p, &mut src),
@@ -89,16 +91,13 @@ fn defines(kernel: SortKernel, p: &SortPlan, src: &mut Src) {
     src.line(format_args!("#define PASSES {}u", p.passes()));
 }
 
-/// What every sort kernel shares: the key transform, the padded local indices and the
-/// group-wide scan.
+/// What every sort kernel shares: the key transform and the padded local indices.
 const CODING: &str = r"#define TILE (GROUP * ITEMS)
 #define ONES ((K)~(K)0)
 #define SIGN ((K)1 << (KBITS - 1))
 /* A word of padding per 32 keys, and per 16 counters, so that runs fall in different banks. */
 #define P(e) ((e) + ((e) >> 5))
 #define C(f) ((f) + ((f) >> 4))
-#define RAKE 16u
-#define PER_RAKE (GROUP / RAKE)
 
 /* The key's bits, made to sort as unsigned numbers (`f`: the flags). */
 inline K encode(K b, uint f) {
@@ -118,36 +117,6 @@ inline K decode(K b, uint f) {
     return b;
 }
 
-/* The exclusive prefix of `x` over the group's work-items, in work-item order: sixteen
-   work-items each sum a run of the others, one sums those runs. `sums` holds
-   C(GROUP) words, `part` RAKE. */
-inline uint group_scan(uint x, uint lid, __local uint* sums, __local uint* part) {
-    sums[C(lid)] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < RAKE) {
-        uint run = 0;
-        for (uint i = 0; i < PER_RAKE; i++) {
-            const uint at = C(lid * PER_RAKE + i);
-            const uint v = sums[at];
-            sums[at] = run;
-            run += v;
-        }
-        part[lid] = run;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0) {
-        uint run = 0;
-        for (uint i = 0; i < RAKE; i++) {
-            const uint v = part[i];
-            part[i] = run;
-            run += v;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint r = sums[C(lid)] + part[lid / PER_RAKE];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return r;
-}
 ";
 
 /// Local arrays of a tile: keys, payloads, counters, the scan's words.

@@ -19,6 +19,7 @@ use crate::plan::{key, GKind, GNode, KernelPlan, ReducePlan, Target};
 use crate::stats::Counters;
 
 mod bind;
+pub(crate) mod compact;
 mod elementwise;
 mod gemm;
 mod reduce;

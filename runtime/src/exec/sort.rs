@@ -187,7 +187,12 @@ fn radix(
 }
 
 /// Zeroes the first `bytes` of `buffer`.
-fn zero(ctx: &ContextInner, queue: &Arc<QueueInner>, buffer: &DeviceBuffer, bytes: usize) -> Result<()> {
+pub(super) fn zero(
+    ctx: &ContextInner,
+    queue: &Arc<QueueInner>,
+    buffer: &DeviceBuffer,
+    bytes: usize,
+) -> Result<()> {
     queue.submit(Command::new(&[], &[buffer]), |q, wait, want| {
         cl::fill_buffer(q, buffer.mem(), &[0u8; 4], bytes, wait, want)
     })?;

@@ -11,6 +11,7 @@ use crate::graph::ReduceOp;
 
 use super::access::{Affine, Bound};
 use super::collect::OpCode;
+use super::compact_plan::{CompactPlan, Picked};
 use super::kernel_plan::{ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads};
 use super::scan_plan::{ScanLayout, ScanPlan};
 use super::sort_plan::{SortKernel, SortLayout, SortPlan};
@@ -65,6 +66,8 @@ const TAG_SCATTER: u32 = 23;
 const TAG_COMBINE: u32 = 0xc0b1;
 /// Sort kernels ([`SortPlan`]).
 const TAG_SORT: u32 = 0x5027;
+/// Compaction kernels ([`CompactPlan`]).
+const TAG_COMPACT: u32 = 0xc0c7;
 
 fn dtype_code(d: DType) -> u32 {
     d as u32
@@ -341,4 +344,10 @@ pub(crate) fn sort(kernel: SortKernel, p: &SortPlan) -> [u32; 7] {
         group,
         items,
     ]
+}
+
+/// The key of a compaction kernel: what it picks and its tile (never the length).
+pub(crate) fn compact(p: &CompactPlan) -> [u32; 4] {
+    let positions = u32::from(p.picked == Picked::Positions);
+    [TAG_COMPACT, positions, p.picked.bytes(), p.items]
 }

@@ -1,0 +1,119 @@
+//! The compaction kernel ([`CompactPlan`]): the elements (or positions) where a mask is
+//! true, in order, in one pass. Each work-group takes the next tile from a counter, counts
+//! its work-items' `true`s and scans the counts, gathers its picked elements in local
+//! memory, finds the picked elements of the tiles before it by a decoupled look-back (as
+//! the scan kernels do: a tile's numbers are written, then a fence, then its state), and
+//! writes its own run with neighbouring work-items on neighbouring elements. The last
+//! tile writes the count, so the result's length is known on the device.
+
+use super::abi::compact_signature;
+use super::group_scan::GROUP_SCAN;
+use super::writer::Src;
+use crate::plan::compact_plan::{CompactPlan, Picked, COMPACT_GROUP};
+
+/// The program of a compaction plan.
+pub(crate) fn compact_source(p: &CompactPlan) -> String {
+    let mut src = Src::at(0);
+    let t = match p.picked.bytes() {
+        1 => "uchar",
+        8 => "ulong",
+        _ => "uint",
+    };
+    src.line(format_args!("#define T {t}"));
+    src.line(format_args!("#define GROUP {COMPACT_GROUP}u"));
+    src.line(format_args!("#define ITEMS {}u", p.items));
+    src.line(format_args!(
+        "#define POSITIONS {}",
+        u32::from(p.picked == Picked::Positions)
+    ));
+    src.text(BODY_DEFINES);
+    src.text(GROUP_SCAN);
+    src.open(compact_signature(p.picked));
+    src.text(BODY);
+    src.close();
+    src.into_string()
+}
+
+const BODY_DEFINES: &str = r"#define TILE (GROUP * ITEMS)
+#define P(e) ((e) + ((e) >> 5))
+#define C(f) ((f) + ((f) >> 4))
+";
+
+const BODY: &str = r"__local uchar m[TILE];
+#if !POSITIONS
+__local T vals[P(TILE)];
+#endif
+__local T picked[P(TILE)];
+__local uint sums[C(GROUP)];
+__local uint part[RAKE];
+__local uint number, total;
+__local ulong prefix;
+const uint lid = get_local_id(0);
+if (lid == 0) number = atomic_inc(&status[0]);
+barrier(CLK_LOCAL_MEM_FENCE);
+const ulong tn = number, base = tn * TILE;
+const uint cnt = (uint)min((ulong)TILE, n - base);
+/* The tile's mask (and the elements it picks), neighbouring work-items on neighbours. */
+for (uint j = 0; j < ITEMS; j++) {
+    const uint e = j * GROUP + lid;
+    uchar f = 0;
+    if (e < cnt) {
+        f = mask[base + e] != 0;
+#if !POSITIONS
+        if (f) vals[P(e)] = vin[base + e];
+#endif
+    }
+    m[e] = f;
+}
+barrier(CLK_LOCAL_MEM_FENCE);
+/* Each work-item's run of ITEMS neighbours: its count, scanned over the group. */
+uint c = 0;
+for (uint j = 0; j < ITEMS; j++) c += m[lid * ITEMS + j];
+const uint excl = group_scan(c, lid, sums, part);
+if (lid == GROUP - 1) total = excl + c;
+uint at = excl;
+for (uint j = 0; j < ITEMS; j++) {
+    const uint e = lid * ITEMS + j;
+    if (m[e]) {
+#if POSITIONS
+        picked[P(at)] = (T)(base + e);
+#else
+        picked[P(at)] = vals[P(e)];
+#endif
+        at++;
+    }
+}
+barrier(CLK_LOCAL_MEM_FENCE);
+/* The tiles before: work-item 0 publishes this tile's count, adds up the earlier tiles'
+   back to one that has published its prefix, then publishes its own. */
+if (lid == 0) {
+    ulong before = 0;
+    if (tn > 0) {
+        agg[tn] = total;
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        atomic_xchg(&status[1 + tn], 1u);
+        ulong j = tn;
+        for (;;) {
+            j--;
+            uint s;
+            do { s = atomic_or(&status[1 + j], 0u); } while (s == 0u);
+            mem_fence(CLK_GLOBAL_MEM_FENCE);
+            if (s == 2u) {
+                before += ((volatile __global ulong*)incl)[j];
+                break;
+            }
+            before += ((volatile __global uint*)agg)[j];
+        }
+    }
+    incl[tn] = before + total;
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    atomic_xchg(&status[1 + tn], 2u);
+    prefix = before;
+    if (base + cnt == n) count[0] = before + total;
+}
+barrier(CLK_LOCAL_MEM_FENCE);
+for (uint j = 0; j < ITEMS; j++) {
+    const uint k = j * GROUP + lid;
+    if (k < total) vout[prefix + k] = picked[P(k)];
+}
+";
