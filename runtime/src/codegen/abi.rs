@@ -119,10 +119,10 @@ pub(crate) enum Param {
     ScanColumns,
     /// Tiles per row of a tiled scan (`tiles_`).
     ScanTiles,
-    /// A tiled scan's zeroed counters: the next tile's number, then each tile's state
-    /// (`status`; 1: its total is published, 2: its inclusive prefix is).
+    /// A tiled scan's zeroed tile counter: the next tile's number (`status`).
     ScanStatus,
-    /// Each tile's total (`agg`) and inclusive prefix (`incl`).
+    /// Each tile's total (`agg`) and inclusive prefix (`incl`), zeroed, published as
+    /// 64-bit words of a flag over 32 bits of the number (`codegen::scan`).
     ScanTotals,
     ScanPrefixes,
 }
@@ -343,12 +343,9 @@ pub(crate) enum CompactParam {
     ValuesOut,
     /// How many were picked, written by the last tile (`count`).
     Count,
-    /// The tile counter and each tile's state (`status`).
-    Status,
-    /// Each tile's own count (`agg`).
-    Totals,
-    /// Each tile's count with the tiles' before it (`incl`).
-    Prefixes,
+    /// The tile counter (the first word), then each tile's state: a flag and its count,
+    /// or its count with the tiles' before it (`status`).
+    State,
     /// Elements in all (`n`).
     Len,
 }
@@ -356,7 +353,7 @@ pub(crate) enum CompactParam {
 /// The parameters of the compaction kernel, in order.
 pub(crate) fn compact_params(picked: Picked) -> impl Iterator<Item = CompactParam> {
     use CompactParam::*;
-    [Mask, ValuesIn, ValuesOut, Count, Status, Totals, Prefixes, Len]
+    [Mask, ValuesIn, ValuesOut, Count, State, Len]
         .into_iter()
         .filter(move |p| *p != ValuesIn || picked != Picked::Positions)
 }
@@ -369,9 +366,7 @@ pub(super) fn compact_signature(picked: Picked) -> String {
             CompactParam::ValuesIn => "__global const T* vin",
             CompactParam::ValuesOut => "__global T* vout",
             CompactParam::Count => "__global ulong* count",
-            CompactParam::Status => "volatile __global uint* status",
-            CompactParam::Totals => "__global uint* agg",
-            CompactParam::Prefixes => "__global ulong* incl",
+            CompactParam::State => "volatile __global ulong* status",
             CompactParam::Len => "const ulong n",
         })
         .collect();
@@ -451,8 +446,8 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
         Param::ScanColumns => "const ulong cols_".into(),
         Param::ScanTiles => "const ulong tiles_".into(),
         Param::ScanStatus => "volatile __global uint* status".into(),
-        Param::ScanTotals => format!("volatile __global {}* agg", scanned(plan)),
-        Param::ScanPrefixes => format!("volatile __global {}* incl", scanned(plan)),
+        Param::ScanTotals => "volatile __global ulong* agg".into(),
+        Param::ScanPrefixes => "volatile __global ulong* incl".into(),
         Param::GemmRowResults => format!(
             "__global {}* rout",
             plan.gemm.as_ref().and_then(|g| g.row).map_or("", |r| vt(r.dtype))
@@ -463,11 +458,6 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
 /// The type of views' offset, stride and bound arguments.
 fn offsets(plan: &KernelPlan) -> &'static str {
     super::views::offset_type(plan)
-}
-
-/// The element type of a scan.
-fn scanned(plan: &KernelPlan) -> &'static str {
-    plan.scan.map_or("", |s| vt(s.dtype))
 }
 
 /// The element type of a total over the rows beside a row reduction.

@@ -1,8 +1,8 @@
 //! The compaction kernel ([`CompactPlan`]): the elements (or positions) where a mask is
 //! true, in order, in one pass. Each work-group takes the next tile from a counter, counts
 //! its work-items' `true`s and scans the counts, gathers its picked elements in local
-//! memory, finds the picked elements of the tiles before it by a decoupled look-back (as
-//! the scan kernels do: a tile's numbers are written, then a fence, then its state), and
+//! memory, finds the picked elements of the tiles before it by a decoupled look-back (a
+//! tile's state is one 64-bit word: flag and number together), and
 //! writes its own run with neighbouring work-items on neighbouring elements. The last
 //! tile writes the count, so the result's length is known on the device.
 
@@ -26,6 +26,7 @@ pub(crate) fn compact_source(p: &CompactPlan) -> String {
         "#define POSITIONS {}",
         u32::from(p.picked == Picked::Positions)
     ));
+    src.line("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable");
     src.text(BODY_DEFINES);
     src.text(GROUP_SCAN);
     src.open(compact_signature(p.picked));
@@ -49,7 +50,8 @@ __local uint part[RAKE];
 __local uint number, total;
 __local ulong prefix;
 const uint lid = get_local_id(0);
-if (lid == 0) number = atomic_inc(&status[0]);
+volatile __global ulong* state = status + 1;
+if (lid == 0) number = atomic_inc((volatile __global uint*)status);
 barrier(CLK_LOCAL_MEM_FENCE);
 const ulong tn = number, base = tn * TILE;
 const uint cnt = (uint)min((ulong)TILE, n - base);
@@ -85,29 +87,24 @@ for (uint j = 0; j < ITEMS; j++) {
 }
 barrier(CLK_LOCAL_MEM_FENCE);
 /* The tiles before: work-item 0 publishes this tile's count, adds up the earlier tiles'
-   back to one that has published its prefix, then publishes its own. */
+   back to one that has published its prefix, then publishes its own. A tile's state is
+   one 64-bit word, its flag in the top bits and its number below, written and read
+   atomically: no fence orders a number and its flag. */
 if (lid == 0) {
+    const ulong AGG = 1UL << 62, PREFIX = 2UL << 62, COUNT = AGG - 1UL;
     ulong before = 0;
     if (tn > 0) {
-        agg[tn] = total;
-        mem_fence(CLK_GLOBAL_MEM_FENCE);
-        atomic_xchg(&status[1 + tn], 1u);
+        atom_xchg(&state[tn], AGG | total);
         ulong j = tn;
         for (;;) {
             j--;
-            uint s;
-            do { s = atomic_or(&status[1 + j], 0u); } while (s == 0u);
-            mem_fence(CLK_GLOBAL_MEM_FENCE);
-            if (s == 2u) {
-                before += ((volatile __global ulong*)incl)[j];
-                break;
-            }
-            before += ((volatile __global uint*)agg)[j];
+            ulong s;
+            do { s = atom_or(&state[j], 0UL); } while (s == 0UL);
+            before += s & COUNT;
+            if (s & PREFIX) break;
         }
     }
-    incl[tn] = before + total;
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
-    atomic_xchg(&status[1 + tn], 2u);
+    atom_xchg(&state[tn], PREFIX | (before + total));
     prefix = before;
     if (base + cnt == n) count[0] = before + total;
 }

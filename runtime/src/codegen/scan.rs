@@ -8,9 +8,8 @@
 //! it spin), scans its tile in local memory, publishes its total, then looks back over
 //! the tiles before it in its row, a window of them at a time, adding their totals up to
 //! the nearest that has published its inclusive prefix; then it publishes its own prefix
-//! and writes its elements. A tile's value is written, then a global fence, then its
-//! state; a reader reads the state atomically, fences, then reads the value through a
-//! volatile pointer.
+//! and writes its elements. A published number is 64-bit words, each a flag over 32 bits
+//! of it, written and read atomically ([`publish`]).
 
 use super::abi::{fused_signature, narrow_dims};
 use super::ops::{combine, identity, vt};
@@ -183,9 +182,7 @@ fn look_back(s: &ScanPlan, group: u32, src: &mut Src) {
     src.line(format_args!("prefix = {id};"));
     src.line("more = tr > 0;");
     src.open("if (tr > 0) {");
-    src.line("agg[tn] = total;");
-    src.line("mem_fence(CLK_GLOBAL_MEM_FENCE);");
-    src.line("atomic_xchg(&status[1 + tn], 1u);");
+    publish(s, "agg", "total", src);
     src.close();
     src.close();
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
@@ -197,9 +194,13 @@ fn look_back(s: &ScanPlan, group: u32, src: &mut Src) {
     src.line(format_args!("{t} v = {id};"));
     src.open("if (top - (tn - tr) > lid) {");
     src.line("const ulong j = top - 1 - lid;");
-    src.line("do { state = atomic_or(&status[1 + j], 0u); } while (state == 0u);");
-    src.line("mem_fence(CLK_GLOBAL_MEM_FENCE);");
-    src.line("v = state == 2u ? incl[j] : agg[j];");
+    src.open("for (;;) {");
+    src.line("int ready;");
+    read_published(s, "incl", "v", src);
+    src.line("if (ready) { state = 2u; break; }");
+    read_published(s, "agg", "v", src);
+    src.line("if (ready) { state = 1u; break; }");
+    src.close();
     src.close();
     src.line("winv[lid] = v;");
     src.line("wins[lid] = state;");
@@ -219,8 +220,59 @@ fn look_back(s: &ScanPlan, group: u32, src: &mut Src) {
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     src.close();
     src.open("if (lid == 0) {");
-    src.line(format_args!("incl[tn] = {};", op("prefix", "total")));
-    src.line("mem_fence(CLK_GLOBAL_MEM_FENCE);");
-    src.line("atomic_xchg(&status[1 + tn], 2u);");
+    src.line(format_args!("const {t} inclusive = {};", op("prefix", "total")));
+    publish(s, "incl", "inclusive", src);
+    src.close();
+}
+
+/// A tile's number (`agg`: its total, `incl`: its inclusive prefix) is published as 64-bit
+/// words, each a flag in the high half over 32 bits of the number, written atomically:
+/// a reader that sees every word flagged has the number, with no fence to order a number
+/// and a separate flag (which NVIDIA's OpenCL did not honour across work-groups).
+fn words(s: &ScanPlan) -> usize {
+    s.dtype.size().div_ceil(4)
+}
+
+/// Publishes `value` into tile `tn`'s words of `array`.
+fn publish(s: &ScanPlan, array: &str, value: &str, src: &mut Src) {
+    let w = words(s);
+    if w == 1 {
+        let bits = if s.dtype == crate::dtype::DType::U32 {
+            format!("(uint)({value})")
+        } else {
+            format!("as_uint({value})")
+        };
+        src.line(format_args!("atom_xchg(&{array}[tn], (1UL << 32) | {bits});"));
+    } else {
+        src.line(format_args!("const uint2 b = as_uint2({value});"));
+        src.line(format_args!("atom_xchg(&{array}[2 * tn], (1UL << 32) | b.x);"));
+        src.line(format_args!(
+            "atom_xchg(&{array}[2 * tn + 1], (1UL << 32) | b.y);"
+        ));
+    }
+}
+
+/// Reads tile `j`'s words of `array`: `ready` says whether all are published, and then
+/// `dest` holds the number.
+fn read_published(s: &ScanPlan, array: &str, dest: &str, src: &mut Src) {
+    let t = vt(s.dtype);
+    src.open("{");
+    if words(s) == 1 {
+        src.line(format_args!("ulong a0 = atom_or(&{array}[j], 0UL);"));
+        src.line("ready = (a0 >> 32) != 0;");
+        let from = if s.dtype == crate::dtype::DType::U32 {
+            "(uint)a0".to_string()
+        } else {
+            format!("as_{t}((uint)a0)")
+        };
+        src.line(format_args!("if (ready) {dest} = {from};"));
+    } else {
+        src.line(format_args!("ulong a0 = atom_or(&{array}[2 * j], 0UL);"));
+        src.line(format_args!("ulong a1 = atom_or(&{array}[2 * j + 1], 0UL);"));
+        src.line("ready = (a0 >> 32) != 0 && (a1 >> 32) != 0;");
+        src.line(format_args!(
+            "if (ready) {dest} = as_{t}((uint2)((uint)a0, (uint)a1));"
+        ));
+    }
     src.close();
 }

@@ -33,11 +33,17 @@ impl<'a> Values<'a> {
     /// Pragmas and helper functions: what the program declares before its kernel.
     pub(super) fn prelude(&self) -> String {
         let mut src = pragmas(self.plan.values.iter().any(|v| v.dtype == DType::F64));
-        if self
+        // (64-bit adds through an index; a tiled scan's published words.)
+        let tiled_scan = self
             .plan
-            .outputs
-            .iter()
-            .any(|o| o.scatter.is_some() && o.dtype.size() == 8)
+            .scan
+            .is_some_and(|s| s.layout != crate::plan::ScanLayout::Serial);
+        if tiled_scan
+            || self
+                .plan
+                .outputs
+                .iter()
+                .any(|o| o.scatter.is_some() && o.dtype.size() == 8)
         {
             src.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
         }

@@ -32,10 +32,9 @@ pub(crate) fn compact(
         return zero(ctx, queue, count, 8);
     }
     let tiles = plan.tiles();
-    let status = DeviceBuffer::uninit(&ctx.cl, (tiles + 1) * 4)?;
-    let totals = DeviceBuffer::uninit(&ctx.cl, tiles * 4)?;
-    let prefixes = DeviceBuffer::uninit(&ctx.cl, tiles * 8)?;
-    zero(ctx, queue, &status, (tiles + 1) * 4)?;
+    // The tile counter, then each tile's state, all zero.
+    let status = DeviceBuffer::uninit(&ctx.cl, (tiles + 1) * 8)?;
+    zero(ctx, queue, &status, (tiles + 1) * 8)?;
     let kernel = cached_kernel(ctx, &key::compact(plan), COMPACT_KERNEL_NAME, || {
         Ok(compact_source(plan))
     })?;
@@ -47,15 +46,13 @@ pub(crate) fn compact(
             CompactParam::ValuesIn => KernelArg::Mem(values.ok_or_else(missing)?.mem()),
             CompactParam::ValuesOut => KernelArg::Mem(out.mem()),
             CompactParam::Count => KernelArg::Mem(count.mem()),
-            CompactParam::Status => KernelArg::Mem(status.mem()),
-            CompactParam::Totals => KernelArg::Mem(totals.mem()),
-            CompactParam::Prefixes => KernelArg::Mem(prefixes.mem()),
+            CompactParam::State => KernelArg::Mem(status.mem()),
             CompactParam::Len => KernelArg::ulong(plan.n as u64),
         })
     })?;
     let mut reads: smallvec::SmallVec<[&DeviceBuffer; 2]> = smallvec::smallvec![mask];
     reads.extend(values);
-    let writes = [out, count, &*status, &*totals, &*prefixes];
+    let writes = [out, count, &*status];
     let group = COMPACT_GROUP as usize;
     kernel.launch(
         ctx,

@@ -47,15 +47,23 @@ pub(crate) fn launch_scan(
     }
     let group = plan.group_size as usize;
     let tiles = s.tiles(plan.group_size);
-    // The tile counter and every tile's state start at zero.
-    let status_bytes = (tiles + 1) * 4;
+    // The tile counter starts at zero.
+    let status_bytes = 4;
+    // Each tile's total and prefix: a 64-bit word per 32 bits, zero until published.
+    let words_bytes = tiles * s.dtype.size().div_ceil(4) * 8;
     let status = DeviceBuffer::uninit(&ctx.cl, status_bytes)?;
-    let totals = DeviceBuffer::uninit(&ctx.cl, tiles * s.dtype.size())?;
-    let prefixes = DeviceBuffer::uninit(&ctx.cl, tiles * s.dtype.size())?;
-    queue.submit(Command::new(&[], &[&status]), |q, wait, want| {
-        cl::fill_buffer(q, status.mem(), &[0u8; 4], status_bytes, wait, want)
-    })?;
-    Counters::add(&ctx.counters.transfers_enqueued, 1);
+    let totals = DeviceBuffer::uninit(&ctx.cl, words_bytes)?;
+    let prefixes = DeviceBuffer::uninit(&ctx.cl, words_bytes)?;
+    for (buffer, bytes) in [
+        (&status, status_bytes),
+        (&totals, words_bytes),
+        (&prefixes, words_bytes),
+    ] {
+        queue.submit(Command::new(&[], &[buffer]), |q, wait, want| {
+            cl::fill_buffer(q, buffer.mem(), &[0u8; 4], bytes, wait, want)
+        })?;
+        Counters::add(&ctx.counters.transfers_enqueued, 1);
+    }
     Bindings {
         io,
         scan: Some(ScanScratch {
