@@ -38,11 +38,42 @@ pub(super) fn elementwise_source(plan: &KernelPlan) -> String {
     } else {
         "get_global_id(0)".to_string()
     };
+    let private: Vec<(usize, u32)> = plan
+        .outputs
+        .iter()
+        .enumerate()
+        .filter_map(|(k, o)| o.scatter.and_then(|s| s.private).map(|n| (k, n)))
+        .collect();
+    for &(k, n) in &private {
+        src.line(format_args!("__local {} acc{k}[{n}];", vt(plan.outputs[k].dtype)));
+        src.line(format_args!(
+            "for (uint i = get_local_id(0); i < {n}u; i += get_local_size(0)) acc{k}[i] = 0;"
+        ));
+    }
+    if !private.is_empty() {
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    }
     src.open(format_args!(
         "for ({ix} gid = {start}; gid < nn; gid += get_global_size(0)) {{"
     ));
     element_step(&mut v, &mut src);
     src.close();
+    // Each group's private copies, added into the arrays where nonzero.
+    if !private.is_empty() {
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    }
+    for &(k, n) in &private {
+        let t = plan.outputs[k].dtype;
+        src.open(format_args!(
+            "for (uint i = get_local_id(0); i < {n}u; i += get_local_size(0)) {{"
+        ));
+        src.line(format_args!("const {} x = acc{k}[i];", vt(t)));
+        src.line(format_args!(
+            "if (x != 0) {{ {} }}",
+            super::views::atomic_add(t, &format!("&out{k}[i]"), "__global", "x")
+        ));
+        src.close();
+    }
     src.close();
     src.into_string()
 }

@@ -143,8 +143,8 @@ pub(super) fn inside(plan: &KernelPlan, slot: usize, lane: Option<usize>) -> Str
 /// The element of output `k` stored into a region at offsets `a`.
 /// The statement that adds `v` (of type `d`) into output `k` through an index (`scatter_add`):
 /// at the store's offset plus the index value (`index`'s text) times `ss{k}`, atomically,
-/// unless the index is outside `0..sn{k}`. Integers add with the atomic add; floats by
-/// a compare-and-swap loop on their bits (OpenCL 1.2 has no float atomics).
+/// unless the index is outside `0..sn{k}`; into the group's private copy `acc{k}` in local
+/// memory when the output has one.
 pub(super) fn scatter_add(
     plan: &KernelPlan,
     k: usize,
@@ -153,26 +153,38 @@ pub(super) fn scatter_add(
     index: &str,
     v: &str,
 ) -> String {
-    use crate::dtype::DType;
     let at = offset(a, &format!("oo{k}"), &format!("oos{k}_"), None, offset_type(plan));
-    let target = format!("&out{k}[{at} + (long)i * ss{k}]");
-    let add = match d {
+    let private = plan.outputs[k].scatter.is_some_and(|s| s.private.is_some());
+    let (array, space) = if private {
+        (format!("acc{k}"), "__local")
+    } else {
+        (format!("out{k}"), "__global")
+    };
+    let add = atomic_add(d, &format!("&{array}[{at} + (long)i * ss{k}]"), space, v);
+    format!("{{ const long i = (long){index}; if (i >= 0 && i < sn{k}) {{ {add} }} }}")
+}
+
+/// The statement that adds `v` into the element of type `d` at `target` (a pointer into
+/// `space`) atomically: integers with the atomic add; floats by a compare-and-swap loop on
+/// their bits (OpenCL 1.2 has no float atomics).
+pub(super) fn atomic_add(d: crate::dtype::DType, target: &str, space: &str, v: &str) -> String {
+    use crate::dtype::DType;
+    match d {
         DType::I32 | DType::U32 => format!("atomic_add({target}, {v});"),
-        DType::I64 => format!("atom_add((volatile __global long*){target}, {v});"),
-        DType::U64 => format!("atom_add((volatile __global ulong*){target}, {v});"),
+        DType::I64 => format!("atom_add((volatile {space} long*){target}, {v});"),
+        DType::U64 => format!("atom_add((volatile {space} ulong*){target}, {v});"),
         DType::F32 => format!(
-            "volatile __global uint* p = (volatile __global uint*){target}; \
+            "volatile {space} uint* p = (volatile {space} uint*){target}; \
              uint seen = *p, was; \
              do {{ was = seen; seen = atomic_cmpxchg(p, was, as_uint(as_float(was) + {v})); }} while (seen != was);"
         ),
         DType::F64 => format!(
-            "volatile __global ulong* p = (volatile __global ulong*){target}; \
+            "volatile {space} ulong* p = (volatile {space} ulong*){target}; \
              ulong seen = *p, was; \
              do {{ was = seen; seen = atom_cmpxchg(p, was, as_ulong(as_double(was) + {v})); }} while (seen != was);"
         ),
         DType::Bool => format!("/* no sum of bools */ (void){v};"),
-    };
-    format!("{{ const long i = (long){index}; if (i >= 0 && i < sn{k}) {{ {add} }} }}")
+    }
 }
 
 pub(super) fn store_target(plan: &KernelPlan, k: usize, a: &Affine, lane: Option<usize>) -> String {

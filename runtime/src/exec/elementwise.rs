@@ -65,8 +65,23 @@ pub(super) fn launch_elementwise(
     args: &mut Vec<KernelArg>,
     io: Io<'_>,
 ) -> Result<()> {
+    let private = plan
+        .outputs
+        .iter()
+        .any(|o| o.scatter.is_some_and(|s| s.private.is_some()));
     let (global, local) = if plan.tiled {
         tiled_grid(ctx, plan)
+    } else if private {
+        // Each group flushes its private copies once: few groups, each looping long.
+        let group = ctx.profile.reduce_group_size() as usize;
+        let groups = plan
+            .numel
+            .div_ceil(group)
+            .min(2 * ctx.profile.compute_units.max(1) as usize);
+        (
+            smallvec::smallvec![groups * group],
+            Some(smallvec::smallvec![group]),
+        )
     } else {
         let cap = ctx.profile.work_items_cap();
         let work = if plan.dims.len() == 1 {

@@ -9,8 +9,8 @@ use crate::layout::VECTOR_WIDTH;
 use super::access::{Access, Affine, Collapsed, LoadKind};
 use super::collect::{GKind, GNode, OpCode};
 use super::kernel_plan::{
-    ColumnRows, Columns, Finish, JoinedReduction, KernelPlan, Layout, ReducePlan, ScatterStore, Value,
-    VectorLoads,
+    private_copy, ColumnRows, Columns, Finish, JoinedReduction, KernelPlan, Layout, ReducePlan, ScatterStore,
+    Value, VectorLoads,
 };
 use super::reads::{self, ConeView};
 use super::{key, values, Store};
@@ -162,12 +162,14 @@ pub(crate) fn plan_kernel(
             .enumerate()
             .find(|(_, o)| o.node == s.node)
         {
+            let private = private_copy(plan.numel, s.shape.iter().product(), o.dtype.size());
             o.scatter = Some(ScatterStore {
                 index,
                 len: s.shape[sc.axis],
                 stride: s.shape[sc.axis + 1..].iter().product(),
+                private,
             });
-            key::scatter(&mut plan.key, k, index);
+            key::scatter(&mut plan.key, k, index, private);
         }
     }
     // (An index times a stride may pass any bound the views know of: long offsets.)

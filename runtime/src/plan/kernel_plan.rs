@@ -123,6 +123,23 @@ pub(crate) struct ScatterStore {
     pub(crate) index: usize,
     pub(crate) len: usize,
     pub(crate) stride: usize,
+    /// Each work-group adds into a copy of the whole array of this many elements (a
+    /// power of two at least its length) in local memory, then adds the copy's nonzero
+    /// elements into the array: for a small array that many elements are added into,
+    /// whose atomics would otherwise wait on each other ([`private_copy`]).
+    pub(crate) private: Option<u32>,
+}
+
+/// Bytes of local memory a scatter's private copy may take (16 KiB: half what every
+/// OpenCL device has).
+pub(crate) const PRIVATE_COPY_BYTES: usize = 16 * 1024;
+
+/// The private copy for a scatter of `adds` elements into an array of `len` elements of
+/// `size` bytes: when the array fits [`PRIVATE_COPY_BYTES`] and gets at least twice as
+/// many adds as it has elements (fewer, and a copy's flush costs what it saves).
+pub(crate) fn private_copy(adds: usize, len: usize, size: usize) -> Option<u32> {
+    let slots = len.max(64).next_power_of_two();
+    (slots * size <= PRIVATE_COPY_BYTES && adds >= 2 * len).then_some(slots as u32)
 }
 
 /// A box of the kernel's coordinates (`lo <= i{axis} < hi` for each bound, over the

@@ -97,9 +97,10 @@ pub(crate) fn dims(key: &mut Vec<u32>, rank: usize, narrow_index: bool) {
     key.extend([TAG_DIMS, rank as u32, u32::from(narrow_index)]);
 }
 
-/// An output added through an index (`scatter_add`): the output and the index's value.
-pub(crate) fn scatter(key: &mut Vec<u32>, output: usize, index: usize) {
-    key.extend([TAG_SCATTER, output as u32, index as u32]);
+/// An output added through an index (`scatter_add`): the output, the index's value, and
+/// the size of a private copy (0: none).
+pub(crate) fn scatter(key: &mut Vec<u32>, output: usize, index: usize, private: Option<u32>) {
+    key.extend([TAG_SCATTER, output as u32, index as u32, private.unwrap_or(0)]);
 }
 
 /// A load through an index (`take`): the input slot and the index's value.
