@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Reference timings for the array algorithms (scans, take, scatter_add, bincount; later
-sorts) on the
-GPU, run on the same device as lazycl: torch eager and JAX jit. Times are medians over
-repeated runs between device synchronizations, after a warm-up. Bandwidth counts one
-read and one write of the array (what a scan must move).
+"""Reference timings for the array algorithms (scans, take, scatter_add, bincount, sorts,
+compaction) on the GPU, run on the same device as lazycl: torch eager and JAX jit. Times
+are medians over repeated runs between device synchronizations, after a warm-up.
+Bandwidth counts one read and one write of the array (what a scan must move); sorts
+count keys per second.
 
   python3 benches/reference/arrays_reference.py            # a table
   python3 benches/reference/arrays_reference.py --json     # one JSON object per row
@@ -123,6 +123,75 @@ def jax_scatters():
     return rows
 
 
+# (name, rows, row length, dtype, argsort): the report's sort rows use the same names.
+SORTS = [
+    ("sort i32 2^20", 1, 1 << 20, "int32", False),
+    ("sort i32 2^26", 1, 1 << 26, "int32", False),
+    ("sort f32 2^20", 1, 1 << 20, "float32", False),
+    ("sort f32 2^26", 1, 1 << 26, "float32", False),
+    ("argsort f32 2^26", 1, 1 << 26, "float32", True),
+    ("sort f32 16384 rows of 4096", 16384, 4096, "float32", False),
+    ("sort f32 256 rows of 262144", 256, 1 << 18, "float32", False),
+]
+COMPACT_N = 1 << 26
+
+
+def torch_sorts(dev):
+    rows = []
+    sync = torch.cuda.synchronize
+    for name, r, n, dt, arg in SORTS:
+        x = (torch.randn(r, n, device=dev) * 1e6).to(getattr(torch, dt))
+        if arg:
+            f = lambda: torch.argsort(x, dim=-1, stable=True)
+        else:
+            # torch.sort always returns the positions too.
+            f = lambda: torch.sort(x, dim=-1, stable=True)
+        t = median_seconds(f, sync, 10)
+        rows.append({"name": f"torch {name}", "ms": t * 1e3, "gkeys": r * n / t / 1e9})
+    x = torch.randn(COMPACT_N, device=dev)
+    m = torch.rand(COMPACT_N, device=dev) < 0.5
+    t = median_seconds(lambda: x[m], sync, 10)
+    rows.append({"name": "torch compress f32 2^26 by a mask of half", "ms": t * 1e3})
+    t = median_seconds(lambda: torch.nonzero(m), sync, 10)
+    rows.append({"name": "torch nonzero 2^26 mask of half", "ms": t * 1e3})
+    return rows
+
+
+def jax_sorts():
+    import jax
+    import jax.numpy as jnp
+
+    rows = []
+    for name, r, n, dt, arg in SORTS:
+        x = (jax.random.normal(jax.random.PRNGKey(0), (r, n)) * 1e6).astype(getattr(jnp, dt))
+        if arg:
+            f = jax.jit(lambda v: jnp.argsort(v, axis=-1, stable=True))
+        else:
+            f = jax.jit(lambda v: jnp.sort(v, axis=-1, stable=True))
+        state = {}
+
+        def run():
+            state["y"] = f(x)
+
+        t = median_seconds(run, lambda: state["y"].block_until_ready(), 10)
+        rows.append({"name": f"jax {name}", "ms": t * 1e3, "gkeys": r * n / t / 1e9})
+    x = jax.random.normal(jax.random.PRNGKey(1), (COMPACT_N,))
+    m = jax.random.uniform(jax.random.PRNGKey(2), (COMPACT_N,)) < 0.5
+    n = COMPACT_N
+    for name, f in [
+        ("compress f32 2^26 by a mask of half", jax.jit(lambda v, k: v[jnp.nonzero(k, size=n, fill_value=0)[0]])),
+        ("nonzero 2^26 mask of half", jax.jit(lambda v, k: jnp.nonzero(k, size=n, fill_value=0)[0])),
+    ]:
+        state = {}
+
+        def run():
+            state["y"] = f(x, m)
+
+        t = median_seconds(run, lambda: state["y"].block_until_ready(), 10)
+        rows.append({"name": f"jax {name}", "ms": t * 1e3})
+    return rows
+
+
 def torch_scans(dev):
     rows = []
     sync = torch.cuda.synchronize
@@ -158,11 +227,19 @@ def jax_scans():
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--json", action="store_true")
+    p.add_argument("--only", default="scans,takes,scatters,sorts", help="a comma-separated subset")
     a = p.parse_args()
+    only = a.only.split(",")
     dev = torch.device("cuda")
-    rows = torch_scans(dev) + torch_takes(dev) + torch_scatters(dev)
+    groups = {
+        "scans": (torch_scans, jax_scans),
+        "takes": (torch_takes, jax_takes),
+        "scatters": (torch_scatters, jax_scatters),
+        "sorts": (torch_sorts, jax_sorts),
+    }
+    rows = [r for g in only for r in groups[g][0](dev)]
     try:
-        rows += jax_scans() + jax_takes() + jax_scatters()
+        rows += [r for g in only for r in groups[g][1]()]
     except Exception as e:  # JAX missing or without a GPU: say so, keep the rest
         rows.append({"name": "jax", "error": repr(e)[:200]})
     print(f"# {torch.cuda.get_device_name(0)}, torch {torch.__version__}")

@@ -60,6 +60,7 @@ pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()
     take_rows(rep, ctx, &refs, quick, trials)?;
     scatter_rows(rep, ctx, &refs, quick, trials)?;
     kmeans_update_rows(rep, ctx, quick, trials)?;
+    crate::sorting::rows(rep, ctx, &refs, quick, trials)?;
     // A producer in the scan's loads: the same bytes moved as the plain scan.
     let s = &scans(quick)[0].0;
     let n: usize = s.shape.iter().product();

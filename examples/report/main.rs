@@ -11,6 +11,7 @@ mod arrays;
 mod gemm;
 mod raw;
 mod reference;
+mod sorting;
 mod views;
 mod workloads;
 
