@@ -35,6 +35,7 @@ mod row_total;
 mod safety;
 mod scans;
 mod sort;
+mod ui_api;
 mod ui_expr;
 mod ui_kernel;
 mod views;
