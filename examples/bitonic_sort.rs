@@ -1,5 +1,6 @@
 //! Bitonic sort of random `i32`s with one tiny compare-exchange kernel launched once per
-//! step (136 launches for 64Ki elements), checked against a host sort.
+//! step (136 launches for 64Ki elements), checked against a host sort and timed against
+//! the library's `sort()` (a radix sort: a handful of launches).
 //!
 //! `cargo run --release --example bitonic_sort [-- --n N]`; `LAZYCL_EXAMPLE_SMALL=1` sorts
 //! 1000 elements. Any `n` works: the network runs over the next power of two and treats
@@ -52,13 +53,22 @@ fn main() -> lazycl::Result<()> {
     let sorted = arr.to_vec()?;
     let elapsed = start.elapsed();
 
-    let mut expected = data;
+    let mut expected = data.clone();
     expected.sort_unstable();
     assert_eq!(sorted, expected, "device result differs from the host sort");
     println!(
         "{launches} launches + read back: {:.2} ms",
         elapsed.as_secs_f64() * 1e3
     );
+    // The same with the library's sort.
+    let unsorted = ctx.from_slice(&data)?;
+    unsorted.eval()?;
+    ctx.synchronize()?;
+    let start = Instant::now();
+    let by_library = unsorted.sort()?.to_vec()?;
+    let library = start.elapsed();
+    assert_eq!(by_library, expected, "sort() differs from the host sort");
+    println!("sort() + read back: {:.2} ms", library.as_secs_f64() * 1e3);
     println!("{}", ctx.stats() - before);
     println!("bitonic_sort: OK");
     Ok(())

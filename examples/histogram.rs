@@ -1,6 +1,7 @@
 //! A 256-bin histogram with atomics: each work-group counts into a local-memory histogram
 //! (`atomic_add` on `__local` memory), then merges it into the global one. Checked against
-//! a host count.
+//! a host count, and against the library's `bincount` (which does the same: private
+//! copies per work-group, flushed atomically).
 //!
 //! `cargo run --release --example histogram`; `LAZYCL_EXAMPLE_SMALL=1` runs a small input.
 
@@ -58,6 +59,12 @@ fn main() -> lazycl::Result<()> {
         expected[(v % 256) as usize] += 1;
     }
     assert_eq!(counts, expected, "device histogram differs from the host count");
+    let start = Instant::now();
+    let by_library = d.bincount(256)?.to_vec()?;
+    let library = start.elapsed();
+    let wide: Vec<u64> = expected.iter().map(|&c| u64::from(c)).collect();
+    assert_eq!(by_library, wide, "bincount differs from the host count");
+    println!("bincount + read back: {:.2} ms", library.as_secs_f64() * 1e3);
     let peak = (0..256).max_by_key(|&b| counts[b]).unwrap_or(0);
     println!(
         "most frequent value {peak} ({} times); total {}",

@@ -17,13 +17,13 @@
 //! update is the first kernel that reads it, over exactly its elements, so it combines the
 //! partials itself. On the H200 that is six kernels per step.
 //!
-//! Why reductions by default and not atomics for the centroid update: OpenCL 1.2 has no
-//! floating-point atomics, so an atomic update is a compare-and-swap loop on `k * d` hot
-//! addresses that every point hits (16 x 16 of them here, contended by a million
-//! points); the one-hot reductions read `x` once per centroid coordinate from cache,
-//! contend on nothing, need no zeroing pass and give the same result on every run.
-//! `--update scatter` takes the atomic way (`lazycl::scatter_add` of the points into
-//! their centroids' rows, `bincount` of the labels), for comparison (`report --arrays`).
+//! The centroid update takes the faster of two forms for the device (`Update::for_device`,
+//! measured): on a GPU the one-hot reductions, which read `x` once per centroid
+//! coordinate from cache, contend on nothing and give the same result on every run; on
+//! a CPU `lazycl::scatter_add` of the points into their centroids' rows and `bincount`
+//! of the labels (each work-group adds into a private copy of the `k * d` sums, then
+//! flushes it atomically). `--update onehot|scatter` picks one (`report --arrays`
+//! compares them).
 //!
 //! Data: `k` Gaussian blobs (splitmix64 + Box-Muller, reproduced by
 //! `benches/reference/torch_reference.py`); the first `k` points are the initial centroids.
@@ -106,7 +106,8 @@ struct Args {
     small: bool,
     /// `None`: the faster lazy form for the shape (`Assign::for_points`).
     assign: Option<Assign>,
-    update: Update,
+    /// `None`: the faster update for the device (`Update::for_device`).
+    update: Option<Update>,
 }
 
 fn parse_args() -> std::result::Result<Args, String> {
@@ -119,7 +120,7 @@ fn parse_args() -> std::result::Result<Args, String> {
             iters: 8,
             small,
             assign: None,
-            update: Update::OneHot,
+            update: None,
         }
     } else {
         Args {
@@ -129,7 +130,7 @@ fn parse_args() -> std::result::Result<Args, String> {
             iters: 20,
             small,
             assign: None,
-            update: Update::OneHot,
+            update: None,
         }
     };
     let mut args = std::env::args().skip(1);
@@ -137,8 +138,8 @@ fn parse_args() -> std::result::Result<Args, String> {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
         if flag == "--update" {
             a.update = match value.as_str() {
-                "onehot" => Update::OneHot,
-                "scatter" => Update::Scatter,
+                "onehot" => Some(Update::OneHot),
+                "scatter" => Some(Update::Scatter),
                 _ => return Err(format!("--update must be onehot or scatter, not {value}")),
             };
             continue;
@@ -196,6 +197,8 @@ fn main() -> lazycl::Result<ExitCode> {
     } = args;
     let assign = assign.unwrap_or(Assign::for_points(d));
     let ctx = Context::new()?;
+    let gpu = ctx.device().device_type == lazycl::DeviceType::Gpu;
+    let update = update.unwrap_or(Update::for_device(gpu));
     println!(
         "k-means (Lloyd) of {n} x {d} f32 points, k = {k}, {iters} iterations, assignment by {}, update by {update:?}, on {} ({})",
         match assign {
