@@ -1,5 +1,6 @@
 //! Checks the array algorithms whose work-groups wait on each other (a decoupled
-//! look-back over tiles: `cumsum`, `sort`/`argsort`, `compress`/`nonzero`; private copies
+//! look-back over tiles: `cumsum` (alone and with a consumer in its store),
+//! `sort`/`argsort`, `compress`/`nonzero`; private copies
 //! flushed by atomics: `scatter_add` into few rows) against the host at sizes of many
 //! tiles, a few times each, and fails on the first mismatch. The tests cover every shape
 //! and type on small arrays; this is the check for a device's memory ordering at scale
@@ -45,6 +46,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for _ in 0..2 {
             check(format!("2^{p} cumsum"), s.cumsum(Axis(0)).to_vec()? == sums);
         }
+        // A consumer computed in the scan's store.
+        let doubled: Vec<i64> = sums.iter().map(|v| 2 * v - 1).collect();
+        check(format!("2^{p} 2 cumsum - 1"), (s.cumsum(Axis(0)) * 2 - 1).to_vec()? == doubled);
         // Sorts of hashed keys, against the host's stable sort.
         let keys: Vec<i32> = (0..n as u64)
             .map(|i| (hash(i) >> 40) as i32 - (1 << 23))

@@ -80,6 +80,20 @@ pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()
         "GB/s",
         "lazycl's plain cumsum",
     );
+    // A consumer in the scan's store: the same bytes moved again.
+    let consumed = per_run(
+        trials,
+        5,
+        || lz((x.cumsum(Axis(0)) * 2.0 - 1.0).eval().map(drop)),
+        sync,
+    )?;
+    rep.add(
+        format!("{}, then 2s - 1 in its store, one kernel", s.name),
+        gbps(n, 4, consumed),
+        gbps(n, 4, plain),
+        "GB/s",
+        "lazycl's plain cumsum",
+    );
     Ok(())
 }
 

@@ -223,3 +223,73 @@ fn a_scan_along_a_bad_axis_is_an_error_naming_it() {
     let e = s.cumprod(0).to_vec().unwrap_err().to_string();
     assert!(e.contains("cumprod") && e.contains("axis 0"), "{e}");
 }
+
+/// `want` and `got` within a tolerance scaled by the running magnitude.
+fn close_f64(got: &[f64], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-9 * (1.0 + w.abs() + i as f64),
+            "{what} {i}: {g} vs {w}"
+        );
+    }
+}
+
+#[test]
+fn elementwise_consumers_of_a_scan_run_in_its_store() {
+    let c = ctx();
+    let mut r = rng(9);
+    // Rows spanning tiles (a look-back), rows sharing tiles, and columns (serial).
+    for (shape, axis) in [
+        (vec![20_000usize], 0usize),
+        (vec![37, 300], 1),
+        (vec![300, 37], 0),
+    ] {
+        let n: usize = shape.iter().product();
+        let hx = f64::random_vec(&mut r, n);
+        let hy = f64::random_vec(&mut r, n);
+        let x = c.from_shape_slice(shape.clone(), &hx).unwrap();
+        let y = c.from_shape_slice(shape.clone(), &hy).unwrap();
+        let host = ArrayD::from_shape_vec(IxDyn(&shape), hx.clone()).unwrap();
+        let scanned = host_scan(&host, axis, false, 0.0, |a, b| a + b);
+        let yy = ArrayD::from_shape_vec(IxDyn(&shape), hy.clone()).unwrap();
+        let want: Vec<f64> = (&scanned * 2.0 - &yy).iter().copied().collect();
+        let what = format!("{shape:?} axis {axis}");
+        // Warm the programs, then count.
+        (x.cumsum(Axis(axis)) * 2.0 - &y).eval().unwrap();
+        let before = c.stats();
+        let z = x.cumsum(Axis(axis)) * 2.0 - &y;
+        z.eval().unwrap();
+        let d = c.stats() - before;
+        assert_eq!(
+            d.kernels_launched, 1,
+            "{what}: one kernel, the scan never stored: {d}"
+        );
+        let plan = (x.cumsum(Axis(axis)) * 2.0 - &y).explain().unwrap();
+        assert!(plan.contains("its consumers computed in its store"), "{plan}");
+        assert!(plan.contains("1 outputs"), "{plan}");
+        close_f64(&z.to_vec().unwrap(), &want, &what);
+        // The scan itself wanted too: stored by the same kernel.
+        let s = x.cumsum(Axis(axis));
+        let z = &s * 2.0 - &y;
+        let before = c.stats();
+        lazycl::eval(&(&s, &z)).unwrap();
+        let d = c.stats() - before;
+        assert_eq!(d.kernels_launched, 1, "{what}: {d}");
+        close_f64(&z.to_vec().unwrap(), &want, &what);
+        close_f64(
+            &s.to_vec().unwrap(),
+            scanned.as_standard_layout().as_slice().unwrap(),
+            &what,
+        );
+        // A consumer of another type, and one through a view (which cannot join).
+        let as_i = x.cumsum(Axis(axis)).lt(0.0).cast::<i32>().sum().item().unwrap();
+        let negative = scanned.iter().filter(|v| **v < 0.0).count() as i32;
+        assert_eq!(as_i, negative, "{what}");
+        let flipped = x.cumsum(Axis(axis)).flip(Axis(axis)) + 1.0;
+        let mut want_flip = scanned.clone();
+        want_flip.invert_axis(ndarray::Axis(axis));
+        let want_flip: Vec<f64> = want_flip.iter().map(|v| v + 1.0).collect();
+        close_f64(&flipped.to_vec().unwrap(), &want_flip, &format!("{what} flipped"));
+    }
+}

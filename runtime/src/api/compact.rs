@@ -49,7 +49,7 @@ impl<T: Element> Compacted<T> {
     /// [`len`](Compacted::len)): waits for the count, not for the elements.
     pub fn into_array(self) -> Result<Array<T>> {
         let n = self.len()?;
-        Ok(self.values.slice(crate::s![..n]))
+        Ok(self.values.slice(ndarray::s![..n]))
     }
 
     /// The picked elements on the host.
@@ -58,7 +58,7 @@ impl<T: Element> Compacted<T> {
         if n == 0 {
             return Ok(Vec::new());
         }
-        self.values.slice(crate::s![..n]).to_vec()
+        self.values.slice(ndarray::s![..n]).to_vec()
     }
 }
 

@@ -109,12 +109,17 @@ fn explain(roots: &[NodeRef]) -> Result<String> {
             };
             let _ = writeln!(
                 s,
-                "  {}{:?} scan of {} rows of {} (x {} inner): {how}",
+                "  {}{:?} scan of {} rows of {} (x {} inner): {how}{}",
                 if sc.exclusive { "exclusive " } else { "" },
                 sc.op,
                 sc.outer,
                 sc.len,
-                sc.inner
+                sc.inner,
+                if sc.epilogue.is_some() {
+                    "; its consumers computed in its store"
+                } else {
+                    ""
+                }
             );
         }
         if let Some(f) = &p.finishes {

@@ -116,10 +116,15 @@ pub(super) fn value_expr(
             DType::Bool => format!("(uchar)(s{slot} != 0u)"),
             _ => format!("s{slot}"),
         },
-        // A GEMM epilogue's product: the accumulator of the element at hand.
+        // A GEMM epilogue's product: the accumulator of the element at hand; a scan
+        // epilogue's: the scanned element.
         Value::Op {
             code: OpCode::MatMul, ..
         } => "prod".to_string(),
+        Value::Op {
+            code: OpCode::Scan(_),
+            ..
+        } => "scanned".to_string(),
         Value::Op { code, args, .. } => {
             // (A load read only in a branch is printed there: see `PlannedValue::in_branch`.)
             let operands: Vec<String> = args

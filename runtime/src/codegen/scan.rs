@@ -32,13 +32,43 @@ pub(super) fn scan_source(plan: &KernelPlan, s: &ScanPlan) -> String {
     src.into_string()
 }
 
-/// `dest = ` the kernel's value at flat element `at` (in a block of its own).
-fn value_at(v: &mut Values, at: &str, dest: &str, src: &mut Src) {
+/// `dest = ` the value scanned at flat element `at` (in a block of its own).
+fn value_at(v: &mut Values, s: &ScanPlan, at: &str, dest: &str, src: &mut Src) {
     src.open("{");
     src.line(format_args!("const {} gid = {at};", v.ix));
     v.element_indices(src);
-    v.all("gid", src);
-    src.line(format_args!("{dest} = v{};", v.plan.outputs[0].value));
+    v.upto(s.epilogue.unwrap_or(v.plan.values.len()), &[], "gid", src);
+    src.line(format_args!("{dest} = v{};", s.value));
+    src.close();
+}
+
+/// Stores the scanned element `x` at flat element `at`: the scan alone, or its epilogue
+/// (the consumers that joined the kernel, computed at the element's coordinates) and its
+/// outputs.
+fn store_at(v: &mut Values, s: &ScanPlan, at: &str, x: &str, src: &mut Src) {
+    let Some(start) = s.epilogue else {
+        src.line(format_args!("out0[{at}] = {x};"));
+        return;
+    };
+    let plan = v.plan;
+    src.open("{");
+    src.line(format_args!("const {} scanned = {x};", vt(s.dtype)));
+    src.line(format_args!("const {} gid = {at};", v.ix));
+    v.element_indices(src);
+    for i in (start..plan.values.len()).filter(|&i| !plan.values[i].in_branch) {
+        let e = v.expr(i, "gid", None);
+        src.line(format_args!("const {} v{i} = {e};", vt(plan.values[i].dtype)));
+    }
+    for (k, output) in plan.outputs.iter().enumerate() {
+        match &output.store {
+            Some(a) => src.line(format_args!(
+                "{} = v{};",
+                super::views::store_target(plan, k, a, None),
+                output.value
+            )),
+            None => src.line(format_args!("out{k}[gid] = v{};", output.value)),
+        }
+    }
     src.close();
 }
 
@@ -58,13 +88,13 @@ fn serial(v: &mut Values, s: &ScanPlan, src: &mut Src) {
     src.open(format_args!("for ({ix} l = 0; l < len; l++) {{"));
     src.line(format_args!("const {ix} at = base + l * inner;"));
     src.line(format_args!("{t} x;"));
-    value_at(v, "at", "x", src);
+    value_at(v, s, "at", "x", src);
     if s.exclusive {
-        src.line("out0[at] = acc;");
+        store_at(v, s, "at", "acc", src);
         src.line(format_args!("acc = {step};"));
     } else {
         src.line(format_args!("acc = {step};"));
-        src.line("out0[at] = acc;");
+        store_at(v, s, "at", "acc", src);
     }
     src.close();
     src.close();
@@ -105,7 +135,7 @@ fn tiles(v: &mut Values, s: &ScanPlan, items: u32, per_row: u32, src: &mut Src) 
     ));
     src.line(format_args!("{t} x = {id};"));
     src.open("if (row0 + r < rows && from + c < len) {");
-    value_at(v, &format!("({ix})(row0 + r) * len + from + c"), "x", src);
+    value_at(v, s, &format!("({ix})(row0 + r) * len + from + c"), "x", src);
     src.close();
     src.line("tile[P(e)] = x;");
     src.close();
@@ -151,10 +181,13 @@ fn tiles(v: &mut Values, s: &ScanPlan, items: u32, per_row: u32, src: &mut Src) 
         "const {t} before = owner % {per_row}u > 0 ? {} : prefix;",
         op("prefix", "sums[owner - 1]")
     ));
-    src.line(format_args!(
-        "out0[({ix})(row0 + r) * len + from + c] = {};",
-        op("before", "tile[P(e)]")
-    ));
+    store_at(
+        v,
+        s,
+        &format!("({ix})(row0 + r) * len + from + c"),
+        &op("before", "tile[P(e)]"),
+        src,
+    );
     src.close();
     src.close();
 }

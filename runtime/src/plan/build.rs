@@ -154,6 +154,9 @@ pub(crate) fn plan_kernel(
         store,
     };
     let value_of = binder.bind(&mut plan, output_of);
+    if let (Some(s), Some((_, child))) = (plan.scan.as_mut(), scan) {
+        s.value = value_of(child);
+    }
     if let Some((s, sc)) = scatter {
         let index = value_of(sc.index);
         if let Some((k, o)) = plan

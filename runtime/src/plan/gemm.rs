@@ -11,12 +11,11 @@
 //! phase). In the epilogue the product is one value, the accumulator (`Cone::of`'s
 //! `product`), read only at the product's own coordinates (`group` admits nothing else).
 
-use super::access::{Access, Affine, Collapsed, LoadKind};
-use super::build::Cone;
+use super::access::Affine;
 use super::collect::{GKind, GNode, OpCode};
 use super::gemm_plan::{GemmOperand, GemmPlan, GemmRow};
 use super::kernel_plan::KernelPlan;
-use super::reads::{self, ConeView};
+use super::phase::Phase;
 use super::tiles::Along;
 use super::{key, values, Store};
 
@@ -197,70 +196,6 @@ pub(crate) fn set_tile(plan: &mut KernelPlan, tile: super::tiles::GemmTile, prof
             None => super::tiles::split(profile, g),
         };
         key::gemm_tile(&mut plan.key, &tile, [left, right], g.split > 1);
-    }
-}
-
-/// One phase: the cone of `targets` (and of `extra`, broadcast into the space) over
-/// `space`, its loads strided over explicit coordinates.
-struct Phase<'a> {
-    targets: &'a [usize],
-    extra: Option<usize>,
-    space: Vec<usize>,
-    product: Option<usize>,
-    store: Option<&'a Store>,
-}
-
-/// What binding a phase gave.
-struct Bound {
-    /// The value of `extra` (an operand phase's operand).
-    value: usize,
-    /// Every load's offset over the phase's coordinates.
-    offsets: Vec<Affine>,
-    /// The product is read only at the phase's own coordinates (or not at all).
-    product_plain: bool,
-}
-
-impl Phase<'_> {
-    fn bind(&self, graph: &[GNode], mat: &[bool], plan: &mut KernelPlan) -> Bound {
-        let cone = Cone::of(graph, mat, self.targets, self.extra, false, None, self.product);
-        let walked = ConeView {
-            graph,
-            used: &cone.used,
-            inside: &cone.inside,
-        };
-        let space = &self.space;
-        let rank = space.len();
-        let reads = reads::walk(&walked, self.targets, self.extra, space);
-        let offsets: Vec<Affine> = reads
-            .loads
-            .iter()
-            .map(|l| l.access.affine(&l.shape, rank))
-            .collect();
-        let collapsed = Collapsed::explicit(space);
-        let kinds: Vec<LoadKind> = offsets.iter().map(|o| collapsed.kind(o)).collect();
-        let store = self.store.map(|s| {
-            let offset = Access::identity(rank).view(&s.map).affine(&s.shape, rank);
-            (s.node, collapsed.kind(&offset))
-        });
-        let product_plain = self.product.is_none_or(|p| {
-            let at = &reads.accesses[p];
-            at.len() <= 1 && at.iter().all(|a| *a == Access::identity(rank))
-        });
-        let binder = values::Binder {
-            walked: &walked,
-            is_target: &cone.is_target,
-            reads: &reads,
-            kinds: &kinds,
-            collapsed: &collapsed,
-            space,
-            store,
-        };
-        let value_of = binder.bind(plan, |j| (graph[j].node.dtype, j));
-        Bound {
-            value: self.extra.map_or(usize::MAX, value_of),
-            offsets,
-            product_plain,
-        }
     }
 }
 

@@ -78,6 +78,9 @@ enum GroupKind {
     /// The GEMM kernel of the product at this graph index, with the elementwise points
     /// of its shape that joined its epilogue.
     Gemm(usize),
+    /// The scan kernel of the scan at this graph index, with the elementwise points of
+    /// its shape that joined its store (its epilogue).
+    Scan(usize),
 }
 
 /// A kernel of materialization points being grouped.
@@ -91,9 +94,10 @@ struct Group {
 /// dependencies allow, in an order where every kernel runs after those it reads from.
 /// A point that reads a cut point (`cut[d]`: materialized only to bound kernel size) goes
 /// to a later kernel than the cut, so cuts really split. A reduction and a matrix product
-/// each start a kernel of their own; elementwise points of a product's shape may join
-/// its kernel (its epilogue) where they read it only at its own coordinates
-/// ([`joins_epilogue`]). The first member of a product's kernel is the product.
+/// each start a kernel of their own; elementwise points of a product's (or a scan's)
+/// shape may join its kernel (its epilogue) where they read it only at its own
+/// coordinates ([`joins_epilogue`]). The first member of such a kernel is the product
+/// (the scan).
 pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<Vec<usize>> {
     let mut groups: Vec<Group> = Vec::new();
     let mut group_of: Vec<Option<usize>> = vec![None; graph.len()];
@@ -124,8 +128,9 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<
         }
         let shape = &graph[p].node.shape;
         let kind = match &graph[p].kind {
+            GKind::Op(OpCode::Reduce(_), _) => GroupKind::Reduction,
             // (A scan is a kernel of its own too, and joins nothing.)
-            GKind::Op(OpCode::Reduce(_) | OpCode::Scan(_), _) => GroupKind::Reduction,
+            GKind::Op(OpCode::Scan(_), _) => GroupKind::Scan(p),
             GKind::Op(OpCode::MatMul, _) => GroupKind::Gemm(p),
             _ => GroupKind::Elementwise,
         };
@@ -137,7 +142,9 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<
                     && match g.kind {
                         GroupKind::Elementwise => true,
                         GroupKind::Reduction => false,
-                        GroupKind::Gemm(product) => joins_epilogue(graph, mat, &g.members, p, product),
+                        GroupKind::Gemm(product) | GroupKind::Scan(product) => {
+                            joins_epilogue(graph, mat, &g.members, p, product)
+                        }
                     }
             }),
             // A reduction of a product's epilogue along its rows joins the product's
@@ -146,7 +153,7 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<
                 GroupKind::Gemm(product) => joins_as_row(graph, mat, &g.members, p, product),
                 _ => false,
             }),
-            GroupKind::Gemm(_) => None,
+            GroupKind::Gemm(_) | GroupKind::Scan(_) => None,
         };
         let g = match candidate {
             Some(c) if latest_dep.is_none_or(|d| d <= c) && after_cut.is_none_or(|d| d < c) => c,

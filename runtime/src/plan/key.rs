@@ -62,6 +62,8 @@ const TAG_SCAN: u32 = 21;
 const TAG_GATHER: u32 = 22;
 /// An output added through an index ([`ScatterStore`](super::kernel_plan::ScatterStore)).
 const TAG_SCATTER: u32 = 23;
+/// The start of a scan's epilogue: then where its values start.
+const TAG_SCAN_EPILOGUE: u32 = 24;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
 /// Sort kernels ([`SortPlan`]).
@@ -276,6 +278,11 @@ pub(crate) fn finish_in(key: &mut Vec<u32>, f: &FinishIn) {
 /// A GEMM kernel multiplying elements of `dtype`.
 pub(crate) fn gemm(key: &mut Vec<u32>, dtype: DType) {
     key.extend([TAG_GEMM, dtype_code(dtype)]);
+}
+
+/// The values that follow (from `start`) are a scan's epilogue.
+pub(crate) fn scan_epilogue(key: &mut Vec<u32>, start: usize) {
+    key.extend([TAG_SCAN_EPILOGUE, start as u32]);
 }
 
 /// The values that follow belong to the next phase of a GEMM kernel.

@@ -15,7 +15,9 @@ pub(crate) mod group;
 pub(crate) mod kernel_plan;
 pub(crate) mod key;
 pub(crate) mod passes;
+mod phase;
 mod reads;
+pub(crate) mod scan_epilogue;
 pub(crate) mod scan_plan;
 pub(crate) mod signature;
 pub(crate) mod sort_plan;
@@ -142,19 +144,24 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
     } = collected;
     let (graph, root_idx) = (&graph[..], &root_idx[..]);
     let mat = group::materialization_points(graph, root_idx, profile.max_args());
-    // (A product is no cut: its elementwise readers may join its kernel.)
+    // (A product or a scan is no cut: its elementwise readers may join its kernel.)
     let mut cut = mat.clone();
     for &r in root_idx {
         cut[r] = false;
     }
     for (i, g) in graph.iter().enumerate() {
-        if matches!(g.kind, GKind::Op(OpCode::MatMul, _)) {
+        if matches!(g.kind, GKind::Op(OpCode::MatMul | OpCode::Scan(_), _)) {
             cut[i] = false;
         }
     }
     let groups = group::group_kernels(graph, &mat, &cut);
-    // (Only a product's kernel asks; a flush without one skips the walk.)
-    let has_product = |m: &Vec<usize>| matches!(graph[m[0]].kind, GKind::Op(OpCode::MatMul, _));
+    // (Only a product's kernel, or a scan's with consumers, asks; a flush without one
+    // skips the walk.)
+    let has_product = |m: &Vec<usize>| match graph[m[0]].kind {
+        GKind::Op(OpCode::MatMul, _) => true,
+        GKind::Op(OpCode::Scan(_), _) => m.len() > 1,
+        _ => false,
+    };
     let elsewhere = match groups.iter().any(has_product) {
         true => group::read_elsewhere(graph, &mat, &groups),
         false => Vec::new(),
@@ -169,6 +176,10 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
                 GKind::Op(OpCode::MatMul, _) => {
                     let stored = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
                     gemm::plan_gemm(graph, &mat, members, stored, store)
+                }
+                GKind::Op(OpCode::Scan(_), _) if members.len() > 1 => {
+                    let stored = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
+                    scan_epilogue::plan_scan(graph, &mat, members, stored, store, group_size)
                 }
                 _ => build::plan_kernel(graph, &mat, members, group_size, None, None, store),
             }

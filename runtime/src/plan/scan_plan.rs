@@ -17,6 +17,11 @@ pub(crate) struct ScanPlan {
     pub(crate) len: usize,
     pub(crate) inner: usize,
     pub(crate) layout: ScanLayout,
+    /// The value scanned: the operand's, computed in the loads.
+    pub(crate) value: usize,
+    /// Where the values of the elementwise consumers computed in the scan's store start
+    /// (`plan::scan_epilogue`); `None`: the kernel stores the scan alone.
+    pub(crate) epilogue: Option<usize>,
 }
 
 /// How a scan's work is laid out.
@@ -87,5 +92,7 @@ pub(crate) fn scan_plan(spec: ScanSpec, dtype: DType, shape: &[usize], group: u3
         len,
         inner,
         layout,
+        value: 0,
+        epilogue: None,
     }
 }

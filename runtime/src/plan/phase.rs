@@ -1,0 +1,77 @@
+//! A *phase* of a kernel planned over explicit coordinates: the cone of some targets
+//! (and of an extra value) over a space, every load strided, bound into a plan that
+//! other phases share (inputs, scalars, key). A GEMM kernel has three (each operand's
+//! tile loads, the epilogue); a scan with consumers two (the operand, the epilogue). A
+//! `product` is the value of its kernel's own computation (the accumulators, the scanned
+//! element), read in the epilogue at its own coordinates only.
+
+use super::access::{Access, Affine, Collapsed, LoadKind};
+use super::build::Cone;
+use super::collect::GNode;
+use super::kernel_plan::KernelPlan;
+use super::reads::{self, ConeView};
+use super::{values, Store};
+
+/// One phase: the cone of `targets` (and of `extra`, broadcast into the space) over
+/// `space`, its loads strided over explicit coordinates.
+pub(super) struct Phase<'a> {
+    pub(super) targets: &'a [usize],
+    pub(super) extra: Option<usize>,
+    pub(super) space: Vec<usize>,
+    pub(super) product: Option<usize>,
+    pub(super) store: Option<&'a Store>,
+}
+
+/// What binding a phase gave.
+pub(super) struct Bound {
+    /// The value of `extra` (an operand phase's operand).
+    pub(super) value: usize,
+    /// Every load's offset over the phase's coordinates.
+    pub(super) offsets: Vec<Affine>,
+    /// The product is read only at the phase's own coordinates (or not at all).
+    pub(super) product_plain: bool,
+}
+
+impl Phase<'_> {
+    pub(super) fn bind(&self, graph: &[GNode], mat: &[bool], plan: &mut KernelPlan) -> Bound {
+        let cone = Cone::of(graph, mat, self.targets, self.extra, false, None, self.product);
+        let walked = ConeView {
+            graph,
+            used: &cone.used,
+            inside: &cone.inside,
+        };
+        let space = &self.space;
+        let rank = space.len();
+        let reads = reads::walk(&walked, self.targets, self.extra, space);
+        let offsets: Vec<Affine> = reads
+            .loads
+            .iter()
+            .map(|l| l.access.affine(&l.shape, rank))
+            .collect();
+        let collapsed = Collapsed::explicit(space);
+        let kinds: Vec<LoadKind> = offsets.iter().map(|o| collapsed.kind(o)).collect();
+        let store = self.store.map(|s| {
+            let offset = Access::identity(rank).view(&s.map).affine(&s.shape, rank);
+            (s.node, collapsed.kind(&offset))
+        });
+        let product_plain = self.product.is_none_or(|p| {
+            let at = &reads.accesses[p];
+            at.len() <= 1 && at.iter().all(|a| *a == Access::identity(rank))
+        });
+        let binder = values::Binder {
+            walked: &walked,
+            is_target: &cone.is_target,
+            reads: &reads,
+            kinds: &kinds,
+            collapsed: &collapsed,
+            space,
+            store,
+        };
+        let value_of = binder.bind(plan, |j| (graph[j].node.dtype, j));
+        Bound {
+            value: self.extra.map_or(usize::MAX, value_of),
+            offsets,
+            product_plain,
+        }
+    }
+}

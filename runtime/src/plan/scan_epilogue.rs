@@ -1,0 +1,90 @@
+//! Planning a scan kernel with the elementwise consumers that joined its group
+//! (`group`): they run where the scan stores each element, so `x.cumsum(0) * 2.0 - y`
+//! is one kernel and the scan itself is stored only if something else reads it.
+//!
+//! Two phases over the scan's shape (`phase`, with explicit coordinates): the operand,
+//! evaluated where the kernel loads its tiles, and the epilogue, whose product is the
+//! scanned element, read only at its own coordinates (`group` admits nothing else).
+
+use super::collect::{GKind, GNode, OpCode};
+use super::kernel_plan::KernelPlan;
+use super::phase::Phase;
+use super::scan_plan::scan_plan;
+use super::{key, values, Store};
+
+/// Plans the kernel of scan `members[0]` and the elementwise points `members[1..]` that
+/// joined it. `stored`: the scan itself is an output (a root, or read by another
+/// kernel). `store`: the member stored into a region of an array.
+pub(crate) fn plan_scan(
+    graph: &[GNode],
+    mat: &[bool],
+    members: &[usize],
+    stored: bool,
+    store: Option<&Store>,
+    group_size: u32,
+) -> KernelPlan {
+    let scan = members[0];
+    let space: Vec<usize> = graph[scan].node.shape.to_vec();
+    let numel: usize = space.iter().product();
+    let mut plan = KernelPlan {
+        key: Vec::with_capacity(8 * graph.len()),
+        values: Vec::new(),
+        inputs: Vec::new(),
+        scalars: Vec::new(),
+        outputs: Vec::new(),
+        insides: Vec::new(),
+        dims: space.clone(),
+        numel,
+        reduce: None,
+        group_size,
+        narrow_index: numel < u32::MAX as usize,
+        narrow_offsets: false,
+        row: None,
+        row_total: None,
+        finishes: None,
+        tiled: false,
+        broken: None,
+        gemm: None,
+        scan: None,
+    };
+    let GKind::Op(OpCode::Scan(spec), inputs) = &graph[scan].kind else {
+        plan.broken = Some(format!("node {scan} planned as a scan is none"));
+        return plan;
+    };
+    let operand = inputs[0];
+    key::dims(&mut plan.key, space.len(), plan.narrow_index);
+    let mut s = scan_plan(*spec, graph[operand].node.dtype, &space, group_size);
+    key::scan(&mut plan.key, &s, group_size);
+    let loads = Phase {
+        targets: &[],
+        extra: Some(operand),
+        space: space.clone(),
+        product: None,
+        store: None,
+    };
+    s.value = loads.bind(graph, mat, &mut plan).value;
+    let start = plan.values.len();
+    key::scan_epilogue(&mut plan.key, start);
+    let mut targets = members[1..].to_vec();
+    if stored {
+        targets.insert(0, scan);
+    }
+    let epilogue = Phase {
+        targets: &targets,
+        extra: None,
+        space,
+        product: Some(scan),
+        store,
+    };
+    if !epilogue.bind(graph, mat, &mut plan).product_plain {
+        plan.broken.get_or_insert_with(|| {
+            format!("the epilogue of scan {scan} reads it elsewhere than at its own coordinates")
+        });
+    }
+    s.epilogue = Some(start);
+    // (Loads over explicit coordinates: offsets stay `long`.)
+    key::offsets(&mut plan.key, false);
+    values::mark_branch_loads(&mut plan);
+    plan.scan = Some(s);
+    plan
+}
