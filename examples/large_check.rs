@@ -48,7 +48,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         // A consumer computed in the scan's store.
         let doubled: Vec<i64> = sums.iter().map(|v| 2 * v - 1).collect();
-        check(format!("2^{p} 2 cumsum - 1"), (s.cumsum(Axis(0)) * 2 - 1).to_vec()? == doubled);
+        check(
+            format!("2^{p} 2 cumsum - 1"),
+            (s.cumsum(Axis(0)) * 2 - 1).to_vec()? == doubled,
+        );
         // Sorts of hashed keys, against the host's stable sort.
         let keys: Vec<i32> = (0..n as u64)
             .map(|i| (hash(i) >> 40) as i32 - (1 << 23))

@@ -58,43 +58,26 @@ fn sort_rows_of(quick: bool) -> Vec<SortRow> {
 
 /// Adds the sort and compaction rows.
 pub fn rows(rep: &mut Report, ctx: &Context, refs: &Reference, quick: bool, trials: usize) -> R<()> {
-    let sync = || lz(ctx.synchronize());
     for s in sort_rows_of(quick) {
         let n = s.rows * s.len;
         let bits = |i: u64| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32;
-        let t = if s.float {
+        let (t, host_t) = if s.float {
             let host: Vec<f32> = (0..n as u64).map(|i| bits(i) as f32 / 1e5 - 2e4).collect();
-            let a: Array<f32> = lz(ctx.from_shape_slice([s.rows, s.len], &host))?;
-            let t = time(&a, s.what, trials, sync)?;
-            if quick {
-                let host_t = host_sort(&host, s.len, trials, |a, b| a.total_cmp(b));
-                rep.add(
-                    s.name,
-                    n as f64 / t / 1e9,
-                    n as f64 / host_t / 1e9,
-                    "Gkeys/s",
-                    "the host's stable sort",
-                );
-                continue;
-            }
-            t
+            time_both(ctx, &s, &host, quick, trials, |a, b| a.total_cmp(b))?
         } else {
             let host: Vec<i32> = (0..n as u64).map(|i| bits(i) as i32).collect();
-            let a: Array<i32> = lz(ctx.from_shape_slice([s.rows, s.len], &host))?;
-            let t = time(&a, s.what, trials, sync)?;
-            if quick {
-                let host_t = host_sort(&host, s.len, trials, |a, b| a.cmp(b));
-                rep.add(
-                    s.name,
-                    n as f64 / t / 1e9,
-                    n as f64 / host_t / 1e9,
-                    "Gkeys/s",
-                    "the host's stable sort",
-                );
-                continue;
-            }
-            t
+            time_both(ctx, &s, &host, quick, trials, |a, b| a.cmp(b))?
         };
+        if quick {
+            rep.add(
+                s.name,
+                n as f64 / t / 1e9,
+                n as f64 / host_t / 1e9,
+                "Gkeys/s",
+                "the host's stable sort",
+            );
+            continue;
+        }
         let ours = n as f64 / t / 1e9;
         let torch = if s.what == Sorted::Keys {
             "torch.sort(stable=True) (same call)"
@@ -119,21 +102,32 @@ pub fn rows(rep: &mut Report, ctx: &Context, refs: &Reference, quick: bool, tria
     compact_rows(rep, ctx, refs, quick, trials)
 }
 
-fn time<T: lazycl::Numeric>(
-    a: &Array<T>,
-    what: Sorted,
+/// Seconds of the row's sort on the device, and (with `quick`) of the host's stable sort
+/// of `host` (else 0).
+fn time_both<T: lazycl::Numeric + Copy>(
+    ctx: &Context,
+    s: &SortRow,
+    host: &[T],
+    quick: bool,
     trials: usize,
-    sync: impl FnMut() -> R<()>,
-) -> R<f64> {
-    per_run(
+    cmp: impl Fn(&T, &T) -> std::cmp::Ordering,
+) -> R<(f64, f64)> {
+    let a: Array<T> = lz(ctx.from_shape_slice([s.rows, s.len], host))?;
+    let t = per_run(
         trials,
         3,
-        || match what {
+        || match s.what {
             Sorted::Keys => lz(a.sort().map(drop)),
             Sorted::Positions => lz(a.argsort().map(drop)),
         },
-        sync,
-    )
+        || lz(ctx.synchronize()),
+    )?;
+    let host_t = if quick {
+        host_sort(host, s.len, trials, cmp)
+    } else {
+        0.0
+    };
+    Ok((t, host_t))
 }
 
 /// Seconds of the host's stable sort of rows of `len` (median of `trials`).

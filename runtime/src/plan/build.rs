@@ -96,27 +96,8 @@ pub(crate) fn plan_kernel(
         let red_mask = fixed.as_deref().map_or(0, |f| reduced_mask(&collapsed, f));
         reduce_layout(spec.op, graph[child].node.dtype, &dims, red_mask, group_size)
     });
-    let mut plan = KernelPlan {
-        key: Vec::with_capacity(8 * graph.len()),
-        values: Vec::new(),
-        inputs: Vec::new(),
-        scalars: Vec::new(),
-        outputs: Vec::new(),
-        insides: Vec::new(),
-        dims: dims.clone(),
-        numel,
-        reduce: reduce_plan,
-        group_size,
-        narrow_index: numel < u32::MAX as usize,
-        narrow_offsets: false,
-        row: None,
-        row_total: None,
-        finishes: None,
-        tiled: false,
-        broken: None,
-        gemm: None,
-        scan: None,
-    };
+    let mut plan = KernelPlan::empty(dims.clone(), numel, group_size);
+    plan.reduce = reduce_plan;
     key::dims(&mut plan.key, dims.len(), plan.narrow_index);
     if let Some(r) = &reduce_plan {
         key::reduce(&mut plan.key, r, group_size);

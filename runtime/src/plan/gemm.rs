@@ -45,27 +45,8 @@ pub(crate) fn plan_gemm(
     let k = graph[a].node.shape.last().copied().unwrap_or(0);
     let dtype = graph[p].node.dtype;
     let numel = out.iter().product();
-    let mut plan = KernelPlan {
-        key: Vec::with_capacity(8 * graph.len()),
-        values: Vec::new(),
-        inputs: Vec::new(),
-        scalars: Vec::new(),
-        outputs: Vec::new(),
-        insides: Vec::new(),
-        dims: out.clone(),
-        numel,
-        reduce: None,
-        group_size: 0,
-        narrow_index: false,
-        narrow_offsets: false,
-        row: None,
-        row_total: None,
-        finishes: None,
-        tiled: false,
-        broken: None,
-        gemm: None,
-        scan: None,
-    };
+    let mut plan = KernelPlan::empty(out.clone(), numel, 0);
+    plan.narrow_index = false;
     if graph[a].node.dtype != dtype || graph[b].node.dtype != dtype || rank < 2 {
         plan.broken = Some(format!("matrix product {p} of operands {a} and {b} is malformed"));
         return plan;

@@ -210,6 +210,32 @@ pub(crate) const TILE_ROWS: usize = 8;
 const _: () = assert!(TILE_ROWS * crate::layout::VECTOR_WIDTH == TILE);
 
 impl KernelPlan {
+    /// A plan over `dims` (`numel` elements) with nothing bound yet, for work-groups of
+    /// `group_size` (0: the launch chooses).
+    pub(crate) fn empty(dims: Vec<usize>, numel: usize, group_size: u32) -> KernelPlan {
+        KernelPlan {
+            key: Vec::with_capacity(64),
+            values: Vec::new(),
+            inputs: Vec::new(),
+            scalars: Vec::new(),
+            outputs: Vec::new(),
+            insides: Vec::new(),
+            dims,
+            numel,
+            reduce: None,
+            group_size,
+            narrow_index: numel < u32::MAX as usize,
+            narrow_offsets: false,
+            row: None,
+            row_total: None,
+            finishes: None,
+            tiled: false,
+            broken: None,
+            gemm: None,
+            scan: None,
+        }
+    }
+
     /// The inputs a tiled kernel stages through local memory: strided, unguarded, moving
     /// by one element along the second-innermost dim and not along the innermost (a
     /// transposed read). Empty below rank 2.

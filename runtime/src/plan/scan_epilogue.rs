@@ -26,27 +26,7 @@ pub(crate) fn plan_scan(
     let scan = members[0];
     let space: Vec<usize> = graph[scan].node.shape.to_vec();
     let numel: usize = space.iter().product();
-    let mut plan = KernelPlan {
-        key: Vec::with_capacity(8 * graph.len()),
-        values: Vec::new(),
-        inputs: Vec::new(),
-        scalars: Vec::new(),
-        outputs: Vec::new(),
-        insides: Vec::new(),
-        dims: space.clone(),
-        numel,
-        reduce: None,
-        group_size,
-        narrow_index: numel < u32::MAX as usize,
-        narrow_offsets: false,
-        row: None,
-        row_total: None,
-        finishes: None,
-        tiled: false,
-        broken: None,
-        gemm: None,
-        scan: None,
-    };
+    let mut plan = KernelPlan::empty(space.clone(), numel, group_size);
     let GKind::Op(OpCode::Scan(spec), inputs) = &graph[scan].kind else {
         plan.broken = Some(format!("node {scan} planned as a scan is none"));
         return plan;
