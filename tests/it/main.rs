@@ -26,6 +26,7 @@ mod layouts;
 mod lazy_counters;
 mod lazy_ops;
 mod lazy_property;
+mod math;
 mod matmul;
 mod program_cache;
 mod reductions;

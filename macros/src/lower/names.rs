@@ -310,6 +310,15 @@ pub(super) const FLOAT_METHODS: &[(&str, &str, usize)] = &[
     ("asin", "asin", 0),
     ("acos", "acos", 0),
     ("atan", "atan", 0),
+    ("asinh", "asinh", 0),
+    ("acosh", "acosh", 0),
+    ("atanh", "atanh", 0),
+    ("ln_1p", "log1p", 0),
+    ("exp_m1", "expm1", 0),
+    ("erf", "erf", 0),
+    ("erfc", "erfc", 0),
+    ("lgamma", "lgamma", 0),
+    ("tgamma", "tgamma", 0),
     ("abs", "fabs", 0),
     ("floor", "floor", 0),
     ("ceil", "ceil", 0),
@@ -324,7 +333,8 @@ pub(super) const FLOAT_METHODS: &[(&str, &str, usize)] = &[
     ("mul_add", "fma", 2),
 ];
 
-pub(super) const FLOAT_METHOD_LIST: &str = "sqrt cbrt exp exp2 ln log2 log10 sin cos tan sinh cosh tanh asin acos atan abs \
+pub(super) const FLOAT_METHOD_LIST: &str = "sqrt cbrt exp exp2 exp_m1 ln ln_1p log2 log10 sin cos tan sinh cosh tanh asin acos atan \
+     asinh acosh atanh erf erfc lgamma tgamma abs \
      floor ceil round trunc powf powi atan2 hypot min max copysign mul_add clamp signum is_nan is_finite is_infinite";
 pub(super) const INT_METHOD_LIST: &str =
     "min max clamp abs (signed) pow wrapping_add wrapping_sub wrapping_mul wrapping_neg";

@@ -240,6 +240,30 @@ impl<T: Float> Array<T> {
         acos => Acos,
         /// Arctangent.
         atan => Atan,
+        /// Hyperbolic sine.
+        sinh => Sinh,
+        /// Hyperbolic cosine.
+        cosh => Cosh,
+        /// Inverse hyperbolic sine.
+        asinh => Asinh,
+        /// Inverse hyperbolic cosine (NaN below 1).
+        acosh => Acosh,
+        /// Inverse hyperbolic tangent (NaN outside `[-1, 1]`, infinite at ±1).
+        atanh => Atanh,
+        /// Cube root (of negatives too).
+        cbrt => Cbrt,
+        /// `ln(1 + x)`, accurate for `x` near 0 (numpy's `log1p`).
+        ln_1p => Ln1p,
+        /// `e^x - 1`, accurate for `x` near 0 (numpy's `expm1`).
+        exp_m1 => ExpM1,
+        /// The error function (`scipy.special.erf`).
+        erf => Erf,
+        /// The complementary error function `1 - erf(x)`, accurate where `erf` is near 1.
+        erfc => Erfc,
+        /// The natural logarithm of `|Γ(x)|` (C's `lgamma`, `scipy.special.gammaln`).
+        lgamma => Lgamma,
+        /// The gamma function `Γ(x)` (C's `tgamma`, `scipy.special.gamma`).
+        tgamma => Tgamma,
         /// Largest integer not above.
         floor => Floor,
         /// Smallest integer not below.
