@@ -36,6 +36,7 @@ mod row_total;
 mod safety;
 mod scans;
 mod sort;
+mod stats;
 mod ui_api;
 mod ui_expr;
 mod ui_kernel;

@@ -17,4 +17,5 @@ pub(crate) mod regions;
 pub(crate) mod scan;
 pub(crate) mod slice_mut;
 pub(crate) mod sort;
+pub(crate) mod stats;
 pub(crate) mod views;
