@@ -75,30 +75,9 @@ impl Numeric for f32 {}
 impl Numeric for f64 {}
 
 /// Floating-point element types: the math methods (`sqrt`, `exp`, ...) are defined on these.
-pub trait Float: Numeric {
-    /// The value as an `f64` (exact).
-    #[doc(hidden)]
-    fn to_f64(self) -> f64;
-    /// The nearest value to `v`.
-    #[doc(hidden)]
-    fn from_f64(v: f64) -> Self;
-}
-impl Float for f32 {
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
-}
-impl Float for f64 {
-    fn to_f64(self) -> f64 {
-        self
-    }
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-}
+pub trait Float: Numeric {}
+impl Float for f32 {}
+impl Float for f64 {}
 
 /// Integer element types (`i32 u32 i64 u64`): bitwise operations and `pow` are defined on these.
 pub trait Integer: Numeric {}

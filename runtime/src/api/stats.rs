@@ -10,8 +10,34 @@
 
 use crate::api::array::Array;
 use crate::api::views::AsAxis;
-use crate::dtype::Float;
+use crate::dtype::{DType, Float, ScalarBits};
 use crate::error::Error;
+use crate::graph::Op;
+
+/// A float element as an `f64` (exact).
+fn to_f64<T: Float>(v: T) -> f64 {
+    let bits = v.to_arg_bits().bits;
+    match T::DTYPE {
+        DType::F32 => f64::from(f32::from_bits(bits as u32)),
+        _ => f64::from_bits(bits),
+    }
+}
+
+/// The constant `v` (rounded to `T`) as a 0-d array of `array`'s context: a kernel
+/// argument, like any scalar operand.
+fn constant<T: Float>(array: &Array<T>, v: f64) -> Array<T> {
+    let bits = match T::DTYPE {
+        DType::F32 => ScalarBits {
+            bits: u64::from((v as f32).to_bits()),
+            size: 4,
+        },
+        _ => ScalarBits {
+            bits: v.to_bits(),
+            size: 8,
+        },
+    };
+    Array::lazy(&array.node.ctx, Vec::<usize>::new(), Op::Scalar(bits))
+}
 
 impl<T: Float> Array<T> {
     /// The variance along `axis` with `ddof` delta degrees of freedom: the mean squared
@@ -70,7 +96,7 @@ impl<T: Float> Array<T> {
             Some(a) => shape[a],
             None => self.len(),
         };
-        let d = ddof.to_f64();
+        let d = to_f64(ddof);
         if !(d >= 0.0 && d < n as f64) {
             let what = axis.map_or("elements".to_string(), |a| format!("elements along axis {a}"));
             let e = Error::InvalidShape(format!(
@@ -84,7 +110,7 @@ impl<T: Float> Array<T> {
         };
         let mean = self.mean_axes(&axes, true);
         let dev = self - &mean;
-        (&dev * &dev).sum_axes(&axes, false) * T::from_f64(1.0 / (n as f64 - d))
+        (&dev * &dev).sum_axes(&axes, false) * constant(self, 1.0 / (n as f64 - d))
     }
 
     /// `ln(sum(exp(x)))` along `axis`, which is removed, computed stably: the largest
@@ -136,10 +162,8 @@ impl<T: Float> Array<T> {
     /// finite, so that a lane of `-inf` does not give NaN), and this array minus it.
     fn shifted(&self, axis: usize) -> (Array<T>, Array<T>) {
         let m = self.amax_axes(&[axis], true);
-        let m = m
-            .abs()
-            .lt(T::from_f64(f64::INFINITY))
-            .select(&m, T::from_f64(0.0));
+        let finite = m.abs().lt(constant(self, f64::INFINITY));
+        let m = finite.select(&m, constant(self, 0.0));
         let shifted = self - &m;
         (m, shifted)
     }
