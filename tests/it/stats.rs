@@ -186,4 +186,19 @@ fn bad_statistics_are_errors() {
     assert!(e.contains("std_axis: axis 2 is out of range"), "{e}");
     let e = a.var(-1.0).to_vec().unwrap_err().to_string();
     assert!(e.contains("ddof = -1"), "{e}");
+    for (op, e) in [
+        ("softmax", a.softmax(2).to_vec().unwrap_err()),
+        ("log_softmax", a.log_softmax(2).to_vec().unwrap_err()),
+        ("logsumexp", a.logsumexp(2).to_vec().unwrap_err()),
+        ("any_axis", a.lt(1.0).any_axis(2).to_vec().unwrap_err()),
+        ("all_axis", a.lt(1.0).all_axis(2).to_vec().unwrap_err()),
+    ] {
+        let e = e.to_string();
+        assert!(
+            e.contains(&format!(
+                "{op}: axis 2 is out of range for an array of shape [3, 4]"
+            )),
+            "{e}"
+        );
+    }
 }

@@ -14,6 +14,23 @@ use crate::dtype::{DType, Float, ScalarBits};
 use crate::error::Error;
 use crate::graph::Op;
 
+/// An array that fails with "`op`: axis out of range" when materialized, if `axis` is
+/// not an axis of `a` (of the result's shape `out`).
+fn bad_axis<T: crate::dtype::Element, U: crate::dtype::Element>(
+    a: &Array<T>,
+    op: &str,
+    axis: usize,
+    out: impl FnOnce() -> Vec<usize>,
+) -> Option<Array<U>> {
+    (axis >= a.ndim()).then(|| {
+        let e = Error::InvalidShape(format!(
+            "{op}: axis {axis} is out of range for an array of shape {:?}",
+            a.shape()
+        ));
+        Array::failed(&a.node.ctx, out(), e)
+    })
+}
+
 /// A float element as an `f64` (exact).
 fn to_f64<T: Float>(v: T) -> f64 {
     let bits = v.to_arg_bits().bits;
@@ -129,6 +146,9 @@ impl<T: Float> Array<T> {
     /// ```
     pub fn logsumexp(&self, axis: impl AsAxis) -> Array<T> {
         let axis = axis.axis_index();
+        if let Some(e) = bad_axis(self, "logsumexp", axis, Vec::new) {
+            return e;
+        }
         let (m, shifted) = self.shifted(axis);
         (shifted.exp().sum_axes(&[axis], true).ln() + &m).remove_axis(axis)
     }
@@ -147,6 +167,9 @@ impl<T: Float> Array<T> {
     /// ```
     pub fn softmax(&self, axis: impl AsAxis) -> Array<T> {
         let axis = axis.axis_index();
+        if let Some(e) = bad_axis(self, "softmax", axis, || self.shape().to_vec()) {
+            return e;
+        }
         let e = self.shifted(axis).1.exp();
         &e / &e.sum_axes(&[axis], true)
     }
@@ -154,6 +177,9 @@ impl<T: Float> Array<T> {
     /// `x - logsumexp(x)` along `axis` (torch's `log_softmax(dim)`), computed stably.
     pub fn log_softmax(&self, axis: impl AsAxis) -> Array<T> {
         let axis = axis.axis_index();
+        if let Some(e) = bad_axis(self, "log_softmax", axis, || self.shape().to_vec()) {
+            return e;
+        }
         let shifted = self.shifted(axis).1;
         &shifted - &shifted.exp().sum_axes(&[axis], true).ln()
     }
@@ -189,12 +215,19 @@ impl Array<bool> {
 
     /// Whether any element along `axis` is true.
     pub fn any_axis(&self, axis: impl AsAxis) -> Array<bool> {
+        let axis = axis.axis_index();
+        if let Some(e) = bad_axis(self, "any_axis", axis, Vec::new) {
+            return e;
+        }
         self.cast::<u64>().sum_axis(axis).gt(0u64)
     }
 
     /// Whether every element along `axis` is true.
     pub fn all_axis(&self, axis: impl AsAxis) -> Array<bool> {
         let axis = axis.axis_index();
+        if let Some(e) = bad_axis(self, "all_axis", axis, Vec::new) {
+            return e;
+        }
         let n = self.shape().get(axis).copied().unwrap_or(0) as u64;
         self.cast::<u64>().sum_axis(axis).eq(n)
     }
