@@ -49,7 +49,7 @@ struct Request<'a> {
 /// The arrays a sort made, in the operand's axis order.
 struct Made<T: Element> {
     keys: Option<Array<T>>,
-    /// The payload's buffer and the shape it was sorted in (the axis last).
+    /// The payload's buffer, in the sorted order (the axis last).
     payload: Option<Arc<DeviceBuffer>>,
 }
 
@@ -191,7 +191,6 @@ impl<T: Numeric> Array<T> {
         } else {
             self.permuted_axes(&order)
         };
-        let sorted_shape = keys.shape().to_vec();
         let len = shape[req.axis];
         let rows = self.len().checked_div(len).unwrap_or(0);
         let empty = rows == 0 || len == 0;
@@ -225,20 +224,10 @@ impl<T: Numeric> Array<T> {
             .map_err(|limit| limit_error(req.op, &shape, limit))?;
             sort_rows(&ctx, ctx.queue(), &plan, &key_buffer, value_buffer.as_ref())?
         };
-        let back = |a: Array<T>| -> Array<T> {
-            if req.axis == last {
-                a
-            } else {
-                a.permuted_axes(inverse(&order))
-            }
-        };
+        // (Nothing to sort: a buffer of one byte stands for the empty result.)
         let keys = match (req.keys_out, sorted.keys) {
-            (true, Some(b)) => Some(back(Array::ready(&ctx, sorted_shape.clone(), b))),
-            (true, None) => Some(back(Array::ready(
-                &ctx,
-                sorted_shape.clone(),
-                DeviceBuffer::uninit(&ctx.cl, 1)?,
-            ))),
+            (true, Some(b)) => Some(moved_back(self, req.axis, b)?),
+            (true, None) => Some(moved_back(self, req.axis, DeviceBuffer::uninit(&ctx.cl, 1)?)?),
             (false, _) => None,
         };
         let payload = match (req.payload, sorted.values) {
