@@ -233,6 +233,6 @@ impl Array<bool> {
     }
 
     fn node_ctx_scalar(&self, v: bool) -> Array<bool> {
-        crate::Context::from_inner(self.node.ctx.clone()).scalar(v)
+        crate::backend::context::Context::from_inner(self.node.ctx.clone()).scalar(v)
     }
 }
