@@ -14,8 +14,7 @@ use crate::error::{Error, Result};
 use crate::plan::compact_plan::{CompactPlan, COMPACT_GROUP};
 use crate::plan::key;
 
-use super::cached_kernel;
-use super::sort::zero;
+use super::{cached_kernel, zero};
 
 /// Writes the elements of `values` (or the positions, for a plan of positions) where
 /// `mask` is nonzero into `out`, in order, and their number into `count` (a `u64`).

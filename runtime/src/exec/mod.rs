@@ -6,10 +6,12 @@
 use std::sync::Arc;
 
 use crate::backend::buffer::DeviceBuffer;
+use crate::backend::cl;
 use crate::backend::context::ContextInner;
 use crate::backend::kernel::{CompiledKernel, KernelArg};
 use crate::backend::program::{build_options, obtain};
 use crate::backend::queue::QueueInner;
+use crate::backend::submit::Command;
 use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
@@ -417,4 +419,18 @@ fn store_into(
         return Ok(());
     };
     run(queue, flush, &[(gi, target)])
+}
+
+/// Zeroes the first `bytes` of `buffer`.
+pub(super) fn zero(
+    ctx: &ContextInner,
+    queue: &Arc<QueueInner>,
+    buffer: &DeviceBuffer,
+    bytes: usize,
+) -> Result<()> {
+    queue.submit(Command::new(&[], &[buffer]), |q, wait, want| {
+        cl::fill_buffer(q, buffer.mem(), &[0u8; 4], bytes, wait, want)
+    })?;
+    Counters::add(&ctx.counters.transfers_enqueued, 1);
+    Ok(())
 }

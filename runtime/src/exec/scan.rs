@@ -4,16 +4,15 @@
 use std::sync::Arc;
 
 use crate::backend::buffer::DeviceBuffer;
-use crate::backend::cl;
 use crate::backend::context::ContextInner;
 use crate::backend::kernel::{CompiledKernel, KernelArg};
 use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
 use crate::error::{Error, Result};
 use crate::plan::{KernelPlan, ScanLayout};
-use crate::stats::Counters;
 
 use super::bind::{Bindings, Io, ScanScratch};
+use super::zero;
 
 pub(crate) fn launch_scan(
     ctx: &Arc<ContextInner>,
@@ -59,10 +58,7 @@ pub(crate) fn launch_scan(
         (&totals, words_bytes),
         (&prefixes, words_bytes),
     ] {
-        queue.submit(Command::new(&[], &[buffer]), |q, wait, want| {
-            cl::fill_buffer(q, buffer.mem(), &[0u8; 4], bytes, wait, want)
-        })?;
-        Counters::add(&ctx.counters.transfers_enqueued, 1);
+        zero(ctx, queue, buffer, bytes)?;
     }
     Bindings {
         io,

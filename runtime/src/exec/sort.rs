@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use crate::backend::buffer::DeviceBuffer;
-use crate::backend::cl;
 use crate::backend::context::ContextInner;
 use crate::backend::kernel::{CompiledKernel, KernelArg};
 use crate::backend::queue::QueueInner;
@@ -16,9 +15,8 @@ use crate::dtype::ScalarBits;
 use crate::error::Result;
 use crate::plan::key;
 use crate::plan::sort_plan::{flag, Payload, SortKernel, SortLayout, SortPlan, RADIX_DIGITS};
-use crate::stats::Counters;
 
-use super::cached_kernel;
+use super::{cached_kernel, zero};
 
 /// The buffers a sort wrote: the sorted keys (if the plan stores them) and the payload
 /// moved with them (if it has one).
@@ -184,20 +182,6 @@ fn radix(
         keys: plan.keys_out.then_some(keys),
         values: vbuf.map(|[v0, v1]| if last == 0 { v0 } else { v1 }),
     })
-}
-
-/// Zeroes the first `bytes` of `buffer`.
-pub(super) fn zero(
-    ctx: &ContextInner,
-    queue: &Arc<QueueInner>,
-    buffer: &DeviceBuffer,
-    bytes: usize,
-) -> Result<()> {
-    queue.submit(Command::new(&[], &[buffer]), |q, wait, want| {
-        cl::fill_buffer(q, buffer.mem(), &[0u8; 4], bytes, wait, want)
-    })?;
-    Counters::add(&ctx.counters.transfers_enqueued, 1);
-    Ok(())
 }
 
 fn sort_kernel(ctx: &ContextInner, kernel: SortKernel, plan: &SortPlan) -> Result<Arc<CompiledKernel>> {
