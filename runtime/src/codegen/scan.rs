@@ -258,10 +258,11 @@ fn look_back(s: &ScanPlan, group: u32, src: &mut Src) {
     src.close();
 }
 
-/// A tile's number (`agg`: its total, `incl`: its inclusive prefix) is published as 64-bit
-/// words, each a flag in the high half over 32 bits of the number, written atomically:
-/// a reader that sees every word flagged has the number, with no fence to order a number
-/// and a separate flag (which NVIDIA's OpenCL did not honour across work-groups).
+/// How many 64-bit words publish one of a tile's numbers (`agg`: its total, `incl`: its
+/// inclusive prefix): each word is a flag in the high half over 32 bits of the number,
+/// written atomically, so a reader that sees every word flagged has the number, with no
+/// fence to order a number and a separate flag (which NVIDIA's OpenCL did not honour
+/// across work-groups).
 fn words(s: &ScanPlan) -> usize {
     s.dtype.size().div_ceil(4)
 }
