@@ -18,6 +18,7 @@ mod group_scan;
 mod ops;
 mod reduce;
 mod row_column;
+mod rows;
 mod scan;
 pub(crate) mod sort;
 mod tiled;
@@ -53,6 +54,9 @@ fn fused_text(plan: &KernelPlan) -> String {
     }
     if let Some(s) = &plan.scan {
         return scan::scan_source(plan, s);
+    }
+    if let Some(r) = &plan.rows {
+        return rows::rows_source(plan, r);
     }
     if let Some(f) = &plan.finishes {
         return finish_in::finish_in_source(plan, f);

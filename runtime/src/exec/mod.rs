@@ -26,6 +26,7 @@ mod elementwise;
 mod gemm;
 mod reduce;
 mod replay;
+mod rows;
 mod scan;
 pub(crate) mod sort;
 pub(crate) mod tune;
@@ -34,6 +35,7 @@ use bind::{Io, LeftPartials, RowTotalBuffers};
 use elementwise::{launch_elementwise, launch_finishing};
 use gemm::{gemm_row_results, launch_gemm};
 use reduce::launch_reduce;
+use rows::launch_rows;
 use replay::Replay;
 
 /// A planned flush and the context it runs on.
@@ -191,14 +193,26 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             None
         };
         let mut outputs = Vec::with_capacity(plan.outputs.len());
-        for o in &plan.outputs {
+        for (k, o) in plan.outputs.iter().enumerate() {
+            // (A row kernel's reductions have one element per row.)
+            let row_result = plan
+                .rows
+                .as_ref()
+                .filter(|r| r.reductions.iter().any(|red| red.output == k));
             let buffer = match targets.iter().find(|(t, _)| *t == o.node) {
                 Some((_, b)) => b.clone(),
                 None => {
-                    let n = plan.reduce.map_or(plan.numel, |r| r.n_out);
+                    let n = match row_result {
+                        Some(r) => r.rows,
+                        None => plan.reduce.map_or(plan.numel, |r| r.n_out),
+                    };
                     DeviceBuffer::uninit(&ctx.cl, n * o.dtype.size())?
                 }
             };
+            // Its later phases read it as an input (from local memory in fact).
+            if row_result.is_some() {
+                produced[o.node] = Some(buffer.clone());
+            }
             outputs.push(buffer);
         }
         // The partials this kernel finishes, if it does (before `reads`, which borrows them).
@@ -253,6 +267,9 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             }
             (Some(kernel), None) if plan.finishes.is_some() => {
                 launch_finishing(&ctx, queue, &kernel, plan, &mut args, io, finishing.as_ref())?;
+            }
+            (Some(kernel), None) if plan.rows.is_some() => {
+                launch_rows(&ctx, queue, &kernel, plan, &mut args, io)?;
             }
             (Some(kernel), None) if plan.scan.is_some() => {
                 scan::launch_scan(&ctx, queue, &kernel, plan, &mut args, io)?;

@@ -133,6 +133,7 @@ pub(crate) fn plan_kernel(
         collapsed: &collapsed,
         space: &space,
         store,
+        share_slots: false,
     };
     let value_of = binder.bind(&mut plan, output_of);
     if let (Some(s), Some((_, child))) = (plan.scan.as_mut(), scan) {

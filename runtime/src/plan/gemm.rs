@@ -62,6 +62,7 @@ pub(crate) fn plan_gemm(
             space: with(m, k),
             product: None,
             store: None,
+            share_slots: false,
         },
         Phase {
             targets: &[],
@@ -69,6 +70,7 @@ pub(crate) fn plan_gemm(
             space: with(k, n),
             product: None,
             store: None,
+            share_slots: false,
         },
     ];
     let mut operands = Vec::with_capacity(2);
@@ -104,6 +106,7 @@ pub(crate) fn plan_gemm(
         space: out.clone(),
         product: Some(p),
         store,
+        share_slots: false,
     };
     let bound = epilogue.bind(graph, mat, &mut plan);
     let row = reduction.map(|(node, op, _)| GemmRow {

@@ -3,6 +3,8 @@
 //! materialization points share a kernel.
 
 use super::collect::{GKind, GNode, OpCode};
+use super::rows::{row_kernel, RowSpace};
+use crate::profile::DeviceProfile;
 
 /// Most nodes one node's cone may have before it is materialized as its own kernel output.
 pub(crate) const MAX_CONE_NODES: usize = 64;
@@ -81,6 +83,10 @@ enum GroupKind {
     /// The scan kernel of the scan at this graph index, with the elementwise points of
     /// its shape that joined its store (its epilogue).
     Scan(usize),
+    /// A row kernel (`plan::rows`): reductions along the rows of a space (the group's
+    /// shape) and the elementwise points of that space that read them per row. Planned
+    /// as a plain reduction while it has one member.
+    Rows(RowSpace),
 }
 
 /// A kernel of materialization points being grouped.
@@ -98,7 +104,16 @@ struct Group {
 /// shape may join its kernel (its epilogue) where they read it only at its own
 /// coordinates ([`joins_epilogue`]). The first member of such a kernel is the product
 /// (the scan).
-pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<Vec<usize>> {
+///
+/// A reduction along the innermost axes whose rows fit on chip ([`row_kernel`]) starts a
+/// row kernel; later reductions along the same rows and elementwise points of that space
+/// join it where they read its reductions only per row ([`joins_rows`]).
+pub(crate) fn group_kernels(
+    graph: &[GNode],
+    mat: &[bool],
+    cut: &[bool],
+    profile: &DeviceProfile,
+) -> Vec<Vec<usize>> {
     let mut groups: Vec<Group> = Vec::new();
     let mut group_of: Vec<Option<usize>> = vec![None; graph.len()];
     for p in (0..graph.len()).filter(|&i| mat[i]) {
@@ -126,9 +141,17 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<
                 stack.extend(inputs.iter().copied());
             }
         }
-        let shape = &graph[p].node.shape;
+        let rows = row_kernel(graph, p, profile);
+        // (A row kernel's shape is its space: its reductions' operands'.)
+        let shape = match &rows {
+            Some(space) => &graph[space.operand].node.shape,
+            None => &graph[p].node.shape,
+        };
         let kind = match &graph[p].kind {
-            GKind::Op(OpCode::Reduce(_), _) => GroupKind::Reduction,
+            GKind::Op(OpCode::Reduce(_), _) => match rows {
+                Some(space) => GroupKind::Rows(space),
+                None => GroupKind::Reduction,
+            },
             // (A scan is a kernel of its own too, and joins nothing.)
             GKind::Op(OpCode::Scan(_), _) => GroupKind::Scan(p),
             GKind::Op(OpCode::MatMul, _) => GroupKind::Gemm(p),
@@ -145,12 +168,21 @@ pub(crate) fn group_kernels(graph: &[GNode], mat: &[bool], cut: &[bool]) -> Vec<
                         GroupKind::Gemm(product) | GroupKind::Scan(product) => {
                             joins_epilogue(graph, mat, &g.members, p, product)
                         }
+                        GroupKind::Rows(space) => joins_rows(graph, mat, &g.members, p, &space, false),
                     }
             }),
             // A reduction of a product's epilogue along its rows joins the product's
-            // kernel (see `joins_as_row`).
-            GroupKind::Reduction => groups.iter().rposition(|g| match g.kind {
+            // kernel (see `joins_as_row`); one along the rows of a row kernel joins that.
+            GroupKind::Reduction | GroupKind::Rows(_) => groups.iter().rposition(|g| match g.kind {
                 GroupKind::Gemm(product) => joins_as_row(graph, mat, &g.members, p, product),
+                GroupKind::Rows(space) => match kind {
+                    GroupKind::Rows(mine) => {
+                        mine.inner == space.inner
+                            && g.shape[..] == shape[..]
+                            && joins_rows(graph, mat, &g.members, mine.operand, &space, true)
+                    }
+                    _ => false,
+                },
                 _ => false,
             }),
             GroupKind::Gemm(_) | GroupKind::Scan(_) => None,
@@ -267,4 +299,66 @@ pub(crate) fn read_elsewhere(graph: &[GNode], mat: &[bool], groups: &[Vec<usize>
         }
     }
     elsewhere
+}
+
+/// Whether `q` may be computed in the row kernel over `space` whose members so far are
+/// `members`: as an elementwise point of the space (`reduction` false: in the epilogue)
+/// or as the operand of a reduction along its rows (`reduction` true: in a phase of its
+/// own, before the epilogue, so it may not read an elementwise member). Every node
+/// computed inside that reaches a member reads it per row: it is an elementwise
+/// operation (no view, region, reshape or gather) whose shape keeps the space's outer
+/// dims and has each row dim either whole or 1; a reduction member is itself of such a
+/// shape (its reduced dims kept, as size 1), and an elementwise member is read only at
+/// its own coordinates (by nodes of the space's shape).
+fn joins_rows(graph: &[GNode], mat: &[bool], members: &[usize], q: usize, space: &RowSpace, reduction: bool) -> bool {
+    let shape = &graph[space.operand].node.shape;
+    let rank = shape.len();
+    let outer = rank - space.inner;
+    let per_row = |s: &[usize]| {
+        s.len() == rank && s[..outer] == shape[..outer] && (outer..rank).all(|d| s[d] == 1 || s[d] == shape[d])
+    };
+    let member = |j: usize| members.contains(&j);
+    let inside = |j: usize| j == q || !mat[j] || member(j);
+    let mut cone = vec![false; graph.len()];
+    let mut stack = vec![q];
+    while let Some(j) = stack.pop() {
+        if std::mem::replace(&mut cone[j], true) || (member(j) && j != q) {
+            continue;
+        }
+        if let GKind::Op(_, inputs) = &graph[j].kind {
+            stack.extend(inputs.iter().copied().filter(|&i| inside(i)));
+        }
+    }
+    // Whether each node reaches a reduction member, or an elementwise member.
+    let mut reaches_row = vec![false; graph.len()];
+    let mut reaches_own = vec![false; graph.len()];
+    for j in (0..graph.len()).filter(|&j| cone[j]) {
+        let GKind::Op(code, inputs) = &graph[j].kind else {
+            continue;
+        };
+        if member(j) && j != q {
+            match code {
+                OpCode::Reduce(_) => {
+                    if !per_row(&graph[j].node.shape) {
+                        return false;
+                    }
+                    reaches_row[j] = true;
+                }
+                _ if reduction => return false,
+                _ => reaches_own[j] = true,
+            }
+            continue;
+        }
+        reaches_row[j] = inputs.iter().any(|&i| cone[i] && reaches_row[i]);
+        reaches_own[j] = inputs.iter().any(|&i| cone[i] && reaches_own[i]);
+        if !reaches_row[j] && !reaches_own[j] {
+            continue;
+        }
+        let plain = code.is_elementwise() && !matches!(code, OpCode::View | OpCode::Region | OpCode::Reshape | OpCode::Take(_));
+        let node_shape = &graph[j].node.shape;
+        if !plain || !per_row(node_shape) || (reaches_own[j] && node_shape[..] != shape[..]) {
+            return false;
+        }
+    }
+    true
 }

@@ -9,6 +9,7 @@ pub(crate) use crate::layout::REDUCE_GROUP;
 use super::access::{Affine, Bound};
 use super::collect::{GKind, GNode, Inputs, OpCode};
 use super::gemm_plan::GemmPlan;
+use super::rows_plan::RowsPlan;
 use super::scan_plan::ScanPlan;
 
 /// One value inside a fused kernel.
@@ -197,6 +198,9 @@ pub(crate) struct KernelPlan {
     /// Set for a scan kernel ([`ScanPlan`]): its one output is the running combination of
     /// its value along an axis.
     pub(crate) scan: Option<ScanPlan>,
+    /// Set for a row kernel ([`RowsPlan`]): reductions along its rows and the
+    /// elementwise work that reads them back, in phases.
+    pub(crate) rows: Option<RowsPlan>,
 }
 
 /// The side of the square tiles of a tiled elementwise kernel ([`KernelPlan::tiled`]):
@@ -233,6 +237,7 @@ impl KernelPlan {
             broken: None,
             gemm: None,
             scan: None,
+            rows: None,
         }
     }
 

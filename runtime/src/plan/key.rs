@@ -13,6 +13,7 @@ use super::access::{Affine, Bound};
 use super::collect::OpCode;
 use super::compact_plan::{CompactPlan, Picked};
 use super::kernel_plan::{ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads};
+use super::rows_plan::RowsLayout;
 use super::scan_plan::{ScanLayout, ScanPlan};
 use super::sort_plan::{SortKernel, SortLayout, SortPlan};
 use super::tiles::{Along, GemmTile};
@@ -64,6 +65,13 @@ const TAG_GATHER: u32 = 22;
 const TAG_SCATTER: u32 = 23;
 /// The start of a scan's epilogue: then where its values start.
 const TAG_SCAN_EPILOGUE: u32 = 24;
+/// A row kernel ([`RowsPlan`](super::rows_plan::RowsPlan)): then the dims a row
+/// merges and its layout.
+const TAG_ROWS: u32 = 25;
+/// A reduction of a row kernel: its operation, type and operand's value.
+const TAG_ROW_REDUCTION: u32 = 26;
+/// The start of a row kernel's epilogue: then where its values start.
+const TAG_ROWS_EPILOGUE: u32 = 27;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
 /// Sort kernels ([`SortPlan`]).
@@ -283,6 +291,21 @@ pub(crate) fn gemm(key: &mut Vec<u32>, dtype: DType) {
 /// The values that follow (from `start`) are a scan's epilogue.
 pub(crate) fn scan_epilogue(key: &mut Vec<u32>, start: usize) {
     key.extend([TAG_SCAN_EPILOGUE, start as u32]);
+}
+
+/// A row kernel over rows of the innermost `inner` dims, laid out as `layout` says.
+pub(crate) fn rows(key: &mut Vec<u32>, inner: usize, layout: &RowsLayout) {
+    key.extend([TAG_ROWS, inner as u32, layout.per_row, layout.items, layout.group]);
+}
+
+/// A reduction of a row kernel, of the operand's value `value`.
+pub(crate) fn row_reduction(key: &mut Vec<u32>, op: ReduceOp, dtype: DType, value: usize) {
+    key.extend([TAG_ROW_REDUCTION, op as u32, dtype_code(dtype), value as u32]);
+}
+
+/// The start of a row kernel's epilogue (its values from `start` on).
+pub(crate) fn rows_epilogue(key: &mut Vec<u32>, start: usize) {
+    key.extend([TAG_ROWS_EPILOGUE, start as u32]);
 }
 
 /// The values that follow belong to the next phase of a GEMM kernel.

@@ -17,6 +17,8 @@ pub(crate) mod key;
 pub(crate) mod passes;
 mod phase;
 mod reads;
+pub(crate) mod rows;
+pub(crate) mod rows_plan;
 pub(crate) mod scan_epilogue;
 pub(crate) mod scan_plan;
 pub(crate) mod signature;
@@ -144,17 +146,18 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
     } = collected;
     let (graph, root_idx) = (&graph[..], &root_idx[..]);
     let mat = group::materialization_points(graph, root_idx, profile.max_args());
-    // (A product or a scan is no cut: its elementwise readers may join its kernel.)
+    // (A product, a scan or a reduction is no cut: its elementwise readers may join its
+    // kernel, which `group` checks.)
     let mut cut = mat.clone();
     for &r in root_idx {
         cut[r] = false;
     }
     for (i, g) in graph.iter().enumerate() {
-        if matches!(g.kind, GKind::Op(OpCode::MatMul | OpCode::Scan(_), _)) {
+        if matches!(g.kind, GKind::Op(OpCode::MatMul | OpCode::Scan(_) | OpCode::Reduce(_), _)) {
             cut[i] = false;
         }
     }
-    let groups = group::group_kernels(graph, &mat, &cut);
+    let groups = group::group_kernels(graph, &mat, &cut, profile);
     // (Only a product's kernel, or a scan's with consumers, asks; a flush without one
     // skips the walk.)
     let has_product = |m: &Vec<usize>| match graph[m[0]].kind {
@@ -176,6 +179,17 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
                 GKind::Op(OpCode::MatMul, _) => {
                     let stored = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
                     gemm::plan_gemm(graph, &mat, members, stored, store)
+                }
+                // (Only a row kernel has a reduction with other members.)
+                GKind::Op(OpCode::Reduce(_), _) if members.len() > 1 => {
+                    match rows::row_kernel(graph, first, profile).and_then(|space| {
+                        let len = graph[space.operand].node.shape.iter().rev().take(space.inner).product();
+                        let layout = rows_plan::rows_layout(len, graph[space.operand].node.dtype, profile)?;
+                        Some((space, layout))
+                    }) {
+                        Some((space, layout)) => rows::plan_rows(graph, &mat, members, space.inner, layout, store),
+                        None => broken_plan(format!("row kernel {first} has no row layout")),
+                    }
                 }
                 GKind::Op(OpCode::Scan(_), _) if members.len() > 1 => {
                     let stored = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
@@ -201,10 +215,17 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
     kernels
 }
 
+/// A plan exec refuses to run, with `why` (a broken invariant of planning).
+fn broken_plan(why: String) -> KernelPlan {
+    let mut plan = KernelPlan::empty(vec![1], 1, 1);
+    plan.broken = Some(why);
+    plan
+}
+
 /// Fits a plan to the device (a reduction's layout, an elementwise kernel's tiles) and
 /// writes the choices into its key.
 fn fit_plan(mut plan: KernelPlan, profile: &DeviceProfile) -> KernelPlan {
-    if plan.gemm.is_none() && plan.scan.is_none() && fit::wants_tiles(profile, &plan) {
+    if plan.gemm.is_none() && plan.scan.is_none() && plan.rows.is_none() && fit::wants_tiles(profile, &plan) {
         plan.tiled = true;
         let staged = plan.transposed_inputs();
         key::tiles(&mut plan.key, &staged);

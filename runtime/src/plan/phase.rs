@@ -20,6 +20,8 @@ pub(super) struct Phase<'a> {
     pub(super) space: Vec<usize>,
     pub(super) product: Option<usize>,
     pub(super) store: Option<&'a Store>,
+    /// Reuse the input slots of earlier phases ([`values::Binder::share_slots`]).
+    pub(super) share_slots: bool,
 }
 
 /// What binding a phase gave.
@@ -66,6 +68,7 @@ impl Phase<'_> {
             collapsed: &collapsed,
             space,
             store,
+            share_slots: self.share_slots,
         };
         let value_of = binder.bind(plan, |j| (graph[j].node.dtype, j));
         Bound {

@@ -41,6 +41,7 @@ pub(crate) fn plan_scan(
         space: space.clone(),
         product: None,
         store: None,
+        share_slots: false,
     };
     s.value = loads.bind(graph, mat, &mut plan).value;
     let start = plan.values.len();
@@ -55,6 +56,7 @@ pub(crate) fn plan_scan(
         space,
         product: Some(scan),
         store,
+        share_slots: false,
     };
     if !epilogue.bind(graph, mat, &mut plan).product_plain {
         plan.broken.get_or_insert_with(|| {

@@ -30,6 +30,9 @@ pub(super) struct Binder<'a> {
     pub(super) space: &'a [usize],
     /// The target stored into a region, and how.
     pub(super) store: Option<(usize, LoadKind)>,
+    /// Loads reuse the input slots of earlier phases that read the same memory the same
+    /// way (a row kernel's phases read one row: its work-items keep each slot's elements).
+    pub(super) share_slots: bool,
 }
 
 /// The state of a binding in progress.
@@ -58,10 +61,14 @@ impl Binder<'_> {
         output_of: impl Fn(usize) -> (DType, usize),
     ) -> impl Fn(usize) -> usize {
         let graph = self.walked.graph;
+        let slots = match self.share_slots {
+            true => earlier_slots(graph, plan),
+            false => Vec::new(),
+        };
         let mut b = Binding {
             value_at: vec![SmallVec::new(); graph.len()],
             next_load: 0,
-            slots: Vec::new(),
+            slots,
             scalar: graph.iter().map(|g| matches!(g.kind, GKind::Scalar(_))).collect(),
             broken: None,
         };
@@ -334,4 +341,26 @@ fn lookup(b: &mut Binding, reads: &Reads, i: usize, a: &Access) -> usize {
             0
         }
     }
+}
+
+/// The input slots a plan has so far, keyed as `Binder::load` dedupes them: buffer
+/// identity (or producing node) and how it is read.
+fn earlier_slots(graph: &[super::collect::GNode], plan: &KernelPlan) -> Vec<(usize, LoadKind, usize)> {
+    plan.inputs
+        .iter()
+        .enumerate()
+        .map(|(slot, input)| {
+            let ident = match &graph[input.node].kind {
+                GKind::Ready(buffer) => buffer.mem() as usize,
+                _ => usize::MAX - input.node,
+            };
+            let kind = match &input.strided {
+                Some(a) => LoadKind::Strided(a.clone()),
+                None => LoadKind::Plain {
+                    mask: input.broadcast_mask,
+                },
+            };
+            (ident, kind, slot)
+        })
+        .collect()
 }

@@ -1,0 +1,195 @@
+//! Row kernels ([`RowsPlan`]): `per_row` work-items take a row of `len` elements, work-item
+//! `t` its elements `t + e * per_row` for `e` in `0..items` (neighbouring work-items read
+//! neighbouring elements), and the kernel runs its phases over them: per reduction, the
+//! operand's values and a tree over the row's work-items in local memory, whose result
+//! the row's first work-item writes out and every later phase reads from local memory;
+//! then the epilogue, stored element by element. The loop over `e` is unrolled, and each
+//! input slot's elements are loaded once, at their first phase, into a private array
+//! the later phases read (registers: a row is read from memory once).
+
+use super::abi::{fused_signature, narrow_dims};
+use super::ops::{combine, identity, vt};
+use super::values::Values;
+use super::writer::Src;
+use crate::graph::ReduceOp;
+use crate::plan::rows_plan::RowsPlan;
+use crate::plan::{KernelPlan, Value};
+
+/// The program of a row kernel.
+pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
+    let mut v = Values::new(plan);
+    let ix = v.ix;
+    let (per_row, items, group) = (r.layout.per_row, r.layout.items, r.layout.group);
+    let rank = plan.dims.len();
+    let outer = rank - r.inner;
+    let mut src = Src::at(0);
+    src.text(&v.prelude());
+    src.open(fused_signature(
+        plan,
+        &format!(" __attribute__((reqd_work_group_size({group}, 1, 1)))"),
+    ));
+    narrow_dims(rank, ix, &mut src);
+    let len = (outer..rank).map(|d| format!("d{d}")).collect::<Vec<_>>().join(" * ");
+    src.line(format_args!("const {ix} len = {len};"));
+    src.line(format_args!("const {ix} rows = len == 0 ? 0 : ({ix})n / len;"));
+    src.line("const uint lid = get_local_id(0);");
+    src.line(format_args!(
+        "const uint t = lid % {per_row}u, base = lid - t;"
+    ));
+    src.line(format_args!(
+        "const {ix} row = ({ix})get_group_id(0) * {}u + lid / {per_row}u;",
+        group / per_row
+    ));
+    src.line("const int live = row < rows;");
+    // The row's outer coordinates, once.
+    if outer > 0 {
+        src.line(format_args!("{ix} qr = row;"));
+        for d in (0..outer).rev() {
+            match d {
+                0 => src.line(format_args!("const {ix} i0 = qr;")),
+                _ => src.line(format_args!("const {ix} i{d} = qr % d{d}; qr /= d{d};")),
+            }
+        }
+    }
+    // Each slot's elements, kept from the phase that first loads them.
+    let mut cached = vec![false; plan.inputs.len()];
+    for (slot, input) in plan.inputs.iter().enumerate() {
+        if plan.values.iter().any(|pv| pv.value == Value::Load { slot } && !pv.in_branch) {
+            src.line(format_args!("{} c{slot}[{items}];", vt(input.dtype)));
+        }
+    }
+    // A reduction's result, read by later phases from local memory.
+    let reduced = |slot: usize| r.reductions.iter().position(|red| plan.outputs[red.output].node == plan.inputs[slot].node);
+    for (k, red) in r.reductions.iter().enumerate() {
+        src.line(format_args!("__local {} red{k}[{group}];", vt(plan.values[red.value].dtype)));
+    }
+    let ends: Vec<usize> = r
+        .reductions
+        .iter()
+        .skip(1)
+        .map(|red| red.start)
+        .chain([r.epilogue])
+        .collect();
+    for (k, red) in r.reductions.iter().enumerate() {
+        let d = plan.values[red.value].dtype;
+        let t = vt(d);
+        src.line(format_args!("{t} acc{k} = {};", identity(red.op, d)));
+        let before = cached.clone();
+        for e in 0..items {
+            element(&mut v, r, e, outer, &mut src, |v, src| {
+                values(v, red.start..ends[k], e, &before, &mut cached, &reduced, src);
+                src.line(format_args!("acc{k} = {};", combine(red.op, d, &format!("acc{k}"), &format!("v{}", red.value))));
+            });
+        }
+        src.line(format_args!("red{k}[lid] = acc{k};"));
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        let mut s = per_row / 2;
+        while s > 0 {
+            src.line(format_args!(
+                "if (t < {s}u) red{k}[lid] = {};",
+                combine(red.op, d, &format!("red{k}[lid]"), &format!("red{k}[lid + {s}u]"))
+            ));
+            src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+            s /= 2;
+        }
+        let result = match red.op {
+            ReduceOp::Mean => format!("red{k}[lid] / ({t})len"),
+            _ => format!("red{k}[lid]"),
+        };
+        let out_t = vt(red.dtype);
+        src.open("if (t == 0u) {");
+        src.line(format_args!("red{k}[lid] = {result};"));
+        src.line(format_args!("if (live) out{}[row] = ({out_t})red{k}[lid];", red.output));
+        src.close();
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    }
+    let stores: Vec<usize> = (0..plan.outputs.len())
+        .filter(|&o| !r.reductions.iter().any(|red| red.output == o))
+        .collect();
+    if !stores.is_empty() {
+        let before = cached.clone();
+        for e in 0..items {
+            element(&mut v, r, e, outer, &mut src, |v, src| {
+                values(v, r.epilogue..plan.values.len(), e, &before, &mut cached, &reduced, src);
+                for &o in &stores {
+                    let output = &plan.outputs[o];
+                    match &output.store {
+                        Some(a) => src.line(format_args!(
+                            "{} = v{};",
+                            super::views::store_target(plan, o, a, None),
+                            output.value
+                        )),
+                        None => src.line(format_args!("out{o}[gid] = v{};", output.value)),
+                    }
+                }
+            });
+        }
+    }
+    src.close();
+    src.into_string()
+}
+
+/// Element `t + e * per_row` of the row, if it is one: its coordinates along the row
+/// (`i{d}`) and flat index `gid` in scope for `body`.
+fn element(v: &mut Values, r: &RowsPlan, e: u32, outer: usize, src: &mut Src, body: impl FnOnce(&mut Values, &mut Src)) {
+    let ix = v.ix;
+    let rank = v.plan.dims.len();
+    src.open(format_args!(
+        "{{ const {ix} j = t + {}u;",
+        e * r.layout.per_row
+    ));
+    src.open("if (live && j < len) {");
+    if r.inner == 1 {
+        src.line(format_args!("const {ix} i{} = j;", rank - 1));
+    } else {
+        src.line(format_args!("{ix} qj = j;"));
+        for d in (outer..rank).rev() {
+            match d == outer {
+                true => src.line(format_args!("const {ix} i{d} = qj;")),
+                false => src.line(format_args!("const {ix} i{d} = qj % d{d}; qj /= d{d};")),
+            }
+        }
+    }
+    src.line(format_args!("const {ix} gid = row * len + j;"));
+    body(v, src);
+    src.close();
+    src.close();
+}
+
+/// The values of `range` at element `e` of the work-item as `v{i}`: a load of a slot
+/// an earlier phase loaded (`before`) reads its private copy, a first load fills it
+/// (and marks the slot in `cached`), and a load of a reduction's result reads local
+/// memory.
+fn values(
+    v: &mut Values,
+    range: std::ops::Range<usize>,
+    e: u32,
+    before: &[bool],
+    cached: &mut [bool],
+    reduced: &impl Fn(usize) -> Option<usize>,
+    src: &mut Src,
+) {
+    let plan = v.plan;
+    for i in range.filter(|&i| !plan.values[i].in_branch) {
+        let t = vt(plan.values[i].dtype);
+        match plan.values[i].value {
+            Value::Load { slot } if reduced(slot).is_some() => {
+                let k = reduced(slot).unwrap_or_default();
+                src.line(format_args!("const {t} v{i} = ({t})red{k}[base];"));
+            }
+            Value::Load { slot } if before[slot] => {
+                src.line(format_args!("const {t} v{i} = c{slot}[{e}];"));
+            }
+            Value::Load { slot } => {
+                let load = v.expr(i, "gid", None);
+                src.line(format_args!("const {t} v{i} = {load};"));
+                src.line(format_args!("c{slot}[{e}] = v{i};"));
+                cached[slot] = true;
+            }
+            _ => {
+                let e = v.expr(i, "gid", None);
+                src.line(format_args!("const {t} v{i} = {e};"));
+            }
+        }
+    }
+}

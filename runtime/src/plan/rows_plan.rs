@@ -1,0 +1,100 @@
+//! What a *row kernel*'s plan adds to a kernel plan ([`RowsPlan`]), and the rule that
+//! says whether a row fits on chip ([`rows_layout`]). Plain data, like `kernel_plan`;
+//! `plan::rows` plans it.
+//!
+//! A row kernel computes reductions along the innermost axes of one space `[rows, len]`
+//! (the reduced axes, merged, are a row) together with the elementwise work that reads
+//! them back per row — softmax's maximum, then its sum of exponentials, then the
+//! quotient; layer norm's mean, then its variance, then the normalized row — in one
+//! launch: a work-group (or part of one) per row, each work-item holding its elements of
+//! the row in registers across the phases.
+
+use crate::dtype::DType;
+use crate::graph::ReduceOp;
+use crate::profile::DeviceProfile;
+
+/// A row kernel: phases over the rows of `[rows, len]`, one per reduction (its operand,
+/// combined along the row), then the epilogue (the elementwise members).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RowsPlan {
+    /// The trailing dims of the kernel's space that make a row (the reduced ones).
+    pub(crate) inner: usize,
+    /// Elements per row, and rows.
+    pub(crate) len: usize,
+    pub(crate) rows: usize,
+    /// The reductions, in phase order.
+    pub(crate) reductions: Vec<RowReduction>,
+    /// Where the epilogue's values start in [`KernelPlan::values`](super::KernelPlan::values).
+    pub(crate) epilogue: usize,
+    pub(crate) layout: RowsLayout,
+}
+
+/// One reduction of a row kernel: the value of its operand, combined along each row and
+/// written, one element per row, to output `output` (which later phases read back as an
+/// input, after a barrier).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RowReduction {
+    /// Never an arg reduction.
+    pub(crate) op: ReduceOp,
+    pub(crate) dtype: DType,
+    /// Where its phase's values start in the plan's values, and the operand's value
+    /// (the phase's values end where the next phase's start).
+    pub(crate) start: usize,
+    pub(crate) value: usize,
+    /// Index in the plan's outputs.
+    pub(crate) output: usize,
+    /// Graph index of the reduction's node.
+    pub(crate) node: usize,
+}
+
+/// How the work-items of a row kernel share its rows: `per_row` work-items (a power of
+/// two) take a row, element `t + e * per_row` of it for `e` in `0..items` in work-item
+/// `t`, so neighbouring work-items read neighbouring elements; a work-group of `group`
+/// takes `group / per_row` rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RowsLayout {
+    pub(crate) per_row: u32,
+    pub(crate) items: u32,
+    pub(crate) group: u32,
+}
+
+/// Elements a work-item takes before more work-items share a row.
+const MIN_ITEMS: usize = 4;
+/// The most work-items that share a row.
+const MAX_PER_ROW: usize = 1024;
+/// The most bytes of each value a work-item holds per row (32 `f32`s, 16 `f64`s): with
+/// the values of a phase or two in flight, registers still hold them on GPUs.
+const MAX_ITEM_BYTES: usize = 128;
+
+/// The layout of a row kernel over rows of `len` elements of `dtype` on a device of
+/// `profile`, or `None` when a row does not fit on chip (or is empty): then the
+/// reductions and their readers stay kernels of their own.
+pub(crate) fn rows_layout(len: usize, dtype: DType, profile: &DeviceProfile) -> Option<RowsLayout> {
+    let max_group = profile.max_group.clamp(1, MAX_PER_ROW);
+    let max_group = 1usize << (usize::BITS - 1 - max_group.leading_zeros());
+    let per_row = len.div_ceil(MIN_ITEMS).next_power_of_two().clamp(1, max_group);
+    let items = len.div_ceil(per_row);
+    if len == 0 || items * dtype.size().max(1) > MAX_ITEM_BYTES {
+        return None;
+    }
+    let group = per_row.max(profile.reduce_group_size() as usize).min(max_group);
+    Some(RowsLayout {
+        per_row: per_row as u32,
+        items: items as u32,
+        group: group as u32,
+    })
+}
+
+impl RowsLayout {
+    /// Rows a work-group takes.
+    pub(crate) fn rows_per_group(&self) -> usize {
+        (self.group / self.per_row.max(1)).max(1) as usize
+    }
+}
+
+impl RowsPlan {
+    /// Work-groups to launch.
+    pub(crate) fn groups(&self) -> usize {
+        self.rows.div_ceil(self.layout.rows_per_group())
+    }
+}
