@@ -224,10 +224,52 @@ def jax_scans():
     return rows
 
 
+# (name, rows, columns): the report's row-function rows use the same names.
+ROW_FUNCTIONS = [
+    ("softmax f32 65536x1024", 65536, 1024),
+    ("softmax f32 4096x32768", 4096, 32768),
+]
+LAYER_NORMS = [("layer norm f32 65536x1024", 65536, 1024)]
+
+
+def torch_rows(dev):
+    rows = []
+    sync = torch.cuda.synchronize
+    for name, n, d in ROW_FUNCTIONS:
+        x = torch.randn((n, d), device=dev)
+        t = median_seconds(lambda: torch.softmax(x, 1), sync, 10)
+        rows.append({"name": f"torch {name}", "ms": t * 1e3, "tbps": 2 * x.numel() * 4 / t / 1e12})
+    for name, n, d in LAYER_NORMS:
+        x = torch.randn((n, d), device=dev)
+        g = torch.full((d,), 1.5, device=dev)
+        b = torch.full((d,), 0.25, device=dev)
+        t = median_seconds(lambda: torch.nn.functional.layer_norm(x, (d,), g, b, 1e-5), sync, 10)
+        rows.append({"name": f"torch {name}", "ms": t * 1e3, "tbps": 2 * x.numel() * 4 / t / 1e12})
+    return rows
+
+
+def jax_rows():
+    import jax
+    import jax.numpy as jnp
+
+    rows = []
+    for name, n, d in ROW_FUNCTIONS:
+        x = jax.random.normal(jax.random.PRNGKey(0), (n, d))
+        f = jax.jit(lambda v: jax.nn.softmax(v, axis=1))
+        state = {}
+
+        def run():
+            state["y"] = f(x)
+
+        t = median_seconds(run, lambda: state["y"].block_until_ready(), 10)
+        rows.append({"name": f"jax {name}", "ms": t * 1e3, "tbps": 2 * x.size * 4 / t / 1e12})
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--json", action="store_true")
-    p.add_argument("--only", default="scans,takes,scatters,sorts", help="a comma-separated subset")
+    p.add_argument("--only", default="scans,takes,scatters,sorts,rows", help="a comma-separated subset")
     a = p.parse_args()
     only = a.only.split(",")
     dev = torch.device("cuda")
@@ -236,6 +278,7 @@ def main():
         "takes": (torch_takes, jax_takes),
         "scatters": (torch_scatters, jax_scatters),
         "sorts": (torch_sorts, jax_sorts),
+        "rows": (torch_rows, jax_rows),
     }
     rows = [r for g in only for r in groups[g][0](dev)]
     try:

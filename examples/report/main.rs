@@ -11,6 +11,7 @@ mod arrays;
 mod gemm;
 mod raw;
 mod reference;
+mod rows;
 mod sorting;
 mod views;
 mod workloads;
@@ -379,6 +380,13 @@ fn run() -> R<()> {
     // `--arrays`: the array algorithms' rows only (scans).
     if args.iter().any(|a| a == "--arrays") {
         arrays::rows(&mut rep, &ctx, quick, trials)?;
+        rows::rows(&mut rep, &ctx, quick, trials)?;
+        rep.print(json);
+        return Ok(());
+    }
+    // `--rows`: the row functions' rows only (softmax, layer norm).
+    if args.iter().any(|a| a == "--rows") {
+        rows::rows(&mut rep, &ctx, quick, trials)?;
         rep.print(json);
         return Ok(());
     }

@@ -32,6 +32,7 @@ mod program_cache;
 mod reductions;
 mod replay;
 mod row_column;
+mod row_kernels;
 mod row_total;
 mod safety;
 mod scans;

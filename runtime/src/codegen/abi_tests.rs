@@ -94,6 +94,7 @@ fn elementwise() -> KernelPlan {
         tiled: false,
         gemm: None,
         scan: None,
+        rows: None,
         narrow_offsets: false,
         broken: None,
     }

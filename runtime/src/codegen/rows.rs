@@ -12,14 +12,20 @@ use super::ops::{combine, identity, vt};
 use super::values::Values;
 use super::writer::Src;
 use crate::graph::ReduceOp;
-use crate::plan::rows_plan::RowsPlan;
+use crate::plan::rows_plan::{Hold, RowsPlan};
 use crate::plan::{KernelPlan, Value};
 
 /// The program of a row kernel.
 pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
     let mut v = Values::new(plan);
     let ix = v.ix;
-    let (per_row, items, group) = (r.layout.per_row, r.layout.items, r.layout.group);
+    let (per_row, group) = (r.layout.per_row, r.layout.group);
+    // The element steps of each phase: unrolled over the held elements, or a loop.
+    let steps: Vec<Step> = match r.layout.hold {
+        Hold::Registers { items } => (0..items).map(Step::Held).collect(),
+        Hold::Reread => vec![Step::Loop],
+    };
+    let items = steps.len();
     let rank = plan.dims.len();
     let outer = rank - r.inner;
     let mut src = Src::at(0);
@@ -29,13 +35,14 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
         &format!(" __attribute__((reqd_work_group_size({group}, 1, 1)))"),
     ));
     narrow_dims(rank, ix, &mut src);
-    let len = (outer..rank).map(|d| format!("d{d}")).collect::<Vec<_>>().join(" * ");
+    let len = (outer..rank)
+        .map(|d| format!("d{d}"))
+        .collect::<Vec<_>>()
+        .join(" * ");
     src.line(format_args!("const {ix} len = {len};"));
     src.line(format_args!("const {ix} rows = len == 0 ? 0 : ({ix})n / len;"));
     src.line("const uint lid = get_local_id(0);");
-    src.line(format_args!(
-        "const uint t = lid % {per_row}u, base = lid - t;"
-    ));
+    src.line(format_args!("const uint t = lid % {per_row}u, base = lid - t;"));
     src.line(format_args!(
         "const {ix} row = ({ix})get_group_id(0) * {}u + lid / {per_row}u;",
         group / per_row
@@ -54,14 +61,27 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
     // Each slot's elements, kept from the phase that first loads them.
     let mut cached = vec![false; plan.inputs.len()];
     for (slot, input) in plan.inputs.iter().enumerate() {
-        if plan.values.iter().any(|pv| pv.value == Value::Load { slot } && !pv.in_branch) {
+        let held = matches!(r.layout.hold, Hold::Registers { .. });
+        if held
+            && plan
+                .values
+                .iter()
+                .any(|pv| pv.value == Value::Load { slot } && !pv.in_branch)
+        {
             src.line(format_args!("{} c{slot}[{items}];", vt(input.dtype)));
         }
     }
     // A reduction's result, read by later phases from local memory.
-    let reduced = |slot: usize| r.reductions.iter().position(|red| plan.outputs[red.output].node == plan.inputs[slot].node);
+    let reduced = |slot: usize| {
+        r.reductions
+            .iter()
+            .position(|red| plan.outputs[red.output].node == plan.inputs[slot].node)
+    };
     for (k, red) in r.reductions.iter().enumerate() {
-        src.line(format_args!("__local {} red{k}[{group}];", vt(plan.values[red.value].dtype)));
+        src.line(format_args!(
+            "__local {} red{k}[{group}];",
+            vt(plan.values[red.value].dtype)
+        ));
     }
     let ends: Vec<usize> = r
         .reductions
@@ -75,10 +95,13 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
         let t = vt(d);
         src.line(format_args!("{t} acc{k} = {};", identity(red.op, d)));
         let before = cached.clone();
-        for e in 0..items {
-            element(&mut v, r, e, outer, &mut src, |v, src| {
-                values(v, red.start..ends[k], e, &before, &mut cached, &reduced, src);
-                src.line(format_args!("acc{k} = {};", combine(red.op, d, &format!("acc{k}"), &format!("v{}", red.value))));
+        for &step in &steps {
+            element(&mut v, r, step, outer, &mut src, |v, src| {
+                values(v, red.start..ends[k], step, &before, &mut cached, &reduced, src);
+                src.line(format_args!(
+                    "acc{k} = {};",
+                    combine(red.op, d, &format!("acc{k}"), &format!("v{}", red.value))
+                ));
             });
         }
         src.line(format_args!("red{k}[lid] = acc{k};"));
@@ -99,7 +122,10 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
         let out_t = vt(red.dtype);
         src.open("if (t == 0u) {");
         src.line(format_args!("red{k}[lid] = {result};"));
-        src.line(format_args!("if (live) out{}[row] = ({out_t})red{k}[lid];", red.output));
+        src.line(format_args!(
+            "if (live) out{}[row] = ({out_t})red{k}[lid];",
+            red.output
+        ));
         src.close();
         src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     }
@@ -108,9 +134,17 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
         .collect();
     if !stores.is_empty() {
         let before = cached.clone();
-        for e in 0..items {
-            element(&mut v, r, e, outer, &mut src, |v, src| {
-                values(v, r.epilogue..plan.values.len(), e, &before, &mut cached, &reduced, src);
+        for &step in &steps {
+            element(&mut v, r, step, outer, &mut src, |v, src| {
+                values(
+                    v,
+                    r.epilogue..plan.values.len(),
+                    step,
+                    &before,
+                    &mut cached,
+                    &reduced,
+                    src,
+                );
                 for &o in &stores {
                     let output = &plan.outputs[o];
                     match &output.store {
@@ -129,16 +163,40 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
     src.into_string()
 }
 
-/// Element `t + e * per_row` of the row, if it is one: its coordinates along the row
-/// (`i{d}`) and flat index `gid` in scope for `body`.
-fn element(v: &mut Values, r: &RowsPlan, e: u32, outer: usize, src: &mut Src, body: impl FnOnce(&mut Values, &mut Src)) {
+/// One step of a phase over a work-item's elements of its row.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// Element `t + e * per_row`, held in registers as element `e`.
+    Held(u32),
+    /// Every element `t + e * per_row` of the row, in a loop, held nowhere.
+    Loop,
+}
+
+/// `body` at the elements of `step` that are in the row, with their coordinates along the
+/// row (`i{d}`) and flat index `gid` in scope.
+fn element(
+    v: &mut Values,
+    r: &RowsPlan,
+    step: Step,
+    outer: usize,
+    src: &mut Src,
+    body: impl FnOnce(&mut Values, &mut Src),
+) {
     let ix = v.ix;
     let rank = v.plan.dims.len();
-    src.open(format_args!(
-        "{{ const {ix} j = t + {}u;",
-        e * r.layout.per_row
-    ));
-    src.open("if (live && j < len) {");
+    let per_row = r.layout.per_row;
+    match step {
+        Step::Held(e) => {
+            src.open(format_args!("{{ const {ix} j = t + {}u;", e * per_row));
+            src.open("if (live && j < len) {");
+        }
+        Step::Loop => {
+            src.open("{");
+            src.open(format_args!(
+                "for ({ix} j = t; live && j < len; j += {per_row}u) {{"
+            ));
+        }
+    }
     if r.inner == 1 {
         src.line(format_args!("const {ix} i{} = j;", rank - 1));
     } else {
@@ -163,7 +221,7 @@ fn element(v: &mut Values, r: &RowsPlan, e: u32, outer: usize, src: &mut Src, bo
 fn values(
     v: &mut Values,
     range: std::ops::Range<usize>,
-    e: u32,
+    step: Step,
     before: &[bool],
     cached: &mut [bool],
     reduced: &impl Fn(usize) -> Option<usize>,
@@ -172,15 +230,19 @@ fn values(
     let plan = v.plan;
     for i in range.filter(|&i| !plan.values[i].in_branch) {
         let t = vt(plan.values[i].dtype);
-        match plan.values[i].value {
-            Value::Load { slot } if reduced(slot).is_some() => {
+        let held = match step {
+            Step::Held(e) => Some(e),
+            Step::Loop => None,
+        };
+        match (plan.values[i].value.clone(), held) {
+            (Value::Load { slot }, _) if reduced(slot).is_some() => {
                 let k = reduced(slot).unwrap_or_default();
                 src.line(format_args!("const {t} v{i} = ({t})red{k}[base];"));
             }
-            Value::Load { slot } if before[slot] => {
+            (Value::Load { slot }, Some(e)) if before[slot] => {
                 src.line(format_args!("const {t} v{i} = c{slot}[{e}];"));
             }
-            Value::Load { slot } => {
+            (Value::Load { slot }, Some(e)) => {
                 let load = v.expr(i, "gid", None);
                 src.line(format_args!("const {t} v{i} = {load};"));
                 src.line(format_args!("c{slot}[{e}] = v{i};"));

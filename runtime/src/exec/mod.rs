@@ -35,8 +35,8 @@ use bind::{Io, LeftPartials, RowTotalBuffers};
 use elementwise::{launch_elementwise, launch_finishing};
 use gemm::{gemm_row_results, launch_gemm};
 use reduce::launch_reduce;
-use rows::launch_rows;
 use replay::Replay;
+use rows::launch_rows;
 
 /// A planned flush and the context it runs on.
 pub(crate) struct Flush {

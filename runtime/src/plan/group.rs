@@ -168,7 +168,9 @@ pub(crate) fn group_kernels(
                         GroupKind::Gemm(product) | GroupKind::Scan(product) => {
                             joins_epilogue(graph, mat, &g.members, p, product)
                         }
-                        GroupKind::Rows(space) => joins_rows(graph, mat, &g.members, p, &space, false),
+                        GroupKind::Rows(space) => {
+                            space.epilogue && joins_rows(graph, mat, &g.members, p, &space, false)
+                        }
                     }
             }),
             // A reduction of a product's epilogue along its rows joins the product's
@@ -178,6 +180,7 @@ pub(crate) fn group_kernels(
                 GroupKind::Rows(space) => match kind {
                     GroupKind::Rows(mine) => {
                         mine.inner == space.inner
+                            && mine.epilogue == space.epilogue
                             && g.shape[..] == shape[..]
                             && joins_rows(graph, mat, &g.members, mine.operand, &space, true)
                     }
@@ -310,12 +313,21 @@ pub(crate) fn read_elsewhere(graph: &[GNode], mat: &[bool], groups: &[Vec<usize>
 /// dims and has each row dim either whole or 1; a reduction member is itself of such a
 /// shape (its reduced dims kept, as size 1), and an elementwise member is read only at
 /// its own coordinates (by nodes of the space's shape).
-fn joins_rows(graph: &[GNode], mat: &[bool], members: &[usize], q: usize, space: &RowSpace, reduction: bool) -> bool {
+fn joins_rows(
+    graph: &[GNode],
+    mat: &[bool],
+    members: &[usize],
+    q: usize,
+    space: &RowSpace,
+    reduction: bool,
+) -> bool {
     let shape = &graph[space.operand].node.shape;
     let rank = shape.len();
     let outer = rank - space.inner;
     let per_row = |s: &[usize]| {
-        s.len() == rank && s[..outer] == shape[..outer] && (outer..rank).all(|d| s[d] == 1 || s[d] == shape[d])
+        s.len() == rank
+            && s[..outer] == shape[..outer]
+            && (outer..rank).all(|d| s[d] == 1 || s[d] == shape[d])
     };
     let member = |j: usize| members.contains(&j);
     let inside = |j: usize| j == q || !mat[j] || member(j);
@@ -354,7 +366,11 @@ fn joins_rows(graph: &[GNode], mat: &[bool], members: &[usize], q: usize, space:
         if !reaches_row[j] && !reaches_own[j] {
             continue;
         }
-        let plain = code.is_elementwise() && !matches!(code, OpCode::View | OpCode::Region | OpCode::Reshape | OpCode::Take(_));
+        let plain = code.is_elementwise()
+            && !matches!(
+                code,
+                OpCode::View | OpCode::Region | OpCode::Reshape | OpCode::Take(_)
+            );
         let node_shape = &graph[j].node.shape;
         if !plain || !per_row(node_shape) || (reaches_own[j] && node_shape[..] != shape[..]) {
             return false;

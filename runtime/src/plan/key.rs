@@ -13,7 +13,7 @@ use super::access::{Affine, Bound};
 use super::collect::OpCode;
 use super::compact_plan::{CompactPlan, Picked};
 use super::kernel_plan::{ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads};
-use super::rows_plan::RowsLayout;
+use super::rows_plan::{Hold, RowsLayout};
 use super::scan_plan::{ScanLayout, ScanPlan};
 use super::sort_plan::{SortKernel, SortLayout, SortPlan};
 use super::tiles::{Along, GemmTile};
@@ -295,7 +295,11 @@ pub(crate) fn scan_epilogue(key: &mut Vec<u32>, start: usize) {
 
 /// A row kernel over rows of the innermost `inner` dims, laid out as `layout` says.
 pub(crate) fn rows(key: &mut Vec<u32>, inner: usize, layout: &RowsLayout) {
-    key.extend([TAG_ROWS, inner as u32, layout.per_row, layout.items, layout.group]);
+    let items = match layout.hold {
+        Hold::Registers { items } => items,
+        Hold::Reread => 0,
+    };
+    key.extend([TAG_ROWS, inner as u32, layout.per_row, items, layout.group]);
 }
 
 /// A reduction of a row kernel, of the operand's value `value`.

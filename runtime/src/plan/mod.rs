@@ -153,7 +153,10 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
         cut[r] = false;
     }
     for (i, g) in graph.iter().enumerate() {
-        if matches!(g.kind, GKind::Op(OpCode::MatMul | OpCode::Scan(_) | OpCode::Reduce(_), _)) {
+        if matches!(
+            g.kind,
+            GKind::Op(OpCode::MatMul | OpCode::Scan(_) | OpCode::Reduce(_), _)
+        ) {
             cut[i] = false;
         }
     }
@@ -183,11 +186,12 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
                 // (Only a row kernel has a reduction with other members.)
                 GKind::Op(OpCode::Reduce(_), _) if members.len() > 1 => {
                     match rows::row_kernel(graph, first, profile).and_then(|space| {
-                        let len = graph[space.operand].node.shape.iter().rev().take(space.inner).product();
-                        let layout = rows_plan::rows_layout(len, graph[space.operand].node.dtype, profile)?;
+                        let layout = rows::layout_of(graph, space.operand, space.inner, profile)?;
                         Some((space, layout))
                     }) {
-                        Some((space, layout)) => rows::plan_rows(graph, &mat, members, space.inner, layout, store),
+                        Some((space, layout)) => {
+                            rows::plan_rows(graph, &mat, members, space.inner, layout, store)
+                        }
                         None => broken_plan(format!("row kernel {first} has no row layout")),
                     }
                 }

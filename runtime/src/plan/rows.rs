@@ -8,16 +8,18 @@
 use super::collect::{GKind, GNode, OpCode};
 use super::kernel_plan::{KernelPlan, Output};
 use super::phase::Phase;
-use super::rows_plan::{rows_layout, RowReduction, RowsLayout, RowsPlan};
+use super::rows_plan::{rows_layout, Hold, RowReduction, RowsLayout, RowsPlan};
 use super::{key, values, Store};
 use crate::profile::DeviceProfile;
 
-/// The space of a row kernel: the operand of its first reduction (whose shape it is) and
-/// how many of its trailing dims make a row.
+/// The space of a row kernel: the operand of its first reduction (whose shape it is),
+/// how many of its trailing dims make a row, and whether its elementwise readers may
+/// join it (its rows are held in registers: [`Hold`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RowSpace {
     pub(crate) operand: usize,
     pub(crate) inner: usize,
+    pub(crate) epilogue: bool,
 }
 
 /// The row kernel reduction `r` may start: it reduces a nonempty run of its operand's
@@ -34,9 +36,25 @@ pub(crate) fn row_kernel(graph: &[GNode], r: usize, profile: &DeviceProfile) -> 
     if spec.op.is_arg() || inner == 0 || inner > rank || spec.axes != suffix {
         return None;
     }
-    let len: usize = shape[rank - inner..].iter().product();
-    rows_layout(len, graph[operand].node.dtype, profile)?;
-    Some(RowSpace { operand, inner })
+    let layout = layout_of(graph, operand, inner, profile)?;
+    Some(RowSpace {
+        operand,
+        inner,
+        epilogue: matches!(layout.hold, Hold::Registers { .. }),
+    })
+}
+
+/// The layout of a row kernel over the rows of the `inner` trailing dims of `operand`.
+pub(crate) fn layout_of(
+    graph: &[GNode],
+    operand: usize,
+    inner: usize,
+    profile: &DeviceProfile,
+) -> Option<RowsLayout> {
+    let shape = &graph[operand].node.shape;
+    let len: usize = shape[shape.len() - inner..].iter().product();
+    let rows = shape.iter().product::<usize>().checked_div(len).unwrap_or(0);
+    rows_layout(rows, len, graph[operand].node.dtype, profile)
 }
 
 /// Plans the row kernel of `members` (reductions of the innermost `inner` dims of one

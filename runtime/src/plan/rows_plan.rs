@@ -48,14 +48,25 @@ pub(crate) struct RowReduction {
 }
 
 /// How the work-items of a row kernel share its rows: `per_row` work-items (a power of
-/// two) take a row, element `t + e * per_row` of it for `e` in `0..items` in work-item
-/// `t`, so neighbouring work-items read neighbouring elements; a work-group of `group`
-/// takes `group / per_row` rows.
+/// two) take a row, neighbouring work-items neighbouring elements; a work-group of
+/// `group` takes `group / per_row` rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RowsLayout {
     pub(crate) per_row: u32,
-    pub(crate) items: u32,
     pub(crate) group: u32,
+    pub(crate) hold: Hold,
+}
+
+/// Where a row kernel's work-items keep their elements of a row between phases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// In registers: work-item `t` takes elements `t + e * per_row` for `e` in
+    /// `0..items`, loaded once; the elementwise readers run in the kernel's epilogue.
+    Registers { items: u32 },
+    /// Nowhere: a row longer than registers hold is read again by each phase, looping
+    /// over it (from the caches), and only reductions share such a kernel: their readers
+    /// are a second pass.
+    Reread,
 }
 
 /// Elements a work-item takes before more work-items share a row.
@@ -65,23 +76,39 @@ const MAX_PER_ROW: usize = 1024;
 /// The most bytes of each value a work-item holds per row (32 `f32`s, 16 `f64`s): with
 /// the values of a phase or two in flight, registers still hold them on GPUs.
 const MAX_ITEM_BYTES: usize = 128;
+/// Rows that do not fit registers are read again per phase only when there are at least
+/// this many per compute unit: fewer work-groups than that would leave the device idle
+/// where a reduction alone is split across work-groups.
+const REREAD_ROWS_PER_UNIT: usize = 2;
 
-/// The layout of a row kernel over rows of `len` elements of `dtype` on a device of
-/// `profile`, or `None` when a row does not fit on chip (or is empty): then the
-/// reductions and their readers stay kernels of their own.
-pub(crate) fn rows_layout(len: usize, dtype: DType, profile: &DeviceProfile) -> Option<RowsLayout> {
+/// The layout of a row kernel over `rows` rows of `len` elements of `dtype` on a device
+/// of `profile`, or `None` where no row kernel serves (empty rows; rows too long for
+/// registers and too few to fill the device): then the reductions and their readers stay
+/// kernels of their own.
+pub(crate) fn rows_layout(
+    rows: usize,
+    len: usize,
+    dtype: DType,
+    profile: &DeviceProfile,
+) -> Option<RowsLayout> {
     let max_group = profile.max_group.clamp(1, MAX_PER_ROW);
     let max_group = 1usize << (usize::BITS - 1 - max_group.leading_zeros());
     let per_row = len.div_ceil(MIN_ITEMS).next_power_of_two().clamp(1, max_group);
     let items = len.div_ceil(per_row);
-    if len == 0 || items * dtype.size().max(1) > MAX_ITEM_BYTES {
-        return None;
-    }
     let group = per_row.max(profile.reduce_group_size() as usize).min(max_group);
+    let hold = if len == 0 {
+        return None;
+    } else if items * dtype.size().max(1) <= MAX_ITEM_BYTES {
+        Hold::Registers { items: items as u32 }
+    } else if rows >= REREAD_ROWS_PER_UNIT * profile.compute_units.max(1) as usize {
+        Hold::Reread
+    } else {
+        return None;
+    };
     Some(RowsLayout {
         per_row: per_row as u32,
-        items: items as u32,
         group: group as u32,
+        hold,
     })
 }
 

@@ -1,0 +1,287 @@
+//! Row kernels: a reduction along the innermost axes whose result is read back over the
+//! same rows (softmax's maximum and sum, layer norm's mean and variance), written with
+//! ordinary ops, runs as one kernel with its readers when a row fits on chip, against
+//! host references in `f64` on random data: several shapes (rows of 1, odd lengths,
+//! rows over several axes, no rows at all), `f32` and `f64`.
+
+use crate::common::{ctx, rng};
+use lazycl::prelude::*;
+use rand::Rng;
+
+/// Host rows of `v` (`len` elements each).
+fn host_rows(v: &[f64], len: usize) -> Vec<&[f64]> {
+    v.chunks(len.max(1)).collect()
+}
+
+fn host_softmax(v: &[f64], len: usize) -> Vec<f64> {
+    host_rows(v, len)
+        .into_iter()
+        .flat_map(|row| {
+            let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let s: f64 = row.iter().map(|x| (x - m).exp()).sum();
+            row.iter().map(move |x| (x - m).exp() / s).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn host_layer_norm(v: &[f64], len: usize, g: &[f64], b: &[f64], eps: f64) -> Vec<f64> {
+    host_rows(v, len)
+        .into_iter()
+        .flat_map(|row| {
+            let n = row.len() as f64;
+            let m = row.iter().sum::<f64>() / n;
+            let var = row.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n;
+            row.iter()
+                .enumerate()
+                .map(|(j, x)| (x - m) / (var + eps).sqrt() * g[j] + b[j])
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "{what}: element {i}: {g} vs {w}"
+        );
+    }
+}
+
+/// Kernels launched by `f`.
+fn kernels(ctx: &Context, f: impl FnOnce()) -> u64 {
+    let before = ctx.stats().kernels_launched;
+    f();
+    ctx.stats().kernels_launched - before
+}
+
+macro_rules! row_tests {
+    ($name:ident, $t:ty, $tol:expr) => {
+        #[test]
+        fn $name() {
+            let c = ctx();
+            let mut r = rng(53);
+            // (shape, how many trailing axes make a row)
+            let cases: &[(&[usize], usize)] = &[
+                (&[1, 1], 1),
+                (&[3, 5], 1),
+                (&[17, 1024], 1),
+                (&[5, 4097], 1),
+                (&[2, 3, 7], 1),
+                (&[4, 6, 9], 2),
+                (&[33], 1),
+            ];
+            for &(shape, inner) in cases {
+                let n: usize = shape.iter().product();
+                let len: usize = shape[shape.len() - inner..].iter().product();
+                let rank = shape.len();
+                let axes: Vec<usize> = (rank - inner..rank).collect();
+                let v: Vec<f64> = (0..n).map(|_| r.gen_range(-30.0..30.0)).collect();
+                let vt: Vec<$t> = v.iter().map(|&x| x as $t).collect();
+                let v: Vec<f64> = vt.iter().map(|&x| x as f64).collect();
+                let x = c.from_shape_slice(shape.to_vec(), &vt).unwrap();
+                let what = format!("{} {shape:?} rows of {inner} axes", stringify!($t));
+
+                // Softmax the natural way: three reductions' worth of work, one kernel.
+                let mut got = Vec::new();
+                let k = kernels(&c, || {
+                    let m = x.amax_axes(&axes, true);
+                    let e = (&x - &m).exp();
+                    got = (&e / &e.sum_axes(&axes, true)).to_vec().unwrap();
+                });
+                assert_eq!(k, 1, "{what}: softmax written with ops");
+                let want = host_softmax(&v, len);
+                let got: Vec<f64> = got.iter().map(|&x| x as f64).collect();
+                assert_close(&got, &want, $tol, &format!("{what}: softmax"));
+
+                if inner == 1 {
+                    let mut sm = Vec::new();
+                    let mut lsm = Vec::new();
+                    let k = kernels(&c, || sm = x.softmax(rank - 1).to_vec().unwrap());
+                    assert_eq!(k, 1, "{what}: softmax()");
+                    let k = kernels(&c, || lsm = x.log_softmax(rank - 1).to_vec().unwrap());
+                    assert_eq!(k, 1, "{what}: log_softmax()");
+                    let sm: Vec<f64> = sm.iter().map(|&x| x as f64).collect();
+                    assert_close(&sm, &want, $tol, &format!("{what}: softmax()"));
+                    let lwant: Vec<f64> = want.iter().map(|p| p.ln()).collect();
+                    let lsm: Vec<f64> = lsm.iter().map(|&x| x as f64).collect();
+                    // (Absolute: log-probabilities of tiny probabilities are large.)
+                    assert_close(
+                        &lsm,
+                        &lwant,
+                        $tol * 100.0,
+                        &format!("{what}: log_softmax()"),
+                    );
+                }
+
+                // Layer norm: mean, then the variance of the deviations, then the row
+                // scaled and shifted per column.
+                let gv: Vec<$t> = (0..len).map(|_| r.gen_range(0.5..2.0) as $t).collect();
+                let bv: Vec<$t> = (0..len).map(|_| r.gen_range(-1.0..1.0) as $t).collect();
+                let row_shape = shape[rank - inner..].to_vec();
+                let g = c.from_shape_slice(row_shape.clone(), &gv).unwrap();
+                let b = c.from_shape_slice(row_shape, &bv).unwrap();
+                let eps: $t = 1e-5;
+                let mut ln = Vec::new();
+                let k = kernels(&c, || {
+                    let mean = x.mean_axes(&axes, true);
+                    let d = &x - &mean;
+                    let var = (&d * &d).mean_axes(&axes, true);
+                    ln = (&d / (var + eps).sqrt() * &g + &b).to_vec().unwrap();
+                });
+                assert_eq!(k, 1, "{what}: layer norm");
+                let g64: Vec<f64> = gv.iter().map(|&x| x as f64).collect();
+                let b64: Vec<f64> = bv.iter().map(|&x| x as f64).collect();
+                let lwant = host_layer_norm(&v, len, &g64, &b64, eps as f64);
+                let ln: Vec<f64> = ln.iter().map(|&x| x as f64).collect();
+                assert_close(&ln, &lwant, $tol * 10.0, &format!("{what}: layer norm"));
+
+                // Standardization with the library's std (ddof 1 where a row has two).
+                if inner == 1 && len > 1 {
+                    let mut z = Vec::new();
+                    let k = kernels(&c, || {
+                        let mean = x.mean_axes(&axes, true);
+                        let sd = x
+                            .std_axis(Axis(rank - 1), 1.0 as $t)
+                            .insert_axis(Axis(rank - 1));
+                        z = ((&x - &mean) / &sd).to_vec().unwrap();
+                    });
+                    let zwant: Vec<f64> = host_rows(&v, len)
+                        .into_iter()
+                        .flat_map(|row| {
+                            let n = row.len() as f64;
+                            let m = row.iter().sum::<f64>() / n;
+                            let sd = (row.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)).sqrt();
+                            row.iter().map(move |x| (x - m) / sd).collect::<Vec<_>>()
+                        })
+                        .collect();
+                    let z: Vec<f64> = z.iter().map(|&x| x as f64).collect();
+                    assert_close(&z, &zwant, $tol * 10.0, &format!("{what}: standardization"));
+                    // (The standard deviation without kept axes is read through a view:
+                    // correct, in more than one kernel.)
+                    assert!(k >= 1);
+                }
+            }
+        }
+    };
+}
+
+row_tests!(row_functions_f32_one_kernel_each, f32, 2e-5);
+row_tests!(row_functions_f64_one_kernel_each, f64, 1e-11);
+
+#[test]
+fn row_standardization_with_kept_axes_is_one_kernel() {
+    let c = ctx();
+    let mut r = rng(54);
+    let (n, d) = (9usize, 301usize);
+    let v: Vec<f64> = (0..n * d).map(|_| 1e3 + r.gen_range(-1.0..1.0)).collect();
+    let x = c.from_shape_slice([n, d], &v).unwrap();
+    let mut z = Vec::new();
+    let k = kernels(&c, || {
+        let mean = x.mean_axes(&[1], true);
+        let dev = &x - &mean;
+        let var = (&dev * &dev).sum_axes(&[1], true) / (d as f64 - 1.0);
+        z = (&dev / var.sqrt()).to_vec().unwrap();
+    });
+    assert_eq!(k, 1);
+    for (i, row) in v.chunks(d).enumerate() {
+        let m = row.iter().sum::<f64>() / d as f64;
+        let sd = (row.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (d as f64 - 1.0)).sqrt();
+        for j in 0..d {
+            let want = (row[j] - m) / sd;
+            assert!(
+                (z[i * d + j] - want).abs() < 1e-9,
+                "{i},{j}: {} vs {want}",
+                z[i * d + j]
+            );
+        }
+    }
+}
+
+#[test]
+fn reductions_read_across_rows_stay_correct() {
+    // A row reduction read through a transpose, or broadcast along the other axis
+    // without kept axes, is not read per row: it stays a kernel of its own.
+    let c = ctx();
+    let mut r = rng(55);
+    let n = 8usize;
+    let v: Vec<f64> = (0..n * n).map(|_| r.gen_range(-1.0..1.0)).collect();
+    let x = c.from_shape_slice([n, n], &v).unwrap();
+    let sums: Vec<f64> = v.chunks(n).map(|row| row.iter().sum()).collect();
+    let t = (&x - &x.sum_axes(&[1], true).t()).to_vec().unwrap();
+    let flat = (&x - &x.sum_axis(1)).to_vec().unwrap();
+    for i in 0..n {
+        for j in 0..n {
+            assert!((t[i * n + j] - (v[i * n + j] - sums[j])).abs() < 1e-12);
+            assert!((flat[i * n + j] - (v[i * n + j] - sums[j])).abs() < 1e-12);
+        }
+    }
+}
+
+#[test]
+fn row_kernel_results_stay_available() {
+    // The maximum a softmax read is itself a result: written by the row kernel.
+    let c = ctx();
+    let mut r = rng(56);
+    let (n, d) = (6usize, 77usize);
+    let v: Vec<f32> = (0..n * d).map(|_| r.gen_range(-5.0..5.0)).collect();
+    let x = c.from_shape_slice([n, d], &v).unwrap();
+    let m = x.amax_axes(&[1], true);
+    let mean = x.mean_axes(&[1], true);
+    let y = (&x - &m).exp() * &mean;
+    let k = kernels(&c, || lazycl::eval(&[&y, &m, &mean][..]).unwrap());
+    assert_eq!(k, 1);
+    let (y, m, mean) = (y.to_vec().unwrap(), m.to_vec().unwrap(), mean.to_vec().unwrap());
+    for (i, row) in v.chunks(d).enumerate() {
+        let want_m = row.iter().cloned().fold(f32::MIN, f32::max);
+        let want_mean = row.iter().map(|&x| x as f64).sum::<f64>() / d as f64;
+        assert_eq!(m[i], want_m);
+        assert!((mean[i] as f64 - want_mean).abs() < 1e-5);
+        for j in 0..d {
+            let want = ((row[j] - want_m) as f64).exp() * want_mean;
+            assert!((y[i * d + j] as f64 - want).abs() < 1e-5 * (1.0 + want.abs()));
+        }
+    }
+}
+
+#[test]
+fn empty_rows_and_no_rows() {
+    let c = ctx();
+    let none = c.zeros::<f32>([0, 5]).unwrap();
+    assert!(none.softmax(1).to_vec().unwrap().is_empty());
+    let empty = c.zeros::<f32>([3, 0]).unwrap();
+    assert!(empty.softmax(1).to_vec().unwrap().is_empty());
+    assert!(empty.log_softmax(1).to_vec().unwrap().is_empty());
+}
+
+#[test]
+fn rows_longer_than_registers_take_two_passes() {
+    // 40,000 f32 elements a row: more than a work-item's registers hold. With rows
+    // enough to fill the device, the reductions share one kernel that reads each row
+    // again per phase, and their readers are a second.
+    let c = ctx();
+    let mut r = rng(57);
+    let (n, d) = (16usize, 40_000usize);
+    let v: Vec<f32> = (0..n * d).map(|_| r.gen_range(-20.0..20.0)).collect();
+    let x = c.from_shape_slice([n, d], &v).unwrap();
+    let v64: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+    let mut sm = Vec::new();
+    let k = kernels(&c, || sm = x.softmax(1).to_vec().unwrap());
+    assert_eq!(k, 2, "softmax");
+    let sm: Vec<f64> = sm.iter().map(|&x| x as f64).collect();
+    assert_close(&sm, &host_softmax(&v64, d), 1e-5, "softmax");
+    let g = c.full([d], 1.5f32).unwrap();
+    let b = c.full([d], 0.25f32).unwrap();
+    let mut ln = Vec::new();
+    let k = kernels(&c, || {
+        let mean = x.mean_axes(&[1], true);
+        let dev = &x - &mean;
+        let var = (&dev * &dev).mean_axes(&[1], true);
+        ln = (&dev / (var + 1e-5f32).sqrt() * &g + &b).to_vec().unwrap();
+    });
+    assert_eq!(k, 2, "layer norm");
+    let ln: Vec<f64> = ln.iter().map(|&x| x as f64).collect();
+    let want = host_layer_norm(&v64, d, &vec![1.5; d], &vec![0.25; d], 1e-5);
+    assert_close(&ln, &want, 1e-4, "layer norm");
+}
