@@ -23,7 +23,7 @@ use crate::dtype::DType;
 use crate::text::{guarded, wrapping_neg};
 
 /// A helper function: its name and its OpenCL C definition (one line, after the guarded
-/// definitions of the helpers it calls, if any: [`Helper::after`]).
+/// definitions of the helpers it calls, if any).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Helper {
     pub name: String,

@@ -45,8 +45,8 @@ use super::array::Array;
 
 /// A generator of successive independent random arrays: a seed and the next stream
 /// (numpy's `Generator`, from `default_rng(seed)`; torch's `Generator` with its Philox
-/// offset). Each draw takes one stream, the offset, and moves to the next; see the
-/// [module documentation](self) for the bit layout.
+/// offset). Each draw takes one stream, the offset, and moves to the next; docs/MATH.md
+/// ("Random numbers") has the bit layout.
 ///
 /// ```
 /// # use lazycl_runtime::Context;
