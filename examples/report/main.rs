@@ -9,6 +9,7 @@
 
 mod arrays;
 mod gemm;
+mod random;
 mod raw;
 mod reference;
 mod sorting;
@@ -379,6 +380,12 @@ fn run() -> R<()> {
     // `--arrays`: the array algorithms' rows only (scans).
     if args.iter().any(|a| a == "--arrays") {
         arrays::rows(&mut rep, &ctx, quick, trials)?;
+        rep.print(json);
+        return Ok(());
+    }
+    // `--random`: the random numbers' rows only.
+    if args.iter().any(|a| a == "--random") {
+        random::rows(&mut rep, &ctx, &raw, quick, trials)?;
         rep.print(json);
         return Ok(());
     }
@@ -843,6 +850,7 @@ fn run() -> R<()> {
 
     gemm::rows(&mut rep, &ctx, quick, trials)?;
     arrays::rows(&mut rep, &ctx, quick, trials)?;
+    random::rows(&mut rep, &ctx, &raw, quick, trials)?;
     cache_rows(&mut rep, trials)?;
 
     rep.print(json);
