@@ -7,7 +7,11 @@
 //! - `signum` of a float keeps NaN and the sign of zero: [`signum`];
 //! - `clamp` keeps a NaN operand: [`clamp`];
 //! - a float → integer cast saturates and maps NaN to 0, as Rust's `as` (some drivers'
-//!   `convert_*_sat` map NaN elsewhere): [`int_from_float`].
+//!   `convert_*_sat` map NaN elsewhere): [`int_from_float`];
+//! - counter-based random numbers: the Philox4x32-10 rounds ([`philox4x32_10`]), a
+//!   stream's counter ([`philox_stream`]), and an element's value from the words of one
+//!   call ([`random_value`], drawn as a [`Draw`]), bit-identical on every device for
+//!   uniform floats and integers (docs/MATH.md, "Random numbers").
 //!
 //! Each is named `lzc_<what>_<type>` (the macros reserve the `lzc_` prefix: no user name
 //! takes it) and its [`Helper::guarded`] definition sits under `#ifndef LZC_HELPER_<name>`,
@@ -18,7 +22,8 @@
 use crate::dtype::DType;
 use crate::text::{guarded, wrapping_neg};
 
-/// A helper function: its name and its OpenCL C definition (one line).
+/// A helper function: its name and its OpenCL C definition (one line, after the guarded
+/// definitions of the helpers it calls, if any).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Helper {
     pub name: String,
@@ -29,6 +34,16 @@ impl Helper {
     fn new(name: String, params: &str, ret: &str, body: &str) -> Helper {
         let definition = format!("{ret} {name}({params}) {{ {body} }}");
         Helper { name, definition }
+    }
+
+    /// This helper, calling `deps`: their guarded definitions go before its own, so that
+    /// its definition stands alone wherever a program puts it (the guards keep each
+    /// compiled once).
+    fn after(mut self, deps: &[Helper]) -> Helper {
+        let mut text: String = deps.iter().map(Helper::guarded).collect();
+        text.push_str(&self.definition);
+        self.definition = text;
+        self
     }
 
     /// The definition under its include guard, `LZC_HELPER_<name>`.
@@ -109,6 +124,124 @@ pub fn int_from_float(to: DType, from: DType) -> Helper {
     Helper::new(format!("lzc_{t}_from_{f}"), &format!("{f} x"), t, &body)
 }
 
+/// The Philox4x32-10 counter-based generator (Salmon et al., "Parallel random numbers: as
+/// easy as 1, 2, 3", SC 2011; Random123's constants): ten rounds over a 128-bit counter
+/// `c` under a 64-bit key `k`, giving four 32-bit words. Bit-identical on every device
+/// (32-bit integer multiplies, `mul_hi`, xors and adds only).
+pub fn philox4x32_10() -> Helper {
+    let body = "for (uint i = 0u; i < 10u; i++) { \
+                const uint h0 = mul_hi(0xD2511F53u, c.x), l0 = 0xD2511F53u * c.x; \
+                const uint h1 = mul_hi(0xCD9E8D57u, c.z), l1 = 0xCD9E8D57u * c.z; \
+                c = (uint4)(h1 ^ c.y ^ k.x, l1, h0 ^ c.w ^ k.y, l0); \
+                k += (uint2)(0x9E3779B9u, 0xBB67AE85u); } \
+                return c;";
+    Helper::new("lzc_philox4x32_10".into(), "uint4 c, uint2 k", "uint4", body)
+}
+
+/// The four words of counter `c` of stream `offset` under `seed`: Philox4x32-10 of the
+/// counter `(c low, c high, offset low, offset high)` and the key `(seed low, seed
+/// high)`. Streams never share a counter, whatever their lengths.
+pub fn philox_stream() -> Helper {
+    let body = "return lzc_philox4x32_10((uint4)((uint)c, (uint)(c >> 32), (uint)offset, \
+                (uint)(offset >> 32)), (uint2)((uint)seed, (uint)(seed >> 32)));";
+    Helper::new(
+        "lzc_philox_stream".into(),
+        "ulong c, ulong seed, ulong offset",
+        "uint4",
+        body,
+    )
+    .after(&[philox4x32_10()])
+}
+
+/// What a random element is drawn as, each from the words of one Philox call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Draw {
+    /// Uniform in `[0, 1)`: `f32` `(w >> 8) * 2^-24`; `f64` the 64-bit word of two (the
+    /// first the low half) `>> 11`, times `2^-53`.
+    Uniform,
+    /// Standard normal by Box–Muller: a pair of uniforms `u1` in `(0, 1]`, `u2` in `[0, 1)`
+    /// gives `sqrt(-2 ln u1) cos(2 pi u2)` to its first element and the `sin` to its second.
+    Normal,
+    /// Uniform in `[lo, lo + range)`: a 32-bit word (64-bit for 64-bit types, two words)
+    /// times `range`, the high half (Lemire's multiply-shift, without rejection), in
+    /// unsigned arithmetic.
+    Integers,
+}
+
+impl Draw {
+    /// Words each element takes: 1, or 2 for 64-bit elements and `f64` normals. So
+    /// element `i` is drawn from counter `i / (4 / words)`, as its element `i % (4 /
+    /// words)`.
+    pub fn words(self, t: DType) -> u32 {
+        match (self, t.size()) {
+            (_, 8) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// The value of element `j` of the elements one Philox call `r` gives (`j < 4 / words`),
+/// drawn as `draw` in type `t` (`Draw::Integers`: then `lo` and `range` in `t`'s unsigned
+/// type, `range` at least 1).
+pub fn random_value(draw: Draw, t: DType) -> Helper {
+    let c = t.cl_name();
+    let u = t.cl_unsigned();
+    // Word `n` of `r` (`n` a constant where the caller's `j` is).
+    let pick = |n: &str, name: &str| {
+        format!("const uint {name} = {n} == 0u ? r.x : {n} == 1u ? r.y : {n} == 2u ? r.z : r.w;")
+    };
+    let pair = |j: &str| {
+        format!(
+            "{} {} const ulong w = (ulong)w1 << 32 | w0;",
+            pick(&format!("(2u * {j})"), "w0"),
+            pick(&format!("(2u * {j} + 1u)"), "w1")
+        )
+    };
+    let (params, body) = match (draw, t.size()) {
+        (Draw::Uniform, 4) => (
+            "uint4 r, uint j".to_string(),
+            format!("{} return (float)(w >> 8) * 0x1p-24f;", pick("j", "w")),
+        ),
+        (Draw::Uniform, _) => (
+            "uint4 r, uint j".to_string(),
+            format!("{} return (double)(w >> 11) * 0x1p-53;", pair("j")),
+        ),
+        (Draw::Normal, 4) => (
+            "uint4 r, uint j".to_string(),
+            format!(
+                "{} {} const float u1 = (float)((a >> 8) + 1u) * 0x1p-24f; \
+                 const float t = (float)(b >> 8) * 0x1p-23f; \
+                 const float m = sqrt(-2.0f * log(u1)); \
+                 return (j & 1u) ? m * sinpi(t) : m * cospi(t);",
+                pick("(j & 2u)", "a"),
+                pick("((j & 2u) + 1u)", "b")
+            ),
+        ),
+        (Draw::Normal, _) => (
+            "uint4 r, uint j".to_string(),
+            "const double u1 = (double)((((ulong)r.y << 32 | r.x) >> 11) + 1ul) * 0x1p-53; \
+             const double t = (double)(((ulong)r.w << 32 | r.z) >> 11) * 0x1p-52; \
+             const double m = sqrt(-2.0 * log(u1)); \
+             return j ? m * sinpi(t) : m * cospi(t);"
+                .to_string(),
+        ),
+        (Draw::Integers, 4) => (
+            format!("uint4 r, uint j, {u} lo, {u} range"),
+            format!("{} return ({c})(lo + mul_hi(w, range));", pick("j", "w")),
+        ),
+        (Draw::Integers, _) => (
+            format!("uint4 r, uint j, {u} lo, {u} range"),
+            format!("{} return ({c})(lo + mul_hi(w, range));", pair("j")),
+        ),
+    };
+    let what = match draw {
+        Draw::Uniform => "uniform",
+        Draw::Normal => "normal",
+        Draw::Integers => "integers",
+    };
+    Helper::new(format!("lzc_random_{what}_{c}"), &params, c, &body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,5 +298,36 @@ mod tests {
             )
         );
         assert_eq!(d.call(&["v1", "v2"]), "lzc_div_int(v1, v2)");
+    }
+
+    #[test]
+    fn random_helpers() {
+        let rounds = philox4x32_10();
+        assert_eq!(rounds.name, "lzc_philox4x32_10");
+        assert!(rounds
+            .definition
+            .starts_with("uint4 lzc_philox4x32_10(uint4 c, uint2 k) {"));
+        // A helper that calls another carries its guarded definition first.
+        let stream = philox_stream();
+        assert!(stream.definition.starts_with(&rounds.guarded()));
+        assert!(stream
+            .guarded()
+            .starts_with("#ifndef LZC_HELPER_lzc_philox_stream\n"));
+        assert_eq!(
+            random_value(Draw::Uniform, DType::F32).name,
+            "lzc_random_uniform_float"
+        );
+        assert_eq!(
+            random_value(Draw::Integers, DType::I64).definition,
+            "long lzc_random_integers_long(uint4 r, uint j, ulong lo, ulong range) { \
+             const uint w0 = (2u * j) == 0u ? r.x : (2u * j) == 1u ? r.y : (2u * j) == 2u ? r.z : r.w; \
+             const uint w1 = (2u * j + 1u) == 0u ? r.x : (2u * j + 1u) == 1u ? r.y : (2u * j + 1u) == 2u ? r.z : r.w; \
+             const ulong w = (ulong)w1 << 32 | w0; return (long)(lo + mul_hi(w, range)); }"
+        );
+        assert_eq!(
+            [DType::F32, DType::F64, DType::U32, DType::U64].map(|t| Draw::Uniform.words(t)),
+            [1, 2, 1, 2]
+        );
+        assert_eq!(Draw::Normal.words(DType::F64), 2);
     }
 }

@@ -12,9 +12,10 @@
 //!   through the unsigned type), the pragmas every program starts with, include guards.
 //! - `helpers`: the helper functions generated code calls where OpenCL C differs from
 //!   Rust (integer division and remainder, integer `pow`, `signum`, `clamp`, float →
-//!   integer casts): one [`Helper`] (name and definition) per function and type, each
-//!   named `lzc_*` and defined under the guard `LZC_HELPER_<name>`, so that a program
-//!   holding two copies (an `expr!` template's and the runtime's own) compiles one.
+//!   integer casts), and the counter-based random numbers (Philox4x32-10): one
+//!   [`Helper`] (name and definition) per function and type, each named `lzc_*` and
+//!   defined under the guard `LZC_HELPER_<name>`, so that a program holding two copies
+//!   (an `expr!` template's and the runtime's own) compiles one.
 //!
 //! Layers, bottom to top: `dtype` → `text` → `helpers` (`tests/it/layers.rs` checks them).
 
@@ -23,5 +24,7 @@ mod helpers;
 mod text;
 
 pub use dtype::DType;
-pub use helpers::{clamp, div, int_from_float, pow, rem, signum, Helper};
+pub use helpers::{
+    clamp, div, int_from_float, philox4x32_10, philox_stream, pow, random_value, rem, signum, Draw, Helper,
+};
 pub use text::{guarded, pragmas, wrapping, wrapping_abs, wrapping_neg, FP64_PRAGMA, NO_CONTRACT_PRAGMA};

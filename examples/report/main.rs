@@ -9,6 +9,7 @@
 
 mod arrays;
 mod gemm;
+mod random;
 mod raw;
 mod reference;
 mod rows;
@@ -387,6 +388,12 @@ fn run() -> R<()> {
     // `--rows`: the row functions' rows only (softmax, layer norm).
     if args.iter().any(|a| a == "--rows") {
         rows::rows(&mut rep, &ctx, quick, trials)?;
+        rep.print(json);
+        return Ok(());
+    }
+    // `--random`: the random numbers' rows only.
+    if args.iter().any(|a| a == "--random") {
+        random::rows(&mut rep, &ctx, &raw, quick, trials)?;
         rep.print(json);
         return Ok(());
     }
@@ -851,6 +858,7 @@ fn run() -> R<()> {
 
     gemm::rows(&mut rep, &ctx, quick, trials)?;
     arrays::rows(&mut rep, &ctx, quick, trials)?;
+    random::rows(&mut rep, &ctx, &raw, quick, trials)?;
     cache_rows(&mut rep, trials)?;
 
     rep.print(json);

@@ -7,6 +7,9 @@ use std::fmt;
 /// macros share (`lazycl-clc`), re-exported.
 pub use lazycl_clc::DType;
 
+/// How a random element is drawn from Philox's words (the bit layouts, `lazycl-clc`'s).
+pub(crate) use lazycl_clc::Draw;
+
 mod sealed {
     pub trait Sealed {}
 }

@@ -35,6 +35,7 @@ pub use api::indexing::scatter_add;
 pub use api::kernel::{Kernel, LaunchOptions};
 pub use api::ops::{select, CtxRef, Operand};
 pub use api::queue::Queue;
+pub use api::random::Rng;
 pub use api::regions::{concatenate, stack};
 pub use api::slice_mut::SliceMut;
 pub use api::sort::{sort_by_key, SortedByKey, TopK};

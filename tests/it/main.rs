@@ -29,6 +29,7 @@ mod lazy_property;
 mod math;
 mod matmul;
 mod program_cache;
+mod random;
 mod reductions;
 mod replay;
 mod row_column;

@@ -12,6 +12,7 @@ pub(crate) mod kernel;
 pub(crate) mod matmul;
 pub(crate) mod ops;
 pub(crate) mod queue;
+pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod regions;
 pub(crate) mod scan;

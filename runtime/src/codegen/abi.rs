@@ -91,6 +91,11 @@ pub(crate) enum Param {
     StoreOffset(usize),
     /// Its stride along collapsed dim `d` (`oos{k}_{d}`), for the dims it moves along.
     StoreStride(usize, usize),
+    /// The row-major index random values of `KernelPlan::randoms` `slot` read at the
+    /// kernel's first coordinates, where it is not the kernel's own (`rb{slot}`), and its
+    /// stride along collapsed dim `k` (`rs{slot}_{k}`), for the dims it moves along.
+    RandomOffset(usize),
+    RandomStride(usize, usize),
     /// A GEMM kernel's `m`, `n` and `k` (`M_`, `N_`, `K_`; its batch axes are its first
     /// dims).
     GemmM,
@@ -190,8 +195,9 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
 }
 
 /// The arguments of what views add (after the scalars; none without views): each
-/// strided input's offset, strides and guard, each box test's bounds, and each store into
-/// a region's offset and strides.
+/// strided input's offset, strides and guard, each box test's bounds, each store into
+/// a region's offset and strides, and the index of each read of random numbers that is
+/// not the kernel's own.
 fn view_params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
     let moves = |a: &Affine| a.stride_args().collect::<Vec<_>>();
     let loads = plan.inputs.iter().enumerate().flat_map(move |(slot, input)| {
@@ -213,7 +219,14 @@ fn view_params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
             .into_iter()
             .chain(strides.into_iter().map(move |d| Param::StoreStride(k, d)))
     });
-    loads.chain(insides).chain(stores)
+    let randoms = plan.randoms.iter().enumerate().flat_map(move |(slot, r)| {
+        let a = r.index.as_ref();
+        let strides = a.map(moves).unwrap_or_default();
+        a.map(|_| Param::RandomOffset(slot))
+            .into_iter()
+            .chain(strides.into_iter().map(move |k| Param::RandomStride(slot, k)))
+    });
+    loads.chain(insides).chain(stores).chain(randoms)
 }
 
 /// The input slots read through an index, each once, in order.
@@ -428,6 +441,8 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
         Param::InsideHigh(slot, b) => format!("const {} rh{slot}_{b}", offsets(plan)),
         Param::StoreOffset(k) => format!("const {} oo{k}", offsets(plan)),
         Param::StoreStride(k, d) => format!("const {} oos{k}_{d}", offsets(plan)),
+        Param::RandomOffset(slot) => format!("const {} rb{slot}", offsets(plan)),
+        Param::RandomStride(slot, k) => format!("const {} rs{slot}_{k}", offsets(plan)),
         Param::GemmM => "const int M_".into(),
         Param::GemmN => "const int N_".into(),
         Param::GemmK => "const int K_".into(),

@@ -91,6 +91,7 @@ fn elementwise() -> KernelPlan {
         row_total: None,
         finishes: None,
         insides: Vec::new(),
+        randoms: Vec::new(),
         tiled: false,
         gemm: None,
         scan: None,
@@ -263,6 +264,41 @@ fn views(tiled: bool) -> KernelPlan {
     plan
 }
 
+/// `views(tiled)` plus uniform random numbers read at `index` (the kernel's own where
+/// `None`), from the `u64` scalars seed and offset.
+fn random(tiled: bool, index: Option<Affine>) -> KernelPlan {
+    let mut plan = views(tiled);
+    let u = DType::U64;
+    plan.scalars = vec![
+        ScalarArg {
+            dtype: u,
+            value: ScalarValue::Node(5),
+        },
+        ScalarArg {
+            dtype: u,
+            value: ScalarValue::Node(6),
+        },
+    ];
+    plan.values.extend(typed(
+        u,
+        vec![Value::Scalar { slot: 0 }, Value::Scalar { slot: 1 }],
+    ));
+    plan.values.extend(typed(
+        DType::F32,
+        vec![
+            Value::Random {
+                slot: 0,
+                draw: crate::dtype::Draw::Uniform,
+                args: smallvec::smallvec![4, 5],
+            },
+            op(OpCode::Binary(BinaryOp::Add), &[3, 6]),
+        ],
+    ));
+    plan.randoms = vec![crate::plan::kernel_plan::RandomRead { index }];
+    plan.outputs[0].value = 7;
+    plan
+}
+
 /// Every kernel declares exactly the parameters [`params`] lists, which [`bind`] binds
 /// one argument each.
 #[test]
@@ -277,6 +313,16 @@ fn kernels_declare_the_listed_parameters() {
         row_column(ColumnRows::GroupRows { vectors_per_item: 1 }),
         views(false),
         views(true),
+        random(false, None),
+        random(true, None),
+        random(
+            false,
+            Some(Affine {
+                base: 5,
+                stride: smallvec::smallvec![-1, 30],
+                bounds: smallvec::smallvec![],
+            }),
+        ),
     ];
     // (Every plan here has its source: none is a GEMM waiting for its tile.)
     let fused_source = |p: &KernelPlan| crate::codegen::fused_source(p).unwrap_or_default();
@@ -321,6 +367,16 @@ fn kernels_declare_the_listed_parameters() {
         sources[7]
     );
     assert!(sources[8].contains("__local float t0[32][33]"), "{}", sources[8]);
+    // Random numbers: no argument at the kernel's own index, an offset and strides at
+    // one of their own; Philox's helpers once.
+    assert!(!declared(&sources[9]).iter().any(|p| p.contains("rb0")));
+    let strided = declared(&sources[11]);
+    for p in ["const long rb0", "const long rs0_0", "const long rs0_1"] {
+        assert!(strided.contains(&p.to_string()), "{p}: {}", sources[11]);
+    }
+    for source in &sources[9..] {
+        assert_eq!(source.matches("uint4 lzc_philox4x32_10(").count(), 1, "{source}");
+    }
     let combine = combine_source(ReduceOp::ArgMax, DType::F64, 256, 8);
     assert_eq!(declared(&combine).len(), COMBINE_PARAMS.len());
 }

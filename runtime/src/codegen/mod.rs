@@ -16,6 +16,7 @@ mod finish_in;
 mod gemm;
 mod group_scan;
 mod ops;
+mod random;
 mod reduce;
 mod row_column;
 mod rows;

@@ -63,7 +63,7 @@ impl Helpers {
     }
 
     /// A call of `helper`, noting its definition.
-    fn call(&mut self, helper: Helper, args: &[&str]) -> String {
+    pub(super) fn call(&mut self, helper: Helper, args: &[&str]) -> String {
         let call = helper.call(args);
         self.called
             .entry(helper.definition.clone())
@@ -102,6 +102,16 @@ pub(super) fn value_expr(
             }
         }
         Value::Inside { slot } => super::views::inside(plan, *slot, lane),
+        // (A vector step's lanes at the kernel's own index share the Philox calls of
+        // `random::blocks`, printed before them.)
+        Value::Random { slot, .. } => match (&plan.randoms[*slot].index, lane) {
+            (Some(a), _) => {
+                let at = super::views::random_index(plan, *slot, a, lane);
+                super::random::at_index(plan, idx, &at, &sfx, helpers)
+            }
+            (None, None) => super::random::at_index(plan, idx, full, &sfx, helpers),
+            (None, Some(l)) => super::random::from_block(plan, idx, l, helpers),
+        },
         Value::Gather { slot, index, .. } => {
             let index = match plan.values[*index].in_branch {
                 true => format!("({})", value_expr(plan, *index, full, lane, helpers)),
@@ -157,7 +167,8 @@ pub(super) fn value_expr(
                 | OpCode::Region
                 | OpCode::MatMul
                 | OpCode::Scan(_)
-                | OpCode::Take(_) => {
+                | OpCode::Take(_)
+                | OpCode::Random(_) => {
                     format!("/* {code:?} */ {a}")
                 }
             }

@@ -147,8 +147,8 @@ impl<'a> Values<'a> {
     }
 
     /// [`lanes`](Values::lanes) with the indices `i{k}` of the first lane and its full
-    /// index `fidx` in scope; the inputs `tiled` marks are read from a tile in local
-    /// memory, lane `l` at `t{slot}[tc + l][tr]` (tiled kernels).
+    /// index `fidx` in scope (`aligned`: a multiple of four); the inputs `tiled` marks are
+    /// read from a tile in local memory, lane `l` at `t{slot}[tc + l][tr]` (tiled kernels).
     pub(super) fn lane_values(
         &mut self,
         upto: usize,
@@ -192,12 +192,18 @@ impl<'a> Values<'a> {
                 src.line(format_args!("const {v}{w} L{slot} = {load};"));
             }
         }
+        // Random numbers at the kernel's own index: one Philox call per counter for the
+        // lanes where the first lane's index is a multiple of four, else one per lane.
+        if aligned {
+            let wanted = |i: usize| i < upto && !given.contains(&i);
+            super::random::blocks(plan, "fidx", wanted, src);
+        }
         for lane in 0..w {
             for i in (0..upto).filter(|&i| !plan.values[i].in_branch) {
                 let e = if given.contains(&i) {
                     format!("h{i}")
                 } else {
-                    self.lane_expr(i, lane, &vec_slots, tiled)
+                    self.lane_expr(i, lane, &vec_slots, tiled, aligned)
                 };
                 src.line(format_args!(
                     "const {} v{i}_{lane} = {e};",
@@ -209,9 +215,20 @@ impl<'a> Values<'a> {
 
     /// Lane `lane` of value `i` in a vectorized reduction step: slots in `vec_slots` were
     /// loaded as vectors `L{slot}`; other loads are the same element for every lane.
-    fn lane_expr(&mut self, i: usize, lane: usize, vec_slots: &[bool], tiled: &[bool]) -> String {
+    fn lane_expr(
+        &mut self,
+        i: usize,
+        lane: usize,
+        vec_slots: &[bool],
+        tiled: &[bool],
+        aligned: bool,
+    ) -> String {
         let plan = self.plan;
         match plan.values[i].value {
+            Value::Random { .. } if !aligned && super::random::plain(plan, i) => {
+                let at = format!("fidx + {lane}u");
+                super::random::at_index(plan, i, &at, &format!("_{lane}"), &mut self.helpers)
+            }
             Value::Load { slot } if vec_slots[slot] => format!("L{slot}.s{lane}"),
             Value::Load { slot } if tiled.get(slot).copied().unwrap_or(false) => {
                 format!("t{slot}[tc + {lane}u][tr]")

@@ -41,6 +41,19 @@ fn offset(a: &Affine, off: &str, stride: &str, lane: Option<usize>, ot: &str) ->
     text
 }
 
+/// The row-major index random values of [`KernelPlan::randoms`] `slot` are read at, from
+/// the coordinates `i{k}` (lane `lane` of a vector step where there is one): `rb{slot} +
+/// Σ i_k * rs{slot}_{k}`.
+pub(super) fn random_index(plan: &KernelPlan, slot: usize, a: &Affine, lane: Option<usize>) -> String {
+    offset(
+        a,
+        &format!("rb{slot}"),
+        &format!("rs{slot}_"),
+        lane,
+        offset_type(plan),
+    )
+}
+
 /// The element offset strided input `slot` reads at the coordinates `i{k}`.
 pub(super) fn offset_text(plan: &KernelPlan, slot: usize, a: &Affine) -> String {
     offset(

@@ -112,7 +112,9 @@ impl Bindings<'_> {
             | Param::InsideLow(..)
             | Param::InsideHigh(..)
             | Param::StoreOffset(_)
-            | Param::StoreStride(..) => view_arg(plan, p)
+            | Param::StoreStride(..)
+            | Param::RandomOffset(_)
+            | Param::RandomStride(..) => view_arg(plan, p)
                 .map(|v| offset_arg(v, plan.narrow_offsets))
                 .ok_or_else(missing),
             Param::GatherLen(slot) | Param::GatherStride(slot) => plan
@@ -208,6 +210,7 @@ impl Bindings<'_> {
 fn view_arg(plan: &KernelPlan, p: Param) -> Option<i64> {
     let load = |slot: usize| plan.inputs.get(slot).and_then(|i| i.strided.as_ref());
     let store = |k: usize| plan.outputs.get(k).and_then(|o| o.store.as_ref());
+    let random = |slot: usize| plan.randoms.get(slot).and_then(|r| r.index.as_ref());
     let bound = |bounds: &[crate::plan::access::Bound], b: usize, high: bool| {
         bounds.get(b).map(|x| if high { x.hi } else { x.lo })
     };
@@ -220,6 +223,8 @@ fn view_arg(plan: &KernelPlan, p: Param) -> Option<i64> {
         Param::InsideHigh(slot, b) => plan.insides.get(slot).and_then(|i| bound(&i.bounds, b, true)),
         Param::StoreOffset(k) => store(k).map(|a| a.base),
         Param::StoreStride(k, d) => store(k).and_then(|a| a.stride.get(d).copied()),
+        Param::RandomOffset(slot) => random(slot).map(|a| a.base),
+        Param::RandomStride(slot, k) => random(slot).and_then(|a| a.stride.get(k).copied()),
         _ => None,
     }
 }

@@ -186,6 +186,18 @@ pub(crate) struct TakeSpec {
     pub(crate) along: bool,
 }
 
+/// What a random node draws (`api::random`): the distribution; the element type is the
+/// node's. Its operands are `u64` scalars, the seed and the stream's offset, and for
+/// [`Draw::Integers`] the range's low end and length in the element type's unsigned
+/// type: all kernel arguments, so a new seed builds nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct RandomSpec {
+    pub(crate) draw: Draw,
+}
+
+/// How a random element is drawn (`lazycl-clc`'s table of the bit layouts).
+pub(crate) use crate::dtype::Draw;
+
 /// How a lazy node is computed from its inputs.
 #[derive(Clone)]
 pub(crate) enum Op {
@@ -214,6 +226,10 @@ pub(crate) enum Op {
         data: NodeRef,
         indices: NodeRef,
     },
+    /// Counter-based random numbers (Philox4x32-10) with no memory of their own: the
+    /// element at row-major index `i` of this node's shape is a function of the operands
+    /// (seed, offset, and an integer range: scalars) and `i` alone ([`RandomSpec`]).
+    Random(RandomSpec, smallvec::SmallVec<[NodeRef; 4]>),
 }
 
 impl Op {
@@ -226,7 +242,7 @@ impl Op {
             Op::Binary(_, a, b) | Op::MatMul(a, b) => smallvec::smallvec![a, b],
             Op::Take { data, indices, .. } => smallvec::smallvec![data, indices],
             Op::Ternary(_, a, b, c) => smallvec::smallvec![a, b, c],
-            Op::Expr(_, ops) | Op::Region(_, ops) => ops.iter().collect(),
+            Op::Expr(_, ops) | Op::Region(_, ops) | Op::Random(_, ops) => ops.iter().collect(),
         }
     }
 }
@@ -311,6 +327,6 @@ fn push_inputs(op: Op, stack: &mut smallvec::SmallVec<[NodeRef; 8]>) {
         Op::Binary(_, a, b) | Op::MatMul(a, b) => stack.extend([a, b]),
         Op::Take { data, indices, .. } => stack.extend([data, indices]),
         Op::Ternary(_, a, b, c) => stack.extend([a, b, c]),
-        Op::Expr(_, ops) | Op::Region(_, ops) => stack.extend(ops),
+        Op::Expr(_, ops) | Op::Region(_, ops) | Op::Random(_, ops) => stack.extend(ops),
     }
 }

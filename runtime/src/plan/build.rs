@@ -80,6 +80,7 @@ pub(crate) fn plan_kernel(
             bounds: b.clone(),
         })
         .collect();
+    let randoms = reads.random_offsets(&walked, rank);
     let store_offset = store
         .filter(|_| !whole)
         .map(|s| Access::identity(rank).view(&s.map).affine(&s.shape, rank));
@@ -87,7 +88,11 @@ pub(crate) fn plan_kernel(
         reduce.map(|(spec, _)| (0..rank).map(|d| spec.axes & (1 << d) != 0).collect());
     let collapsed = Collapsed::new(
         &space,
-        load_offsets.iter().chain(&boxes).chain(&store_offset),
+        load_offsets
+            .iter()
+            .chain(&boxes)
+            .chain(&randoms)
+            .chain(&store_offset),
         fixed.as_deref(),
     );
     let dims = collapsed.dims.clone();
@@ -200,6 +205,11 @@ fn narrow_offsets(plan: &KernelPlan) -> bool {
             .iter()
             .flat_map(|i| &i.bounds)
             .all(|b| i32::try_from(b.lo).is_ok() && i32::try_from(b.hi).is_ok())
+        && plan
+            .randoms
+            .iter()
+            .filter_map(|r| r.index.as_ref())
+            .all(|a| a.fits_int(dims))
 }
 
 /// The reduced dims among the collapsed ones (a collapsed dim merges kernel dims that

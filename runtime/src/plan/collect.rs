@@ -8,7 +8,9 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::graph::view::{Region, ViewMap};
-use crate::graph::{BinaryOp, NodeRef, Op, ReduceSpec, ScanSpec, State, TakeSpec, TernaryOp, UnaryOp};
+use crate::graph::{
+    BinaryOp, NodeRef, Op, RandomSpec, ReduceSpec, ScanSpec, State, TakeSpec, TernaryOp, UnaryOp,
+};
 
 /// A node of the collected graph, in topological order (inputs first).
 pub(crate) struct GNode {
@@ -66,6 +68,10 @@ pub(crate) enum OpCode {
     /// A matrix product: always materialized, or computed by the kernel of its own
     /// epilogue (`plan::gemm`), its operands' producers fused into its tile loads.
     MatMul,
+    /// Random numbers, computed where they are read from the row-major index of the
+    /// coordinates they are read at (like a load's offset) and their operands, the
+    /// scalars of [`RandomSpec`]; no memory.
+    Random(RandomSpec),
 }
 
 impl OpCode {
@@ -129,6 +135,10 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
                 Op::Reshape(a) => GKind::Op(OpCode::Reshape, smallvec::smallvec![at(&index, &a)?]),
                 Op::Region(_, ops) => GKind::Op(
                     OpCode::Region,
+                    ops.iter().map(|o| at(&index, o)).collect::<Result<Inputs>>()?,
+                ),
+                Op::Random(spec, ops) => GKind::Op(
+                    OpCode::Random(spec),
                     ops.iter().map(|o| at(&index, o)).collect::<Result<Inputs>>()?,
                 ),
             };

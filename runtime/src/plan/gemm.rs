@@ -208,6 +208,10 @@ fn narrow_offsets(plan: &KernelPlan, g: &GemmPlan) -> bool {
             .strided
             .as_ref()
             .is_none_or(|a| a.fits_int(&spaces[g.phase_of(v)])),
+        super::Value::Random { slot, .. } => plan.randoms[slot]
+            .index
+            .as_ref()
+            .is_none_or(|a| a.fits_int(&spaces[g.phase_of(v)])),
         _ => true,
     });
     loads

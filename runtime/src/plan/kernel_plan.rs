@@ -2,7 +2,7 @@
 //! and for reductions the layout (`ReducePlan`) and the reductions joined into it. Plain
 //! data: the passes and `fit` fill it in, codegen prints it, exec binds it.
 
-use crate::dtype::{DType, ScalarBits};
+use crate::dtype::{DType, Draw, ScalarBits};
 use crate::graph::ReduceOp;
 pub(crate) use crate::layout::REDUCE_GROUP;
 
@@ -33,6 +33,22 @@ pub(crate) enum Value {
         len: usize,
         stride: usize,
     },
+    /// Random numbers drawn as `draw` from the scalars `args` (seed, stream offset, and
+    /// for integers the range's low end and length), at the index of
+    /// [`KernelPlan::randoms`] `slot`: no memory is read.
+    Random { slot: usize, draw: Draw, args: Inputs },
+}
+
+/// Where a kernel reads random numbers ([`Value::Random`]): the row-major index, in the
+/// random node's own shape, of the coordinates it reads them at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RandomRead {
+    /// `None`: the kernel's own linear index (the node read at the kernel's coordinates,
+    /// or through views that keep its order), so that a vector step's lanes share one
+    /// Philox call. Else `base + Σ stride[k] * i_k` over the collapsed dims, whose base
+    /// and strides are kernel arguments (`abi::Param::RandomOffset`, `RandomStride`);
+    /// never bounded: a value read outside a region's box is computed but never used.
+    pub(crate) index: Option<Affine>,
 }
 
 /// A value of a kernel and its element type.
@@ -165,6 +181,8 @@ pub(crate) struct KernelPlan {
     pub(crate) outputs: Vec<Output>,
     /// The boxes that [`Value::Inside`] values test, by slot.
     pub(crate) insides: Vec<Inside>,
+    /// Where [`Value::Random`] values are read, by slot.
+    pub(crate) randoms: Vec<RandomRead>,
     /// The collapsed iteration dims (outermost first; never empty).
     pub(crate) dims: Vec<usize>,
     /// Total work (product of dims).
@@ -224,6 +242,7 @@ impl KernelPlan {
             scalars: Vec::new(),
             outputs: Vec::new(),
             insides: Vec::new(),
+            randoms: Vec::new(),
             dims,
             numel,
             reduce: None,
@@ -260,11 +279,13 @@ impl KernelPlan {
     }
 
     /// Whether the kernel reads a view in a way the plain layouts do not (strided loads,
-    /// boxes of a region) or stores into a region: the fusion passes leave such kernels
-    /// alone, and codegen gives every element its collapsed indices `i{k}`.
+    /// boxes of a region, random numbers at an offset of their own) or stores into a
+    /// region: the fusion passes leave such kernels alone, and codegen gives every
+    /// element its collapsed indices `i{k}`.
     pub(crate) fn reads_views(&self) -> bool {
         !self.insides.is_empty()
             || self.inputs.iter().any(|i| i.strided.is_some())
+            || self.randoms.iter().any(|r| r.index.is_some())
             || self.outputs.iter().any(|o| o.store.is_some())
     }
 }

@@ -72,6 +72,9 @@ const TAG_ROWS: u32 = 25;
 const TAG_ROW_REDUCTION: u32 = 26;
 /// The start of a row kernel's epilogue: then where its values start.
 const TAG_ROWS_EPILOGUE: u32 = 27;
+/// Random numbers ([`Value::Random`](super::Value::Random)): their draw, type, operands
+/// and how their index is computed.
+const TAG_RANDOM: u32 = 28;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
 /// Sort kernels ([`SortPlan`]).
@@ -99,6 +102,7 @@ fn op_code(c: OpCode) -> u32 {
         // A scan is never a value inside a kernel.
         OpCode::Scan(_) => 0x504,
         OpCode::Take(t) => 0x8000_0000 | u32::from(t.along) << 16 | t.axis as u32,
+        OpCode::Random(r) => 0x600 | r.draw as u32,
     }
 }
 
@@ -199,6 +203,42 @@ pub(crate) fn store(key: &mut Vec<u32>, k: usize, a: &Affine) {
 /// The dims bounds name, as a bit mask.
 fn bounded(bounds: &[Bound]) -> u32 {
     bounds.iter().fold(0, |m, b| m | 1 << b.axis)
+}
+
+/// Random numbers drawn as `draw` in `dtype` from the scalars `args` (values), at the
+/// index of draw `slot`: the kernel's own (`None`), or an offset over the coordinates
+/// (`Some`) — the dims it moves along and whether its innermost stride is 1 (the offset
+/// and strides are kernel arguments, never the seed, stream or range either).
+pub(crate) fn random(
+    key: &mut Vec<u32>,
+    draw: crate::dtype::Draw,
+    dtype: DType,
+    slot: usize,
+    index: Option<&Affine>,
+    args: &[usize],
+) {
+    let (strided, moves, unit) = match index {
+        None => (0, 0, 0),
+        Some(a) => (
+            1,
+            a.stride
+                .iter()
+                .enumerate()
+                .fold(0u32, |m, (d, &s)| if s != 0 { m | 1 << d } else { m }),
+            u32::from(a.unit_innermost()),
+        ),
+    };
+    key.extend([
+        TAG_RANDOM,
+        draw as u32,
+        dtype_code(dtype),
+        slot as u32,
+        strided,
+        moves,
+        unit,
+        args.len() as u32,
+    ]);
+    key.extend(args.iter().map(|&a| a as u32));
 }
 
 /// A scalar kernel argument.

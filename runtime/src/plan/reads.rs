@@ -11,7 +11,7 @@
 
 use smallvec::SmallVec;
 
-use super::access::{Access, Bound};
+use super::access::{Access, Affine, Bound};
 use super::collect::{GKind, GNode, Movement, OpCode};
 use crate::graph::view::{Region, SourceAxis, ViewMap};
 use crate::graph::{Shape, TakeSpec};
@@ -221,6 +221,23 @@ pub(super) fn walk(cone: &ConeView, targets: &[usize], extra: Option<usize>, spa
         accesses,
         loads,
         boxes,
+    }
+}
+
+impl Reads {
+    /// The row-major offsets, in their own shapes, of the coordinates the random nodes
+    /// computed inside are read at (over the kernel's full rank): indices that the
+    /// collapse of the kernel's dims must respect, as a load's offset.
+    pub(super) fn random_offsets(&self, cone: &ConeView, rank: usize) -> Vec<Affine> {
+        (0..cone.graph.len())
+            .filter(|&j| cone.used[j] && cone.inside[j])
+            .filter(|&j| matches!(cone.graph[j].kind, GKind::Op(OpCode::Random(_), _)))
+            .flat_map(|j| {
+                self.accesses[j]
+                    .iter()
+                    .map(move |a| a.affine(&cone.graph[j].node.shape, rank))
+            })
+            .collect()
     }
 }
 

@@ -107,6 +107,7 @@ fn op_code(w: &mut Vec<u64>, code: OpCode) {
         OpCode::MatMul => w.push(8),
         OpCode::Scan(spec) => w.extend([9, spec.op as u64, spec.axis as u64, u64::from(spec.exclusive)]),
         OpCode::Take(t) => w.extend([10, t.axis as u64, u64::from(t.along)]),
+        OpCode::Random(r) => w.extend([11, r.draw as u64]),
     }
 }
 

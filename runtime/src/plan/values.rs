@@ -7,10 +7,11 @@
 
 use smallvec::SmallVec;
 
-use super::access::{Access, Bound, Collapsed, LoadKind};
+use super::access::{Access, Affine, Bound, Collapsed, LoadKind};
 use super::collect::{GKind, Inputs, Movement, OpCode};
 use super::kernel_plan::{
-    Input, Inside, JoinedReduction, KernelPlan, Output, PlannedValue, ScalarArg, ScalarValue, Value,
+    Input, Inside, JoinedReduction, KernelPlan, Output, PlannedValue, RandomRead, ScalarArg, ScalarValue,
+    Value,
 };
 use super::key;
 use super::reads::{ConeView, Reads};
@@ -152,6 +153,23 @@ impl Binder<'_> {
                     stride: shape[spec.axis + 1..].iter().product(),
                 }
             }
+            (GKind::Op(OpCode::Random(spec), _), _) => {
+                let args: Inputs = self
+                    .walked
+                    .operand_accesses(j, a, self.space)
+                    .iter()
+                    .map(|(i, ia)| lookup(b, self.reads, *i, ia))
+                    .collect();
+                let index = self.random_index(&a.affine(&g.node.shape, self.space.len()));
+                let slot = plan.randoms.len();
+                key::random(&mut plan.key, spec.draw, dtype, slot, index.as_ref(), &args);
+                plan.randoms.push(RandomRead { index });
+                Value::Random {
+                    slot,
+                    draw: spec.draw,
+                    args,
+                }
+            }
             (GKind::Op(code, _), _) => {
                 if let OpCode::Reduce(spec) = code {
                     plan.row = Some(JoinedReduction {
@@ -252,6 +270,23 @@ impl Binder<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// The index random numbers are read at, `offset` (their node's row-major index of
+    /// the kernel's coordinates) over the collapsed dims: `None` where it is the kernel's
+    /// own linear index. Unbounded: outside a region's box the value is never used.
+    fn random_index(&self, offset: &Affine) -> Option<Affine> {
+        let offset = Affine {
+            bounds: SmallVec::new(),
+            ..offset.clone()
+        };
+        match self.collapsed.kind(&offset) {
+            LoadKind::Plain { mask: 0 } => None,
+            _ => match self.collapsed.strided(&offset) {
+                LoadKind::Strided(a) => Some(a),
+                LoadKind::Plain { .. } => None,
+            },
         }
     }
 
