@@ -83,7 +83,7 @@ const REREAD_ROWS_PER_UNIT: usize = 2;
 
 /// The layout of a row kernel over `rows` rows of `len` elements of `dtype` on a device
 /// of `profile`, or `None` where no row kernel serves (empty rows; rows too long for
-/// registers and too few to fill the device): then the reductions and their readers stay
+/// registers and too few to fill the device; no rows at all): then the reductions and their readers stay
 /// kernels of their own.
 pub(crate) fn rows_layout(
     rows: usize,
@@ -96,7 +96,7 @@ pub(crate) fn rows_layout(
     let per_row = len.div_ceil(MIN_ITEMS).next_power_of_two().clamp(1, max_group);
     let items = len.div_ceil(per_row);
     let group = per_row.max(profile.reduce_group_size() as usize).min(max_group);
-    let hold = if len == 0 {
+    let hold = if len == 0 || rows == 0 {
         return None;
     } else if items * dtype.size().max(1) <= MAX_ITEM_BYTES {
         Hold::Registers { items: items as u32 }
