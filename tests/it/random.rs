@@ -520,9 +520,16 @@ fn a_vector_step_shares_one_philox_call_among_its_lanes() {
         .unwrap()
         .explain()
         .unwrap();
-    let step = text.split("for (").nth(1).expect("a vector loop");
-    let step = step.split("for (").next().unwrap_or(step);
+    // The vector loop (over `q`) up to the tail loop (over `gid`).
+    let start = text.find("for (uint q = ").expect("a vector loop");
+    let len = text[start..].find("for (uint gid = ").expect("a tail loop");
+    let step = &text[start..start + len];
     assert_eq!(step.matches("lzc_philox_stream(").count(), 1, "{text}");
+    assert_eq!(step.matches("lzc_random_uniform_float(").count(), 4, "{text}");
+    // Read through a transposed view, each element takes a call of its own.
+    let u = ctx.random_uniform::<f32>([64, 64], 1).unwrap();
+    let text = (u.t() * 2.0f32).explain().unwrap();
+    assert!(text.contains("rb0"), "an index of its own: {text}");
 }
 
 #[test]
