@@ -140,7 +140,7 @@ macro_rules! row_tests {
                 // Standardization with the library's std (ddof 1 where a row has two).
                 if inner == 1 && len > 1 {
                     let mut z = Vec::new();
-                    let k = kernels(&c, || {
+                    kernels(&c, || {
                         let mean = x.mean_axes(&axes, true);
                         let sd = x
                             .std_axis(Axis(rank - 1), 1.0 as $t)
@@ -158,9 +158,8 @@ macro_rules! row_tests {
                         .collect();
                     let z: Vec<f64> = z.iter().map(|&x| x as f64).collect();
                     assert_close(&z, &zwant, $tol * 10.0, &format!("{what}: standardization"));
-                    // (The standard deviation without kept axes is read through a view:
-                    // correct, in more than one kernel.)
-                    assert!(k >= 1);
+                    // (The standard deviation without kept axes is read through a view,
+                    // so no kernel count is promised here: see the kept-axes test.)
                 }
             }
         }

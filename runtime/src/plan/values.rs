@@ -208,10 +208,7 @@ impl Binder<'_> {
         let dtype = graph[l.node].node.dtype;
         // Dedupe by buffer identity when ready, else by node (materialized earlier in this
         // flush). The same buffer read two ways needs two slots.
-        let ident = match &graph[l.node].kind {
-            GKind::Ready(buffer) => buffer.mem() as usize,
-            _ => usize::MAX - l.node,
-        };
+        let ident = identity(graph, l.node);
         let slot = match b.slots.iter().find(|(i, k, _)| *i == ident && k == kind) {
             Some(&(_, _, slot)) => slot,
             None => {
@@ -385,10 +382,7 @@ fn earlier_slots(graph: &[super::collect::GNode], plan: &KernelPlan) -> Vec<(usi
         .iter()
         .enumerate()
         .map(|(slot, input)| {
-            let ident = match &graph[input.node].kind {
-                GKind::Ready(buffer) => buffer.mem() as usize,
-                _ => usize::MAX - input.node,
-            };
+            let ident = identity(graph, input.node);
             let kind = match &input.strided {
                 Some(a) => LoadKind::Strided(a.clone()),
                 None => LoadKind::Plain {
@@ -398,4 +392,13 @@ fn earlier_slots(graph: &[super::collect::GNode], plan: &KernelPlan) -> Vec<(usi
             (ident, kind, slot)
         })
         .collect()
+}
+
+/// What a load of `node` reads, for deduping slots: its buffer when ready, else the node
+/// (materialized earlier in this flush).
+fn identity(graph: &[super::collect::GNode], node: usize) -> usize {
+    match &graph[node].kind {
+        GKind::Ready(buffer) => buffer.mem() as usize,
+        _ => usize::MAX - node,
+    }
 }
