@@ -185,8 +185,17 @@ impl<T: Float> Array<T> {
     }
 
     /// The largest element along `axis` (kept as a size-1 axis; 0 where it is not
-    /// finite, so that a lane of `-inf` does not give NaN), and this array minus it.
+    /// finite, so that a lane of `-inf` does not give NaN, and where the axis is empty,
+    /// which has no largest element: an empty softmax, a `logsumexp` of `-inf`), and this
+    /// array minus it.
     fn shifted(&self, axis: usize) -> (Array<T>, Array<T>) {
+        if self.shape()[axis] == 0 {
+            let mut kept = self.shape().to_vec();
+            kept[axis] = 1;
+            let m = constant(self, 0.0).broadcast_to(&kept);
+            let shifted = self - &m;
+            return (m, shifted);
+        }
         let m = self.amax_axes(&[axis], true);
         let finite = m.abs().lt(constant(self, f64::INFINITY));
         let m = finite.select(&m, constant(self, 0.0));
