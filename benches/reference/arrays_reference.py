@@ -266,10 +266,43 @@ def jax_rows():
     return rows
 
 
+# (name, elements): the report's random rows use the same names.
+RANDOMS = [("random_uniform f32 2^28", 1 << 28)]
+
+
+def torch_randoms(dev):
+    rows = []
+    sync = torch.cuda.synchronize
+    for name, n in RANDOMS:
+        out = torch.empty(n, device=dev)
+        t = median_seconds(lambda: torch.rand(n, device=dev, out=out), sync, 10)
+        rows.append({"name": f"torch {name}", "ms": t * 1e3, "tbps": n * 4 / t / 1e12})
+        t = median_seconds(lambda: out.uniform_(), sync, 10)
+        rows.append({"name": f"torch {name} in place", "ms": t * 1e3, "tbps": n * 4 / t / 1e12})
+    return rows
+
+
+def jax_randoms():
+    import jax
+
+    rows = []
+    for name, n in RANDOMS:
+        f = jax.jit(lambda k: jax.random.uniform(k, (n,)))
+        key = jax.random.PRNGKey(0)
+        state = {}
+
+        def run():
+            state["y"] = f(key)
+
+        t = median_seconds(run, lambda: state["y"].block_until_ready(), 10)
+        rows.append({"name": f"jax {name}", "ms": t * 1e3, "tbps": n * 4 / t / 1e12})
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--json", action="store_true")
-    p.add_argument("--only", default="scans,takes,scatters,sorts,rows", help="a comma-separated subset")
+    p.add_argument("--only", default="scans,takes,scatters,sorts,rows,randoms", help="a comma-separated subset")
     a = p.parse_args()
     only = a.only.split(",")
     dev = torch.device("cuda")
@@ -279,6 +312,7 @@ def main():
         "scatters": (torch_scatters, jax_scatters),
         "sorts": (torch_sorts, jax_sorts),
         "rows": (torch_rows, jax_rows),
+        "randoms": (torch_randoms, jax_randoms),
     }
     rows = [r for g in only for r in groups[g][0](dev)]
     try:

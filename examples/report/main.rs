@@ -391,6 +391,24 @@ fn run() -> R<()> {
         rep.print(json);
         return Ok(());
     }
+    // `--rows-sweep`: the row functions' rows with each number of elements a work-item
+    // takes (the figures behind the row kernels' layout rule).
+    if args.iter().any(|a| a == "--rows-sweep") {
+        for items in [4u32, 8, 16, 32] {
+            let tuning = lazycl::Tuning {
+                row_items: Some(items),
+                ..lazycl::Tuning::default()
+            };
+            let swept = lz(Context::builder().tuning(tuning).build())?;
+            let at = rep.rows.len();
+            rows::rows(&mut rep, &swept, quick, trials)?;
+            for row in &mut rep.rows[at..] {
+                row.name = format!("{} [{items} elements per work-item]", row.name);
+            }
+        }
+        rep.print(json);
+        return Ok(());
+    }
     // `--random`: the random numbers' rows only.
     if args.iter().any(|a| a == "--random") {
         random::rows(&mut rep, &ctx, &raw, quick, trials)?;

@@ -7,6 +7,7 @@ use lazycl::{Array, Context, Element};
 use opencl3::memory::ClMem;
 
 use crate::raw::{Raw, R};
+use crate::reference::Reference;
 use crate::{lz, per_run, Report};
 
 /// GB/s of `bytes` moved in `seconds`.
@@ -71,7 +72,7 @@ pub fn rows(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usi
     let log = n.trailing_zeros();
     // Each draw: a new seed every call (kernel arguments: nothing is built or planned).
     let mut seed = 0u64;
-    let mut row = |rep: &mut Report, name: String, size: usize, f: &mut dyn FnMut(u64) -> R<()>| -> R<()> {
+    let mut row = |rep: &mut Report, name: String, size: usize, f: &mut dyn FnMut(u64) -> R<()>| -> R<f64> {
         let t = per_run(
             trials,
             reps,
@@ -82,14 +83,25 @@ pub fn rows(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usi
             sync,
         )?;
         rep.add(name, gbps(size * n, t), write, "GB/s", "raw write of f32");
-        Ok(())
+        Ok(t)
     };
     fn eval<T: Element>(a: lazycl::Result<Array<T>>) -> R<()> {
         lz(lz(a)?.eval().map(|_| ()))
     }
-    row(rep, format!("random_uniform f32 2^{log}"), 4, &mut |s| {
+    let name = format!("random_uniform f32 2^{log}");
+    let t = row(rep, name.clone(), 4, &mut |s| {
         eval(ctx.random_uniform::<f32>([n], s))
     })?;
+    if !quick {
+        let refs = Reference::load("LAZYCL_ARRAYS_REFERENCE");
+        rep.add(
+            format!("{name} (TB/s)"),
+            gbps(4 * n, t) / 1e3,
+            refs.get(&format!("torch {name}"), "tbps"),
+            "TB/s",
+            "torch.rand (same call)",
+        );
+    }
     row(rep, format!("random_normal f32 2^{log}"), 4, &mut |s| {
         eval(ctx.random_normal::<f32>([n], s))
     })?;

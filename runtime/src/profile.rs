@@ -21,6 +21,9 @@ pub struct Tuning {
     /// Every GEMM kernel takes this tile (where it fits the device), with no search: so
     /// that tests cover each tile a search may choose.
     pub gemm_tile: Option<crate::layout::GemmTile>,
+    /// Every row kernel's work-items take about this many elements of a row each (at
+    /// most what registers hold): so that a sweep measures the rule's choice.
+    pub row_items: Option<u32>,
 }
 
 /// What planning knows of a device.

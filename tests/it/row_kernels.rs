@@ -56,11 +56,23 @@ fn kernels(ctx: &Context, f: impl FnOnce()) -> u64 {
     ctx.stats().kernels_launched - before
 }
 
+/// A context whose row kernels' work-items take about `items` elements of a row each
+/// (the GPU rule takes 16; 1 gives the most work-items per row, the deepest trees).
+fn items_ctx(items: u32) -> Context {
+    Context::builder()
+        .tuning(lazycl::Tuning {
+            row_items: Some(items),
+            ..lazycl::Tuning::default()
+        })
+        .build()
+        .unwrap()
+}
+
 macro_rules! row_tests {
-    ($name:ident, $t:ty, $tol:expr) => {
+    ($name:ident, $t:ty, $tol:expr, $ctx:expr) => {
         #[test]
         fn $name() {
-            let c = ctx();
+            let c = $ctx;
             let mut r = rng(53);
             // (shape, how many trailing axes make a row)
             let cases: &[(&[usize], usize)] = &[
@@ -166,8 +178,15 @@ macro_rules! row_tests {
     };
 }
 
-row_tests!(row_functions_f32_one_kernel_each, f32, 2e-5);
-row_tests!(row_functions_f64_one_kernel_each, f64, 1e-11);
+row_tests!(row_functions_f32_one_kernel_each, f32, 2e-5, ctx());
+row_tests!(row_functions_f64_one_kernel_each, f64, 1e-11, ctx());
+row_tests!(row_functions_f32_with_the_gpu_layout, f32, 2e-5, items_ctx(16));
+row_tests!(
+    row_functions_f64_with_a_work_item_per_element,
+    f64,
+    1e-11,
+    items_ctx(1)
+);
 
 #[test]
 fn row_standardization_with_kept_axes_is_one_kernel() {
@@ -252,6 +271,8 @@ fn empty_rows_and_no_rows() {
     let empty = c.zeros::<f32>([3, 0]).unwrap();
     assert!(empty.softmax(1).to_vec().unwrap().is_empty());
     assert!(empty.log_softmax(1).to_vec().unwrap().is_empty());
+    // The sum of no exponentials is 0 (scipy's logsumexp of an empty axis).
+    assert_eq!(empty.logsumexp(1).to_vec().unwrap(), vec![f32::NEG_INFINITY; 3]);
 }
 
 #[test]

@@ -16,6 +16,7 @@ const H200: DeviceProfile = DeviceProfile {
         shared_rows_anywhere: false,
         tiles_anywhere: false,
         gemm_tile: None,
+        row_items: None,
     },
 };
 const POCL: DeviceProfile = DeviceProfile {

@@ -69,8 +69,12 @@ pub(crate) enum Hold {
     Reread,
 }
 
-/// Elements a work-item takes before more work-items share a row.
-const MIN_ITEMS: usize = 4;
+/// Elements of a row a work-item takes before more work-items share it, on GPUs: enough
+/// loads in flight per work-item to cover memory latency, and few work-items per row, so
+/// that the tree combining them is short (BENCHMARKS.md, "row kernels").
+const GPU_ITEMS: usize = 16;
+/// The same on CPUs, whose work-groups run as SIMD loops over their work-items.
+const CPU_ITEMS: usize = 4;
 /// The most work-items that share a row.
 const MAX_PER_ROW: usize = 1024;
 /// The most bytes of each value a work-item holds per row (32 `f32`s, 16 `f64`s): with
@@ -83,8 +87,8 @@ const REREAD_ROWS_PER_UNIT: usize = 2;
 
 /// The layout of a row kernel over `rows` rows of `len` elements of `dtype` on a device
 /// of `profile`, or `None` where no row kernel serves (empty rows; rows too long for
-/// registers and too few to fill the device; no rows at all): then the reductions and their readers stay
-/// kernels of their own.
+/// registers and too few to fill the device; no rows at all): then the reductions and
+/// their readers stay kernels of their own.
 pub(crate) fn rows_layout(
     rows: usize,
     len: usize,
@@ -93,7 +97,12 @@ pub(crate) fn rows_layout(
 ) -> Option<RowsLayout> {
     let max_group = profile.max_group.clamp(1, MAX_PER_ROW);
     let max_group = 1usize << (usize::BITS - 1 - max_group.leading_zeros());
-    let per_row = len.div_ceil(MIN_ITEMS).next_power_of_two().clamp(1, max_group);
+    let goal = match profile.tuning.row_items {
+        Some(items) => (items as usize).max(1),
+        None if profile.gpu => GPU_ITEMS,
+        None => CPU_ITEMS,
+    };
+    let per_row = len.div_ceil(goal).next_power_of_two().clamp(1, max_group);
     let items = len.div_ceil(per_row);
     let group = per_row.max(profile.reduce_group_size() as usize).min(max_group);
     let hold = if len == 0 || rows == 0 {

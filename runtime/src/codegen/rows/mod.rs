@@ -14,6 +14,13 @@ use super::writer::Src;
 use crate::graph::ReduceOp;
 use crate::plan::rows_plan::{Hold, RowsPlan};
 use crate::plan::{KernelPlan, Value};
+use reuse::{How, Reuse};
+
+mod reuse;
+
+/// Partials each step of a row's combining tree takes (the row's work-items, a power of
+/// two, are combined in `log_RADIX(per_row)` steps, a barrier each).
+const RADIX: u32 = 8;
 
 /// The program of a row kernel.
 pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
@@ -58,25 +65,16 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
             }
         }
     }
-    // Each slot's elements, kept from the phase that first loads them.
-    let mut cached = vec![false; plan.inputs.len()];
-    for (slot, input) in plan.inputs.iter().enumerate() {
-        let held = matches!(r.layout.hold, Hold::Registers { .. });
-        if held
-            && plan
-                .values
-                .iter()
-                .any(|pv| pv.value == Value::Load { slot } && !pv.in_branch)
-        {
-            src.line(format_args!("{} c{slot}[{items}];", vt(input.dtype)));
-        }
-    }
     // A reduction's result, read by later phases from local memory.
     let reduced = |slot: usize| {
         r.reductions
             .iter()
             .position(|red| plan.outputs[red.output].node == plan.inputs[slot].node)
     };
+    let reuse = Reuse::of(plan, r, &reduced);
+    for (i, _) in reuse.kept.iter().enumerate().filter(|k| *k.1) {
+        src.line(format_args!("{} k{i}[{items}];", vt(plan.values[i].dtype)));
+    }
     for (k, red) in r.reductions.iter().enumerate() {
         src.line(format_args!(
             "__local {} red{k}[{group}];",
@@ -94,10 +92,9 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
         let d = plan.values[red.value].dtype;
         let t = vt(d);
         src.line(format_args!("{t} acc{k} = {};", identity(red.op, d)));
-        let before = cached.clone();
         for &step in &steps {
             element(&mut v, r, step, outer, &mut src, |v, src| {
-                values(v, red.start..ends[k], step, &before, &mut cached, &reduced, src);
+                values(v, red.start..ends[k], step, &reuse, &reduced, src);
                 src.line(format_args!(
                     "acc{k} = {};",
                     combine(red.op, d, &format!("acc{k}"), &format!("v{}", red.value))
@@ -106,14 +103,16 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
         }
         src.line(format_args!("red{k}[lid] = acc{k};"));
         src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        let mut s = per_row / 2;
-        while s > 0 {
-            src.line(format_args!(
-                "if (t < {s}u) red{k}[lid] = {};",
-                combine(red.op, d, &format!("red{k}[lid]"), &format!("red{k}[lid + {s}u]"))
-            ));
+        // A tree of up to RADIX partials per step: few barriers.
+        let mut s = per_row;
+        while s > 1 {
+            let next = s / s.min(RADIX);
+            let sum = (1..s / next).fold(format!("red{k}[lid]"), |acc, q| {
+                combine(red.op, d, &acc, &format!("red{k}[lid + {}u]", q * next))
+            });
+            src.line(format_args!("if (t < {next}u) red{k}[lid] = {sum};"));
             src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-            s /= 2;
+            s = next;
         }
         let result = match red.op {
             ReduceOp::Mean => format!("red{k}[lid] / ({t})len"),
@@ -133,18 +132,9 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
         .filter(|&o| !r.reductions.iter().any(|red| red.output == o))
         .collect();
     if !stores.is_empty() {
-        let before = cached.clone();
         for &step in &steps {
             element(&mut v, r, step, outer, &mut src, |v, src| {
-                values(
-                    v,
-                    r.epilogue..plan.values.len(),
-                    step,
-                    &before,
-                    &mut cached,
-                    &reduced,
-                    src,
-                );
+                values(v, r.epilogue..plan.values.len(), step, &reuse, &reduced, src);
                 for &o in &stores {
                     let output = &plan.outputs[o];
                     match &output.store {
@@ -214,44 +204,41 @@ fn element(
     src.close();
 }
 
-/// The values of `range` at element `e` of the work-item as `v{i}`: a load of a slot
-/// an earlier phase loaded (`before`) reads its private copy, a first load fills it
-/// (and marks the slot in `cached`), and a load of a reduction's result reads local
-/// memory.
+/// The values of `range` at element `e` of the work-item as `v{i}`, as `reuse` says: a
+/// value an earlier phase computed and holds is read from `k{i}[e]`, one its own phase
+/// computed is that value, a value a later phase reads again is kept in `k{i}[e]`, a
+/// load of a reduction's result reads local memory, and a value nothing reads is left
+/// out.
 fn values(
     v: &mut Values,
     range: std::ops::Range<usize>,
     step: Step,
-    before: &[bool],
-    cached: &mut [bool],
+    reuse: &Reuse,
     reduced: &impl Fn(usize) -> Option<usize>,
     src: &mut Src,
 ) {
     let plan = v.plan;
+    let held = match step {
+        Step::Held(e) => Some(e),
+        Step::Loop => None,
+    };
     for i in range.filter(|&i| !plan.values[i].in_branch) {
         let t = vt(plan.values[i].dtype);
-        let held = match step {
-            Step::Held(e) => Some(e),
-            Step::Loop => None,
-        };
-        match (plan.values[i].value.clone(), held) {
-            (Value::Load { slot }, _) if reduced(slot).is_some() => {
-                let k = reduced(slot).unwrap_or_default();
+        match (reuse.how[i], &plan.values[i].value, held) {
+            (How::Unused, ..) => continue,
+            (How::Alias(f), ..) => src.line(format_args!("const {t} v{i} = v{f};")),
+            (How::Held(f), _, Some(e)) => src.line(format_args!("const {t} v{i} = k{f}[{e}];")),
+            (_, Value::Load { slot }, _) if reduced(*slot).is_some() => {
+                let k = reduced(*slot).unwrap_or_default();
                 src.line(format_args!("const {t} v{i} = ({t})red{k}[base];"));
-            }
-            (Value::Load { slot }, Some(e)) if before[slot] => {
-                src.line(format_args!("const {t} v{i} = c{slot}[{e}];"));
-            }
-            (Value::Load { slot }, Some(e)) => {
-                let load = v.expr(i, "gid", None);
-                src.line(format_args!("const {t} v{i} = {load};"));
-                src.line(format_args!("c{slot}[{e}] = v{i};"));
-                cached[slot] = true;
             }
             _ => {
                 let e = v.expr(i, "gid", None);
                 src.line(format_args!("const {t} v{i} = {e};"));
             }
+        }
+        if let (Some(e), true) = (held, reuse.kept[i]) {
+            src.line(format_args!("k{i}[{e}] = v{i};"));
         }
     }
 }
