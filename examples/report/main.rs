@@ -394,16 +394,28 @@ fn run() -> R<()> {
     // `--rows-sweep`: the row functions' rows with each number of elements a work-item
     // takes (the figures behind the row kernels' layout rule).
     if args.iter().any(|a| a == "--rows-sweep") {
-        for items in [4u32, 8, 16, 32] {
+        let layouts = [
+            (4u32, 1024u32),
+            (8, 1024),
+            (16, 1024),
+            (32, 1024),
+            (16, 256),
+            (16, 512),
+        ];
+        for (items, most) in layouts {
             let tuning = lazycl::Tuning {
                 row_items: Some(items),
+                row_work_items: Some(most),
                 ..lazycl::Tuning::default()
             };
             let swept = lz(Context::builder().tuning(tuning).build())?;
             let at = rep.rows.len();
             rows::rows(&mut rep, &swept, quick, trials)?;
             for row in &mut rep.rows[at..] {
-                row.name = format!("{} [{items} elements per work-item]", row.name);
+                row.name = format!(
+                    "{} [{items} elements per work-item, at most {most} a row]",
+                    row.name
+                );
             }
         }
         rep.print(json);

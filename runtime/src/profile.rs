@@ -24,6 +24,9 @@ pub struct Tuning {
     /// Every row kernel's work-items take about this many elements of a row each (at
     /// most what registers hold): so that a sweep measures the rule's choice.
     pub row_items: Option<u32>,
+    /// Row kernels give a row at most this many work-items (rows longer than they hold
+    /// in registers are then read again per phase).
+    pub row_work_items: Option<u32>,
 }
 
 /// What planning knows of a device.

@@ -17,6 +17,7 @@ const H200: DeviceProfile = DeviceProfile {
         tiles_anywhere: false,
         gemm_tile: None,
         row_items: None,
+        row_work_items: None,
     },
 };
 const POCL: DeviceProfile = DeviceProfile {

@@ -168,9 +168,7 @@ pub(crate) fn group_kernels(
                         GroupKind::Gemm(product) | GroupKind::Scan(product) => {
                             joins_epilogue(graph, mat, &g.members, p, product)
                         }
-                        GroupKind::Rows(space) => {
-                            space.epilogue && joins_rows(graph, mat, &g.members, p, &space, false)
-                        }
+                        GroupKind::Rows(space) => joins_rows(graph, mat, &g.members, p, &space, false),
                     }
             }),
             // A reduction of a product's epilogue along its rows joins the product's
@@ -180,7 +178,6 @@ pub(crate) fn group_kernels(
                 GroupKind::Rows(space) => match kind {
                     GroupKind::Rows(mine) => {
                         mine.inner == space.inner
-                            && mine.epilogue == space.epilogue
                             && g.shape[..] == shape[..]
                             && joins_rows(graph, mat, &g.members, mine.operand, &space, true)
                     }

@@ -8,18 +8,16 @@
 use super::collect::{GKind, GNode, OpCode};
 use super::kernel_plan::{KernelPlan, Output};
 use super::phase::Phase;
-use super::rows_plan::{rows_layout, Hold, RowReduction, RowsLayout, RowsPlan};
+use super::rows_plan::{rows_layout, RowReduction, RowsLayout, RowsPlan};
 use super::{key, values, Store};
 use crate::profile::DeviceProfile;
 
 /// The space of a row kernel: the operand of its first reduction (whose shape it is),
-/// how many of its trailing dims make a row, and whether its elementwise readers may
-/// join it (its rows are held in registers: [`Hold`]).
+/// and how many of its trailing dims make a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RowSpace {
     pub(crate) operand: usize,
     pub(crate) inner: usize,
-    pub(crate) epilogue: bool,
 }
 
 /// The row kernel reduction `r` may start: it reduces a nonempty run of its operand's
@@ -36,12 +34,8 @@ pub(crate) fn row_kernel(graph: &[GNode], r: usize, profile: &DeviceProfile) -> 
     if spec.op.is_arg() || inner == 0 || inner > rank || spec.axes != suffix {
         return None;
     }
-    let layout = layout_of(graph, operand, inner, profile)?;
-    Some(RowSpace {
-        operand,
-        inner,
-        epilogue: matches!(layout.hold, Hold::Registers { .. }),
-    })
+    layout_of(graph, operand, inner, profile)?;
+    Some(RowSpace { operand, inner })
 }
 
 /// The layout of a row kernel over the rows of the `inner` trailing dims of `operand`.

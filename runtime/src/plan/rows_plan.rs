@@ -63,9 +63,10 @@ pub(crate) enum Hold {
     /// In registers: work-item `t` takes elements `t + e * per_row` for `e` in
     /// `0..items`, loaded once; the elementwise readers run in the kernel's epilogue.
     Registers { items: u32 },
-    /// Nowhere: a row longer than registers hold is read again by each phase, looping
-    /// over it (from the caches), and only reductions share such a kernel: their readers
-    /// are a second pass.
+    /// Nowhere: a row longer than registers hold is read again by each phase, the
+    /// epilogue too, looping over it (from the caches where the rows in flight fit them:
+    /// never more bytes than the reductions as kernels of their own and a second pass
+    /// for their readers, and one launch).
     Reread,
 }
 
@@ -95,7 +96,8 @@ pub(crate) fn rows_layout(
     dtype: DType,
     profile: &DeviceProfile,
 ) -> Option<RowsLayout> {
-    let max_group = profile.max_group.clamp(1, MAX_PER_ROW);
+    let cap = profile.tuning.row_work_items.map_or(MAX_PER_ROW, |c| c as usize);
+    let max_group = profile.max_group.clamp(1, cap.clamp(1, MAX_PER_ROW));
     let max_group = 1usize << (usize::BITS - 1 - max_group.leading_zeros());
     let goal = match profile.tuning.row_items {
         Some(items) => (items as usize).max(1),
