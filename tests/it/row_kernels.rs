@@ -305,3 +305,21 @@ fn rows_longer_than_registers_are_read_again_per_phase() {
     let want = host_layer_norm(&v64, d, &vec![1.5; d], &vec![0.25; d], 1e-5);
     assert_close(&ln, &want, 1e-4, "layer norm");
 }
+
+#[test]
+fn a_value_of_an_earlier_phase_is_held_not_computed_again() {
+    // Softmax's sum and quotient both need exp(x - max): with four elements a
+    // work-item (a row of 1024 is 256 work-items' four), the kernel computes each
+    // element's exp once, in the sum's phase, and its epilogue reads them back; it
+    // loads x once too.
+    let c = items_ctx(4);
+    let mut r = rng(61);
+    let v: Vec<f32> = (0..8 * 1024).map(|_| r.gen_range(-5.0..5.0)).collect();
+    let x = c.from_shape_slice([8, 1024], &v).unwrap();
+    let source = x.softmax(1).explain().unwrap();
+    assert_eq!(source.matches("exp(").count(), 4, "{source}");
+    assert_eq!(source.matches("in0[").count(), 4, "{source}");
+    let v64: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+    let got: Vec<f64> = x.softmax(1).to_vec().unwrap().iter().map(|&x| x as f64).collect();
+    assert_close(&got, &host_softmax(&v64, 1024), 2e-5, "softmax");
+}
