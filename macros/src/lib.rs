@@ -10,6 +10,8 @@
 //!   `lazycl-clc`, literal inference, expressions, statements, the signatures of device
 //!   functions);
 //! - `signature`: syn types and function headers → IR parameter types;
+//! - `generics`: a generic kernel's type parameters, the element types each admits, and
+//!   its instances (the function with each parameter replaced by a type);
 //! - `lower`: a body from syn to the IR, with the subset's type rules;
 //! - `emit`: the IR as OpenCL C, with Rust's semantics (`lazycl-clc`'s snippets and
 //!   helper functions, which the runtime's kernels share);
@@ -27,6 +29,7 @@ mod diag;
 mod emit;
 mod expr;
 mod function;
+mod generics;
 mod ir;
 mod lower;
 mod resolve;
@@ -101,7 +104,7 @@ pub fn __lazycl_resolved(input: TokenStream) -> TokenStream {
         Err(e) => return e.to_compile_error().into(),
     };
     match r.item {
-        ResolvedItem::Fn(kind, item) => function::resolved(kind, &item, &sigs),
+        ResolvedItem::Fn(kind, attr, item) => function::resolved(kind, attr, &item, &sigs),
         ResolvedItem::Expr(input) => expr::resolved(input, &sigs),
     }
     .into()

@@ -42,7 +42,7 @@ pub fn callee_sources(macros: impl Iterator<Item = Ident>) -> Vec<TokenStream> {
     macros.map(|m| quote! { #m!(@source) }).collect()
 }
 
-/// Input of `__lazycl_resolved!`: `["sig" ...] kernel|device_fn fn ...` or
+/// Input of `__lazycl_resolved!`: `["sig" ...] kernel|device_fn [attribute] fn ...` or
 /// `["sig" ...] expr <expr! input>`.
 pub struct Resolved {
     sigs: Vec<syn::LitStr>,
@@ -51,7 +51,8 @@ pub struct Resolved {
 
 /// What is translated once the signatures are known.
 pub enum ResolvedItem {
-    Fn(FnKind, Box<syn::ItemFn>),
+    /// The function and its attribute's arguments.
+    Fn(FnKind, TokenStream, Box<syn::ItemFn>),
     Expr(TokenStream),
 }
 
@@ -72,7 +73,9 @@ impl Parse for Resolved {
             } else {
                 FnKind::DeviceFn
             };
-            ResolvedItem::Fn(kind, Box::new(input.parse()?))
+            let attr;
+            syn::bracketed!(attr in input);
+            ResolvedItem::Fn(kind, attr.parse()?, Box::new(input.parse()?))
         };
         Ok(Resolved { sigs, item })
     }

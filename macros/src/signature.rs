@@ -109,21 +109,8 @@ pub fn signature(f: &syn::ItemFn, kind: FnKind, errors: &mut Errors) -> Signatur
     if let Some(v) = &sig.variadic {
         errors.add(v.span(), format!("{what} functions cannot be variadic"));
     }
-    if !sig.generics.params.is_empty() {
-        errors.add(
-            sig.generics.params.span(),
-            format!(
-                "generic parameters are not supported on {what} functions: the OpenCL C source is generated \
-                 at compile time for concrete types; write one function per element type"
-            ),
-        );
-    }
-    if let Some(w) = &sig.generics.where_clause {
-        errors.add(
-            w.span(),
-            format!("`where` clauses are not supported on {what} functions"),
-        );
-    }
+    // (Generic parameters and `where` clauses: `generics::type_params`; a function
+    // translated here has none, its instances having had them substituted.)
     let mut params = Vec::new();
     let mut rejected = Vec::new();
     for input in &sig.inputs {

@@ -25,6 +25,7 @@ const MACRO_LAYERS: &[&[&str]] = &[
     &["diag"],
     &["ir"],
     &["signature"],
+    &["generics"],
     &["lower"],
     &["emit"],
     &["resolve"],

@@ -17,6 +17,7 @@ mod expr_ops;
 mod expr_runtime;
 mod finish_in_consumer;
 mod foundation;
+mod generic_kernels;
 mod indexing;
 mod kernel_features;
 mod kernel_ops;

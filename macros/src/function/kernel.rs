@@ -5,10 +5,11 @@
 //! `&mut Array<T>`). A slice is two OpenCL arguments: the buffer and its length.
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 
 use super::translate::{kernel_cl_name, Translation};
 use crate::emit::pragmas;
+use crate::generics::TypeParam;
 use crate::ir::{DType, DevSig, ParamTy, Scalar};
 
 /// The launcher's view of the parameters.
@@ -136,7 +137,11 @@ pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -
     let args = launch_args(t, sigs);
     let (num_args, dtypes) = (args.num_args, &args.dtypes);
     let (mod_doc, launch_doc, launch_event_doc) = docs(name, t);
-    let launch = launch_items(name, t, &args, &launch_doc, &launch_event_doc);
+    let launch = {
+        let config = launch_config(&[]);
+        let typed = launch_typed(name, t, &args, &[], &launch_doc, &launch_event_doc);
+        quote! { #config #typed }
+    };
     let has_user_doc = attrs.iter().any(|a| a.path().is_ident("doc"));
     let mod_doc = if has_user_doc {
         quote! {}
@@ -191,35 +196,26 @@ pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -
     }
 }
 
-/// The kernel module's `Launch`: a launch being configured, and its typed `launch` and
-/// `launch_event`, whose parameters have the Rust types of the signature.
-fn launch_items(
-    name: &Ident,
-    t: &Translation,
-    args: &LaunchArgs,
-    launch_doc: &str,
-    launch_event_doc: &str,
-) -> TokenStream {
-    let LaunchArgs {
-        params: launch_params,
-        prepare,
-        kargs,
-        tracked,
-        ..
-    } = args;
-    let launch_ident = Ident::new("launch", name.span());
-    let launch_event_ident = Ident::new("launch_event", name.span());
-    let param_names: Vec<&Ident> = t.params.iter().map(|p| &p.name).collect();
+/// The kernel module's `Launch`, a launch being configured, over the module's type
+/// parameters `tparams` (none for a kernel that is not generic), and its settings.
+fn launch_config(tparams: &[TokenStream]) -> TokenStream {
+    let phantom = phantom(tparams);
+    let types = if tparams.is_empty() {
+        quote! {}
+    } else {
+        quote! { _types: ::core::marker::PhantomData<fn() -> #phantom>, }
+    };
     quote! {
         /// A launch being configured: optionally [`Launch::local`], [`Launch::on`] and
         /// [`Launch::after`], then [`Launch::launch`] or [`Launch::launch_event`].
         #[must_use = "nothing runs until `.launch(...)` is called"]
-        pub struct Launch<'a> {
+        pub struct Launch<'a, #(#tparams),*> {
             kernel: &'a ::lazycl::__private::Kernel,
             opts: ::lazycl::__private::LaunchOptions<'a>,
+            #types
         }
 
-        impl<'a> Launch<'a> {
+        impl<'a, #(#tparams),*> Launch<'a, #(#tparams),*> {
             /// Sets the work-group size (same number of dimensions as the global size,
             /// dividing it).
             #[inline]
@@ -243,7 +239,40 @@ fn launch_items(
                 self.opts.after = events;
                 self
             }
+        }
+    }
+}
 
+/// `T` for one type parameter, `(T, U)` for several, `()` for none.
+fn phantom(tparams: &[TokenStream]) -> TokenStream {
+    match tparams {
+        [one] => one.clone(),
+        _ => quote! { (#(#tparams),*) },
+    }
+}
+
+/// The typed `launch` and `launch_event` of `Launch<'a, types>`, whose parameters have
+/// the Rust types of the signature.
+fn launch_typed(
+    name: &Ident,
+    t: &Translation,
+    args: &LaunchArgs,
+    types: &[TokenStream],
+    launch_doc: &str,
+    launch_event_doc: &str,
+) -> TokenStream {
+    let LaunchArgs {
+        params: launch_params,
+        prepare,
+        kargs,
+        tracked,
+        ..
+    } = args;
+    let launch_ident = Ident::new("launch", name.span());
+    let launch_event_ident = Ident::new("launch_event", name.span());
+    let param_names: Vec<&Ident> = t.params.iter().map(|p| &p.name).collect();
+    quote! {
+        impl<'a> Launch<'a, #(#types),*> {
             #[doc = #launch_doc]
             #[inline]
             #[allow(clippy::too_many_arguments)]
@@ -264,6 +293,159 @@ fn launch_items(
                 #(#prepare)*
                 self.kernel.submit(&self.opts, &[#(#kargs),*], &[#(#tracked),*], want_event)
             }
+        }
+    }
+}
+
+/// The module of a generic kernel: per instance a program and a typed `launch`; `bind`
+/// picks the instance of the types given (`name::bind::<f32>(&ctx)`), and types outside
+/// the bound are a type error there.
+pub(super) fn expand_generic_kernel(
+    f: &syn::ItemFn,
+    params: &[TypeParam],
+    instances: &[(Vec<Scalar>, Translation)],
+    sigs: &[DevSig],
+    errors: Option<syn::Error>,
+) -> TokenStream {
+    let name = &f.sig.ident;
+    let vis = &f.vis;
+    let attrs = forwarded_attrs(f);
+    let cl_name = kernel_cl_name(&name.to_string());
+    let errors = errors.map(|e| e.to_compile_error());
+    let tparams: Vec<TokenStream> = params.iter().map(|p| p.ident.to_token_stream()).collect();
+    let all = phantom(&tparams);
+    let listing = instances
+        .iter()
+        .map(|(types, _)| match types[..] {
+            [one] => one.rust().to_string(),
+            _ => format!(
+                "({})",
+                types.iter().map(|t| t.rust()).collect::<Vec<_>>().join(", ")
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let unimplemented = format!("`{name}` is generated for {listing} only");
+    let mut items = Vec::new();
+    for (k, (types, t)) in instances.iter().enumerate() {
+        let concrete: Vec<TokenStream> = types
+            .iter()
+            .map(|s| Ident::new(s.rust(), Span::call_site()).to_token_stream())
+            .collect();
+        let key = phantom(&concrete);
+        let source = match &t.text {
+            Some(text) => {
+                let pragma = pragmas(t.uses_f64(sigs));
+                let own = format!("{}{}", text.helpers, text.text);
+                let callees = t.callee_sources();
+                quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
+            }
+            None => quote! { "" },
+        };
+        let args = launch_args(t, sigs);
+        let (num_args, dtypes) = (args.num_args, &args.dtypes);
+        let (_, launch_doc, launch_event_doc) = docs(name, t);
+        let kernel_static = format_ident!("KERNEL_{}", k);
+        items.push(quote! {
+            static #kernel_static: ::lazycl::__private::KernelSource = ::lazycl::__private::KernelSource {
+                name: NAME,
+                source: #source,
+                num_args: #num_args,
+                dtypes: &[#(::lazycl::__private::DType::#dtypes),*],
+            };
+            impl Types for #key {
+                fn kernel() -> &'static ::lazycl::__private::KernelSource {
+                    &#kernel_static
+                }
+            }
+        });
+        items.push(launch_typed(
+            name,
+            t,
+            &args,
+            &concrete,
+            &launch_doc,
+            &launch_event_doc,
+        ));
+    }
+    let params_list = params
+        .iter()
+        .map(|p| p.ident.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mod_doc = format!(
+        "The generic `#[kernel]` `{name}<{params_list}>`, generated for {listing}:          `{name}::bind::<..>(&ctx)?.global(n).launch(..)` picks the instance; [`source`] is its OpenCL C."
+    );
+    let has_user_doc = attrs.iter().any(|a| a.path().is_ident("doc"));
+    let mod_doc = if has_user_doc {
+        quote! {}
+    } else {
+        quote! { #[doc = #mod_doc] }
+    };
+    let config = launch_config(&tparams);
+    quote! {
+        #errors
+        #(#attrs)*
+        #mod_doc
+        #[allow(non_snake_case, dead_code)]
+        #vis mod #name {
+            /// The kernel's name in the OpenCL C source.
+            pub const NAME: &str = #cl_name;
+
+            /// The element types this kernel is generated for.
+            #[diagnostic::on_unimplemented(message = #unimplemented)]
+            pub trait Types: 'static {
+                #[doc(hidden)]
+                fn kernel() -> &'static ::lazycl::__private::KernelSource;
+            }
+
+            /// The OpenCL C program of the instance for these types (with the device
+            /// functions it calls).
+            pub fn source<#(#tparams),*>() -> &'static str where #all: Types {
+                <#all as Types>::kernel().source
+            }
+
+            /// Builds the program of the instance for these types (once per context,
+            /// then cached) and creates the kernel.
+            pub fn bind<#(#tparams),*>(ctx: &::lazycl::__private::Context) -> ::lazycl::__private::Result<Bound<#(#tparams),*>>
+            where #all: Types {
+                ::lazycl::__private::Kernel::bind(ctx, <#all as Types>::kernel())
+                    .map(|kernel| Bound { kernel, _types: ::core::marker::PhantomData })
+            }
+
+            /// The kernel bound to a context. Cloning is cheap; a `Bound` can be shared
+            /// by several threads.
+            pub struct Bound<#(#tparams),*> {
+                kernel: ::lazycl::__private::Kernel,
+                _types: ::core::marker::PhantomData<fn() -> #all>,
+            }
+
+            impl<#(#tparams),*> ::core::clone::Clone for Bound<#(#tparams),*> {
+                fn clone(&self) -> Self {
+                    Bound { kernel: self.kernel.clone(), _types: ::core::marker::PhantomData }
+                }
+            }
+
+            impl<#(#tparams),*> Bound<#(#tparams),*> {
+                /// Starts a launch over `global` work-items: `n`, `[n]`, `[w, h]` or
+                /// `[w, h, d]`.
+                #[inline]
+                pub fn global(&self, global: impl ::core::convert::Into<::lazycl::__private::Dims>) -> Launch<'_, #(#tparams),*> {
+                    Launch {
+                        kernel: &self.kernel,
+                        opts: ::lazycl::__private::LaunchOptions::new(global.into()),
+                        _types: ::core::marker::PhantomData,
+                    }
+                }
+
+                /// The untyped kernel.
+                pub fn kernel(&self) -> &::lazycl::__private::Kernel {
+                    &self.kernel
+                }
+            }
+
+            #config
+            #(#items)*
         }
     }
 }

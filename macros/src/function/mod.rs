@@ -13,21 +13,20 @@ mod translate;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use crate::diag::{Errors, Spanned};
-use crate::ir::DevSig;
+use crate::diag::Errors;
+use crate::generics;
+use crate::ir::{DevSig, Scalar};
 use crate::lower::calls::called_functions;
 use crate::resolve::{devfn_macro, resolve_chain};
 use crate::signature::FnKind;
 use device_fn::expand_device_fn;
-use kernel::expand_kernel;
-use translate::translate_fn;
+use kernel::{expand_generic_kernel, expand_kernel};
+use translate::{translate_fn, Translation};
 
 /// Entry point of `#[kernel]` and `#[device_fn]`.
 pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut pre_errors = Errors::default();
-    if !attr.is_empty() {
-        pre_errors.add(attr.span(), format!("{} takes no arguments", kind.attr()));
-    }
+    let listed = generics::listed_types(kind, attr.clone(), &mut pre_errors);
     let f: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
@@ -52,23 +51,67 @@ pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream 
             },
             Span::call_site(),
         );
-        if let Some(chain) = resolve_chain(macros, quote! { #k #f }) {
+        if let Some(chain) = resolve_chain(macros, quote! { #k [#attr] #f }) {
             return chain;
         }
     }
-    translate(kind, &f, &[], pre_errors)
+    translate(kind, &f, listed, &[], pre_errors)
 }
 
 /// `__lazycl_resolved!` for a function: the translation once the signatures of the
 /// device functions it calls are known.
-pub fn resolved(kind: FnKind, f: &syn::ItemFn, sigs: &[DevSig]) -> TokenStream {
-    translate(kind, f, sigs, Errors::default())
+pub fn resolved(kind: FnKind, attr: TokenStream, f: &syn::ItemFn, sigs: &[DevSig]) -> TokenStream {
+    let mut errors = Errors::default();
+    let listed = generics::listed_types(kind, attr, &mut errors);
+    translate(kind, f, listed, sigs, errors)
 }
 
-fn translate(kind: FnKind, f: &syn::ItemFn, sigs: &[DevSig], errors: Errors) -> TokenStream {
-    let t = translate_fn(kind, f, sigs, errors);
-    match kind {
-        FnKind::Kernel => expand_kernel(f, &t, sigs),
-        FnKind::DeviceFn => expand_device_fn(f, &t, sigs),
+fn translate(
+    kind: FnKind,
+    f: &syn::ItemFn,
+    listed: generics::Listed,
+    sigs: &[DevSig],
+    mut errors: Errors,
+) -> TokenStream {
+    let params = generics::type_params(f, kind, &listed, &mut errors);
+    let generic = !f.sig.generics.params.is_empty();
+    if !generic {
+        let t = translate_fn(kind, f, sigs, errors);
+        return match kind {
+            FnKind::Kernel => expand_kernel(f, &t, sigs),
+            FnKind::DeviceFn => expand_device_fn(f, &t, sigs),
+        };
     }
+    let type_params = f.sig.generics.type_params().count();
+    if params.len() < type_params || f.sig.generics.params.len() > type_params || kind == FnKind::DeviceFn {
+        // A parameter without types (its error says why): nothing to instantiate.
+        let e = errors.into_error().map(|e| e.to_compile_error());
+        return quote! { #e };
+    }
+    let instances: Vec<(Vec<Scalar>, Translation)> = generics::instances(f, &params)
+        .into_iter()
+        .map(|i| {
+            let t = translate_fn(kind, &i.f, sigs, Errors::default());
+            (i.types, t)
+        })
+        .collect();
+    // Each error once: those of the first instance as they are, those found only in a
+    // later one saying which instance it is.
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for (k, (types, t)) in instances.iter().enumerate() {
+        for e in t.errors.iter().flat_map(|e| e.clone().into_iter()) {
+            let id = (format!("{:?}", e.span()), e.to_string());
+            if seen.contains(&id) {
+                continue;
+            }
+            seen.push(id);
+            if k == 0 {
+                errors.push(e);
+            } else {
+                let note = generics::instance_note(&params, types);
+                errors.push(syn::Error::new(e.span(), format!("{e}{note}")));
+            }
+        }
+    }
+    expand_generic_kernel(f, &params, &instances, sigs, errors.into_error())
 }

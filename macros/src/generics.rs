@@ -1,0 +1,346 @@
+//! Generic `#[kernel]`s: their type parameters, the element types each admits (its bound
+//! — `Float`, `Integer`, `Signed`, `Numeric`, `Element` — or the attribute's
+//! `types(..)` list), and their *instances*: one copy of the function per combination of
+//! types, with each parameter replaced by its type wherever the function names it
+//! (`x: T`, `&[T]`, `as T`, `T::EPSILON`), so that the rest of the pipeline translates
+//! ordinary functions. The OpenCL C of every instance is written at compile time.
+
+use proc_macro2::{Ident, TokenStream};
+use syn::parse::{Parse, ParseStream};
+use syn::visit_mut::VisitMut;
+
+use crate::diag::{Errors, Spanned};
+use crate::ir::Scalar;
+use crate::signature::FnKind;
+
+/// A type parameter and the element types it stands for, in this order.
+pub struct TypeParam {
+    pub ident: Ident,
+    pub types: Vec<Scalar>,
+}
+
+/// One instance of a generic function: its types (one per type parameter) and the
+/// function with them in place of the parameters, without generics.
+pub struct Instance {
+    pub types: Vec<Scalar>,
+    pub f: syn::ItemFn,
+}
+
+/// The element-type bounds and the types each admits.
+const BOUNDS: &[(&str, &[Scalar])] = &[
+    ("Float", &[Scalar::F32, Scalar::F64]),
+    ("Integer", &[Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64]),
+    ("Signed", &[Scalar::I32, Scalar::I64, Scalar::F32, Scalar::F64]),
+    (
+        "Numeric",
+        &[
+            Scalar::I32,
+            Scalar::U32,
+            Scalar::I64,
+            Scalar::U64,
+            Scalar::F32,
+            Scalar::F64,
+        ],
+    ),
+    (
+        "Element",
+        &[
+            Scalar::Bool,
+            Scalar::I32,
+            Scalar::U32,
+            Scalar::I64,
+            Scalar::U64,
+            Scalar::F32,
+            Scalar::F64,
+        ],
+    ),
+];
+
+/// Bounds that say nothing about the element type (every element type has them).
+const MARKERS: &[&str] = &[
+    "Copy",
+    "Clone",
+    "Send",
+    "Sync",
+    "Debug",
+    "PartialEq",
+    "PartialOrd",
+    "Default",
+];
+
+/// The attribute's arguments: nothing, or `types(t, ...)`.
+struct Attr {
+    types: Option<Vec<(Scalar, proc_macro2::Span)>>,
+}
+
+impl Parse for Attr {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.is_empty() {
+            return Ok(Attr { types: None });
+        }
+        let key: Ident = input.parse()?;
+        if key != "types" {
+            return Err(syn::Error::new(
+                key.span(),
+                "unknown argument; `#[kernel]` takes `types(..)`: the element types of its type parameter, e.g. `#[kernel(types(f32, f64))]`",
+            ));
+        }
+        let content;
+        syn::parenthesized!(content in input);
+        let list = content.parse_terminated(Ident::parse, syn::Token![,])?;
+        let mut types = Vec::new();
+        for id in list {
+            match Scalar::from_rust(&id.to_string()).filter(|s| *s != Scalar::Usize) {
+                Some(s) => types.push((s, id.span())),
+                None => {
+                    return Err(syn::Error::new(
+                        id.span(),
+                        "not an element type; `types(..)` lists f32, f64, i32, u32, i64, u64 or bool",
+                    ))
+                }
+            }
+        }
+        if types.is_empty() {
+            return Err(syn::Error::new(
+                key.span(),
+                "`types(..)` lists at least one element type",
+            ));
+        }
+        if !input.is_empty() {
+            return Err(input.error("`#[kernel]` takes one argument, `types(..)`"));
+        }
+        Ok(Attr { types: Some(types) })
+    }
+}
+
+/// What the attribute says of the element types.
+pub enum Listed {
+    /// Nothing: the bounds say.
+    Nothing,
+    /// `types(..)`.
+    Types(Vec<Scalar>),
+    /// An attribute with an error (already reported): no more errors about the types.
+    Broken,
+}
+
+/// The element types an attribute lists; errors are collected.
+pub fn listed_types(kind: FnKind, attr: TokenStream, errors: &mut Errors) -> Listed {
+    if attr.is_empty() {
+        return Listed::Nothing;
+    }
+    if kind == FnKind::DeviceFn {
+        errors.add(attr.span(), format!("{} takes no arguments", kind.attr()));
+        return Listed::Broken;
+    }
+    match syn::parse2::<Attr>(attr) {
+        Ok(Attr { types: Some(t) }) => Listed::Types(t.into_iter().map(|(s, _)| s).collect()),
+        Ok(Attr { types: None }) => Listed::Nothing,
+        Err(e) => {
+            errors.push(e);
+            Listed::Broken
+        }
+    }
+}
+
+/// The type parameters of `f` and their element types (from `listed`, the attribute's
+/// list, for a function with one type parameter); lifetimes, const parameters and
+/// `where` clauses are errors.
+pub fn type_params(f: &syn::ItemFn, kind: FnKind, listed: &Listed, errors: &mut Errors) -> Vec<TypeParam> {
+    let what = kind.attr();
+    let generics = &f.sig.generics;
+    // After an error in the attribute or a `where` clause, a parameter without a bound
+    // says nothing new.
+    let quiet = matches!(listed, Listed::Broken) || generics.where_clause.is_some();
+    let listed = match listed {
+        Listed::Types(t) => Some(&t[..]),
+        Listed::Nothing | Listed::Broken => None,
+    };
+    if let Some(w) = &generics.where_clause {
+        errors.add(
+            w.span(),
+            format!("`where` clauses are not supported on {what} functions; write the bound on the parameter: `T: Float`"),
+        );
+    }
+    let mut params = Vec::new();
+    for p in &generics.params {
+        match p {
+            syn::GenericParam::Type(t) => match admitted(t, listed, generics.params.len(), quiet, errors) {
+                Some(types) => params.push(TypeParam {
+                    ident: t.ident.clone(),
+                    types,
+                }),
+                None => continue,
+            },
+            syn::GenericParam::Lifetime(l) => errors.add(
+                l.span(),
+                format!("lifetime parameters are not supported on {what} functions (a slice parameter needs none)"),
+            ),
+            syn::GenericParam::Const(c) => errors.add(
+                c.span(),
+                format!("const generic parameters are not supported on {what} functions yet; type parameters are (`T: Float`)"),
+            ),
+        }
+    }
+    if kind == FnKind::DeviceFn && !params.is_empty() {
+        errors.add(
+            generics.params.span(),
+            "generic device functions are not supported yet; a generic `#[kernel]` is (`#[kernel] fn f<T: Float>(..)`)",
+        );
+        return Vec::new();
+    }
+    if listed.is_some() && generics.params.is_empty() {
+        errors.add(
+            f.sig.ident.span(),
+            "`types(..)` lists the element types of a type parameter, and this function has none: add one (`fn name<T>(..)`) or remove `types(..)`",
+        );
+    }
+    params
+}
+
+/// The element types type parameter `t` admits, or `None` after an error.
+fn admitted(
+    t: &syn::TypeParam,
+    listed: Option<&[Scalar]>,
+    count: usize,
+    quiet: bool,
+    errors: &mut Errors,
+) -> Option<Vec<Scalar>> {
+    if let Some(d) = &t.default {
+        errors.add(
+            d.span(),
+            "default types are not supported on kernel type parameters",
+        );
+        return None;
+    }
+    let mut types: Option<Vec<Scalar>> = None;
+    for b in &t.bounds {
+        let syn::TypeParamBound::Trait(tb) = b else {
+            continue;
+        };
+        let Some(last) = tb.path.segments.last() else {
+            continue;
+        };
+        let name = last.ident.to_string();
+        if let Some((_, admits)) = BOUNDS.iter().find(|(n, _)| *n == name) {
+            types = Some(match types {
+                None => admits.to_vec(),
+                Some(before) => before.into_iter().filter(|s| admits.contains(s)).collect(),
+            });
+        } else if !MARKERS.contains(&name.as_str()) {
+            errors.add(
+                tb.span(),
+                format!(
+                    "unsupported bound `{name}`; a kernel's type parameter is bounded by the element types it stands for: \
+                     `Float` (f32, f64), `Integer` (i32, u32, i64, u64), `Signed` (i32, i64, f32, f64), `Numeric` (all but bool) or `Element` (all)"
+                ),
+            );
+            return None;
+        }
+    }
+    match (listed, types) {
+        (Some(_), _) if count > 1 => {
+            errors.add(
+                t.span(),
+                "`types(..)` lists the types of a kernel with one type parameter; bound each of several with `Float`, `Integer`, ...",
+            );
+            None
+        }
+        (Some(list), Some(admits)) => match list.iter().find(|s| !admits.contains(s)) {
+            Some(bad) => {
+                errors.add(
+                    t.span(),
+                    format!(
+                        "`types(..)` lists `{}`, which the bound of `{}` does not admit",
+                        bad.rust(),
+                        t.ident
+                    ),
+                );
+                None
+            }
+            None => Some(list.to_vec()),
+        },
+        (Some(list), None) => Some(list.to_vec()),
+        (None, Some(admits)) if admits.is_empty() => {
+            errors.add(
+                t.span(),
+                format!("no element type satisfies every bound of `{}`", t.ident),
+            );
+            None
+        }
+        (None, Some(admits)) => Some(admits),
+        (None, None) if quiet => None,
+        (None, None) => {
+            errors.add(
+                t.span(),
+                format!(
+                    "`{0}` needs a bound that says its element types: `{0}: Float` (f32, f64), `Integer`, `Signed`, `Numeric`, \
+                     `Element`, or list them: `#[kernel(types(f32, f64))]`",
+                    t.ident
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// Every combination of the parameters' types (the first parameter's types outermost),
+/// with `f` instantiated for each.
+pub fn instances(f: &syn::ItemFn, params: &[TypeParam]) -> Vec<Instance> {
+    let mut combos: Vec<Vec<Scalar>> = vec![Vec::new()];
+    for p in params {
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                p.types.iter().map(move |&t| {
+                    let mut c = c.clone();
+                    c.push(t);
+                    c
+                })
+            })
+            .collect();
+    }
+    combos
+        .into_iter()
+        .map(|types| {
+            let mut g = f.clone();
+            g.sig.generics = syn::Generics::default();
+            let mut subst = Substitute {
+                names: params.iter().map(|p| p.ident.clone()).collect(),
+                types: types.clone(),
+            };
+            subst.visit_signature_mut(&mut g.sig);
+            subst.visit_block_mut(&mut g.block);
+            Instance { types, f: g }
+        })
+        .collect()
+}
+
+/// Replaces the first segment of every path that names a type parameter by its type,
+/// keeping the span of the user's name (so errors point at it).
+struct Substitute {
+    names: Vec<Ident>,
+    types: Vec<Scalar>,
+}
+
+impl VisitMut for Substitute {
+    fn visit_path_mut(&mut self, path: &mut syn::Path) {
+        if let Some(first) = path.segments.first_mut() {
+            if let Some(k) = self.names.iter().position(|n| *n == first.ident) {
+                if first.arguments.is_none() {
+                    first.ident = Ident::new(self.types[k].rust(), first.ident.span());
+                }
+            }
+        }
+        syn::visit_mut::visit_path_mut(self, path);
+    }
+}
+
+/// ` (with T = f32)`: which instance an error was found in.
+pub fn instance_note(params: &[TypeParam], types: &[Scalar]) -> String {
+    let each: Vec<String> = params
+        .iter()
+        .zip(types)
+        .map(|(p, t)| format!("{} = {}", p.ident, t.rust()))
+        .collect();
+    format!(" (with {})", each.join(", "))
+}
