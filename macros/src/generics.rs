@@ -82,7 +82,7 @@ impl Parse for Attr {
         if key != "types" {
             return Err(syn::Error::new(
                 key.span(),
-                "unknown argument; `#[kernel]` takes `types(..)`: the element types of its type parameter, e.g. `#[kernel(types(f32, f64))]`",
+                "unknown argument; #[kernel] takes `types(..)`: the element types of its type parameter, e.g. `#[kernel(types(f32, f64))]`",
             ));
         }
         let content;
@@ -107,7 +107,7 @@ impl Parse for Attr {
             ));
         }
         if !input.is_empty() {
-            return Err(input.error("`#[kernel]` takes one argument, `types(..)`"));
+            return Err(input.error("#[kernel] takes one argument, `types(..)`"));
         }
         Ok(Attr { types: Some(types) })
     }
@@ -128,11 +128,10 @@ pub fn listed_types(kind: FnKind, attr: TokenStream, errors: &mut Errors) -> Lis
     if attr.is_empty() {
         return Listed::Nothing;
     }
-    if kind == FnKind::DeviceFn {
-        errors.add(attr.span(), format!("{} takes no arguments", kind.attr()));
-        return Listed::Broken;
-    }
-    match syn::parse2::<Attr>(attr) {
+    let what = kind.attr();
+    match syn::parse2::<Attr>(attr)
+        .map_err(|e| syn::Error::new(e.span(), e.to_string().replace("#[kernel]", what)))
+    {
         Ok(Attr { types: Some(t) }) => Listed::Types(t.into_iter().map(|(s, _)| s).collect()),
         Ok(Attr { types: None }) => Listed::Nothing,
         Err(e) => {
@@ -180,13 +179,6 @@ pub fn type_params(f: &syn::ItemFn, kind: FnKind, listed: &Listed, errors: &mut 
                 format!("const generic parameters are not supported on {what} functions yet; type parameters are (`T: Float`)"),
             ),
         }
-    }
-    if kind == FnKind::DeviceFn && !params.is_empty() {
-        errors.add(
-            generics.params.span(),
-            "generic device functions are not supported yet; a generic `#[kernel]` is (`#[kernel] fn f<T: Float>(..)`)",
-        );
-        return Vec::new();
     }
     if listed.is_some() && generics.params.is_empty() {
         errors.add(
@@ -241,7 +233,7 @@ fn admitted(
         (Some(_), _) if count > 1 => {
             errors.add(
                 t.span(),
-                "`types(..)` lists the types of a kernel with one type parameter; bound each of several with `Float`, `Integer`, ...",
+                "`types(..)` lists the types of a function with one type parameter; bound each of several with `Float`, `Integer`, ...",
             );
             None
         }
@@ -333,6 +325,11 @@ impl VisitMut for Substitute {
         }
         syn::visit_mut::visit_path_mut(self, path);
     }
+}
+
+/// An instance's name: its types joined by `_` (`f32`, `f64_i32`).
+pub fn instance_name(types: &[Scalar]) -> String {
+    types.iter().map(|t| t.rust()).collect::<Vec<_>>().join("_")
 }
 
 /// ` (with T = f32)`: which instance an error was found in.

@@ -36,10 +36,20 @@ pub fn resolve_chain(macros: Vec<Ident>, item: TokenStream) -> Option<TokenStrea
     Some(quote! { #first! { @resolve [#(#rest)*] [] #item } })
 }
 
-/// `m!(@source)` for each callee's macro `m`: the callees' OpenCL C sources, to
+/// `m!(@source)` for each callee's macro `m` (`m!(@source f32)` for an instance of a
+/// generic one: its types, as in [`DevSig::instance`]): the callees' OpenCL C sources, to
 /// concatenate before the caller's own.
-pub fn callee_sources(macros: impl Iterator<Item = Ident>) -> Vec<TokenStream> {
-    macros.map(|m| quote! { #m!(@source) }).collect()
+pub fn callee_sources(callees: impl Iterator<Item = (Ident, String)>) -> Vec<TokenStream> {
+    callees
+        .map(|(m, instance)| {
+            let types: Vec<Ident> = instance
+                .split('_')
+                .filter(|t| !t.is_empty())
+                .map(|t| Ident::new(t, Span::call_site()))
+                .collect();
+            quote! { #m!(@source #(#types)*) }
+        })
+        .collect()
 }
 
 /// Input of `__lazycl_resolved!`: `["sig" ...] kernel|device_fn [attribute] fn ...` or

@@ -5,6 +5,39 @@
 use crate::common::{ctx, rng, Random};
 use lazycl::prelude::*;
 
+/// A generic device function: an OpenCL C function per instance, picked by the caller's
+/// argument types.
+#[device_fn]
+fn softplus<T: Float>(x: T) -> T {
+    if x > (20.0 as T) {
+        x
+    } else {
+        (x.exp() + (1.0 as T)).ln()
+    }
+}
+
+#[device_fn]
+fn twice<T: Numeric>(x: T) -> T {
+    x + x
+}
+
+#[kernel]
+fn smooth<T: Float>(x: &[T], y: &mut [T]) {
+    let i = global_id(0);
+    if i < y.len() {
+        y[i] = softplus(x[i]) + twice(x[i]);
+    }
+}
+
+/// A kernel that is not generic calls the instances of its types.
+#[kernel]
+fn mixed(x: &[f32], n: &[i64], y: &mut [f64]) {
+    let i = global_id(0);
+    if i < y.len() {
+        y[i] = softplus(x[i]) as f64 + twice(n[i]) as f64 + softplus(1.5f64);
+    }
+}
+
 #[kernel]
 fn axpy<T: Float>(a: T, x: &[T], y: &mut [T]) {
     let i = global_id(0);
@@ -161,4 +194,66 @@ fn two_type_parameters_give_every_combination() {
         .launch(4.0, &xf, &mut z)
         .unwrap();
     assert_eq!(z.to_vec().unwrap(), vec![6, 10]);
+}
+
+fn host_softplus(x: f64) -> f64 {
+    if x > 20.0 {
+        x
+    } else {
+        (x.exp() + 1.0).ln()
+    }
+}
+
+#[test]
+fn generic_device_functions_are_picked_by_argument_types() {
+    let c = ctx();
+    let xs = [-3.0f64, 0.0, 0.5, 25.0];
+    let x = c.from_slice(&xs).unwrap();
+    let mut y = c.zeros::<f64>([4]).unwrap();
+    smooth::bind::<f64>(&c)
+        .unwrap()
+        .global(4)
+        .launch(&x, &mut y)
+        .unwrap();
+    let want: Vec<f64> = xs.iter().map(|&v| host_softplus(v) + 2.0 * v).collect();
+    let got = y.to_vec().unwrap();
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() < 1e-12, "{got:?} {want:?}");
+    }
+    // Only the instances a program calls are in its source.
+    assert!(smooth::source::<f32>().contains("lzc_fn_softplus_f32"));
+    assert!(!smooth::source::<f32>().contains("lzc_fn_softplus_f64"));
+    assert!(!smooth::source::<f32>().contains("double"));
+
+    let xf = c.from_slice(&[0.25f32, -1.0]).unwrap();
+    let n = c.from_slice(&[3i64, -4]).unwrap();
+    let mut z = c.zeros::<f64>([2]).unwrap();
+    mixed::bind(&c)
+        .unwrap()
+        .global(2)
+        .launch(&xf, &n, &mut z)
+        .unwrap();
+    let got = z.to_vec().unwrap();
+    for (k, (&xv, &nv)) in [0.25f32, -1.0].iter().zip(&[3i64, -4]).enumerate() {
+        let want = host_softplus(xv as f64) + 2.0 * nv as f64 + host_softplus(1.5);
+        assert!((got[k] - want).abs() < 1e-6, "{got:?}");
+    }
+    assert!(mixed::SOURCE.contains("lzc_fn_softplus_f32") && mixed::SOURCE.contains("lzc_fn_twice_i64"));
+}
+
+#[test]
+fn expr_calls_the_instance_of_its_operands() {
+    let c = ctx();
+    let xs = [-2.0f32, 0.5, 30.0];
+    let x = c.from_slice(&xs).unwrap();
+    let got = expr!(softplus(x) * 2.0).to_vec().unwrap();
+    for (g, &v) in got.iter().zip(&xs) {
+        assert!(
+            (*g as f64 - 2.0 * host_softplus(v as f64)).abs() < 1e-5,
+            "{got:?}"
+        );
+    }
+    let xd = c.from_slice(&[1.0f64]).unwrap();
+    let got: f64 = expr!(softplus(xd)).item().unwrap();
+    assert!((got - host_softplus(1.0)).abs() < 1e-12);
 }

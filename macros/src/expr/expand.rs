@@ -38,13 +38,9 @@ pub(super) fn translate(input: &Input, checked: &Checked, sigs: &[DevSig]) -> To
         }
         None => input.body.to_token_stream().to_string(),
     };
-    let callees = callee_sources(checked.callees.iter().map(callee_macro));
     let n = operands.len();
     let gens: Vec<Ident> = (0..n).map(|i| format_ident!("A{}", i)).collect();
-    let templates = Templates {
-        rust: &rust,
-        callees: &callees,
-    };
+    let templates = Templates { rust: &rust };
     match &input.params {
         Some(params) => match variants.first() {
             Some(v) => closure_form(params, v, &templates, &gens),
@@ -54,18 +50,22 @@ pub(super) fn translate(input: &Input, checked: &Checked, sigs: &[DevSig]) -> To
     }
 }
 
-/// What the templates of one `expr!` share: the Rust text (for messages) and the
-/// sources of the device functions called.
+/// What the templates of one `expr!` share: the Rust text (for messages).
 struct Templates<'a> {
     rust: &'a str,
-    callees: &'a [TokenStream],
 }
 
 impl Templates<'_> {
     /// The `ExprTemplate` of a variant.
     fn template(&self, v: &Variant) -> TokenStream {
         let p = quote! { ::lazycl::__private };
-        let (rust, callee_sources) = (self.rust, self.callees);
+        let rust = self.rust;
+        // The sources of the device functions (instances) this variant calls.
+        let callee_sources = callee_sources(
+            v.callees
+                .iter()
+                .map(|c| (devfn_macro(&c.name, Span::call_site()), c.instance.clone())),
+        );
         let text = &v.text;
         let own = format!("{}{}", if v.uses_f64 { FP64_PRAGMA } else { "" }, v.helpers);
         quote! {

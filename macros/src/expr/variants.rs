@@ -39,11 +39,21 @@ pub(super) struct Variant {
     /// The definitions of the helper functions it calls.
     pub helpers: String,
     pub uses_f64: bool,
+    /// The device functions (instances) it calls.
+    pub callees: Vec<DevSig>,
 }
 
-/// Lowers the body with the operands declared as `types`; the typed IR, the inference
-/// table and the errors.
-fn lower(input: &Input, operands: &[Ident], types: &[Ty], sigs: &[DevSig]) -> (Expr, Infer, Errors) {
+/// What lowering the body gives: the typed IR, the inference table, the errors and the
+/// device functions called.
+struct Lowered {
+    e: Expr,
+    infer: Infer,
+    errors: Errors,
+    callees: Vec<DevSig>,
+}
+
+/// Lowers the body with the operands declared as `types`.
+fn lower(input: &Input, operands: &[Ident], types: &[Ty], sigs: &[DevSig]) -> Lowered {
     let mut low = Lowerer::new(FnKind::DeviceFn, None, sigs);
     for (i, (name, ty)) in operands.iter().zip(types).enumerate() {
         low.declare_operand(&name.to_string(), *ty, format!("${i}"));
@@ -58,7 +68,12 @@ fn lower(input: &Input, operands: &[Ident], types: &[Ty], sigs: &[DevSig]) -> (E
         }
     }
     low.finish();
-    (e, std::mem::take(&mut low.infer), std::mem::take(&mut low.errors))
+    Lowered {
+        e,
+        infer: std::mem::take(&mut low.infer),
+        errors: std::mem::take(&mut low.errors),
+        callees: std::mem::take(&mut low.callees),
+    }
 }
 
 /// The classes of operands that must share an element type, each with the element types
@@ -131,7 +146,15 @@ pub(super) fn variants(
     let mut pick = vec![0usize; classes.len()];
     for _ in 0..total {
         let types = assignment(&classes, &pick, operands.len());
-        let (e, infer, result, errors) = lower_variant(input, operands, &types, sigs);
+        let (
+            Lowered {
+                e,
+                infer,
+                errors,
+                callees,
+            },
+            result,
+        ) = lower_variant(input, operands, &types, sigs);
         match (errors.into_error(), result) {
             (None, Some(result)) => match emit::expression(&e, &infer) {
                 Ok(t) => valid.push(Variant {
@@ -140,6 +163,7 @@ pub(super) fn variants(
                     text: t.text,
                     helpers: t.helpers,
                     uses_f64: t.uses_f64,
+                    callees,
                 }),
                 Err(m) => {
                     let err = e.span.error(m);
@@ -198,9 +222,10 @@ fn lower_variant(
     operands: &[Ident],
     types: &[Scalar],
     sigs: &[DevSig],
-) -> (Expr, Infer, Option<Scalar>, Errors) {
+) -> (Lowered, Option<Scalar>) {
     let tys: Vec<Ty> = types.iter().map(|s| Ty::S(*s)).collect();
-    let (e, infer, mut errors) = lower(input, operands, &tys, sigs);
+    let mut lowered = lower(input, operands, &tys, sigs);
+    let Lowered { e, infer, errors, .. } = &mut lowered;
     let result = infer.scalar(e.ty);
     if errors.is_empty() {
         match result {
@@ -219,7 +244,7 @@ fn lower_variant(
             "an operand would have type `usize`, which is not an array element type; use `u64`",
         );
     }
-    (e, infer, result, errors)
+    (lowered, result)
 }
 
 #[cfg(test)]

@@ -12,44 +12,68 @@ use crate::expr::has_array_bound;
 use crate::ir::{device_fn_cl_name, DevSig, ParamTy, Scalar};
 use crate::resolve::devfn_macro;
 
-pub(super) fn expand_device_fn(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenStream {
+/// A device function's expansion: `instances` holds its one translation (instance `""`)
+/// or, for a generic one, a translation per instance (named by its types, `f32_i64`), each
+/// an OpenCL C function of its own (`lzc_fn_name_f32_i64`) that callers pick by their
+/// arguments' types and include alone (`name!(@source f32 i64)`).
+pub(super) fn expand_device_fn(
+    f: &syn::ItemFn,
+    instances: &[(String, Translation)],
+    errors: Option<syn::Error>,
+) -> TokenStream {
     let name = f.sig.ident.to_string();
     let mac = devfn_macro(&name, f.sig.ident.span());
-    let errors = t.errors.as_ref().map(|e| e.to_compile_error());
-    let sig = DevSig {
-        name: name.clone(),
-        params: t.params.iter().map(|p| p.ty).collect(),
-        ret: t.ret,
-        uses_f64: t.uses_f64(sigs),
-    };
-    let sig_lit = sig.encode();
-    let source = match &t.text {
-        Some(text) => {
-            let pragma = if sig.uses_f64 { FP64_PRAGMA } else { "" };
-            let own = format!(
-                "{}{}",
-                text.helpers,
-                guarded(&format!("LZC_DEVICE_FN_{name}"), &text.text)
-            );
-            let callees = t.callee_sources();
-            quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
-        }
-        None => quote! { "" },
-    };
+    let errors = errors.map(|e| e.to_compile_error());
+    let mut sig_lits = Vec::new();
+    let mut arms = Vec::new();
+    let mut sources = Vec::new();
+    for (instance, t) in instances {
+        let sig = DevSig {
+            name: name.clone(),
+            params: t.params.iter().map(|p| p.ty).collect(),
+            ret: t.ret,
+            uses_f64: t.uses_f64(),
+            instance: instance.clone(),
+        };
+        let source = match &t.text {
+            Some(text) => {
+                let pragma = if sig.uses_f64 { FP64_PRAGMA } else { "" };
+                let guard = match instance.as_str() {
+                    "" => format!("LZC_DEVICE_FN_{name}"),
+                    i => format!("LZC_DEVICE_FN_{name}_{i}"),
+                };
+                let own = format!("{}{}", text.helpers, guarded(&guard, &text.text));
+                let callees = t.callee_sources();
+                quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
+            }
+            None => quote! { "" },
+        };
+        let types: Vec<Ident> = instance
+            .split('_')
+            .filter(|t| !t.is_empty())
+            .map(|t| Ident::new(t, Span::call_site()))
+            .collect();
+        arms.push(quote! { (@source #(#types)*) => { #source }; });
+        sources.push(source);
+        sig_lits.push(sig.encode());
+    }
     let doc = format!("Hidden: the OpenCL C source and signature of the `#[device_fn]` `{name}`.");
-    let map = map_module(f, t, &source);
+    let map = match instances {
+        [(instance, t)] if instance.is_empty() => map_module(f, t, &sources[0]),
+        _ => quote! {},
+    };
     quote! {
         #errors
         #map
         #[doc = #doc]
         #[allow(unused_macros)]
         macro_rules! #mac {
-            (@source) => { #source };
+            #(#arms)*
             (@resolve [$next:ident $($rest:ident)*] [$($sigs:tt)*] $($item:tt)*) => {
-                $next! { @resolve [$($rest)*] [$($sigs)* #sig_lit] $($item)* }
+                $next! { @resolve [$($rest)*] [$($sigs)* #(#sig_lits)*] $($item)* }
             };
             (@resolve [] [$($sigs:tt)*] $($item:tt)*) => {
-                ::lazycl::__lazycl_resolved! { [$($sigs)* #sig_lit] $($item)* }
+                ::lazycl::__lazycl_resolved! { [$($sigs)* #(#sig_lits)*] $($item)* }
             };
         }
     }

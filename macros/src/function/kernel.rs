@@ -10,7 +10,7 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use super::translate::{kernel_cl_name, Translation};
 use crate::emit::pragmas;
 use crate::generics::TypeParam;
-use crate::ir::{DType, DevSig, ParamTy, Scalar};
+use crate::ir::{DType, ParamTy, Scalar};
 
 /// The launcher's view of the parameters.
 #[derive(Default)]
@@ -29,7 +29,7 @@ struct LaunchArgs {
     tracked: Vec<TokenStream>,
 }
 
-fn launch_args(t: &Translation, sigs: &[DevSig]) -> LaunchArgs {
+fn launch_args(t: &Translation) -> LaunchArgs {
     let mut a = LaunchArgs::default();
     let mut dtypes: Vec<DType> = Vec::new();
     let p = quote! { ::lazycl::__private };
@@ -70,7 +70,7 @@ fn launch_args(t: &Translation, sigs: &[DevSig]) -> LaunchArgs {
             }
         }
     }
-    if t.uses_f64(sigs) {
+    if t.uses_f64() {
         dtypes.push(DType::F64);
     }
     dtypes.sort_unstable();
@@ -119,7 +119,7 @@ fn docs(name: &Ident, t: &Translation) -> (String, String, String) {
     (mod_doc, launch_doc, launch_event_doc)
 }
 
-pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -> TokenStream {
+pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation) -> TokenStream {
     let name = &f.sig.ident;
     let vis = &f.vis;
     let attrs = forwarded_attrs(f);
@@ -127,14 +127,14 @@ pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation, sigs: &[DevSig]) -
     let errors = t.errors.as_ref().map(|e| e.to_compile_error());
     let source = match &t.text {
         Some(text) => {
-            let pragma = pragmas(t.uses_f64(sigs));
+            let pragma = pragmas(t.uses_f64());
             let own = format!("{}{}", text.helpers, text.text);
             let callees = t.callee_sources();
             quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
         }
         None => quote! { "" },
     };
-    let args = launch_args(t, sigs);
+    let args = launch_args(t);
     let (num_args, dtypes) = (args.num_args, &args.dtypes);
     let (mod_doc, launch_doc, launch_event_doc) = docs(name, t);
     let launch = {
@@ -304,7 +304,6 @@ pub(super) fn expand_generic_kernel(
     f: &syn::ItemFn,
     params: &[TypeParam],
     instances: &[(Vec<Scalar>, Translation)],
-    sigs: &[DevSig],
     errors: Option<syn::Error>,
 ) -> TokenStream {
     let name = &f.sig.ident;
@@ -335,14 +334,14 @@ pub(super) fn expand_generic_kernel(
         let key = phantom(&concrete);
         let source = match &t.text {
             Some(text) => {
-                let pragma = pragmas(t.uses_f64(sigs));
+                let pragma = pragmas(t.uses_f64());
                 let own = format!("{}{}", text.helpers, text.text);
                 let callees = t.callee_sources();
                 quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
             }
             None => quote! { "" },
         };
-        let args = launch_args(t, sigs);
+        let args = launch_args(t);
         let (num_args, dtypes) = (args.num_args, &args.dtypes);
         let (_, launch_doc, launch_event_doc) = docs(name, t);
         let kernel_static = format_ident!("KERNEL_{}", k);

@@ -76,21 +76,29 @@ fn translate(
     let params = generics::type_params(f, kind, &listed, &mut errors);
     let generic = !f.sig.generics.params.is_empty();
     if !generic {
-        let t = translate_fn(kind, f, sigs, errors);
+        let mut t = translate_fn(kind, f, sigs, errors);
         return match kind {
-            FnKind::Kernel => expand_kernel(f, &t, sigs),
-            FnKind::DeviceFn => expand_device_fn(f, &t, sigs),
+            FnKind::Kernel => expand_kernel(f, &t),
+            FnKind::DeviceFn => {
+                let errors = t.errors.take();
+                expand_device_fn(f, &[(String::new(), t)], errors)
+            }
         };
     }
     let type_params = f.sig.generics.type_params().count();
-    if params.len() < type_params || f.sig.generics.params.len() > type_params || kind == FnKind::DeviceFn {
+    if params.len() < type_params || f.sig.generics.params.len() > type_params {
         // A parameter without types (its error says why): nothing to instantiate.
         let e = errors.into_error().map(|e| e.to_compile_error());
         return quote! { #e };
     }
     let instances: Vec<(Vec<Scalar>, Translation)> = generics::instances(f, &params)
         .into_iter()
-        .map(|i| {
+        .map(|mut i| {
+            if kind == FnKind::DeviceFn {
+                // Each instance is an OpenCL C function of its own name.
+                let name = format!("{}_{}", i.f.sig.ident, generics::instance_name(&i.types));
+                i.f.sig.ident = Ident::new(&name, i.f.sig.ident.span());
+            }
             let t = translate_fn(kind, &i.f, sigs, Errors::default());
             (i.types, t)
         })
@@ -113,5 +121,14 @@ fn translate(
             }
         }
     }
-    expand_generic_kernel(f, &params, &instances, sigs, errors.into_error())
+    match kind {
+        FnKind::Kernel => expand_generic_kernel(f, &params, &instances, errors.into_error()),
+        FnKind::DeviceFn => {
+            let named: Vec<(String, Translation)> = instances
+                .into_iter()
+                .map(|(types, t)| (generics::instance_name(&types), t))
+                .collect();
+            expand_device_fn(f, &named, errors.into_error())
+        }
+    }
 }

@@ -17,8 +17,8 @@ pub(super) struct Translation {
     pub params: Vec<Param>,
     pub ret: Option<Scalar>,
     pub text: Option<FnText>,
-    /// Device functions called (Rust names), in first-call order.
-    pub callees: Vec<String>,
+    /// Device functions (instances) called, in first-call order.
+    pub callees: Vec<DevSig>,
     pub errors: Option<syn::Error>,
 }
 
@@ -97,16 +97,16 @@ pub(super) fn kernel_cl_name(name: &str) -> String {
 impl Translation {
     /// `callee!(@source)` for each device function called: their OpenCL C sources.
     pub fn callee_sources(&self) -> Vec<TokenStream> {
-        callee_sources(self.callees.iter().map(|c| devfn_macro(c, Span::call_site())))
+        callee_sources(
+            self.callees
+                .iter()
+                .map(|c| (devfn_macro(&c.name, Span::call_site()), c.instance.clone())),
+        )
     }
 
     /// Whether the program uses `double`: the function itself or one it calls.
-    pub fn uses_f64(&self, sigs: &[DevSig]) -> bool {
-        self.text.as_ref().is_some_and(|x| x.uses_f64)
-            || self
-                .callees
-                .iter()
-                .any(|c| sigs.iter().any(|s| &s.name == c && s.uses_f64))
+    pub fn uses_f64(&self) -> bool {
+        self.text.as_ref().is_some_and(|x| x.uses_f64) || self.callees.iter().any(|c| c.uses_f64)
     }
 }
 
@@ -186,12 +186,34 @@ mod tests {
             params: vec![ParamTy::Scalar(Scalar::F32)],
             ret: Some(Scalar::F32),
             uses_f64: false,
+            instance: String::new(),
         };
         let cl = cl_of("fn k(x: &mut [f32]) { x[0] = sq(x[1]) + 1.0; }", &[sig]).unwrap();
         assert!(cl.contains("lzc_fn_sq(x[1ul])"), "{cl}");
         let d = cl_of("fn sq(x: f32) -> f32 { if x > 0.0 { return x * x; } -x }", &[]).unwrap();
         println!("{d}");
         assert!(d.contains("float lzc_fn_sq(float x)"));
+    }
+
+    #[test]
+    fn a_call_picks_the_instance_of_its_arguments_types() {
+        let inst = |s: Scalar| DevSig {
+            name: "sq".into(),
+            params: vec![ParamTy::Scalar(s)],
+            ret: Some(s),
+            uses_f64: s == Scalar::F64,
+            instance: s.rust().into(),
+        };
+        let sigs = [inst(Scalar::F32), inst(Scalar::F64)];
+        let cl = cl_of("fn k(x: &mut [f64]) { x[0] = sq(x[1]); }", &sigs).unwrap();
+        assert!(cl.contains("lzc_fn_sq_f64(x[1ul])"), "{cl}");
+        let cl = cl_of("fn k(x: &mut [f32]) { x[0] = sq(x[1]) * sq(2.0); }", &sigs).unwrap();
+        assert!(cl.contains("lzc_fn_sq_f32(x[1ul])"), "{cl}");
+        let e = cl_of("fn k(x: &mut [i32]) { x[0] = sq(x[1]); }", &sigs).unwrap_err();
+        assert!(
+            e[0].contains("no instance of the generic device function `sq` takes (i32)"),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -19,13 +19,17 @@ pub struct Param {
     pub mutable: bool,
 }
 
-/// The signature of a device function, as other macro invocations see it.
+/// The signature of a device function (or of one instance of a generic one), as other
+/// macro invocations see it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DevSig {
     pub name: String,
     pub params: Vec<ParamTy>,
     pub ret: Option<Scalar>,
     pub uses_f64: bool,
+    /// The instance of a generic device function: its types joined by `_` (`f32`,
+    /// `f64_i32`); empty for a function that is not generic.
+    pub instance: String,
 }
 
 /// The OpenCL C name of a device function.
@@ -33,17 +37,31 @@ pub fn device_fn_cl_name(name: &str) -> String {
     format!("lzc_fn_{name}")
 }
 
+/// The OpenCL C name of instance `instance` (empty: the only one) of a device function.
+fn device_fn_instance_cl_name(name: &str, instance: &str) -> String {
+    match instance {
+        "" => device_fn_cl_name(name),
+        i => device_fn_cl_name(&format!("{name}_{i}")),
+    }
+}
+
 impl DevSig {
-    /// Serialized form passed between macro invocations: `name|p1,p2|ret|f64`.
+    /// Serialized form passed between macro invocations: `name|p1,p2|ret|f64|instance`.
     pub fn encode(&self) -> String {
         let params: Vec<String> = self.params.iter().map(|p| encode_param(*p)).collect();
         format!(
-            "{}|{}|{}|{}",
+            "{}|{}|{}|{}|{}",
             self.name,
             params.join(","),
             self.ret.map(|s| s.rust()).unwrap_or("()"),
-            u8::from(self.uses_f64)
+            u8::from(self.uses_f64),
+            self.instance
         )
+    }
+
+    /// The OpenCL C name of this function (instance).
+    pub fn cl_name(&self) -> String {
+        device_fn_instance_cl_name(&self.name, &self.instance)
     }
 
     pub fn decode(s: &str) -> Option<DevSig> {
@@ -52,6 +70,7 @@ impl DevSig {
         let params_s = parts.next()?;
         let ret_s = parts.next()?;
         let f64_s = parts.next()?;
+        let instance = parts.next()?.to_string();
         let mut params = Vec::new();
         for p in params_s.split(',').filter(|p| !p.is_empty()) {
             params.push(decode_param(p)?);
@@ -66,6 +85,7 @@ impl DevSig {
             params,
             ret,
             uses_f64: f64_s == "1",
+            instance,
         })
     }
 }
@@ -115,6 +135,7 @@ mod tests {
             ],
             ret: Some(Scalar::Usize),
             uses_f64: true,
+            instance: "f32_i64".into(),
         };
         assert_eq!(DevSig::decode(&s.encode()), Some(s));
     }

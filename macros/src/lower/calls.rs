@@ -53,8 +53,9 @@ impl Lowerer<'_> {
             }
             None => {}
         }
-        if let Some(sig) = self.sigs.iter().find(|s| s.name == name).cloned() {
-            return self.device_call(&sig, c);
+        let instances: Vec<DevSig> = self.sigs.iter().filter(|s| s.name == name).cloned().collect();
+        if !instances.is_empty() {
+            return self.device_call(&instances, c);
         }
         let msg = match suggest(&name) {
             Some(hint) => format!("cannot find function `{name}`: {hint}"),
@@ -186,28 +187,80 @@ impl Lowerer<'_> {
         }
     }
 
-    fn device_call(&mut self, sig: &DevSig, c: &syn::ExprCall) -> Expr {
+    /// A call of a device function, or of the instance of a generic one whose parameter
+    /// types the arguments have (the first such, in the order the bound lists them).
+    fn device_call(&mut self, instances: &[DevSig], c: &syn::ExprCall) -> Expr {
         let span = c.span();
-        if !self.callees.contains(&sig.name) {
-            self.callees.push(sig.name.clone());
-        }
-        if c.args.len() != sig.params.len() {
+        let first = &instances[0];
+        if c.args.len() != first.params.len() {
             self.errors.add(
                 span,
                 format!(
                     "`{}` takes {} arguments, but {} given",
-                    sig.name,
-                    sig.params.len(),
+                    first.name,
+                    first.params.len(),
                     given(c.args.len())
                 ),
             );
             return err_expr(span);
         }
+        // The scalar arguments first (an instance is chosen by their types).
+        let mut values: Vec<Option<Expr>> = c
+            .args
+            .iter()
+            .zip(&first.params)
+            .map(|(a, p)| matches!(p, ParamTy::Scalar(_)).then(|| self.expr(a)))
+            .collect();
+        // An argument of no known type yet (an `expr!` operand while its possible types
+        // are being found): any instance may be called, so nothing is decided here.
+        let open = values
+            .iter()
+            .flatten()
+            .any(|v| self.infer.kind(v.ty) == Some(VarKind::Any));
+        if instances.len() > 1 && open {
+            let ty = self.infer.fresh(VarKind::Any);
+            return Expr {
+                kind: ExprKind::Call(first.cl_name(), Vec::new()),
+                ty,
+                span,
+            };
+        }
+        let sig = match instances {
+            [only] => only.clone(),
+            _ => match instances.iter().find(|sig| self.takes(sig, c, &values)) {
+                Some(sig) => sig.clone(),
+                None => {
+                    let found: Vec<String> = c
+                        .args
+                        .iter()
+                        .zip(&values)
+                        .map(|(a, v)| match v {
+                            Some(v) => self.infer.describe(v.ty),
+                            None => self.slice_type(a).unwrap_or_else(|| "?".into()),
+                        })
+                        .collect();
+                    let listed: Vec<&str> = instances.iter().map(|i| i.instance.as_str()).collect();
+                    self.errors.add(
+                        span,
+                        format!(
+                            "no instance of the generic device function `{}` takes ({}); it is generated for {}",
+                            first.name,
+                            found.join(", "),
+                            listed.join(", ").replace('_', " ")
+                        ),
+                    );
+                    return err_expr(span);
+                }
+            },
+        };
+        if !self.callees.contains(&sig) {
+            self.callees.push(sig.clone());
+        }
         let mut args = Vec::new();
-        for (a, p) in c.args.iter().zip(&sig.params) {
+        for ((a, p), v) in c.args.iter().zip(&sig.params).zip(values.iter_mut()) {
             match *p {
                 ParamTy::Scalar(s) => {
-                    let v = self.expr(a);
+                    let Some(v) = v.take() else { continue };
                     self.unify(Ty::S(s), v.ty, v.span, &format!(" in argument of `{}`", sig.name));
                     args.push(CallArg::Value(v));
                 }
@@ -253,9 +306,54 @@ impl Lowerer<'_> {
         }
         let ty = sig.ret.map(Ty::S).unwrap_or(Ty::Unit);
         Expr {
-            kind: ExprKind::Call(device_fn_cl_name(&sig.name), args),
+            kind: ExprKind::Call(sig.cl_name(), args),
             ty,
             span,
+        }
+    }
+
+    /// Whether instance `sig` takes the arguments: each scalar's type is its parameter's
+    /// (or a literal that can be), each slice's element type its parameter's.
+    fn takes(&self, sig: &DevSig, c: &syn::ExprCall, values: &[Option<Expr>]) -> bool {
+        sig.params
+            .iter()
+            .zip(values)
+            .zip(&c.args)
+            .all(|((p, v), a)| match (p, v) {
+                (ParamTy::Scalar(s), Some(v)) => match self.infer.shallow(v.ty) {
+                    Ty::S(t) => t == *s,
+                    Ty::Var(_) => match self.infer.kind(v.ty) {
+                        Some(VarKind::Float) => s.is_float(),
+                        Some(VarKind::Int) => s.is_int(),
+                        _ => true,
+                    },
+                    Ty::Unit | Ty::Never => false,
+                },
+                (ParamTy::Slice { elem, .. }, None) => match strip_parens(a) {
+                    syn::Expr::Path(p) => {
+                        match p.path.get_ident().and_then(|id| self.lookup(&id.to_string())) {
+                            Some(Binding::Array { aref, .. }) => aref.elem == *elem,
+                            _ => true,
+                        }
+                    }
+                    _ => true,
+                },
+                _ => false,
+            })
+    }
+
+    /// `&[f32]` or `&mut [f32]`: the type of a slice argument passed by name.
+    fn slice_type(&self, a: &syn::Expr) -> Option<String> {
+        let syn::Expr::Path(p) = strip_parens(a) else {
+            return None;
+        };
+        match self.lookup(&p.path.get_ident()?.to_string())? {
+            Binding::Array { aref, mutable, .. } => Some(format!(
+                "{}[{}]",
+                if *mutable { "&mut " } else { "&" },
+                aref.elem.rust()
+            )),
+            _ => None,
         }
     }
 }

@@ -65,7 +65,8 @@ pub struct Lowerer<'a> {
     used: HashSet<String>,
     sigs: &'a [DevSig],
     /// Device functions this body calls (by Rust name), in first-call order.
-    pub callees: Vec<String>,
+    /// The device functions (instances) called, in first-call order.
+    pub callees: Vec<DevSig>,
     kind: FnKind,
     ret: Option<Scalar>,
     loop_depth: u32,
