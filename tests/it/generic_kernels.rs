@@ -257,3 +257,30 @@ fn expr_calls_the_instance_of_its_operands() {
     let got: f64 = expr!(softplus(xd)).item().unwrap();
     assert!((got - host_softplus(1.0)).abs() < 1e-12);
 }
+
+/// Host code generic over the element type launches whichever instance it is given.
+fn generic_axpy<T: Element + axpy::Types>(
+    c: &Context,
+    a: T,
+    x: &Array<T>,
+    y: &mut Array<T>,
+) -> lazycl::Result<()> {
+    let n = y.len().max(1);
+    axpy::bind::<T>(c)?.global(n).launch(a, x, y)
+}
+
+#[test]
+fn generic_host_code_launches_any_instance() {
+    let c = ctx();
+    let x = c.from_slice(&[1.0f32, 2.0]).unwrap();
+    let mut y = c.from_slice(&[0.5f32, 0.25]).unwrap();
+    generic_axpy(&c, 2.0f32, &x, &mut y).unwrap();
+    assert_eq!(y.to_vec().unwrap(), vec![2.5, 4.25]);
+    let x = c.from_slice(&[1.0f64, 2.0]).unwrap();
+    let mut y = c.from_slice(&[0.5f64, 0.25]).unwrap();
+    generic_axpy(&c, -1.0f64, &x, &mut y).unwrap();
+    assert_eq!(y.to_vec().unwrap(), vec![-0.5, -1.75]);
+    // Without `::<T>`, `launch`'s arguments say which instance.
+    axpy::bind(&c).unwrap().global(2).launch(1.0, &x, &mut y).unwrap();
+    assert_eq!(y.to_vec().unwrap(), vec![0.5, 0.25]);
+}

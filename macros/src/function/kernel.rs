@@ -139,7 +139,14 @@ pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation) -> TokenStream {
     let (mod_doc, launch_doc, launch_event_doc) = docs(name, t);
     let launch = {
         let config = launch_config(&[]);
-        let typed = launch_typed(name, t, &args, &[], &launch_doc, &launch_event_doc);
+        let typed = launch_typed(
+            name,
+            t,
+            &args,
+            quote! { impl<'a> Launch<'a> },
+            &launch_doc,
+            &launch_event_doc,
+        );
         quote! { #config #typed }
     };
     let has_user_doc = attrs.iter().any(|a| a.path().is_ident("doc"));
@@ -257,7 +264,7 @@ fn launch_typed(
     name: &Ident,
     t: &Translation,
     args: &LaunchArgs,
-    types: &[TokenStream],
+    header: TokenStream,
     launch_doc: &str,
     launch_event_doc: &str,
 ) -> TokenStream {
@@ -272,7 +279,7 @@ fn launch_typed(
     let launch_event_ident = Ident::new("launch_event", name.span());
     let param_names: Vec<&Ident> = t.params.iter().map(|p| &p.name).collect();
     quote! {
-        impl<'a> Launch<'a, #(#types),*> {
+        #header {
             #[doc = #launch_doc]
             #[inline]
             #[allow(clippy::too_many_arguments)]
@@ -343,7 +350,6 @@ pub(super) fn expand_generic_kernel(
         };
         let args = launch_args(t);
         let (num_args, dtypes) = (args.num_args, &args.dtypes);
-        let (_, launch_doc, launch_event_doc) = docs(name, t);
         let kernel_static = format_ident!("KERNEL_{}", k);
         items.push(quote! {
             static #kernel_static: ::lazycl::__private::KernelSource = ::lazycl::__private::KernelSource {
@@ -358,11 +364,63 @@ pub(super) fn expand_generic_kernel(
                 }
             }
         });
+    }
+    // One `launch` for every instance, typed by the parameters as written (`a: T`,
+    // `x: &Array<T>`): so that generic host code can launch any instance it is given.
+    let generic_params: Vec<TokenStream> = f
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(pt) => Some(pt),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .map(|pt| {
+            let pat = &pt.pat;
+            let ty = match &*pt.ty {
+                syn::Type::Reference(r) => match &*r.elem {
+                    syn::Type::Slice(sl) => {
+                        let elem = &sl.elem;
+                        match r.mutability {
+                            Some(_) => quote! { &mut ::lazycl::__private::Array<#elem> },
+                            None => quote! { &::lazycl::__private::Array<#elem> },
+                        }
+                    }
+                    other => other.to_token_stream(),
+                },
+                other => other.to_token_stream(),
+            };
+            quote! { #pat: #ty }
+        })
+        .collect();
+    if let Some((_, t)) = instances.first() {
+        let mut args = launch_args(t);
+        args.params = generic_params.clone();
+        let signature = generic_params
+            .iter()
+            .map(|p| {
+                p.to_string()
+                    .replace(" :", ":")
+                    .replace("& ", "&")
+                    .replace(" <", "<")
+                    .replace(" >", ">")
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let launch_doc = format!(
+            "Enqueues `{name}({signature})` on the instance of these types and returns without waiting for it to run."
+        );
+        let launch_event_doc = format!(
+            "Like [`Launch::launch`], and returns the launch's [`Event`](::lazycl::Event). `{name}({signature})`."
+        );
+        let header = quote! {
+            impl<'a, #(#tparams: ::lazycl::__private::Element),*> Launch<'a, #(#tparams),*> where #all: Types
+        };
         items.push(launch_typed(
             name,
             t,
             &args,
-            &concrete,
+            header,
             &launch_doc,
             &launch_event_doc,
         ));
