@@ -73,7 +73,7 @@ pub(crate) enum Hold {
 /// Elements of a row a work-item takes before more work-items share it, on GPUs: enough
 /// loads in flight per work-item to cover memory latency, and few work-items per row, so
 /// that the tree combining them is short (BENCHMARKS.md, "row kernels").
-const GPU_ITEMS: usize = 16;
+const GPU_ITEMS: usize = 8;
 /// The same on CPUs, whose work-groups run as SIMD loops over their work-items.
 const CPU_ITEMS: usize = 4;
 /// The most work-items that share a row.
