@@ -394,26 +394,33 @@ fn run() -> R<()> {
     // `--rows-sweep`: the row functions' rows with each number of elements a work-item
     // takes (the figures behind the row kernels' layout rule).
     if args.iter().any(|a| a == "--rows-sweep") {
+        // (elements per work-item, most work-items a row, rows a work-group: 0 for the
+        // rule's).
         let layouts = [
-            (4u32, 1024u32),
-            (8, 1024),
-            (16, 1024),
-            (32, 1024),
-            (16, 256),
-            (16, 512),
+            (8u32, 1024u32, 0u32),
+            (8, 1024, 1),
+            (16, 1024, 1),
+            (16, 1024, 0),
+            (4, 1024, 1),
+            (8, 1024, 4),
         ];
-        for (items, most) in layouts {
+        for (items, most, rows) in layouts {
             let tuning = lazycl::Tuning {
                 row_items: Some(items),
                 row_work_items: Some(most),
+                rows_per_group: (rows > 0).then_some(rows),
                 ..lazycl::Tuning::default()
             };
             let swept = lz(Context::builder().tuning(tuning).build())?;
             let at = rep.rows.len();
             rows::rows(&mut rep, &swept, quick, trials)?;
+            let group = match rows {
+                0 => "the rule's rows a group".to_string(),
+                r => format!("{r} rows a group"),
+            };
             for row in &mut rep.rows[at..] {
                 row.name = format!(
-                    "{} [{items} elements per work-item, at most {most} a row]",
+                    "{} [{items} elements per work-item, at most {most} a row, {group}]",
                     row.name
                 );
             }

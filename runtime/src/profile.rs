@@ -27,6 +27,9 @@ pub struct Tuning {
     /// Row kernels give a row at most this many work-items (rows longer than they hold
     /// in registers are then read again per phase).
     pub row_work_items: Option<u32>,
+    /// Row kernels' work-groups take this many rows (by default as many as make a
+    /// group of the reduction group size).
+    pub rows_per_group: Option<u32>,
 }
 
 /// What planning knows of a device.

@@ -18,6 +18,7 @@ const H200: DeviceProfile = DeviceProfile {
         gemm_tile: None,
         row_items: None,
         row_work_items: None,
+        rows_per_group: None,
     },
 };
 const POCL: DeviceProfile = DeviceProfile {

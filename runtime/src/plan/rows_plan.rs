@@ -106,7 +106,10 @@ pub(crate) fn rows_layout(
     };
     let per_row = len.div_ceil(goal).next_power_of_two().clamp(1, max_group);
     let items = len.div_ceil(per_row);
-    let group = per_row.max(profile.reduce_group_size() as usize).min(max_group);
+    let group = match profile.tuning.rows_per_group {
+        Some(r) => (per_row * (r.max(1) as usize).next_power_of_two()).min(max_group),
+        None => per_row.max(profile.reduce_group_size() as usize).min(max_group),
+    };
     let hold = if len == 0 || rows == 0 {
         return None;
     } else if items * dtype.size().max(1) <= MAX_ITEM_BYTES {
