@@ -493,3 +493,38 @@ fn launch_errors_are_reported() -> lazycl::Result<()> {
     assert!(k.global([10]).local([5, 1]).launch(1, 2, &x, &mut y).is_err());
     Ok(())
 }
+
+/// Tuple bindings: every value is computed before any name is bound (so a tuple swaps),
+/// nested and typed tuples, `_`, and `mut` names.
+#[kernel]
+fn tuple_lets(x: &[f32], out: &mut [f32]) {
+    let i = global_id(0);
+    if i < x.len() {
+        let (s, c) = (x[i].sin(), x[i].cos());
+        let (mut a, b) = (s, c);
+        let (a2, b2) = (b, a);
+        a += 1.0;
+        let ((p, _), q): ((f32, i32), f32) = ((a2 * b2, 7), 2.0);
+        out[i] = s * s + c * c + a + p * q + b;
+    }
+}
+
+#[test]
+fn tuple_bindings_match_the_host() {
+    let c = crate::common::ctx();
+    let xs: Vec<f32> = (0..37).map(|i| i as f32 * 0.37 - 5.0).collect();
+    let x = c.from_slice(&xs).unwrap();
+    let mut out = c.zeros::<f32>([xs.len()]).unwrap();
+    tuple_lets::bind(&c)
+        .unwrap()
+        .global(xs.len())
+        .launch(&x, &mut out)
+        .unwrap();
+    let got = out.to_vec().unwrap();
+    for (g, &v) in got.iter().zip(&xs) {
+        let (s, co) = (v.sin(), v.cos());
+        // a = s + 1 after the swap took (a2, b2) = (c, s).
+        let want = s * s + co * co + (s + 1.0) + (co * s) * 2.0 + co;
+        assert!((g - want).abs() < 1e-5 * (1.0 + want.abs()), "{g} {want}");
+    }
+}

@@ -151,6 +151,10 @@ impl Lowerer<'_> {
                 return;
             }
         }
+        if let syn::Pat::Tuple(_) = pat {
+            self.let_tuple(l, pat, ann, out);
+            return;
+        }
         let ann_ty = ann.map(|t| match scalar_type(t) {
             Ok(s) => Ty::S(s),
             Err(e) => {
@@ -178,6 +182,131 @@ impl Lowerer<'_> {
                 other.span(),
                 "unsupported pattern; `let` supports `let x`, `let mut x`, `let x: T` and `let _`",
             ),
+        }
+    }
+
+    /// `let (a, (b, _)) = (x, (y, z));`, optionally typed `: (f32, (i32, f32))`: each value
+    /// is computed into a temporary first, in order, then each name is bound to its own
+    /// (so `let (a, b) = (b, a);` swaps, as in Rust).
+    fn let_tuple(&mut self, l: &syn::Local, pat: &syn::Pat, ann: Option<&syn::Type>, out: &mut Vec<Stmt>) {
+        let Some(init) = &l.init else {
+            self.errors.add(
+                pat.span(),
+                "a tuple pattern needs a value: `let (a, b) = (x, y);`",
+            );
+            self.poison(pat);
+            return;
+        };
+        let mut leaves = Vec::new();
+        if !self.tuple_leaves(pat, &init.expr, ann, &mut leaves) {
+            self.poison(pat);
+            return;
+        }
+        // The values, in order, into temporaries.
+        let mut temps = Vec::new();
+        for (_, e, ann) in &leaves {
+            let v = self.expr(e);
+            let ty = match ann.map(scalar_type) {
+                Some(Ok(s)) => {
+                    self.unify(Ty::S(s), v.ty, v.span, "");
+                    Ty::S(s)
+                }
+                Some(Err(err)) => {
+                    self.errors.push(err);
+                    Ty::Never
+                }
+                None => v.ty,
+            };
+            let span = v.span;
+            let name = self.fresh_internal("tuple");
+            out.push(Stmt::Let {
+                name: name.clone(),
+                ty,
+                init: Some(v),
+            });
+            temps.push((name, ty, span));
+        }
+        // Then the names.
+        for ((p, _, _), (temp, ty, span)) in leaves.iter().zip(temps) {
+            match p {
+                syn::Pat::Wild(_) => {}
+                syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    let value = Expr {
+                        kind: ExprKind::Var(temp),
+                        ty,
+                        span,
+                    };
+                    self.let_variable(l, pi, Some(value), None, out);
+                }
+                other => {
+                    self.errors.add(
+                        other.span(),
+                        "unsupported pattern in a tuple; each element is a name, `mut name`, `_` or a tuple",
+                    );
+                    self.poison(other);
+                }
+            }
+        }
+    }
+
+    /// Pairs each name (or `_`) of tuple pattern `pat` with the element of tuple `value`
+    /// at its place, and the element's annotated type; `false` after an error.
+    fn tuple_leaves<'p>(
+        &mut self,
+        pat: &'p syn::Pat,
+        value: &'p syn::Expr,
+        ann: Option<&'p syn::Type>,
+        leaves: &mut Vec<(&'p syn::Pat, &'p syn::Expr, Option<&'p syn::Type>)>,
+    ) -> bool {
+        let syn::Pat::Tuple(tuple) = pat else {
+            leaves.push((pat, value, ann));
+            return true;
+        };
+        let syn::Expr::Tuple(values) = strip_parens(value) else {
+            self.errors.add(
+                value.span(),
+                "a tuple pattern takes a tuple of values, written out: `let (s, c) = (x.sin(), x.cos());`",
+            );
+            return false;
+        };
+        if values.elems.len() != tuple.elems.len() {
+            self.errors.add(
+                value.span(),
+                format!(
+                    "mismatched tuple: the pattern has {} elements, the value {}",
+                    tuple.elems.len(),
+                    values.elems.len()
+                ),
+            );
+            return false;
+        }
+        let anns: Vec<Option<&syn::Type>> = match ann {
+            None => vec![None; tuple.elems.len()],
+            Some(syn::Type::Tuple(t)) if t.elems.len() == tuple.elems.len() => {
+                t.elems.iter().map(Some).collect()
+            }
+            Some(other) => {
+                self.errors.add(
+                    other.span(),
+                    format!(
+                        "the type of a tuple of {} elements is a tuple of as many types: `(f32, i32)`",
+                        tuple.elems.len()
+                    ),
+                );
+                return false;
+            }
+        };
+        let mut ok = true;
+        for ((p, v), a) in tuple.elems.iter().zip(&values.elems).zip(anns) {
+            ok &= self.tuple_leaves(p, v, a, leaves);
+        }
+        ok
+    }
+
+    /// Binds every name of `pat` to nothing usable, after an error.
+    fn poison(&mut self, pat: &syn::Pat) {
+        for id in pattern_idents(pat) {
+            self.bind(&id, Binding::Poison);
         }
     }
 
