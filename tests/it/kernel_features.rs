@@ -528,3 +528,47 @@ fn tuple_bindings_match_the_host() {
         assert!((g - want).abs() < 1e-5 * (1.0 + want.abs()), "{g} {want}");
     }
 }
+
+#[device_fn]
+fn cube(v: f32) -> f32 {
+    v * v * v
+}
+
+/// Closures bound to a name, inlined where called: typed parameters, a block body with
+/// its own `let`, a declared return type, device functions inside, shadowed names
+/// around the call.
+#[kernel]
+fn closures(x: &[f32], out: &mut [f32]) {
+    let sq = |v: f32| v * v;
+    let lerp = |a: f32, b: f32, t: f32| -> f32 {
+        let d = b - a;
+        a + d * t
+    };
+    let poly = |v: f32, k: i32| cube(v) + (k as f32) * v;
+    let i = global_id(0);
+    if i < x.len() {
+        let v = x[i];
+        let a = 100.0f32; // the closures' `a` is their parameter, not this
+        out[i] = lerp(sq(v), v, 0.25) + sq(2.0) + poly(v, 3) + a;
+    }
+}
+
+#[test]
+fn closures_are_inlined_and_match_the_host() {
+    let c = crate::common::ctx();
+    let xs: Vec<f32> = (0..29).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let x = c.from_slice(&xs).unwrap();
+    let mut out = c.zeros::<f32>([xs.len()]).unwrap();
+    closures::bind(&c)
+        .unwrap()
+        .global(xs.len())
+        .launch(&x, &mut out)
+        .unwrap();
+    let got = out.to_vec().unwrap();
+    for (g, &v) in got.iter().zip(&xs) {
+        let s = v * v;
+        let want = s + (v - s) * 0.25 + 4.0 + v * v * v + 3.0 * v + 100.0;
+        assert!((g - want).abs() < 1e-4 * (1.0 + want.abs()), "{g} {want}");
+    }
+    assert!(!closures::SOURCE.contains("lerp"), "inlined, not a function");
+}

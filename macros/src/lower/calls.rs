@@ -46,6 +46,10 @@ impl Lowerer<'_> {
         }
         match self.lookup(&name) {
             Some(Binding::Poison) => return err_expr(span),
+            Some(Binding::Closure(closure)) => {
+                let closure = closure.clone();
+                return self.closure_call(&closure, c);
+            }
             Some(_) => {
                 self.errors
                     .add(id.span(), format!("`{name}` is a variable, not a function"));

@@ -55,7 +55,7 @@ impl Lowerer<'_> {
             syn::Expr::Closure(c) => {
                 self.errors.add(
                     c.span(),
-                    "closures are not supported in kernels; write a `#[device_fn]` function",
+                    "closures in kernels are bound to a name and called: `let sq = |v: f32| v * v; sq(x)`; or write a `#[device_fn]`",
                 );
                 err_expr(span)
             }
@@ -210,6 +210,13 @@ impl Lowerer<'_> {
                     self.errors.add(
                         span,
                         format!("`{name}` is an array; index it (`{name}[i]`) or take its length (`{name}.len()`)"),
+                    );
+                    err_expr(span)
+                }
+                Some(Binding::Closure(_)) => {
+                    self.errors.add(
+                        span,
+                        format!("`{name}` is a closure; in kernels a closure is only called: `{name}(..)`"),
                     );
                     err_expr(span)
                 }

@@ -7,12 +7,14 @@
 //! a twin in `emit` carry the same name: `stmt` (blocks, statements, the function body),
 //! `loops`, `expr`, `ops` (operators and casts), `place` (assignment targets and
 //! indexing), `literal` (literals and constants), `calls` (intrinsics, atomics, device
-//! functions). Without a twin: `local_memory`, `methods` (lowered to builtins),
+//! functions). Without a twin: `closures` (inlined as blocks), `local_memory`, `methods`
+//! (lowered to builtins),
 //! `patterns` (`match`, lowered to `if`) and `names` (reserved words, intrinsics and
 //! suggestions). Every error is collected at its span, with what is supported, and the
 //! lowering goes on, so that one compilation reports every problem.
 
 pub mod calls;
+mod closures;
 mod expr;
 mod literal;
 mod local_memory;
@@ -45,6 +47,8 @@ enum Binding {
         mutable: bool,
         len: ArrLen,
     },
+    /// A closure bound to a local (`let sq = |v: f32| v * v;`), inlined where called.
+    Closure(Box<syn::ExprClosure>),
     /// A name whose declaration was rejected: uses report nothing more.
     Poison,
 }
@@ -64,7 +68,6 @@ pub struct Lowerer<'a> {
     scopes: Vec<HashMap<String, Binding>>,
     used: HashSet<String>,
     sigs: &'a [DevSig],
-    /// Device functions this body calls (by Rust name), in first-call order.
     /// The device functions (instances) called, in first-call order.
     pub callees: Vec<DevSig>,
     kind: FnKind,
@@ -74,6 +77,8 @@ pub struct Lowerer<'a> {
     labels: Vec<Option<(String, String)>>,
     /// Integer literals with their types, checked against their final types by `finish`.
     int_lits: Vec<(i128, Ty, Sp)>,
+    /// Inside the body of a closure being inlined: `return` would leave the kernel.
+    in_closure: bool,
 }
 
 /// The value of an expression that was rejected: of type never, so that it unifies with
@@ -148,6 +153,7 @@ impl<'a> Lowerer<'a> {
             loop_depth: 0,
             labels: Vec::new(),
             int_lits: Vec::new(),
+            in_closure: false,
         }
     }
 

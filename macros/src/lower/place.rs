@@ -62,6 +62,11 @@ impl Lowerer<'_> {
                         Some(Place::Var(cname, ty))
                     }
                     Some(Binding::Poison) => None,
+                    Some(Binding::Closure(_)) => {
+                        self.errors
+                            .add(id.span(), format!("cannot assign to the closure `{name}`"));
+                        None
+                    }
                     Some(Binding::Array { .. }) => {
                         self.errors.add(
                             id.span(),
@@ -125,6 +130,11 @@ impl Lowerer<'_> {
                 let t = self.infer.describe(ty);
                 self.errors
                     .add(id.span(), format!("cannot index into a value of type `{t}`"));
+                return None;
+            }
+            Some(Binding::Closure(_)) => {
+                self.errors
+                    .add(id.span(), format!("cannot index into the closure `{name}`"));
                 return None;
             }
             None => {

@@ -162,6 +162,14 @@ impl Lowerer<'_> {
                 Ty::Never
             }
         });
+        if let (syn::Pat::Ident(pi), Some(init)) = (pat, &l.init) {
+            if let syn::Expr::Closure(c) = strip_parens(&init.expr) {
+                if ann.is_none() && pi.by_ref.is_none() && pi.subpat.is_none() {
+                    self.let_closure(pi, c);
+                    return;
+                }
+            }
+        }
         if !self.let_pattern_supported(l, pat) {
             return;
         }
@@ -333,7 +341,7 @@ impl Lowerer<'_> {
         } else if let Some(i) = &l.init {
             self.errors.add(
                 i.expr.span(),
-                "closures are not supported in kernels; write a `#[device_fn]` function",
+                "this closure is not supported in kernels: bind a closure without a type annotation to a name (`let sq = |v: f32| v * v;`), or write a `#[device_fn]`",
             );
         }
         for id in pattern_idents(pat) {
@@ -423,6 +431,13 @@ impl Lowerer<'_> {
 
     /// `return` / `return v`: a value exactly when the function returns one.
     fn return_stmt(&mut self, r: &syn::ExprReturn, out: &mut Vec<Stmt>) {
+        if self.in_closure {
+            self.errors.add(
+                r.span(),
+                "`return` inside a closure is not supported in kernels (the closure is inlined); make its value the body's last expression",
+            );
+            return;
+        }
         let v = r.expr.as_ref().map(|e| self.expr(e));
         match (self.ret, &v) {
             (None, Some(v)) if self.infer.shallow(v.ty) != Ty::Unit => self.errors.add(

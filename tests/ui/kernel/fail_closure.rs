@@ -2,8 +2,10 @@ use lazycl::prelude::*;
 
 #[kernel]
 fn k(y: &mut [f32]) {
-    let twice = |v: f32| v * 2.0;
-    y[0] = twice(y[0]);
+    let scale = 2.0;
+    // A closure is inlined where it is called: it may not capture `scale` or `y`.
+    let twice = |v: f32| v * scale + y[0];
+    y[0] = twice(y[1]);
 }
 
 fn main() {}
