@@ -572,3 +572,43 @@ fn closures_are_inlined_and_match_the_host() {
     }
     assert!(!closures::SOURCE.contains("lerp"), "inlined, not a function");
 }
+
+/// `const` items: an array of weights indexed by a loop, one repeated, a scalar, and a
+/// constant computed from another.
+#[kernel]
+fn weighted(x: &[f32], out: &mut [f32]) {
+    const W: [f32; 5] = [0.1, 0.2, 0.4, 0.2, 0.1];
+    const ONES: [i32; 3] = [1; 3];
+    const SCALE: f32 = 2.0 * std::f32::consts::PI;
+    const HALF: f32 = SCALE / 2.0 + W[2] - 0.4;
+    let i = global_id(0);
+    if i + W.len() <= x.len() {
+        let mut s = 0.0;
+        for k in 0..W.len() {
+            s += W[k] * x[i + k];
+        }
+        out[i] = s * SCALE + (ONES[0] + ONES[2]) as f32 + HALF;
+    }
+}
+
+#[test]
+fn const_items_match_the_host() {
+    let c = crate::common::ctx();
+    let xs: Vec<f32> = (0..40).map(|i| ((i * 7) % 11) as f32 - 3.0).collect();
+    let x = c.from_slice(&xs).unwrap();
+    let n = xs.len() - 4;
+    let mut out = c.zeros::<f32>([n]).unwrap();
+    weighted::bind(&c)
+        .unwrap()
+        .global(n)
+        .launch(&x, &mut out)
+        .unwrap();
+    let got = out.to_vec().unwrap();
+    let w = [0.1f32, 0.2, 0.4, 0.2, 0.1];
+    let scale = 2.0 * std::f32::consts::PI;
+    for (i, g) in got.iter().enumerate() {
+        let s: f32 = (0..5).map(|k| w[k] * xs[i + k]).sum();
+        let want = s * scale + 2.0 + (scale / 2.0 + 0.4 - 0.4);
+        assert!((g - want).abs() < 1e-4 * (1.0 + want.abs()), "{i}: {g} {want}");
+    }
+}

@@ -73,6 +73,16 @@ impl Emitter<'_> {
                 let cl = elem.cl_storage();
                 lines.push(format!("__local {cl} {name}[{len}];"));
             }
+            Stmt::ConstArray { name, elem, values } => {
+                self.cl(*elem);
+                let cl = elem.cl_storage();
+                let vals: Vec<String> = values.iter().map(|v| self.expr(v, lines)).collect();
+                lines.push(format!(
+                    "const {cl} {name}[{}] = {{{}}};",
+                    values.len(),
+                    vals.join(", ")
+                ));
+            }
             Stmt::Assign { place, op, value } => self.assign(place, *op, value, lines),
             Stmt::Expr(e) => {
                 let v = self.expr(e, lines);

@@ -92,6 +92,12 @@ pub enum Stmt {
         elem: Scalar,
         len: u64,
     },
+    /// `const T name[] = {values};`: a `const` array item of the function.
+    ConstArray {
+        name: String,
+        elem: Scalar,
+        values: Vec<Expr>,
+    },
     /// `place = value` or `place op= value`.
     Assign {
         place: Place,

@@ -299,6 +299,13 @@ impl Lowerer<'_> {
                             a.span(),
                             "local arrays cannot be passed to device functions (different address space)",
                         ),
+                        Some(Binding::Array {
+                            len: ArrLen::Const(_),
+                            ..
+                        }) => self.errors.add(
+                            a.span(),
+                            "`const` arrays cannot be passed to device functions (different address space); index them where they are defined",
+                        ),
                         Some(Binding::Poison) => {}
                         _ => self.errors.add(
                             a.span(),

@@ -35,7 +35,7 @@ impl Lowerer<'_> {
                     if name == "len" && m.args.is_empty() {
                         let kind = match len {
                             ArrLen::Param(n) => ExprKind::Len(n),
-                            ArrLen::Local(n) => ExprKind::Int(n as i128),
+                            ArrLen::Local(n) | ArrLen::Const(n) => ExprKind::Int(n as i128),
                         };
                         return Expr {
                             kind,

@@ -7,14 +7,15 @@
 //! a twin in `emit` carry the same name: `stmt` (blocks, statements, the function body),
 //! `loops`, `expr`, `ops` (operators and casts), `place` (assignment targets and
 //! indexing), `literal` (literals and constants), `calls` (intrinsics, atomics, device
-//! functions). Without a twin: `closures` (inlined as blocks), `local_memory`, `methods`
-//! (lowered to builtins),
+//! functions). Without a twin: `closures` (inlined as blocks), `consts` (`const` items:
+//! statements), `local_memory`, `methods` (lowered to builtins),
 //! `patterns` (`match`, lowered to `if`) and `names` (reserved words, intrinsics and
 //! suggestions). Every error is collected at its span, with what is supported, and the
 //! lowering goes on, so that one compilation reports every problem.
 
 pub mod calls;
 mod closures;
+mod consts;
 mod expr;
 mod literal;
 mod local_memory;
@@ -59,6 +60,8 @@ enum ArrLen {
     Param(String),
     /// A `__local` array of a fixed length.
     Local(u64),
+    /// A `const` array of the function (private, read only).
+    Const(u64),
 }
 
 /// Lowers one function body.
@@ -79,6 +82,8 @@ pub struct Lowerer<'a> {
     int_lits: Vec<(i128, Ty, Sp)>,
     /// Inside the body of a closure being inlined: `return` would leave the kernel.
     in_closure: bool,
+    /// The OpenCL C names of the function's `const` scalars (which a `const` may read).
+    consts: HashSet<String>,
 }
 
 /// The value of an expression that was rejected: of type never, so that it unifies with
@@ -154,6 +159,7 @@ impl<'a> Lowerer<'a> {
             labels: Vec::new(),
             int_lits: Vec::new(),
             in_closure: false,
+            consts: HashSet::new(),
         }
     }
 

@@ -164,6 +164,7 @@ impl Lowerer<'_> {
                     aref.elem.rust()
                 ),
                 ArrLen::Local(_) => format!("cannot assign to `{name}[..]`; declare the local array `let mut {name}`"),
+                ArrLen::Const(_) => format!("cannot assign to `{name}[..]`: it is a `const`"),
             };
             self.errors.add(id.span(), msg);
         }

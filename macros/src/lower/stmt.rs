@@ -111,10 +111,11 @@ impl Lowerer<'_> {
     fn stmt(&mut self, s: &syn::Stmt, out: &mut Vec<Stmt>, top: bool) {
         match s {
             syn::Stmt::Local(l) => self.local(l, out, top),
+            syn::Stmt::Item(syn::Item::Const(c)) => self.const_item(c, out),
             syn::Stmt::Item(item) => {
                 self.errors.add(
                     item.span(),
-                    "items (`fn`, `const`, `use`, `struct`, ...) are not supported inside kernels; \
+                    "items (`fn`, `use`, `struct`, ...) are not supported inside kernels (a `const` is); \
                      define helpers as `#[device_fn]` functions next to the kernel",
                 );
                 match item {
