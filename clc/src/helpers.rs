@@ -124,6 +124,24 @@ pub fn int_from_float(to: DType, from: DType) -> Helper {
     Helper::new(format!("lzc_{t}_from_{f}"), &format!("{f} x"), t, &body)
 }
 
+/// `atomic_add` of an `f32` in `__global` (`local` false) or `__local` memory: a
+/// compare-and-swap loop over the value's 32 bits (OpenCL C 1.2 has integer atomics
+/// only); returns the value before the addition, like the integer atomics.
+pub fn atomic_add_f32(local: bool) -> Helper {
+    let space = if local { "__local" } else { "__global" };
+    let body = format!(
+        "volatile {space} uint* q = (volatile {space} uint*)p; uint old = *q, seen; \
+         while ((seen = atomic_cmpxchg(q, old, as_uint(as_float(old) + v))) != old) old = seen; \
+         return as_float(old);"
+    );
+    Helper::new(
+        format!("lzc_atomic_add_float_{}", if local { "local" } else { "global" }),
+        &format!("volatile {space} float* p, float v"),
+        "float",
+        &body,
+    )
+}
+
 /// The Philox4x32-10 counter-based generator (Salmon et al., "Parallel random numbers: as
 /// easy as 1, 2, 3", SC 2011; Random123's constants): ten rounds over a 128-bit counter
 /// `c` under a 64-bit key `k`, giving four 32-bit words. Bit-identical on every device

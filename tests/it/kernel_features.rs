@@ -612,3 +612,48 @@ fn const_items_match_the_host() {
         assert!((g - want).abs() < 1e-4 * (1.0 + want.abs()), "{i}: {g} {want}");
     }
 }
+
+/// `atomic_add` on `f32`, in global and in local memory (a compare-and-swap loop).
+#[kernel]
+fn float_sums(x: &[f32], sums: &mut [f32], by_group: &mut [f32]) {
+    let mut acc = Local::<[f32; 1]>::new();
+    let i = global_id(0);
+    if local_id(0) == 0 {
+        acc[0] = 0.0;
+    }
+    barrier();
+    if i < x.len() {
+        atomic_add(&mut sums[i % 4], x[i]);
+        atomic_sub(&mut sums[4], x[i]);
+        atomic_add(&mut acc[0], x[i]);
+    }
+    barrier();
+    if local_id(0) == 0 {
+        atomic_add(&mut by_group[0], acc[0]);
+    }
+}
+
+#[test]
+fn float_atomics_add_every_value() {
+    let c = crate::common::ctx();
+    let n = 1000usize;
+    // Values whose sums are exact in f32 whatever the order: multiples of 1/4.
+    let xs: Vec<f32> = (0..n).map(|i| ((i * 37) % 101) as f32 * 0.25).collect();
+    let x = c.from_slice(&xs).unwrap();
+    let mut sums = c.zeros::<f32>([5]).unwrap();
+    let mut total = c.zeros::<f32>([1]).unwrap();
+    float_sums::bind(&c)
+        .unwrap()
+        .global(1024)
+        .local(64)
+        .launch(&x, &mut sums, &mut total)
+        .unwrap();
+    let mut want = [0.0f32; 5];
+    for (i, &v) in xs.iter().enumerate() {
+        want[i % 4] += v;
+        want[4] -= v;
+    }
+    assert_eq!(sums.to_vec().unwrap(), want.to_vec());
+    assert_eq!(total.to_vec().unwrap(), vec![xs.iter().sum::<f32>()]);
+    assert!(float_sums::SOURCE.contains("atomic_cmpxchg"));
+}

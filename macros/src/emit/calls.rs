@@ -24,11 +24,13 @@ impl Emitter<'_> {
         format!("{name}({})", parts.join(", "))
     }
 
-    /// An atomic read-modify-write of `a[idx]`.
+    /// An atomic read-modify-write of `a[idx]` (`__local` memory where `local`): OpenCL C's
+    /// integer atomics, and for `f32` additions a compare-and-swap helper.
     pub(super) fn atomic(
         &mut self,
         op: AtomicOp,
         a: &ArrayRef,
+        local: bool,
         idx: &Expr,
         vals: &[Expr],
         pre: &mut Vec<String>,
@@ -38,7 +40,16 @@ impl Emitter<'_> {
         for v in vals {
             parts.push(self.expr(v, pre));
         }
-        format!("{}({})", op.c(), parts.join(", "))
+        match (a.elem, op) {
+            (Scalar::F32, AtomicOp::Add | AtomicOp::Sub) => {
+                if op == AtomicOp::Sub {
+                    parts[1] = format!("-({})", parts[1]);
+                }
+                let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+                self.call_helper(clc::atomic_add_f32(local), &refs)
+            }
+            _ => format!("{}({})", op.c(), parts.join(", ")),
+        }
     }
 
     /// A builtin of type `ty` applied to `args` (the first argument's type names the

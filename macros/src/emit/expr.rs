@@ -42,7 +42,13 @@ impl Emitter<'_> {
             ExprKind::Cast(v) => self.cast(v, e.ty, pre),
             ExprKind::Builtin(b, args) => self.builtin(*b, e.ty, args, pre),
             ExprKind::Call(name, args) => self.call(name, args, pre),
-            ExprKind::Atomic(op, a, idx, vals) => self.atomic(*op, a, idx, vals, pre),
+            ExprKind::Atomic {
+                op,
+                array,
+                local,
+                idx,
+                vals,
+            } => self.atomic(*op, array, *local, idx, vals, pre),
             ExprKind::If(c, then, els) => self.if_expr(c, then, els, e.ty, pre),
             ExprKind::Block(b) => self.block_expr(b, e.ty, pre),
         }

@@ -51,7 +51,14 @@ pub enum ExprKind {
     Builtin(Builtin, Vec<Expr>),
     /// A call of a `#[device_fn]`.
     Call(String, Vec<CallArg>),
-    Atomic(AtomicOp, ArrayRef, Box<Expr>, Vec<Expr>),
+    /// An atomic read-modify-write of `array[idx]`; `local`: the array is `__local`.
+    Atomic {
+        op: AtomicOp,
+        array: ArrayRef,
+        local: bool,
+        idx: Box<Expr>,
+        vals: Vec<Expr>,
+    },
     /// `if c { a } else { b }` as a value.
     If(Box<Expr>, Block, Block),
     /// `{ stmts; tail }` as a value.

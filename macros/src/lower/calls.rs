@@ -170,22 +170,46 @@ impl Lowerer<'_> {
         let Some((aref, idx)) = self.index_parts(ix, true) else {
             return err_expr(span);
         };
-        if !matches!(aref.elem, Scalar::I32 | Scalar::U32) {
-            self.errors.add(
-                target.span(),
-                format!(
-                    "atomics work on `i32` and `u32` elements (OpenCL C 1.2), not `{}`",
-                    aref.elem.rust()
+        let float_add = aref.elem == Scalar::F32 && matches!(op, AtomicOp::Add | AtomicOp::Sub);
+        if !matches!(aref.elem, Scalar::I32 | Scalar::U32) && !float_add {
+            let msg = match aref.elem {
+                Scalar::F32 => format!("`{name}` on `f32` elements is not supported; `atomic_add` and `atomic_sub` are"),
+                Scalar::F64 => "atomics on `f64` need 64-bit atomics, which OpenCL C 1.2 does not guarantee; \
+                     accumulate in `f32` (`atomic_add` works on it) or in integers"
+                    .to_string(),
+                t => format!(
+                    "atomics work on `i32` and `u32` elements (OpenCL C 1.2), and `atomic_add`/`atomic_sub` on `f32`, not `{}`",
+                    t.rust()
                 ),
-            );
+            };
+            self.errors.add(target.span(), msg);
         }
+        // Where the array lives: a `__local` array, or a slice parameter in global memory.
+        let local = match strip_parens(&ix.expr) {
+            syn::Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                matches!(
+                    self.lookup(&id.to_string()),
+                    Some(Binding::Array {
+                        len: ArrLen::Local(_),
+                        ..
+                    })
+                )
+            }),
+            _ => false,
+        };
         let ty = Ty::S(aref.elem);
         let vals: Vec<Expr> = c.args.iter().skip(1).map(|a| self.expr(a)).collect();
         for v in &vals {
             self.unify(ty, v.ty, v.span, &format!(" in argument of `{name}`"));
         }
         Expr {
-            kind: ExprKind::Atomic(op, aref, Box::new(idx), vals),
+            kind: ExprKind::Atomic {
+                op,
+                array: aref,
+                local,
+                idx: Box::new(idx),
+                vals,
+            },
             ty,
             span,
         }
