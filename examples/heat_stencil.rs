@@ -16,9 +16,9 @@ use lazycl::prelude::*;
 
 /// One explicit Euler step; the border keeps its (fixed) temperature.
 #[kernel]
-fn heat_step(u: &[f32], out: &mut [f32], w: usize, h: usize, alpha: f32) {
+fn heat_step<T: Float>(u: &[T], out: &mut [T], w: usize, h: usize, alpha: T) {
     // The work-group's 16x16 tile and its one-cell halo.
-    let mut tile = Local::<[f32; (16 + 2) * (16 + 2)]>::new();
+    let mut tile = Local::<[T; (16 + 2) * (16 + 2)]>::new();
     let gx = global_id(0);
     let gy = global_id(1);
     let lx = local_id(0) + 1;
@@ -49,12 +49,36 @@ fn heat_step(u: &[f32], out: &mut [f32], w: usize, h: usize, alpha: f32) {
                 + tile[ly * 18 + lx + 1]
                 + tile[(ly - 1) * 18 + lx]
                 + tile[(ly + 1) * 18 + lx];
-            c + alpha * (around - 4.0 * c)
+            c + alpha * (around - (4.0 as T) * c)
         };
     }
 }
 
-fn host_step(u: &[f32], out: &mut [f32], w: usize, h: usize, alpha: f32) {
+/// What the host side needs of an element type: conversions to and from `f64`.
+trait HostFloat: Float + heat_step::Types {
+    fn of(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl HostFloat for f32 {
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl HostFloat for f64 {
+    fn of(v: f64) -> Self {
+        v
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+fn host_step(u: &[f64], out: &mut [f64], w: usize, h: usize, alpha: f64) {
     for y in 0..h {
         for x in 0..w {
             let c = u[y * w + x];
@@ -68,23 +92,38 @@ fn host_step(u: &[f32], out: &mut [f32], w: usize, h: usize, alpha: f32) {
     }
 }
 
-/// The largest elementwise difference of two grids.
-fn max_abs_diff(p: &[f32], q: &[f32]) -> f32 {
-    p.iter().zip(q).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max)
+/// The largest elementwise difference of a grid from the host's.
+fn max_abs_diff<T: HostFloat>(p: &[T], q: &[f64]) -> f64 {
+    p.iter()
+        .zip(q)
+        .map(|(a, b)| (a.to_f64() - b).abs())
+        .fold(0.0, f64::max)
 }
 
 fn main() -> lazycl::Result<()> {
     let small = std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok_and(|v| v == "1");
     let (w, h, steps) = if small { (45, 33, 20) } else { (1024, 768, 500) };
-    let alpha = 0.2f32;
     let ctx = Context::new()?;
     println!(
         "heat diffusion on a {w}x{h} grid, {steps} steps, device {}",
         ctx.device().name
     );
+    run::<f32>(&ctx, w, h, steps, 1e-3)?;
+    if ctx.device().fp64 {
+        run::<f64>(&ctx, w, h, steps, 1e-9)?;
+    } else {
+        println!("f64: the device has no fp64, skipped");
+    }
+    println!("{}", ctx.stats());
+    println!("heat_stencil: OK");
+    Ok(())
+}
 
+/// The example for element type `T`, checked against the host in `f64` within `tolerance`.
+fn run<T: HostFloat>(ctx: &Context, w: usize, h: usize, steps: usize, tolerance: f64) -> lazycl::Result<()> {
+    let alpha = 0.2f64;
     // A hot square in a cold plate with a warm left edge.
-    let mut init = vec![0.0f32; w * h];
+    let mut init = vec![0.0f64; w * h];
     for y in 0..h {
         for x in 0..w {
             let hot = (x * 3 / w == 1) && (y * 3 / h == 1);
@@ -93,18 +132,21 @@ fn main() -> lazycl::Result<()> {
             } else if x == 0 {
                 50.0
             } else {
-                (x * 7 + y * 13) as f32 % 5.0
+                ((x * 7 + y * 13) % 5) as f64
             };
         }
     }
-    let mut u = ctx.from_slice(&init)?;
-    let mut v = ctx.zeros::<f32>([w * h])?;
-    let k = heat_step::bind(&ctx)?;
+    let init_t: Vec<T> = init.iter().map(|&v| T::of(v)).collect();
+    let mut u = ctx.from_slice(&init_t)?;
+    let mut v = ctx.zeros::<T>([w * h])?;
+    let k = heat_step::bind::<T>(ctx)?;
     let global = [w.div_ceil(16) * 16, h.div_ceil(16) * 16];
 
     let start = Instant::now();
     for _ in 0..steps {
-        k.global(global).local([16, 16]).launch(&u, &mut v, w, h, alpha)?;
+        k.global(global)
+            .local([16, 16])
+            .launch(&u, &mut v, w, h, T::of(alpha))?;
         std::mem::swap(&mut u, &mut v);
     }
     let result = u.to_vec()?;
@@ -112,7 +154,7 @@ fn main() -> lazycl::Result<()> {
 
     // The same steps as array code: the next grid's interior from five shifted views of
     // the current grid (the border keeps its temperature in both grids).
-    let mut p = ctx.from_shape_slice([h, w], &init)?;
+    let mut p = ctx.from_shape_slice([h, w], &init_t)?;
     let mut q = p.clone();
     let start = Instant::now();
     for _ in 0..steps {
@@ -122,31 +164,36 @@ fn main() -> lazycl::Result<()> {
             + &p.slice(s![..-2, 1..-1])
             + &p.slice(s![2.., 1..-1]);
         q.slice_mut(s![1..-1, 1..-1])
-            .assign(&c + alpha * (around - 4.0 * &c))?;
+            .assign(&c + (around - &c * T::of(4.0)) * T::of(alpha))?;
         std::mem::swap(&mut p, &mut q);
     }
     let sliced = p.to_vec()?;
     let elapsed_slices = start.elapsed();
 
-    let (mut a, mut b) = (init, vec![0.0f32; w * h]);
+    let (mut a, mut b) = (init, vec![0.0f64; w * h]);
     for _ in 0..steps {
         host_step(&a, &mut b, w, h, alpha);
         std::mem::swap(&mut a, &mut b);
     }
     let max_err = max_abs_diff(&result, &a);
-    assert!(max_err < 1e-3, "max abs error {max_err}");
+    assert!(max_err < tolerance, "max abs error {max_err}");
     let max_err_slices = max_abs_diff(&sliced, &a);
-    assert!(max_err_slices < 1e-3, "slices: max abs error {max_err_slices}");
-    println!(
-        "center temperature {:.3}, max abs error vs host {max_err:e}",
-        result[(h / 2) * w + w / 2]
+    assert!(
+        max_err_slices < tolerance,
+        "slices: max abs error {max_err_slices}"
     );
-    println!("{steps} steps + read back: {:.2} ms", elapsed.as_secs_f64() * 1e3);
+    let name = T::DTYPE.rust_name();
     println!(
-        "the same with slices: {:.2} ms, max abs error vs host {max_err_slices:e}",
+        "{name}: center temperature {:.3}, max abs error vs host {max_err:e}",
+        result[(h / 2) * w + w / 2].to_f64()
+    );
+    println!(
+        "{name}: {steps} steps + read back: {:.2} ms",
+        elapsed.as_secs_f64() * 1e3
+    );
+    println!(
+        "{name}: the same with slices: {:.2} ms, max abs error vs host {max_err_slices:e}",
         elapsed_slices.as_secs_f64() * 1e3
     );
-    println!("{}", ctx.stats());
-    println!("heat_stencil: OK");
     Ok(())
 }
