@@ -57,12 +57,14 @@ fn kernels(ctx: &Context, f: impl FnOnce()) -> u64 {
 }
 
 /// A context whose row kernels' work-items take about `items` elements of a row each
-/// (the GPU rule takes 8; 16 holds more per work-item; 1 gives the most work-items per
-/// row, the deepest trees).
-fn items_ctx(items: u32) -> Context {
+/// and whose work-groups take `rows` rows (`None`: the CPU rule's). The GPU rule takes 16
+/// elements and one row of 64 or more work-items a group; 1 element gives the most
+/// work-items per row, the deepest trees.
+fn items_ctx(items: u32, rows: Option<u32>) -> Context {
     Context::builder()
         .tuning(lazycl::Tuning {
             row_items: Some(items),
+            rows_per_group: rows,
             ..lazycl::Tuning::default()
         })
         .build()
@@ -181,12 +183,17 @@ macro_rules! row_tests {
 
 row_tests!(row_functions_f32_one_kernel_each, f32, 2e-5, ctx());
 row_tests!(row_functions_f64_one_kernel_each, f64, 1e-11, ctx());
-row_tests!(row_functions_f32_with_the_gpu_layout, f32, 2e-5, items_ctx(8));
+row_tests!(
+    row_functions_f32_with_the_gpu_layout,
+    f32,
+    2e-5,
+    items_ctx(16, Some(1))
+);
 row_tests!(
     row_functions_f64_with_a_work_item_per_element,
     f64,
     1e-11,
-    items_ctx(1)
+    items_ctx(1, None)
 );
 
 #[test]
@@ -313,7 +320,7 @@ fn a_value_of_an_earlier_phase_is_held_not_computed_again() {
     // work-item (a row of 1024 is 256 work-items' four), the kernel computes each
     // element's exp once, in the sum's phase, and its epilogue reads them back; it
     // loads x once too.
-    let c = items_ctx(4);
+    let c = items_ctx(4, None);
     let mut r = rng(61);
     let v: Vec<f32> = (0..8 * 1024).map(|_| r.gen_range(-5.0..5.0)).collect();
     let x = c.from_shape_slice([8, 1024], &v).unwrap();

@@ -249,3 +249,34 @@ fn rows_inside_columns_take_the_layout_their_width_asks_for() {
         assert!(!mid.rows_fit_one_item() && !wants_group_rows(&mid, group));
     }
 }
+
+#[test]
+fn row_kernels_take_the_layout_their_device_measured_best() {
+    use crate::plan::rows_plan::{rows_layout, Hold};
+    // (rows, length, device) -> (work-items a row, group, held elements or reread)
+    let cases = [
+        (65536, 1024, H200, 64, 64, Some(16)),
+        (4096, 32768, H200, 1024, 1024, Some(32)),
+        (100_000, 64, H200, 4, 64, Some(16)),
+        (1000, 5, H200, 1, 64, Some(5)),
+        (4096, 1024, POCL, 256, 256, Some(4)),
+        (16, 40_000, POCL, 1024, 1024, None),
+    ];
+    for (rows, len, profile, per_row, group, items) in cases {
+        let l = rows_layout(rows, len, DType::F32, &profile).expect("a row kernel");
+        let hold = match items {
+            Some(items) => Hold::Registers { items },
+            None => Hold::Reread,
+        };
+        assert_eq!(
+            (l.per_row, l.group, l.hold),
+            (per_row, group, hold),
+            "{rows}x{len} on a {} device",
+            if profile.gpu { "GPU" } else { "CPU" }
+        );
+    }
+    // Rows too long for registers and too few to fill the device: no row kernel.
+    assert_eq!(rows_layout(2, 1 << 20, DType::F32, &H200), None);
+    assert_eq!(rows_layout(0, 8, DType::F32, &H200), None);
+    assert_eq!(rows_layout(8, 0, DType::F32, &H200), None);
+}

@@ -73,7 +73,11 @@ pub(crate) enum Hold {
 /// Elements of a row a work-item takes before more work-items share it, on GPUs: enough
 /// loads in flight per work-item to cover memory latency, and few work-items per row, so
 /// that the tree combining them is short (BENCHMARKS.md, "row kernels").
-const GPU_ITEMS: usize = 8;
+const GPU_ITEMS: usize = 16;
+/// The fewest work-items of a row kernel's work-group on GPUs: a group takes one row
+/// where a row has that many work-items (groups that wait at their barriers for one row
+/// only), else as many rows as make it up.
+const GPU_MIN_GROUP: usize = 64;
 /// The same on CPUs, whose work-groups run as SIMD loops over their work-items.
 const CPU_ITEMS: usize = 4;
 /// The most work-items that share a row.
@@ -107,9 +111,11 @@ pub(crate) fn rows_layout(
     let per_row = len.div_ceil(goal).next_power_of_two().clamp(1, max_group);
     let items = len.div_ceil(per_row);
     let group = match profile.tuning.rows_per_group {
-        Some(r) => (per_row * (r.max(1) as usize).next_power_of_two()).min(max_group),
-        None => per_row.max(profile.reduce_group_size() as usize).min(max_group),
-    };
+        Some(r) => per_row * (r.max(1) as usize).next_power_of_two(),
+        None if profile.gpu => per_row.max(GPU_MIN_GROUP),
+        None => per_row.max(profile.reduce_group_size() as usize),
+    }
+    .min(max_group);
     let hold = if len == 0 || rows == 0 {
         return None;
     } else if items * dtype.size().max(1) <= MAX_ITEM_BYTES {
