@@ -14,6 +14,10 @@ use std::time::Instant;
 
 use lazycl::prelude::*;
 
+#[path = "common/host_float.rs"]
+mod host_float;
+use host_float::HostFloat;
+
 /// One explicit Euler step; the border keeps its (fixed) temperature.
 #[kernel]
 fn heat_step<T: Float>(u: &[T], out: &mut [T], w: usize, h: usize, alpha: T) {
@@ -51,30 +55,6 @@ fn heat_step<T: Float>(u: &[T], out: &mut [T], w: usize, h: usize, alpha: T) {
                 + tile[(ly + 1) * 18 + lx];
             c + alpha * (around - (4.0 as T) * c)
         };
-    }
-}
-
-/// What the host side needs of an element type: conversions to and from `f64`.
-trait HostFloat: Float + heat_step::Types {
-    fn of(v: f64) -> Self;
-    fn to_f64(self) -> f64;
-}
-
-impl HostFloat for f32 {
-    fn of(v: f64) -> Self {
-        v as f32
-    }
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-}
-
-impl HostFloat for f64 {
-    fn of(v: f64) -> Self {
-        v
-    }
-    fn to_f64(self) -> f64 {
-        self
     }
 }
 
@@ -120,7 +100,13 @@ fn main() -> lazycl::Result<()> {
 }
 
 /// The example for element type `T`, checked against the host in `f64` within `tolerance`.
-fn run<T: HostFloat>(ctx: &Context, w: usize, h: usize, steps: usize, tolerance: f64) -> lazycl::Result<()> {
+fn run<T: HostFloat + heat_step::Types>(
+    ctx: &Context,
+    w: usize,
+    h: usize,
+    steps: usize,
+    tolerance: f64,
+) -> lazycl::Result<()> {
     let alpha = 0.2f64;
     // A hot square in a cold plate with a warm left edge.
     let mut init = vec![0.0f64; w * h];

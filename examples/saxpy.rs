@@ -8,6 +8,10 @@ use std::time::Instant;
 
 use lazycl::prelude::*;
 
+#[path = "common/host_float.rs"]
+mod host_float;
+use host_float::HostFloat;
+
 /// One work-item per element; the bounds check makes any global size safe.
 #[kernel]
 fn axpy<T: Float>(a: T, x: &[T], y: &mut [T]) {
@@ -17,33 +21,8 @@ fn axpy<T: Float>(a: T, x: &[T], y: &mut [T]) {
     }
 }
 
-/// What the host side needs of an element type: conversions to and from `f64` for the
-/// reference computation.
-trait HostFloat: Element + axpy::Types {
-    fn of(v: f64) -> Self;
-    fn to_f64(self) -> f64;
-}
-
-impl HostFloat for f32 {
-    fn of(v: f64) -> Self {
-        v as f32
-    }
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-}
-
-impl HostFloat for f64 {
-    fn of(v: f64) -> Self {
-        v
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
-}
-
 /// Ten launches of `axpy::<T>` on `n` elements, checked against the host in `f64`.
-fn run<T: HostFloat>(ctx: &Context, n: usize, tolerance: f64) -> lazycl::Result<()> {
+fn run<T: HostFloat + axpy::Types>(ctx: &Context, n: usize, tolerance: f64) -> lazycl::Result<()> {
     let xs: Vec<T> = (0..n).map(|i| T::of((i % 1000) as f64 * 0.001)).collect();
     let ys: Vec<T> = (0..n).map(|i| T::of(1.0 - (i % 7) as f64)).collect();
     let x = ctx.from_slice(&xs)?;

@@ -119,13 +119,10 @@ fn docs(name: &Ident, t: &Translation) -> (String, String, String) {
     (mod_doc, launch_doc, launch_event_doc)
 }
 
-pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation) -> TokenStream {
-    let name = &f.sig.ident;
-    let vis = &f.vis;
-    let attrs = forwarded_attrs(f);
-    let cl_name = kernel_cl_name(&name.to_string());
-    let errors = t.errors.as_ref().map(|e| e.to_compile_error());
-    let source = match &t.text {
+/// The OpenCL C program of a translated kernel, concatenated at compile time: pragmas, the
+/// device functions it calls, its helpers and itself (empty after an error).
+fn program_source(t: &Translation) -> TokenStream {
+    match &t.text {
         Some(text) => {
             let pragma = pragmas(t.uses_f64());
             let own = format!("{}{}", text.helpers, text.text);
@@ -133,7 +130,16 @@ pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation) -> TokenStream {
             quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
         }
         None => quote! { "" },
-    };
+    }
+}
+
+pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation) -> TokenStream {
+    let name = &f.sig.ident;
+    let vis = &f.vis;
+    let attrs = forwarded_attrs(f);
+    let cl_name = kernel_cl_name(&name.to_string());
+    let errors = t.errors.as_ref().map(|e| e.to_compile_error());
+    let source = program_source(t);
     let args = launch_args(t);
     let (num_args, dtypes) = (args.num_args, &args.dtypes);
     let (mod_doc, launch_doc, launch_event_doc) = docs(name, t);
@@ -339,15 +345,7 @@ pub(super) fn expand_generic_kernel(
             .map(|s| Ident::new(s.rust(), Span::call_site()).to_token_stream())
             .collect();
         let key = phantom(&concrete);
-        let source = match &t.text {
-            Some(text) => {
-                let pragma = pragmas(t.uses_f64());
-                let own = format!("{}{}", text.helpers, text.text);
-                let callees = t.callee_sources();
-                quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
-            }
-            None => quote! { "" },
-        };
+        let source = program_source(t);
         let args = launch_args(t);
         let (num_args, dtypes) = (args.num_args, &args.dtypes);
         let kernel_static = format_ident!("KERNEL_{}", k);

@@ -140,6 +140,17 @@ impl RowsLayout {
 }
 
 impl RowsPlan {
+    /// Where each phase ends in the plan's values: each reduction's phase where the next
+    /// one's starts, the last one where the epilogue starts.
+    pub(crate) fn phase_ends(&self) -> Vec<usize> {
+        self.reductions
+            .iter()
+            .skip(1)
+            .map(|red| red.start)
+            .chain([self.epilogue])
+            .collect()
+    }
+
     /// Work-groups to launch.
     pub(crate) fn groups(&self) -> usize {
         self.rows.div_ceil(self.layout.rows_per_group())

@@ -81,13 +81,7 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
             vt(plan.values[red.value].dtype)
         ));
     }
-    let ends: Vec<usize> = r
-        .reductions
-        .iter()
-        .skip(1)
-        .map(|red| red.start)
-        .chain([r.epilogue])
-        .collect();
+    let ends = r.phase_ends();
     for (k, red) in r.reductions.iter().enumerate() {
         let d = plan.values[red.value].dtype;
         let t = vt(d);

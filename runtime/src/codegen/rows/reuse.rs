@@ -32,16 +32,9 @@ impl Reuse {
     /// `reduced(slot)`: the reduction whose result input `slot` reads, if any.
     pub(super) fn of(plan: &KernelPlan, r: &RowsPlan, reduced: &impl Fn(usize) -> Option<usize>) -> Reuse {
         let n = plan.values.len();
-        let starts: Vec<usize> = r
-            .reductions
-            .iter()
-            .skip(1)
-            .map(|red| red.start)
-            .chain([r.epilogue])
-            .collect();
-        let phase: Vec<usize> = (0..n)
-            .map(|i| starts.iter().filter(|&&s| s <= i).count())
-            .collect();
+        // (A value at or past a phase's end belongs to a later phase.)
+        let ends = r.phase_ends();
+        let phase: Vec<usize> = (0..n).map(|i| ends.iter().filter(|&&e| e <= i).count()).collect();
         let first = first_equal(plan);
         // Worth keeping: values that vary along the row (a scalar, a row's reduction and
         // what is computed from them alone are cheaper to compute again).
