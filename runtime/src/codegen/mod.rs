@@ -15,6 +15,7 @@ mod elementwise;
 mod finish_in;
 mod gemm;
 mod group_scan;
+mod helpers;
 mod ops;
 mod random;
 mod reduce;

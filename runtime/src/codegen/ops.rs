@@ -11,65 +11,21 @@
 //! come from `lazycl-clc`, which the macros use too: an `expr!` template inside a kernel
 //! calls the same helpers, defined once.
 
-use std::collections::{BTreeMap, BTreeSet};
+use lazycl_clc as clc;
 
-use lazycl_clc::{self as clc, Helper};
-
+pub(super) use super::helpers::{vt, Helpers};
 use crate::dtype::DType;
 use crate::graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
 use crate::plan::{KernelPlan, OpCode, Value};
 
-/// The OpenCL C type of a value held in a kernel (bools are `uchar` 0/1).
-pub(super) fn vt(d: DType) -> &'static str {
-    d.cl_name()
-}
-
-/// Helper functions a kernel needs, each defined once before it: what `expr!` templates
-/// include (their device functions and helpers, each guarded), then the shared helpers
-/// (`lazycl-clc`) the plan's own ops call, guarded alike, so that a helper both call is
-/// compiled once.
-#[derive(Default)]
-pub(super) struct Helpers {
-    /// The templates' texts, in sorted order.
-    included: BTreeSet<String>,
-    /// The called helpers' guarded definitions, in the order of their definitions.
-    called: BTreeMap<String, String>,
-}
-
-impl Helpers {
-    /// Every helper the values of `plan` call: a program declares all of them, whichever
-    /// of the values its layout prints.
-    pub(super) fn of(plan: &KernelPlan) -> Self {
-        let mut helpers = Helpers::default();
-        for i in 0..plan.values.len() {
-            value_expr(plan, i, "", None, &mut helpers);
-        }
-        helpers
+/// Every helper the values of `plan` call: a program declares all of them, whichever of
+/// the values its layout prints.
+pub(super) fn helpers_of(plan: &KernelPlan) -> Helpers {
+    let mut helpers = Helpers::default();
+    for i in 0..plan.values.len() {
+        value_expr(plan, i, "", None, &mut helpers);
     }
-
-    /// The definitions: the templates' texts, then the called helpers.
-    pub(super) fn iter(&self) -> impl Iterator<Item = &str> {
-        self.included
-            .iter()
-            .chain(self.called.values())
-            .map(String::as_str)
-    }
-
-    /// Definitions an `expr!` needs (device functions), included once.
-    fn include(&mut self, text: &str) {
-        if !text.trim().is_empty() {
-            self.included.insert(text.to_string());
-        }
-    }
-
-    /// A call of `helper`, noting its definition.
-    pub(super) fn call(&mut self, helper: Helper, args: &[&str]) -> String {
-        let call = helper.call(args);
-        self.called
-            .entry(helper.definition.clone())
-            .or_insert_with(|| helper.guarded());
-        call
-    }
+    helpers
 }
 
 /// Expression text for one value; `full` is the linear index of a load with no broadcast.

@@ -11,7 +11,7 @@
 
 use lazycl_clc::{self as clc, Draw};
 
-use super::ops::{vt, Helpers};
+use super::helpers::{vt, Helpers};
 use super::writer::Src;
 use crate::dtype::DType;
 use crate::layout::VECTOR_WIDTH;

@@ -2,7 +2,7 @@
 //! lane of a vector step, with the index decompositions they read; and the prelude that
 //! declares the helpers they call.
 
-use super::ops::{load_index, value_expr, vt, Helpers};
+use super::ops::{helpers_of, load_index, value_expr, vt, Helpers};
 use super::writer::Src;
 use crate::dtype::DType;
 use crate::layout::VECTOR_WIDTH;
@@ -26,7 +26,7 @@ impl<'a> Values<'a> {
         Values {
             plan,
             ix: if plan.narrow_index { "uint" } else { "ulong" },
-            helpers: Helpers::of(plan),
+            helpers: helpers_of(plan),
         }
     }
 
