@@ -40,7 +40,7 @@ pub(super) fn expand_device_fn(
                 let pragma = if sig.uses_f64 { FP64_PRAGMA } else { "" };
                 let guard = match instance.as_str() {
                     "" => format!("LZC_DEVICE_FN_{name}"),
-                    i => format!("LZC_DEVICE_FN_{name}_{i}"),
+                    i => format!("LZC_DEVICE_FN_{name}__{i}"),
                 };
                 let own = format!("{}{}", text.helpers, guarded(&guard, &text.text));
                 let callees = t.callee_sources();

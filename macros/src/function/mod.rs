@@ -97,7 +97,7 @@ fn translate(
         .map(|mut i| {
             if kind == FnKind::DeviceFn {
                 // Each instance is an OpenCL C function of its own name.
-                let name = format!("{}_{}", i.f.sig.ident, generics::instance_name(&i.types));
+                let name = format!("{}__{}", i.f.sig.ident, generics::instance_name(&i.types));
                 i.f.sig.ident = Ident::new(&name, i.f.sig.ident.span());
             }
             let t = translate_fn(kind, &i.f, sigs, Errors::default());

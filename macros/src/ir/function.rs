@@ -37,11 +37,13 @@ pub fn device_fn_cl_name(name: &str) -> String {
     format!("lzc_fn_{name}")
 }
 
-/// The OpenCL C name of instance `instance` (empty: the only one) of a device function.
+/// The OpenCL C name of instance `instance` (empty: the only one) of a device function:
+/// `lzc_fn_name__f32` (two underscores, which snake-case names of other device functions
+/// do not take).
 fn device_fn_instance_cl_name(name: &str, instance: &str) -> String {
     match instance {
         "" => device_fn_cl_name(name),
-        i => device_fn_cl_name(&format!("{name}_{i}")),
+        i => device_fn_cl_name(&format!("{name}__{i}")),
     }
 }
 
