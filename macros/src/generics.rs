@@ -70,7 +70,7 @@ const MARKERS: &[&str] = &[
 
 /// The attribute's arguments: nothing, or `types(t, ...)`.
 struct Attr {
-    types: Option<Vec<(Scalar, proc_macro2::Span)>>,
+    types: Option<Vec<Scalar>>,
 }
 
 impl Parse for Attr {
@@ -91,7 +91,10 @@ impl Parse for Attr {
         let mut types = Vec::new();
         for id in list {
             match Scalar::from_rust(&id.to_string()).filter(|s| *s != Scalar::Usize) {
-                Some(s) => types.push((s, id.span())),
+                Some(s) if types.contains(&s) => {
+                    return Err(syn::Error::new(id.span(), format!("`{id}` is listed twice")))
+                }
+                Some(s) => types.push(s),
                 None => {
                     return Err(syn::Error::new(
                         id.span(),
@@ -132,7 +135,7 @@ pub fn listed_types(kind: FnKind, attr: TokenStream, errors: &mut Errors) -> Lis
     match syn::parse2::<Attr>(attr)
         .map_err(|e| syn::Error::new(e.span(), e.to_string().replace("#[kernel]", what)))
     {
-        Ok(Attr { types: Some(t) }) => Listed::Types(t.into_iter().map(|(s, _)| s).collect()),
+        Ok(Attr { types: Some(t) }) => Listed::Types(t),
         Ok(Attr { types: None }) => Listed::Nothing,
         Err(e) => {
             errors.push(e);

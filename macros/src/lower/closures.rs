@@ -79,7 +79,7 @@ impl Lowerer<'_> {
     /// caller's scope), then its body over them, alone in scope.
     pub(super) fn closure_call(&mut self, c: &syn::ExprClosure, call: &syn::ExprCall) -> Expr {
         let span = call.span();
-        let name = call.func.to_token_stream_string();
+        let name = quote::ToTokens::to_token_stream(&*call.func).to_string();
         if call.args.len() != c.inputs.len() {
             self.errors.add(
                 span,
@@ -206,15 +206,4 @@ fn free_names(body: &syn::Expr, params: &HashSet<String>) -> Vec<syn::Ident> {
     };
     v.visit_expr(body);
     v.found
-}
-
-/// The Rust text of a callee, for messages.
-trait TokenText {
-    fn to_token_stream_string(&self) -> String;
-}
-
-impl TokenText for syn::Expr {
-    fn to_token_stream_string(&self) -> String {
-        quote::ToTokens::to_token_stream(self).to_string()
-    }
 }

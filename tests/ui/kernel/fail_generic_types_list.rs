@@ -6,3 +6,8 @@ fn k<T>(y: &mut [T]) {
 }
 
 fn main() {}
+
+#[kernel(types(f64, f64))]
+fn twice<T>(y: &mut [T]) {
+    y[0] = y[0];
+}
