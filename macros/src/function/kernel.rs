@@ -2,25 +2,25 @@
 //! with the device functions it calls, concatenated at compile time), `bind(&Context)`
 //! and the typed launcher `Bound::global(..).local(..).launch(args)`, whose parameters
 //! have the Rust types of the signature (`&[T]` as `&Array<T>`, `&mut [T]` as
-//! `&mut Array<T>`). A slice is two OpenCL arguments: the buffer and its length.
+//! `&mut Array<T>`). A slice is two OpenCL arguments: the buffer and its length. The
+//! launcher's pieces serve a generic kernel's module too (`generic_kernel`).
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{format_ident, quote, quote_spanned};
 
 use super::translate::{kernel_cl_name, Translation};
 use crate::emit::pragmas;
-use crate::generics::TypeParam;
 use crate::ir::{DType, ParamTy, Scalar};
 
 /// The launcher's view of the parameters.
 #[derive(Default)]
-struct LaunchArgs {
+pub(super) struct LaunchArgs {
     /// The number of OpenCL arguments.
-    num_args: u32,
+    pub(super) num_args: u32,
     /// The element types the device must support (sorted, without repeats).
-    dtypes: Vec<Ident>,
+    pub(super) dtypes: Vec<Ident>,
     /// `launch`'s parameters: `a: f32`, `x: &Array<f32>`, ...
-    params: Vec<TokenStream>,
+    pub(super) params: Vec<TokenStream>,
     /// Statements that take each array's buffer on the launch's queue.
     prepare: Vec<TokenStream>,
     /// The OpenCL arguments, in order.
@@ -29,7 +29,7 @@ struct LaunchArgs {
     tracked: Vec<TokenStream>,
 }
 
-fn launch_args(t: &Translation) -> LaunchArgs {
+pub(super) fn launch_args(t: &Translation) -> LaunchArgs {
     let mut a = LaunchArgs::default();
     let mut dtypes: Vec<DType> = Vec::new();
     let p = quote! { ::lazycl::__private };
@@ -121,7 +121,7 @@ fn docs(name: &Ident, t: &Translation) -> (String, String, String) {
 
 /// The OpenCL C program of a translated kernel, concatenated at compile time: pragmas, the
 /// device functions it calls, its helpers and itself (empty after an error).
-fn program_source(t: &Translation) -> TokenStream {
+pub(super) fn program_source(t: &Translation) -> TokenStream {
     match &t.text {
         Some(text) => {
             let pragma = pragmas(t.uses_f64());
@@ -155,12 +155,7 @@ pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation) -> TokenStream {
         );
         quote! { #config #typed }
     };
-    let has_user_doc = attrs.iter().any(|a| a.path().is_ident("doc"));
-    let mod_doc = if has_user_doc {
-        quote! {}
-    } else {
-        quote! { #[doc = #mod_doc] }
-    };
+    let mod_doc = module_doc(&attrs, &mod_doc);
     quote! {
         #errors
         #(#attrs)*
@@ -211,7 +206,7 @@ pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation) -> TokenStream {
 
 /// The kernel module's `Launch`, a launch being configured, over the module's type
 /// parameters `tparams` (none for a kernel that is not generic), and its settings.
-fn launch_config(tparams: &[TokenStream]) -> TokenStream {
+pub(super) fn launch_config(tparams: &[TokenStream]) -> TokenStream {
     let phantom = phantom(tparams);
     let types = if tparams.is_empty() {
         quote! {}
@@ -257,7 +252,7 @@ fn launch_config(tparams: &[TokenStream]) -> TokenStream {
 }
 
 /// `T` for one type parameter, `(T, U)` for several, `()` for none.
-fn phantom(tparams: &[TokenStream]) -> TokenStream {
+pub(super) fn phantom(tparams: &[TokenStream]) -> TokenStream {
     match tparams {
         [one] => one.clone(),
         _ => quote! { (#(#tparams),*) },
@@ -266,7 +261,7 @@ fn phantom(tparams: &[TokenStream]) -> TokenStream {
 
 /// The typed `launch` and `launch_event` of `Launch<'a, types>`, whose parameters have
 /// the Rust types of the signature.
-fn launch_typed(
+pub(super) fn launch_typed(
     name: &Ident,
     t: &Translation,
     args: &LaunchArgs,
@@ -310,203 +305,17 @@ fn launch_typed(
     }
 }
 
-/// The module of a generic kernel: per instance a program and a typed `launch`; `bind`
-/// picks the instance of the types given (`name::bind::<f32>(&ctx)`), and types outside
-/// the bound are a type error there.
-pub(super) fn expand_generic_kernel(
-    f: &syn::ItemFn,
-    params: &[TypeParam],
-    instances: &[(Vec<Scalar>, Translation)],
-    errors: Option<syn::Error>,
-) -> TokenStream {
-    let name = &f.sig.ident;
-    let vis = &f.vis;
-    let attrs = forwarded_attrs(f);
-    let cl_name = kernel_cl_name(&name.to_string());
-    let errors = errors.map(|e| e.to_compile_error());
-    let tparams: Vec<TokenStream> = params.iter().map(|p| p.ident.to_token_stream()).collect();
-    let all = phantom(&tparams);
-    let listing = instances
-        .iter()
-        .map(|(types, _)| match types[..] {
-            [one] => one.rust().to_string(),
-            _ => format!(
-                "({})",
-                types.iter().map(|t| t.rust()).collect::<Vec<_>>().join(", ")
-            ),
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    let unimplemented = format!("`{name}` is generated for {listing} only");
-    let mut items = Vec::new();
-    for (k, (types, t)) in instances.iter().enumerate() {
-        let concrete: Vec<TokenStream> = types
-            .iter()
-            .map(|s| Ident::new(s.rust(), Span::call_site()).to_token_stream())
-            .collect();
-        let key = phantom(&concrete);
-        let source = program_source(t);
-        let args = launch_args(t);
-        let (num_args, dtypes) = (args.num_args, &args.dtypes);
-        let kernel_static = format_ident!("KERNEL_{}", k);
-        items.push(quote! {
-            static #kernel_static: ::lazycl::__private::KernelSource = ::lazycl::__private::KernelSource {
-                name: NAME,
-                source: #source,
-                num_args: #num_args,
-                dtypes: &[#(::lazycl::__private::DType::#dtypes),*],
-            };
-            impl Types for #key {
-                fn kernel() -> &'static ::lazycl::__private::KernelSource {
-                    &#kernel_static
-                }
-            }
-        });
-    }
-    // One `launch` for every instance, typed by the parameters as written (`a: T`,
-    // `x: &Array<T>`): so that generic host code can launch any instance it is given.
-    let generic_params: Vec<TokenStream> = f
-        .sig
-        .inputs
-        .iter()
-        .filter_map(|input| match input {
-            syn::FnArg::Typed(pt) => Some(pt),
-            syn::FnArg::Receiver(_) => None,
-        })
-        .map(|pt| {
-            let pat = &pt.pat;
-            let ty = match &*pt.ty {
-                syn::Type::Reference(r) => match &*r.elem {
-                    syn::Type::Slice(sl) => {
-                        let elem = &sl.elem;
-                        match r.mutability {
-                            Some(_) => quote! { &mut ::lazycl::__private::Array<#elem> },
-                            None => quote! { &::lazycl::__private::Array<#elem> },
-                        }
-                    }
-                    other => other.to_token_stream(),
-                },
-                other => other.to_token_stream(),
-            };
-            quote! { #pat: #ty }
-        })
-        .collect();
-    if let Some((_, t)) = instances.first() {
-        let mut args = launch_args(t);
-        args.params = generic_params.clone();
-        let signature = generic_params
-            .iter()
-            .map(|p| {
-                p.to_string()
-                    .replace(" :", ":")
-                    .replace("& ", "&")
-                    .replace(" <", "<")
-                    .replace(" >", ">")
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        let launch_doc = format!(
-            "Enqueues `{name}({signature})` on the instance of these types and returns without waiting for it to run."
-        );
-        let launch_event_doc = format!(
-            "Like [`Launch::launch`], and returns the launch's [`Event`](::lazycl::Event). `{name}({signature})`."
-        );
-        let header = quote! {
-            impl<'a, #(#tparams: ::lazycl::__private::Element),*> Launch<'a, #(#tparams),*> where #all: Types
-        };
-        items.push(launch_typed(
-            name,
-            t,
-            &args,
-            header,
-            &launch_doc,
-            &launch_event_doc,
-        ));
-    }
-    let params_list = params
-        .iter()
-        .map(|p| p.ident.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let mod_doc = format!(
-        "The generic `#[kernel]` `{name}<{params_list}>`, generated for {listing}:          `{name}::bind::<..>(&ctx)?.global(n).launch(..)` picks the instance; [`source`] is its OpenCL C."
-    );
-    let has_user_doc = attrs.iter().any(|a| a.path().is_ident("doc"));
-    let mod_doc = if has_user_doc {
+/// The module's doc attribute: `doc`, unless the user documented the function.
+pub(super) fn module_doc(attrs: &[&syn::Attribute], doc: &str) -> TokenStream {
+    if attrs.iter().any(|a| a.path().is_ident("doc")) {
         quote! {}
     } else {
-        quote! { #[doc = #mod_doc] }
-    };
-    let config = launch_config(&tparams);
-    quote! {
-        #errors
-        #(#attrs)*
-        #mod_doc
-        #[allow(non_snake_case, dead_code)]
-        #vis mod #name {
-            /// The kernel's name in the OpenCL C source.
-            pub const NAME: &str = #cl_name;
-
-            /// The element types this kernel is generated for.
-            #[diagnostic::on_unimplemented(message = #unimplemented)]
-            pub trait Types: 'static {
-                #[doc(hidden)]
-                fn kernel() -> &'static ::lazycl::__private::KernelSource;
-            }
-
-            /// The OpenCL C program of the instance for these types (with the device
-            /// functions it calls).
-            pub fn source<#(#tparams),*>() -> &'static str where #all: Types {
-                <#all as Types>::kernel().source
-            }
-
-            /// Builds the program of the instance for these types (once per context,
-            /// then cached) and creates the kernel.
-            pub fn bind<#(#tparams),*>(ctx: &::lazycl::__private::Context) -> ::lazycl::__private::Result<Bound<#(#tparams),*>>
-            where #all: Types {
-                ::lazycl::__private::Kernel::bind(ctx, <#all as Types>::kernel())
-                    .map(|kernel| Bound { kernel, _types: ::core::marker::PhantomData })
-            }
-
-            /// The kernel bound to a context. Cloning is cheap; a `Bound` can be shared
-            /// by several threads.
-            pub struct Bound<#(#tparams),*> {
-                kernel: ::lazycl::__private::Kernel,
-                _types: ::core::marker::PhantomData<fn() -> #all>,
-            }
-
-            impl<#(#tparams),*> ::core::clone::Clone for Bound<#(#tparams),*> {
-                fn clone(&self) -> Self {
-                    Bound { kernel: self.kernel.clone(), _types: ::core::marker::PhantomData }
-                }
-            }
-
-            impl<#(#tparams),*> Bound<#(#tparams),*> {
-                /// Starts a launch over `global` work-items: `n`, `[n]`, `[w, h]` or
-                /// `[w, h, d]`.
-                #[inline]
-                pub fn global(&self, global: impl ::core::convert::Into<::lazycl::__private::Dims>) -> Launch<'_, #(#tparams),*> {
-                    Launch {
-                        kernel: &self.kernel,
-                        opts: ::lazycl::__private::LaunchOptions::new(global.into()),
-                        _types: ::core::marker::PhantomData,
-                    }
-                }
-
-                /// The untyped kernel.
-                pub fn kernel(&self) -> &::lazycl::__private::Kernel {
-                    &self.kernel
-                }
-            }
-
-            #config
-            #(#items)*
-        }
+        quote! { #[doc = #doc] }
     }
 }
 
 /// The attributes the kernel's module keeps.
-fn forwarded_attrs(f: &syn::ItemFn) -> Vec<&syn::Attribute> {
+pub(super) fn forwarded_attrs(f: &syn::ItemFn) -> Vec<&syn::Attribute> {
     f.attrs
         .iter()
         .filter(|a| a.path().is_ident("doc") || a.path().is_ident("cfg"))

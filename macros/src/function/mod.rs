@@ -8,6 +8,7 @@
 //! working (a generic function whose type parameters say no types emits its errors only).
 
 mod device_fn;
+mod generic_kernel;
 mod kernel;
 mod translate;
 
@@ -21,7 +22,8 @@ use crate::lower::calls::called_functions;
 use crate::resolve::{devfn_macro, resolve_chain};
 use crate::signature::FnKind;
 use device_fn::expand_device_fn;
-use kernel::{expand_generic_kernel, expand_kernel};
+use generic_kernel::expand_generic_kernel;
+use kernel::expand_kernel;
 use translate::{translate_fn, Translation};
 
 /// Entry point of `#[kernel]` and `#[device_fn]`.
