@@ -395,20 +395,20 @@ fn run() -> R<()> {
     // takes (the figures behind the row kernels' layout rule).
     if args.iter().any(|a| a == "--rows-sweep") {
         // (elements per work-item, most work-items a row, rows a work-group: 0 for the
-        // rule's).
+        // rule's, softmax's maximum and sum in two passes).
         let layouts = [
-            (8u32, 1024u32, 0u32),
-            (8, 1024, 1),
-            (16, 1024, 1),
-            (16, 1024, 0),
-            (4, 1024, 1),
-            (8, 1024, 4),
+            (16u32, 1024u32, 0u32, false),
+            (16, 1024, 0, true),
+            (8, 1024, 0, false),
+            (8, 1024, 1, false),
+            (32, 1024, 0, false),
         ];
-        for (items, most, rows) in layouts {
+        for (items, most, rows, two_pass) in layouts {
             let tuning = lazycl::Tuning {
                 row_items: Some(items),
                 row_work_items: Some(most),
                 rows_per_group: (rows > 0).then_some(rows),
+                rows_two_pass: two_pass,
                 ..lazycl::Tuning::default()
             };
             let swept = lz(Context::builder().tuning(tuning).build())?;
@@ -418,9 +418,14 @@ fn run() -> R<()> {
                 0 => "the rule's rows a group".to_string(),
                 r => format!("{r} rows a group"),
             };
+            let passes = if two_pass {
+                ", max and sum in two passes"
+            } else {
+                ""
+            };
             for row in &mut rep.rows[at..] {
                 row.name = format!(
-                    "{} [{items} elements per work-item, at most {most} a row, {group}]",
+                    "{} [{items} elements per work-item, at most {most} a row, {group}{passes}]",
                     row.name
                 );
             }

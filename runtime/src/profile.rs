@@ -30,6 +30,9 @@ pub struct Tuning {
     /// Row kernels' work-groups take this many rows (by default as many as make a
     /// group of the reduction group size).
     pub rows_per_group: Option<u32>,
+    /// Row kernels compute a maximum and the sum of exponentials shifted by it (softmax)
+    /// in two phases with a combining tree each, not in one pass.
+    pub rows_two_pass: bool,
 }
 
 /// What planning knows of a device.

@@ -325,9 +325,121 @@ fn a_value_of_an_earlier_phase_is_held_not_computed_again() {
     let v: Vec<f32> = (0..8 * 1024).map(|_| r.gen_range(-5.0..5.0)).collect();
     let x = c.from_shape_slice([8, 1024], &v).unwrap();
     let source = x.softmax(1).explain().unwrap();
-    assert_eq!(source.matches("exp(").count(), 4, "{source}");
+    // (Each element's `exp` is a value of its own; the combining tree's rescaling of
+    // partial sums is not.)
+    assert_eq!(source.matches("= exp(v").count(), 4, "{source}");
     assert_eq!(source.matches("in0[").count(), 4, "{source}");
     let v64: Vec<f64> = v.iter().map(|&x| x as f64).collect();
     let got: Vec<f64> = x.softmax(1).to_vec().unwrap().iter().map(|&x| x as f64).collect();
     assert_close(&got, &host_softmax(&v64, 1024), 2e-5, "softmax");
+}
+
+/// A context whose row kernels take `items` elements a work-item and, with `two_pass`,
+/// compute a maximum and the sum of exponentials shifted by it in two phases.
+fn pass_ctx(items: u32, two_pass: bool) -> Context {
+    Context::builder()
+        .tuning(lazycl::Tuning {
+            row_items: Some(items),
+            rows_two_pass: two_pass,
+            ..lazycl::Tuning::default()
+        })
+        .build()
+        .unwrap()
+}
+
+/// Whether `a` and `b` agree: both NaN, equal infinities, or within `tol`.
+fn agree(a: f32, b: f32, tol: f32) -> bool {
+    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * (1.0 + b.abs())
+}
+
+#[test]
+fn softmax_max_and_sum_in_one_pass_agree_with_two_passes_on_hard_rows() {
+    // Softmax's maximum and sum of exponentials run as one pass and one combining tree
+    // (each work-item's partial sum shifted by its own maximum, rescaled as they
+    // combine). On rows where that could go wrong — `-inf` in some or all elements, a
+    // NaN, `+inf`, magnitudes whose exponentials overflow unshifted, work-items with
+    // no element of a short row — it agrees with the two-pass kernel and the host.
+    let len = 37;
+    let mut r = rng(67);
+    let mut rows: Vec<Vec<f32>> = Vec::new();
+    let random = |r: &mut rand::rngs::StdRng, lo: f32, hi: f32| -> Vec<f32> {
+        (0..len).map(|_| r.gen_range(lo..hi)).collect()
+    };
+    rows.push(random(&mut r, -30.0, 30.0));
+    rows.push(random(&mut r, -1030.0, -1000.0));
+    rows.push(random(&mut r, 1000.0, 1030.0));
+    let mut some_inf = random(&mut r, -5.0, 5.0);
+    for j in (0..len).step_by(3) {
+        some_inf[j] = f32::NEG_INFINITY;
+    }
+    rows.push(some_inf);
+    // Only the last element finite: every other work-item's maximum is -inf.
+    let mut last = vec![f32::NEG_INFINITY; len];
+    last[len - 1] = -200.0;
+    rows.push(last);
+    rows.push(vec![f32::NEG_INFINITY; len]);
+    let mut nan = random(&mut r, -5.0, 5.0);
+    nan[4] = f32::NAN;
+    rows.push(nan);
+    let mut inf = random(&mut r, -5.0, 5.0);
+    inf[7] = f32::INFINITY;
+    rows.push(inf);
+    let v: Vec<f32> = rows.concat();
+    let shape = [rows.len(), len];
+    for items in [1, 4, 16] {
+        let one = pass_ctx(items, false);
+        let two = pass_ctx(items, true);
+        let (x1, x2) = (
+            one.from_shape_slice(shape, &v).unwrap(),
+            two.from_shape_slice(shape, &v).unwrap(),
+        );
+        // One pass has one combining tree fewer: fewer barriers.
+        let barriers = |x: &Array<f32>| x.softmax(1).explain().unwrap().matches("barrier(").count();
+        assert!(barriers(&x1) < barriers(&x2), "{items} elements a work-item");
+        let pairs: [(&str, Vec<f32>, Vec<f32>); 4] = [
+            (
+                "softmax",
+                x1.softmax(1).to_vec().unwrap(),
+                x2.softmax(1).to_vec().unwrap(),
+            ),
+            (
+                "log_softmax",
+                x1.log_softmax(1).to_vec().unwrap(),
+                x2.log_softmax(1).to_vec().unwrap(),
+            ),
+            (
+                "logsumexp",
+                x1.logsumexp(1).to_vec().unwrap(),
+                x2.logsumexp(1).to_vec().unwrap(),
+            ),
+            (
+                "softmax with ops",
+                {
+                    let m = x1.amax_axes(&[1], true);
+                    let e = (&x1 - &m).exp();
+                    (&e / &e.sum_axes(&[1], true)).to_vec().unwrap()
+                },
+                {
+                    let m = x2.amax_axes(&[1], true);
+                    let e = (&x2 - &m).exp();
+                    (&e / &e.sum_axes(&[1], true)).to_vec().unwrap()
+                },
+            ),
+        ];
+        for (what, a, b) in &pairs {
+            for (i, (&p, &q)) in a.iter().zip(b).enumerate() {
+                assert!(
+                    agree(p, q, 1e-5),
+                    "{what}, {items} elements a work-item, row {} element {}: one pass {p}, two passes {q}",
+                    i / len,
+                    i % len
+                );
+            }
+        }
+        // The finite rows against the host, too.
+        let v64: Vec<f64> = v[..5 * len].iter().map(|&x| x as f64).collect();
+        let want = host_softmax(&v64, len);
+        let got: Vec<f64> = pairs[0].1[..5 * len].iter().map(|&x| x as f64).collect();
+        assert_close(&got, &want, 1e-5, "softmax, one pass");
+    }
 }

@@ -339,7 +339,14 @@ pub(crate) fn rows(key: &mut Vec<u32>, inner: usize, layout: &RowsLayout) {
         Hold::Registers { items } => items,
         Hold::Reread => 0,
     };
-    key.extend([TAG_ROWS, inner as u32, layout.per_row, items, layout.group]);
+    key.extend([
+        TAG_ROWS,
+        inner as u32,
+        layout.per_row,
+        items,
+        layout.group,
+        layout.online as u32,
+    ]);
 }
 
 /// A reduction of a row kernel, of the operand's value `value`.

@@ -55,6 +55,10 @@ pub(crate) struct RowsLayout {
     pub(crate) per_row: u32,
     pub(crate) group: u32,
     pub(crate) hold: Hold,
+    /// Whether a maximum and a sum of exponentials shifted by it (softmax's two
+    /// reductions) may run as one pass and one combining tree (`codegen::rows::online`);
+    /// off only by [`Tuning::rows_two_pass`](crate::profile::Tuning::rows_two_pass).
+    pub(crate) online: bool,
 }
 
 /// Where a row kernel's work-items keep their elements of a row between phases.
@@ -129,6 +133,7 @@ pub(crate) fn rows_layout(
         per_row: per_row as u32,
         group: group as u32,
         hold,
+        online: !profile.tuning.rows_two_pass,
     })
 }
 

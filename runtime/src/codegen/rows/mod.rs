@@ -16,6 +16,7 @@ use crate::plan::rows_plan::{Hold, RowsPlan};
 use crate::plan::{KernelPlan, Value};
 use reuse::{How, Reuse};
 
+mod online;
 mod reuse;
 
 /// Partials each step of a row's combining tree takes (the row's work-items, a power of
@@ -27,12 +28,6 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
     let mut v = Values::new(plan);
     let ix = v.ix;
     let (per_row, group) = (r.layout.per_row, r.layout.group);
-    // The element steps of each phase: unrolled over the held elements, or a loop.
-    let steps: Vec<Step> = match r.layout.hold {
-        Hold::Registers { items } => (0..items).map(Step::Held).collect(),
-        Hold::Reread => vec![Step::Loop],
-    };
-    let items = steps.len();
     let rank = plan.dims.len();
     let outer = rank - r.inner;
     let mut src = Src::at(0);
@@ -66,69 +61,57 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
         }
     }
     // A reduction's result, read by later phases from local memory.
-    let reduced = |slot: usize| {
-        r.reductions
-            .iter()
-            .position(|red| plan.outputs[red.output].node == plan.inputs[slot].node)
+    let reduced: Vec<Option<usize>> = (0..plan.inputs.len())
+        .map(|slot| {
+            r.reductions
+                .iter()
+                .position(|red| plan.outputs[red.output].node == plan.inputs[slot].node)
+        })
+        .collect();
+    let online = online::find(plan, r, &reduced);
+    let unheld: Vec<usize> = online.iter().map(|o| o.diff).collect();
+    let k = Kernel {
+        plan,
+        r,
+        steps: match r.layout.hold {
+            Hold::Registers { items } => (0..items).map(Step::Held).collect(),
+            Hold::Reread => vec![Step::Loop],
+        },
+        outer,
+        reuse: Reuse::of(plan, r, &reduced, &unheld),
+        reduced,
     };
-    let reuse = Reuse::of(plan, r, &reduced);
-    for (i, _) in reuse.kept.iter().enumerate().filter(|k| *k.1) {
+    let items = k.steps.len();
+    for (i, _) in k.reuse.kept.iter().enumerate().filter(|k| *k.1) {
         src.line(format_args!("{} k{i}[{items}];", vt(plan.values[i].dtype)));
     }
-    for (k, red) in r.reductions.iter().enumerate() {
+    for (q, red) in r.reductions.iter().enumerate() {
         src.line(format_args!(
-            "__local {} red{k}[{group}];",
+            "__local {} red{q}[{group}];",
             vt(plan.values[red.value].dtype)
         ));
     }
-    let ends = r.phase_ends();
-    for (k, red) in r.reductions.iter().enumerate() {
-        let d = plan.values[red.value].dtype;
-        let t = vt(d);
-        src.line(format_args!("{t} acc{k} = {};", identity(red.op, d)));
-        for &step in &steps {
-            element(&mut v, r, step, outer, &mut src, |v, src| {
-                values(v, red.start..ends[k], step, &reuse, &reduced, src);
-                src.line(format_args!(
-                    "acc{k} = {};",
-                    combine(red.op, d, &format!("acc{k}"), &format!("v{}", red.value))
-                ));
-            });
+    let mut q = 0;
+    while q < r.reductions.len() {
+        k.phase(&mut v, q, &mut src);
+        match online.iter().find(|o| o.max == q) {
+            Some(o) => {
+                k.online(&mut v, o, &mut src);
+                q += 2;
+            }
+            None => {
+                k.tree(q, &mut src);
+                q += 1;
+            }
         }
-        src.line(format_args!("red{k}[lid] = acc{k};"));
-        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        // A tree of up to RADIX partials per step: few barriers.
-        let mut s = per_row;
-        while s > 1 {
-            let next = s / s.min(RADIX);
-            let sum = (1..s / next).fold(format!("red{k}[lid]"), |acc, q| {
-                combine(red.op, d, &acc, &format!("red{k}[lid + {}u]", q * next))
-            });
-            src.line(format_args!("if (t < {next}u) red{k}[lid] = {sum};"));
-            src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-            s = next;
-        }
-        let result = match red.op {
-            ReduceOp::Mean => format!("red{k}[lid] / ({t})len"),
-            _ => format!("red{k}[lid]"),
-        };
-        let out_t = vt(red.dtype);
-        src.open("if (t == 0u) {");
-        src.line(format_args!("red{k}[lid] = {result};"));
-        src.line(format_args!(
-            "if (live) out{}[row] = ({out_t})red{k}[lid];",
-            red.output
-        ));
-        src.close();
-        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     }
     let stores: Vec<usize> = (0..plan.outputs.len())
         .filter(|&o| !r.reductions.iter().any(|red| red.output == o))
         .collect();
     if !stores.is_empty() {
-        for &step in &steps {
-            element(&mut v, r, step, outer, &mut src, |v, src| {
-                values(v, r.epilogue..plan.values.len(), step, &reuse, &reduced, src);
+        for &step in &k.steps {
+            k.element(&mut v, step, &mut src, |v, src| {
+                k.values(v, r.epilogue..plan.values.len(), step, src);
                 for &o in &stores {
                     let output = &plan.outputs[o];
                     match &output.store {
@@ -147,6 +130,285 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
     src.into_string()
 }
 
+/// What the phases of a row kernel's program share.
+struct Kernel<'a> {
+    plan: &'a KernelPlan,
+    r: &'a RowsPlan,
+    /// The element steps of each phase: unrolled over the held elements, or a loop.
+    steps: Vec<Step>,
+    /// Dims of the kernel's space outside a row.
+    outer: usize,
+    reuse: Reuse,
+    /// Per input slot, the reduction whose result it reads (from local memory), if any.
+    reduced: Vec<Option<usize>>,
+}
+
+impl Kernel<'_> {
+    /// Reduction `q`'s operand over the work-item's elements, combined into `acc{q}`.
+    fn phase(&self, v: &mut Values, q: usize, src: &mut Src) {
+        let red = &self.r.reductions[q];
+        let d = self.plan.values[red.value].dtype;
+        let end = self.r.phase_ends()[q];
+        src.line(format_args!("{} acc{q} = {};", vt(d), identity(red.op, d)));
+        for &step in &self.steps {
+            self.element(v, step, src, |v, src| {
+                self.values(v, red.start..end, step, src);
+                src.line(format_args!(
+                    "acc{q} = {};",
+                    combine(red.op, d, &format!("acc{q}"), &format!("v{}", red.value))
+                ));
+            });
+        }
+    }
+
+    /// The partials `acc{q}` of a row's work-items combined in local memory, in a tree of
+    /// up to [`RADIX`] per step (few barriers); the row's first work-item writes the
+    /// result out and leaves it in `red{q}[base]` for later phases.
+    fn tree(&self, q: usize, src: &mut Src) {
+        let red = &self.r.reductions[q];
+        let d = self.plan.values[red.value].dtype;
+        let t = vt(d);
+        let last = self.steps_of_tree(src, &[q], |src, parts, next, last| {
+            let sum = (1..parts).fold(format!("red{q}[lid]"), |acc, p| {
+                combine(red.op, d, &acc, &format!("red{q}[lid + {}u]", p * next))
+            });
+            match last {
+                true => src.line(format_args!("const {t} r{q} = {sum};")),
+                false => src.line(format_args!("red{q}[lid] = {sum};")),
+            }
+        });
+        if !last {
+            src.open("if (t == 0u) {");
+            src.line(format_args!("const {t} r{q} = acc{q};"));
+        }
+        let result = match red.op {
+            ReduceOp::Mean => format!("r{q} / ({t})len"),
+            _ => format!("r{q}"),
+        };
+        src.line(format_args!("red{q}[lid] = {result};"));
+        src.line(format_args!(
+            "if (live) out{}[row] = ({})red{q}[lid];",
+            red.output,
+            vt(red.dtype)
+        ));
+        src.close();
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    }
+
+    /// The steps of a combining tree over the partials `acc{q}`, through `red{q}`, for each
+    /// `q` of `reds`: `step(src, parts, next, last)` prints how the work-items below
+    /// `next` combine `parts` partials `next` apart. The last step (`last`) is the row's
+    /// first work-item's alone, in an `if (t == 0u)` block left open for the caller;
+    /// `false` where the row has one work-item and there is no step (nor block).
+    fn steps_of_tree(
+        &self,
+        src: &mut Src,
+        reds: &[usize],
+        mut step: impl FnMut(&mut Src, u32, u32, bool),
+    ) -> bool {
+        let per_row = self.r.layout.per_row;
+        if per_row == 1 {
+            return false;
+        }
+        for q in reds {
+            src.line(format_args!("red{q}[lid] = acc{q};"));
+        }
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        let mut s = per_row;
+        while s > 1 {
+            let next = s / s.min(RADIX);
+            if next == 1 {
+                src.open("if (t == 0u) {");
+                step(src, s, next, true);
+                return true;
+            }
+            src.open(format_args!("if (t < {next}u) {{"));
+            step(src, s / next, next, false);
+            src.close();
+            src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+            s = next;
+        }
+        true
+    }
+
+    /// Reductions `o.max` and `o.max + 1` as one pass (`online`): the maximum's partial
+    /// `acc{q}` is taken, then each element's `exp(x - d(acc{q}))` (`sh{q}`) summed into
+    /// `acc{q+1}` (and held where the epilogue reads it again), the pairs combined in one
+    /// tree, and the held exponentials rescaled to the shift the user wrote.
+    fn online(&self, v: &mut Values, o: &online::OnlineSum, src: &mut Src) {
+        let (q, s) = (o.max, o.max + 1);
+        let (max, sum) = (&self.r.reductions[q], &self.r.reductions[s]);
+        let d = self.plan.values[max.value].dtype;
+        let t = vt(d);
+        src.line(format_args!(
+            "const {t} sh{q} = {};",
+            online::finite_shift(&format!("acc{q}"), t)
+        ));
+        src.line(format_args!("{t} acc{s} = ({t})0;"));
+        for &step in &self.steps {
+            self.element(v, step, src, |v, src| {
+                self.values(v, o.x.iter().copied(), step, src);
+                src.line(format_args!("const {t} v{} = sh{q};", o.shift));
+                for i in [o.diff, o.exp] {
+                    let e = v.expr(i, "gid", None);
+                    src.line(format_args!("const {t} v{i} = {e};"));
+                }
+                src.line(format_args!("acc{s} += v{};", o.exp));
+                if let (Step::Held(e), true) = (step, self.reuse.kept[o.exp]) {
+                    src.line(format_args!("k{}[{e}] = v{};", o.exp, o.exp));
+                }
+            });
+        }
+        let last = self.steps_of_tree(src, &[q, s], |src, parts, next, last| {
+            let at = |p: u32| match p {
+                0 => "lid".to_string(),
+                p => format!("lid + {}u", p * next),
+            };
+            for p in 0..parts {
+                src.line(format_args!(
+                    "const {t} pm{p} = red{q}[{}], ps{p} = red{s}[{}];",
+                    at(p),
+                    at(p)
+                ));
+            }
+            let top = (1..parts).fold("pm0".to_string(), |acc, p| {
+                combine(ReduceOp::Max, d, &acc, &format!("pm{p}"))
+            });
+            src.line(format_args!("const {t} top = {top};"));
+            src.line(format_args!(
+                "const {t} big = {};",
+                online::finite_shift("top", t)
+            ));
+            let total = (0..parts)
+                .map(|p| online::rescaled(&format!("pm{p}"), &format!("ps{p}"), "top", "big", t))
+                .collect::<Vec<_>>()
+                .join(" + ");
+            match last {
+                true => src.line(format_args!("const {t} r{q} = top, r{s} = {total};")),
+                false => {
+                    src.line(format_args!("red{q}[lid] = top;"));
+                    src.line(format_args!("red{s}[lid] = {total};"));
+                }
+            }
+        });
+        if !last {
+            src.open("if (t == 0u) {");
+            src.line(format_args!("const {t} r{q} = acc{q}, r{s} = acc{s};"));
+        }
+        // The sum, shifted by d(M), rescaled to c(M).
+        src.line(format_args!("const {t} mr = r{q};"));
+        self.chain(v, o, "mr", src);
+        src.line(format_args!(
+            "red{s}[lid] = r{s} == ({t})0 ? r{s} : r{s} * exp({} - v{});",
+            online::finite_shift("mr", t),
+            o.shift
+        ));
+        src.line(format_args!("red{q}[lid] = mr;"));
+        for (k, red) in [(q, max), (s, sum)] {
+            src.line(format_args!(
+                "if (live) out{}[row] = ({})red{k}[lid];",
+                red.output,
+                vt(red.dtype)
+            ));
+        }
+        src.close();
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        if self.reuse.kept[o.exp] {
+            src.open("{");
+            self.chain(v, o, &format!("red{q}[base]"), src);
+            src.line(format_args!("const {t} f = exp(sh{q} - v{});", o.shift));
+            for e in 0..self.steps.len() {
+                let k = format!("k{}[{e}]", o.exp);
+                src.line(format_args!("{k} = {k} == ({t})0 ? {k} : {k} * f;"));
+            }
+            src.close();
+        }
+    }
+
+    /// The values of `o`'s shift, each read of the maximum's result as `top`.
+    fn chain(&self, v: &mut Values, o: &online::OnlineSum, top: &str, src: &mut Src) {
+        for &i in &o.chain {
+            let t = vt(self.plan.values[i].dtype);
+            let e = match &self.plan.values[i].value {
+                Value::Load { slot } => match self.reduced[*slot] {
+                    Some(k) if k == o.max => format!("({t})({top})"),
+                    k => format!("({t})red{}[base]", k.unwrap_or_default()),
+                },
+                _ => v.expr(i, "gid", None),
+            };
+            src.line(format_args!("const {t} v{i} = {e};"));
+        }
+    }
+
+    /// `body` at the elements of `step` that are in the row, with their coordinates
+    /// along the row (`i{d}`) and flat index `gid` in scope.
+    fn element(&self, v: &mut Values, step: Step, src: &mut Src, body: impl FnOnce(&mut Values, &mut Src)) {
+        let ix = v.ix;
+        let rank = v.plan.dims.len();
+        let per_row = self.r.layout.per_row;
+        let outer = self.outer;
+        match step {
+            Step::Held(e) => {
+                src.open(format_args!("{{ const {ix} j = t + {}u;", e * per_row));
+                src.open("if (live && j < len) {");
+            }
+            Step::Loop => {
+                src.open("{");
+                src.open(format_args!(
+                    "for ({ix} j = t; live && j < len; j += {per_row}u) {{"
+                ));
+            }
+        }
+        if self.r.inner == 1 {
+            src.line(format_args!("const {ix} i{} = j;", rank - 1));
+        } else {
+            src.line(format_args!("{ix} qj = j;"));
+            for d in (outer..rank).rev() {
+                match d == outer {
+                    true => src.line(format_args!("const {ix} i{d} = qj;")),
+                    false => src.line(format_args!("const {ix} i{d} = qj % d{d}; qj /= d{d};")),
+                }
+            }
+        }
+        src.line(format_args!("const {ix} gid = row * len + j;"));
+        body(v, src);
+        src.close();
+        src.close();
+    }
+
+    /// The values `range` at element `e` of the work-item as `v{i}`, as `reuse` says: a
+    /// value an earlier phase computed and holds is read from `k{i}[e]`, one its own
+    /// phase computed is that value, a value a later phase reads again is kept in
+    /// `k{i}[e]`, a load of a reduction's result reads local memory, and a value nothing
+    /// reads is left out.
+    fn values(&self, v: &mut Values, range: impl IntoIterator<Item = usize>, step: Step, src: &mut Src) {
+        let plan = self.plan;
+        let held = match step {
+            Step::Held(e) => Some(e),
+            Step::Loop => None,
+        };
+        for i in range.into_iter().filter(|&i| !plan.values[i].in_branch) {
+            let t = vt(plan.values[i].dtype);
+            match (self.reuse.how[i], &plan.values[i].value, held) {
+                (How::Unused, ..) => continue,
+                (How::Alias(f), ..) => src.line(format_args!("const {t} v{i} = v{f};")),
+                (How::Held(f), _, Some(e)) => src.line(format_args!("const {t} v{i} = k{f}[{e}];")),
+                (_, Value::Load { slot }, _) if self.reduced[*slot].is_some() => {
+                    let k = self.reduced[*slot].unwrap_or_default();
+                    src.line(format_args!("const {t} v{i} = ({t})red{k}[base];"));
+                }
+                _ => {
+                    let e = v.expr(i, "gid", None);
+                    src.line(format_args!("const {t} v{i} = {e};"));
+                }
+            }
+            if let (Some(e), true) = (held, self.reuse.kept[i]) {
+                src.line(format_args!("k{i}[{e}] = v{i};"));
+            }
+        }
+    }
+}
+
 /// One step of a phase over a work-item's elements of its row.
 #[derive(Debug, Clone, Copy)]
 enum Step {
@@ -154,85 +416,4 @@ enum Step {
     Held(u32),
     /// Every element `t + e * per_row` of the row, in a loop, held nowhere.
     Loop,
-}
-
-/// `body` at the elements of `step` that are in the row, with their coordinates along the
-/// row (`i{d}`) and flat index `gid` in scope.
-fn element(
-    v: &mut Values,
-    r: &RowsPlan,
-    step: Step,
-    outer: usize,
-    src: &mut Src,
-    body: impl FnOnce(&mut Values, &mut Src),
-) {
-    let ix = v.ix;
-    let rank = v.plan.dims.len();
-    let per_row = r.layout.per_row;
-    match step {
-        Step::Held(e) => {
-            src.open(format_args!("{{ const {ix} j = t + {}u;", e * per_row));
-            src.open("if (live && j < len) {");
-        }
-        Step::Loop => {
-            src.open("{");
-            src.open(format_args!(
-                "for ({ix} j = t; live && j < len; j += {per_row}u) {{"
-            ));
-        }
-    }
-    if r.inner == 1 {
-        src.line(format_args!("const {ix} i{} = j;", rank - 1));
-    } else {
-        src.line(format_args!("{ix} qj = j;"));
-        for d in (outer..rank).rev() {
-            match d == outer {
-                true => src.line(format_args!("const {ix} i{d} = qj;")),
-                false => src.line(format_args!("const {ix} i{d} = qj % d{d}; qj /= d{d};")),
-            }
-        }
-    }
-    src.line(format_args!("const {ix} gid = row * len + j;"));
-    body(v, src);
-    src.close();
-    src.close();
-}
-
-/// The values of `range` at element `e` of the work-item as `v{i}`, as `reuse` says: a
-/// value an earlier phase computed and holds is read from `k{i}[e]`, one its own phase
-/// computed is that value, a value a later phase reads again is kept in `k{i}[e]`, a
-/// load of a reduction's result reads local memory, and a value nothing reads is left
-/// out.
-fn values(
-    v: &mut Values,
-    range: std::ops::Range<usize>,
-    step: Step,
-    reuse: &Reuse,
-    reduced: &impl Fn(usize) -> Option<usize>,
-    src: &mut Src,
-) {
-    let plan = v.plan;
-    let held = match step {
-        Step::Held(e) => Some(e),
-        Step::Loop => None,
-    };
-    for i in range.filter(|&i| !plan.values[i].in_branch) {
-        let t = vt(plan.values[i].dtype);
-        match (reuse.how[i], &plan.values[i].value, held) {
-            (How::Unused, ..) => continue,
-            (How::Alias(f), ..) => src.line(format_args!("const {t} v{i} = v{f};")),
-            (How::Held(f), _, Some(e)) => src.line(format_args!("const {t} v{i} = k{f}[{e}];")),
-            (_, Value::Load { slot }, _) if reduced(*slot).is_some() => {
-                let k = reduced(*slot).unwrap_or_default();
-                src.line(format_args!("const {t} v{i} = ({t})red{k}[base];"));
-            }
-            _ => {
-                let e = v.expr(i, "gid", None);
-                src.line(format_args!("const {t} v{i} = {e};"));
-            }
-        }
-        if let (Some(e), true) = (held, reuse.kept[i]) {
-            src.line(format_args!("k{i}[{e}] = v{i};"));
-        }
-    }
 }

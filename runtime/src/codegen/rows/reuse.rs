@@ -29,8 +29,9 @@ pub(super) struct Reuse {
 }
 
 impl Reuse {
-    /// `reduced(slot)`: the reduction whose result input `slot` reads, if any.
-    pub(super) fn of(plan: &KernelPlan, r: &RowsPlan, reduced: &impl Fn(usize) -> Option<usize>) -> Reuse {
+    /// `reduced[slot]`: the reduction whose result input `slot` reads, if any; `unheld`:
+    /// values no phase keeps (a later equal value computes them again).
+    pub(super) fn of(plan: &KernelPlan, r: &RowsPlan, reduced: &[Option<usize>], unheld: &[usize]) -> Reuse {
         let n = plan.values.len();
         // (A value at or past a phase's end belongs to a later phase.)
         let ends = r.phase_ends();
@@ -42,7 +43,7 @@ impl Reuse {
         for (i, pv) in plan.values.iter().enumerate() {
             varies[i] = match &pv.value {
                 Value::Scalar { .. } => false,
-                Value::Load { slot } => reduced(*slot).is_none(),
+                Value::Load { slot } => reduced[*slot].is_none(),
                 Value::Op { args, .. } => args.iter().any(|&a| varies[a]),
                 Value::Inside { .. } | Value::Gather { .. } | Value::Random { .. } => true,
             };
@@ -70,7 +71,7 @@ impl Reuse {
                 How::Compute
             } else if phase[f] == phase[i] {
                 How::Alias(f)
-            } else if registers && varies[f] {
+            } else if registers && varies[f] && !unheld.contains(&f) {
                 kept[f] = true;
                 How::Held(f)
             } else {
@@ -88,7 +89,7 @@ impl Reuse {
 /// Per value, the first value of the kernel equal to it: the same operation and type of
 /// operands that are themselves equal (itself where no earlier one is). Each phase takes
 /// its scalar arguments again, so equal scalar arguments count as one.
-fn first_equal(plan: &KernelPlan) -> Vec<usize> {
+pub(super) fn first_equal(plan: &KernelPlan) -> Vec<usize> {
     let scalars: Vec<usize> = (0..plan.scalars.len())
         .map(|k| (0..k).find(|&j| plan.scalars[j] == plan.scalars[k]).unwrap_or(k))
         .collect();

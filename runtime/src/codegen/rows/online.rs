@@ -1,0 +1,154 @@
+//! A row's maximum and its sum of exponentials shifted by it in one pass ([`OnlineSum`]):
+//! softmax, `log_softmax` and `logsumexp` reduce `m = max(x)` and then `s = sum(exp(x -
+//! c(m)))`, where the shift `c` reads the row's maximum alone (`m` itself, or `m` where
+//! it is finite and 0 elsewhere, as the library writes it). As two phases that is two
+//! combining trees and their barriers. Computed online it is one: each work-item takes
+//! its own maximum `m_t`, sums `exp(x - d(m_t))` with `d(m) = m` where finite and 0
+//! elsewhere, and the tree combines the pairs `(m, s)` (a partial sum shifted by `d(m)`
+//! is rescaled by `exp(d(m) - d(M))` where the larger maximum `M` joins it). At the end
+//! the row's first work-item rescales the sum to the shift the user wrote, `c(M)`, and
+//! each work-item its held exponentials (the epilogue's `exp(x - c(m))` read back).
+//!
+//! The rule is algebraic, `exp(x - c(M)) = exp(x - d(m_t)) * exp(d(m_t) - c(M))`, and
+//! holds for any `c` that reads no element of the row; where `c(M) = d(M)` (every finite
+//! row) the rescaling multiplies by exactly 1.
+
+use super::reuse::first_equal;
+use crate::graph::{BinaryOp, ReduceOp, UnaryOp};
+use crate::plan::rows_plan::RowsPlan;
+use crate::plan::{KernelPlan, OpCode, Value};
+
+/// Reductions `max` and `max + 1` of a row kernel, a maximum and a sum of
+/// `exp(x - c)`, computed in one pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct OnlineSum {
+    /// The maximum's reduction (index in [`RowsPlan::reductions`]); the sum's is next.
+    pub(super) max: usize,
+    /// The sum's operand `exp(x - c)`, and the difference `x - c` it takes.
+    pub(super) exp: usize,
+    pub(super) diff: usize,
+    /// The shift `c`, and the values it is computed from (itself included, in order),
+    /// none of which reads an element of the row.
+    pub(super) shift: usize,
+    pub(super) chain: Vec<usize>,
+    /// The values of the sum's phase that compute `x`, in order.
+    pub(super) x: Vec<usize>,
+}
+
+/// The maximum-and-sum pairs of the row kernel `r`, where its layout allows them.
+/// `reduced[slot]`: the reduction whose result input `slot` reads, if any.
+pub(super) fn find(plan: &KernelPlan, r: &RowsPlan, reduced: &[Option<usize>]) -> Vec<OnlineSum> {
+    if !r.layout.online {
+        return Vec::new();
+    }
+    let first = first_equal(plan);
+    let ends = r.phase_ends();
+    (0..r.reductions.len().saturating_sub(1))
+        .filter_map(|k| {
+            pair(
+                plan,
+                r,
+                reduced,
+                &first,
+                k,
+                r.reductions[k + 1].start..ends[k + 1],
+            )
+        })
+        .collect()
+}
+
+/// Reductions `k` and `k + 1` as an [`OnlineSum`], where they are a float maximum and a
+/// sum of exactly `exp(x - c)` (phase values `phase`), `x` equal to the maximum's operand
+/// and `c` reading no element of the row.
+fn pair(
+    plan: &KernelPlan,
+    r: &RowsPlan,
+    reduced: &[Option<usize>],
+    first: &[usize],
+    k: usize,
+    phase: std::ops::Range<usize>,
+) -> Option<OnlineSum> {
+    let (max, sum) = (&r.reductions[k], &r.reductions[k + 1]);
+    let d = plan.values[max.value].dtype;
+    let same = [max.dtype, sum.dtype, plan.values[sum.value].dtype]
+        .iter()
+        .all(|&t| t == d);
+    if max.op != ReduceOp::Max || sum.op != ReduceOp::Sum || !d.is_float() || !same {
+        return None;
+    }
+    let exp = sum.value;
+    let diff = match &plan.values[exp].value {
+        Value::Op {
+            code: OpCode::Unary(UnaryOp::Exp),
+            args,
+        } => args[0],
+        _ => return None,
+    };
+    let (x, shift) = match &plan.values[diff].value {
+        Value::Op {
+            code: OpCode::Binary(BinaryOp::Sub),
+            args,
+        } => (args[0], args[1]),
+        _ => return None,
+    };
+    if first[x] != first[max.value] {
+        return None;
+    }
+    let chain = closure(plan, shift);
+    let xs = closure(plan, x);
+    // The chain reads the results of this or earlier reductions, scalars and operations
+    // over them: nothing that varies along the row.
+    let still = chain.iter().all(|&i| match &plan.values[i].value {
+        Value::Load { slot } => reduced[*slot].is_some_and(|j| j <= k),
+        Value::Scalar { .. } | Value::Op { .. } => !plan.values[i].in_branch,
+        Value::Inside { .. } | Value::Gather { .. } | Value::Random { .. } => false,
+    });
+    // The phase is those values, each once, and nothing else.
+    let parts = [&chain[..], &xs[..], &[diff, exp][..]];
+    let once = phase
+        .clone()
+        .all(|i| parts.iter().filter(|p| p.contains(&i)).count() == 1);
+    let inside = parts.iter().flat_map(|p| p.iter()).all(|i| phase.contains(i));
+    let plain = !plan.values[diff].in_branch && !plan.values[exp].in_branch;
+    (still && once && inside && plain).then_some(OnlineSum {
+        max: k,
+        exp,
+        diff,
+        shift,
+        chain,
+        x: xs,
+    })
+}
+
+/// Value `i` and every value it reads, in order.
+fn closure(plan: &KernelPlan, i: usize) -> Vec<usize> {
+    let mut read = vec![false; i + 1];
+    read[i] = true;
+    for j in (0..=i).rev() {
+        if !read[j] {
+            continue;
+        }
+        match &plan.values[j].value {
+            Value::Op { args, .. } | Value::Random { args, .. } => args.iter().for_each(|&a| read[a] = true),
+            Value::Gather { index, .. } => read[*index] = true,
+            Value::Load { .. } | Value::Scalar { .. } | Value::Inside { .. } => {}
+        }
+    }
+    (0..=i).filter(|&j| read[j]).collect()
+}
+
+/// `d(m)`: `m` where finite, else 0 (a work-item with no element, or only `-inf`, sums
+/// `exp(-inf - 0) = 0`, not `exp(-inf + inf)`), in type `t`.
+pub(super) fn finite_shift(m: &str, t: &str) -> String {
+    format!("(isfinite({m}) ? {m} : ({t})0)")
+}
+
+/// A partial sum `s` shifted by `d(m)`, rescaled to the shift `big` of a maximum `top`
+/// of at least `m`: unchanged where `m` is that maximum (or `s` is 0, which a factor that
+/// overflows must not turn into NaN).
+pub(super) fn rescaled(m: &str, s: &str, top: &str, big: &str, t: &str) -> String {
+    format!(
+        "(({m} == {top} || {s} == ({t})0) ? {s} : {s} * exp({} - {big}))",
+        finite_shift(m, t)
+    )
+}
