@@ -14,6 +14,10 @@
 //! row) the rescaling multiplies by exactly 1.
 
 use super::reuse::first_equal;
+use super::{Kernel, Step};
+use crate::codegen::ops::{combine, vt};
+use crate::codegen::values::Values;
+use crate::codegen::writer::Src;
 use crate::graph::{BinaryOp, ReduceOp, UnaryOp};
 use crate::plan::rows_plan::RowsPlan;
 use crate::plan::{KernelPlan, OpCode, Value};
@@ -139,16 +143,124 @@ fn closure(plan: &KernelPlan, i: usize) -> Vec<usize> {
 
 /// `d(m)`: `m` where finite, else 0 (a work-item with no element, or only `-inf`, sums
 /// `exp(-inf - 0) = 0`, not `exp(-inf + inf)`), in type `t`.
-pub(super) fn finite_shift(m: &str, t: &str) -> String {
+fn finite_shift(m: &str, t: &str) -> String {
     format!("(isfinite({m}) ? {m} : ({t})0)")
 }
 
 /// A partial sum `s` shifted by `d(m)`, rescaled to the shift `big` of a maximum `top`
 /// of at least `m`: unchanged where `m` is that maximum (or `s` is 0, which a factor that
 /// overflows must not turn into NaN).
-pub(super) fn rescaled(m: &str, s: &str, top: &str, big: &str, t: &str) -> String {
+fn rescaled(m: &str, s: &str, top: &str, big: &str, t: &str) -> String {
     format!(
         "(({m} == {top} || {s} == ({t})0) ? {s} : {s} * exp({} - {big}))",
         finite_shift(m, t)
     )
+}
+
+impl Kernel<'_> {
+    /// Reductions `o.max` and `o.max + 1` as one pass (`online`): the maximum's partial
+    /// `acc{q}` is taken, then each element's `exp(x - d(acc{q}))` (`sh{q}`) summed into
+    /// `acc{q+1}` (and held where the epilogue reads it again), the pairs combined in one
+    /// tree, and the held exponentials rescaled to the shift the user wrote.
+    pub(super) fn online(&self, v: &mut Values, o: &OnlineSum, src: &mut Src) {
+        let (q, s) = (o.max, o.max + 1);
+        let (max, sum) = (&self.r.reductions[q], &self.r.reductions[s]);
+        let d = self.plan.values[max.value].dtype;
+        let t = vt(d);
+        src.line(format_args!(
+            "const {t} sh{q} = {};",
+            finite_shift(&format!("acc{q}"), t)
+        ));
+        src.line(format_args!("{t} acc{s} = ({t})0;"));
+        for &step in &self.steps {
+            self.element(v, step, src, |v, src| {
+                self.values(v, o.x.iter().copied(), step, src);
+                src.line(format_args!("const {t} v{} = sh{q};", o.shift));
+                for i in [o.diff, o.exp] {
+                    let e = v.expr(i, "gid", None);
+                    src.line(format_args!("const {t} v{i} = {e};"));
+                }
+                src.line(format_args!("acc{s} += v{};", o.exp));
+                if let (Step::Held(e), true) = (step, self.reuse.kept[o.exp]) {
+                    src.line(format_args!("k{}[{e}] = v{};", o.exp, o.exp));
+                }
+            });
+        }
+        let last = self.steps_of_tree(src, &[q, s], |src, parts, next, last| {
+            let at = |p: u32| match p {
+                0 => "lid".to_string(),
+                p => format!("lid + {}u", p * next),
+            };
+            for p in 0..parts {
+                src.line(format_args!(
+                    "const {t} pm{p} = red{q}[{}], ps{p} = red{s}[{}];",
+                    at(p),
+                    at(p)
+                ));
+            }
+            let top = (1..parts).fold("pm0".to_string(), |acc, p| {
+                combine(ReduceOp::Max, d, &acc, &format!("pm{p}"))
+            });
+            src.line(format_args!("const {t} top = {top};"));
+            src.line(format_args!("const {t} big = {};", finite_shift("top", t)));
+            let total = (0..parts)
+                .map(|p| rescaled(&format!("pm{p}"), &format!("ps{p}"), "top", "big", t))
+                .collect::<Vec<_>>()
+                .join(" + ");
+            match last {
+                true => src.line(format_args!("const {t} r{q} = top, r{s} = {total};")),
+                false => {
+                    src.line(format_args!("red{q}[lid] = top;"));
+                    src.line(format_args!("red{s}[lid] = {total};"));
+                }
+            }
+        });
+        if !last {
+            src.open("if (t == 0u) {");
+            src.line(format_args!("const {t} r{q} = acc{q}, r{s} = acc{s};"));
+        }
+        // The sum, shifted by d(M), rescaled to c(M).
+        src.line(format_args!("const {t} mr = r{q};"));
+        self.chain(v, o, "mr", src);
+        src.line(format_args!(
+            "red{s}[lid] = r{s} == ({t})0 ? r{s} : r{s} * exp({} - v{});",
+            finite_shift("mr", t),
+            o.shift
+        ));
+        src.line(format_args!("red{q}[lid] = mr;"));
+        for (k, red) in [(q, max), (s, sum)] {
+            src.line(format_args!(
+                "if (live) out{}[row] = ({})red{k}[lid];",
+                red.output,
+                vt(red.dtype)
+            ));
+        }
+        src.close();
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        if self.reuse.kept[o.exp] {
+            src.open("{");
+            self.chain(v, o, &format!("red{q}[base]"), src);
+            src.line(format_args!("const {t} f = exp(sh{q} - v{});", o.shift));
+            for e in 0..self.steps.len() {
+                let k = format!("k{}[{e}]", o.exp);
+                src.line(format_args!("{k} = {k} == ({t})0 ? {k} : {k} * f;"));
+            }
+            src.close();
+        }
+    }
+
+    /// The values of `o`'s shift, each read of the maximum's result as `top`.
+    fn chain(&self, v: &mut Values, o: &OnlineSum, top: &str, src: &mut Src) {
+        for &i in &o.chain {
+            let t = vt(self.plan.values[i].dtype);
+            let e = match &self.plan.values[i].value {
+                Value::Load { slot } => match self.reduced[*slot] {
+                    Some(k) if k == o.max => format!("({t})({top})"),
+                    k => format!("({t})red{}[base]", k.unwrap_or_default()),
+                },
+                _ => v.expr(i, "gid", None),
+            };
+            src.line(format_args!("const {t} v{i} = {e};"));
+        }
+    }
 }
