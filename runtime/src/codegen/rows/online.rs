@@ -186,32 +186,34 @@ impl Kernel<'_> {
                 }
             });
         }
+        // Pairs joined one at a time into a running pair (few registers: the held
+        // exponentials stay live across the tree).
         let last = self.steps_of_tree(src, &[q, s], |src, parts, next, last| {
-            let at = |p: u32| match p {
-                0 => "lid".to_string(),
-                p => format!("lid + {}u", p * next),
-            };
-            for p in 0..parts {
+            src.line(format_args!("{t} top = red{q}[lid], tot = red{s}[lid];"));
+            for p in 1..parts {
+                src.open("{");
                 src.line(format_args!(
-                    "const {t} pm{p} = red{q}[{}], ps{p} = red{s}[{}];",
-                    at(p),
-                    at(p)
+                    "const {t} pm = red{q}[lid + {at}u], ps = red{s}[lid + {at}u];",
+                    at = p * next
                 ));
+                src.line(format_args!(
+                    "const {t} nt = {};",
+                    combine(ReduceOp::Max, d, "top", "pm")
+                ));
+                src.line(format_args!("const {t} nb = {};", finite_shift("nt", t)));
+                src.line(format_args!(
+                    "tot = {} + {};",
+                    rescaled("top", "tot", "nt", "nb", t),
+                    rescaled("pm", "ps", "nt", "nb", t)
+                ));
+                src.line("top = nt;");
+                src.close();
             }
-            let top = (1..parts).fold("pm0".to_string(), |acc, p| {
-                combine(ReduceOp::Max, d, &acc, &format!("pm{p}"))
-            });
-            src.line(format_args!("const {t} top = {top};"));
-            src.line(format_args!("const {t} big = {};", finite_shift("top", t)));
-            let total = (0..parts)
-                .map(|p| rescaled(&format!("pm{p}"), &format!("ps{p}"), "top", "big", t))
-                .collect::<Vec<_>>()
-                .join(" + ");
             match last {
-                true => src.line(format_args!("const {t} r{q} = top, r{s} = {total};")),
+                true => src.line(format_args!("const {t} r{q} = top, r{s} = tot;")),
                 false => {
                     src.line(format_args!("red{q}[lid] = top;"));
-                    src.line(format_args!("red{s}[lid] = {total};"));
+                    src.line(format_args!("red{s}[lid] = tot;"));
                 }
             }
         });
