@@ -124,22 +124,50 @@ pub fn int_from_float(to: DType, from: DType) -> Helper {
     Helper::new(format!("lzc_{t}_from_{f}"), &format!("{f} x"), t, &body)
 }
 
-/// `atomic_add` of an `f32` in `__global` (`local` false) or `__local` memory: a
-/// compare-and-swap loop over the value's 32 bits (OpenCL C 1.2 has integer atomics
-/// only); returns the value before the addition, like the integer atomics.
-pub fn atomic_add_f32(local: bool) -> Helper {
+/// `#pragma OPENCL EXTENSION {ext} : enable`, as a helper that functions using the
+/// extension come after (the runtime checks at bind that the device has each extension a
+/// program enables, and says which one it lacks).
+pub fn extension(ext: &str) -> Helper {
+    Helper {
+        name: format!("ext_{ext}"),
+        definition: format!("#pragma OPENCL EXTENSION {ext} : enable"),
+    }
+}
+
+/// The extension OpenCL C 1.2 needs for 64-bit atomics `atom_*` (`extended`: min, max,
+/// and, or, xor; else add, sub, xchg, cmpxchg).
+pub fn int64_atomics(extended: bool) -> &'static str {
+    match extended {
+        true => "cl_khr_int64_extended_atomics",
+        false => "cl_khr_int64_base_atomics",
+    }
+}
+
+/// `atomic_add` of a float type `t` (`f32` or `f64`) in `__global` (`local` false) or
+/// `__local` memory: a compare-and-swap loop over the value's bits (OpenCL C 1.2 has
+/// integer atomics only; `double`'s need `cl_khr_int64_base_atomics`); returns the value
+/// before the addition, like the integer atomics.
+pub fn atomic_add_float(t: DType, local: bool) -> Helper {
     let space = if local { "__local" } else { "__global" };
+    let (c, bits, cas) = match t {
+        DType::F64 => ("double", "ulong", "atom_cmpxchg"),
+        _ => ("float", "uint", "atomic_cmpxchg"),
+    };
     let body = format!(
-        "volatile {space} uint* q = (volatile {space} uint*)p; uint old = *q, seen; \
-         while ((seen = atomic_cmpxchg(q, old, as_uint(as_float(old) + v))) != old) old = seen; \
-         return as_float(old);"
+        "volatile {space} {bits}* q = (volatile {space} {bits}*)p; {bits} old = *q, seen; \
+         while ((seen = {cas}(q, old, as_{bits}(as_{c}(old) + v))) != old) old = seen; \
+         return as_{c}(old);"
     );
-    Helper::new(
-        format!("lzc_atomic_add_float_{}", if local { "local" } else { "global" }),
-        &format!("volatile {space} float* p, float v"),
-        "float",
+    let helper = Helper::new(
+        format!("lzc_atomic_add_{c}_{}", if local { "local" } else { "global" }),
+        &format!("volatile {space} {c}* p, {c} v"),
+        c,
         &body,
-    )
+    );
+    match t {
+        DType::F64 => helper.after(&[extension(int64_atomics(false))]),
+        _ => helper,
+    }
 }
 
 /// The Philox4x32-10 counter-based generator (Salmon et al., "Parallel random numbers: as

@@ -25,7 +25,7 @@ mod text;
 
 pub use dtype::DType;
 pub use helpers::{
-    atomic_add_f32, clamp, div, int_from_float, philox4x32_10, philox_stream, pow, random_value, rem, signum,
-    Draw, Helper,
+    atomic_add_float, clamp, div, extension, int64_atomics, int_from_float, philox4x32_10, philox_stream,
+    pow, random_value, rem, signum, Draw, Helper,
 };
 pub use text::{guarded, pragmas, wrapping, wrapping_abs, wrapping_neg, FP64_PRAGMA, NO_CONTRACT_PRAGMA};

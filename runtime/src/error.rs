@@ -51,6 +51,20 @@ pub enum Error {
         device: String,
     },
 
+    /// A kernel enables an OpenCL extension (`#pragma OPENCL EXTENSION ... : enable`) the
+    /// device does not have (e.g. 64-bit atomics, `cl_khr_int64_base_atomics`).
+    #[error("kernel `{kernel}` needs the OpenCL extension {extension}, which device {device:?} does not have{why}")]
+    UnsupportedExtension {
+        /// The kernel's name.
+        kernel: String,
+        /// The extension.
+        extension: String,
+        /// The device's name.
+        device: String,
+        /// What in the kernel needs it, where known (`: 64-bit atomics`), or empty.
+        why: String,
+    },
+
     /// Shapes that cannot be combined.
     #[error("shape mismatch in {op}: {left:?} and {right:?} cannot be broadcast together")]
     ShapeMismatch {

@@ -352,6 +352,9 @@ macro_rules! atomics_kernel {
 
 atomics_kernel!(atomics_i32, i32);
 atomics_kernel!(atomics_u32, u32);
+// 64-bit integers: OpenCL C 1.2's `atom_*` under `cl_khr_int64_*_atomics`.
+atomics_kernel!(atomics_i64, i64);
+atomics_kernel!(atomics_u64, u64);
 
 macro_rules! atomics_test {
     ($test:ident, $name:ident, $T:ident, $seed:expr) => {
@@ -401,6 +404,38 @@ macro_rules! atomics_test {
 
 atomics_test!(atomics_on_i32, atomics_i32, i32, 4);
 atomics_test!(atomics_on_u32, atomics_u32, u32, 5);
+atomics_test!(atomics_on_i64, atomics_i64, i64, 6);
+atomics_test!(atomics_on_u64, atomics_u64, u64, 7);
+
+#[test]
+fn a_kernel_names_the_extension_its_64_bit_atomics_need() {
+    assert!(atomics_i64::SOURCE.contains("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable"));
+    assert!(atomics_i64::SOURCE.contains("#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable"));
+    assert!(!atomics_i32::SOURCE.contains("int64"));
+}
+
+#[test]
+fn binding_a_kernel_whose_extension_the_device_lacks_is_an_error_naming_it() {
+    // Every extension a program enables is checked at bind against the device's list.
+    static NEEDS: lazycl::KernelSource = lazycl::KernelSource {
+        name: "needs_an_extension",
+        source: "#pragma OPENCL EXTENSION cl_lazycl_no_such_extension : enable\n\
+                 __kernel void needs_an_extension(__global int* x) { x[0] = 1; }",
+        num_args: 1,
+        dtypes: &[],
+    };
+    let c = crate::common::ctx();
+    match lazycl::Kernel::bind(&c, &NEEDS) {
+        Err(e @ lazycl::Error::UnsupportedExtension { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("needs_an_extension"), "{text}");
+            assert!(text.contains("cl_lazycl_no_such_extension"), "{text}");
+            assert!(text.contains(&c.device().name), "{text}");
+        }
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("bound a kernel whose extension the device lacks"),
+    }
+}
 
 // ---------------------------------------------------------------- threads and counters
 
@@ -613,10 +648,11 @@ fn const_items_match_the_host() {
     }
 }
 
-/// `atomic_add` on `f32`, in global and in local memory (a compare-and-swap loop).
+/// `atomic_add` on `f32` and `f64`, in global and in local memory (a compare-and-swap
+/// loop; `f64`'s needs `cl_khr_int64_base_atomics`).
 #[kernel]
-fn float_sums(x: &[f32], sums: &mut [f32], by_group: &mut [f32]) {
-    let mut acc = Local::<[f32; 1]>::new();
+fn float_sums<T: Float>(x: &[T], sums: &mut [T], by_group: &mut [T]) {
+    let mut acc = Local::<[T; 1]>::new();
     let i = global_id(0);
     if local_id(0) == 0 {
         acc[0] = 0.0;
@@ -633,27 +669,39 @@ fn float_sums(x: &[f32], sums: &mut [f32], by_group: &mut [f32]) {
     }
 }
 
-#[test]
-fn float_atomics_add_every_value() {
+fn float_atomics_add_every_value<T>() -> lazycl::Result<()>
+where
+    T: lazycl::Element
+        + lazycl::Float
+        + std::ops::AddAssign
+        + std::ops::SubAssign
+        + std::iter::Sum
+        + From<f32>,
+    T: float_sums::Types,
+{
     let c = crate::common::ctx();
     let n = 1000usize;
-    // Values whose sums are exact in f32 whatever the order: multiples of 1/4.
-    let xs: Vec<f32> = (0..n).map(|i| ((i * 37) % 101) as f32 * 0.25).collect();
-    let x = c.from_slice(&xs).unwrap();
-    let mut sums = c.zeros::<f32>([5]).unwrap();
-    let mut total = c.zeros::<f32>([1]).unwrap();
-    float_sums::bind(&c)
-        .unwrap()
+    // Values whose sums are exact whatever the order: multiples of 1/4.
+    let xs: Vec<T> = (0..n).map(|i| T::from(((i * 37) % 101) as f32 * 0.25)).collect();
+    let x = c.from_slice(&xs)?;
+    let mut sums = c.zeros::<T>([5])?;
+    let mut total = c.zeros::<T>([1])?;
+    float_sums::bind::<T>(&c)?
         .global(1024)
         .local(64)
-        .launch(&x, &mut sums, &mut total)
-        .unwrap();
-    let mut want = [0.0f32; 5];
+        .launch(&x, &mut sums, &mut total)?;
+    let mut want = [T::from(0.0); 5];
     for (i, &v) in xs.iter().enumerate() {
         want[i % 4] += v;
         want[4] -= v;
     }
-    assert_eq!(sums.to_vec().unwrap(), want.to_vec());
-    assert_eq!(total.to_vec().unwrap(), vec![xs.iter().sum::<f32>()]);
-    assert!(float_sums::SOURCE.contains("atomic_cmpxchg"));
+    assert_eq!(sums.to_vec()?, want.to_vec());
+    assert_eq!(total.to_vec()?, vec![xs.iter().copied().sum::<T>()]);
+    Ok(())
+}
+
+#[test]
+fn float_atomics_add_every_value_f32_and_f64() -> lazycl::Result<()> {
+    float_atomics_add_every_value::<f32>()?;
+    float_atomics_add_every_value::<f64>()
 }

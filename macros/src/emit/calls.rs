@@ -41,12 +41,26 @@ impl Emitter<'_> {
             parts.push(self.expr(v, pre));
         }
         match (a.elem, op) {
-            (Scalar::F32, AtomicOp::Add | AtomicOp::Sub) => {
+            (Scalar::F32 | Scalar::F64, AtomicOp::Add | AtomicOp::Sub) => {
                 if op == AtomicOp::Sub {
                     parts[1] = format!("-({})", parts[1]);
                 }
                 let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
-                self.call_helper(clc::atomic_add_f32(local), &refs)
+                self.call_helper(
+                    clc::atomic_add_float(a.elem.dtype().unwrap_or(DType::F32), local),
+                    &refs,
+                )
+            }
+            // 64-bit integers: OpenCL C 1.2's `atom_*`, under their extension's pragma.
+            (Scalar::I64 | Scalar::U64, _) => {
+                let extended = matches!(
+                    op,
+                    AtomicOp::Min | AtomicOp::Max | AtomicOp::And | AtomicOp::Or | AtomicOp::Xor
+                );
+                let ext = clc::extension(clc::int64_atomics(extended));
+                self.helpers.entry(ext.name.clone()).or_insert(ext);
+                let name = op.c().replacen("atomic_", "atom_", 1);
+                format!("{name}({})", parts.join(", "))
             }
             _ => format!("{}({})", op.c(), parts.join(", ")),
         }

@@ -170,16 +170,21 @@ impl Lowerer<'_> {
         let Some((aref, idx)) = self.index_parts(ix, true) else {
             return err_expr(span);
         };
-        let float_add = aref.elem == Scalar::F32 && matches!(op, AtomicOp::Add | AtomicOp::Sub);
-        if !matches!(aref.elem, Scalar::I32 | Scalar::U32) && !float_add {
-            let msg = match aref.elem {
-                Scalar::F32 => format!("`{name}` on `f32` elements is not supported; `atomic_add` and `atomic_sub` are"),
-                Scalar::F64 => "atomics on `f64` need 64-bit atomics, which OpenCL C 1.2 does not guarantee; \
-                     accumulate in `f32` (`atomic_add` works on it) or in integers"
-                    .to_string(),
-                t => format!(
-                    "atomics work on `i32` and `u32` elements (OpenCL C 1.2), and `atomic_add`/`atomic_sub` on `f32`, not `{}`",
-                    t.rust()
+        let float = matches!(aref.elem, Scalar::F32 | Scalar::F64);
+        let supported = match aref.elem {
+            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 => true,
+            Scalar::F32 | Scalar::F64 => matches!(op, AtomicOp::Add | AtomicOp::Sub),
+            Scalar::Bool | Scalar::Usize => false,
+        };
+        if !supported {
+            let msg = match float {
+                true => format!(
+                    "`{name}` on `{}` elements is not supported; `atomic_add` and `atomic_sub` are",
+                    aref.elem.rust()
+                ),
+                false => format!(
+                    "atomics work on `i32`, `u32`, `i64` and `u64` elements, and `atomic_add`/`atomic_sub` on `f32` and `f64`, not `{}`",
+                    aref.elem.rust()
                 ),
             };
             self.errors.add(target.span(), msg);

@@ -62,6 +62,7 @@ impl Kernel {
         let compiled = match cache.get(&key) {
             Some(k) => k.clone(),
             None => {
+                inner.check_extensions(source.name, source.source)?;
                 let options = build_options(inner, false);
                 let program = obtain(inner, source.name, source.source, options)?;
                 let k = Arc::new(CompiledKernel::create(

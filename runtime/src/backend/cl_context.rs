@@ -42,4 +42,34 @@ impl ClContext {
         }
         Ok(())
     }
+
+    /// Errors unless the device has every OpenCL extension the program `source` of
+    /// kernel `kernel` enables (`#pragma OPENCL EXTENSION name : enable`).
+    pub(crate) fn check_extensions(&self, kernel: &str, source: &str) -> Result<()> {
+        for line in source.lines() {
+            let mut words = line.split_whitespace();
+            let pragma = [words.next(), words.next()] == [Some("#pragma"), Some("OPENCL")]
+                && words.next() == Some("EXTENSION");
+            let Some(extension) = words.next().filter(|_| pragma) else {
+                continue;
+            };
+            if extension == "all" || self.device.extensions.iter().any(|e| e == extension) {
+                continue;
+            }
+            let why = match extension {
+                "cl_khr_int64_base_atomics" | "cl_khr_int64_extended_atomics" => {
+                    ": 64-bit atomics (on `i64`, `u64` or `f64` elements)"
+                }
+                "cl_khr_fp64" => ": `f64` elements",
+                _ => "",
+            };
+            return Err(Error::UnsupportedExtension {
+                kernel: kernel.to_string(),
+                extension: extension.to_string(),
+                device: self.device.name.clone(),
+                why: why.to_string(),
+            });
+        }
+        Ok(())
+    }
 }

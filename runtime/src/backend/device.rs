@@ -61,6 +61,8 @@ pub struct DeviceInfo {
     pub driver_version: String,
     /// Whether `double` is supported (`cl_khr_fp64`).
     pub fp64: bool,
+    /// `CL_DEVICE_EXTENSIONS`, one name each.
+    pub extensions: Vec<String>,
     /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
     pub max_work_group_size: usize,
     /// `CL_DEVICE_MAX_WORK_ITEM_SIZES`: the largest work-group size in each dimension.
@@ -116,6 +118,7 @@ impl DeviceInfo {
             opencl_c_version: d.opencl_c_version().cl("clGetDeviceInfo")?.trim().to_string(),
             driver_version: d.driver_version().cl("clGetDeviceInfo")?.trim().to_string(),
             fp64,
+            extensions: extensions.split_whitespace().map(str::to_string).collect(),
             max_work_group_size: d.max_work_group_size().cl("clGetDeviceInfo")?,
             max_work_item_sizes: d.max_work_item_sizes().cl("clGetDeviceInfo")?,
             address_bits: d.address_bits().cl("clGetDeviceInfo")?,
