@@ -31,7 +31,7 @@ pub struct Helper {
 }
 
 impl Helper {
-    fn new(name: String, params: &str, ret: &str, body: &str) -> Helper {
+    pub(crate) fn new(name: String, params: &str, ret: &str, body: &str) -> Helper {
         let definition = format!("{ret} {name}({params}) {{ {body} }}");
         Helper { name, definition }
     }

@@ -20,10 +20,12 @@
 //! Layers, bottom to top: `dtype` → `text` → `helpers` (`tests/it/layers.rs` checks them).
 
 mod dtype;
+mod group;
 mod helpers;
 mod text;
 
 pub use dtype::DType;
+pub use group::{collective, scratch_name, Collective, GROUP_SCRATCH};
 pub use helpers::{
     atomic_add_float, clamp, div, extension, int64_atomics, int_from_float, philox4x32_10, philox_stream,
     pow, random_value, rem, signum, Draw, Helper,

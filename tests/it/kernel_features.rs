@@ -705,3 +705,144 @@ fn float_atomics_add_every_value_f32_and_f64() -> lazycl::Result<()> {
     float_atomics_add_every_value::<f32>()?;
     float_atomics_add_every_value::<f64>()
 }
+
+// ---------------------------------------------------------------- work-group collectives
+
+macro_rules! collectives_kernel {
+    ($name:ident, $T:ident, $zero:expr) => {
+        /// Per work-group: the sum, least and greatest of its elements of `x` (work-items
+        /// past the end add nothing and repeat the last element), and the element of the
+        /// group's work-item `pick`; written by the group's last work-item.
+        #[kernel]
+        fn $name(
+            x: &[$T],
+            pick: usize,
+            sums: &mut [$T],
+            mins: &mut [$T],
+            maxs: &mut [$T],
+            picked: &mut [$T],
+        ) {
+            let i = global_id(0);
+            let n = x.len();
+            let v = if i < n { x[i] } else { $zero };
+            let w = x[i.min(n - 1)];
+            let s = work_group_reduce_add(v);
+            let lo = work_group_reduce_min(w);
+            let hi = work_group_reduce_max(w);
+            let p = work_group_broadcast(w, pick);
+            if local_id(0) == local_size(0) - 1 {
+                let g = group_id(0);
+                sums[g] = s;
+                mins[g] = lo;
+                maxs[g] = hi;
+                picked[g] = p;
+            }
+        }
+    };
+}
+
+collectives_kernel!(collectives_i32, i32, 0);
+collectives_kernel!(collectives_u64, u64, 0);
+collectives_kernel!(collectives_f32, f32, 0.0);
+collectives_kernel!(collectives_f64, f64, 0.0);
+
+macro_rules! collectives_test {
+    ($test:ident, $name:ident, $T:ident, $gen:expr, $close:expr) => {
+        #[test]
+        fn $test() -> lazycl::Result<()> {
+            let ctx = context();
+            let k = $name::bind(&ctx)?;
+            let mut r = rng(71);
+            // Groups of one, odd sizes, the scratch's 256, and more (folded in chunks).
+            for (n, group) in [
+                (1usize, 1usize),
+                (1000, 3),
+                (777, 64),
+                (4096, 256),
+                (3000, 1024),
+            ] {
+                let x: Vec<$T> = (0..n).map(|_| $gen(&mut r)).collect();
+                let groups = n.div_ceil(group);
+                let pick = group / 2;
+                let xa = ctx.from_slice(&x)?;
+                let mut out: Vec<lazycl::Array<$T>> = (0..4)
+                    .map(|_| ctx.zeros::<$T>([groups]))
+                    .collect::<lazycl::Result<_>>()?;
+                let [sums, mins, maxs, picked] = &mut out[..] else {
+                    unreachable!()
+                };
+                k.global(groups * group)
+                    .local(group)
+                    .launch(&xa, pick, sums, mins, maxs, picked)?;
+                let (sums, mins, maxs, picked) = (
+                    sums.to_vec()?,
+                    mins.to_vec()?,
+                    maxs.to_vec()?,
+                    picked.to_vec()?,
+                );
+                for g in 0..groups {
+                    let part = &x[g * group..((g + 1) * group).min(n)];
+                    let last = x[((g + 1) * group).min(n) - 1];
+                    let want_sum = part.iter().fold(0 as $T, |a, &b| $close.0(a, b));
+                    assert!(
+                        $close.1(sums[g], want_sum),
+                        "n {n} group {group} #{g}: sum {} vs {}",
+                        sums[g],
+                        want_sum
+                    );
+                    let lo = part
+                        .iter()
+                        .copied()
+                        .fold(last, |a, b| if b < a { b } else { a });
+                    let hi = part
+                        .iter()
+                        .copied()
+                        .fold(last, |a, b| if b > a { b } else { a });
+                    assert_eq!(
+                        (mins[g], maxs[g]),
+                        (lo, hi),
+                        "n {n} group {group} #{g}: min, max"
+                    );
+                    let want_pick = x[(g * group + pick).min(n - 1)];
+                    assert_eq!(picked[g], want_pick, "n {n} group {group} #{g}: broadcast");
+                }
+            }
+            Ok(())
+        }
+    };
+}
+
+collectives_test!(
+    collectives_on_i32,
+    collectives_i32,
+    i32,
+    |r: &mut rand::rngs::StdRng| r.gen::<i32>(),
+    (|a: i32, b: i32| a.wrapping_add(b), |g: i32, w: i32| g == w)
+);
+collectives_test!(
+    collectives_on_u64,
+    collectives_u64,
+    u64,
+    |r: &mut rand::rngs::StdRng| r.gen::<u64>(),
+    (|a: u64, b: u64| a.wrapping_add(b), |g: u64, w: u64| g == w)
+);
+collectives_test!(
+    collectives_on_f32,
+    collectives_f32,
+    f32,
+    |r: &mut rand::rngs::StdRng| r.gen_range(-100.0f32..100.0),
+    (
+        |a: f32, b: f32| a + b,
+        |g: f32, w: f32| (g - w).abs() <= 1e-3 * (1.0 + w.abs())
+    )
+);
+collectives_test!(
+    collectives_on_f64,
+    collectives_f64,
+    f64,
+    |r: &mut rand::rngs::StdRng| r.gen_range(-100.0f64..100.0),
+    (
+        |a: f64, b: f64| a + b,
+        |g: f64, w: f64| (g - w).abs() <= 1e-9 * (1.0 + w.abs())
+    )
+);

@@ -66,6 +66,24 @@ impl Emitter<'_> {
         }
     }
 
+    /// A work-group collective of type `ty`: its helper over the kernel's scratch array
+    /// for that type (declared at the top of the kernel's body).
+    pub(super) fn collective(
+        &mut self,
+        op: clc::Collective,
+        ty: Ty,
+        args: &[Expr],
+        pre: &mut Vec<String>,
+    ) -> String {
+        let t = self.scalar(ty).dtype().unwrap_or(DType::I32);
+        let mut vals: Vec<String> = args.iter().map(|a| self.expr(a, pre)).collect();
+        let scratch = clc::scratch_name(t);
+        self.scratch.insert(scratch.clone(), t);
+        vals.push(scratch);
+        let refs: Vec<&str> = vals.iter().map(String::as_str).collect();
+        self.call_helper(clc::collective(op, t), &refs)
+    }
+
     /// A builtin of type `ty` applied to `args` (the first argument's type names the
     /// helper functions).
     pub(super) fn builtin(&mut self, b: Builtin, ty: Ty, args: &[Expr], pre: &mut Vec<String>) -> String {

@@ -49,6 +49,7 @@ impl Emitter<'_> {
                 idx,
                 vals,
             } => self.atomic(*op, array, *local, idx, vals, pre),
+            ExprKind::Collective(op, args) => self.collective(*op, e.ty, args, pre),
             ExprKind::If(c, then, els) => self.if_expr(c, then, els, e.ty, pre),
             ExprKind::Block(b) => self.block_expr(b, e.ty, pre),
         }

@@ -37,6 +37,8 @@ struct Emitter<'a> {
     helpers: BTreeMap<String, Helper>,
     /// Whether `double` appears (needs the `cl_khr_fp64` pragma).
     uses_f64: bool,
+    /// The `__local` scratch arrays of the work-group collectives called, by name.
+    scratch: BTreeMap<String, DType>,
     ret_is_value: bool,
     /// Expression mode (`expr!`): `let` bindings are inlined at their uses instead of
     /// declared (OpenCL C has no statement expressions); name → parenthesized value.
@@ -55,6 +57,7 @@ impl<'a> Emitter<'a> {
             tmp: 0,
             helpers: BTreeMap::new(),
             uses_f64: false,
+            scratch: BTreeMap::new(),
             ret_is_value,
             inline: None,
         }
@@ -143,6 +146,13 @@ pub fn function(
     }
     let mut lines = prologue;
     em.block(body, &mut lines);
+    // The collectives' scratch arrays, at kernel scope (lowering allows them in kernels
+    // only).
+    let scratch = em
+        .scratch
+        .iter()
+        .map(|(name, t)| format!("__local {} {name}[{}];", t.cl_name(), lazycl_clc::GROUP_SCRATCH));
+    let lines: Vec<String> = scratch.chain(lines).collect();
     let head = if kernel {
         format!("__kernel void {cl_name}({})", decls.join(", "))
     } else {

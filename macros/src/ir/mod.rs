@@ -59,6 +59,9 @@ pub enum ExprKind {
         idx: Box<Expr>,
         vals: Vec<Expr>,
     },
+    /// A work-group collective (`work_group_reduce_add(v)`, ...): the value, and for a
+    /// broadcast the linear local id of the work-item whose value it takes.
+    Collective(lazycl_clc::Collective, Vec<Expr>),
     /// `if c { a } else { b }` as a value.
     If(Box<Expr>, Block, Block),
     /// `{ stmts; tail }` as a value.

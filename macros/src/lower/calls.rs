@@ -9,6 +9,7 @@ use super::names::{is_intrinsic, suggest, WORK_ITEM};
 use super::{err_expr, given, pattern_idents, strip_parens, ArrLen, Binding, Lowerer};
 use crate::diag::{Sp, Spanned};
 use crate::ir::*;
+use crate::signature::FnKind;
 
 impl Lowerer<'_> {
     pub(super) fn call(&mut self, c: &syn::ExprCall) -> Expr {
@@ -43,6 +44,9 @@ impl Lowerer<'_> {
         }
         if let Some(op) = AtomicOp::from_name(&name) {
             return self.atomic(op, &name, c);
+        }
+        if let Some(op) = lazycl_clc::Collective::from_name(&name) {
+            return self.collective(op, c);
         }
         match self.lookup(&name) {
             Some(Binding::Poison) => return err_expr(span),
@@ -215,6 +219,62 @@ impl Lowerer<'_> {
                 idx: Box::new(idx),
                 vals,
             },
+            ty,
+            span,
+        }
+    }
+
+    /// A work-group collective: `work_group_reduce_add(v)` (and `_min`, `_max`) of a number,
+    /// `work_group_broadcast(v, from)`; in `#[kernel]` bodies only (they take the
+    /// kernel's local memory), typed as their value.
+    fn collective(&mut self, op: lazycl_clc::Collective, c: &syn::ExprCall) -> Expr {
+        use lazycl_clc::Collective;
+        let span = c.span();
+        let name = op.name();
+        let arity = if op == Collective::Broadcast { 2 } else { 1 };
+        if c.args.len() != arity {
+            let what = match op {
+                Collective::Broadcast => "a value and the linear local id of the work-item to take it from",
+                _ => "one value",
+            };
+            self.errors.add(
+                span,
+                format!("`{name}` takes {what}, but {} given", given(c.args.len())),
+            );
+            return err_expr(span);
+        }
+        if self.kind != FnKind::Kernel {
+            self.errors.add(
+                span,
+                format!(
+                    "`{name}` works in #[kernel] bodies only: every work-item of the group calls it, \
+                     and it takes local memory, which OpenCL C allows at kernel scope only"
+                ),
+            );
+            return err_expr(span);
+        }
+        let args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
+        let ty = args[0].ty;
+        let elem = self.infer.scalar(ty);
+        if ty == Ty::Unit || elem.is_some_and(|s| s == Scalar::Bool || s.dtype().is_none()) {
+            let found = self.infer.describe(ty);
+            self.errors.add(
+                args[0].span,
+                format!(
+                    "`{name}` works on `i32`, `u32`, `i64`, `u64`, `f32` and `f64` values, not `{found}`"
+                ),
+            );
+        }
+        if let Some(from) = args.get(1) {
+            self.unify(
+                Ty::S(Scalar::Usize),
+                from.ty,
+                from.span,
+                &format!(" in the local id of `{name}`"),
+            );
+        }
+        Expr {
+            kind: ExprKind::Collective(op, args),
             ty,
             span,
         }

@@ -341,7 +341,10 @@ pub(super) const INT_METHOD_LIST: &str =
 
 /// Names of the functions the subset provides (not device functions).
 pub fn is_intrinsic(name: &str) -> bool {
-    WORK_ITEM.iter().any(|(n, _)| *n == name) || name == "barrier" || AtomicOp::from_name(name).is_some()
+    WORK_ITEM.iter().any(|(n, _)| *n == name)
+        || name == "barrier"
+        || AtomicOp::from_name(name).is_some()
+        || lazycl_clc::Collective::from_name(name).is_some()
 }
 
 /// All intrinsic names, for suggestions.
@@ -351,6 +354,7 @@ fn intrinsic_names() -> impl Iterator<Item = &'static str> {
         .map(|(n, _)| *n)
         .chain(["barrier"])
         .chain(AtomicOp::ALL.iter().map(|op| op.c()))
+        .chain(lazycl_clc::Collective::ALL.iter().map(|c| c.name()))
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
