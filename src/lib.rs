@@ -26,7 +26,7 @@ pub mod prelude {
 pub mod __private {
     pub use lazycl_runtime::{
         expr_kind, expr_node, Array, ArrayArg, Context, DType, Element, Error, Event, ExprArg, ExprInput,
-        ExprOperand, ExprTemplate, Queue, Result,
+        ExprOperand, ExprTemplate, Float, Integer, Numeric, Queue, Result, Signed,
     };
     pub use lazycl_runtime::{Dims, Kernel, KernelArg, KernelSource, LaunchOptions};
 }

@@ -395,7 +395,7 @@ fn run() -> R<()> {
     // takes (the figures behind the row kernels' layout rule).
     if args.iter().any(|a| a == "--rows-sweep") {
         // (elements per work-item, most work-items a row, rows a work-group: 0 for the
-        // rule's, softmax's maximum and sum in two passes).
+        // rule's, softmax's maximum and sum in one pass).
         let layouts = [
             (16u32, 1024u32, 0u32, false),
             (16, 1024, 0, true),
@@ -403,12 +403,12 @@ fn run() -> R<()> {
             (8, 1024, 1, false),
             (32, 1024, 0, false),
         ];
-        for (items, most, rows, two_pass) in layouts {
+        for (items, most, rows, online) in layouts {
             let tuning = lazycl::Tuning {
                 row_items: Some(items),
                 row_work_items: Some(most),
                 rows_per_group: (rows > 0).then_some(rows),
-                rows_two_pass: two_pass,
+                rows_online: online,
                 ..lazycl::Tuning::default()
             };
             let swept = lz(Context::builder().tuning(tuning).build())?;
@@ -418,11 +418,7 @@ fn run() -> R<()> {
                 0 => "the rule's rows a group".to_string(),
                 r => format!("{r} rows a group"),
             };
-            let passes = if two_pass {
-                ", max and sum in two passes"
-            } else {
-                ""
-            };
+            let passes = if online { ", max and sum in one pass" } else { "" };
             for row in &mut rep.rows[at..] {
                 row.name = format!(
                     "{} [{items} elements per work-item, at most {most} a row, {group}{passes}]",

@@ -310,6 +310,19 @@ pub fn instances(f: &syn::ItemFn, params: &[TypeParam]) -> Vec<Instance> {
         .collect()
 }
 
+/// `e` with every path that starts with one of `names` starting with its type of `types`
+/// instead (`T::EPSILON` → `f32::EPSILON`, `as T` → `as f32`): an `expr!` over type
+/// parameters, lowered once per assignment of element types to them.
+pub fn substitute_expr(e: &syn::Expr, names: &[Ident], types: &[Scalar]) -> syn::Expr {
+    let mut e = e.clone();
+    let mut subst = Substitute {
+        names: names.to_vec(),
+        types: types.to_vec(),
+    };
+    subst.visit_expr_mut(&mut e);
+    e
+}
+
 /// Replaces the first segment of every path that names a type parameter by its type,
 /// keeping the span of the user's name (so errors point at it).
 struct Substitute {

@@ -69,6 +69,11 @@ element!(f32, F32, |v| v.to_bits() as u64);
 element!(f64, F64, |v| v.to_bits());
 
 /// Numeric element types (everything but `bool`): arithmetic is defined on these.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a numeric element type (`i32`, `u32`, `i64`, `u64`, `f32` or `f64`)",
+    label = "arithmetic needs a numeric element type",
+    note = "`bool` arrays have no arithmetic: select with `mask.select(&a, &b)` or convert with `as`"
+)]
 pub trait Numeric: Element {}
 impl Numeric for i32 {}
 impl Numeric for u32 {}
@@ -78,11 +83,23 @@ impl Numeric for f32 {}
 impl Numeric for f64 {}
 
 /// Floating-point element types: the math methods (`sqrt`, `exp`, ...) are defined on these.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a floating-point element type (`f32` or `f64`)",
+    label = "needs `f32` or `f64` elements",
+    note = "float methods (`sqrt`, `exp`, ...), float literals (`2.0`) and float constants apply to `f32` and `f64`; \
+            convert other elements with `as` (`x as f32` in expr!)"
+)]
 pub trait Float: Numeric {}
 impl Float for f32 {}
 impl Float for f64 {}
 
 /// Integer element types (`i32 u32 i64 u64`): bitwise operations and `pow` are defined on these.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an integer element type (`i32`, `u32`, `i64` or `u64`)",
+    label = "needs integer elements",
+    note = "integer literals (`2`), bitwise operators and shifts apply to integers; for floats write `2.0`, \
+            or convert with `as`"
+)]
 pub trait Integer: Numeric {}
 impl Integer for i32 {}
 impl Integer for u32 {}
@@ -90,6 +107,11 @@ impl Integer for i64 {}
 impl Integer for u64 {}
 
 /// Signed element types: unary minus is defined on these.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a signed element type (`i32`, `i64`, `f32` or `f64`)",
+    label = "needs signed elements",
+    note = "negation and `abs` apply to signed types; convert unsigned elements with `as`"
+)]
 pub trait Signed: Numeric {}
 impl Signed for i32 {}
 impl Signed for i64 {}

@@ -31,8 +31,9 @@ pub struct Tuning {
     /// group of the reduction group size).
     pub rows_per_group: Option<u32>,
     /// Row kernels compute a maximum and the sum of exponentials shifted by it (softmax)
-    /// in two phases with a combining tree each, not in one pass.
-    pub rows_two_pass: bool,
+    /// in one pass with one combining tree (`codegen::rows::online`), not in two phases.
+    /// Off by default: on the H200 it was slower (BENCHMARKS.md, "online softmax").
+    pub rows_online: bool,
 }
 
 /// What planning knows of a device.

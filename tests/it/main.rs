@@ -13,6 +13,7 @@ mod compact;
 
 mod expr_device_fn;
 mod expr_fusion;
+mod expr_generic;
 mod expr_ops;
 mod expr_runtime;
 mod finish_in_consumer;

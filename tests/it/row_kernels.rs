@@ -334,13 +334,13 @@ fn a_value_of_an_earlier_phase_is_held_not_computed_again() {
     assert_close(&got, &host_softmax(&v64, 1024), 2e-5, "softmax");
 }
 
-/// A context whose row kernels take `items` elements a work-item and, with `two_pass`,
-/// compute a maximum and the sum of exponentials shifted by it in two phases.
-fn pass_ctx(items: u32, two_pass: bool) -> Context {
+/// A context whose row kernels take `items` elements a work-item and, with `online`,
+/// compute a maximum and the sum of exponentials shifted by it in one pass.
+fn pass_ctx(items: u32, online: bool) -> Context {
     Context::builder()
         .tuning(lazycl::Tuning {
             row_items: Some(items),
-            rows_two_pass: two_pass,
+            rows_online: online,
             ..lazycl::Tuning::default()
         })
         .build()
@@ -354,9 +354,9 @@ fn agree(a: f32, b: f32, tol: f32) -> bool {
 
 #[test]
 fn softmax_max_and_sum_in_one_pass_agree_with_two_passes_on_hard_rows() {
-    // Softmax's maximum and sum of exponentials run as one pass and one combining tree
-    // (each work-item's partial sum shifted by its own maximum, rescaled as they
-    // combine). On rows where that could go wrong — `-inf` in some or all elements, a
+    // With `rows_online`, softmax's maximum and sum of exponentials run as one pass and
+    // one combining tree (each work-item's partial sum shifted by its own maximum,
+    // rescaled as they combine). On rows where that could go wrong — `-inf` in some or all elements, a
     // NaN, `+inf`, magnitudes whose exponentials overflow unshifted, work-items with
     // no element of a short row — it agrees with the two-pass kernel and the host.
     let len = 37;
@@ -387,8 +387,8 @@ fn softmax_max_and_sum_in_one_pass_agree_with_two_passes_on_hard_rows() {
     let v: Vec<f32> = rows.concat();
     let shape = [rows.len(), len];
     for items in [1, 4, 16] {
-        let one = pass_ctx(items, false);
-        let two = pass_ctx(items, true);
+        let one = pass_ctx(items, true);
+        let two = pass_ctx(items, false);
         let (x1, x2) = (
             one.from_shape_slice(shape, &v).unwrap(),
             two.from_shape_slice(shape, &v).unwrap(),

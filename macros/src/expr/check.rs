@@ -30,6 +30,9 @@ pub(super) struct Checker {
     scopes: Vec<HashSet<String>>,
     pub operands: Vec<Ident>,
     pub callees: Vec<Ident>,
+    /// Type parameters named (`T::EPSILON`, `T::from(v)`, `as T`), in order of first
+    /// use: each is an element type the expression is generic over.
+    pub types: Vec<Ident>,
     /// Closure form: free names are errors, not operands.
     closed: bool,
 }
@@ -41,6 +44,7 @@ impl Checker {
             scopes: vec![HashSet::new()],
             operands: Vec::new(),
             callees: Vec::new(),
+            types: Vec::new(),
             closed: false,
         }
     }
@@ -156,9 +160,37 @@ impl Checker {
         }
     }
 
+    /// Notes the first segment of `path` (`T` of `T::EPSILON`) as a type parameter where
+    /// it names no element type and the path is longer.
+    fn type_name(&mut self, path: &syn::Path) {
+        let Some(first) = path.segments.first() else {
+            return;
+        };
+        let name = first.ident.to_string();
+        // (Types are named in upper camel case; `module::f` names no type.)
+        let known = Scalar::from_rust(&name).is_some() || !name.starts_with(|c: char| c.is_ascii_uppercase());
+        if path.segments.len() < 2 || known || !first.arguments.is_none() {
+            return;
+        }
+        if self.closed {
+            self.errors.add(
+                first.ident.span(),
+                format!(
+                    "type parameters (`{name}`) work in the expression form of expr!; a closure's \
+                     parameters have element types: `|x: f32| ...`"
+                ),
+            );
+        } else if !self.types.contains(&first.ident) {
+            self.types.push(first.ident.clone());
+        }
+    }
+
     /// A name: bound by `let` (or a closure parameter), else an operand (closure form:
-    /// an error, closures capture nothing).
+    /// an error, closures capture nothing); a longer path may name a type parameter.
     fn path(&mut self, p: &syn::ExprPath) {
+        if p.qself.is_none() {
+            self.type_name(&p.path);
+        }
         if let (Some(id), None) = (p.path.get_ident(), &p.qself) {
             let name = id.to_string();
             if !self.bound(&name) {
@@ -193,6 +225,14 @@ impl Checker {
 
     fn cast(&mut self, c: &syn::ExprCast) {
         self.expr(&c.expr);
+        // `as T`: a type parameter, where `T` is no element type.
+        if let syn::Type::Path(tp) = &*c.ty {
+            if let (Some(id), None) = (tp.path.get_ident(), &tp.qself) {
+                let mut path = tp.path.clone();
+                path.segments.push(syn::PathSegment::from(id.clone()));
+                self.type_name(&path);
+            }
+        }
         if matches!(&*c.ty, syn::Type::Reference(_) | syn::Type::Ptr(_)) {
             self.errors.add(
                 c.ty.span(),
@@ -250,7 +290,9 @@ impl Checker {
                         self.callees.push(id.clone());
                     }
                 }
-                // Longer paths (`f32::sqrt(x)`) are checked by the translator.
+                // Longer paths (`f32::sqrt(x)`) are checked by the translator; `T::from(v)`
+                // names a type parameter.
+                self.type_name(&p.path);
             }
             other => {
                 self.errors.add(

@@ -10,6 +10,7 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 
 use super::input::{Checked, Input, Param};
+use super::kinds::{generic_impl, ClassType, GenericImpl, ResultType};
 use super::variants::{variants, Variant};
 use crate::diag::Spanned;
 use crate::emit::FP64_PRAGMA;
@@ -24,7 +25,7 @@ pub(super) fn callee_macro(id: &Ident) -> Ident {
 /// The generated Rust code.
 pub(super) fn translate(input: &Input, checked: &Checked, sigs: &[DevSig]) -> TokenStream {
     let operands = &checked.operands;
-    let variants = match variants(input, operands, sigs) {
+    let variants = match variants(input, operands, &checked.types, sigs) {
         Ok(v) => v,
         Err(e) => {
             let e = e.to_compile_error();
@@ -46,7 +47,7 @@ pub(super) fn translate(input: &Input, checked: &Checked, sigs: &[DevSig]) -> To
             Some(v) => closure_form(params, v, &templates, &gens),
             None => quote! {},
         },
-        None => expression_form(input, operands, &variants, &templates, &gens),
+        None => expression_form(input, operands, &checked.types, &variants, &templates, &gens),
     }
 }
 
@@ -134,10 +135,12 @@ fn closure_form(params: &[Param], v: &Variant, templates: &Templates, gens: &[Id
     }
 }
 
-/// The expression form: the template is chosen by the operands' element types.
+/// The expression form: the template is chosen by the operands' element types (and the
+/// type parameters' it names, `names`, given to the call explicitly).
 fn expression_form(
     input: &Input,
     operands: &[Ident],
+    names: &[Ident],
     variants: &[Variant],
     templates: &Templates,
     gens: &[Ident],
@@ -145,9 +148,11 @@ fn expression_form(
     let p = quote! { ::lazycl::__private };
     let rust = templates.rust;
     let n = operands.len();
+    let tgens: Vec<Ident> = (0..names.len()).map(|k| format_ident!("T{}", k)).collect();
     let elems: Vec<TokenStream> = gens
         .iter()
         .map(|g| quote! { <#g as #p::ExprArg>::Elem })
+        .chain(tgens.iter().map(|t| quote! { #t }))
         .collect();
     let tuple = quote! { (#(#elems,)*) };
     let has_array = has_array_bound(gens.iter().map(|g| quote! { <#g as #p::ExprArg>::Kind }));
@@ -159,25 +164,29 @@ fn expression_form(
         rust.hash(&mut h);
         format_ident!("__LazyclExprTypes{:08x}", h.finish() as u32)
     };
-    let impls: Vec<TokenStream> = variants
-        .iter()
-        .map(|v| {
-            let tys: Vec<Ident> = v.types.iter().map(|s| format_ident!("{}", s.rust())).collect();
-            let r = format_ident!("{}", v.result.rust());
-            let t = templates.template(v);
-            quote! {
-                impl #trait_name for (#(#tys,)*) {
-                    type R = #r;
-                    #[inline]
-                    fn template() -> &'static #p::ExprTemplate {
-                        static TEMPLATE: #p::ExprTemplate = #t;
-                        &TEMPLATE
+    let impls: Vec<TokenStream> = match generic_impl(variants) {
+        Some(g) => vec![generic_impl_tokens(&g, names, variants, templates, &trait_name)],
+        None => variants
+            .iter()
+            .map(|v| {
+                let tys: Vec<Ident> = v.types.iter().map(|s| format_ident!("{}", s.rust())).collect();
+                let r = format_ident!("{}", v.result.rust());
+                let t = templates.template(v);
+                quote! {
+                    impl #trait_name for (#(#tys,)*) {
+                        type R = #r;
+                        #[inline]
+                        fn template() -> &'static #p::ExprTemplate {
+                            static TEMPLATE: #p::ExprTemplate = #t;
+                            &TEMPLATE
+                        }
                     }
                 }
-            }
-        })
-        .collect();
-    let (message, notes) = type_message(operands, variants);
+            })
+            .collect(),
+    };
+    let slots: Vec<String> = operands.iter().chain(names).map(|o| o.to_string()).collect();
+    let (message, notes) = type_message(&slots, variants);
     let vars: Vec<Ident> = (0..n).map(|i| format_ident!("a{}", i)).collect();
     let span = input.body.span().start;
     let call = Ident::new("__lazycl_expr", span);
@@ -185,6 +194,14 @@ fn expression_form(
         .iter()
         .map(|o| quote_spanned! {o.span()=> &#o })
         .collect();
+    // The type parameters are the caller's: given explicitly, the operands' inferred.
+    let turbofish = match names.is_empty() {
+        true => quote! {},
+        false => {
+            let infer = gens.iter().map(|_| quote! { _ });
+            quote! { ::<#(#infer,)* #(#names),*> }
+        }
+    };
     quote! {
         {
             #[allow(non_camel_case_types)]
@@ -196,7 +213,7 @@ fn expression_form(
             #(#impls)*
             #[inline]
             #[allow(clippy::too_many_arguments)]
-            fn __lazycl_expr<#(#gens: #p::ExprArg),*>(#(#vars: &#gens),*) -> #p::Array<<#tuple as #trait_name>::R>
+            fn __lazycl_expr<#(#gens: #p::ExprArg,)* #(#tgens: #p::Element),*>(#(#vars: &#gens),*) -> #p::Array<<#tuple as #trait_name>::R>
             where
                 #tuple: #trait_name,
                 #has_array
@@ -206,7 +223,100 @@ fn expression_form(
                     &[#(#p::ExprArg::operand(#vars)),*],
                 )
             }
-            #call(#(#args),*)
+            #call #turbofish(#(#args),*)
+        }
+    }
+}
+
+/// One impl of the expression's trait for all its variants, generic over a type per
+/// class of slots bounded by the class's kind; the template is picked by the types'
+/// `DTYPE`s. A class's parameter takes the name of a type parameter in it (`names`: the
+/// expression's, slots after the operands), else `T` (`T0`, `T1`, ... for several), which
+/// messages show (`implemented for (T, T)`).
+fn generic_impl_tokens(
+    g: &GenericImpl,
+    names: &[Ident],
+    variants: &[Variant],
+    templates: &Templates,
+    trait_name: &Ident,
+) -> TokenStream {
+    let p = quote! { ::lazycl::__private };
+    let operands = g.class_of.len() - names.len();
+    let unnamed = g.classes.len() > 1;
+    let param = |c: usize| {
+        let named = (operands..g.class_of.len()).find(|&i| g.class_of[i] == c);
+        let mut name = match (named, unnamed) {
+            (Some(i), _) => names[i - operands].to_string(),
+            (None, false) => "T".to_string(),
+            (None, true) => format!("T{c}"),
+        };
+        while named.is_none() && names.iter().any(|n| *n == name) {
+            name.push('_');
+        }
+        format_ident!("{}", name)
+    };
+    let class_type = |c: usize| match g.classes[c] {
+        ClassType::Fixed(s) => {
+            let t = format_ident!("{}", s.rust());
+            quote! { #t }
+        }
+        ClassType::Kind(_) => {
+            let t = param(c);
+            quote! { #t }
+        }
+    };
+    let generic: Vec<(usize, &'static str)> = (g.classes.iter().enumerate())
+        .filter_map(|(c, t)| match t {
+            ClassType::Kind(k) => Some((c, k.name())),
+            ClassType::Fixed(_) => None,
+        })
+        .collect();
+    let bounds = generic.iter().map(|&(c, k)| {
+        let (t, k) = (param(c), format_ident!("{}", k));
+        quote! { #t: #p::#k }
+    });
+    let tys = g.class_of.iter().map(|&c| class_type(c));
+    let r = match g.result {
+        ResultType::Fixed(s) => {
+            let t = format_ident!("{}", s.rust());
+            quote! { #t }
+        }
+        ResultType::Class(c) => class_type(c),
+    };
+    // Each generic class's type in a variant: the type of its first slot.
+    let first_slot = |c: usize| g.class_of.iter().position(|&k| k == c).unwrap_or_default();
+    let dtypes = generic.iter().map(|&(c, _)| {
+        let t = param(c);
+        quote! { <#t as #p::Element>::DTYPE }
+    });
+    let arms = variants.iter().enumerate().map(|(i, v)| {
+        let pats = generic.iter().map(|&(c, _)| {
+            let d = v.types[first_slot(c)]
+                .dtype()
+                .map(|d| format!("{d:?}"))
+                .unwrap_or_default();
+            let d = format_ident!("{}", d);
+            quote! { #p::DType::#d }
+        });
+        quote! { (#(#pats,)*) => #i, }
+    });
+    let all = variants.iter().map(|v| templates.template(v));
+    let count = variants.len();
+    quote! {
+        impl<#(#bounds),*> #trait_name for (#(#tys,)*) {
+            type R = #r;
+            #[inline]
+            fn template() -> &'static #p::ExprTemplate {
+                static TEMPLATES: [#p::ExprTemplate; #count] = [#(#all),*];
+                // (Every combination the bounds admit is listed: the last arm is never
+                // taken.)
+                #[allow(unreachable_patterns)]
+                let variant = match (#(#dtypes,)*) {
+                    #(#arms)*
+                    _ => 0,
+                };
+                &TEMPLATES[variant]
+            }
         }
     }
 }
@@ -228,8 +338,8 @@ pub fn has_array_bound(kinds: impl Iterator<Item = TokenStream>) -> TokenStream 
 
 /// The message and notes of the error for operands whose element types the expression
 /// does not accept.
-fn type_message(operands: &[Ident], variants: &[Variant]) -> (String, Vec<String>) {
-    let names: Vec<String> = operands.iter().map(|o| format!("`{o}`")).collect();
+fn type_message(slots: &[String], variants: &[Variant]) -> (String, Vec<String>) {
+    let names: Vec<String> = slots.iter().map(|o| format!("`{o}`")).collect();
     let message = format!(
         "expr! cannot be applied to operands {} with element types `{{Self}}`",
         names.join(", ")
@@ -237,7 +347,7 @@ fn type_message(operands: &[Ident], variants: &[Variant]) -> (String, Vec<String
     let list = |set: &[Scalar]| set.iter().map(|s| s.rust()).collect::<Vec<_>>().join(", ");
     // Operands that always have equal types, and the types each group may have.
     let mut groups: Vec<(Vec<usize>, Vec<Scalar>)> = Vec::new();
-    for i in 0..operands.len() {
+    for i in 0..slots.len() {
         if let Some(g) = groups
             .iter_mut()
             .find(|(m, _)| variants.iter().all(|v| v.types[m[0]] == v.types[i]))

@@ -31,6 +31,9 @@ pub(super) struct Checked {
     pub operands: Vec<Ident>,
     /// Device functions called, in order of first call.
     pub callees: Vec<Ident>,
+    /// Type parameters the expression names (`T::EPSILON`, `as T`), in order of first
+    /// use: the expression is generic over them.
+    pub types: Vec<Ident>,
 }
 
 /// Parses and checks the input; `None` if it is no expression at all.
@@ -89,6 +92,7 @@ pub(super) fn read(input: TokenStream, errors: &mut Errors) -> Option<(Input, Ch
         Checked {
             operands,
             callees: ck.callees,
+            types: ck.types,
         },
     ))
 }

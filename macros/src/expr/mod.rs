@@ -23,6 +23,7 @@
 mod check;
 mod expand;
 mod input;
+mod kinds;
 mod variants;
 
 use proc_macro2::TokenStream;

@@ -10,6 +10,7 @@ use proc_macro2::Ident;
 use super::input::Input;
 use crate::diag::{Errors, Spanned};
 use crate::emit;
+use crate::generics::substitute_expr;
 use crate::ir::{DevSig, Expr, Infer, Scalar, Ty, VarKind};
 use crate::lower::Lowerer;
 use crate::signature::FnKind;
@@ -31,7 +32,7 @@ const MAX_VARIANTS: usize = 4096;
 /// One lowering of the expression with every operand's element type fixed.
 #[derive(Debug)]
 pub(super) struct Variant {
-    /// The operands' element types.
+    /// The operands' element types, then the type parameters'.
     pub types: Vec<Scalar>,
     pub result: Scalar,
     /// The OpenCL C expression, with `$i` for operand `i`.
@@ -52,13 +53,14 @@ struct Lowered {
     callees: Vec<DevSig>,
 }
 
-/// Lowers the body with the operands declared as `types`.
-fn lower(input: &Input, operands: &[Ident], types: &[Ty], sigs: &[DevSig]) -> Lowered {
+/// Lowers `body` (the input's, its type parameters replaced) with the operands declared
+/// as `types`.
+fn lower(input: &Input, body: &syn::Expr, operands: &[Ident], types: &[Ty], sigs: &[DevSig]) -> Lowered {
     let mut low = Lowerer::new(FnKind::DeviceFn, None, sigs);
     for (i, (name, ty)) in operands.iter().zip(types).enumerate() {
         low.declare_operand(&name.to_string(), *ty, format!("${i}"));
     }
-    let e = low.expr(&input.body);
+    let e = low.expr(body);
     if let Some((r, span)) = input.ret {
         if let Err(m) = low.infer.unify(Ty::S(r), e.ty) {
             low.errors.add(
@@ -119,13 +121,18 @@ fn classes(input: &Input, operands: &[Ident], sigs: &[DevSig]) -> Vec<(Vec<usize
 }
 
 /// Every valid variant, or the errors of the most plausible invalid one (the one with
-/// the fewest errors).
+/// the fewest errors). `names`: the type parameters the expression names; each takes
+/// every element type in turn (an assignment whose lowering fails is no variant).
 pub(super) fn variants(
     input: &Input,
     operands: &[Ident],
+    names: &[Ident],
     sigs: &[DevSig],
 ) -> Result<Vec<Variant>, syn::Error> {
-    let classes = classes(input, operands, sigs);
+    let mut classes = classes(input, operands, sigs);
+    for k in 0..names.len() {
+        classes.push((vec![operands.len() + k], ELEMENTS.to_vec()));
+    }
     let total = classes
         .iter()
         .try_fold(1usize, |acc, (_, d)| acc.checked_mul(d.len().max(1)))
@@ -145,7 +152,7 @@ pub(super) fn variants(
     let mut best: Option<(usize, syn::Error)> = None;
     let mut pick = vec![0usize; classes.len()];
     for _ in 0..total {
-        let types = assignment(&classes, &pick, operands.len());
+        let types = assignment(&classes, &pick, operands.len() + names.len());
         let (
             Lowered {
                 e,
@@ -154,7 +161,7 @@ pub(super) fn variants(
                 callees,
             },
             result,
-        ) = lower_variant(input, operands, &types, sigs);
+        ) = lower_variant(input, operands, names, &types, sigs);
         match (errors.into_error(), result) {
             (None, Some(result)) => match emit::expression(&e, &infer) {
                 Ok(t) => valid.push(Variant {
@@ -220,11 +227,17 @@ fn assignment(classes: &[(Vec<usize>, Vec<Scalar>)], pick: &[usize], n: usize) -
 fn lower_variant(
     input: &Input,
     operands: &[Ident],
+    names: &[Ident],
     types: &[Scalar],
     sigs: &[DevSig],
 ) -> (Lowered, Option<Scalar>) {
-    let tys: Vec<Ty> = types.iter().map(|s| Ty::S(*s)).collect();
-    let mut lowered = lower(input, operands, &tys, sigs);
+    let (own, named) = types.split_at(operands.len());
+    let tys: Vec<Ty> = own.iter().map(|s| Ty::S(*s)).collect();
+    let body = match names.is_empty() {
+        true => input.body.clone(),
+        false => substitute_expr(&input.body, names, named),
+    };
+    let mut lowered = lower(input, &body, operands, &tys, sigs);
     let Lowered { e, infer, errors, .. } = &mut lowered;
     let result = infer.scalar(e.ty);
     if errors.is_empty() {
@@ -238,7 +251,7 @@ fn lower_variant(
             Some(_) => {}
         }
     }
-    if types.contains(&Scalar::Usize) && errors.is_empty() {
+    if own.contains(&Scalar::Usize) && errors.is_empty() {
         errors.add(
             e.span,
             "an operand would have type `usize`, which is not an array element type; use `u64`",
@@ -261,7 +274,8 @@ mod tests {
         if let Some(e) = errors.into_error() {
             return Err(e.into_iter().map(|e| e.to_string()).collect());
         }
-        variants(&input, &checked.operands, &[]).map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
+        variants(&input, &checked.operands, &checked.types, &[])
+            .map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
     }
 
     #[test]

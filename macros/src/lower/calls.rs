@@ -87,6 +87,11 @@ impl Lowerer<'_> {
         c: &syn::ExprCall,
         span: Sp,
     ) -> Expr {
+        // `T::from(v)`: Rust's lossless `From` (a literal takes type `T`, as through the
+        // reflexive `From<T> for T`), for code generic over `T`.
+        if segs[1] == "from" {
+            return self.conversion_call(t, c, span);
+        }
         let mut args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
         if args.is_empty() {
             self.errors.add(
@@ -104,6 +109,59 @@ impl Lowerer<'_> {
             .map(|s| Sp::from(s.ident.span()))
             .unwrap_or(span);
         self.scalar_method(recv, &segs[1], name_span, args, span)
+    }
+
+    /// `t::from(v)`: `v` converted to `t` where Rust has `From` for it (a literal, or a
+    /// lossless conversion: `i32`/`u32` to 64 bits, `f32` to `f64`, `bool` to numbers).
+    fn conversion_call(&mut self, t: Scalar, c: &syn::ExprCall, span: Sp) -> Expr {
+        if c.args.len() != 1 {
+            self.errors.add(
+                span,
+                format!(
+                    "`{}::from` takes one value, but {} given",
+                    t.rust(),
+                    given(c.args.len())
+                ),
+            );
+            return err_expr(span);
+        }
+        let v = self.expr(&c.args[0]);
+        let from = self.infer.shallow(v.ty);
+        let lossless = |f: Scalar| {
+            use Scalar::*;
+            f == t
+                || matches!(
+                    (f, t),
+                    (I32 | U32, I64 | F64)
+                        | (U32, U64)
+                        | (F32, F64)
+                        | (Bool, I32 | U32 | I64 | U64 | F32 | F64)
+                )
+        };
+        match from {
+            Ty::Var(_) | Ty::Never => {
+                self.unify(Ty::S(t), v.ty, v.span, &format!(" in `{}::from`", t.rust()));
+                v
+            }
+            Ty::S(f) if lossless(f) => Expr {
+                kind: ExprKind::Cast(Box::new(v)),
+                ty: Ty::S(t),
+                span,
+            },
+            _ => {
+                let d = self.infer.describe(from);
+                self.errors.add(
+                    span,
+                    format!(
+                        "`{}::from` converts losslessly, like Rust's `From`, and `{d}` does not convert so; \
+                         write `as {}` for a conversion that may round or wrap",
+                        t.rust(),
+                        t.rust()
+                    ),
+                );
+                err_expr(span)
+            }
+        }
     }
 
     /// A work-item intrinsic `name(d)`, the OpenCL builtin `cl`: a `usize`.

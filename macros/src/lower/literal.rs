@@ -159,6 +159,9 @@ impl Lowerer<'_> {
                 "INFINITY" => f64::INFINITY,
                 "NEG_INFINITY" => f64::NEG_INFINITY,
                 "NAN" => f64::NAN,
+                // (num-traits' names, for code generic over the element type.)
+                "ZERO" => 0.0,
+                "ONE" => 1.0,
                 _ => return None,
             };
             return Some(Expr {
@@ -171,6 +174,8 @@ impl Lowerer<'_> {
         let v = match name {
             "MAX" => hi,
             "MIN" => lo,
+            "ZERO" => 0,
+            "ONE" => 1,
             "BITS" => {
                 return Some(Expr {
                     kind: ExprKind::Int(ty.bits() as i128),

@@ -19,7 +19,7 @@ const H200: DeviceProfile = DeviceProfile {
         row_items: None,
         row_work_items: None,
         rows_per_group: None,
-        rows_two_pass: false,
+        rows_online: false,
     },
 };
 const POCL: DeviceProfile = DeviceProfile {

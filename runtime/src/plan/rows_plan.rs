@@ -57,7 +57,8 @@ pub(crate) struct RowsLayout {
     pub(crate) hold: Hold,
     /// Whether a maximum and a sum of exponentials shifted by it (softmax's two
     /// reductions) may run as one pass and one combining tree (`codegen::rows::online`);
-    /// off only by [`Tuning::rows_two_pass`](crate::profile::Tuning::rows_two_pass).
+    /// on only by [`Tuning::rows_online`](crate::profile::Tuning::rows_online): measured
+    /// slower on the H200 than two phases.
     pub(crate) online: bool,
 }
 
@@ -133,7 +134,7 @@ pub(crate) fn rows_layout(
         per_row: per_row as u32,
         group: group as u32,
         hold,
-        online: !profile.tuning.rows_two_pass,
+        online: profile.tuning.rows_online,
     })
 }
 

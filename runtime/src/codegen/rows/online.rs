@@ -12,6 +12,10 @@
 //! The rule is algebraic, `exp(x - c(M)) = exp(x - d(m_t)) * exp(d(m_t) - c(M))`, and
 //! holds for any `c` that reads no element of the row; where `c(M) = d(M)` (every finite
 //! row) the rescaling multiplies by exactly 1.
+//!
+//! Opt-in (`Tuning::rows_online`): on the H200 the one-pass kernel was slower than the
+//! two phases it replaces (BENCHMARKS.md), so the planner does not choose it; it stays,
+//! tested, for the devices and sweeps that measure it again.
 
 use super::reuse::first_equal;
 use super::{Kernel, Step};
