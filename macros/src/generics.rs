@@ -177,10 +177,8 @@ pub fn type_params(f: &syn::ItemFn, kind: FnKind, listed: &Listed, errors: &mut 
                 l.span(),
                 format!("lifetime parameters are not supported on {what} functions (a slice parameter needs none)"),
             ),
-            syn::GenericParam::Const(c) => errors.add(
-                c.span(),
-                format!("const generic parameters are not supported on {what} functions yet; type parameters are (`T: Float`)"),
-            ),
+            // (`const_params` reads them.)
+            syn::GenericParam::Const(_) => {}
         }
     }
     if listed.is_some() && generics.params.is_empty() {
@@ -190,6 +188,65 @@ pub fn type_params(f: &syn::ItemFn, kind: FnKind, listed: &Listed, errors: &mut 
         );
     }
     params
+}
+
+/// A `const N: usize` parameter of a kernel: a compile-time constant of its program,
+/// `#define`d when the kernel is bound for a value (one program per value).
+pub struct ConstParam {
+    pub ident: Ident,
+    pub ty: Scalar,
+}
+
+impl ConstParam {
+    /// Its name in the OpenCL C source.
+    pub fn cl_name(&self) -> String {
+        format!("LZC_CONST_{}", self.ident)
+    }
+}
+
+/// The const parameters of `f` (integers, on kernels), with errors for the others.
+pub fn const_params(f: &syn::ItemFn, kind: FnKind, errors: &mut Errors) -> Vec<ConstParam> {
+    let mut out = Vec::new();
+    for p in &f.sig.generics.params {
+        let syn::GenericParam::Const(c) = p else {
+            continue;
+        };
+        if kind != FnKind::Kernel {
+            errors.add(
+                c.span(),
+                "const generic parameters work on #[kernel] functions (one program per value); a \
+                 #[device_fn] takes the value as a parameter",
+            );
+            continue;
+        }
+        if let Some(d) = &c.default {
+            errors.add(
+                d.span(),
+                "default values are not supported on kernel const parameters",
+            );
+            continue;
+        }
+        let ty = match &c.ty {
+            syn::Type::Path(tp) => tp
+                .path
+                .get_ident()
+                .and_then(|i| Scalar::from_rust(&i.to_string())),
+            _ => None,
+        };
+        match ty {
+            Some(ty @ (Scalar::Usize | Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::I64)) => {
+                out.push(ConstParam {
+                    ident: c.ident.clone(),
+                    ty,
+                })
+            }
+            _ => errors.add(
+                c.ty.span(),
+                "a kernel's const parameter is an integer: `usize`, `u32`, `i32`, `u64` or `i64`",
+            ),
+        }
+    }
+    out
 }
 
 /// The element types type parameter `t` admits, or `None` after an error.

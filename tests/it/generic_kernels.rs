@@ -284,3 +284,74 @@ fn generic_host_code_launches_any_instance() {
     axpy::bind(&c).unwrap().global(2).launch(1.0, &x, &mut y).unwrap();
     assert_eq!(y.to_vec().unwrap(), vec![0.5, 0.25]);
 }
+
+// ---------------------------------------------------------------- const parameters
+
+/// Sums of the `2R + 1` elements around each element (clamped at the ends): `R` is a
+/// constant of the program, one program per value.
+#[kernel]
+fn window_sums<const R: usize>(x: &[f32], y: &mut [f32]) {
+    let i = global_id(0);
+    if i < y.len() {
+        let mut s = 0.0f32;
+        for k in 0..2 * R + 1 {
+            let j = (i + k).max(R) - R;
+            s += x[j.min(x.len() - 1)];
+        }
+        y[i] = s;
+    }
+}
+
+/// A type parameter and a constant together: `x * K`.
+#[kernel]
+fn scale_by<T: Float, const K: i32>(x: &[T], y: &mut [T]) {
+    let i = global_id(0);
+    if i < y.len() {
+        y[i] = x[i] * (K as T);
+    }
+}
+
+fn host_window_sums(x: &[f32], r: usize) -> Vec<f32> {
+    (0..x.len())
+        .map(|i| {
+            (0..2 * r + 1)
+                .map(|k| x[((i + k).max(r) - r).min(x.len() - 1)])
+                .sum()
+        })
+        .collect()
+}
+
+#[test]
+fn const_parameters_are_program_constants_one_program_per_value() -> lazycl::Result<()> {
+    let c = ctx();
+    let mut r = rng(97);
+    let xs = f32::random_vec(&mut r, 333);
+    let x = c.from_slice(&xs)?;
+    let mut y = c.zeros::<f32>([333])?;
+    let built = c.stats().programs_built + c.stats().programs_loaded;
+    window_sums::bind::<1>(&c)?.global(333).launch(&x, &mut y)?;
+    let got = y.to_vec()?;
+    for (g, w) in got.iter().zip(host_window_sums(&xs, 1)) {
+        assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "R = 1: {g} vs {w}");
+    }
+    window_sums::bind::<4>(&c)?.global(333).launch(&x, &mut y)?;
+    let got = y.to_vec()?;
+    for (g, w) in got.iter().zip(host_window_sums(&xs, 4)) {
+        assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "R = 4: {g} vs {w}");
+    }
+    // Two values, two programs; the first value again builds nothing.
+    let after = c.stats().programs_built + c.stats().programs_loaded;
+    assert_eq!(after - built, 2);
+    window_sums::bind::<1>(&c)?;
+    assert_eq!(c.stats().programs_built + c.stats().programs_loaded, after);
+    // The source names the constant; its value comes at bind.
+    assert!(window_sums::SOURCE.contains("LZC_CONST_R"));
+
+    let x64: Vec<f64> = xs.iter().map(|&v| v as f64).collect();
+    let xa = c.from_slice(&x64)?;
+    let mut ya = c.zeros::<f64>([333])?;
+    scale_by::bind::<f64, -3>(&c)?.global(333).launch(&xa, &mut ya)?;
+    let want: Vec<f64> = x64.iter().map(|v| v * -3.0).collect();
+    assert_eq!(ya.to_vec()?, want);
+    Ok(())
+}

@@ -8,10 +8,11 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, ToTokens};
 
 use super::kernel::{
-    forwarded_attrs, launch_args, launch_config, launch_typed, module_doc, phantom, program_source,
+    bind_constants, forwarded_attrs, launch_args, launch_config, launch_typed, module_doc, phantom,
+    program_source, BindConstants,
 };
 use super::translate::{kernel_cl_name, Translation};
-use crate::generics::TypeParam;
+use crate::generics::{ConstParam, TypeParam};
 use crate::ir::Scalar;
 
 /// The module of a generic kernel: a program per instance and one `launch` typed by the
@@ -21,6 +22,7 @@ use crate::ir::Scalar;
 pub(super) fn expand_generic_kernel(
     f: &syn::ItemFn,
     params: &[TypeParam],
+    consts: &[ConstParam],
     instances: &[(Vec<Scalar>, Translation)],
     errors: Option<syn::Error>,
 ) -> TokenStream {
@@ -138,6 +140,10 @@ pub(super) fn expand_generic_kernel(
     );
     let mod_doc = module_doc(&attrs, &mod_doc);
     let config = launch_config(&tparams);
+    let BindConstants {
+        params: const_params,
+        constants,
+    } = bind_constants(consts);
     quote! {
         #errors
         #(#attrs)*
@@ -162,9 +168,9 @@ pub(super) fn expand_generic_kernel(
 
             /// Builds the program of the instance for these types (once per context,
             /// then cached) and creates the kernel.
-            pub fn bind<#(#tparams),*>(ctx: &::lazycl::__private::Context) -> ::lazycl::__private::Result<Bound<#(#tparams),*>>
+            pub fn bind<#(#tparams,)* #(#const_params),*>(ctx: &::lazycl::__private::Context) -> ::lazycl::__private::Result<Bound<#(#tparams),*>>
             where #all: Types {
-                ::lazycl::__private::Kernel::bind(ctx, <#all as Types>::kernel())
+                ::lazycl::__private::Kernel::bind_with_constants(ctx, <#all as Types>::kernel(), #constants)
                     .map(|kernel| Bound { kernel, _types: ::core::marker::PhantomData })
             }
 

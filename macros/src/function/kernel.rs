@@ -10,6 +10,7 @@ use quote::{format_ident, quote, quote_spanned};
 
 use super::translate::{kernel_cl_name, Translation};
 use crate::emit::pragmas;
+use crate::generics::ConstParam;
 use crate::ir::{DType, ParamTy, Scalar};
 
 /// The launcher's view of the parameters.
@@ -133,7 +134,44 @@ pub(super) fn program_source(t: &Translation) -> TokenStream {
     }
 }
 
-pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation) -> TokenStream {
+/// What a kernel's const parameters add to its `bind`: the parameters (`const R: usize`)
+/// and the constants it builds the program with.
+pub(super) struct BindConstants {
+    pub(super) params: Vec<TokenStream>,
+    pub(super) constants: TokenStream,
+}
+
+pub(super) fn bind_constants(consts: &[ConstParam]) -> BindConstants {
+    let p = quote! { ::lazycl::__private };
+    let params = consts
+        .iter()
+        .map(|c| {
+            let (id, ty) = (&c.ident, Ident::new(c.ty.rust(), Span::call_site()));
+            quote! { const #id: #ty }
+        })
+        .collect();
+    let each = consts.iter().map(|c| {
+        let (id, name, cl) = (&c.ident, c.cl_name(), c.ty.cl());
+        quote! { #p::KernelConstant { name: #name, cl_type: #cl, value: #id as i128 } }
+    });
+    BindConstants {
+        params,
+        constants: quote! { &[#(#each),*] },
+    }
+}
+
+pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation, consts: &[ConstParam]) -> TokenStream {
+    let BindConstants {
+        params: const_params,
+        constants,
+    } = bind_constants(consts);
+    let bind_doc = match consts.is_empty() {
+        true => "Builds the program (once per context, then cached) and creates the kernel.".to_string(),
+        false => format!(
+            "Builds the program for these values of {} (once per context and values, then cached) and creates the kernel.",
+            consts.iter().map(|c| format!("`{}`", c.ident)).collect::<Vec<_>>().join(", ")
+        ),
+    };
     let name = &f.sig.ident;
     let vis = &f.vis;
     let attrs = forwarded_attrs(f);
@@ -173,9 +211,9 @@ pub(super) fn expand_kernel(f: &syn::ItemFn, t: &Translation) -> TokenStream {
                 dtypes: &[#(::lazycl::__private::DType::#dtypes),*],
             };
 
-            /// Builds the program (once per context, then cached) and creates the kernel.
-            pub fn bind(ctx: &::lazycl::__private::Context) -> ::lazycl::__private::Result<Bound> {
-                ::lazycl::__private::Kernel::bind(ctx, &KERNEL).map(|kernel| Bound { kernel })
+            #[doc = #bind_doc]
+            pub fn bind<#(#const_params),*>(ctx: &::lazycl::__private::Context) -> ::lazycl::__private::Result<Bound> {
+                ::lazycl::__private::Kernel::bind_with_constants(ctx, &KERNEL, #constants).map(|kernel| Bound { kernel })
             }
 
             /// The kernel bound to a context. Cloning is cheap; a `Bound` can be shared

@@ -77,19 +77,19 @@ fn translate(
     mut errors: Errors,
 ) -> TokenStream {
     let params = generics::type_params(f, kind, &listed, &mut errors);
-    let generic = !f.sig.generics.params.is_empty();
-    if !generic {
-        let mut t = translate_fn(kind, f, sigs, errors);
+    let consts = generics::const_params(f, kind, &mut errors);
+    let type_params = f.sig.generics.type_params().count();
+    if type_params == 0 {
+        let mut t = translate_fn(kind, f, &consts, sigs, errors);
         return match kind {
-            FnKind::Kernel => expand_kernel(f, &t),
+            FnKind::Kernel => expand_kernel(f, &t, &consts),
             FnKind::DeviceFn => {
                 let errors = t.errors.take();
                 expand_device_fn(f, &[(String::new(), t)], errors)
             }
         };
     }
-    let type_params = f.sig.generics.type_params().count();
-    if params.len() < type_params || f.sig.generics.params.len() > type_params {
+    if params.len() < type_params || f.sig.generics.params.len() > type_params + consts.len() {
         // A parameter without types (its error says why): nothing to instantiate.
         let e = errors.into_error().map(|e| e.to_compile_error());
         return quote! { #e };
@@ -102,7 +102,7 @@ fn translate(
                 let name = format!("{}__{}", i.f.sig.ident, generics::instance_name(&i.types));
                 i.f.sig.ident = Ident::new(&name, i.f.sig.ident.span());
             }
-            let t = translate_fn(kind, &i.f, sigs, Errors::default());
+            let t = translate_fn(kind, &i.f, &consts, sigs, Errors::default());
             (i.types, t)
         })
         .collect();
@@ -125,7 +125,7 @@ fn translate(
         }
     }
     match kind {
-        FnKind::Kernel => expand_generic_kernel(f, &params, &instances, errors.into_error()),
+        FnKind::Kernel => expand_generic_kernel(f, &params, &consts, &instances, errors.into_error()),
         FnKind::DeviceFn => {
             let named: Vec<(String, Translation)> = instances
                 .into_iter()

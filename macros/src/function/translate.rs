@@ -6,7 +6,8 @@ use proc_macro2::{Span, TokenStream};
 
 use crate::diag::{Errors, Spanned};
 use crate::emit::{self, FnText};
-use crate::ir::{device_fn_cl_name, DevSig, Param, Scalar};
+use crate::generics::ConstParam;
+use crate::ir::{device_fn_cl_name, DevSig, Param, Scalar, Ty};
 use crate::lower::names::is_reserved;
 use crate::lower::Lowerer;
 use crate::resolve::{callee_sources, devfn_macro};
@@ -44,6 +45,7 @@ fn check_attrs(kind: FnKind, f: &syn::ItemFn, errors: &mut Errors) {
 pub(super) fn translate_fn(
     kind: FnKind,
     f: &syn::ItemFn,
+    consts: &[ConstParam],
     sigs: &[DevSig],
     mut errors: Errors,
 ) -> Translation {
@@ -51,6 +53,10 @@ pub(super) fn translate_fn(
     let sig = signature::signature(f, kind, &mut errors);
     let mut low = Lowerer::new(kind, sig.ret, sigs);
     let cnames = low.params(&sig.params, &sig.rejected);
+    // Const parameters: constants the program is built with (`#define`d at bind).
+    for c in consts {
+        low.declare_operand(&c.ident.to_string(), Ty::S(c.ty), c.cl_name());
+    }
     let body = low.body(&f.block);
     low.finish();
     let callees = std::mem::take(&mut low.callees);

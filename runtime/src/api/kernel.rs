@@ -7,8 +7,8 @@ use std::sync::Arc;
 use crate::api::queue::Queue;
 use crate::backend::buffer::DeviceBuffer;
 use crate::backend::cl;
-use crate::backend::context::{Context, ContextInner};
-use crate::backend::kernel::{ArrayArg, CompiledKernel, Dims, KernelArg, KernelSource};
+use crate::backend::context::{Context, ContextInner, StaticKernelKey};
+use crate::backend::kernel::{ArrayArg, CompiledKernel, Dims, KernelArg, KernelConstant, KernelSource};
 use crate::backend::program::{build_options, obtain};
 use crate::backend::queue::Event;
 use crate::backend::submit::Command;
@@ -53,23 +53,40 @@ pub struct Kernel {
 impl Kernel {
     /// Builds (once per context) and binds the kernel described by `source`.
     pub fn bind(ctx: &Context, source: &'static KernelSource) -> Result<Kernel> {
+        Kernel::bind_with_constants(ctx, source, &[])
+    }
+
+    /// Like [`Kernel::bind`], with compile-time `constants` defined before the source
+    /// (`#define name ((type)value)`): one program per set of values, each built once per
+    /// context (`#[kernel]`'s `const N: usize` parameters).
+    pub fn bind_with_constants(
+        ctx: &Context,
+        source: &'static KernelSource,
+        constants: &[KernelConstant],
+    ) -> Result<Kernel> {
         let inner = &ctx.inner;
         for &d in source.dtypes {
             inner.check_dtype(d)?;
         }
-        let key = (source.source.as_ptr() as usize, source.name);
+        let defines: String = constants.iter().map(KernelConstant::define).collect();
+        let key = StaticKernelKey {
+            source: source.source.as_ptr() as usize,
+            name: source.name,
+            defines,
+        };
         let mut cache = inner.static_kernels.lock().unwrap_or_else(|e| e.into_inner());
         let compiled = match cache.get(&key) {
             Some(k) => k.clone(),
             None => {
                 inner.check_extensions(source.name, source.source)?;
                 let options = build_options(inner, false);
-                let program = obtain(inner, source.name, source.source, options)?;
+                let text = format!("{}{}", key.defines, source.source);
+                let program = obtain(inner, source.name, &text, options)?;
                 let k = Arc::new(CompiledKernel::create(
                     inner,
                     program,
                     source.name,
-                    source.source,
+                    &text,
                     options,
                 )?);
                 let declared = k.num_args()?;

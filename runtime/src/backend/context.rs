@@ -28,6 +28,15 @@ pub struct Context {
     pub(crate) inner: Arc<ContextInner>,
 }
 
+/// A `#[kernel]` built in a context: its source's address and name, and the `#define`s of
+/// the constants it was bound with.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct StaticKernelKey {
+    pub(crate) source: usize,
+    pub(crate) name: &'static str,
+    pub(crate) defines: String,
+}
+
 /// The context proper: the device's OpenCL context and what every object made in it
 /// needs (`cl`, which buffers, programs and kernels hold), its queues, and the caches of
 /// bound kernels. Reads through to `cl` (`ctx.device`, `ctx.counters`, ...).
@@ -36,7 +45,8 @@ pub(crate) struct ContextInner {
     /// What planning knows of the device (and the tuning switches of tests).
     pub(crate) profile: crate::profile::DeviceProfile,
     /// Kernels of `#[kernel]` functions, keyed by their static source's address and name.
-    pub(crate) static_kernels: Mutex<HashMap<(usize, &'static str), Arc<CompiledKernel>>>,
+    /// `#[kernel]`s built.
+    pub(crate) static_kernels: Mutex<HashMap<StaticKernelKey, Arc<CompiledKernel>>>,
     /// Fused kernels of the lazy graph, keyed by structure.
     pub(crate) fused_kernels: Mutex<rustc_hash::FxHashMap<Vec<u32>, Arc<CompiledKernel>>>,
     /// Planned flushes, by their graph's signature: kept and read by `exec::replay`, and

@@ -34,6 +34,25 @@ pub struct KernelSource {
     pub dtypes: &'static [DType],
 }
 
+/// A compile-time constant of a kernel's program (a `#[kernel]`'s `const N: usize`
+/// parameter): `#define name ((cl_type)value)` before the source, one program per value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KernelConstant {
+    /// The macro's name in the source.
+    pub name: &'static str,
+    /// Its OpenCL C type (`ulong`, `uint`, `int`, `long`).
+    pub cl_type: &'static str,
+    /// The value (an integer).
+    pub value: i128,
+}
+
+impl KernelConstant {
+    /// The `#define` line.
+    pub(crate) fn define(&self) -> String {
+        format!("#define {} (({}){})\n", self.name, self.cl_type, self.value)
+    }
+}
+
 /// One kernel argument.
 #[derive(Debug, Clone, Copy)]
 pub enum KernelArg {
