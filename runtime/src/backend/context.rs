@@ -44,8 +44,8 @@ pub(crate) struct ContextInner {
     pub(crate) cl: Arc<ClContext>,
     /// What planning knows of the device (and the tuning switches of tests).
     pub(crate) profile: crate::profile::DeviceProfile,
-    /// Kernels of `#[kernel]` functions, keyed by their static source's address and name.
-    /// `#[kernel]`s built.
+    /// Kernels of `#[kernel]` functions, keyed by their static source's address and name
+    /// and the constants they were bound with.
     pub(crate) static_kernels: Mutex<HashMap<StaticKernelKey, Arc<CompiledKernel>>>,
     /// Fused kernels of the lazy graph, keyed by structure.
     pub(crate) fused_kernels: Mutex<rustc_hash::FxHashMap<Vec<u32>, Arc<CompiledKernel>>>,
