@@ -28,5 +28,7 @@ pub mod __private {
         expr_kind, expr_node, Array, ArrayArg, Context, DType, Element, Error, Event, ExprArg, ExprInput,
         ExprOperand, ExprTemplate, Float, Integer, Numeric, Queue, Result, Signed,
     };
-    pub use lazycl_runtime::{Dims, Kernel, KernelArg, KernelConstant, KernelSource, LaunchOptions};
+    pub use lazycl_runtime::{
+        Dims, Kernel, KernelArg, KernelConstant, KernelSource, KernelStruct, LaunchOptions, StructBytes,
+    };
 }

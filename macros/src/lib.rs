@@ -31,6 +31,7 @@ mod expr;
 mod function;
 mod generics;
 mod ir;
+mod kernel_struct;
 mod lower;
 mod resolve;
 mod signature;
@@ -89,6 +90,24 @@ pub fn expr(input: TokenStream) -> TokenStream {
     expr::entry(input.into()).into()
 }
 
+/// A `#[repr(C)]` struct of scalar fields (`f32 f64 i32 u32 i64 u64`) that `#[kernel]`s
+/// take by value and read fields of (`p.dt`). Rust's layout is checked against OpenCL C's
+/// at compile time. Like a `#[device_fn]`, it must be defined before the kernels that take
+/// it, in the same module or a parent module (it defines a hidden `macro_rules!`).
+///
+/// ```ignore
+/// #[derive(Clone, Copy, KernelStruct)]
+/// #[repr(C)]
+/// struct Params { dt: f32, steps: u32 }
+///
+/// #[kernel]
+/// fn step(p: Params, x: &mut [f32]) { let i = global_id(0); x[i] += p.dt * p.steps as f32; }
+/// ```
+#[proc_macro_derive(KernelStruct)]
+pub fn kernel_struct(input: TokenStream) -> TokenStream {
+    kernel_struct::derive(input.into()).into()
+}
+
 /// Implementation detail of `#[kernel]`, `#[device_fn]` and `expr!`: the translation once
 /// the signatures of the called device functions are known (the end of the chain of
 /// their hidden macros, see `resolve`).
@@ -99,13 +118,13 @@ pub fn __lazycl_resolved(input: TokenStream) -> TokenStream {
         Ok(r) => r,
         Err(e) => return e.to_compile_error().into(),
     };
-    let sigs = match r.sigs() {
-        Ok(sigs) => sigs,
+    let deps = match r.deps() {
+        Ok(deps) => deps,
         Err(e) => return e.to_compile_error().into(),
     };
     match r.item {
-        ResolvedItem::Fn(kind, attr, item) => function::resolved(kind, attr, &item, &sigs),
-        ResolvedItem::Expr(input) => expr::resolved(input, &sigs),
+        ResolvedItem::Fn(kind, attr, item) => function::resolved(kind, attr, &item, &deps),
+        ResolvedItem::Expr(input) => expr::resolved(input, &deps.sigs),
     }
     .into()
 }

@@ -18,7 +18,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 use syn::parse::{Parse, ParseStream};
 
-use crate::ir::DevSig;
+use crate::ir::{DevSig, StructDef};
 use crate::signature::FnKind;
 
 /// The name of the hidden macro a `#[device_fn]` called `name` defines.
@@ -91,19 +91,31 @@ impl Parse for Resolved {
     }
 }
 
+/// What a translation knows from other macros: the signatures of the device functions
+/// called and the definitions of the kernel structs taken.
+#[derive(Default)]
+pub struct Deps {
+    pub sigs: Vec<DevSig>,
+    pub structs: Vec<StructDef>,
+}
+
 impl Resolved {
-    /// The signatures passed along by the chain.
-    pub fn sigs(&self) -> syn::Result<Vec<DevSig>> {
-        self.sigs
-            .iter()
-            .map(|l| {
-                DevSig::decode(&l.value()).ok_or_else(|| {
-                    syn::Error::new(
-                        l.span(),
-                        "lazycl internal error: malformed device function signature",
-                    )
-                })
-            })
-            .collect()
+    /// The signatures and struct definitions passed along by the chain.
+    pub fn deps(&self) -> syn::Result<Deps> {
+        let mut deps = Deps::default();
+        for l in &self.sigs {
+            let v = l.value();
+            if let Some(s) = StructDef::decode(&v) {
+                deps.structs.push(s);
+            } else if let Some(sig) = DevSig::decode(&v) {
+                deps.sigs.push(sig);
+            } else {
+                return Err(syn::Error::new(
+                    l.span(),
+                    "lazycl internal error: malformed device function signature",
+                ));
+            }
+        }
+        Ok(deps)
     }
 }

@@ -2,7 +2,7 @@
 //! that say what is supported.
 
 use crate::diag::{Errors, Spanned};
-use crate::ir::{Param, ParamTy, Scalar};
+use crate::ir::{Param, ParamTy, Scalar, StructDef};
 
 pub const SCALARS: &str = "f32, f64, i32, u32, i64, u64, bool or usize";
 pub const ELEMENTS: &str = "f32, f64, i32, u32, i64, u64 or bool";
@@ -94,7 +94,21 @@ pub struct Signature {
 }
 
 /// Checks a function header; errors are collected, good parameters kept.
-pub fn signature(f: &syn::ItemFn, kind: FnKind, errors: &mut Errors) -> Signature {
+/// The name of a parameter type that may be a `KernelStruct`: a plain path of one name
+/// that is no scalar type.
+pub fn struct_type_name(ty: &syn::Type) -> Option<&syn::Ident> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => p
+            .path
+            .get_ident()
+            .filter(|id| Scalar::from_rust(&id.to_string()).is_none()),
+        _ => None,
+    }
+}
+
+/// Checks a function header; errors are collected, good parameters kept. `structs`: the
+/// kernel structs its parameters may take.
+pub fn signature(f: &syn::ItemFn, kind: FnKind, structs: &[StructDef], errors: &mut Errors) -> Signature {
     let sig = &f.sig;
     let what = kind.attr();
     if let Some(c) = &sig.constness {
@@ -132,7 +146,24 @@ pub fn signature(f: &syn::ItemFn, kind: FnKind, errors: &mut Errors) -> Signatur
                         continue;
                     }
                 };
-                match param_type(&pt.ty) {
+                let by_value =
+                    struct_type_name(&pt.ty).and_then(|id| structs.iter().position(|s| *id == s.name));
+                if let (Some(k), FnKind::DeviceFn) = (by_value, kind) {
+                    errors.add(
+                        pt.ty.span(),
+                        format!(
+                            "device functions take scalars and slices; pass the fields of `{}` you need",
+                            structs[k].name
+                        ),
+                    );
+                    rejected.push(name);
+                    continue;
+                }
+                match by_value
+                    .map(ParamTy::Struct)
+                    .ok_or(())
+                    .or_else(|_| param_type(&pt.ty))
+                {
                     Ok(ty) => params.push(Param { name, ty, mutable }),
                     Err(e) => {
                         errors.push(e);

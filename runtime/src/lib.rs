@@ -43,7 +43,9 @@ pub use api::views::AsAxis;
 pub use backend::cache::CacheDir;
 pub use backend::context::Context;
 pub use backend::device::{device_table, devices, DeviceInfo, DeviceSelector, DeviceType};
-pub use backend::kernel::{ArrayArg, Dims, KernelArg, KernelConstant, KernelSource};
+pub use backend::kernel::{
+    ArrayArg, Dims, KernelArg, KernelConstant, KernelSource, KernelStruct, StructBytes, MAX_STRUCT_BYTES,
+};
 pub use backend::queue::Event;
 pub use dtype::{DType, Element, Float, Integer, Numeric, ScalarBits, Signed};
 pub use error::{Error, Result};

@@ -846,3 +846,144 @@ collectives_test!(
         |g: f64, w: f64| (g - w).abs() <= 1e-9 * (1.0 + w.abs())
     )
 );
+
+// ---------------------------------------------------------------- structs by value
+
+/// Parameters of a step, passed by value.
+#[derive(Clone, Copy, Debug, KernelStruct)]
+#[repr(C)]
+struct Step {
+    dt: f32,
+    steps: u32,
+}
+
+/// Fields of every size, in an order that needs padding (`b` at 8, 24 bytes in all).
+#[derive(Clone, Copy, Debug, KernelStruct)]
+#[repr(C)]
+struct Mixed {
+    a: u32,
+    b: f64,
+    c: i32,
+    d: i64,
+    e: f32,
+    f: u64,
+}
+
+#[kernel]
+fn advance(p: Step, x: &mut [f32]) {
+    let i = global_id(0);
+    if i < x.len() {
+        x[i] += p.dt * p.steps as f32;
+    }
+}
+
+/// Every field of `m`, each as an f64, and two structs in one kernel.
+#[kernel]
+fn read_fields(m: Mixed, s: Step, out: &mut [f64]) {
+    if global_id(0) == 0 {
+        out[0] = m.a as f64;
+        out[1] = m.b;
+        out[2] = m.c as f64;
+        out[3] = m.d as f64;
+        out[4] = m.e as f64;
+        out[5] = m.f as f64;
+        out[6] = s.dt as f64 + s.steps as f64;
+    }
+}
+
+/// A generic kernel that takes a struct.
+#[kernel]
+fn advance_any<T: Float>(p: Step, x: &mut [T]) {
+    let i = global_id(0);
+    if i < x.len() {
+        x[i] += (p.dt * p.steps as f32) as T;
+    }
+}
+
+#[test]
+fn structs_are_passed_by_value_at_opencl_cs_offsets() -> lazycl::Result<()> {
+    let c = crate::common::ctx();
+    let mut x = c.from_slice(&[1.0f32, 2.0, 3.0])?;
+    let k = advance::bind(&c)?;
+    k.global(3).launch(Step { dt: 0.5, steps: 4 }, &mut x)?;
+    assert_eq!(x.to_vec()?, vec![3.0, 4.0, 5.0]);
+    // A new value of the same struct each launch (struct arguments are set every time).
+    k.global(3).launch(Step { dt: -1.0, steps: 1 }, &mut x)?;
+    assert_eq!(x.to_vec()?, vec![2.0, 3.0, 4.0]);
+    let mut y = c.from_slice(&[1.0f64, 2.0])?;
+    advance_any::bind::<f64>(&c)?
+        .global(2)
+        .launch(Step { dt: 0.25, steps: 2 }, &mut y)?;
+    assert_eq!(y.to_vec()?, vec![1.5, 2.5]);
+
+    let m = Mixed {
+        a: 7,
+        b: -2.5,
+        c: -9,
+        d: -(1 << 40),
+        e: 0.25,
+        f: 1 << 50,
+    };
+    let mut out = c.zeros::<f64>([7])?;
+    read_fields::bind(&c)?
+        .global(1)
+        .launch(m, Step { dt: 1.5, steps: 2 }, &mut out)?;
+    let want = vec![
+        7.0,
+        -2.5,
+        -9.0,
+        -(1i64 << 40) as f64,
+        0.25,
+        (1u64 << 50) as f64,
+        3.5,
+    ];
+    assert_eq!(out.to_vec()?, want);
+    assert!(read_fields::SOURCE
+        .contains("typedef struct { uint a; double b; int c; long d; float e; ulong f; } lzc_struct_Mixed;"));
+    Ok(())
+}
+
+#[test]
+fn the_devices_struct_layout_is_rusts() -> lazycl::Result<()> {
+    // A probe kernel reports OpenCL C's `sizeof` and offsets of the typedef the derive
+    // wrote; they equal Rust's `size_of` and `offset_of!`.
+    static PROBE: lazycl::KernelSource = lazycl::KernelSource {
+        name: "probe",
+        source: concat!(
+            "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+            "typedef struct { uint a; double b; int c; long d; float e; ulong f; } lzc_struct_Mixed;\n",
+            "__kernel void probe(__global ulong* out) { lzc_struct_Mixed m; __private char* base = (__private char*)&m;\n",
+            " out[0] = sizeof(lzc_struct_Mixed);\n",
+            " out[1] = (__private char*)&m.a - base; out[2] = (__private char*)&m.b - base;\n",
+            " out[3] = (__private char*)&m.c - base; out[4] = (__private char*)&m.d - base;\n",
+            " out[5] = (__private char*)&m.e - base; out[6] = (__private char*)&m.f - base; }\n"
+        ),
+        num_args: 1,
+        dtypes: &[lazycl::DType::F64],
+    };
+    assert!(PROBE
+        .source
+        .contains(<Mixed as lazycl::KernelStruct>::CL_SOURCE.lines().nth(2).unwrap()));
+    let c = crate::common::ctx();
+    let out = c.zeros::<u64>([7])?;
+    let k = lazycl::Kernel::bind(&c, &PROBE)?;
+    let arg = out.kernel_arg()?;
+    k.submit(
+        &lazycl::LaunchOptions::new(lazycl::Dims::from(1)),
+        &[arg.mem()],
+        &[&arg],
+        false,
+    )?;
+    use std::mem::{offset_of, size_of};
+    let want = vec![
+        size_of::<Mixed>() as u64,
+        offset_of!(Mixed, a) as u64,
+        offset_of!(Mixed, b) as u64,
+        offset_of!(Mixed, c) as u64,
+        offset_of!(Mixed, d) as u64,
+        offset_of!(Mixed, e) as u64,
+        offset_of!(Mixed, f) as u64,
+    ];
+    assert_eq!(out.to_vec()?, want);
+    Ok(())
+}

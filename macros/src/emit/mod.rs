@@ -110,16 +110,29 @@ pub struct FnText {
     pub uses_f64: bool,
 }
 
-/// Emits a kernel (`ret == None` and `kernel`) or a device function.
-pub fn function(
-    kernel: bool,
-    cl_name: &str,
-    params: &[Param],
-    cnames: &[(String, Option<String>)],
-    ret: Option<Scalar>,
-    body: &Block,
-    infer: &Infer,
-) -> FnText {
+/// The header of a function to emit.
+pub struct Header<'a> {
+    /// A kernel (`ret` is `None`), else a device function.
+    pub kernel: bool,
+    pub cl_name: &'a str,
+    pub params: &'a [Param],
+    /// The kernel structs `ParamTy::Struct` indexes.
+    pub structs: &'a [StructDef],
+    /// The parameters' OpenCL C names (slices: pointer and length).
+    pub cnames: &'a [(String, Option<String>)],
+    pub ret: Option<Scalar>,
+}
+
+/// Emits a kernel or a device function.
+pub fn function(header: &Header, body: &Block, infer: &Infer) -> FnText {
+    let Header {
+        kernel,
+        cl_name,
+        params,
+        structs,
+        cnames,
+        ret,
+    } = *header;
     let mut em = Emitter::new(infer, ret.is_some());
     let mut decls = Vec::new();
     let mut prologue = Vec::new();
@@ -134,6 +147,7 @@ pub fn function(
                 let cl = em.cl(s);
                 decls.push(format!("{cl} {cname}"));
             }
+            ParamTy::Struct(k) => decls.push(format!("{} {cname}", structs[k].cl_name())),
             ParamTy::Slice { elem, mutable } => {
                 em.cl(elem);
                 let cl = elem.cl_storage();

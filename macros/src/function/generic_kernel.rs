@@ -14,6 +14,7 @@ use super::kernel::{
 use super::translate::{kernel_cl_name, Translation};
 use crate::generics::{ConstParam, TypeParam};
 use crate::ir::Scalar;
+use crate::signature::struct_type_name;
 
 /// The module of a generic kernel: a program per instance and one `launch` typed by the
 /// parameters as written; `bind` picks the instance of the types given
@@ -70,6 +71,7 @@ pub(super) fn expand_generic_kernel(
             }
         });
     }
+    let tparams_names: Vec<String> = params.iter().map(|p| p.ident.to_string()).collect();
     // One `launch` for every instance, typed by the parameters as written (`a: T`,
     // `x: &Array<T>`): so that generic host code can launch any instance it is given.
     let generic_params: Vec<TokenStream> = f
@@ -93,7 +95,11 @@ pub(super) fn expand_generic_kernel(
                     }
                     other => other.to_token_stream(),
                 },
-                other => other.to_token_stream(),
+                // A kernel struct, from the kernel's module: its parent's.
+                other => match struct_type_name(other) {
+                    Some(id) if !tparams_names.contains(&id.to_string()) => quote! { super::#id },
+                    _ => other.to_token_stream(),
+                },
             };
             quote! { #pat: #ty }
         })

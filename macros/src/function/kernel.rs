@@ -51,6 +51,14 @@ pub(super) fn launch_args(t: &Translation) -> LaunchArgs {
                     dtypes.extend(s.dtype());
                 }
             }
+            ParamTy::Struct(k) => {
+                a.num_args += 1;
+                // (The launcher lives in the kernel's module, inside the struct's.)
+                let ty = format_ident!("{}", t.structs[k].name, span = span);
+                a.params.push(quote_spanned! {span=> #id: super::#ty });
+                a.kargs
+                    .push(quote! { #p::KernelArg::Struct(#p::KernelStruct::struct_bytes(&#id)) });
+            }
             ParamTy::Slice { elem, mutable } => {
                 a.num_args += 2;
                 let ty = format_ident!("{}", elem.rust(), span = span);
@@ -94,6 +102,7 @@ fn docs(name: &Ident, t: &Translation) -> (String, String, String) {
                 ParamTy::Scalar(s) => s.rust().to_string(),
                 ParamTy::Slice { elem, mutable: false } => format!("&Array<{}>", elem.rust()),
                 ParamTy::Slice { elem, mutable: true } => format!("&mut Array<{}>", elem.rust()),
+                ParamTy::Struct(k) => t.structs[k].name.clone(),
             };
             format!("{}: {ty}", p.name)
         })
@@ -127,8 +136,9 @@ pub(super) fn program_source(t: &Translation) -> TokenStream {
         Some(text) => {
             let pragma = pragmas(t.uses_f64());
             let own = format!("{}{}", text.helpers, text.text);
+            let structs = t.struct_sources();
             let callees = t.callee_sources();
-            quote! { ::core::concat!(#pragma, #(#callees,)* #own) }
+            quote! { ::core::concat!(#pragma, #(#structs,)* #(#callees,)* #own) }
         }
         None => quote! { "" },
     }

@@ -17,10 +17,11 @@ use quote::quote;
 
 use crate::diag::Errors;
 use crate::generics;
-use crate::ir::{DevSig, Scalar};
+use crate::ir::Scalar;
+use crate::kernel_struct::struct_macro;
 use crate::lower::calls::called_functions;
-use crate::resolve::{devfn_macro, resolve_chain};
-use crate::signature::FnKind;
+use crate::resolve::{devfn_macro, resolve_chain, Deps};
+use crate::signature::{struct_type_name, FnKind};
 use device_fn::expand_device_fn;
 use generic_kernel::expand_generic_kernel;
 use kernel::expand_kernel;
@@ -42,9 +43,23 @@ pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream 
     // their hidden macros that ends in `__lazycl_resolved!`.
     let callees = called_functions(&f.block);
     if pre_errors.is_empty() {
-        let macros = callees
+        // Kernel structs taken by value first: parameters whose type is a name that is
+        // no scalar and no type parameter.
+        let type_params: Vec<&Ident> = f.sig.generics.type_params().map(|t| &t.ident).collect();
+        let mut structs: Vec<Ident> = Vec::new();
+        for input in &f.sig.inputs {
+            if let syn::FnArg::Typed(pt) = input {
+                if let Some(id) = struct_type_name(&pt.ty) {
+                    if !type_params.contains(&id) && !structs.contains(id) {
+                        structs.push(id.clone());
+                    }
+                }
+            }
+        }
+        let macros = structs
             .iter()
-            .map(|id| devfn_macro(&id.to_string(), id.span()))
+            .map(|id| struct_macro(&id.to_string(), id.span()))
+            .chain(callees.iter().map(|id| devfn_macro(&id.to_string(), id.span())))
             .collect();
         let k = Ident::new(
             if kind == FnKind::Kernel {
@@ -58,29 +73,29 @@ pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream 
             return chain;
         }
     }
-    translate(kind, &f, listed, &[], pre_errors)
+    translate(kind, &f, listed, &Deps::default(), pre_errors)
 }
 
 /// `__lazycl_resolved!` for a function: the translation once the signatures of the
 /// device functions it calls are known.
-pub fn resolved(kind: FnKind, attr: TokenStream, f: &syn::ItemFn, sigs: &[DevSig]) -> TokenStream {
+pub fn resolved(kind: FnKind, attr: TokenStream, f: &syn::ItemFn, deps: &Deps) -> TokenStream {
     let mut errors = Errors::default();
     let listed = generics::listed_types(kind, attr, &mut errors);
-    translate(kind, f, listed, sigs, errors)
+    translate(kind, f, listed, deps, errors)
 }
 
 fn translate(
     kind: FnKind,
     f: &syn::ItemFn,
     listed: generics::Listed,
-    sigs: &[DevSig],
+    deps: &Deps,
     mut errors: Errors,
 ) -> TokenStream {
     let params = generics::type_params(f, kind, &listed, &mut errors);
     let consts = generics::const_params(f, kind, &mut errors);
     let type_params = f.sig.generics.type_params().count();
     if type_params == 0 {
-        let mut t = translate_fn(kind, f, &consts, sigs, errors);
+        let mut t = translate_fn(kind, f, &consts, deps, errors);
         return match kind {
             FnKind::Kernel => expand_kernel(f, &t, &consts),
             FnKind::DeviceFn => {
@@ -102,7 +117,7 @@ fn translate(
                 let name = format!("{}__{}", i.f.sig.ident, generics::instance_name(&i.types));
                 i.f.sig.ident = Ident::new(&name, i.f.sig.ident.span());
             }
-            let t = translate_fn(kind, &i.f, &consts, sigs, Errors::default());
+            let t = translate_fn(kind, &i.f, &consts, deps, Errors::default());
             (i.types, t)
         })
         .collect();

@@ -7,10 +7,11 @@ use proc_macro2::{Span, TokenStream};
 use crate::diag::{Errors, Spanned};
 use crate::emit::{self, FnText};
 use crate::generics::ConstParam;
-use crate::ir::{device_fn_cl_name, DevSig, Param, Scalar, Ty};
+use crate::ir::{device_fn_cl_name, DevSig, Param, ParamTy, Scalar, StructDef, Ty};
+use crate::kernel_struct::struct_macro;
 use crate::lower::names::is_reserved;
 use crate::lower::Lowerer;
-use crate::resolve::{callee_sources, devfn_macro};
+use crate::resolve::{callee_sources, devfn_macro, Deps};
 use crate::signature::{self, FnKind};
 
 /// Translated pieces of a function, or the errors that prevented it.
@@ -20,6 +21,8 @@ pub(super) struct Translation {
     pub text: Option<FnText>,
     /// Device functions (instances) called, in first-call order.
     pub callees: Vec<DevSig>,
+    /// The kernel structs `ParamTy::Struct` indexes.
+    pub structs: Vec<StructDef>,
     pub errors: Option<syn::Error>,
 }
 
@@ -46,13 +49,13 @@ pub(super) fn translate_fn(
     kind: FnKind,
     f: &syn::ItemFn,
     consts: &[ConstParam],
-    sigs: &[DevSig],
+    deps: &Deps,
     mut errors: Errors,
 ) -> Translation {
     check_attrs(kind, f, &mut errors);
-    let sig = signature::signature(f, kind, &mut errors);
-    let mut low = Lowerer::new(kind, sig.ret, sigs);
-    let cnames = low.params(&sig.params, &sig.rejected);
+    let sig = signature::signature(f, kind, &deps.structs, &mut errors);
+    let mut low = Lowerer::new(kind, sig.ret, &deps.sigs);
+    let cnames = low.params(&sig.params, &deps.structs, &sig.rejected);
     // Const parameters: constants the program is built with (`#define`d at bind).
     for c in consts {
         low.declare_operand(&c.ident.to_string(), Ty::S(c.ty), c.cl_name());
@@ -69,15 +72,15 @@ pub(super) fn translate_fn(
             FnKind::Kernel => kernel_cl_name(&f.sig.ident.to_string()),
             FnKind::DeviceFn => device_fn_cl_name(&f.sig.ident.to_string()),
         };
-        Some(emit::function(
-            kind == FnKind::Kernel,
-            &cl_name,
-            &sig.params,
-            &cnames,
-            sig.ret,
-            &body,
-            &low.infer,
-        ))
+        let header = emit::Header {
+            kernel: kind == FnKind::Kernel,
+            cl_name: &cl_name,
+            params: &sig.params,
+            structs: &deps.structs,
+            cnames: &cnames,
+            ret: sig.ret,
+        };
+        Some(emit::function(&header, &body, &low.infer))
     } else {
         None
     };
@@ -86,6 +89,7 @@ pub(super) fn translate_fn(
         ret: sig.ret,
         text,
         callees,
+        structs: deps.structs.clone(),
         errors: errors.into_error(),
     }
 }
@@ -101,6 +105,25 @@ pub(super) fn kernel_cl_name(name: &str) -> String {
 }
 
 impl Translation {
+    /// `__lazycl_kernel_struct_Name!(@source)` for each struct parameter: their `typedef`s.
+    pub fn struct_sources(&self) -> Vec<TokenStream> {
+        let used = self.params.iter().filter_map(|p| match p.ty {
+            ParamTy::Struct(k) => Some(k),
+            _ => None,
+        });
+        let mut seen: Vec<usize> = Vec::new();
+        used.filter(|k| {
+            let new = !seen.contains(k);
+            seen.push(*k);
+            new
+        })
+        .map(|k| {
+            let m = struct_macro(&self.structs[k].name, Span::call_site());
+            quote::quote! { #m!(@source) }
+        })
+        .collect()
+    }
+
     /// `callee!(@source)` for each device function called: their OpenCL C sources.
     pub fn callee_sources(&self) -> Vec<TokenStream> {
         callee_sources(
@@ -119,7 +142,6 @@ impl Translation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::ParamTy;
 
     /// The OpenCL C text of a kernel, or its error messages.
     pub fn cl_of(src: &str, sigs: &[DevSig]) -> Result<String, Vec<String>> {
@@ -129,7 +151,11 @@ mod tests {
         } else {
             FnKind::Kernel
         };
-        let t = translate_fn(kind, &f, sigs, Errors::default());
+        let deps = Deps {
+            sigs: sigs.to_vec(),
+            structs: Vec::new(),
+        };
+        let t = translate_fn(kind, &f, &[], &deps, Errors::default());
         match (t.errors, t.text) {
             (None, Some(text)) => Ok(format!("{}{}", text.helpers, text.text)),
             (Some(e), _) => Err(e.into_iter().map(|e| e.to_string()).collect()),
@@ -248,10 +274,10 @@ mod tests {
     fn unsuffixed_float_defaults_to_f64() {
         let f =
             syn::parse_str::<syn::ItemFn>("fn k(y: &mut [f32]) { let a = 1.5; y[0] = a as f32; }").unwrap();
-        let t = translate_fn(FnKind::Kernel, &f, &[], Errors::default());
+        let t = translate_fn(FnKind::Kernel, &f, &[], &Deps::default(), Errors::default());
         assert!(t.text.is_some_and(|t| t.uses_f64));
         let f = syn::parse_str::<syn::ItemFn>("fn k(y: &mut [f32]) { let a = 1.5; y[0] = a; }").unwrap();
-        let t = translate_fn(FnKind::Kernel, &f, &[], Errors::default());
+        let t = translate_fn(FnKind::Kernel, &f, &[], &Deps::default(), Errors::default());
         assert!(t.text.is_some_and(|t| !t.uses_f64));
     }
 

@@ -7,7 +7,13 @@ use super::scalar::Scalar;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ParamTy {
     Scalar(Scalar),
-    Slice { elem: Scalar, mutable: bool },
+    Slice {
+        elem: Scalar,
+        mutable: bool,
+    },
+    /// A `KernelStruct` by value: its index in the kernel's struct definitions
+    /// (`resolve::Deps::structs`); kernels only.
+    Struct(usize),
 }
 
 #[derive(Clone, Debug)]
@@ -97,6 +103,8 @@ fn encode_param(p: ParamTy) -> String {
         ParamTy::Scalar(s) => s.rust().to_string(),
         ParamTy::Slice { elem, mutable: false } => format!("&[{}]", elem.rust()),
         ParamTy::Slice { elem, mutable: true } => format!("&mut [{}]", elem.rust()),
+        // (Device functions take no structs: never encoded; decodes to nothing.)
+        ParamTy::Struct(_) => "struct".to_string(),
     }
 }
 

@@ -8,11 +8,13 @@ mod function;
 mod infer;
 mod ops;
 mod scalar;
+mod structs;
 
 pub use function::{device_fn_cl_name, DevSig, Param, ParamTy};
 pub use infer::{Infer, Ty, VarKind};
 pub use ops::{AtomicOp, BinOp, Builtin, UnOp};
 pub use scalar::{DType, Scalar};
+pub use structs::{Field, StructDef, FIELD_TYPES};
 
 use crate::diag::Sp;
 

@@ -415,6 +415,8 @@ impl Lowerer<'_> {
                     self.unify(Ty::S(s), v.ty, v.span, &format!(" in argument of `{}`", sig.name));
                     args.push(CallArg::Value(v));
                 }
+                // (Device functions take no structs.)
+                ParamTy::Struct(_) => {}
                 ParamTy::Slice { elem, mutable } => {
                     let want = format!("{}[{}]", if mutable { "&mut " } else { "&" }, elem.rust());
                     let binding = match strip_parens(a) {

@@ -2,7 +2,7 @@
 //! blocks as values, names and paths, and the errors for what the subset lacks. Operators,
 //! literals, calls, methods and `match` are lowered in their own files.
 
-use super::{err_expr, is_statement, Binding, Lowerer};
+use super::{err_expr, is_statement, strip_parens, Binding, Lowerer};
 use crate::diag::{Sp, Spanned};
 use crate::ir::*;
 
@@ -44,6 +44,7 @@ impl Lowerer<'_> {
                 None => err_expr(span),
             },
             syn::Expr::MethodCall(m) => self.method_call(m),
+            syn::Expr::Field(f) => self.field(f),
             syn::Expr::Call(c) => self.call(c),
             syn::Expr::Reference(r) => {
                 self.errors.add(
@@ -97,6 +98,69 @@ impl Lowerer<'_> {
             kind: ExprKind::Block(Block { stmts, tail: None }),
             ty,
             span,
+        }
+    }
+
+    /// `p.field` of a `KernelStruct` parameter: the field, read as `cname.field`.
+    fn field(&mut self, f: &syn::ExprField) -> Expr {
+        let span = f.span();
+        let base = match strip_parens(&f.base) {
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .map(|id| (id.to_string(), self.lookup(&id.to_string()).cloned())),
+            _ => None,
+        };
+        let (name, binding) = match base {
+            Some((name, Some(b))) => (name, b),
+            Some((name, None)) => {
+                self.errors.add(
+                    f.base.span(),
+                    format!("cannot find value `{name}` in this kernel"),
+                );
+                return err_expr(span);
+            }
+            None => {
+                self.errors.add(
+                    span,
+                    "field access reads a field of a KernelStruct parameter: `p.dt`",
+                );
+                return err_expr(span);
+            }
+        };
+        let (cname, def) = match binding {
+            Binding::Struct { cname, def } => (cname, def),
+            Binding::Poison => return err_expr(span),
+            _ => {
+                self.errors.add(
+                    f.base.span(),
+                    format!("`{name}` has no fields; field access reads a KernelStruct parameter's fields"),
+                );
+                return err_expr(span);
+            }
+        };
+        let member = match &f.member {
+            syn::Member::Named(id) => id.to_string(),
+            syn::Member::Unnamed(i) => i.index.to_string(),
+        };
+        match def.field(&member) {
+            Some(field) => Expr {
+                kind: ExprKind::Var(format!("{cname}.{member}")),
+                ty: Ty::S(field.ty),
+                span,
+            },
+            None => {
+                let fields: Vec<&str> = def.fields.iter().map(|f| f.name.as_str()).collect();
+                self.errors.add(
+                    f.member.span(),
+                    format!(
+                        "`{}` has no field `{member}`; its fields are {}",
+                        def.name,
+                        fields.join(", ")
+                    ),
+                );
+                err_expr(span)
+            }
         }
     }
 
@@ -217,6 +281,21 @@ impl Lowerer<'_> {
                     self.errors.add(
                         span,
                         format!("`{name}` is a closure; in kernels a closure is only called: `{name}(..)`"),
+                    );
+                    err_expr(span)
+                }
+                Some(Binding::Struct { def, .. }) => {
+                    let fields: Vec<&str> = def.fields.iter().map(|f| f.name.as_str()).collect();
+                    self.errors.add(
+                        span,
+                        format!(
+                            "`{name}` is a struct; kernels read its fields: {}",
+                            fields
+                                .iter()
+                                .map(|f| format!("`{name}.{f}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
                     );
                     err_expr(span)
                 }

@@ -50,6 +50,8 @@ enum Binding {
     },
     /// A closure bound to a local (`let sq = |v: f32| v * v;`), inlined where called.
     Closure(Box<syn::ExprClosure>),
+    /// A `KernelStruct` parameter: its fields are read as `cname.field`.
+    Struct { cname: String, def: Box<StructDef> },
     /// A name whose declaration was rejected: uses report nothing more.
     Poison,
 }
@@ -213,8 +215,14 @@ impl<'a> Lowerer<'a> {
         );
     }
 
-    /// Declares the parameters; returns their OpenCL C names (slices: pointer, length).
-    pub fn params(&mut self, params: &[Param], rejected: &[syn::Ident]) -> Vec<(String, Option<String>)> {
+    /// Declares the parameters (`structs`: the definitions `ParamTy::Struct` indexes);
+    /// returns their OpenCL C names (slices: pointer, length).
+    pub fn params(
+        &mut self,
+        params: &[Param],
+        structs: &[StructDef],
+        rejected: &[syn::Ident],
+    ) -> Vec<(String, Option<String>)> {
         for r in rejected {
             self.bind(&r.to_string(), Binding::Poison);
         }
@@ -250,6 +258,18 @@ impl<'a> Lowerer<'a> {
                         },
                     );
                     out.push((cname, Some(len)));
+                }
+                ParamTy::Struct(k) => {
+                    let cname = self.fresh(&name);
+                    let def = Box::new(structs[k].clone());
+                    self.bind(
+                        &name,
+                        Binding::Struct {
+                            cname: cname.clone(),
+                            def,
+                        },
+                    );
+                    out.push((cname, None));
                 }
             }
         }

@@ -67,6 +67,13 @@ impl Lowerer<'_> {
                             .add(id.span(), format!("cannot assign to the closure `{name}`"));
                         None
                     }
+                    Some(Binding::Struct { .. }) => {
+                        self.errors.add(
+                            id.span(),
+                            format!("cannot assign to `{name}`: a struct parameter is read-only"),
+                        );
+                        None
+                    }
                     Some(Binding::Array { .. }) => {
                         self.errors.add(
                             id.span(),
@@ -135,6 +142,13 @@ impl Lowerer<'_> {
             Some(Binding::Closure(_)) => {
                 self.errors
                     .add(id.span(), format!("cannot index into the closure `{name}`"));
+                return None;
+            }
+            Some(Binding::Struct { .. }) => {
+                self.errors.add(
+                    id.span(),
+                    format!("cannot index into the struct `{name}`; read its fields"),
+                );
                 return None;
             }
             None => {

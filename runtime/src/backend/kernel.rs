@@ -62,6 +62,49 @@ pub enum KernelArg {
     Mem(cl_mem),
     /// `bytes` of `__local` memory allocated per work-group.
     Local(usize),
+    /// A plain-data struct passed by value (`#[derive(KernelStruct)]`).
+    Struct(StructBytes),
+}
+
+/// The most bytes of a struct passed by value to a kernel.
+pub const MAX_STRUCT_BYTES: usize = 64;
+
+/// The bytes of a plain-data struct passed by value to a kernel, laid out as OpenCL C lays
+/// out its `typedef` (`#[derive(KernelStruct)]` writes them field by field; padding is 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StructBytes {
+    bytes: [u8; MAX_STRUCT_BYTES],
+    len: u8,
+}
+
+impl StructBytes {
+    /// The bytes of a struct of `N` bytes (at most [`MAX_STRUCT_BYTES`]: a compile-time
+    /// check).
+    pub const fn from_array<const N: usize>(b: [u8; N]) -> StructBytes {
+        const { assert!(N <= MAX_STRUCT_BYTES, "a kernel struct has at most 64 bytes") };
+        let mut bytes = [0u8; MAX_STRUCT_BYTES];
+        let mut i = 0;
+        while i < N {
+            bytes[i] = b[i];
+            i += 1;
+        }
+        StructBytes { bytes, len: N as u8 }
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+/// A plain-data struct that kernels take by value: `#[derive(lazycl::KernelStruct)]` on a
+/// `#[repr(C)]` struct of scalar fields implements it (and checks at compile time that
+/// Rust's layout is OpenCL C's).
+pub trait KernelStruct: Copy {
+    /// The struct's OpenCL C `typedef`.
+    const CL_SOURCE: &'static str;
+    /// Its bytes as a kernel argument.
+    fn struct_bytes(&self) -> StructBytes;
 }
 
 impl KernelArg {
@@ -71,13 +114,15 @@ impl KernelArg {
         KernelArg::Scalar(ScalarBits { bits: v, size: 8 })
     }
 
-    /// The cache identity of this argument: (kind, bits, size).
+    /// The cache identity of this argument: (kind, bits, size); none for a struct, which
+    /// is set at every launch.
     #[inline]
-    fn identity(&self) -> (u8, u64, usize) {
+    fn identity(&self) -> Option<(u8, u64, usize)> {
         match *self {
-            KernelArg::Scalar(s) => (0, s.bits, s.size as usize),
-            KernelArg::Mem(m) => (1, m as usize as u64, std::mem::size_of::<cl_mem>()),
-            KernelArg::Local(b) => (2, b as u64, b),
+            KernelArg::Scalar(s) => Some((0, s.bits, s.size as usize)),
+            KernelArg::Mem(m) => Some((1, m as usize as u64, std::mem::size_of::<cl_mem>())),
+            KernelArg::Local(b) => Some((2, b as u64, b)),
+            KernelArg::Struct(_) => None,
         }
     }
 }
@@ -255,7 +300,7 @@ impl KernelState {
         }
         for (i, arg) in args.iter().enumerate() {
             let id = arg.identity();
-            if last[i] == Some(id) {
+            if id.is_some() && last[i] == id {
                 continue;
             }
             // Forget the cached value first: if the call fails the argument is unknown.
@@ -272,9 +317,13 @@ impl KernelState {
                     (&m as *const cl_mem).cast(),
                 ),
                 KernelArg::Local(bytes) => cl::set_kernel_arg(raw, i as u32, bytes, std::ptr::null()),
+                KernelArg::Struct(s) => {
+                    let bytes = s.as_slice();
+                    cl::set_kernel_arg(raw, i as u32, bytes.len(), bytes.as_ptr().cast())
+                }
             }
             .map_err(|e| explain(name, e, i))?;
-            last[i] = Some(id);
+            last[i] = id;
         }
         queue.submit(cmd, |q, wait, want_event| {
             cl::enqueue_kernel(q, raw, global, local, wait, want_event)
