@@ -987,3 +987,27 @@ fn the_devices_struct_layout_is_rusts() -> lazycl::Result<()> {
     assert_eq!(out.to_vec()?, want);
     Ok(())
 }
+
+/// Struct locals: a literal, a copy of a parameter, fields written.
+#[kernel]
+fn struct_locals(p: Step, x: &mut [f32]) {
+    let i = global_id(0);
+    let mut q = p;
+    q.dt = q.dt * 2.0;
+    let r = Step { steps: 3, dt: 0.25 };
+    if i < x.len() {
+        x[i] = q.dt * q.steps as f32 + r.dt * r.steps as f32 + p.dt;
+    }
+}
+
+#[test]
+fn struct_locals_are_literals_and_copies() -> lazycl::Result<()> {
+    let c = crate::common::ctx();
+    let mut x = c.zeros::<f32>([2])?;
+    struct_locals::bind(&c)?
+        .global(2)
+        .launch(Step { dt: 1.5, steps: 2 }, &mut x)?;
+    // q = (3.0, 2) → 6; r → 0.75; p.dt unchanged → 1.5.
+    assert_eq!(x.to_vec()?, vec![8.25, 8.25]);
+    Ok(())
+}

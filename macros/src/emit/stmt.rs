@@ -68,6 +68,16 @@ impl Emitter<'_> {
                     None => lines.push(format!("{cl} {name};")),
                 }
             }
+            Stmt::StructLocal { name, cl_type, init } => {
+                let value = match init {
+                    StructInit::Fields(values) => {
+                        let vals: Vec<String> = values.iter().map(|v| self.expr(v, lines)).collect();
+                        format!("{{{}}}", vals.join(", "))
+                    }
+                    StructInit::Copy(other) => other.clone(),
+                };
+                lines.push(format!("{cl_type} {name} = {value};"));
+            }
             Stmt::LocalArray { name, elem, len } => {
                 self.cl(*elem);
                 let cl = elem.cl_storage();

@@ -19,7 +19,7 @@ use crate::diag::Errors;
 use crate::generics;
 use crate::ir::Scalar;
 use crate::kernel_struct::struct_macro;
-use crate::lower::calls::called_functions;
+use crate::lower::calls::{called_functions, named_structs};
 use crate::resolve::{devfn_macro, resolve_chain, Deps};
 use crate::signature::{struct_type_name, FnKind};
 use device_fn::expand_device_fn;
@@ -47,13 +47,13 @@ pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream 
         // no scalar and no type parameter.
         let type_params: Vec<&Ident> = f.sig.generics.type_params().map(|t| &t.ident).collect();
         let mut structs: Vec<Ident> = Vec::new();
-        for input in &f.sig.inputs {
-            if let syn::FnArg::Typed(pt) = input {
-                if let Some(id) = struct_type_name(&pt.ty) {
-                    if !type_params.contains(&id) && !structs.contains(id) {
-                        structs.push(id.clone());
-                    }
-                }
+        let params = f.sig.inputs.iter().filter_map(|input| match input {
+            syn::FnArg::Typed(pt) => struct_type_name(&pt.ty).cloned(),
+            syn::FnArg::Receiver(_) => None,
+        });
+        for id in params.chain(named_structs(&f.block)) {
+            if !type_params.contains(&&id) && !structs.contains(&id) {
+                structs.push(id);
             }
         }
         let macros = structs

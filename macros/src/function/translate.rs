@@ -7,7 +7,7 @@ use proc_macro2::{Span, TokenStream};
 use crate::diag::{Errors, Spanned};
 use crate::emit::{self, FnText};
 use crate::generics::ConstParam;
-use crate::ir::{device_fn_cl_name, DevSig, Param, ParamTy, Scalar, StructDef, Ty};
+use crate::ir::{device_fn_cl_name, DevSig, Param, Scalar, StructDef, Ty};
 use crate::kernel_struct::struct_macro;
 use crate::lower::names::is_reserved;
 use crate::lower::Lowerer;
@@ -105,23 +105,16 @@ pub(super) fn kernel_cl_name(name: &str) -> String {
 }
 
 impl Translation {
-    /// `__lazycl_kernel_struct_Name!(@source)` for each struct parameter: their `typedef`s.
+    /// `__lazycl_kernel_struct_Name!(@source)` for each kernel struct the function names
+    /// (parameters, literals): their `typedef`s.
     pub fn struct_sources(&self) -> Vec<TokenStream> {
-        let used = self.params.iter().filter_map(|p| match p.ty {
-            ParamTy::Struct(k) => Some(k),
-            _ => None,
-        });
-        let mut seen: Vec<usize> = Vec::new();
-        used.filter(|k| {
-            let new = !seen.contains(k);
-            seen.push(*k);
-            new
-        })
-        .map(|k| {
-            let m = struct_macro(&self.structs[k].name, Span::call_site());
-            quote::quote! { #m!(@source) }
-        })
-        .collect()
+        self.structs
+            .iter()
+            .map(|s| {
+                let m = struct_macro(&s.name, Span::call_site());
+                quote::quote! { #m!(@source) }
+            })
+            .collect()
     }
 
     /// `callee!(@source)` for each device function called: their OpenCL C sources.
@@ -142,6 +135,7 @@ impl Translation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::ParamTy;
 
     /// The OpenCL C text of a kernel, or its error messages.
     pub fn cl_of(src: &str, sigs: &[DevSig]) -> Result<String, Vec<String>> {

@@ -70,6 +70,15 @@ pub enum ExprKind {
     Block(Block),
 }
 
+/// The value a struct local starts with.
+#[derive(Clone, Debug)]
+pub enum StructInit {
+    /// Its fields' values, in the definition's order.
+    Fields(Vec<Expr>),
+    /// A copy of the struct of this OpenCL C name.
+    Copy(String),
+}
+
 /// An argument of a device function call.
 #[derive(Clone, Debug)]
 pub enum CallArg {
@@ -109,6 +118,14 @@ pub enum Stmt {
         name: String,
         elem: Scalar,
         values: Vec<Expr>,
+    },
+    /// A struct local: `lzc_struct_T name = {fields};` (in the definition's order) or a
+    /// copy of another struct value.
+    StructLocal {
+        name: String,
+        /// The `typedef`'s name.
+        cl_type: String,
+        init: StructInit,
     },
     /// `place = value` or `place op= value`.
     Assign {

@@ -557,3 +557,40 @@ pub fn called_functions(body: &syn::Block) -> Vec<syn::Ident> {
         .filter(|c| !locals.contains(&c.to_string()))
         .collect()
 }
+
+/// The struct names a body writes literals of (`Params { .. }`) or annotates locals with
+/// (`let q: Params = ..`), in first-use order: kernel structs to fetch, like device
+/// functions, before translating.
+pub fn named_structs(body: &syn::Block) -> Vec<syn::Ident> {
+    use syn::visit::Visit;
+    #[derive(Default)]
+    struct V {
+        names: Vec<syn::Ident>,
+    }
+    impl V {
+        fn note(&mut self, id: &syn::Ident) {
+            if !self.names.contains(id) {
+                self.names.push(id.clone());
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for V {
+        fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
+            if let (Some(id), None) = (s.path.get_ident(), &s.qself) {
+                self.note(id);
+            }
+            syn::visit::visit_expr_struct(self, s);
+        }
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            if let syn::Pat::Type(pt) = &l.pat {
+                if let Some(id) = crate::signature::struct_type_name(&pt.ty) {
+                    self.note(id);
+                }
+            }
+            syn::visit::visit_local(self, l);
+        }
+    }
+    let mut v = V::default();
+    v.visit_block(body);
+    v.names
+}

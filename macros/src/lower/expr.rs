@@ -129,7 +129,7 @@ impl Lowerer<'_> {
             }
         };
         let (cname, def) = match binding {
-            Binding::Struct { cname, def } => (cname, def),
+            Binding::Struct { cname, def, .. } => (cname, def),
             Binding::Poison => return err_expr(span),
             _ => {
                 self.errors.add(

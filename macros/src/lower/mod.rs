@@ -26,6 +26,7 @@ pub mod ops;
 mod patterns;
 mod place;
 mod stmt;
+mod structs;
 
 use std::collections::{HashMap, HashSet};
 
@@ -50,8 +51,13 @@ enum Binding {
     },
     /// A closure bound to a local (`let sq = |v: f32| v * v;`), inlined where called.
     Closure(Box<syn::ExprClosure>),
-    /// A `KernelStruct` parameter: its fields are read as `cname.field`.
-    Struct { cname: String, def: Box<StructDef> },
+    /// A `KernelStruct` parameter or local: its fields are read (and, for a `let mut`
+    /// local, written) as `cname.field`.
+    Struct {
+        cname: String,
+        def: Box<StructDef>,
+        mutable: bool,
+    },
     /// A name whose declaration was rejected: uses report nothing more.
     Poison,
 }
@@ -86,6 +92,8 @@ pub struct Lowerer<'a> {
     in_closure: bool,
     /// The OpenCL C names of the function's `const` scalars (which a `const` may read).
     consts: HashSet<String>,
+    /// The kernel structs the function may name (`resolve::Deps::structs`).
+    structs: Vec<StructDef>,
 }
 
 /// The value of an expression that was rejected: of type never, so that it unifies with
@@ -162,6 +170,7 @@ impl<'a> Lowerer<'a> {
             int_lits: Vec::new(),
             in_closure: false,
             consts: HashSet::new(),
+            structs: Vec::new(),
         }
     }
 
@@ -267,12 +276,14 @@ impl<'a> Lowerer<'a> {
                         Binding::Struct {
                             cname: cname.clone(),
                             def,
+                            mutable: false,
                         },
                     );
                     out.push((cname, None));
                 }
             }
         }
+        self.structs = structs.to_vec();
         out
     }
 

@@ -92,6 +92,7 @@ impl Lowerer<'_> {
                 let (aref, idx) = self.index_parts(ix, true)?;
                 Some(Place::Index(aref, idx))
             }
+            syn::Expr::Field(f) => self.field_place(f),
             syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
                 self.errors.add(
                     u.span(),

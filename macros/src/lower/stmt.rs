@@ -156,14 +156,19 @@ impl Lowerer<'_> {
             self.let_tuple(l, pat, ann, out);
             return;
         }
-        let ann_ty = ann.map(|t| match scalar_type(t) {
-            Ok(s) => Ty::S(s),
-            Err(e) => {
-                self.errors.push(e);
-                Ty::Never
-            }
-        });
+        let ann_ty = ann
+            .filter(|t| !self.names_struct(t))
+            .map(|t| match scalar_type(t) {
+                Ok(s) => Ty::S(s),
+                Err(e) => {
+                    self.errors.push(e);
+                    Ty::Never
+                }
+            });
         if let (syn::Pat::Ident(pi), Some(init)) = (pat, &l.init) {
+            if self.let_struct(pi, ann, &init.expr, out) {
+                return;
+            }
             if let syn::Expr::Closure(c) = strip_parens(&init.expr) {
                 if ann.is_none() && pi.by_ref.is_none() && pi.subpat.is_none() {
                     self.let_closure(pi, c);

@@ -33,4 +33,16 @@ fn helper(p: Params) -> f32 {
     p.dt
 }
 
+#[kernel]
+fn locals(p: Params, x: &mut [f32]) {
+    let a = Params { dt: 1.0 };
+    let b = Params { dt: 1.0, steps: 2, dt: 3.0 };
+    let c = Params { dt: 1, steps: 2 };
+    let d = Params { ..p };
+    let e = p;
+    e.dt = 2.0;
+    p.steps = 1;
+    x[0] = a.dt + b.dt + c.dt + d.dt + e.dt;
+}
+
 fn main() {}
