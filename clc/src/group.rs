@@ -5,9 +5,9 @@
 //! work-item of the group must call a collective, in the same order, like `barrier()`;
 //! each returns the same value to all of them.
 
+use crate::dtype::DType;
 use crate::helpers::Helper;
 use crate::text::wrapping;
-use crate::DType;
 
 /// Elements of a kernel's scratch array per element type: groups larger than this fold
 /// into it in chunks.

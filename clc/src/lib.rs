@@ -16,8 +16,11 @@
 //!   [`Helper`] (name and definition) per function and type, each named `lzc_*` and
 //!   defined under the guard `LZC_HELPER_<name>`, so that a program holding two copies
 //!   (an `expr!` template's and the runtime's own) compiles one.
+//! - `group`: `#[kernel]`'s work-group collectives (`work_group_reduce_add`, ...), helpers
+//!   over a `__local` scratch array the kernel declares.
 //!
-//! Layers, bottom to top: `dtype` → `text` → `helpers` (`tests/it/layers.rs` checks them).
+//! Layers, bottom to top: `dtype` → `text` → `helpers` → `group` (`tests/it/layers.rs`
+//! checks them).
 
 mod dtype;
 mod group;

@@ -11,12 +11,16 @@
 //!   functions);
 //! - `signature`: syn types and function headers → IR parameter types;
 //! - `generics`: a generic kernel's type parameters, the element types each admits, and
-//!   its instances (the function with each parameter replaced by a type);
+//!   its instances (the function with each parameter replaced by a type); its const
+//!   parameters;
 //! - `lower`: a body from syn to the IR, with the subset's type rules;
 //! - `emit`: the IR as OpenCL C, with Rust's semantics (`lazycl-clc`'s snippets and
 //!   helper functions, which the runtime's kernels share);
 //! - `resolve`: how a caller gets the signatures and sources of the device functions it
-//!   calls, through their hidden macros;
+//!   calls and the definitions of the kernel structs it takes, through their hidden
+//!   macros;
+//! - `kernel_struct`: `#[derive(KernelStruct)]` (checks, layout assertions, the hidden
+//!   macro);
 //! - `expr`: `expr!` (one expression lowered and emitted per element-type combination);
 //! - `function`: `#[kernel]` and `#[device_fn]` (translation and the Rust around it; a
 //!   device function's `map` is an `expr!`-like node);

@@ -29,12 +29,13 @@ const MACRO_LAYERS: &[&[&str]] = &[
     &["lower"],
     &["emit"],
     &["resolve"],
+    &["kernel_struct"],
     &["expr"],
     &["function"],
 ];
 
 /// The shared crate's layers, bottom first (clc/src/lib.rs states them).
-const CLC_LAYERS: &[&[&str]] = &[&["dtype"], &["text"], &["helpers"]];
+const CLC_LAYERS: &[&[&str]] = &[&["dtype"], &["text"], &["helpers"], &["group"]];
 
 /// The modules of each crate that name the shared crate (`lazycl_clc`): the element types
 /// and OpenCL C text; higher layers reach it through them.

@@ -12,6 +12,8 @@ mod structs;
 
 pub use function::{device_fn_cl_name, DevSig, Param, ParamTy};
 pub use infer::{Infer, Ty, VarKind};
+/// The work-group collectives (`lazycl-clc`'s, with their helpers).
+pub use lazycl_clc::Collective;
 pub use ops::{AtomicOp, BinOp, Builtin, UnOp};
 pub use scalar::{DType, Scalar};
 pub use structs::{Field, StructDef, FIELD_TYPES};
@@ -63,7 +65,7 @@ pub enum ExprKind {
     },
     /// A work-group collective (`work_group_reduce_add(v)`, ...): the value, and for a
     /// broadcast the linear local id of the work-item whose value it takes.
-    Collective(lazycl_clc::Collective, Vec<Expr>),
+    Collective(Collective, Vec<Expr>),
     /// `if c { a } else { b }` as a value.
     If(Box<Expr>, Block, Block),
     /// `{ stmts; tail }` as a value.

@@ -45,7 +45,7 @@ impl Lowerer<'_> {
         if let Some(op) = AtomicOp::from_name(&name) {
             return self.atomic(op, &name, c);
         }
-        if let Some(op) = lazycl_clc::Collective::from_name(&name) {
+        if let Some(op) = Collective::from_name(&name) {
             return self.collective(op, c);
         }
         match self.lookup(&name) {
@@ -285,8 +285,7 @@ impl Lowerer<'_> {
     /// A work-group collective: `work_group_reduce_add(v)` (and `_min`, `_max`) of a number,
     /// `work_group_broadcast(v, from)`; in `#[kernel]` bodies only (they take the
     /// kernel's local memory), typed as their value.
-    fn collective(&mut self, op: lazycl_clc::Collective, c: &syn::ExprCall) -> Expr {
-        use lazycl_clc::Collective;
+    fn collective(&mut self, op: Collective, c: &syn::ExprCall) -> Expr {
         let span = c.span();
         let name = op.name();
         let arity = if op == Collective::Broadcast { 2 } else { 1 };

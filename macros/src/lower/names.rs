@@ -1,7 +1,7 @@
 //! Names: the OpenCL C reserved words and builtins that user names must not take, the
 //! subset's intrinsics and methods, and suggestions for misspelled ones.
 
-use crate::ir::AtomicOp;
+use crate::ir::{AtomicOp, Collective};
 
 /// Names that must not be used for OpenCL C identifiers (keywords, types, builtins the
 /// generated code calls, macros).
@@ -344,7 +344,7 @@ pub fn is_intrinsic(name: &str) -> bool {
     WORK_ITEM.iter().any(|(n, _)| *n == name)
         || name == "barrier"
         || AtomicOp::from_name(name).is_some()
-        || lazycl_clc::Collective::from_name(name).is_some()
+        || Collective::from_name(name).is_some()
 }
 
 /// All intrinsic names, for suggestions.
@@ -354,7 +354,7 @@ fn intrinsic_names() -> impl Iterator<Item = &'static str> {
         .map(|(n, _)| *n)
         .chain(["barrier"])
         .chain(AtomicOp::ALL.iter().map(|op| op.c()))
-        .chain(lazycl_clc::Collective::ALL.iter().map(|c| c.name()))
+        .chain(Collective::ALL.iter().map(|c| c.name()))
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
