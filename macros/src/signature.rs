@@ -31,7 +31,8 @@ pub fn param_type(ty: &syn::Type) -> syn::Result<ParamTy> {
     let unsupported = || {
         ty.span().error(format!(
             "unsupported parameter type; kernel parameters are scalars ({SCALARS}) passed by value, \
-                 or slices `&[T]` / `&mut [T]` of {ELEMENTS}"
+                 slices `&[T]` / `&mut [T]` of {ELEMENTS}, tuples of f32, f64, i32, u32, i64 and u64, \
+                 or `#[derive(KernelStruct)]` structs"
         ))
     };
     match ty {
@@ -106,6 +107,16 @@ pub fn struct_type_name(ty: &syn::Type) -> Option<&syn::Ident> {
     }
 }
 
+/// The definition of a tuple parameter's type (`(f32, u32)`), where every element is a
+/// field type.
+pub fn tuple_def(ty: &syn::Type) -> Option<StructDef> {
+    let syn::Type::Tuple(t) = ty else {
+        return None;
+    };
+    let elems: Option<Vec<Scalar>> = t.elems.iter().map(|e| scalar_type(e).ok()).collect();
+    StructDef::tuple(&elems?)
+}
+
 /// Checks a function header; errors are collected, good parameters kept. `structs`: the
 /// kernel structs its parameters may take.
 pub fn signature(f: &syn::ItemFn, kind: FnKind, structs: &[StructDef], errors: &mut Errors) -> Signature {
@@ -146,8 +157,10 @@ pub fn signature(f: &syn::ItemFn, kind: FnKind, structs: &[StructDef], errors: &
                         continue;
                     }
                 };
-                let by_value =
-                    struct_type_name(&pt.ty).and_then(|id| structs.iter().position(|s| *id == s.name));
+                let by_value = struct_type_name(&pt.ty)
+                    .map(|id| id.to_string())
+                    .or_else(|| tuple_def(&pt.ty).map(|d| d.name))
+                    .and_then(|name| structs.iter().position(|s| name == s.name));
                 if let (Some(k), FnKind::DeviceFn) = (by_value, kind) {
                     errors.add(
                         pt.ty.span(),

@@ -1011,3 +1011,23 @@ fn struct_locals_are_literals_and_copies() -> lazycl::Result<()> {
     assert_eq!(x.to_vec()?, vec![8.25, 8.25]);
     Ok(())
 }
+
+/// A tuple parameter: fields `p.0`, `p.1`, laid out like a struct.
+#[kernel]
+fn tuple_param(p: (u32, f64, f32), x: &mut [f64]) {
+    let i = global_id(0);
+    if i < x.len() {
+        x[i] = p.0 as f64 + p.1 * p.2 as f64;
+    }
+}
+
+#[test]
+fn tuples_are_passed_by_value() -> lazycl::Result<()> {
+    let c = crate::common::ctx();
+    let mut x = c.zeros::<f64>([3])?;
+    tuple_param::bind(&c)?.global(3).launch((4, -1.5, 2.0), &mut x)?;
+    assert_eq!(x.to_vec()?, vec![1.0; 3]);
+    assert!(tuple_param::SOURCE
+        .contains("typedef struct { uint _0; double _1; float _2; } lzc_struct_tuple_u32_f64_f32;"));
+    Ok(())
+}

@@ -51,6 +51,32 @@ pub(super) fn launch_args(t: &Translation) -> LaunchArgs {
                     dtypes.extend(s.dtype());
                 }
             }
+            ParamTy::Struct(k) if t.structs[k].is_tuple() => {
+                // A tuple: its bytes written here, field by field at C's offsets.
+                a.num_args += 1;
+                let def = &t.structs[k];
+                let layout = def.layout();
+                let size = layout.size;
+                let elems = def.fields.iter().map(|f| format_ident!("{}", f.ty.rust()));
+                a.params.push(quote_spanned! {span=> #id: (#(#elems,)*) });
+                let writes = def
+                    .fields
+                    .iter()
+                    .zip(&layout.offsets)
+                    .enumerate()
+                    .map(|(i, (f, &at))| {
+                        let i = syn::Index::from(i);
+                        let end = at + f.ty.bits() as usize / 8;
+                        quote! { b[#at..#end].copy_from_slice(&#id.#i.to_le_bytes()); }
+                    });
+                a.kargs.push(quote! {
+                    #p::KernelArg::Struct({
+                        let mut b = [0u8; #size];
+                        #(#writes)*
+                        #p::StructBytes::from_array(b)
+                    })
+                });
+            }
             ParamTy::Struct(k) => {
                 a.num_args += 1;
                 // (The launcher lives in the kernel's module, inside the struct's.)
@@ -102,6 +128,10 @@ fn docs(name: &Ident, t: &Translation) -> (String, String, String) {
                 ParamTy::Scalar(s) => s.rust().to_string(),
                 ParamTy::Slice { elem, mutable: false } => format!("&Array<{}>", elem.rust()),
                 ParamTy::Slice { elem, mutable: true } => format!("&mut Array<{}>", elem.rust()),
+                ParamTy::Struct(k) if t.structs[k].is_tuple() => {
+                    let elems: Vec<&str> = t.structs[k].fields.iter().map(|f| f.ty.rust()).collect();
+                    format!("({})", elems.join(", "))
+                }
                 ParamTy::Struct(k) => t.structs[k].name.clone(),
             };
             format!("{}: {ty}", p.name)

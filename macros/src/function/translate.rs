@@ -8,7 +8,6 @@ use crate::diag::{Errors, Spanned};
 use crate::emit::{self, FnText};
 use crate::generics::ConstParam;
 use crate::ir::{device_fn_cl_name, DevSig, Param, Scalar, StructDef, Ty};
-use crate::kernel_struct::struct_macro;
 use crate::lower::names::is_reserved;
 use crate::lower::Lowerer;
 use crate::resolve::{callee_sources, devfn_macro, Deps};
@@ -53,9 +52,19 @@ pub(super) fn translate_fn(
     mut errors: Errors,
 ) -> Translation {
     check_attrs(kind, f, &mut errors);
-    let sig = signature::signature(f, kind, &deps.structs, &mut errors);
+    // The kernel structs: those fetched, and a definition per tuple parameter type.
+    let mut structs = deps.structs.clone();
+    for input in &f.sig.inputs {
+        if let syn::FnArg::Typed(pt) = input {
+            match signature::tuple_def(&pt.ty) {
+                Some(d) if kind == FnKind::Kernel && !structs.contains(&d) => structs.push(d),
+                _ => {}
+            }
+        }
+    }
+    let sig = signature::signature(f, kind, &structs, &mut errors);
     let mut low = Lowerer::new(kind, sig.ret, &deps.sigs);
-    let cnames = low.params(&sig.params, &deps.structs, &sig.rejected);
+    let cnames = low.params(&sig.params, &structs, &sig.rejected);
     // Const parameters: constants the program is built with (`#define`d at bind).
     for c in consts {
         low.declare_operand(&c.ident.to_string(), Ty::S(c.ty), c.cl_name());
@@ -76,7 +85,7 @@ pub(super) fn translate_fn(
             kernel: kind == FnKind::Kernel,
             cl_name: &cl_name,
             params: &sig.params,
-            structs: &deps.structs,
+            structs: &structs,
             cnames: &cnames,
             ret: sig.ret,
         };
@@ -89,7 +98,7 @@ pub(super) fn translate_fn(
         ret: sig.ret,
         text,
         callees,
-        structs: deps.structs.clone(),
+        structs,
         errors: errors.into_error(),
     }
 }
@@ -105,16 +114,10 @@ pub(super) fn kernel_cl_name(name: &str) -> String {
 }
 
 impl Translation {
-    /// `__lazycl_kernel_struct_Name!(@source)` for each kernel struct the function names
-    /// (parameters, literals): their `typedef`s.
-    pub fn struct_sources(&self) -> Vec<TokenStream> {
-        self.structs
-            .iter()
-            .map(|s| {
-                let m = struct_macro(&s.name, Span::call_site());
-                quote::quote! { #m!(@source) }
-            })
-            .collect()
+    /// The `typedef` of each kernel struct the function names (parameters, literals,
+    /// tuple parameters).
+    pub fn struct_sources(&self) -> Vec<String> {
+        self.structs.iter().map(StructDef::typedef).collect()
     }
 
     /// `callee!(@source)` for each device function called: their OpenCL C sources.

@@ -35,6 +35,37 @@ pub struct Layout {
 }
 
 impl StructDef {
+    /// The definition of a tuple parameter's type `(f32, u32)`: fields `_0`, `_1`, ...;
+    /// `None` unless every element is a field type.
+    pub fn tuple(elems: &[Scalar]) -> Option<StructDef> {
+        if elems.is_empty() || !elems.iter().all(|e| FIELD_TYPES.contains(e)) {
+            return None;
+        }
+        let name = elems.iter().map(|e| e.rust()).collect::<Vec<_>>().join("_");
+        Some(StructDef {
+            name: format!("tuple_{name}"),
+            fields: (0..elems.len())
+                .map(|k| Field {
+                    name: format!("_{k}"),
+                    ty: elems[k],
+                })
+                .collect(),
+        })
+    }
+
+    /// Whether this is a tuple's definition.
+    pub fn is_tuple(&self) -> bool {
+        self.name.starts_with("tuple_")
+    }
+
+    /// How Rust names field `field` of a value `of`: `p.dt`, or `p.0` for a tuple.
+    pub fn rust_field(&self, of: &str, field: &str) -> String {
+        match self.is_tuple() {
+            true => format!("{of}.{}", field.trim_start_matches('_')),
+            false => format!("{of}.{field}"),
+        }
+    }
+
     /// The `typedef`'s name in OpenCL C.
     pub fn cl_name(&self) -> String {
         format!("lzc_struct_{}", self.name)

@@ -141,7 +141,7 @@ impl Lowerer<'_> {
         };
         let member = match &f.member {
             syn::Member::Named(id) => id.to_string(),
-            syn::Member::Unnamed(i) => i.index.to_string(),
+            syn::Member::Unnamed(i) => format!("_{}", i.index),
         };
         match def.field(&member) {
             Some(field) => Expr {
@@ -150,12 +150,14 @@ impl Lowerer<'_> {
                 span,
             },
             None => {
-                let fields: Vec<&str> = def.fields.iter().map(|f| f.name.as_str()).collect();
+                let fields: Vec<String> = (def.fields.iter())
+                    .map(|f| format!("`{}`", def.rust_field(&name, &f.name)))
+                    .collect();
                 self.errors.add(
                     f.member.span(),
                     format!(
-                        "`{}` has no field `{member}`; its fields are {}",
-                        def.name,
+                        "`{name}` has no field `{}`; its fields are {}",
+                        def.rust_field("", &member).trim_start_matches('.'),
                         fields.join(", ")
                     ),
                 );
@@ -285,16 +287,15 @@ impl Lowerer<'_> {
                     err_expr(span)
                 }
                 Some(Binding::Struct { def, .. }) => {
-                    let fields: Vec<&str> = def.fields.iter().map(|f| f.name.as_str()).collect();
+                    let fields: Vec<String> = (def.fields.iter())
+                        .map(|f| format!("`{}`", def.rust_field(&name, &f.name)))
+                        .collect();
+                    let what = if def.is_tuple() { "a tuple" } else { "a struct" };
                     self.errors.add(
                         span,
                         format!(
-                            "`{name}` is a struct; kernels read its fields: {}",
-                            fields
-                                .iter()
-                                .map(|f| format!("`{name}.{f}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            "`{name}` is {what}; kernels read its fields: {}",
+                            fields.join(", ")
                         ),
                     );
                     err_expr(span)

@@ -119,7 +119,7 @@ impl Lowerer<'_> {
         for fv in &s.fields {
             let member = match &fv.member {
                 syn::Member::Named(id) => id.to_string(),
-                syn::Member::Unnamed(i) => i.index.to_string(),
+                syn::Member::Unnamed(i) => format!("_{}", i.index),
             };
             let value = self.expr(&fv.expr);
             match def.fields.iter().position(|f| f.name == member) {
@@ -194,7 +194,7 @@ impl Lowerer<'_> {
         };
         let member = match &f.member {
             syn::Member::Named(m) => m.to_string(),
-            syn::Member::Unnamed(i) => i.index.to_string(),
+            syn::Member::Unnamed(i) => format!("_{}", i.index),
         };
         let Some(field) = def.field(&member) else {
             let fields: Vec<&str> = def.fields.iter().map(|f| f.name.as_str()).collect();

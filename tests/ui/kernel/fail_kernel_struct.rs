@@ -45,4 +45,10 @@ fn locals(p: Params, x: &mut [f32]) {
     x[0] = a.dt + b.dt + c.dt + d.dt + e.dt;
 }
 
+#[kernel]
+fn tuples(p: (f32, u32), q: (f32, bool), x: &mut [f32]) {
+    x[0] = p;
+    x[1] = p.2;
+}
+
 fn main() {}
