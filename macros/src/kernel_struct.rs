@@ -3,8 +3,8 @@
 //! generics), asserts at compile time that Rust's layout is OpenCL C's (size and every
 //! offset), writes the argument's bytes field by field (padding 0), and defines a hidden
 //! `macro_rules!` through which kernels fetch the definition, like a device function's
-//! signature (`resolve`): `@resolve` passes `struct|Name|a:f32,...` along the chain,
-//! `@source` gives the `typedef`.
+//! signature (`resolve`): `@resolve` passes `struct|Name|a:f32,...` along the chain, from
+//! which the kernel writes the `typedef` itself.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -135,7 +135,6 @@ fn expand(name: &Ident, def: &StructDef) -> TokenStream {
         #[doc = #doc]
         #[allow(unused_macros)]
         macro_rules! #mac {
-            (@source) => { #source };
             (@resolve [$next:ident $($rest:ident)*] [$($sigs:tt)*] $($item:tt)*) => {
                 $next! { @resolve [$($rest)*] [$($sigs)* #encoded] $($item)* }
             };
