@@ -10,7 +10,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::diag::{Errors, Spanned};
-use crate::ir::{Field, Scalar, StructDef, FIELD_TYPES};
+use crate::ir::{is_field_type, Field, Scalar, StructDef};
 
 /// The most bytes a kernel struct has (the runtime's `MAX_STRUCT_BYTES`).
 const MAX_BYTES: usize = 64;
@@ -63,7 +63,7 @@ fn check(item: &syn::DeriveInput, errors: &mut Errors) -> StructDef {
                         _ => None,
                     };
                     match (ty, &f.ident) {
-                        (Some(ty), Some(id)) if FIELD_TYPES.contains(&ty) => fields.push(Field {
+                        (Some(ty), Some(id)) if is_field_type(ty) => fields.push(Field {
                             name: id.to_string(),
                             ty,
                         }),

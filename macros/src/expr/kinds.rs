@@ -54,15 +54,7 @@ impl Kind {
 
     /// The kind whose types are exactly `set`.
     fn of(set: &[Scalar]) -> Option<Kind> {
-        let all = [
-            Scalar::F32,
-            Scalar::F64,
-            Scalar::I32,
-            Scalar::U32,
-            Scalar::I64,
-            Scalar::U64,
-            Scalar::Bool,
-        ];
+        let all = Scalar::ELEMENTS;
         Kind::ALL.into_iter().find(|k| {
             let count = all.iter().filter(|&&s| k.admits(s)).count();
             set.len() == count && set.iter().all(|&s| k.admits(s))

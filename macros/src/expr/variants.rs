@@ -16,15 +16,7 @@ use crate::lower::Lowerer;
 use crate::signature::FnKind;
 
 /// The element types an operand can have, in the order variants are tried.
-const ELEMENTS: [Scalar; 7] = [
-    Scalar::F32,
-    Scalar::F64,
-    Scalar::I32,
-    Scalar::U32,
-    Scalar::I64,
-    Scalar::U64,
-    Scalar::Bool,
-];
+const ELEMENTS: [Scalar; 7] = Scalar::ELEMENTS;
 
 /// Assignments of element types tried at most (beyond: a compile error).
 const MAX_VARIANTS: usize = 4096;

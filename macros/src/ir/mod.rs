@@ -16,7 +16,7 @@ pub use infer::{Infer, Ty, VarKind};
 pub use lazycl_clc::Collective;
 pub use ops::{AtomicOp, BinOp, Builtin, UnOp};
 pub use scalar::{DType, Scalar};
-pub use structs::{Field, StructDef, FIELD_TYPES};
+pub use structs::{is_field_type, Field, StructDef};
 
 use crate::diag::Sp;
 

@@ -18,6 +18,18 @@ pub enum Scalar {
 }
 
 impl Scalar {
+    /// The element types (of arrays and `expr!` operands), in the order `expr!` tries
+    /// them: floats, integers, `bool`.
+    pub const ELEMENTS: [Scalar; 7] = [
+        Scalar::F32,
+        Scalar::F64,
+        Scalar::I32,
+        Scalar::U32,
+        Scalar::I64,
+        Scalar::U64,
+        Scalar::Bool,
+    ];
+
     pub const ALL: [Scalar; 8] = [
         Scalar::Bool,
         Scalar::I32,

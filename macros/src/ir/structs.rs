@@ -5,16 +5,12 @@
 
 use super::scalar::Scalar;
 
-/// The scalar types a kernel struct's fields may have: their layout is the same in Rust
-/// (`#[repr(C)]`) and OpenCL C (`bool` and `usize` are not: their device sizes vary).
-pub const FIELD_TYPES: [Scalar; 6] = [
-    Scalar::F32,
-    Scalar::F64,
-    Scalar::I32,
-    Scalar::U32,
-    Scalar::I64,
-    Scalar::U64,
-];
+/// Whether a kernel struct's field may have type `s`: an element type whose layout is the
+/// same in Rust (`#[repr(C)]`) and OpenCL C (`bool` is not: its device size varies; nor is
+/// `usize`, no element type).
+pub fn is_field_type(s: Scalar) -> bool {
+    Scalar::ELEMENTS.contains(&s) && s != Scalar::Bool
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct StructDef {
@@ -38,7 +34,7 @@ impl StructDef {
     /// The definition of a tuple parameter's type `(f32, u32)`: fields `_0`, `_1`, ...;
     /// `None` unless every element is a field type.
     pub fn tuple(elems: &[Scalar]) -> Option<StructDef> {
-        if elems.is_empty() || !elems.iter().all(|e| FIELD_TYPES.contains(e)) {
+        if elems.is_empty() || !elems.iter().all(|&e| is_field_type(e)) {
             return None;
         }
         let name = elems.iter().map(|e| e.rust()).collect::<Vec<_>>().join("_");
