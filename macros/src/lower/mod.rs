@@ -17,6 +17,7 @@ pub mod calls;
 mod closures;
 mod consts;
 mod expr;
+mod intrinsics;
 mod literal;
 mod local_memory;
 mod loops;
