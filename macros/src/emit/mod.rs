@@ -14,6 +14,7 @@
 
 mod calls;
 mod expr;
+mod intrinsics;
 mod literal;
 mod loops;
 mod ops;
