@@ -443,3 +443,39 @@ fn softmax_max_and_sum_in_one_pass_agree_with_two_passes_on_hard_rows() {
         assert_close(&got, &want, 1e-5, "softmax, one pass");
     }
 }
+
+#[test]
+fn one_pass_softmax_of_rows_read_again_per_phase() {
+    // Rows longer than registers hold (4 work-items a row of 1000): the one-pass kernel
+    // reads the row again for its sum, then for the epilogue; it agrees with the host.
+    let ctx = |online: bool| {
+        Context::builder()
+            .tuning(lazycl::Tuning {
+                row_work_items: Some(4),
+                rows_online: online,
+                ..lazycl::Tuning::default()
+            })
+            .build()
+            .unwrap()
+    };
+    let (n, d) = (8usize, 1000usize);
+    let mut r = rng(71);
+    let mut v: Vec<f32> = (0..n * d).map(|_| r.gen_range(-40.0..40.0)).collect();
+    v[5] = f32::NEG_INFINITY;
+    let v64: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+    let want = host_softmax(&v64, d);
+    let mut barriers = Vec::new();
+    for online in [true, false] {
+        let c = ctx(online);
+        let x = c.from_shape_slice([n, d], &v).unwrap();
+        let source = x.softmax(1).explain().unwrap();
+        assert!(source.contains("for ("), "rows read again in a loop: {source}");
+        barriers.push(source.matches("barrier(").count());
+        let got: Vec<f64> = x.softmax(1).to_vec().unwrap().iter().map(|&g| g as f64).collect();
+        assert_close(&got, &want, 1e-5, &format!("softmax, online {online}"));
+    }
+    assert!(
+        barriers[0] < barriers[1],
+        "one tree fewer in one pass: {barriers:?}"
+    );
+}
