@@ -746,21 +746,19 @@ collectives_kernel!(collectives_u64, u64, 0);
 collectives_kernel!(collectives_f32, f32, 0.0);
 collectives_kernel!(collectives_f64, f64, 0.0);
 
+/// (PoCL takes about 8 s to build each of these kernels, whose barriers sit in loops
+/// inside helpers: `i32` and `f64` run in `make test`, `u64` and `f32` with `--ignored`.)
 macro_rules! collectives_test {
-    ($test:ident, $name:ident, $T:ident, $gen:expr, $close:expr) => {
+    ($(#[$attr:meta])* $test:ident, $name:ident, $T:ident, $gen:expr, $close:expr) => {
         #[test]
+        $(#[$attr])*
         fn $test() -> lazycl::Result<()> {
             let ctx = context();
             let k = $name::bind(&ctx)?;
             let mut r = rng(71);
-            // Groups of one, odd sizes, the scratch's 256, and more (folded in chunks).
-            for (n, group) in [
-                (1usize, 1usize),
-                (1000, 3),
-                (777, 64),
-                (4096, 256),
-                (3000, 1024),
-            ] {
+            // An odd size, and more than the scratch holds (folded in
+            // chunks). (PoCL compiles a kernel per work-group size: few sizes.)
+            for (n, group) in [(1000usize, 3usize), (1300, 512)] {
                 let x: Vec<$T> = (0..n).map(|_| $gen(&mut r)).collect();
                 let groups = n.div_ceil(group);
                 let pick = group / 2;
@@ -820,6 +818,7 @@ collectives_test!(
     (|a: i32, b: i32| a.wrapping_add(b), |g: i32, w: i32| g == w)
 );
 collectives_test!(
+    #[ignore = "slow to build on PoCL; run with --ignored"]
     collectives_on_u64,
     collectives_u64,
     u64,
@@ -827,6 +826,7 @@ collectives_test!(
     (|a: u64, b: u64| a.wrapping_add(b), |g: u64, w: u64| g == w)
 );
 collectives_test!(
+    #[ignore = "slow to build on PoCL; run with --ignored"]
     collectives_on_f32,
     collectives_f32,
     f32,

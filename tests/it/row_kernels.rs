@@ -386,7 +386,7 @@ fn softmax_max_and_sum_in_one_pass_agree_with_two_passes_on_hard_rows() {
     rows.push(inf);
     let v: Vec<f32> = rows.concat();
     let shape = [rows.len(), len];
-    for items in [1, 4, 16] {
+    for items in [1, 16] {
         let one = pass_ctx(items, true);
         let two = pass_ctx(items, false);
         let (x1, x2) = (
