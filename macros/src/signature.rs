@@ -95,14 +95,16 @@ pub struct Signature {
 }
 
 /// Checks a function header; errors are collected, good parameters kept.
-/// The name of a parameter type that may be a `KernelStruct`: a plain path of one name
-/// that is no scalar type.
+/// The name of a type that may be a `KernelStruct`: a plain path of one name in upper
+/// camel case, as Rust names structs (`u8`, `char` and other Rust types the subset does
+/// not have are not, nor are the standard library's `String`, `Vec`, ...).
 pub fn struct_type_name(ty: &syn::Type) -> Option<&syn::Ident> {
+    const STD: [&str; 7] = ["String", "Vec", "Box", "Option", "Result", "Self", "Array"];
     match ty {
-        syn::Type::Path(p) if p.qself.is_none() => p
-            .path
-            .get_ident()
-            .filter(|id| Scalar::from_rust(&id.to_string()).is_none()),
+        syn::Type::Path(p) if p.qself.is_none() => p.path.get_ident().filter(|id| {
+            let name = id.to_string();
+            name.starts_with(|c: char| c.is_ascii_uppercase()) && !STD.contains(&name.as_str())
+        }),
         _ => None,
     }
 }
