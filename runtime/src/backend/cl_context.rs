@@ -53,7 +53,9 @@ impl ClContext {
             let Some(extension) = words.next().filter(|_| pragma) else {
                 continue;
             };
-            if extension == "all" || self.device.extensions.iter().any(|e| e == extension) {
+            // (`double` may be a core feature without the extension's name: `fp64` knows.)
+            let fp64 = extension == "cl_khr_fp64" && self.device.fp64;
+            if fp64 || extension == "all" || self.device.extensions.iter().any(|e| e == extension) {
                 continue;
             }
             let why = match extension {
