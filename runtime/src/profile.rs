@@ -32,7 +32,7 @@ pub struct Tuning {
     pub rows_per_group: Option<u32>,
     /// Row kernels compute a maximum and the sum of exponentials shifted by it (softmax)
     /// in one pass with one combining tree (`codegen::rows::online`), not in two phases.
-    /// Off by default: on the H200 it was slower (BENCHMARKS.md, "online softmax").
+    /// Off by default: on the H200 it was slower (BENCHMARKS.md, thirteenth session).
     pub rows_online: bool,
 }
 
