@@ -47,7 +47,8 @@ impl Collective {
         Collective::ALL.into_iter().find(|c| c.name() == name)
     }
 
-    /// `a ⊕ b` of a reduction in type `t`.
+    /// `a ⊕ b` of a reduction in type `t` (a broadcast combines nothing: `collective`
+    /// never asks).
     fn combine(self, t: DType, a: &str, b: &str) -> String {
         match (self, t.is_float()) {
             (Collective::ReduceAdd, true) => format!("({a} + {b})"),

@@ -10,9 +10,13 @@
 //! - `name!(@source)` expands to the callee's OpenCL C source, which the caller's source
 //!   concatenates at compile time.
 //!
+//! A `#[derive(KernelStruct)]` struct joins the same chain: its macro appends its
+//! definition (`struct|Name|a:f32,...`), from which a kernel writes the `typedef`.
+//!
 //! This module names those macros, starts the chain, writes the `@source` references and
-//! parses the input of `__lazycl_resolved!`. The macros themselves are generated with
-//! the device function (`function::device_fn`).
+//! parses the input of `__lazycl_resolved!` into [`Deps`]. The macros themselves are
+//! generated with the device function (`function::device_fn`) and the struct
+//! (`kernel_struct`).
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;

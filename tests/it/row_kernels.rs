@@ -61,14 +61,16 @@ fn kernels(ctx: &Context, f: impl FnOnce()) -> u64 {
 /// elements and one row of 64 or more work-items a group; 1 element gives the most
 /// work-items per row, the deepest trees.
 fn items_ctx(items: u32, rows: Option<u32>) -> Context {
-    Context::builder()
-        .tuning(lazycl::Tuning {
-            row_items: Some(items),
-            rows_per_group: rows,
-            ..lazycl::Tuning::default()
-        })
-        .build()
-        .unwrap()
+    tuned(lazycl::Tuning {
+        row_items: Some(items),
+        rows_per_group: rows,
+        ..lazycl::Tuning::default()
+    })
+}
+
+/// A context whose plans take `tuning`.
+fn tuned(tuning: lazycl::Tuning) -> Context {
+    Context::builder().tuning(tuning).build().unwrap()
 }
 
 macro_rules! row_tests {
@@ -337,14 +339,11 @@ fn a_value_of_an_earlier_phase_is_held_not_computed_again() {
 /// A context whose row kernels take `items` elements a work-item and, with `online`,
 /// compute a maximum and the sum of exponentials shifted by it in one pass.
 fn pass_ctx(items: u32, online: bool) -> Context {
-    Context::builder()
-        .tuning(lazycl::Tuning {
-            row_items: Some(items),
-            rows_online: online,
-            ..lazycl::Tuning::default()
-        })
-        .build()
-        .unwrap()
+    tuned(lazycl::Tuning {
+        row_items: Some(items),
+        rows_online: online,
+        ..lazycl::Tuning::default()
+    })
 }
 
 /// Whether `a` and `b` agree: both NaN, equal infinities, or within `tol`.
@@ -449,14 +448,11 @@ fn one_pass_softmax_of_rows_read_again_per_phase() {
     // Rows longer than registers hold (4 work-items a row of 1000): the one-pass kernel
     // reads the row again for its sum, then for the epilogue; it agrees with the host.
     let ctx = |online: bool| {
-        Context::builder()
-            .tuning(lazycl::Tuning {
-                row_work_items: Some(4),
-                rows_online: online,
-                ..lazycl::Tuning::default()
-            })
-            .build()
-            .unwrap()
+        tuned(lazycl::Tuning {
+            row_work_items: Some(4),
+            rows_online: online,
+            ..lazycl::Tuning::default()
+        })
     };
     let (n, d) = (8usize, 1000usize);
     let mut r = rng(71);
