@@ -39,7 +39,7 @@ pub use api::random::Rng;
 pub use api::regions::{concatenate, stack};
 pub use api::slice_mut::SliceMut;
 pub use api::sort::{sort_by_key, SortedByKey, TopK};
-pub use api::views::AsAxis;
+pub use api::views::{AsAxes, AsAxis};
 pub use backend::cache::CacheDir;
 pub use backend::context::Context;
 pub use backend::device::{device_table, devices, DeviceInfo, DeviceSelector, DeviceType};

@@ -289,7 +289,7 @@ fn scalar<T: HostNum>(ctx: &Context, r: &mut StdRng) -> Val<T> {
         v
     };
     Val {
-        dev: ctx.scalar(v),
+        dev: ctx.scalar(v).unwrap(),
         host: ArrayD::from_elem(IxDyn(&[]), v),
         bound: v.to_f64().abs(),
         depth: 0,

@@ -399,7 +399,7 @@ fn mismatched_shapes_are_errors_with_both_shapes() {
     assert!(e.contains("batch"), "{e}");
     let e = a3.dot(&b).to_vec().unwrap_err().to_string();
     assert!(e.contains("dot"), "{e}");
-    let s = c.scalar(1.0f32);
+    let s = c.scalar(1.0f32).unwrap();
     assert!(s.matmul(&a).to_vec().is_err());
 }
 

@@ -219,7 +219,7 @@ fn a_scan_along_a_bad_axis_is_an_error_naming_it() {
         e.contains("cumsum") && e.contains("axis 2") && e.contains("[2, 3]"),
         "{e}"
     );
-    let s = c.scalar(1.0f32);
+    let s = c.scalar(1.0f32).unwrap();
     let e = s.cumprod(0).to_vec().unwrap_err().to_string();
     assert!(e.contains("cumprod") && e.contains("axis 0"), "{e}");
 }

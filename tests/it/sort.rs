@@ -345,7 +345,7 @@ fn bad_sorts_are_errors() {
     );
     let e = msg(a.topk(4).err().unwrap());
     assert!(e.contains("k = 4") && e.contains("[2, 3]"), "{e}");
-    let e = msg(c.scalar(1.0f32).sort().err().unwrap());
+    let e = msg(c.scalar(1.0f32).unwrap().sort().err().unwrap());
     assert!(e.contains("zero-dimensional"), "{e}");
     let b: Array<i32> = c.from_slice(&[1, 2]).unwrap();
     let e = msg(sort_by_key(&a, &b).err().unwrap());

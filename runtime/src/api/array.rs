@@ -403,7 +403,15 @@ impl Context {
     }
 
     /// A lazy 0-d array holding `value` as a kernel argument (no buffer, no upload).
-    pub fn scalar<T: Element>(&self, value: T) -> Array<T> {
-        Array::lazy(&self.inner, Vec::new(), Op::Scalar(value.to_arg_bits()))
+    ///
+    /// Like every constructor of [`Context`] it returns a `Result`: an `f64` scalar on a
+    /// device without doubles is an [`Error::UnsupportedDtype`] here, not at the flush.
+    pub fn scalar<T: Element>(&self, value: T) -> Result<Array<T>> {
+        self.inner.check_dtype(T::DTYPE)?;
+        Ok(Array::lazy(
+            &self.inner,
+            Vec::new(),
+            Op::Scalar(value.to_arg_bits()),
+        ))
     }
 }

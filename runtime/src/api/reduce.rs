@@ -4,7 +4,7 @@
 //! downloads bring it to the host.
 
 use crate::api::array::Array;
-use crate::api::views::AsAxis;
+use crate::api::views::{AsAxes, AsAxis};
 use crate::dtype::{Element, Float, Numeric};
 use crate::error::Error;
 use crate::graph::{Op, ReduceOp, ReduceSpec, State};
@@ -89,9 +89,9 @@ macro_rules! reductions {
             }
             self.record_reduce(ReduceOp::$op, Some(&[axis]), false)
         }
-        #[doc = concat!($doc, " along several axes; `keep_dims` keeps them as size 1.")]
-        pub fn $axes(&self, axes: &[usize], keep_dims: bool) -> Array<T> {
-            self.record_reduce(ReduceOp::$op, Some(axes), keep_dims)
+        #[doc = concat!($doc, " along several axes ([`Axis`](ndarray::Axis) or indices); `keep_dims` keeps them as size 1.")]
+        pub fn $axes(&self, axes: &(impl AsAxes + ?Sized), keep_dims: bool) -> Array<T> {
+            self.record_reduce(ReduceOp::$op, Some(&axes.axis_indices()), keep_dims)
         }
     )*};
 }

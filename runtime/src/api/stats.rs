@@ -10,7 +10,7 @@
 
 use crate::api::array::Array;
 use crate::api::views::AsAxis;
-use crate::dtype::{DType, Float, ScalarBits};
+use crate::dtype::{DType, Element, Float, ScalarBits};
 use crate::error::Error;
 use crate::graph::Op;
 
@@ -242,6 +242,6 @@ impl Array<bool> {
     }
 
     fn node_ctx_scalar(&self, v: bool) -> Array<bool> {
-        crate::backend::context::Context::from_inner(self.node.ctx.clone()).scalar(v)
+        Array::lazy(&self.node.ctx, Vec::new(), Op::Scalar(v.to_arg_bits()))
     }
 }

@@ -34,6 +34,31 @@ impl AsAxis for usize {
     }
 }
 
+/// Several axes: a slice, array or `Vec` of [`Axis`] or of plain indices
+/// (`sum_axes(&[Axis(0), Axis(2)], false)` and `sum_axes(&[0, 2], false)` mean the same).
+pub trait AsAxes {
+    /// The axis indices, in the order given.
+    fn axis_indices(&self) -> SmallVec<[usize; 4]>;
+}
+
+impl<A: AsAxis> AsAxes for [A] {
+    fn axis_indices(&self) -> SmallVec<[usize; 4]> {
+        self.iter().map(|a| a.axis_index()).collect()
+    }
+}
+
+impl<A: AsAxis, const N: usize> AsAxes for [A; N] {
+    fn axis_indices(&self) -> SmallVec<[usize; 4]> {
+        self.as_slice().axis_indices()
+    }
+}
+
+impl<A: AsAxis> AsAxes for Vec<A> {
+    fn axis_indices(&self) -> SmallVec<[usize; 4]> {
+        self.as_slice().axis_indices()
+    }
+}
+
 /// A slice of one axis, resolved against its length: `len` elements from `first`, every
 /// `step`-th (ndarray's semantics: a negative step walks the range `start..end` from its
 /// end).
