@@ -48,8 +48,15 @@ counters! {
     /// Cached device binaries that loaded but did not fit their program (another kernel
     /// name or parameter list, or a launch the driver refused): deleted and rebuilt.
     programs_rejected,
-    /// Host time spent obtaining programs (building, or loading from the disk cache), µs.
+    /// Host time spent obtaining programs (building, or loading from the disk cache), µs,
+    /// summed over the threads that build a flush's programs together.
     program_time_us,
+    /// Wall time of the build phases of flushes that needed new kernels, µs (less than
+    /// their share of `program_time_us` where programs were built concurrently).
+    build_wall_us,
+    /// One-line notices printed on stderr that a flush is building programs (at most one
+    /// per context; see `ContextBuilder::build_notice_after`).
+    build_notices,
     /// `cl_kernel` objects created.
     kernels_created,
     /// Kernels enqueued (`clEnqueueNDRangeKernel`).

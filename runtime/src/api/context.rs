@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::api::queue::Queue;
 use crate::backend::cache::CacheDir;
@@ -16,6 +17,8 @@ use crate::stats::{Stats, WaitReason};
 pub struct ContextBuilder {
     selector: Option<DeviceSelector>,
     show_kernels: Option<bool>,
+    quiet: Option<bool>,
+    build_notice_after: Duration,
     precise_div_sqrt: bool,
     cache: CacheDir,
     max_queued_commands: usize,
@@ -27,6 +30,10 @@ pub struct ContextBuilder {
 /// milliseconds), few enough that a read after a long enqueue-only loop waits for
 /// seconds of backlog at most, not minutes.
 pub const DEFAULT_MAX_QUEUED_COMMANDS: usize = 4096;
+
+/// The default of [`ContextBuilder::build_notice_after`]: past about two seconds a silent
+/// call reads as a hang.
+pub const DEFAULT_BUILD_NOTICE_AFTER: Duration = Duration::from_secs(2);
 
 impl ContextBuilder {
     /// Use this device instead of `LAZYCL_DEVICE` / the default choice.
@@ -44,6 +51,22 @@ impl ContextBuilder {
     /// (default: the `LAZYCL_SHOW_KERNELS` switch, off when unset).
     pub fn show_kernels(mut self, on: bool) -> Self {
         self.show_kernels = Some(on);
+        self
+    }
+
+    /// Never print the one-line notice that programs are being built (default: the
+    /// `LAZYCL_QUIET` switch, off when unset).
+    pub fn quiet(mut self, on: bool) -> Self {
+        self.quiet = Some(on);
+        self
+    }
+
+    /// How long a flush may spend building new programs before the context says so on
+    /// stderr, once: `lazycl: building 12 kernels for <device> (first run; cached
+    /// afterwards)…` (default [`DEFAULT_BUILD_NOTICE_AFTER`]; [`quiet`](Self::quiet)
+    /// silences it). A flush builds the programs it needs together, one thread per core.
+    pub fn build_notice_after(mut self, after: Duration) -> Self {
+        self.build_notice_after = after;
         self
     }
 
@@ -107,8 +130,13 @@ impl ContextBuilder {
             Some(on) => on,
             None => crate::env::switch("LAZYCL_SHOW_KERNELS")?.unwrap_or(false),
         };
+        let quiet = match self.quiet {
+            Some(on) => on,
+            None => crate::env::switch("LAZYCL_QUIET")?.unwrap_or(false),
+        };
         let options = Options {
             show_kernels,
+            build_notice_after: (!quiet).then_some(self.build_notice_after),
             precise_div_sqrt: self.precise_div_sqrt && info.correctly_rounded_div_sqrt,
             max_queued_commands: self.max_queued_commands,
             tuning: self.tuning,
@@ -137,6 +165,8 @@ impl Context {
         ContextBuilder {
             selector: None,
             show_kernels: None,
+            quiet: None,
+            build_notice_after: DEFAULT_BUILD_NOTICE_AFTER,
             precise_div_sqrt: false,
             cache: CacheDir::FromEnv,
             max_queued_commands: DEFAULT_MAX_QUEUED_COMMANDS,

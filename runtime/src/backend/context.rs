@@ -64,6 +64,16 @@ pub(crate) struct ContextInner {
     /// A queue for uploads and for blocking reads of buffers no command has written
     /// (fresh uploads), so that they wait for nothing; created on first use.
     transfer_queue: std::sync::OnceLock<Arc<QueueInner>>,
+    /// When building programs says so on stderr.
+    pub(crate) build_notice: BuildNotice,
+}
+
+/// When a context says that building programs is taking a while: once the build phase of
+/// a flush has run for `after` (`None`: never, the context is quiet), and only the first
+/// time (`given`).
+pub(crate) struct BuildNotice {
+    pub(crate) after: Option<std::time::Duration>,
+    pub(crate) given: std::sync::atomic::AtomicBool,
 }
 
 impl std::ops::Deref for ContextInner {
@@ -108,6 +118,8 @@ impl Replays {
 /// The options a context is opened with, decided before it is.
 pub(crate) struct Options {
     pub(crate) show_kernels: bool,
+    /// How long a build phase runs before the context says so (`None`: never).
+    pub(crate) build_notice_after: Option<std::time::Duration>,
     pub(crate) precise_div_sqrt: bool,
     pub(crate) max_queued_commands: usize,
     pub(crate) tuning: crate::profile::Tuning,
@@ -149,6 +161,10 @@ impl ContextInner {
             queues: Mutex::new(vec![default_queue.clone()]),
             transfer_queue: std::sync::OnceLock::new(),
             default_queue,
+            build_notice: BuildNotice {
+                after: options.build_notice_after,
+                given: Default::default(),
+            },
         }))
     }
 

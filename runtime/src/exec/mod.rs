@@ -21,6 +21,7 @@ use crate::plan::{key, GKind, GNode, KernelPlan, ReducePlan, Target};
 use crate::stats::Counters;
 
 mod bind;
+mod build;
 pub(crate) mod compact;
 mod elementwise;
 mod gemm;
@@ -107,12 +108,31 @@ fn plan_with(roots: &[NodeRef], target: Option<Target>) -> Result<Option<Flush>>
 /// Finds or builds the kernel for a plan. A hit builds no string and no program.
 fn kernel_for(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<CompiledKernel>> {
     cached_kernel(ctx, &plan.key, FUSED_KERNEL_NAME, || {
-        for v in &plan.values {
-            ctx.check_dtype(v.dtype)?;
-        }
-        fused_source(plan)
-            .ok_or_else(|| Error::Internal("a GEMM kernel was generated before its tile was chosen".into()))
+        fused_source_checked(ctx, plan)
     })
+}
+
+/// Generates and builds the kernel for a plan, without looking in the cache.
+fn new_kernel(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<CompiledKernel>> {
+    let source = fused_source_checked(ctx, plan)?;
+    build_kernel(ctx, FUSED_KERNEL_NAME, &source)
+}
+
+/// The source of a plan's kernel, once the device is known to hold its types.
+fn fused_source_checked(ctx: &ContextInner, plan: &KernelPlan) -> Result<String> {
+    for v in &plan.values {
+        ctx.check_dtype(v.dtype)?;
+    }
+    fused_source(plan)
+        .ok_or_else(|| Error::Internal("a GEMM kernel was generated before its tile was chosen".into()))
+}
+
+/// Whether a plan launches anything (an empty result launches nothing).
+fn has_work(plan: &KernelPlan) -> bool {
+    match &plan.reduce {
+        Some(r) => r.n_out > 0,
+        None => plan.numel > 0,
+    }
 }
 
 /// The second-pass kernel of a split reduction.
@@ -147,12 +167,18 @@ pub(super) fn cached_kernel(
     Counters::add(&ctx.counters.kernel_cache_misses, 1);
     let source = source()?;
     // Built outside the cache lock: launches of cached kernels on other threads go on.
-    let options = build_options(ctx, true);
-    let program = obtain(ctx, name, &source, options)?;
-    let kernel = CompiledKernel::create(ctx, program, name, &source, options)?;
-    let fused = Arc::new(kernel);
+    let fused = build_kernel(ctx, name, &source)?;
     let mut cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());
     Ok(cache.entry(key.to_vec()).or_insert(fused).clone())
+}
+
+/// Builds (or loads from the disk cache) the program of `source` and its kernel `name`.
+fn build_kernel(ctx: &ContextInner, name: &str, source: &str) -> Result<Arc<CompiledKernel>> {
+    let options = build_options(ctx, true);
+    let program = obtain(ctx, name, source, options)?;
+    Ok(Arc::new(CompiledKernel::create(
+        ctx, program, name, source, options,
+    )?))
 }
 
 fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
@@ -161,10 +187,12 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         .context
         .check(&ctx.tag, || "evaluating arrays".into(), || "the arrays".into())?;
     // (Counted here, not when planned: `explain` plans without running.)
-    let replay = match plans {
+    // A replayed flush's kernels were built when it was first planned.
+    let (replay, mut prebuilt) = match plans {
         Plans::Replayed(r) => {
             Counters::add(&ctx.counters.plans_reused, 1);
-            r
+            let none = build::Prebuilt::none(r.kernels.len());
+            (r, none)
         }
         Plans::Fresh {
             mut kernels,
@@ -172,9 +200,10 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         } => {
             Counters::add(&ctx.counters.flushes_planned, 1);
             tune::choose_tiles(&ctx, queue, &graph, &mut kernels)?;
+            let prebuilt = build::build_missing(&ctx, &kernels)?;
             let r = Arc::new(Replay { kernels });
             replay::keep(&ctx, signature, r.clone());
-            r
+            (r, prebuilt)
         }
     };
     // Buffers of nodes materialized by this flush, by graph index.
@@ -182,15 +211,11 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
     // Partials of split reductions that their consumer finishes.
     let mut partials: Vec<LeftPartials> = Vec::new();
     let mut args: Vec<KernelArg> = Vec::new();
-    for plan in &replay.kernels {
-        let has_work = match &plan.reduce {
-            Some(r) => r.n_out > 0,
-            None => plan.numel > 0,
-        };
-        let kernel = if has_work {
-            Some(kernel_for(&ctx, plan)?)
-        } else {
-            None
+    for (i, plan) in replay.kernels.iter().enumerate() {
+        let kernel = match prebuilt.take(i) {
+            Some(k) => Some(k),
+            None if has_work(plan) => Some(kernel_for(&ctx, plan)?),
+            None => None,
         };
         let mut outputs = Vec::with_capacity(plan.outputs.len());
         for (k, o) in plan.outputs.iter().enumerate() {

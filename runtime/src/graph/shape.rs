@@ -2,7 +2,8 @@
 
 use crate::error::{Error, Result};
 
-/// Anything that names a shape: `[2, 3]`, `&[2, 3][..]`, `vec![2, 3]`, `6` (1-D), `()` (0-d).
+/// Anything that names a shape: `[2, 3]`, `(2, 3)` (ndarray's form, up to six axes),
+/// `&[2, 3][..]`, `vec![2, 3]`, `6` (1-D), `()` (0-d).
 pub trait IntoShape {
     /// The dimensions, outermost first.
     fn into_shape(self) -> Vec<usize>;
@@ -38,6 +39,27 @@ impl IntoShape for &Vec<usize> {
         self.clone()
     }
 }
+
+macro_rules! tuple_shapes {
+    ($( ($($d:ident),+) ),+) => {$(
+        impl IntoShape for ($(tuple_shapes!(@usize $d),)+) {
+            fn into_shape(self) -> Vec<usize> {
+                let ($($d,)+) = self;
+                vec![$($d),+]
+            }
+        }
+    )+};
+    (@usize $d:ident) => { usize };
+}
+
+tuple_shapes!(
+    (a),
+    (a, b),
+    (a, b, c),
+    (a, b, c, d),
+    (a, b, c, d, e),
+    (a, b, c, d, e, f)
+);
 
 /// The element count of `shape`, or an error if it overflows `usize`.
 pub(crate) fn checked_numel(shape: &[usize]) -> Result<usize> {

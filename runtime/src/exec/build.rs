@@ -1,0 +1,149 @@
+//! Building what a new flush needs before it launches anything: the plans whose kernels
+//! are not cached are generated and built together, one thread per core (an OpenCL build
+//! releases the calling thread; NVIDIA's compiles to machine code there, PoCL compiles
+//! to LLVM IR there and to machine code when each kernel first runs), and a build phase
+//! that outlasts the context's notice threshold says so on stderr, once per context.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+use crate::backend::context::ContextInner;
+use crate::backend::kernel::CompiledKernel;
+use crate::error::Result;
+use crate::plan::KernelPlan;
+use crate::stats::Counters;
+
+use super::{has_work, new_kernel};
+
+/// The kernels built for a flush, by plan index (`None`: cached, no work, or a plan whose
+/// key an earlier plan of the flush shares).
+pub(super) struct Prebuilt(Vec<Option<Arc<CompiledKernel>>>);
+
+impl Prebuilt {
+    /// Nothing built: every plan finds its kernel in the cache when launched.
+    pub(super) fn none(plans: usize) -> Prebuilt {
+        Prebuilt(vec![None; plans])
+    }
+
+    /// The kernel built for plan `i`, if one was.
+    pub(super) fn take(&mut self, i: usize) -> Option<Arc<CompiledKernel>> {
+        self.0.get_mut(i).and_then(Option::take)
+    }
+}
+
+/// Builds the kernels of `plans` that the context has not cached (each key once), in
+/// parallel, and caches them. Every build runs to its end; the first error in plan order
+/// is returned, after the kernels that did build are cached.
+pub(super) fn build_missing(ctx: &ContextInner, plans: &[KernelPlan]) -> Result<Prebuilt> {
+    let mut prebuilt = Prebuilt::none(plans.len());
+    let missing: Vec<usize> = {
+        let cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());
+        let mut keys: Vec<&[u32]> = Vec::new();
+        (0..plans.len())
+            .filter(|&i| {
+                let key = plans[i].key.as_slice();
+                let new = has_work(&plans[i]) && !cache.contains_key(key) && !keys.contains(&key);
+                if new {
+                    keys.push(key);
+                }
+                new
+            })
+            .collect()
+    };
+    if missing.is_empty() {
+        return Ok(prebuilt);
+    }
+    Counters::add(&ctx.counters.kernel_cache_misses, missing.len() as u64);
+    let start = Instant::now();
+    let built = with_notice(ctx, missing.len(), || {
+        parallel_map(&missing, threads(missing.len()), |&i| new_kernel(ctx, &plans[i]))
+    });
+    Counters::add(&ctx.counters.build_wall_us, start.elapsed().as_micros() as u64);
+    let mut first_error = None;
+    let mut cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());
+    for (&i, result) in missing.iter().zip(built) {
+        match result {
+            Ok(kernel) => {
+                let kernel = cache.entry(plans[i].key.clone()).or_insert(kernel).clone();
+                prebuilt.0[i] = Some(kernel);
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(prebuilt),
+    }
+}
+
+/// Threads for `jobs` builds: one per core, no more than there are builds.
+fn threads(jobs: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.min(jobs).max(1)
+}
+
+/// `f` of every item, computed by `threads` threads taking the next item as they finish
+/// one (builds differ a lot in length), in the items' order.
+fn parallel_map<I: Sync, R: Send>(items: &[I], threads: usize, f: impl Fn(&I) -> R + Sync) -> Vec<R> {
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(k) else { break };
+                let r = f(item);
+                results.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every item is taken by exactly one thread"))
+        .collect()
+}
+
+/// Runs `build` (building `programs` programs); if it is still running after the
+/// context's notice threshold and the context has not said so before (and is not quiet),
+/// prints one line on stderr saying what is being built.
+fn with_notice<R>(ctx: &ContextInner, programs: usize, build: impl FnOnce() -> R) -> R {
+    let Some(after) = ctx.build_notice.after else {
+        return build();
+    };
+    if ctx.build_notice.given.load(Ordering::Relaxed) {
+        return build();
+    }
+    let done = (Mutex::new(false), Condvar::new());
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let (lock, cvar) = &done;
+            let guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+            let (guard, _) = cvar
+                .wait_timeout_while(guard, after, |finished| !*finished)
+                .unwrap_or_else(|e| e.into_inner());
+            if !*guard && !ctx.build_notice.given.swap(true, Ordering::Relaxed) {
+                Counters::add(&ctx.counters.build_notices, 1);
+                eprintln!("{}", notice_text(programs, &ctx.cl.device.name));
+            }
+        });
+        let r = build();
+        let (lock, cvar) = &done;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cvar.notify_all();
+        r
+    })
+}
+
+/// The notice: what is being built, for which device, and that it happens once.
+pub(crate) fn notice_text(programs: usize, device: &str) -> String {
+    let kernels = if programs == 1 { "kernel" } else { "kernels" };
+    format!("lazycl: building {programs} {kernels} for {device} (first run; cached afterwards)…")
+}
