@@ -6,7 +6,11 @@ use crate::dtype::DType;
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// What went wrong, with the facts needed to fix it.
-#[derive(Debug, Clone, thiserror::Error)]
+///
+/// Its `Debug` is its message (as `anyhow`'s is), so that `fn main() -> lazycl::Result<()>`
+/// prints a readable report, tables and build logs on lines of their own. Match on the
+/// variants for the facts.
+#[derive(Clone, thiserror::Error)]
 pub enum Error {
     /// The OpenCL ICD loader (`libOpenCL.so.1`) could not be loaded.
     #[error(
@@ -66,14 +70,17 @@ pub enum Error {
     },
 
     /// Shapes that cannot be combined.
-    #[error("shape mismatch in {op}: {left:?} and {right:?} cannot be broadcast together")]
+    #[error("shape mismatch in {op}: {left:?} and {right:?} {why}")]
     ShapeMismatch {
-        /// The operation that was recorded.
+        /// The user's operation (`` `+` ``, `dot`, `assign`, `concatenate along Axis(1)`).
         op: String,
         /// The left operand's shape.
         left: Vec<usize>,
         /// The right operand's shape.
         right: Vec<usize>,
+        /// What the shapes fail to do ([`BROADCAST`](Error::BROADCAST) for elementwise
+        /// operations).
+        why: String,
     },
 
     /// Host data whose length does not fit the requested shape, or another bad shape.
@@ -165,7 +172,17 @@ pub enum Error {
     },
 }
 
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
 impl Error {
+    /// The `why` of a [`ShapeMismatch`](Error::ShapeMismatch) of an elementwise
+    /// operation: numpy's broadcasting rule.
+    pub const BROADCAST: &'static str = "cannot be broadcast together (trailing axes must be equal, or 1)";
+
     /// Wraps a CL error code returned by `call`.
     pub(crate) fn cl(call: &'static str, code: i32) -> Self {
         if code == cl3::error_codes::DLOPEN_RUNTIME_LOAD_FAILED {

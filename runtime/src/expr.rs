@@ -161,16 +161,7 @@ pub fn expr_node<R: Element>(template: &'static ExprTemplate, operands: &[ExprOp
         }
     }
     let refs: Vec<&NodeRef> = nodes.iter().collect();
-    crate::api::ops::record(&ExprName(template.rust), &refs, || {
+    crate::api::ops::record(&|| format!("expr!({})", template.rust), &refs, || {
         Op::Expr(template, nodes.iter().cloned().collect())
     })
-}
-
-/// Shows an `expr!` in shape-mismatch errors as its Rust source.
-struct ExprName(&'static str);
-
-impl std::fmt::Debug for ExprName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "expr!({})", self.0)
-    }
 }

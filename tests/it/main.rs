@@ -11,6 +11,7 @@
 mod cold_start;
 mod common;
 mod compact;
+mod error_texts;
 
 mod expr_device_fn;
 mod expr_fusion;

@@ -91,6 +91,7 @@ impl<T: Element> Array<T> {
                 op: "compress (an array and its mask)".into(),
                 left: self.shape().to_vec(),
                 right: mask.shape().to_vec(),
+                why: Error::BROADCAST.into(),
             });
         }
         let picked = Picked::Elements {

@@ -106,7 +106,7 @@ impl ContextBuilder {
         let list = devices()?;
         let (selector, request) = match self.selector {
             Some(s) => {
-                let r = format!("{s:?}");
+                let r = s.to_string();
                 (s, r)
             }
             None => match crate::env::text("LAZYCL_DEVICE") {

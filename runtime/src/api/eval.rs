@@ -11,6 +11,7 @@ use crate::codegen::fused_source;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::exec;
+use crate::graph::shape::broadcasts_to;
 use crate::graph::NodeRef;
 use crate::plan::{ColumnRows, Finish, GKind, Layout, ScanLayout};
 
@@ -247,19 +248,22 @@ impl<T: Element> Array<T> {
 
     /// `assign` of a value of this array's context.
     pub(crate) fn assign_on_queue(&mut self, queue: &Arc<QueueInner>, v: Array<T>) -> Result<()> {
+        if let Some(e) = v.recording_error() {
+            return Err(e);
+        }
         let target_shape = self.shape().to_vec();
         let v = if v.shape() == target_shape.as_slice() {
             v
-        } else {
+        } else if broadcasts_to(v.shape(), &target_shape) {
             v.broadcast_to(&target_shape)
-        };
-        if v.shape() != target_shape.as_slice() {
+        } else {
             return Err(Error::ShapeMismatch {
                 op: "assign".into(),
-                left: target_shape,
-                right: v.shape().to_vec(),
+                left: v.shape().to_vec(),
+                right: target_shape,
+                why: "do not fit: the value's shape cannot be broadcast to the array's (trailing axes must be equal, or 1 in the value)".into(),
             });
-        }
+        };
         let unique = Arc::strong_count(&self.node) == 1;
         if unique {
             if let Some(buffer) = self.node.buffer() {

@@ -85,6 +85,7 @@ impl<T: Element> Array<T> {
             op: format!("{name} along axis {axis}"),
             left: data.to_vec(),
             right: picked.to_vec(),
+            why: format!("do not fit: the indices need the array's rank, and its lengths off axis {axis}"),
         };
         if picked.len() != data.len() {
             return Array::failed(&self.node.ctx, data.to_vec(), mismatch());
@@ -209,9 +210,12 @@ pub fn scatter_add<T: Numeric, I: Integer>(
     let v = v.broadcast_to(&src_shape);
     if v.recording_error().is_some() {
         return Err(Error::ShapeMismatch {
-            op: format!("scatter_add along axis {axis} into an array of shape {shape:?} (values)"),
-            left: src_shape,
-            right: v_shape,
+            op: format!(
+                "scatter_add along axis {axis} into an array of shape {shape:?} (values and positions)"
+            ),
+            left: v_shape,
+            right: src_shape,
+            why: "do not fit: the values cannot be broadcast to the indices' positions".into(),
         });
     }
     if src_shape.contains(&0) {

@@ -42,15 +42,7 @@ impl<T: Numeric> Array<T> {
     /// # }
     /// ```
     pub fn matmul(&self, other: &Array<T>) -> Array<T> {
-        match (self.ndim(), other.ndim()) {
-            (0, _) | (_, 0) => {
-                self.product_error("matmul", other, "matmul needs operands of at least one axis")
-            }
-            (1, 1) => self.inner(other),
-            (_, 1) => self.matrix_vector(other),
-            (1, _) => self.vector_matrix(other),
-            _ => self.matrix_product(other),
-        }
+        self.product(other, "matmul")
     }
 
     /// ndarray's `dot`: the inner product of two vectors (a 0-d array), matrix · vector
@@ -59,67 +51,88 @@ impl<T: Numeric> Array<T> {
     /// `matmul` for stacks of matrices).
     pub fn dot(&self, other: &Array<T>) -> Array<T> {
         match (self.ndim(), other.ndim()) {
-            (1 | 2, 1 | 2) => self.matmul(other),
+            (1 | 2, 1 | 2) => self.product(other, "dot"),
             _ => self.product_error(
                 "dot",
                 other,
-                "dot takes vectors and matrices (use matmul for stacks of matrices)",
+                "dot takes vectors and matrices (use matmul for stacks of matrices)".into(),
             ),
         }
     }
 
+    /// [`matmul`](Array::matmul), its errors naming the user's `op`.
+    fn product(&self, other: &Array<T>, op: &'static str) -> Array<T> {
+        match (self.ndim(), other.ndim()) {
+            (0, _) | (_, 0) => {
+                self.product_error(op, other, "a product needs operands of at least one axis".into())
+            }
+            (1, 1) => self.inner(other, op),
+            (_, 1) => self.matrix_vector(other, op),
+            (1, _) => self.vector_matrix(other, op),
+            _ => self.matrix_product(other, op),
+        }
+    }
+
     /// `[k] · [k]`: one map-reduce kernel.
-    fn inner(&self, other: &Array<T>) -> Array<T> {
+    fn inner(&self, other: &Array<T>, op: &'static str) -> Array<T> {
         if self.shape() != other.shape() {
-            return self.product_error("matmul", other, "the vectors' lengths differ");
+            let why = format!(
+                "the vectors' lengths differ ({} and {})",
+                self.shape()[0],
+                other.shape()[0]
+            );
+            return self.product_error(op, other, why);
         }
         (self * other).sum()
     }
 
     /// `[.., m, k] · [k] → [.., m]`: each row's inner product with the vector.
-    fn matrix_vector(&self, other: &Array<T>) -> Array<T> {
+    fn matrix_vector(&self, other: &Array<T>, op: &'static str) -> Array<T> {
         let k = self.shape()[self.ndim() - 1];
         if other.shape()[0] != k {
-            return self.product_error(
-                "matmul",
-                other,
-                "the matrix's columns differ from the vector's length",
+            let why = format!(
+                "the matrix's {k} columns differ from the vector's length, {}",
+                other.shape()[0]
             );
+            return self.product_error(op, other, why);
         }
         (self * other).sum_axis(self.ndim() - 1)
     }
 
     /// `[k] · [.., k, n] → [.., n]`: the vector's combination of each matrix's rows.
-    fn vector_matrix(&self, other: &Array<T>) -> Array<T> {
+    fn vector_matrix(&self, other: &Array<T>, op: &'static str) -> Array<T> {
         let rank = other.ndim();
         if other.shape()[rank - 2] != self.shape()[0] {
-            return self.product_error(
-                "matmul",
-                other,
-                "the vector's length differs from the matrix's rows",
+            let why = format!(
+                "the vector's length, {}, differs from the matrix's {} rows",
+                self.shape()[0],
+                other.shape()[rank - 2]
             );
+            return self.product_error(op, other, why);
         }
         (&self.insert_axis(Axis(1)) * other).sum_axis(rank - 2)
     }
 
     /// `[.., m, k] · [.., k, n] → [.., m, n]`: one [`Op::MatMul`] node.
-    fn matrix_product(&self, other: &Array<T>) -> Array<T> {
+    fn matrix_product(&self, other: &Array<T>, op: &'static str) -> Array<T> {
         let (a, b) = (self.shape(), other.shape());
         let (m, k) = (a[a.len() - 2], a[a.len() - 1]);
         let (k2, n) = (b[b.len() - 2], b[b.len() - 1]);
         if k != k2 {
-            return self.product_error(
-                "matmul",
-                other,
-                "the left operand's columns differ from the right one's rows",
-            );
+            let why = format!("the left operand's {k} columns differ from the right one's {k2} rows");
+            return self.product_error(op, other, why);
         }
         let Some(mut shape) = broadcast(&a[..a.len() - 2], &b[..b.len() - 2]) else {
-            return self.product_error("matmul", other, "the batch axes do not broadcast");
+            let why = format!(
+                "the batch axes {:?} and {:?} cannot be broadcast together",
+                &a[..a.len() - 2],
+                &b[..b.len() - 2]
+            );
+            return self.product_error(op, other, why);
         };
         if [m, n, k].iter().any(|&d| d > i32::MAX as usize) {
             let e = Error::TooLarge {
-                op: "matmul".into(),
+                op: op.into(),
                 shape: a.to_vec(),
                 reason: format!(
                     "a matrix of {m} x {k} times {k} x {n}: each of m, n and k may be at most 2^31 - 1"
@@ -134,7 +147,7 @@ impl<T: Numeric> Array<T> {
         }
         if let Err(e) = ctx.tag.check(
             &other.node.ctx.tag,
-            || "matmul".into(),
+            || op.into(),
             || format!("the right operand, of shape {b:?}"),
         ) {
             return Array::failed(ctx, shape, e);
@@ -176,14 +189,15 @@ impl<T: Numeric> Array<T> {
     }
 
     /// A failed product of `self` and `other` under `op`, saying why.
-    fn product_error(&self, op: &str, other: &Array<T>, why: &str) -> Array<T> {
+    fn product_error(&self, op: &str, other: &Array<T>, why: String) -> Array<T> {
         if let Some(e) = self.recording_error().or_else(|| other.recording_error()) {
             return Array::failed(&self.node.ctx, self.shape().to_vec(), e);
         }
         let e = Error::ShapeMismatch {
-            op: format!("{op} ({why})"),
+            op: op.into(),
             left: self.shape().to_vec(),
             right: other.shape().to_vec(),
+            why: format!("do not fit: {why}"),
         };
         Array::failed(&self.node.ctx, self.shape().to_vec(), e)
     }

@@ -52,9 +52,10 @@ pub(crate) fn failure(node: &NodeRef) -> Option<Error> {
     }
 }
 
-/// Records `op` over `inputs` with numpy broadcasting; failures are kept in the result.
+/// Records `op` over `inputs` with numpy broadcasting; failures are kept in the result,
+/// naming the operation as `name` (the user's name for it) says.
 pub(crate) fn record<R: Element>(
-    name: &dyn std::fmt::Debug,
+    name: &dyn Fn() -> String,
     inputs: &[&NodeRef],
     op: impl FnOnce() -> Op,
 ) -> Array<R> {
@@ -66,20 +67,20 @@ pub(crate) fn record<R: Element>(
         }
     }
     for n in &inputs[1..] {
-        if let Err(e) = ctx.tag.check(
-            &n.ctx.tag,
-            || format!("{name:?}"),
-            || format!("an operand of shape {:?}", n.shape),
-        ) {
+        if let Err(e) = ctx
+            .tag
+            .check(&n.ctx.tag, name, || format!("an operand of shape {:?}", n.shape))
+        {
             return Array::failed(ctx, shape, e);
         }
         match broadcast(&shape, &n.shape) {
             Some(s) => shape = s,
             None => {
                 let e = Error::ShapeMismatch {
-                    op: format!("{name:?}"),
+                    op: name(),
                     left: shape.to_vec(),
                     right: n.shape.to_vec(),
+                    why: Error::BROADCAST.into(),
                 };
                 return Array::failed(ctx, shape, e);
             }
@@ -109,17 +110,19 @@ impl<T: Element> Array<T> {
     }
 
     fn unary<R: Element>(&self, op: UnaryOp) -> Array<R> {
-        record(&op, &[&self.node], || Op::Unary(op, self.node.clone()))
+        record(&|| format!("{op:?}").to_lowercase(), &[&self.node], || {
+            Op::Unary(op, self.node.clone())
+        })
     }
 
     fn binary<U: Element, R: Element>(&self, op: BinaryOp, other: Array<U>) -> Array<R> {
-        record(&op, &[&self.node, &other.node], || {
+        record(&|| op.user_name().into(), &[&self.node, &other.node], || {
             Op::Binary(op, self.node.clone(), other.node.clone())
         })
     }
 
     fn ternary<R: Element>(&self, op: TernaryOp, b: &NodeRef, c: &NodeRef) -> Array<R> {
-        record(&op, &[&self.node, b, c], || {
+        record(&|| op.user_name().into(), &[&self.node, b, c], || {
             Op::Ternary(op, self.node.clone(), b.clone(), c.clone())
         })
     }
@@ -160,6 +163,7 @@ impl<T: Element> Array<T> {
                     op: "broadcast_to".into(),
                     left: self.node.shape.to_vec(),
                     right: shape.to_vec(),
+                    why: "do not fit: the first cannot be broadcast to the second (trailing axes must be equal, or 1 in the first)".into(),
                 },
             ),
         }

@@ -45,6 +45,7 @@ pub fn stack<T: Element>(axis: impl AsAxis, arrays: &[&Array<T>]) -> Result<Arra
                 op: format!("stack along Axis({})", axis.index()),
                 left: first.shape().to_vec(),
                 right: a.shape().to_vec(),
+                why: "differ: stacked arrays must have one shape".into(),
             });
         }
     }
@@ -87,6 +88,7 @@ fn join<T: Element>(op: &str, axis: Axis, arrays: &[&Array<T>]) -> Result<Array<
                 op: what(),
                 left: first.shape().to_vec(),
                 right: a.shape().to_vec(),
+                why: format!("differ outside axis {d}, the axis they are joined along"),
             });
         }
         if let Some(e) = a.recording_error() {

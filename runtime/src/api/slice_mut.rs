@@ -85,8 +85,9 @@ impl<T: Element> SliceMut<'_, T> {
             return Err(match e {
                 Error::ShapeMismatch { left, right, .. } => Error::ShapeMismatch {
                     op: "slice_mut(..).assign".into(),
-                    left: right,
-                    right: left,
+                    left,
+                    right,
+                    why: "do not fit: the value's shape cannot be broadcast to the region's".into(),
                 },
                 other => other,
             });

@@ -326,6 +326,7 @@ pub fn sort_by_key<K: Numeric, V: Element>(keys: &Array<K>, values: &Array<V>) -
             op: "sort_by_key (keys and values)".into(),
             left: keys.shape().to_vec(),
             right: values.shape().to_vec(),
+            why: "differ: each key needs its value".into(),
         });
     }
     let axis = keys.ndim().saturating_sub(1);

@@ -241,6 +241,21 @@ pub enum DeviceSelector {
     Name(String),
 }
 
+/// The selection in the `LAZYCL_DEVICE` syntax (what [`DeviceSelector::parse`] reads).
+impl std::fmt::Display for DeviceSelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceSelector::Default => {
+                f.write_str("the default device (the first GPU, else the first device)")
+            }
+            DeviceSelector::Gpu => f.write_str("gpu"),
+            DeviceSelector::Cpu => f.write_str("cpu"),
+            DeviceSelector::Index { platform, device } => write!(f, "{platform}:{device}"),
+            DeviceSelector::Name(name) => f.write_str(name),
+        }
+    }
+}
+
 impl DeviceSelector {
     /// Parses the `LAZYCL_DEVICE` syntax: `gpu`, `cpu`, `P:D`, or a name substring.
     pub fn parse(text: &str) -> Result<Self> {

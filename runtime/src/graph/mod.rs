@@ -108,6 +108,32 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
+    /// The operation as the user wrote it, for error messages.
+    pub fn user_name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "`+`",
+            BinaryOp::Sub => "`-`",
+            BinaryOp::Mul => "`*`",
+            BinaryOp::Div => "`/`",
+            BinaryOp::Rem => "`%`",
+            BinaryOp::Min => "minimum",
+            BinaryOp::Max => "maximum",
+            BinaryOp::Pow => "powf",
+            BinaryOp::PowI => "powi",
+            BinaryOp::Atan2 => "atan2",
+            BinaryOp::Hypot => "hypot",
+            BinaryOp::BitAnd => "`&`",
+            BinaryOp::BitOr => "`|`",
+            BinaryOp::BitXor => "`^`",
+            BinaryOp::Lt => "lt",
+            BinaryOp::Le => "le",
+            BinaryOp::Gt => "gt",
+            BinaryOp::Ge => "ge",
+            BinaryOp::Eq => "eq",
+            BinaryOp::Ne => "ne",
+        }
+    }
+
     /// Comparisons produce `bool`.
     pub fn is_comparison(self) -> bool {
         matches!(
@@ -126,6 +152,17 @@ pub enum TernaryOp {
     MulAdd,
     /// `x` limited to `[lo, hi]`.
     Clamp,
+}
+
+impl TernaryOp {
+    /// The operation as the user wrote it, for error messages.
+    pub fn user_name(self) -> &'static str {
+        match self {
+            TernaryOp::Select => "select",
+            TernaryOp::MulAdd => "mul_add",
+            TernaryOp::Clamp => "clamp",
+        }
+    }
 }
 
 /// Reductions.

@@ -69,6 +69,17 @@ pub(crate) fn checked_numel(shape: &[usize]) -> Result<usize> {
         .ok_or_else(|| Error::InvalidShape(format!("the element count of shape {shape:?} overflows usize")))
 }
 
+/// Whether `from` broadcasts to exactly `to` (numpy's `broadcast_to`: no more axes, and
+/// each trailing axis equal or 1).
+pub(crate) fn broadcasts_to(from: &[usize], to: &[usize]) -> bool {
+    from.len() <= to.len()
+        && from
+            .iter()
+            .rev()
+            .zip(to.iter().rev())
+            .all(|(&f, &t)| f == t || f == 1)
+}
+
 /// The broadcast of two shapes by numpy's rules (align trailing axes; a size-1 axis
 /// stretches), or `None` when they are incompatible.
 pub(crate) fn broadcast(a: &[usize], b: &[usize]) -> Option<crate::graph::Shape> {
