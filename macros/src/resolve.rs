@@ -25,9 +25,14 @@ use syn::parse::{Parse, ParseStream};
 use crate::ir::{DevSig, StructDef};
 use crate::signature::FnKind;
 
-/// The name of the hidden macro a `#[device_fn]` called `name` defines.
+/// The name of the hidden macro a `#[device_fn]` called `name` defines. A call of a
+/// function that is not a device function (or is defined below its caller: these macros
+/// are seen below their definition, like any `macro_rules!`) fails as rustc's "cannot find
+/// macro": the name is what that message shows, so it says what to do. (A fallback macro
+/// with our own `compile_error!` is not possible: rustc reports any second definition
+/// that a caller could see as ambiguous.)
 pub fn devfn_macro(name: &str, span: Span) -> Ident {
-    Ident::new(&format!("__lazycl_device_fn_{name}"), span)
+    Ident::new(&format!("{name}_needs_device_fn_defined_above"), span)
 }
 
 /// `first! { @resolve [rest ...] [] item }`: the chain through the callees' macros (in
