@@ -83,6 +83,18 @@ pub enum Error {
         why: String,
     },
 
+    /// An integer division or remainder whose divisor holds zeros
+    /// ([`Array::checked_div`](crate::Array::checked_div); plain `/` gives 0 there).
+    #[error("division by zero in {op}: the divisor (shape {shape:?}) holds {zeros} zero(s)")]
+    DivisionByZero {
+        /// The user's operation.
+        op: String,
+        /// The divisor's shape.
+        shape: Vec<usize>,
+        /// How many of its elements are 0.
+        zeros: u64,
+    },
+
     /// Host data whose length does not fit the requested shape, or another bad shape.
     #[error("invalid shape: {0}")]
     InvalidShape(String),

@@ -81,3 +81,40 @@ fn debug_prints_the_message_with_real_line_breaks() {
         "{e:?}"
     );
 }
+
+#[test]
+fn integer_division_by_zero_is_zero_unless_checked() {
+    let ctx = Context::new().unwrap();
+    let a = ctx.from_slice(&[7i32, -7, i32::MIN, 5]).unwrap();
+    let b = ctx.from_slice(&[2i32, 0, -1, 3]).unwrap();
+    // Plain `/` and `%` never trap: a zero divisor gives 0, MIN / -1 wraps as in Rust.
+    assert_eq!((&a / &b).to_vec().unwrap(), vec![3, 0, i32::MIN, 1]);
+    assert_eq!((&a % &b).to_vec().unwrap(), vec![1, 0, 0, 2]);
+    let e = a.checked_div(&b).unwrap_err();
+    assert!(matches!(e, Error::DivisionByZero { zeros: 1, .. }), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "division by zero in checked_div: the divisor (shape [4]) holds 1 zero(s)"
+    );
+    assert!(matches!(
+        a.checked_rem(0).unwrap_err(),
+        Error::DivisionByZero { .. }
+    ));
+    // Without zeros it is the lazy quotient, equal to the host's.
+    let c = ctx.from_slice(&[2u64, 5, 1, 3]).unwrap();
+    let d = ctx.from_slice(&[9u64, 26, 7, 4]).unwrap();
+    assert_eq!(d.checked_div(&c).unwrap().to_vec().unwrap(), vec![4, 5, 7, 1]);
+    assert_eq!(d.checked_rem(&c).unwrap().to_vec().unwrap(), vec![1, 1, 0, 1]);
+    // Shapes are checked first, and nothing to divide is never an error.
+    assert!(matches!(
+        d.checked_div(&b.cast::<u64>()).unwrap_err(),
+        Error::DivisionByZero { zeros: 1, .. }
+    ));
+    let two = ctx.from_slice(&[1u64, 2]).unwrap();
+    assert!(matches!(
+        d.checked_div(&two).unwrap_err(),
+        Error::ShapeMismatch { .. }
+    ));
+    let empty = ctx.from_slice::<u64>(&[]).unwrap();
+    assert_eq!(empty.checked_div(0).unwrap().to_vec().unwrap(), Vec::<u64>::new());
+}

@@ -330,10 +330,50 @@ impl<T: Numeric> Array<T> {
 }
 
 /// Operations on integer arrays.
+///
+/// Integer `/` and `%` follow Rust's wrapping semantics where Rust has them (`MIN / -1`
+/// is `MIN`, `MIN % -1` is 0) but never trap: a division or remainder by zero gives **0**
+/// where Rust would panic (a kernel cannot stop, and a trap would kill the process on CPU
+/// devices). Where a zero divisor is a bug to report, use [`checked_div`](Self::checked_div)
+/// and [`checked_rem`](Self::checked_rem).
 impl<T: Integer> Array<T> {
     /// `self^exp`, wrapping on overflow.
     pub fn pow(&self, exp: u32) -> Array<T> {
         self.binary(BinaryOp::Pow, exp.into_array(CtxRef(&self.node.ctx)))
+    }
+
+    /// `self / divisor`, or [`Error::DivisionByZero`] if any element of `divisor` is 0
+    /// (Rust's `checked_div`, for the whole array). Unlike `/`, this waits: it computes
+    /// whether `divisor` holds a zero and reads that one flag before returning the lazy
+    /// quotient.
+    pub fn checked_div(&self, divisor: impl Operand<T>) -> crate::Result<Array<T>> {
+        self.checked(BinaryOp::Div, "checked_div", divisor)
+    }
+
+    /// `self % divisor`, or [`Error::DivisionByZero`] if any element of `divisor` is 0;
+    /// waits like [`checked_div`](Self::checked_div).
+    pub fn checked_rem(&self, divisor: impl Operand<T>) -> crate::Result<Array<T>> {
+        self.checked(BinaryOp::Rem, "checked_rem", divisor)
+    }
+
+    fn checked(&self, op: BinaryOp, name: &str, divisor: impl Operand<T>) -> crate::Result<Array<T>> {
+        let divisor = divisor.into_array(CtxRef(&self.node.ctx));
+        let result: Array<T> = self.binary(op, divisor.clone());
+        if let Some(e) = result.recording_error() {
+            return Err(e);
+        }
+        if result.is_empty() {
+            return Ok(result);
+        }
+        let zeros = divisor.eq(T::default()).cast::<u64>().sum().item()?;
+        if zeros > 0 {
+            return Err(Error::DivisionByZero {
+                op: name.into(),
+                shape: divisor.shape().to_vec(),
+                zeros,
+            });
+        }
+        Ok(result)
     }
 }
 
