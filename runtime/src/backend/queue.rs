@@ -265,7 +265,7 @@ impl Mark {
 }
 
 /// A command that was submitted to a queue: wait for it, ask whether it is done, or pass
-/// it to [`Queue::wait_for`] or a launch's `.after(..)` to order later work after it.
+/// it to [`Queue::wait_for`](crate::Queue::wait_for) or a launch's `.after(..)` to order later work after it.
 /// Cheap to clone (an OpenCL reference count).
 pub struct Event {
     raw: cl_event,
