@@ -4,7 +4,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: setup run test fmt lint unit examples bench
+.PHONY: setup run test fmt lint docs package unit examples bench
 
 setup:
 	@bash scripts/setup.sh
@@ -12,7 +12,7 @@ setup:
 run: setup
 	$(CARGO) run --release --example tour
 
-test: setup fmt lint unit examples
+test: setup fmt lint docs package unit examples
 
 fmt:
 	$(CARGO) fmt --all -- --check
@@ -20,6 +20,20 @@ fmt:
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+# Every public item documented, every intra-doc link resolved. Only our crates
+# (--no-deps): a few seconds once the dependencies are checked.
+docs:
+	RUSTDOCFLAGS="-D missing-docs -D rustdoc::broken-intra-doc-links" $(CARGO) doc --workspace --no-deps
+
+# The four crates as they would be published, in dependency order (clc, macros, runtime,
+# the facade): each one's path dependencies resolve to the packages made before it.
+# No build (--no-verify: `unit` builds and tests the same sources); --allow-dirty so that
+# it checks the working tree, not the last commit.
+package:
+	$(CARGO) package --workspace --no-verify --allow-dirty
+
+# Unit, integration and doc tests of every crate (the doc examples run on the default
+# device like the rest).
 unit:
 	$(CARGO) test --workspace
 

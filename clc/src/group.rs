@@ -18,14 +18,16 @@ pub const GROUP_SCRATCH: usize = 256;
 pub enum Collective {
     /// The sum of every work-item's value (wrapping for integers).
     ReduceAdd,
-    /// The least and the greatest value (floats: NaN ignored, like `f32::min`).
+    /// The least value (floats: NaN ignored, like `f32::min`).
     ReduceMin,
+    /// The greatest value (floats: NaN ignored, like `f32::max`).
     ReduceMax,
     /// The value of the work-item whose linear local id is the second argument.
     Broadcast,
 }
 
 impl Collective {
+    /// Every collective, in declaration order.
     pub const ALL: [Collective; 4] = [
         Collective::ReduceAdd,
         Collective::ReduceMin,
@@ -43,6 +45,7 @@ impl Collective {
         }
     }
 
+    /// The collective a `#[kernel]` body calls by `name`, if any.
     pub fn from_name(name: &str) -> Option<Collective> {
         Collective::ALL.into_iter().find(|c| c.name() == name)
     }

@@ -26,7 +26,9 @@ use crate::text::{guarded, wrapping_neg};
 /// definitions of the helpers it calls, if any).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Helper {
+    /// The function's name (`lzc_<what>_<type>`).
     pub name: String,
+    /// Its OpenCL C definition, after those of the helpers it calls (see the type).
     pub definition: String,
 }
 

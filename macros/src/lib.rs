@@ -47,7 +47,9 @@ use signature::FnKind;
 
 /// Translates a function into an OpenCL C kernel and generates a typed launcher.
 ///
-/// ```ignore
+/// ```
+/// use lazycl::prelude::*;
+///
 /// #[kernel]
 /// fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 ///     let i = global_id(0);
@@ -56,23 +58,84 @@ use signature::FnKind;
 ///     }
 /// }
 ///
-/// let k = saxpy::bind(&ctx)?;                  // build once per context
-/// k.global([n]).local([64]).launch(2.0, &x, &mut y)?;   // asynchronous
+/// fn main() -> lazycl::Result<()> {
+///     let ctx = Context::new()?;
+///     let x = ctx.from_slice(&[1.0f32, 2.0, 3.0, 4.0])?;
+///     let mut y = ctx.full(4, 10.0f32)?;
+///
+///     let k = saxpy::bind(&ctx)?; // the program is built once per context
+///     k.global(4).launch(2.0, &x, &mut y)?; // asynchronous: sets arguments, enqueues
+///     assert_eq!(y.to_vec()?, [12.0, 14.0, 16.0, 18.0]); // waits for the kernel
+///     Ok(())
+/// }
 /// ```
 ///
 /// `fn name` becomes `mod name` with `NAME`, `SOURCE`, `bind(&Context) -> Result<Bound>`,
-/// `Bound::global(dims) -> Launch` and `Launch::{local, launch}`; `launch` takes the
-/// kernel's parameters with `&[T]` as `&Array<T>` and `&mut [T]` as `&mut Array<T>`.
+/// `Bound::global(dims) -> Launch` and `Launch::{local, on, after, launch,
+/// launch_event}`; `launch` takes the kernel's parameters with `&[T]` as `&Array<T>` and
+/// `&mut [T]` as `&mut Array<T>`. A kernel may be generic over the element type (one
+/// OpenCL C program per type, all written at compile time) and take `const` parameters
+/// (program constants):
+///
+/// ```
+/// use lazycl::prelude::*;
+///
+/// #[kernel]
+/// fn scale<T: Float, const K: i32>(x: &mut [T]) {
+///     let i = global_id(0);
+///     if i < x.len() {
+///         x[i] = x[i] * (K as T);
+///     }
+/// }
+///
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let mut x = ctx.from_slice(&[1.0f64, -2.5])?;
+/// scale::bind::<f64, 3>(&ctx)?.global(x.len()).launch(&mut x)?;
+/// assert_eq!(x.to_vec()?, [3.0, -7.5]);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// The accepted Rust (types, intrinsics such as `global_id`, `barrier`, local memory,
+/// atomics and work-group reductions) is in `docs/KERNEL_SUBSET.md`.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     function::entry(FnKind::Kernel, attr.into(), item.into()).into()
 }
 
-/// Translates a helper function callable from `#[kernel]`s and other device functions.
+/// Translates a helper function callable from `#[kernel]`s, other device functions and
+/// `expr!`; one of scalars that returns a scalar also gets `name::map(..)`, which applies
+/// it elementwise to arrays as a lazy node.
+///
+/// ```
+/// use lazycl::prelude::*;
+///
+/// #[device_fn]
+/// fn softplus(x: f32) -> f32 {
+///     if x > 20.0 { x } else { (1.0 + x.exp()).ln() }
+/// }
+///
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let x = ctx.from_slice(&[-1.0f32, 0.0, 30.0])?;
+/// let y = softplus::map(&x) * 2.0; // lazy, and fused with the `* 2.0`
+/// let want: Vec<f32> = [-1.0f32, 0.0, 30.0]
+///     .iter()
+///     .map(|&v| if v > 20.0 { v } else { (1.0 + v.exp()).ln() } * 2.0)
+///     .collect();
+/// for (got, want) in y.to_vec()?.iter().zip(&want) {
+///     assert!((got - want).abs() < 1e-5);
+/// }
+/// # Ok(())
+/// # }
+/// ```
 ///
 /// It must be defined before its callers, in the same module or a parent module (it
 /// defines a hidden `macro_rules!` that callers expand). Parameters are scalars and
-/// slices; the return type is a scalar or nothing. Recursion is not supported.
+/// slices; the return type is a scalar or nothing. Recursion is not supported. A device
+/// function may be generic over the element type like a kernel (it then has no `map`;
+/// call it inside `expr!`).
 #[proc_macro_attribute]
 pub fn device_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
     function::entry(FnKind::DeviceFn, attr.into(), item.into()).into()
@@ -82,10 +145,28 @@ pub fn device_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// compile time and recorded as one lazy node that fuses with the nodes around it; or a
 /// closure with typed parameters, giving a value with `.apply(...)`.
 ///
-/// ```ignore
-/// let z = expr!(if x > 0.0 { a * x } else { (x * 0.5).exp() } + y);   // Array<f32>
-/// let f = expr!(|x: f32, y: f32| x.mul_add(2.0, y));
-/// let w = f.apply(&x, 1.5);                                           // Array<f32>
+/// ```
+/// use lazycl::prelude::*;
+///
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let x = ctx.from_slice(&[-2.0f32, 0.5, 3.0])?;
+/// let y = ctx.from_slice(&[1.0f32, 1.0, 2.0])?;
+/// let a = 4.0f32; // a scalar in scope: a kernel argument, never a new program
+///
+/// // Inside the expression `x` and `y` stand for one element each.
+/// let z = expr!(if x > 0.0 { a * x + y } else { (x * 0.5).exp() });
+/// let host = |x: f32, y: f32| if x > 0.0 { a * x + y } else { (x * 0.5).exp() };
+/// assert_eq!(z.to_vec()?, [host(-2.0, 1.0), host(0.5, 1.0), host(3.0, 2.0)]);
+///
+/// // The closure form: typed parameters, no captures, applied to arrays or scalars.
+/// let lerp = expr!(|a: f32, b: f32, t: f32| a + (b - a) * t);
+/// assert_eq!(lerp.apply(&x, &y, 0.5).to_vec()?, [-0.5, 0.75, 2.5]);
+///
+/// let mask = expr!(x > 0.0 && y < 2.0); // an Array<bool>
+/// assert_eq!(mask.to_vec()?, [false, true, false]);
+/// # Ok(())
+/// # }
 /// ```
 ///
 /// See `docs/EXPR.md` for the accepted subset and the typing rules.
@@ -99,13 +180,32 @@ pub fn expr(input: TokenStream) -> TokenStream {
 /// at compile time. Like a `#[device_fn]`, it must be defined before the kernels that take
 /// it, in the same module or a parent module (it defines a hidden `macro_rules!`).
 ///
-/// ```ignore
+/// ```
+/// use lazycl::prelude::*;
+///
 /// #[derive(Clone, Copy, KernelStruct)]
 /// #[repr(C)]
-/// struct Params { dt: f32, steps: u32 }
+/// struct Params {
+///     dt: f32,
+///     steps: u32,
+/// }
 ///
 /// #[kernel]
-/// fn step(p: Params, x: &mut [f32]) { let i = global_id(0); x[i] += p.dt * p.steps as f32; }
+/// fn advance(p: Params, x: &mut [f32]) {
+///     let i = global_id(0);
+///     if i < x.len() {
+///         x[i] += p.dt * p.steps as f32;
+///     }
+/// }
+///
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let mut x = ctx.from_slice(&[1.0f32, 2.0])?;
+/// let p = Params { dt: 0.5, steps: 4 };
+/// advance::bind(&ctx)?.global(2).launch(p, &mut x)?;
+/// assert_eq!(x.to_vec()?, [3.0, 4.0]);
+/// # Ok(())
+/// # }
 /// ```
 #[proc_macro_derive(KernelStruct)]
 pub fn kernel_struct(input: TokenStream) -> TokenStream {

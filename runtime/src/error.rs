@@ -7,6 +7,24 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 /// What went wrong, with the facts needed to fix it.
 ///
+/// Recording an operation never fails: a mistake such as a shape mismatch is kept in the
+/// lazy array and returned by the first call that materializes it.
+///
+/// ```
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let a = ctx.from_slice(&[1.0f32, 2.0])?;
+/// let b = ctx.from_slice(&[1.0f32, 2.0, 3.0])?;
+/// let c = (&a + &b) * 2.0; // recorded, error and all
+/// match c.to_vec() {
+///     Err(Error::ShapeMismatch { left, right, .. }) => assert_eq!((left, right), (vec![2], vec![3])),
+///     other => panic!("expected a shape mismatch, got {other:?}"),
+/// }
+/// # Ok(())
+/// # }
+/// ```
+///
 /// Its `Debug` is its message (as `anyhow`'s is), so that `fn main() -> lazycl::Result<()>`
 /// prints a readable report, tables and build logs on lines of their own. Match on the
 /// variants for the facts.

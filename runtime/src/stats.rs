@@ -11,7 +11,30 @@ macro_rules! counters {
             $( pub(crate) $name: AtomicU64, )*
         }
 
-        /// A snapshot of a context's counters, returned by `Context::stats()`.
+        /// A snapshot of a context's counters, returned by `Context::stats()`. Two
+        /// snapshots subtract (`after - before`); `Display` prints them as a table.
+        ///
+        /// ```
+        /// # use lazycl::prelude::*;
+        /// # fn main() -> lazycl::Result<()> {
+        /// let ctx = Context::new()?;
+        /// let x = ctx.from_slice(&[1.0f32, 4.0, 9.0])?;
+        /// let step = |a: f32| (&x * a + 1.0).sqrt() - &x;
+        /// step(2.0).to_vec()?;
+        ///
+        /// let before = ctx.stats();
+        /// let y = step(3.0); // recording runs nothing
+        /// assert_eq!(ctx.stats(), before);
+        /// y.to_vec()?;
+        /// let d = ctx.stats() - before;
+        /// assert_eq!(d.kernels_launched, 1); // four operations, one fused kernel
+        /// assert_eq!(d.programs_built, 0); // a new scalar is a kernel argument
+        /// assert_eq!(d.plans_reused, 1); // the same structure: not even planned again
+        /// assert_eq!(d.host_waits, 1); // the read
+        /// println!("{d}");
+        /// # Ok(())
+        /// # }
+        /// ```
         #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
         pub struct Stats {
             $( $(#[$doc])* pub $name: u64, )*

@@ -28,6 +28,52 @@ use crate::stats::{Counters, WaitReason};
 /// [`to_ndarray`](Array::to_ndarray) or [`item`](Array::item). Cloning is cheap and
 /// arrays have value semantics: writing into one (through a `&mut` kernel argument or
 /// [`assign`](Array::assign)) never changes another.
+///
+/// The operators `+ - * / %` (and `& | ^ !` on integers and masks, unary `-` on signed
+/// types) take arrays and scalars on either side, by value or by reference, and
+/// broadcast by numpy's rules:
+///
+/// ```
+/// use lazycl::prelude::*;
+///
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let a = ctx.from_shape_slice([2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let row = ctx.from_slice(&[10.0f32, 20.0, 30.0])?;
+///
+/// let b = 2.0 * (&a + &row) - 1.0; // [2, 3] + [3] broadcasts; nothing runs yet
+/// assert!(!b.is_materialized());
+/// assert_eq!(b.shape(), [2, 3]);
+/// assert_eq!(b.to_vec()?, [21.0, 43.0, 65.0, 27.0, 49.0, 71.0]); // one kernel, one read
+///
+/// let c = b.clone(); // value semantics: `c` keeps b's values
+/// let mut b = b;
+/// b.assign(0.0)?;
+/// assert_eq!(c.sum().item()?, 276.0);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Comparisons give `Array<bool>` masks, and math follows the names of `f32`'s methods:
+///
+/// ```
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let x = ctx.from_slice(&[-4.0f32, -0.5, 0.5, 9.0])?;
+/// let relu = x.gt(0.0).select(&x, 0.0); // numpy's where(x > 0, x, 0)
+/// assert_eq!(relu.to_vec()?, [0.0, 0.0, 0.5, 9.0]);
+/// let y = x.abs().clamp(0.0, 2.0).powi(2);
+/// assert_eq!(y.to_vec()?, [4.0, 0.25, 0.25, 4.0]);
+/// let e = x.exp();
+/// let host: Vec<f32> = [-4.0f32, -0.5, 0.5, 9.0].iter().map(|v| v.exp()).collect();
+/// for (got, want) in e.to_vec()?.iter().zip(&host) {
+///     assert!((got - want).abs() <= 1e-6 * want); // OpenCL's exp: within 3 ulp
+/// }
+/// assert_eq!(x.cast::<i32>().to_vec()?, [-4, 0, 0, 9]); // Rust's `as`
+/// # Ok(())
+/// # }
+/// ```
 pub struct Array<T: Element> {
     pub(crate) node: NodeRef,
     _t: PhantomData<T>,
@@ -125,6 +171,21 @@ impl<T: Element> Array<T> {
     /// Enqueues everything this array needs on the default queue and returns without
     /// waiting; afterwards the array is backed by device memory. Reports recording errors
     /// (shape mismatches).
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let x = ctx.from_slice(&[1.0f32, 2.0])?;
+    /// let y = &x + 1.0;
+    /// assert!(!y.is_materialized()); // recorded, not computed
+    /// y.eval()?; // its kernel is enqueued; the host goes on
+    /// assert!(y.is_materialized());
+    /// let bad = &x + &ctx.from_slice(&[1.0f32, 2.0, 3.0])?;
+    /// assert!(bad.eval().is_err()); // shapes [2] and [3] do not broadcast
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn eval(&self) -> Result<&Self> {
         exec::materialize(std::slice::from_ref(&self.node))?;
         Ok(self)
@@ -330,6 +391,19 @@ impl Context {
     /// Uploads any ndarray (views, non-contiguous and transposed ones included: the device
     /// receives the logical row-major order). The data is copied before the call returns,
     /// on a queue of its own, so the call never waits for queued work.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let host = ndarray::Array2::from_shape_fn((2, 3), |(i, j)| (10 * i + j) as f32);
+    /// let a = ctx.array(&host.t())?; // a transposed view: uploaded in its logical order
+    /// assert_eq!(a.shape(), [3, 2]);
+    /// let back = (&a * 2.0).to_ndarray_dim::<ndarray::Ix2>()?;
+    /// assert_eq!(back, host.t().mapv(|v| v * 2.0));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn array<T: Element, S: Data<Elem = T>, D: Dimension>(
         &self,
         data: &ArrayBase<S, D>,
@@ -380,6 +454,17 @@ impl Context {
     }
 
     /// An array with every element `value` (a fill on the device, not an upload).
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let ones = ctx.full([2, 3], 1i32)?; // shapes: an array, a Vec, a slice or a usize
+    /// let zeros = ctx.zeros::<i32>(3)?;
+    /// assert_eq!((&ones + &zeros).sum_axis(0).to_vec()?, [2, 2, 2]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn full<T: Element>(&self, shape: impl IntoShape, value: T) -> Result<Array<T>> {
         self.inner.check_dtype(T::DTYPE)?;
         let shape = shape.into_shape();
@@ -406,6 +491,21 @@ impl Context {
     ///
     /// Like every constructor of [`Context`] it returns a `Result`: an `f64` scalar on a
     /// device without doubles is an [`Error::UnsupportedDtype`] here, not at the flush.
+    /// Operators take plain Rust scalars too (`&x * 0.5`); a 0-d array is for where an
+    /// `Array` is needed, such as the start of a computation of scalars.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let half = ctx.scalar(0.5f32)?;
+    /// assert_eq!(half.ndim(), 0);
+    /// let x = ctx.from_slice(&[1.0f32, 2.0])?;
+    /// assert_eq!((&x * &half).to_vec()?, [0.5, 1.0]); // a 0-d array broadcasts
+    /// assert_eq!((half * 3.0).item()?, 1.5);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn scalar<T: Element>(&self, value: T) -> Result<Array<T>> {
         self.inner.check_dtype(T::DTYPE)?;
         Ok(Array::lazy(

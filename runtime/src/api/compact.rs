@@ -68,8 +68,8 @@ impl<T: Element> Array<T> {
     /// the picked elements; the count stays on the device.
     ///
     /// ```
-    /// # use lazycl_runtime::Context;
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let x = ctx.from_slice(&[3.0f32, -1.0, 4.0, -1.5, 5.0])?;
     /// let positive = x.compress(&x.gt(0.0))?;
@@ -106,8 +106,8 @@ impl Array<bool> {
     /// `np.flatnonzero`; `np.nonzero` of a one-dimensional mask).
     ///
     /// ```
-    /// # use lazycl_runtime::Context;
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let m = ctx.from_shape_slice([2, 3], &[false, true, false, true, true, false])?;
     /// assert_eq!(m.nonzero()?.to_vec()?, vec![1, 3, 4]);

@@ -12,7 +12,19 @@ use crate::backend::device::{devices, DeviceInfo, DeviceSelector};
 use crate::error::{Error, Result};
 use crate::stats::{Stats, WaitReason};
 
-/// Chooses a device and options for a new [`Context`].
+/// Chooses a device and options for a new [`Context`] ([`Context::builder`]).
+///
+/// ```
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::builder()
+///     .device(DeviceSelector::Default) // or `.device_str("gpu")?`, "cpu", "1:0", "pocl"
+///     .max_queued_commands(256)
+///     .build()?;
+/// assert_eq!(ctx.zeros::<u32>([2, 2])?.to_vec()?, [0; 4]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct ContextBuilder {
     selector: Option<DeviceSelector>,
@@ -185,6 +197,9 @@ impl Context {
     }
 
     /// Waits for every command queued so far on every queue (counted as an explicit wait).
+    ///
+    /// Rarely needed: reading an array waits for what it needs, and dropping the context
+    /// waits for everything. Use it to time the device from the host.
     pub fn synchronize(&self) -> Result<()> {
         for q in self.inner.all_queues() {
             q.finish(WaitReason::Explicit)?;
@@ -204,6 +219,20 @@ impl Context {
     /// Creates another in-order queue on this context's device. Work on different queues
     /// may overlap; dependencies between them are added automatically. A queue lives as
     /// long as its context, so create the few you need once and reuse them.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let side = ctx.new_queue()?;
+    /// let x = ctx.from_slice(&[1.0f32, 2.0, 3.0])?;
+    /// let y = &x * 2.0;
+    /// y.eval_on(&side)?; // enqueued on `side`, not waited for
+    /// let z = &y + 1.0; // on the default queue, after `side`'s kernel: no host wait
+    /// assert_eq!(z.to_vec()?, [3.0, 5.0, 7.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn new_queue(&self) -> Result<Queue> {
         let inner = self.inner.new_queue()?;
         Ok(Queue {

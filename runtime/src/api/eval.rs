@@ -204,6 +204,25 @@ eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 /// Materializes several arrays in one flush on the default queue: arrays of one shape
 /// computed from a common graph share one kernel. Returns without waiting.
 /// [`Queue::eval`] does the same on a chosen queue.
+///
+/// `arrays` is a tuple of references (`&(&a, &b)`, element types may differ), a slice
+/// (`&[&a, &b][..]`) or a `Vec` of arrays of one type.
+///
+/// ```
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let x = ctx.from_slice(&[1.0f32, -2.0, 3.0])?;
+/// let y = &x * 2.0;
+/// let positive = y.gt(0.0);
+/// let before = ctx.stats();
+/// lazycl::eval(&(&y, &positive))?; // an f32 and a bool result of one graph
+/// assert_eq!((ctx.stats() - before).kernels_launched, 1); // computed by one kernel
+/// assert_eq!(y.to_vec()?, [2.0, -4.0, 6.0]);
+/// assert_eq!(positive.to_vec()?, [true, false, true]);
+/// # Ok(())
+/// # }
+/// ```
 pub fn eval<L: EvalList + ?Sized>(arrays: &L) -> Result<()> {
     let nodes: Vec<NodeRef> = arrays.nodes().into_iter().map(|h| h.0).collect();
     exec::materialize(&nodes)
@@ -211,6 +230,20 @@ pub fn eval<L: EvalList + ?Sized>(arrays: &L) -> Result<()> {
 
 impl<T: Element> Array<T> {
     /// The fused plan and generated OpenCL C that materializing this array would run.
+    /// Runs nothing.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let x = ctx.from_slice(&[1.0f32, 4.0, 9.0])?;
+    /// let y = x.sqrt() * 2.0 + 1.0;
+    /// let plan = y.explain()?;
+    /// assert!(plan.contains("__kernel")); // the OpenCL C of the one fused kernel
+    /// println!("{plan}");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn explain(&self) -> Result<String> {
         explain(std::slice::from_ref(&self.node))
     }
@@ -220,6 +253,24 @@ impl<T: Element> Array<T> {
     /// memory when no other handle can observe it and `value` does not read it; otherwise
     /// into a pooled buffer. Either way a loop of `assign`s allocates nothing after its
     /// first steps.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let target = ctx.from_slice(&[1.0f32, -3.0])?;
+    /// let mut w = ctx.zeros::<f32>(2)?;
+    /// for _ in 0..3 {
+    ///     // One gradient step of (w - target)² per iteration, written into `w`.
+    ///     let grad = 2.0 * (&w - &target);
+    ///     w.assign(&w - 0.25 * grad)?;
+    /// }
+    /// assert_eq!(w.to_vec()?, [0.875, -2.625]);
+    /// w.assign(0.0)?; // a scalar broadcasts
+    /// assert_eq!(w.to_vec()?, [0.0, 0.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn assign(&mut self, value: impl crate::api::ops::Operand<T>) -> Result<()> {
         let queue = self.node.ctx.queue().clone();
         self.assign_impl(&queue, value)

@@ -30,8 +30,8 @@ impl<T: Element> Array<T> {
     /// array of the picked elements is stored.
     ///
     /// ```
-    /// # use lazycl_runtime::{Axis, Context};
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let a = ctx.from_shape_slice([3, 2], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
     /// let rows = ctx.from_slice(&[2u32, 0, 2])?;
@@ -64,8 +64,8 @@ impl<T: Element> Array<T> {
     /// indices: `a.take_along_axis(Axis(1), &i)` picks, in each row, the columns `i` names.
     ///
     /// ```
-    /// # use lazycl_runtime::{Axis, Context};
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let a = ctx.from_shape_slice([2, 3], &[10, 11, 12, 20, 21, 22])?;
     /// let i = ctx.from_shape_slice([2, 2], &[2u32, 0, 1, 1])?;
@@ -157,8 +157,8 @@ impl<T: Element> Array<T> {
 /// `indices`; it may be a lazy expression, computed in the adding kernel.
 ///
 /// ```
-/// # use lazycl_runtime::{scatter_add, Axis, Context};
-/// # fn main() -> lazycl_runtime::Result<()> {
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
 /// let ctx = Context::new()?;
 /// let mut sums = ctx.zeros::<f32>([3, 2])?;
 /// let rows = ctx.from_slice(&[2u32, 0, 2, 9])?; // 9 is outside: dropped
@@ -267,6 +267,16 @@ impl<I: Integer> Array<I> {
     /// `u64` counts (numpy's `np.bincount(x, minlength=len)`, with values outside `0..len`
     /// not counted: the length is the caller's, never read back from the device). A
     /// `scatter_add` of ones.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let labels = ctx.from_slice(&[2u32, 0, 2, 3, 2, 9])?;
+    /// assert_eq!(labels.bincount(4)?.to_vec()?, [1, 0, 3, 1]); // 9 is outside: dropped
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn bincount(&self, len: usize) -> Result<Array<u64>> {
         let ctx = Context {
             inner: self.node.ctx.clone(),

@@ -33,8 +33,9 @@ impl<T: Numeric> Array<T> {
     /// from a serial sum by rounding, as BLAS results do); integers wrap.
     ///
     /// ```
-    /// # fn main() -> lazycl_runtime::Result<()> {
-    /// let ctx = lazycl_runtime::Context::new()?;
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
     /// let a = ctx.from_shape_slice([2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
     /// let b = ctx.from_shape_slice([3, 2], &[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0])?;
     /// assert_eq!(a.matmul(&b).to_vec()?, vec![4.0, 5.0, 10.0, 11.0]);
@@ -49,6 +50,18 @@ impl<T: Numeric> Array<T> {
     /// (`[m, n] · [n] → [m]`), vector · matrix (`[m] · [m, n] → [n]`) and the matrix
     /// product ([`matmul`](Array::matmul)). Other ranks are an error, as in ndarray (use
     /// `matmul` for stacks of matrices).
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let m = ctx.from_shape_slice([2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+    /// let v = ctx.from_slice(&[1.0f32, 0.0, -1.0])?;
+    /// assert_eq!(m.dot(&v).to_vec()?, [-2.0, -2.0]); // [2, 3] · [3] → [2]
+    /// assert_eq!(v.dot(&v).item()?, 2.0); // two vectors: a 0-d array
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn dot(&self, other: &Array<T>) -> Array<T> {
         match (self.ndim(), other.ndim()) {
             (1 | 2, 1 | 2) => self.product(other, "dot"),

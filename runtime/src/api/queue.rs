@@ -17,6 +17,29 @@ use crate::stats::WaitReason;
 /// Get the default queue with [`Context::queue`] and more with [`Context::new_queue`].
 /// Dependencies between queues (one queue's kernel reading an array another queue
 /// wrote) are added automatically; [`Event`]s let you add your own.
+///
+/// ```
+/// use lazycl::prelude::*;
+///
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let (q1, q2) = (ctx.new_queue()?, ctx.new_queue()?);
+/// let x = ctx.from_slice(&[1.0f32, 2.0, 3.0, 4.0])?;
+/// let (a, b) = (&x * 2.0, &x * &x);
+/// a.eval_on(&q1)?; // the two kernels may run at the same time
+/// b.eval_on(&q2)?;
+///
+/// // Reading `a` (written on q1) from q2 adds the dependency by itself.
+/// let mut c = ctx.zeros::<f32>(4)?;
+/// c.assign_on(&q2, &a + &b)?;
+/// // Or order a queue after another's work so far with an event.
+/// q1.wait_for(&[q2.marker()?])?;
+/// q1.eval(&(&c,))?;
+/// q1.finish()?; // a host wait, rarely needed: reads wait for their writers
+/// assert_eq!(c.to_vec()?, [3.0, 8.0, 15.0, 24.0]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Queue {
     pub(crate) inner: Arc<QueueInner>,

@@ -49,8 +49,8 @@ use super::array::Array;
 /// ("Random numbers") has the bit layout.
 ///
 /// ```
-/// # use lazycl_runtime::Context;
-/// # fn main() -> lazycl_runtime::Result<()> {
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
 /// let ctx = Context::new()?;
 /// let mut rng = ctx.rng(42);
 /// let a = rng.random::<f32>([2, 3])?;      // stream 0
@@ -152,8 +152,8 @@ impl Context {
     /// its own, computed where it is read (numpy's `random`, torch's `rand`).
     ///
     /// ```
-    /// # use lazycl_runtime::Context;
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let x = ctx.full([4, 1000], 2.0f32)?;
     /// let u = ctx.random_uniform::<f32>([4, 1000], 7)?;
@@ -174,8 +174,8 @@ impl Context {
     /// `randn`).
     ///
     /// ```
-    /// # use lazycl_runtime::Context;
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let z = ctx.random_normal::<f64>([100_000], 1)?;
     /// let mean = z.mean().item()?;
@@ -193,8 +193,8 @@ impl Context {
     /// `randint`). `hi <= lo` is an error ([`Error::InvalidShape`]).
     ///
     /// ```
-    /// # use lazycl_runtime::Context;
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let dice = ctx.random_int([1000], 1i32, 7, 3)?.to_vec()?;
     /// assert!(dice.iter().all(|d| (1..7).contains(d)));

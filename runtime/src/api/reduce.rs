@@ -103,6 +103,26 @@ macro_rules! reductions {
 /// NaN only where every reduced element is NaN. `argmin`/`argmax` ignore NaN too; where
 /// every element is NaN they give the first index, 0. A minimum, maximum or arg reduction
 /// over no elements is an error (reported when materialized), as in numpy.
+///
+/// Every reduction is lazy and its result stays on the device, where later kernels read
+/// it; the reduction absorbs the elementwise work that feeds it.
+///
+/// ```
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let a = ctx.from_shape_slice([2, 3], &[1, 5, 2, 7, 0, 3])?;
+/// assert_eq!(a.sum().item()?, 18);
+/// assert_eq!(a.sum_axis(Axis(0)).to_vec()?, [8, 5, 5]); // columns
+/// assert_eq!(a.amax_axis(1).to_vec()?, [5, 7]); // rows: an index works as an axis
+/// assert_eq!(a.argmax_axis(1).to_vec()?, [1, 0]);
+/// assert_eq!(a.argmin().item()?, 4); // a flat, row-major index
+/// let both = a.reshape([1, 2, 3]).sum_axes(&[0, 2], true);
+/// assert_eq!(both.shape(), [1, 2, 1]);
+/// assert_eq!(both.to_vec()?, [8, 10]);
+/// # Ok(())
+/// # }
+/// ```
 impl<T: Numeric> Array<T> {
     reductions! {
         sum, sum_axis, sum_axes => Sum, "Sum";
@@ -130,6 +150,20 @@ impl<T: Numeric> Array<T> {
 }
 
 /// Reductions that need a floating-point result.
+///
+/// ```
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let x = ctx.from_shape_slice([2, 2], &[3.0f32, 4.0, 0.0, 1.0])?;
+/// assert_eq!(x.mean_axis(0).to_vec()?, [1.5, 2.5]);
+/// // Centering reads the mean on the device: no host round trip between the passes.
+/// let centered = &x - x.mean();
+/// assert_eq!(centered.sum().item()?, 0.0);
+/// assert!((x.slice(s![0, ..]).norm().item()? - 5.0).abs() < 1e-6);
+/// # Ok(())
+/// # }
+/// ```
 impl<T: Float> Array<T> {
     reductions! {
         mean, mean_axis, mean_axes => Mean, "Arithmetic mean";

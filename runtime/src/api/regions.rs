@@ -21,6 +21,21 @@ use crate::graph::{NodeRef, Op, Shape};
 ///
 /// An empty list, arrays of other ranks or lengths, an axis out of range or arrays of two
 /// contexts are an error, naming the shapes.
+///
+/// ```
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let a = ctx.from_shape_slice([2, 2], &[1, 2, 3, 4])?;
+/// let b = ctx.from_shape_slice([1, 2], &[5, 6])?;
+/// let ab = lazycl::concatenate(Axis(0), &[&a, &b])?;
+/// assert_eq!(ab.shape(), [3, 2]);
+/// assert_eq!(ab.to_vec()?, [1, 2, 3, 4, 5, 6]);
+/// let side = lazycl::stack(Axis(1), &[&a.slice(s![0, ..]), &b.slice(s![0, ..])])?;
+/// assert_eq!(side.to_vec()?, [1, 5, 2, 6]); // shape [2, 2]
+/// # Ok(())
+/// # }
+/// ```
 pub fn concatenate<T: Element>(axis: impl AsAxis, arrays: &[&Array<T>]) -> Result<Array<T>> {
     join("concatenate", Axis(axis.axis_index()), arrays)
 }
@@ -114,6 +129,17 @@ impl<T: Element> Array<T> {
     ///
     /// A `widths` of another length than the rank is an error (reported when
     /// materialized).
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let a = ctx.from_slice(&[1.0f32, 2.0])?;
+    /// assert_eq!(a.pad(&[(1, 2)], 0.0).to_vec()?, [0.0, 1.0, 2.0, 0.0, 0.0]);
+    /// assert_eq!(a.tile(&[3]).to_vec()?, [1.0, 2.0, 1.0, 2.0, 1.0, 2.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn pad(&self, widths: &[(usize, usize)], value: T) -> Array<T> {
         if self.node.failed {
             return self.clone();

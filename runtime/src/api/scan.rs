@@ -31,8 +31,8 @@ impl<T: Numeric> Array<T> {
     /// unchanged.
     ///
     /// ```
-    /// # use lazycl_runtime::{Axis, Context};
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let a = ctx.from_shape_slice([2, 3], &[1, 2, 3, 4, 5, 6])?;
     /// assert_eq!(a.cumsum(Axis(1)).to_vec()?, vec![1, 3, 6, 4, 9, 15]);
@@ -45,6 +45,17 @@ impl<T: Numeric> Array<T> {
     }
 
     /// The cumulative product along `axis` (numpy's `cumprod`; integer products wrap).
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let growth = ctx.from_slice(&[1.5f64, 2.0, 0.5, 4.0])?;
+    /// // The scan reads its operand's producers in its loads: one kernel here.
+    /// assert_eq!((&growth * 2.0).cumprod(0).to_vec()?, [3.0, 12.0, 12.0, 96.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn cumprod(&self, axis: impl AsAxis) -> Array<T> {
         self.record_scan(ReduceOp::Prod, axis.axis_index(), false, "cumprod")
     }
@@ -53,8 +64,8 @@ impl<T: Numeric> Array<T> {
     /// `0..i`, so the first is 0 (an offsets array from counts: `counts.cumsum_exclusive(0)`).
     ///
     /// ```
-    /// # use lazycl_runtime::{Axis, Context};
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let counts = ctx.from_slice(&[3u32, 0, 2, 5])?;
     /// assert_eq!(counts.cumsum_exclusive(0).to_vec()?, vec![0, 3, 3, 5]);

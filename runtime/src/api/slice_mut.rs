@@ -29,6 +29,19 @@ pub struct SliceMut<'a, T: Element> {
 impl<T: Element> Array<T> {
     /// A region of this array to write in place, selected as by [`slice`](Array::slice):
     /// `a.slice_mut(s![.., 1..3]).assign(&expr)` or `.fill(0.0)`.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let mut grid = ctx.zeros::<f32>([3, 3])?;
+    /// let v = ctx.from_slice(&[1.0f32, 2.0, 3.0])?;
+    /// grid.slice_mut(s![1, ..]).assign(&v * 10.0)?; // only row 1 is written
+    /// grid.slice_mut(s![.., 0]).fill(-1.0)?;
+    /// assert_eq!(grid.to_vec()?, [-1.0, 0.0, 0.0, -1.0, 20.0, 30.0, -1.0, 0.0, 0.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn slice_mut(&mut self, info: impl AsRef<[SliceInfoElem]>) -> SliceMut<'_, T> {
         let info = info.as_ref().to_vec();
         let region = self.slice(&info);

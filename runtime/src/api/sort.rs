@@ -58,8 +58,8 @@ impl<T: Numeric> Array<T> {
     /// `np.sort(a)`): stable, NaN last.
     ///
     /// ```
-    /// # use lazycl_runtime::Context;
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let a = ctx.from_shape_slice([2, 3], &[3.0f32, -1.0, f32::NAN, 2.0, 0.5, 2.0])?;
     /// let s = a.sort()?.to_vec()?;
@@ -92,8 +92,8 @@ impl<T: Numeric> Array<T> {
     /// kind="stable")`), as `u32`: `a.take_along_axis(-1, &a.argsort()?)` is `a.sort()`.
     ///
     /// ```
-    /// # use lazycl_runtime::Context;
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let a = ctx.from_slice(&[30i64, 10, 20, 10])?;
     /// assert_eq!(a.argsort()?.to_vec()?, vec![1, 3, 2, 0]);
@@ -122,8 +122,8 @@ impl<T: Numeric> Array<T> {
     /// whole axis is sorted.
     ///
     /// ```
-    /// # use lazycl_runtime::Context;
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let a = ctx.from_slice(&[1.0f32, 5.0, 3.0, 5.0])?;
     /// let top = a.topk(3)?;
@@ -304,8 +304,8 @@ fn limit_error(op: &str, shape: &[usize], limit: SortLimit) -> Error {
 /// `values` (of the keys' shape) moved with them (Thrust's and CUB's `sort_by_key`).
 ///
 /// ```
-/// # use lazycl_runtime::{sort_by_key, Context};
-/// # fn main() -> lazycl_runtime::Result<()> {
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
 /// let ctx = Context::new()?;
 /// let keys = ctx.from_slice(&[3u32, 1, 2, 1])?;
 /// let names = ctx.from_slice(&[30.0f64, 10.0, 20.0, 11.0])?;

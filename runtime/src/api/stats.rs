@@ -63,8 +63,8 @@ impl<T: Float> Array<T> {
     /// otherwise.
     ///
     /// ```
-    /// # use lazycl_runtime::{Axis, Context};
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let a = ctx.from_shape_slice([2, 4], &[1.0f64, 2.0, 3.0, 4.0, 2.0, 2.0, 2.0, 2.0])?;
     /// assert_eq!(a.var_axis(Axis(1), 0.0).to_vec()?, vec![1.25, 0.0]);
@@ -135,8 +135,8 @@ impl<T: Float> Array<T> {
     /// of only `-inf` gives `-inf`.
     ///
     /// ```
-    /// # use lazycl_runtime::Context;
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let a = ctx.from_slice(&[1000.0f64, 1000.0])?;
     /// let got = a.logsumexp(0).item()?;
@@ -157,8 +157,8 @@ impl<T: Float> Array<T> {
     /// computed stably; the shape is unchanged.
     ///
     /// ```
-    /// # use lazycl_runtime::Context;
-    /// # fn main() -> lazycl_runtime::Result<()> {
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let a = ctx.from_shape_slice([1, 3], &[0.0f32, 0.0, 1000.0])?;
     /// assert_eq!(a.softmax(1).to_vec()?, vec![0.0, 0.0, 1.0]);

@@ -128,6 +128,23 @@ impl<T: Element> Array<T> {
     ///
     /// An index or range outside an axis, a step of 0 or more entries than axes is an
     /// error (`Error::InvalidView`), reported when the result is materialized.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let a = ctx.from_shape_slice([3, 4], &(0..12).collect::<Vec<i32>>())?;
+    /// // [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+    /// assert_eq!(a.slice(s![1.., ..;2]).to_vec()?, [4, 6, 8, 10]);
+    /// assert_eq!(a.slice(s![-1, ..;-1]).to_vec()?, [11, 10, 9, 8]); // last row, reversed
+    /// assert_eq!(a.slice(s![.., 1, NewAxis]).shape(), [3, 1]);
+    /// // Views of lazy arrays are read where they are consumed: a stencil in one kernel.
+    /// let sq = &a * &a;
+    /// let diff = &sq.slice(s![.., 1..]) - &sq.slice(s![.., ..-1]);
+    /// assert_eq!(diff.slice(s![0, ..]).to_vec()?, [1, 3, 5]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn slice(&self, info: impl AsRef<[SliceInfoElem]>) -> Array<T> {
         let info = info.as_ref();
         let rank = self.ndim();
@@ -181,6 +198,19 @@ impl<T: Element> Array<T> {
     /// The axes in the order `axes` gives (`axes[i]` is the source axis of the result's
     /// axis `i`): `permuted_axes([2, 0, 1])`. Lazy, no copy. Not a permutation of
     /// `0..ndim`: an error reported when the result is materialized.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let a = ctx.from_shape_slice([2, 3], &[1, 2, 3, 4, 5, 6])?;
+    /// assert_eq!(a.t().to_vec()?, [1, 4, 2, 5, 3, 6]); // the transpose, read in place
+    /// let b = a.reshape([1, 2, 3]).permuted_axes([2, 0, 1]);
+    /// assert_eq!(b.shape(), [3, 1, 2]);
+    /// assert_eq!(b.flip(0).to_vec()?, [3, 6, 2, 5, 1, 4]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn permuted_axes(&self, axes: impl AsRef<[usize]>) -> Array<T> {
         let order = axes.as_ref();
         let rank = self.ndim();
@@ -245,6 +275,20 @@ impl<T: Element> Array<T> {
 
     /// A new axis of length 1 at `axis` (`r.insert_axis(Axis(1))` has shape `[n, 1]`).
     /// Lazy: records a view, never touches the device.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let r = ctx.from_slice(&[1.0f32, 2.0, 3.0])?;
+    /// let c = ctx.from_slice(&[10.0f32, 20.0])?;
+    /// let outer = &c.insert_axis(Axis(1)) * &r; // [2, 1] * [3] → [2, 3]
+    /// assert_eq!(outer.to_vec()?, [10.0, 20.0, 30.0, 20.0, 40.0, 60.0]);
+    /// assert_eq!(outer.index_axis(Axis(1), 2).to_vec()?, [30.0, 60.0]);
+    /// assert_eq!(r.broadcast_to(&[2, 3]).sum_axis(0).to_vec()?, [2.0, 4.0, 6.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn insert_axis(&self, axis: impl AsAxis) -> Array<T> {
         let d = axis.axis_index();
         if d > self.ndim() {
@@ -303,6 +347,19 @@ impl<T: Element> Array<T> {
     /// array's memory in its new shape, after computing it (or, for a view, gathering it
     /// into memory of its own) in the same flush — never a round trip through the host.
     /// A size mismatch is an error reported when the result is materialized.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let a = ctx.from_slice(&[1u32, 2, 3, 4, 5, 6])?;
+    /// let m = a.reshape([2, 3]);
+    /// assert_eq!(m.sum_axis(1).to_vec()?, [6, 15]);
+    /// assert_eq!(m.t().reshape(6).to_vec()?, [1, 4, 2, 5, 3, 6]); // a view, gathered
+    /// assert!(a.reshape([4, 2]).eval().is_err()); // 6 elements do not fill [4, 2]
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn reshape(&self, shape: impl IntoShape) -> Array<T> {
         let shape: Shape = shape.into_shape().into_iter().collect();
         if self.node.failed {

@@ -21,8 +21,25 @@ const TILE_TABLE: &str = "gemm-tiles";
 
 /// A handle to one OpenCL device: cheap to clone (an `Arc` inside), `Send + Sync`.
 ///
-/// Dropping the last handle (and the last array and queue made from it) waits for all
-/// queued work.
+/// Every array, queue and kernel belongs to one context, and the context creates them:
+/// uploads ([`array`](Context::array), [`from_slice`](Context::from_slice)), fills
+/// ([`zeros`](Context::zeros), [`full`](Context::full)), random arrays, queues. Dropping
+/// the last handle (and the last array and queue made from it) waits for all queued work.
+///
+/// ```
+/// use lazycl::prelude::*;
+///
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?; // LAZYCL_DEVICE, else the first GPU, else the first device
+/// println!("running on {} ({})", ctx.device().name, ctx.device().platform_name);
+///
+/// let x = ctx.from_slice(&[1.0f32, 2.0, 3.0])?; // an upload
+/// let y = ctx.full(3, 0.5f32)?; // a fill on the device
+/// assert_eq!((&x * &y).to_vec()?, [0.5, 1.0, 1.5]);
+/// assert!(ctx.stats().kernels_launched >= 1); // what the context did so far
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Context {
     pub(crate) inner: Arc<ContextInner>,

@@ -141,6 +141,22 @@ impl DeviceInfo {
 ///
 /// Errors with [`Error::NoLoader`] when `libOpenCL.so.1` is missing and
 /// [`Error::NoPlatform`] when no platform is installed.
+///
+/// ```
+/// # fn main() -> lazycl::Result<()> {
+/// let all = lazycl::devices()?;
+/// print!("{}", lazycl::device_table(&all)); // what `LAZYCL_DEVICE` can pick from
+/// let first = &all[0];
+/// let ctx = lazycl::Context::builder()
+///     .device(lazycl::DeviceSelector::Index {
+///         platform: first.platform_index,
+///         device: first.device_index,
+///     })
+///     .build()?;
+/// assert_eq!(ctx.device().name, first.name);
+/// # Ok(())
+/// # }
+/// ```
 pub fn devices() -> Result<Vec<DeviceInfo>> {
     // Enumerate once per process, under a lock: some drivers (PoCL) report no devices to
     // a thread that asks while another thread's first enumeration is initializing them.

@@ -265,8 +265,25 @@ impl Mark {
 }
 
 /// A command that was submitted to a queue: wait for it, ask whether it is done, or pass
-/// it to [`Queue::wait_for`] or a launch's `.after(..)` to order later work after it.
-/// Cheap to clone (an OpenCL reference count).
+/// it to [`Queue::wait_for`](crate::Queue::wait_for) or a launch's `.after(..)` to order
+/// later work after it. Cheap to clone (an OpenCL reference count).
+///
+/// Events come from `launch_event` (a `#[kernel]` launch), [`Queue::marker`](crate::Queue::marker)
+/// and [`Array::ready_event`](crate::Array::ready_event).
+///
+/// ```
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let x = ctx.from_slice(&[3.0f32, 4.0])?;
+/// let y = &x * 2.0;
+/// let ready = y.ready_event()?; // enqueues y's kernel, does not wait
+/// ready.wait()?; // an explicit host wait
+/// assert!(ready.is_complete()?);
+/// assert_eq!(y.to_vec()?, [6.0, 8.0]);
+/// # Ok(())
+/// # }
+/// ```
 pub struct Event {
     raw: cl_event,
     pub(crate) queue: Arc<QueueInner>,
