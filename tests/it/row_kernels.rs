@@ -258,7 +258,7 @@ fn row_kernel_results_stay_available() {
     let m = x.amax_axes(&[1], true);
     let mean = x.mean_axes(&[1], true);
     let y = (&x - &m).exp() * &mean;
-    let k = kernels(&c, || lazycl::eval(&[&y, &m, &mean][..]).unwrap());
+    let k = kernels(&c, || lazycl::eval(&[&y, &m, &mean]).unwrap());
     assert_eq!(k, 1);
     let (y, m, mean) = (y.to_vec().unwrap(), m.to_vec().unwrap(), mean.to_vec().unwrap());
     for (i, row) in v.chunks(d).enumerate() {

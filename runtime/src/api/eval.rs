@@ -172,6 +172,11 @@ impl<T: Element> EvalList for [&Array<T>] {
         self.iter().map(|a| NodeHandle(a.node.clone())).collect()
     }
 }
+impl<T: Element, const N: usize> EvalList for [&Array<T>; N] {
+    fn nodes(&self) -> Vec<NodeHandle> {
+        self.iter().map(|a| NodeHandle(a.node.clone())).collect()
+    }
+}
 impl<T: Element> EvalList for Vec<&Array<T>> {
     fn nodes(&self) -> Vec<NodeHandle> {
         self.iter().map(|a| NodeHandle(a.node.clone())).collect()
