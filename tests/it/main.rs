@@ -11,6 +11,7 @@
 mod common;
 mod compact;
 
+mod explain;
 mod expr_device_fn;
 mod expr_fusion;
 mod expr_generic;

@@ -64,6 +64,9 @@ pub(crate) struct ContextInner {
     /// A queue for uploads and for blocking reads of buffers no command has written
     /// (fresh uploads), so that they wait for nothing; created on first use.
     transfer_queue: std::sync::OnceLock<Arc<QueueInner>>,
+    /// Where each flush that builds a kernel writes its picture (`LAZYCL_DUMP_DOT`,
+    /// `ContextBuilder::dump_dot`; written by exec).
+    pub(crate) dump_dot: Option<std::path::PathBuf>,
 }
 
 impl std::ops::Deref for ContextInner {
@@ -111,6 +114,7 @@ pub(crate) struct Options {
     pub(crate) precise_div_sqrt: bool,
     pub(crate) max_queued_commands: usize,
     pub(crate) tuning: crate::profile::Tuning,
+    pub(crate) dump_dot: Option<std::path::PathBuf>,
 }
 
 impl ContextInner {
@@ -149,6 +153,7 @@ impl ContextInner {
             queues: Mutex::new(vec![default_queue.clone()]),
             transfer_queue: std::sync::OnceLock::new(),
             default_queue,
+            dump_dot: options.dump_dot.clone(),
         }))
     }
 
