@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything `make run` and `make test` need beyond a Rust toolchain:
-# rustfmt and clippy (when rustup can add them) and an OpenCL platform.
+# rustfmt and clippy (when rustup can add them), an OpenCL platform, and Graphviz (the
+# tests render `explain_dot`'s pictures with `dot`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,3 +15,4 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
 fi
 
 bash scripts/setup-opencl.sh
+bash scripts/setup-graphviz.sh

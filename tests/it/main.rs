@@ -13,6 +13,7 @@ mod common;
 mod compact;
 mod error_texts;
 
+mod explain;
 mod expr_device_fn;
 mod expr_fusion;
 mod expr_generic;

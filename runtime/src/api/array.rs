@@ -18,7 +18,7 @@ use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::exec;
 use crate::graph::shape::{checked_numel, IntoShape};
-use crate::graph::{Node, NodeRef, Op, Shape, State};
+use crate::graph::{Node, NodeRef, Op, Origin, Shape, State};
 use crate::stats::{Counters, WaitReason};
 
 /// An n-dimensional array of `T` on an OpenCL device, possibly not computed yet.
@@ -88,7 +88,7 @@ impl<T: Element> Clone for Array<T> {
 impl<T: Element> fmt::Debug for Array<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &*self.node.state() {
-            State::Ready(_) => "ready",
+            State::Ready(..) => "ready",
             State::Lazy(_) => "lazy",
             State::Failed(_) => "failed",
             State::Dropped => "dropped",
@@ -111,12 +111,18 @@ impl<T: Element> Array<T> {
         }
     }
 
-    pub(crate) fn ready(ctx: &Arc<ContextInner>, shape: impl Into<Shape>, buffer: Arc<DeviceBuffer>) -> Self {
+    /// An array of `buffer`, which `origin` wrote.
+    pub(crate) fn ready(
+        ctx: &Arc<ContextInner>,
+        shape: impl Into<Shape>,
+        buffer: Arc<DeviceBuffer>,
+        origin: Origin,
+    ) -> Self {
         Self::from_node(Node::new(
             ctx.clone(),
             T::DTYPE,
             shape.into(),
-            State::Ready(buffer),
+            State::Ready(buffer, origin),
         ))
     }
 
@@ -165,7 +171,7 @@ impl<T: Element> Array<T> {
 
     /// Whether the array is backed by device memory (not a pending expression).
     pub fn is_materialized(&self) -> bool {
-        matches!(&*self.node.state(), State::Ready(_))
+        matches!(&*self.node.state(), State::Ready(..))
     }
 
     /// Enqueues everything this array needs on the default queue and returns without
@@ -330,7 +336,7 @@ impl<T: Element> Array<T> {
     pub fn kernel_arg_mut_on(&mut self, queue: Option<&Queue>) -> Result<ArrayArg> {
         self.refuse_view("a mutable #[kernel] argument")?;
         Ok(ArrayArg {
-            buffer: self.private_buffer(queue)?,
+            buffer: self.private_buffer(queue, "a #[kernel] launch (a &mut argument)")?,
             len: self.len(),
             writable: true,
         })
@@ -352,8 +358,13 @@ impl<T: Element> Array<T> {
     /// This array's device memory, materialized on `queue` (default: the default queue)
     /// if needed, and private to this handle: when another array (a clone, a pending
     /// expression or view that reads it, a reshape sharing it) can observe it, this array
-    /// first gets a copy of its own, so that writing into it changes nothing else.
-    pub(crate) fn private_buffer(&mut self, queue: Option<&Queue>) -> Result<Arc<DeviceBuffer>> {
+    /// first gets a copy of its own, so that writing into it changes nothing else. The
+    /// caller is about to write into it: `writer` says how, for `explain`.
+    pub(crate) fn private_buffer(
+        &mut self,
+        queue: Option<&Queue>,
+        writer: &'static str,
+    ) -> Result<Arc<DeviceBuffer>> {
         let buffer = self.materialized_buffer_on(queue)?;
         // Count: `self.node` is ours; `buffer` is the clone just taken plus the node's own.
         if Arc::strong_count(&self.node) > 1 || Arc::strong_count(&buffer) > 2 {
@@ -362,9 +373,15 @@ impl<T: Element> Array<T> {
             let copy = DeviceBuffer::uninit(&ctx.cl, bytes)?;
             let q = queue.map_or(ctx.queue(), |q| &q.inner);
             copy_buffer(q, &buffer, &copy, bytes)?;
-            *self = Array::ready(&ctx, self.shape().to_vec(), copy.clone());
+            *self = Array::ready(
+                &ctx,
+                self.shape().to_vec(),
+                copy.clone(),
+                Origin::WrittenBy(writer),
+            );
             return Ok(copy);
         }
+        self.node.set_origin(Origin::WrittenBy(writer));
         Ok(buffer)
     }
 }
@@ -445,7 +462,7 @@ impl Context {
     fn upload<T: Element>(&self, data: &[T], shape: Vec<usize>) -> Result<Array<T>> {
         self.inner.check_dtype(T::DTYPE)?;
         let buffer = DeviceBuffer::from_bytes(&self.inner.cl, self.inner.transfer_queue()?, as_bytes(data))?;
-        Ok(Array::ready(&self.inner, shape, buffer))
+        Ok(Array::ready(&self.inner, shape, buffer, Origin::Upload))
     }
 
     /// An array of zeros (a fill on the device, not an upload).
@@ -484,7 +501,7 @@ impl Context {
                 })?;
             Counters::add(&self.inner.counters.transfers_enqueued, 1);
         }
-        Ok(Array::ready(&self.inner, shape, buffer))
+        Ok(Array::ready(&self.inner, shape, buffer, Origin::Fill))
     }
 
     /// A lazy 0-d array holding `value` as a kernel argument (no buffer, no upload).

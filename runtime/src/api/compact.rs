@@ -9,6 +9,7 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::exec::compact::compact;
+use crate::graph::Origin;
 use crate::plan::compact_plan::{compact_plan, Picked};
 
 /// The elements a mask picked, in row-major order, computed on the device
@@ -150,7 +151,12 @@ fn compacted<T: Element>(
         &count,
     )?;
     Ok(Compacted {
-        values: Array::ready(&ctx, vec![n], out),
-        count: Array::ready(&ctx, Vec::<usize>::new(), count),
+        values: Array::ready(&ctx, vec![n], out, Origin::Algorithm("a compaction")),
+        count: Array::ready(
+            &ctx,
+            Vec::<usize>::new(),
+            count,
+            Origin::Algorithm("a compaction"),
+        ),
     })
 }

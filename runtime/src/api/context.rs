@@ -2,6 +2,7 @@
 //! one: its device, counters, queues, and waiting for all of its work.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,6 +36,8 @@ pub struct ContextBuilder {
     cache: CacheDir,
     max_queued_commands: usize,
     tuning: crate::profile::Tuning,
+    /// `None`: `LAZYCL_DUMP_DOT` decides; `Some(None)`: off.
+    dump_dot: Option<Option<PathBuf>>,
 }
 
 /// The default of [`ContextBuilder::max_queued_commands`]: enough that a launch loop never
@@ -79,6 +82,17 @@ impl ContextBuilder {
     /// silences it). A flush builds the programs it needs together, one thread per core.
     pub fn build_notice_after(mut self, after: Duration) -> Self {
         self.build_notice_after = after;
+        self
+    }
+
+    /// Write a picture of each flush that builds a kernel (one not in this context's
+    /// kernel cache yet) into `dir`, as Graphviz DOT: `dir/flush-<n>.dot`, `n` the
+    /// flush's number in the process (the one `explain` of an array it computed names).
+    /// `None` turns it off. Default: the `LAZYCL_DUMP_DOT` directory, off when unset. The
+    /// directory is created; a file that cannot be written warns once on stderr and never
+    /// fails the flush.
+    pub fn dump_dot(mut self, dir: Option<PathBuf>) -> Self {
+        self.dump_dot = Some(dir);
         self
     }
 
@@ -146,7 +160,12 @@ impl ContextBuilder {
             Some(on) => on,
             None => crate::env::switch("LAZYCL_QUIET")?.unwrap_or(false),
         };
+        let dump_dot = match self.dump_dot {
+            Some(dir) => dir,
+            None => crate::env::path("LAZYCL_DUMP_DOT").map(PathBuf::from),
+        };
         let options = Options {
+            dump_dot,
             show_kernels,
             build_notice_after: (!quiet).then_some(self.build_notice_after),
             precise_div_sqrt: self.precise_div_sqrt && info.correctly_rounded_div_sqrt,
@@ -183,6 +202,7 @@ impl Context {
             cache: CacheDir::FromEnv,
             max_queued_commands: DEFAULT_MAX_QUEUED_COMMANDS,
             tuning: Default::default(),
+            dump_dot: None,
         }
     }
 

@@ -1,155 +1,18 @@
-//! Materializing from the user's side: [`eval`] of several arrays, [`Queue::eval`],
-//! `explain`, and `assign` (in place where nothing else can observe the target).
+//! Materializing from the user's side: [`eval`] of several arrays, [`Queue::eval`], and
+//! `assign` (in place where nothing else can observe the target). What a flush would do
+//! is `explain`'s (`api::explain`).
 
-use std::fmt::Write;
 use std::sync::Arc;
 
 use crate::api::array::Array;
 use crate::api::queue::Queue;
 use crate::backend::queue::QueueInner;
-use crate::codegen::fused_source;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::exec;
 use crate::graph::shape::broadcasts_to;
 use crate::graph::NodeRef;
-use crate::plan::{ColumnRows, Finish, GKind, Layout, ScanLayout};
-
-/// Describes the kernels that materializing `roots` would launch, with their sources.
-fn explain(roots: &[NodeRef]) -> Result<String> {
-    let mut s = String::new();
-    let Some(flush) = exec::plan(roots)? else {
-        return Ok(s);
-    };
-    if flush.kernels().is_empty() {
-        s.push_str("nothing to compute: every array is already materialized\n");
-    }
-    for (k, p) in flush.kernels().iter().enumerate() {
-        let cached = flush
-            .ctx
-            .fused_kernels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(&p.key);
-        let _ = writeln!(
-            s,
-            "kernel {k}: {} elements over dims {:?}; {} inputs, {} scalar args, {} outputs, {} ops{}",
-            p.numel,
-            p.dims,
-            p.inputs.len(),
-            p.scalars.len(),
-            p.outputs.len(),
-            p.values.len(),
-            if cached { " (cached)" } else { "" }
-        );
-        if let Some(r) = &p.reduce {
-            let layout = match r.layout {
-                Layout::Columns(c) => format!(
-                    "work-groups stream whole rows, {} neighbouring outputs per work-item{}",
-                    c.width,
-                    if c.width > 1 { ", vector loads" } else { "" }
-                ),
-                Layout::Serial => "one work-item per output and segment".to_string(),
-                Layout::Lanes { lanes, vector } => format!(
-                    "{lanes} lanes per output{}",
-                    if vector.is_some() { ", vector loads" } else { "" }
-                ),
-            };
-            let n = r.segments;
-            let split = match r.finish {
-                Finish::Single => "one segment".to_string(),
-                Finish::InKernel => {
-                    format!("{n} segments finished by the last work-group (no combine pass)")
-                }
-                Finish::ByConsumer => {
-                    format!("{n} segments combined by the kernel that reads the result (no combine pass)")
-                }
-                Finish::CombinePass => format!("{n} segments plus a combine pass"),
-            };
-            let _ = writeln!(
-                s,
-                "  {:?} reduction: {} outputs of {} elements each, {layout}; {split}",
-                r.op, r.n_out, r.n_red
-            );
-            if let Some(row) = &p.row {
-                let _ = writeln!(
-                    s,
-                    "  with a {:?} reduction of each of the {} rows computed inside (one read of the rows for both){}",
-                    row.op,
-                    r.n_red,
-                    match r.columns().map(|c| c.rows) {
-                        Some(ColumnRows::RowsPerItem { .. }) => "; each work-item reads whole rows".to_string(),
-                        Some(ColumnRows::GroupRows { vectors_per_item }) => format!(
-                            "; a work-group of {} shares each row, {vectors_per_item} vectors per work-item",
-                            p.group_size
-                        ),
-                        _ => String::new(),
-                    }
-                );
-            }
-        }
-        if let Some(t) = &p.row_total {
-            let _ = writeln!(
-                s,
-                "  and beside it a {:?} reduction of one value per row over the rows to one element (each work-group adds its rows; the last to finish combines the groups' parts)",
-                t.op
-            );
-        }
-        if let Some(sc) = &p.scan {
-            let how = match sc.layout {
-                ScanLayout::Serial => "one work-item per column, in order".to_string(),
-                ScanLayout::Tiles { items, per_row } => format!(
-                    "tiles of {} elements, {per_row} work-items per row{}",
-                    items * p.group_size,
-                    if per_row == p.group_size {
-                        ", rows longer than a tile joined by a look-back"
-                    } else {
-                        ""
-                    }
-                ),
-            };
-            let _ = writeln!(
-                s,
-                "  {}{:?} scan of {} rows of {} (x {} inner): {how}{}",
-                if sc.exclusive { "exclusive " } else { "" },
-                sc.op,
-                sc.outer,
-                sc.len,
-                sc.inner,
-                if sc.epilogue.is_some() {
-                    "; its consumers computed in its store"
-                } else {
-                    ""
-                }
-            );
-        }
-        if let Some(f) = &p.finishes {
-            let _ = writeln!(
-                s,
-                "  finishes the split reduction it reads as input {}: combines its partials, {} lanes per output, then computes its elements there",
-                f.slot, f.lanes
-            );
-        }
-        if let Some(g) = &p.gemm {
-            let mut p = p.clone();
-            let tile = exec::tune::choose(&flush.ctx, None, &p)?;
-            crate::plan::gemm::set_tile(&mut p, tile, &flush.ctx.profile);
-            let _ = writeln!(
-                s,
-                "  matrix product of {:?} matrices, {} x {} times {} x {}: blocks of {} x {}, {} x {} per work-item, steps of {} along k{}",
-                g.batch, g.m, g.k, g.k, g.n, tile.bm, tile.bn, tile.tm, tile.tn, tile.bk,
-                match p.gemm.as_ref().map_or(1, |g| g.split) {
-                    1 => String::new(),
-                    s => format!("; k split into {s} segments, added up by a second kernel"),
-                }
-            );
-            s.push_str(&fused_source(&p).unwrap_or_default());
-            continue;
-        }
-        s.push_str(&fused_source(p).unwrap_or_default());
-    }
-    Ok(s)
-}
+use crate::plan::GKind;
 
 /// Several arrays that can be materialized together (they share kernels where possible).
 pub trait EvalList {
@@ -234,25 +97,6 @@ pub fn eval<L: EvalList + ?Sized>(arrays: &L) -> Result<()> {
 }
 
 impl<T: Element> Array<T> {
-    /// The fused plan and generated OpenCL C that materializing this array would run.
-    /// Runs nothing.
-    ///
-    /// ```
-    /// # use lazycl::prelude::*;
-    /// # fn main() -> lazycl::Result<()> {
-    /// let ctx = Context::new()?;
-    /// let x = ctx.from_slice(&[1.0f32, 4.0, 9.0])?;
-    /// let y = x.sqrt() * 2.0 + 1.0;
-    /// let plan = y.explain()?;
-    /// assert!(plan.contains("__kernel")); // the OpenCL C of the one fused kernel
-    /// println!("{plan}");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn explain(&self) -> Result<String> {
-        explain(std::slice::from_ref(&self.node))
-    }
-
     /// Sets this array to `value` (broadcast to this array's shape), evaluated now on the
     /// default queue (enqueued, not waited for). Writes into this array's own device
     /// memory when no other handle can observe it and `value` does not read it; otherwise

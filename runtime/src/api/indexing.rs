@@ -226,7 +226,7 @@ pub fn scatter_add<T: Numeric, I: Integer>(
     along[axis] = m;
     let ix = indices.reshape(along).broadcast_to(&src_shape);
     let q = ctx.queue().clone();
-    let buffer = dst.private_buffer(None)?;
+    let buffer = dst.private_buffer(None, "scatter_add")?;
     // What the adding kernel computes: never a read of `dst` itself (computed first), nor
     // a product, reduction or scan (kernels of their own, whose arrays are then copied).
     let mut v = v;

@@ -111,7 +111,7 @@ impl<T: Element> SliceMut<'_, T> {
         if whole {
             return array.assign_on_queue(&q, v);
         }
-        let buffer = array.private_buffer(queue)?;
+        let buffer = array.private_buffer(queue, "slice_mut(..).assign")?;
         // The region's map into the array's own memory (the array is materialized now: a
         // selection of a view would have composed into a map over the view's source).
         let region = array.slice(&info);

@@ -16,6 +16,7 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::dtype::{Element, Numeric};
 use crate::error::{Error, Result};
 use crate::exec::sort::{sort_rows, Sorted};
+use crate::graph::Origin;
 use crate::plan::sort_plan::{sort_plan, Order, Payload, SortLimit};
 use ndarray::SliceInfoElem;
 
@@ -259,7 +260,7 @@ fn moved_back<T: Element, U: Element>(
     let mut order: Vec<usize> = (0..shape.len()).filter(|&d| d != axis).collect();
     order.push(axis);
     let sorted_shape: Vec<usize> = order.iter().map(|&d| shape[d]).collect();
-    let a = Array::ready(&like.node.ctx, sorted_shape, buffer);
+    let a = Array::ready(&like.node.ctx, sorted_shape, buffer, Origin::Algorithm("a sort"));
     Ok(if axis == last {
         a
     } else {

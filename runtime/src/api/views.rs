@@ -392,8 +392,8 @@ impl<T: Element> Array<T> {
                 .collect();
             return self.view(ViewMap { axes }, shape);
         }
-        if let Some(buffer) = self.node.buffer() {
-            return Array::ready(&self.node.ctx, shape, buffer);
+        if let (Some(buffer), Some(origin)) = (self.node.buffer(), self.node.origin()) {
+            return Array::ready(&self.node.ctx, shape, buffer, origin);
         }
         Array::lazy(&self.node.ctx, shape, Op::Reshape(self.node.clone()))
     }

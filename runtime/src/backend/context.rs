@@ -83,6 +83,9 @@ pub(crate) struct ContextInner {
     transfer_queue: std::sync::OnceLock<Arc<QueueInner>>,
     /// When building programs says so on stderr.
     pub(crate) build_notice: BuildNotice,
+    /// Where each flush that builds a kernel writes its picture (`LAZYCL_DUMP_DOT`,
+    /// `ContextBuilder::dump_dot`; written by exec).
+    pub(crate) dump_dot: Option<std::path::PathBuf>,
 }
 
 /// When a context says that building programs is taking a while: once the build phase of
@@ -140,6 +143,7 @@ pub(crate) struct Options {
     pub(crate) precise_div_sqrt: bool,
     pub(crate) max_queued_commands: usize,
     pub(crate) tuning: crate::profile::Tuning,
+    pub(crate) dump_dot: Option<std::path::PathBuf>,
 }
 
 impl ContextInner {
@@ -182,6 +186,7 @@ impl ContextInner {
                 after: options.build_notice_after,
                 given: Default::default(),
             },
+            dump_dot: options.dump_dot.clone(),
         }))
     }
 

@@ -3,6 +3,7 @@
 //! only on a miss), allocates outputs from the pool, launches, and marks the outputs as
 //! materialized.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::backend::buffer::DeviceBuffer;
@@ -16,13 +17,15 @@ use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KE
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
 use crate::graph::view::ViewMap;
-use crate::graph::{NodeRef, ReduceOp};
+use crate::graph::{FlushOrigin, NodeRef, Origin, ReduceOp};
 use crate::plan::{key, GKind, GNode, KernelPlan, ReducePlan, Target};
 use crate::stats::Counters;
 
 mod bind;
 mod build;
 pub(crate) mod compact;
+pub(crate) mod dot;
+mod dump_dot;
 mod elementwise;
 mod gemm;
 mod reduce;
@@ -43,8 +46,14 @@ use rows::launch_rows;
 pub(crate) struct Flush {
     pub(crate) ctx: Arc<ContextInner>,
     pub(crate) graph: Vec<GNode>,
+    /// Graph indices of the roots, in the caller's order.
+    pub(crate) roots: Vec<usize>,
     plans: Plans,
 }
+
+/// Flushes run so far in this process, by every context: each flush's number
+/// (`graph::FlushOrigin`, the names of `LAZYCL_DUMP_DOT`'s files).
+static FLUSHES: AtomicU64 = AtomicU64::new(0);
 
 /// A flush's plans: new, or those of an earlier flush of the same signature.
 enum Plans {
@@ -101,8 +110,17 @@ fn plan_with(roots: &[NodeRef], target: Option<Target>) -> Result<Option<Flush>>
     Ok(Some(Flush {
         ctx,
         graph: collected.graph,
+        roots: collected.roots,
         plans,
     }))
+}
+
+/// Whether the kernel of `plan` (its GEMM tile chosen) is in the context's kernel cache.
+pub(crate) fn is_cached(ctx: &ContextInner, plan: &KernelPlan) -> bool {
+    ctx.fused_kernels
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains_key(&plan.key)
 }
 
 /// Finds or builds the kernel for a plan. A hit builds no string and no program.
@@ -182,17 +200,20 @@ fn build_kernel(ctx: &ContextInner, name: &str, source: &str) -> Result<Arc<Comp
 }
 
 fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
-    let Flush { ctx, graph, plans } = flush;
+    let Flush {
+        ctx,
+        graph,
+        roots,
+        plans,
+    } = flush;
     queue
         .context
         .check(&ctx.tag, || "evaluating arrays".into(), || "the arrays".into())?;
     // (Counted here, not when planned: `explain` plans without running.)
-    // A replayed flush's kernels were built when it was first planned.
-    let (replay, mut prebuilt) = match plans {
+    let (replay, fresh) = match plans {
         Plans::Replayed(r) => {
             Counters::add(&ctx.counters.plans_reused, 1);
-            let none = build::Prebuilt::none(r.kernels.len());
-            (r, none)
+            (r, false)
         }
         Plans::Fresh {
             mut kernels,
@@ -200,23 +221,35 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         } => {
             Counters::add(&ctx.counters.flushes_planned, 1);
             tune::choose_tiles(&ctx, queue, &graph, &mut kernels)?;
-            let prebuilt = build::build_missing(&ctx, &kernels)?;
-            let r = Arc::new(Replay { kernels });
+            let r = Arc::new(Replay::new(kernels));
             replay::keep(&ctx, signature, r.clone());
-            (r, prebuilt)
+            (r, true)
         }
     };
-    // Buffers of nodes materialized by this flush, by graph index.
-    let mut produced: Vec<Option<Arc<DeviceBuffer>>> = vec![None; graph.len()];
+    let number = FLUSHES.fetch_add(1, Ordering::Relaxed);
+    // (Before building: the picture tells the kernels it builds from those cached.)
+    if let Some(dir) = &ctx.dump_dot {
+        dump_dot::dump(dir, number, &ctx, &graph, &roots, &replay.kernels, &replay.kinds);
+    }
+    // A new flush builds the kernels it lacks together; a replayed one built them when
+    // it was first planned (and `kernel_for` finds any evicted since).
+    let mut prebuilt = match fresh {
+        true => build::build_missing(&ctx, &replay.kernels)?,
+        false => build::Prebuilt::none(replay.kernels.len()),
+    };
+    // Buffers of nodes materialized by this flush, by graph index, with the kernel that
+    // wrote each.
+    let mut produced: Vec<Option<(Arc<DeviceBuffer>, u32)>> = vec![None; graph.len()];
     // Partials of split reductions that their consumer finishes.
     let mut partials: Vec<LeftPartials> = Vec::new();
     let mut args: Vec<KernelArg> = Vec::new();
-    for (i, plan) in replay.kernels.iter().enumerate() {
-        let kernel = match prebuilt.take(i) {
+    for (ki, plan) in replay.kernels.iter().enumerate() {
+        let kernel = match prebuilt.take(ki) {
             Some(k) => Some(k),
             None if has_work(plan) => Some(kernel_for(&ctx, plan)?),
             None => None,
         };
+        let ki = ki as u32;
         let mut outputs = Vec::with_capacity(plan.outputs.len());
         for (k, o) in plan.outputs.iter().enumerate() {
             // (A row kernel's reductions have one element per row.)
@@ -236,7 +269,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             };
             // Its later phases read it as an input (from local memory in fact).
             if row_result.is_some() {
-                produced[o.node] = Some(buffer.clone());
+                produced[o.node] = Some((buffer.clone(), ki));
             }
             outputs.push(buffer);
         }
@@ -250,7 +283,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         for input in &plan.inputs {
             let buffer: &DeviceBuffer = match (&graph[input.node].kind, &produced[input.node]) {
                 (GKind::Ready(b), _) => b,
-                (_, Some(b)) => b,
+                (_, Some((b, _))) => b,
                 _ => return Err(Error::Internal("kernel input was not produced".into())),
             };
             reads.push(buffer);
@@ -318,15 +351,20 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             .zip(outputs)
             .filter(|(o, _)| o.store.is_none())
         {
-            produced[o.node] = Some(b);
+            produced[o.node] = Some((b, ki));
         }
         for (gi, b) in row_result.into_iter().chain(total_result) {
-            produced[gi] = Some(b);
+            produced[gi] = Some((b, ki));
         }
     }
     for (gi, b) in produced.into_iter().enumerate() {
-        if let Some(b) = b {
-            graph[gi].node.set_ready(b);
+        if let Some((b, kernel)) = b {
+            let origin = Origin::Flush(FlushOrigin {
+                flush: number,
+                kernel,
+                kernels: replay.kinds.clone(),
+            });
+            graph[gi].node.set_ready(b, origin);
         }
     }
     Ok(())

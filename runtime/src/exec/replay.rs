@@ -7,11 +7,22 @@
 use std::sync::Arc;
 
 use crate::backend::context::ContextInner;
+use crate::plan::describe::kernel_kind;
 use crate::plan::KernelPlan;
 
 /// A flush's plans, ready to launch (every GEMM's tile chosen).
 pub(crate) struct Replay {
     pub(crate) kernels: Vec<KernelPlan>,
+    /// Each kernel's kind in one line (`plan::describe`), written once per structure and
+    /// shared with every array its flushes materialize (`graph::Origin`).
+    pub(crate) kinds: Arc<[String]>,
+}
+
+impl Replay {
+    pub(crate) fn new(kernels: Vec<KernelPlan>) -> Replay {
+        let kinds = kernels.iter().map(kernel_kind).collect();
+        Replay { kernels, kinds }
+    }
 }
 
 /// The plans kept for `signature`, if any.

@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub(crate) mod origin;
 pub(crate) mod shape;
 pub(crate) mod template;
 pub(crate) mod view;
@@ -11,6 +12,7 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::backend::context::ContextInner;
 use crate::dtype::{DType, ScalarBits};
 use crate::error::Error;
+pub(crate) use origin::{FlushOrigin, Origin};
 
 /// Dimensions, stored inline up to rank 4 (no allocation for typical shapes).
 pub(crate) type Shape = smallvec::SmallVec<[usize; 4]>;
@@ -31,8 +33,8 @@ pub(crate) struct Node {
 
 /// Where a node's value is.
 pub(crate) enum State {
-    /// Materialized in device memory (elements in row-major order).
-    Ready(Arc<DeviceBuffer>),
+    /// Materialized in device memory (elements in row-major order), and what wrote it.
+    Ready(Arc<DeviceBuffer>, Origin),
     /// Not computed yet.
     Lazy(Op),
     /// Recording failed (shape mismatch, ...); reported when materialized.
@@ -313,14 +315,30 @@ impl Node {
     /// The device buffer, if materialized.
     pub(crate) fn buffer(&self) -> Option<Arc<DeviceBuffer>> {
         match &*self.state() {
-            State::Ready(b) => Some(b.clone()),
+            State::Ready(b, _) => Some(b.clone()),
             _ => None,
         }
     }
 
-    /// Replaces the state with a materialized buffer, releasing the inputs.
-    pub(crate) fn set_ready(&self, buffer: Arc<DeviceBuffer>) {
-        let old = std::mem::replace(&mut *self.state(), State::Ready(buffer));
+    /// What wrote the memory, if materialized.
+    pub(crate) fn origin(&self) -> Option<Origin> {
+        match &*self.state() {
+            State::Ready(_, origin) => Some(origin.clone()),
+            _ => None,
+        }
+    }
+
+    /// Records that `origin` wrote the memory of this materialized node (in place).
+    pub(crate) fn set_origin(&self, origin: Origin) {
+        if let State::Ready(_, o) = &mut *self.state() {
+            *o = origin;
+        }
+    }
+
+    /// Replaces the state with a materialized buffer that `origin` wrote, releasing the
+    /// inputs.
+    pub(crate) fn set_ready(&self, buffer: Arc<DeviceBuffer>, origin: Origin) {
+        let old = std::mem::replace(&mut *self.state(), State::Ready(buffer, origin));
         drop_state(old);
     }
 }

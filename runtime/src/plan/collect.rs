@@ -151,7 +151,7 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
             continue;
         }
         let snapshot = match &*node.state() {
-            State::Ready(b) => Err(b.clone()),
+            State::Ready(b, _) => Err(b.clone()),
             State::Lazy(op) => Ok(op.clone()),
             State::Failed(e) => return Err(e.clone()),
             State::Dropped => return Err(Error::InvalidShape("a dropped array was used".into())),

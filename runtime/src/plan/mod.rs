@@ -8,6 +8,7 @@ pub(crate) mod access;
 pub(crate) mod build;
 pub(crate) mod collect;
 pub(crate) mod compact_plan;
+pub(crate) mod describe;
 pub(crate) mod fit;
 pub(crate) mod gemm;
 pub(crate) mod gemm_plan;

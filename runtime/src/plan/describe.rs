@@ -1,0 +1,112 @@
+//! A kernel plan named in one line: its kind (elementwise, reduction and its layout, row
+//! kernel, scan, matrix product) and sizes, its clauses separated by `; ` (the DOT
+//! picture puts each on a line of its own). Read by `explain` of an array a flush
+//! computed, by the DOT picture's cluster labels, and kept per flush structure with the
+//! arrays it materializes (`graph::Origin`), so it is short and never the source.
+
+use super::kernel_plan::{Finish, KernelPlan, Layout};
+use super::rows_plan::Hold;
+use super::scan_plan::ScanLayout;
+
+/// What kind of kernel `plan` is, with its sizes, in one line.
+pub(crate) fn kernel_kind(plan: &KernelPlan) -> String {
+    if let Some(g) = &plan.gemm {
+        let matrices = match g.matrices() {
+            1 => String::new(),
+            n => format!("; {n} matrices"),
+        };
+        let tile = match g.tile {
+            Some(t) => format!("; blocks of {} x {}", t.bm, t.bn),
+            None => String::new(),
+        };
+        let row = match &g.row {
+            Some(r) => format!("; with a {:?} reduction of each row", r.op),
+            None => String::new(),
+        };
+        // (The epilogue's first value is the product itself.)
+        let consumers = if plan.values.len() > g.epilogue() + 1 {
+            "; its consumers in its epilogue"
+        } else {
+            ""
+        };
+        return format!(
+            "matrix product {} x {} times {} x {}{matrices}{tile}{row}{consumers}",
+            g.m, g.k, g.k, g.n
+        );
+    }
+    if let Some(r) = &plan.rows {
+        let ops: Vec<String> = r.reductions.iter().map(|x| format!("{:?}", x.op)).collect();
+        let hold = match r.layout.hold {
+            Hold::Registers { .. } => "rows held in registers",
+            Hold::Reread => "rows reread by each phase",
+        };
+        return format!(
+            "row kernel: {} along {} rows of {}; then their readers; {hold}",
+            ops.join(", "),
+            r.rows,
+            r.len
+        );
+    }
+    if let Some(s) = &plan.scan {
+        let layout = match s.layout {
+            ScanLayout::Serial => "a work-item per column",
+            ScanLayout::Tiles { .. } => "tiles in local memory",
+        };
+        return format!(
+            "{}{:?} scan of {} rows of {} (x {} inner); {layout}{}",
+            if s.exclusive { "exclusive " } else { "" },
+            s.op,
+            s.outer,
+            s.len,
+            s.inner,
+            if s.epilogue.is_some() {
+                "; its consumers in its store"
+            } else {
+                ""
+            }
+        );
+    }
+    if let Some(r) = &plan.reduce {
+        let layout = match r.layout {
+            Layout::Lanes { lanes, .. } => format!("{lanes} lanes per output"),
+            Layout::Columns(_) => "work-groups stream whole rows".to_string(),
+            Layout::Serial => "a work-item per output".to_string(),
+        };
+        let n = r.segments;
+        let finish = match r.finish {
+            Finish::Single => "one segment".to_string(),
+            Finish::CombinePass => format!("{n} segments and a combine pass"),
+            Finish::InKernel => format!("{n} segments finished in the kernel"),
+            Finish::ByConsumer => format!("{n} segments finished by the kernel that reads it"),
+        };
+        let row = match &plan.row {
+            Some(row) => format!("; with a {:?} reduction of each row inside", row.op),
+            None => String::new(),
+        };
+        let total = match &plan.row_total {
+            Some(t) => format!("; and a {:?} over the rows beside it", t.op),
+            None => String::new(),
+        };
+        let outputs = match r.n_out {
+            1 => "to one value".to_string(),
+            n => format!("into each of {n} outputs"),
+        };
+        return format!(
+            "{:?} reduction of {} elements {outputs}; {layout}; {finish}{row}{total}",
+            r.op, r.n_red
+        );
+    }
+    let mut s = format!("elementwise over {:?}", plan.dims);
+    if plan.tiled {
+        s.push_str("; tiled");
+    }
+    if plan.finishes.is_some() {
+        s.push_str("; finishing the split reduction it reads");
+    }
+    if plan.outputs.iter().any(|o| o.scatter.is_some()) {
+        s.push_str("; adding into an array through an index");
+    } else if plan.outputs.iter().any(|o| o.store.is_some()) {
+        s.push_str("; storing into a region of an array");
+    }
+    s
+}
