@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::api::array::Array;
 use crate::backend::context::ContextInner;
 use crate::dtype::{Element, Float, Integer, Numeric, Signed};
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::graph::shape::broadcast;
 use crate::graph::{BinaryOp, NodeRef, Op, State, TernaryOp, UnaryOp};
 
@@ -346,17 +346,17 @@ impl<T: Integer> Array<T> {
     /// (Rust's `checked_div`, for the whole array). Unlike `/`, this waits: it computes
     /// whether `divisor` holds a zero and reads that one flag before returning the lazy
     /// quotient.
-    pub fn checked_div(&self, divisor: impl Operand<T>) -> crate::Result<Array<T>> {
+    pub fn checked_div(&self, divisor: impl Operand<T>) -> Result<Array<T>> {
         self.checked(BinaryOp::Div, "checked_div", divisor)
     }
 
     /// `self % divisor`, or [`Error::DivisionByZero`] if any element of `divisor` is 0;
     /// waits like [`checked_div`](Self::checked_div).
-    pub fn checked_rem(&self, divisor: impl Operand<T>) -> crate::Result<Array<T>> {
+    pub fn checked_rem(&self, divisor: impl Operand<T>) -> Result<Array<T>> {
         self.checked(BinaryOp::Rem, "checked_rem", divisor)
     }
 
-    fn checked(&self, op: BinaryOp, name: &str, divisor: impl Operand<T>) -> crate::Result<Array<T>> {
+    fn checked(&self, op: BinaryOp, name: &str, divisor: impl Operand<T>) -> Result<Array<T>> {
         let divisor = divisor.into_array(CtxRef(&self.node.ctx));
         let result: Array<T> = self.binary(op, divisor.clone());
         if let Some(e) = result.recording_error() {
