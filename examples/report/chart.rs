@@ -48,12 +48,17 @@ fn name(row: &Row) -> String {
     }
 }
 
-/// The row's figures, as the table gives them.
+/// The row's ratio (two decimals, as the table gives it, or two significant digits below
+/// 0.1) and figures.
 fn figures(row: &Row) -> String {
     match ratio(row) {
         Some(r) => format!(
-            "{r:.2}  ({:.3} against {:.3} {}, {})",
-            row.lazycl, row.baseline, row.unit, row.baseline_name
+            "{}  ({:.3} against {:.3} {}, {})",
+            if r >= 0.1 { format!("{r:.2}") } else { short(r) },
+            row.lazycl,
+            row.baseline,
+            row.unit,
+            row.baseline_name
         ),
         None => format!("{:.3} {} (no baseline)", row.lazycl, row.unit),
     }
