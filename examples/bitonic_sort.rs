@@ -8,6 +8,7 @@
 
 use std::time::Instant;
 
+use clap::Parser;
 use lazycl::prelude::*;
 use rand::{Rng, SeedableRng};
 
@@ -26,17 +27,20 @@ fn sort(k: &swap_pairs::Bound, arr: &mut Array<i32>) -> lazycl::Result<u32> {
     Ok(steps.len() as u32)
 }
 
+/// Bitonic sort of random i32 with one compare-exchange kernel launched per step, checked
+/// against a host sort and timed against the library's `sort()`.
+#[derive(Parser)]
+struct Cli {
+    /// Elements to sort (any number: the network runs over the next power of two)
+    /// [default: 65536; 1000 with LAZYCL_EXAMPLE_SMALL=1]
+    #[arg(long, value_name = "N")]
+    n: Option<usize>,
+}
+
 fn main() -> lazycl::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+    let cli = Cli::parse();
     let small = std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok_and(|v| v == "1");
-    let n = match args.iter().position(|a| a == "--n") {
-        Some(p) => args.get(p + 1).and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-            eprintln!("usage: bitonic_sort [--n N]");
-            std::process::exit(2)
-        }),
-        None if small => 1000,
-        None => 64 * 1024,
-    };
+    let n = cli.n.unwrap_or(if small { 1000 } else { 64 * 1024 });
     let ctx = Context::new()?;
     println!("bitonic sort of {n} random i32 on {}", ctx.device().name);
 

@@ -26,7 +26,26 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser};
 use lazycl::prelude::*;
+
+/// A bootstrap confidence interval for the mean of a log-normal sample, against the
+/// normal approximation, checked against the same computation on the host.
+#[derive(Parser)]
+#[command(name = "bootstrap")]
+struct Cli {
+    /// The sample's size, 2..2^32 [default: 100000; 3001 with LAZYCL_EXAMPLE_SMALL=1]
+    #[arg(long, value_name = "N")]
+    n: Option<usize>,
+    /// The number of resamples, at least 40 [default: 4000; 400 with
+    /// LAZYCL_EXAMPLE_SMALL=1]
+    #[arg(long, value_name = "B")]
+    b: Option<usize>,
+    /// The random numbers' seed
+    #[arg(long, value_name = "S", default_value_t = 2026)]
+    seed: u64,
+}
 
 /// The sample's size, the number of resamples and the seed.
 struct Args {
@@ -35,30 +54,24 @@ struct Args {
     seed: u64,
 }
 
-fn parse_args() -> std::result::Result<Args, String> {
+/// The arguments with their defaults filled in; a usage error exits with status 2.
+fn parse_args() -> Args {
+    let cli = Cli::parse();
     let small = std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok_and(|v| v == "1");
-    let mut a = Args {
-        n: if small { 3001 } else { 100_000 },
-        b: if small { 400 } else { 4000 },
-        seed: 2026,
+    let a = Args {
+        n: cli.n.unwrap_or(if small { 3001 } else { 100_000 }),
+        b: cli.b.unwrap_or(if small { 400 } else { 4000 }),
+        seed: cli.seed,
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or(format!("{flag} needs a value"))?;
-        let v: u64 = value
-            .parse()
-            .map_err(|_| format!("bad value {value} for {flag}"))?;
-        match flag.as_str() {
-            "--n" => a.n = v as usize,
-            "--b" => a.b = v as usize,
-            "--seed" => a.seed = v,
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
     if a.n < 2 || a.b < 40 || a.n > u32::MAX as usize {
-        return Err("n must be in 2..2^32 and b at least 40".into());
+        Cli::command()
+            .error(
+                ErrorKind::ValueValidation,
+                "n must be in 2..2^32 and b at least 40",
+            )
+            .exit();
     }
-    Ok(a)
+    a
 }
 
 /// The value at quantile `q` of sorted `v`, numpy's default ("linear") rule.
@@ -69,14 +82,7 @@ fn quantile(v: &[f64], q: f64) -> f64 {
 }
 
 fn main() -> lazycl::Result<ExitCode> {
-    let Args { n, b, seed } = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("bootstrap: {e}");
-            eprintln!("usage: bootstrap [--n N] [--b B] [--seed S]");
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let Args { n, b, seed } = parse_args();
     let ctx = Context::new()?;
     println!(
         "bootstrap of the mean: n = {n}, {b} resamples, on {} ({})",

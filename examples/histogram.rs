@@ -7,6 +7,7 @@
 
 use std::time::Instant;
 
+use clap::Parser;
 use lazycl::prelude::*;
 use rand::{Rng, SeedableRng};
 
@@ -33,7 +34,14 @@ fn histogram(data: &[u32], bins: &mut [u32]) {
     }
 }
 
+/// A 256-bin histogram with local-memory atomics, checked against a host count and the
+/// library's `bincount`.
+#[derive(Parser)]
+#[command(after_help = "2^24 values; LAZYCL_EXAMPLE_SMALL=1 counts 10,007.")]
+struct Cli {}
+
 fn main() -> lazycl::Result<()> {
+    let Cli {} = Cli::parse();
     let small = std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok_and(|v| v == "1");
     let n = if small { 10_007 } else { 1 << 24 };
     let ctx = Context::new()?;

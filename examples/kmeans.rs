@@ -38,6 +38,8 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, ValueEnum};
 use lazycl::prelude::*;
 use lazycl::Stats;
 use ndarray::Array2;
@@ -98,6 +100,54 @@ fn host_kmeans(x: &[f32], n: usize, d: usize, k: usize, iters: usize) -> (Array2
     (c, labels)
 }
 
+/// How points are assigned to centroids, as asked on the command line.
+#[derive(Clone, Copy, ValueEnum)]
+enum AssignArg {
+    /// The faster lazy form for the shape (`Assign::for_points`)
+    Auto,
+    /// Broadcast differences, one fused reduction, then an argmin
+    Broadcast,
+    /// One matrix product (`|c|^2 - 2 x c^T`), then an argmin
+    Gemm,
+    /// A `#[kernel]`
+    Kernel,
+}
+
+/// How the centroids are updated, as asked on the command line.
+#[derive(Clone, Copy, ValueEnum)]
+enum UpdateArg {
+    /// Reductions over a one-hot mask of the labels
+    #[value(name = "onehot")]
+    OneHot,
+    /// `scatter_add` of the points and `bincount` of the labels
+    Scatter,
+}
+
+/// Lloyd's k-means on the device, checked against the same algorithm on the host.
+#[derive(Parser)]
+#[command(name = "kmeans")]
+struct Cli {
+    /// Points [default: 1000000; 10000 with LAZYCL_EXAMPLE_SMALL=1]
+    #[arg(long, value_name = "N")]
+    n: Option<usize>,
+    /// Coordinates per point
+    #[arg(long, value_name = "D", default_value_t = 16)]
+    d: usize,
+    /// Centroids (the first k points start as them)
+    #[arg(long, value_name = "K", default_value_t = 16)]
+    k: usize,
+    /// Iterations [default: 20; 8 with LAZYCL_EXAMPLE_SMALL=1]
+    #[arg(long, value_name = "I")]
+    iters: Option<usize>,
+    /// How points are assigned to centroids
+    #[arg(long, value_enum, default_value_t = AssignArg::Auto)]
+    assign: AssignArg,
+    /// How the centroids are updated [default: the faster for the device, onehot on GPUs,
+    /// scatter elsewhere]
+    #[arg(long, value_enum)]
+    update: Option<UpdateArg>,
+}
+
 struct Args {
     n: usize,
     d: usize,
@@ -110,82 +160,40 @@ struct Args {
     update: Option<Update>,
 }
 
-fn parse_args() -> std::result::Result<Args, String> {
+/// The arguments with their defaults filled in; a usage error exits with status 2.
+fn parse_args() -> Args {
+    let cli = Cli::parse();
     let small = std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok_and(|v| v == "1");
-    let mut a = if small {
-        Args {
-            n: 10_000,
-            d: 16,
-            k: 16,
-            iters: 8,
-            small,
-            assign: None,
-            update: None,
-        }
-    } else {
-        Args {
-            n: 1_000_000,
-            d: 16,
-            k: 16,
-            iters: 20,
-            small,
-            assign: None,
-            update: None,
-        }
+    let a = Args {
+        n: cli.n.unwrap_or(if small { 10_000 } else { 1_000_000 }),
+        d: cli.d,
+        k: cli.k,
+        iters: cli.iters.unwrap_or(if small { 8 } else { 20 }),
+        small,
+        assign: match cli.assign {
+            AssignArg::Auto => None,
+            AssignArg::Broadcast => Some(Assign::Broadcast),
+            AssignArg::Gemm => Some(Assign::Gemm),
+            AssignArg::Kernel => Some(Assign::Kernel),
+        },
+        update: cli.update.map(|u| match u {
+            UpdateArg::OneHot => Update::OneHot,
+            UpdateArg::Scatter => Update::Scatter,
+        }),
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or(format!("{flag} needs a value"))?;
-        if flag == "--update" {
-            a.update = match value.as_str() {
-                "onehot" => Some(Update::OneHot),
-                "scatter" => Some(Update::Scatter),
-                _ => return Err(format!("--update must be onehot or scatter, not {value}")),
-            };
-            continue;
-        }
-        if flag == "--assign" {
-            a.assign = match value.as_str() {
-                "kernel" => Some(Assign::Kernel),
-                "gemm" => Some(Assign::Gemm),
-                "broadcast" => Some(Assign::Broadcast),
-                "auto" => None,
-                _ => {
-                    return Err(format!(
-                        "--assign must be auto, broadcast, gemm or kernel, not {value}"
-                    ))
-                }
-            };
-            continue;
-        }
-        let v: usize = value
-            .parse()
-            .map_err(|_| format!("bad value {value} for {flag}"))?;
-        match flag.as_str() {
-            "--n" => a.n = v,
-            "--d" => a.d = v,
-            "--k" => a.k = v,
-            "--iters" => a.iters = v,
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
     if a.k == 0 || a.d == 0 || a.iters == 0 || a.n < a.k {
-        return Err("need k >= 1, d >= 1, iters >= 1 and n >= k".into());
+        Cli::command()
+            .error(
+                ErrorKind::ValueValidation,
+                "need k >= 1, d >= 1, iters >= 1 and n >= k",
+            )
+            .exit();
     }
-    Ok(a)
+    a
 }
 
 fn main() -> lazycl::Result<ExitCode> {
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("kmeans: {e}");
-            eprintln!(
-                "usage: kmeans [--n N] [--d D] [--k K] [--iters I] [--assign auto|broadcast|gemm|kernel] [--update onehot|scatter]"
-            );
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let args = parse_args();
     let Args {
         n,
         d,

@@ -11,15 +11,22 @@
 //!
 //! `LAZYCL_EXAMPLE_SMALL=1` (as `make test` runs the examples) stops at 2^18.
 
+use clap::Parser;
 use lazycl::{scatter_add, Axis, Context};
 
+/// Checks the array algorithms whose work-groups wait on each other (scans, sorts,
+/// compaction, atomics) against the host at sizes of many tiles, from 2^16 up.
+#[derive(Parser)]
+struct Cli {
+    /// The largest size's power of two [default: 26; 18 with LAZYCL_EXAMPLE_SMALL set]
+    #[arg(value_name = "MAX_POWER")]
+    max: Option<u32>,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let cli = Cli::parse();
     let small = std::env::var_os("LAZYCL_EXAMPLE_SMALL").is_some();
-    let max: u32 = match std::env::args().nth(1) {
-        Some(a) => a.parse()?,
-        None if small => 18,
-        None => 26,
-    };
+    let max = cli.max.unwrap_or(if small { 18 } else { 26 });
     let ctx = Context::new()?;
     println!("device: {}", ctx.device().name);
     let hash = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15);

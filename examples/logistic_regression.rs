@@ -54,6 +54,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use clap::{Parser, ValueEnum};
 use lazycl::prelude::*;
 use lazycl::Stats;
 use ndarray::{Array1, ArrayView2};
@@ -248,54 +249,94 @@ fn run_shape<T: Real>(
     }))
 }
 
+/// A matrix shape on the command line: `RxC`.
+#[derive(Clone, Copy)]
+struct Shape {
+    rows: usize,
+    cols: usize,
+}
+
+fn parse_shape(v: &str) -> std::result::Result<Shape, String> {
+    let (r, c) = v.split_once('x').ok_or("needs RxC, e.g. 200000x100")?;
+    Ok(Shape {
+        rows: r.parse().map_err(|_| format!("bad row count {r}"))?,
+        cols: c.parse().map_err(|_| format!("bad column count {c}"))?,
+    })
+}
+
+/// An element type on the command line.
+#[derive(Clone, Copy, ValueEnum)]
+enum Dtype {
+    F32,
+    F64,
+}
+
+impl Dtype {
+    fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "f32",
+            Dtype::F64 => "f64",
+        }
+    }
+}
+
+/// Where the residual `sigmoid(z) - y` lives in a step.
+#[derive(Clone, Copy, ValueEnum)]
+enum Residual {
+    /// `fused` on GPUs, `stored` elsewhere
+    Auto,
+    /// Recomputed inside the kernels that read it: two kernels a step
+    Fused,
+    /// Evaluated first (`r.eval()`): five kernels a step, two reads of X
+    Stored,
+}
+
+impl Residual {
+    fn name(self) -> &'static str {
+        match self {
+            Residual::Auto => "auto",
+            Residual::Fused => "fused",
+            Residual::Stored => "stored",
+        }
+    }
+}
+
+/// Binary logistic regression fitted by gradient descent on synthetic data, checked
+/// against the same algorithm on the host in f64.
+#[derive(Parser)]
+struct Cli {
+    /// One shape, rows x features, e.g. 200000x100 [default: the six shapes from the field;
+    /// four small ones with LAZYCL_EXAMPLE_SMALL=1]
+    #[arg(long, value_name = "RxC", value_parser = parse_shape)]
+    shape: Option<Shape>,
+    /// The element type [default: each shape's own, from its table, else f32]
+    #[arg(long)]
+    dtype: Option<Dtype>,
+    /// Iterations, at least 1 [default: 100; 30 with LAZYCL_EXAMPLE_SMALL=1]
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    iters: Option<u64>,
+    /// Where the residual lives in a step
+    #[arg(long, value_enum, default_value_t = Residual::Auto)]
+    residual: Residual,
+}
+
 struct Args {
     shapes: Vec<(usize, usize, String)>,
     iters: usize,
-    residual: String,
+    residual: Residual,
     small: bool,
 }
 
-fn parse_args() -> std::result::Result<Args, String> {
+/// The arguments with their defaults filled in; a usage error exits with status 2.
+fn parse_args() -> Args {
+    let cli = Cli::parse();
     let small = std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok_and(|v| v == "1");
-    let mut shape: Option<(usize, usize)> = None;
-    let mut dtype: Option<String> = None;
-    let mut iters = if small { SMALL_ITERS } else { DEFAULT_ITERS };
-    let mut residual = "auto".to_string();
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--shape" => {
-                let v = args.next().ok_or("--shape needs RxC")?;
-                let (r, c) = v.split_once('x').ok_or("--shape needs RxC, e.g. 200000x100")?;
-                shape = Some((
-                    r.parse().map_err(|_| format!("bad row count {r}"))?,
-                    c.parse().map_err(|_| format!("bad column count {c}"))?,
-                ));
-            }
-            "--dtype" => {
-                let v = args.next().ok_or("--dtype needs f32 or f64")?;
-                if v != "f32" && v != "f64" {
-                    return Err(format!("--dtype must be f32 or f64, not {v}"));
-                }
-                dtype = Some(v);
-            }
-            "--iters" => {
-                let v = args.next().ok_or("--iters needs a number")?;
-                iters = v.parse().map_err(|_| format!("bad iteration count {v}"))?;
-                if iters == 0 {
-                    return Err("--iters must be at least 1".into());
-                }
-            }
-            "--residual" => {
-                let v = args.next().ok_or("--residual needs auto, fused or stored")?;
-                if !["auto", "fused", "stored"].contains(&v.as_str()) {
-                    return Err(format!("--residual must be auto, fused or stored, not {v}"));
-                }
-                residual = v;
-            }
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
+    let shape = cli.shape.map(|s| (s.rows, s.cols));
+    let dtype = cli.dtype.map(|t| t.name().to_string());
+    let iters = cli
+        .iters
+        .map_or(if small { SMALL_ITERS } else { DEFAULT_ITERS }, |i| i as usize);
+    let residual = cli.residual;
     let table: &[(usize, usize, &str)] = if small { &SMALL_SHAPES } else { &SHAPES };
     let shapes = match (shape, dtype) {
         (Some((r, c)), Some(t)) => vec![(r, c, t)],
@@ -310,36 +351,28 @@ fn parse_args() -> std::result::Result<Args, String> {
         (None, Some(t)) => table.iter().map(|&(r, c, _)| (r, c, t.clone())).collect(),
         (None, None) => table.iter().map(|&(r, c, t)| (r, c, t.to_string())).collect(),
     };
-    Ok(Args {
+    Args {
         shapes,
         iters,
         residual,
         small,
-    })
+    }
 }
 
 fn main() -> lazycl::Result<ExitCode> {
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("logistic_regression: {e}");
-            eprintln!(
-                "usage: logistic_regression [--shape RxC] [--dtype f32|f64] [--iters K] [--residual auto|fused|stored]"
-            );
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let args = parse_args();
     let ctx = Context::new()?;
-    let fuse = match args.residual.as_str() {
-        "auto" => ctx.device().device_type == lazycl::DeviceType::Gpu,
-        other => other == "fused",
+    let fuse = match args.residual {
+        Residual::Auto => ctx.device().device_type == lazycl::DeviceType::Gpu,
+        Residual::Fused => true,
+        Residual::Stored => false,
     };
     println!(
         "logistic regression by gradient descent on {} ({}), lr {LEARNING_RATE}, lambda {LAMBDA}, residual {} ({})",
         ctx.device().name,
         ctx.device().platform_name,
         if fuse { "fused" } else { "stored" },
-        args.residual
+        args.residual.name()
     );
     let mut rows = Vec::new();
     let mut failures = Vec::new();

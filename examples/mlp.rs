@@ -26,12 +26,36 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser};
 use lazycl::prelude::*;
 use ndarray::{Array1, Array2, Axis as HostAxis};
 
 #[path = "common/synthetic.rs"]
 mod synthetic;
 use synthetic::{normal, uniform};
+
+/// A two-layer perceptron trained by gradient descent, checked step by step against the
+/// same computation on the host in f64.
+#[derive(Parser)]
+#[command(name = "mlp")]
+struct Cli {
+    /// Points [default: 65536; 1024 with LAZYCL_EXAMPLE_SMALL=1]
+    #[arg(long, value_name = "N")]
+    n: Option<usize>,
+    /// Input features
+    #[arg(long, value_name = "F", default_value_t = 32)]
+    features: usize,
+    /// Hidden units [default: 128; 48 with LAZYCL_EXAMPLE_SMALL=1]
+    #[arg(long, value_name = "H")]
+    hidden: Option<usize>,
+    /// Classes, at least 2
+    #[arg(long, value_name = "C", default_value_t = 10)]
+    classes: usize,
+    /// Gradient steps [default: 100; 8 with LAZYCL_EXAMPLE_SMALL=1]
+    #[arg(long, value_name = "S")]
+    steps: Option<usize>,
+}
 
 /// The model's shape and the run.
 struct Args {
@@ -44,36 +68,28 @@ struct Args {
     small: bool,
 }
 
-fn parse_args() -> std::result::Result<Args, String> {
+/// The arguments with their defaults filled in; a usage error exits with status 2.
+fn parse_args() -> Args {
+    let cli = Cli::parse();
     let small = std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok_and(|v| v == "1");
-    let mut a = Args {
-        n: if small { 1024 } else { 65536 },
-        features: 32,
-        hidden: if small { 48 } else { 128 },
-        classes: 10,
-        steps: if small { 8 } else { 100 },
+    let a = Args {
+        n: cli.n.unwrap_or(if small { 1024 } else { 65536 }),
+        features: cli.features,
+        hidden: cli.hidden.unwrap_or(if small { 48 } else { 128 }),
+        classes: cli.classes,
+        steps: cli.steps.unwrap_or(if small { 8 } else { 100 }),
         lr: 0.5,
         small,
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or(format!("{flag} needs a value"))?;
-        let v: usize = value
-            .parse()
-            .map_err(|_| format!("bad value {value} for {flag}"))?;
-        match flag.as_str() {
-            "--n" => a.n = v,
-            "--features" => a.features = v,
-            "--hidden" => a.hidden = v,
-            "--classes" => a.classes = v,
-            "--steps" => a.steps = v,
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
     if a.n == 0 || a.classes < 2 || a.features == 0 || a.hidden == 0 {
-        return Err("n, features and hidden must be positive, and classes at least 2".into());
+        Cli::command()
+            .error(
+                ErrorKind::ValueValidation,
+                "n, features and hidden must be positive, and classes at least 2",
+            )
+            .exit();
     }
-    Ok(a)
+    a
 }
 
 /// Points of `classes` blobs (centers `0.7 * N(0, 1)`, unit noise) and their blobs.
@@ -193,14 +209,7 @@ fn drift(m: &Model, h: &HostModel) -> lazycl::Result<f64> {
 }
 
 fn main() -> lazycl::Result<ExitCode> {
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("mlp: {e}");
-            eprintln!("usage: mlp [--n N] [--features F] [--hidden H] [--classes C] [--steps S]");
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let args = parse_args();
     let Args {
         n,
         features,

@@ -6,6 +6,7 @@
 
 use std::time::Instant;
 
+use clap::Parser;
 use lazycl::prelude::*;
 
 #[path = "common/host_float.rs"]
@@ -54,7 +55,13 @@ fn run<T: HostFloat + axpy::Types>(ctx: &Context, n: usize, tolerance: f64) -> l
     Ok(())
 }
 
+/// `y = a * x + y` with a generic `#[kernel]`, for f32 and f64, checked against the host.
+#[derive(Parser)]
+#[command(after_help = "2^24 elements; LAZYCL_EXAMPLE_SMALL=1 runs 1001.")]
+struct Cli {}
+
 fn main() -> lazycl::Result<()> {
+    let Cli {} = Cli::parse();
     let small = std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok_and(|v| v == "1");
     let n = if small { 1001 } else { 1 << 24 };
     let ctx = Context::new()?;

@@ -5,6 +5,7 @@
 //!
 //! `make run` runs this on the default device (`LAZYCL_DEVICE` picks another).
 
+use clap::Parser;
 use lazycl::prelude::*;
 use ndarray::{Array1, Array2};
 
@@ -27,9 +28,16 @@ fn softplus(x: f32) -> f32 {
     }
 }
 
+/// A short tour of lazycl: devices, a `#[kernel]`, lazy fused expressions, reductions,
+/// `explain()`, views, matrix products, a second queue and the counters.
+#[derive(Parser)]
+#[command(after_help = "`make run` runs this on the default device (LAZYCL_DEVICE picks another).")]
+struct Cli {}
+
 // `s![1..-1]` counts from the end of the axis (ndarray's slices), not an empty range.
 #[allow(clippy::reversed_empty_ranges)]
 fn main() -> lazycl::Result<()> {
+    let Cli {} = Cli::parse();
     println!("== devices ==");
     print!("{}", lazycl::device_table(&lazycl::devices()?));
 

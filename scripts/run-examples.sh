@@ -40,4 +40,16 @@ cargo run -q --example kmeans -- --update onehot >/tmp/lazycl-example-kmeans-one
     exit 1
 }
 tail -n 3 /tmp/lazycl-example-kmeans-onehot.log
+# The report's chart: its quickest mode with --json and --svg, the SVG parsed and checked
+# against the JSON rows (scripts/check-report-svg.py).
+echo "== example report --rows --json --svg =="
+svg_dir="$(mktemp -d)"
+trap 'rm -rf "$svg_dir"' EXIT
+cargo run -q --example report -- --rows --quick --json --svg "$svg_dir/rows.svg" \
+    >"$svg_dir/rows.jsonl" 2>/tmp/lazycl-example-report-svg.log || {
+    cat /tmp/lazycl-example-report-svg.log
+    echo "example report --svg failed" >&2
+    exit 1
+}
+python3 scripts/check-report-svg.py "$svg_dir/rows.svg" "$svg_dir/rows.jsonl"
 echo "examples: all passed"

@@ -46,7 +46,7 @@ fn scans(quick: bool) -> Vec<(Scan, bool)> {
 
 /// Adds the scan rows.
 pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()> {
-    let refs = Reference::load("LAZYCL_ARRAYS_REFERENCE");
+    let refs = Reference::load("LAZYCL_ARRAYS_REFERENCE")?;
     for (s, int) in scans(quick) {
         let n: usize = s.shape.iter().product();
         if int {

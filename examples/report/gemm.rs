@@ -23,7 +23,7 @@ fn data(n: usize, seed: u64) -> Vec<f32> {
 
 /// Adds the GEMM rows.
 pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()> {
-    let refs = Reference::load("LAZYCL_GEMM_REFERENCE");
+    let refs = Reference::load("LAZYCL_GEMM_REFERENCE")?;
     let sync = || lz(ctx.synchronize());
     let cublas = |name: &str| refs.get(name, "tflops");
     let sizes: &[usize] = if quick { &[512, 1024] } else { &[4096, 8192] };

@@ -1,13 +1,17 @@
 //! The side-by-side report: lazycl next to a raw-opencl3 baseline, in one process, on one
-//! device. Prints a markdown table (or one JSON object per row with `--json`).
+//! device. Prints a markdown table (or one JSON object per row with `--json`), and with
+//! `--svg FILE` also draws each row's ratio as a bar chart (`chart.rs`).
 //!
 //! ```sh
 //! cargo run --release --example report            # full sizes (a GPU is assumed)
 //! cargo run --release --example report -- --quick # small sizes, under a minute on PoCL
+//! cargo run --release --example report -- --quick --rows --svg rows.svg
+//! cargo run --release --example report -- --help  # every flag
 //! ```
 //! `LAZYCL_EXAMPLE_SMALL=1` implies `--quick`. `LAZYCL_DEVICE` picks the device.
 
 mod arrays;
+mod chart;
 mod gemm;
 mod random;
 mod raw;
@@ -17,12 +21,66 @@ mod sorting;
 mod views;
 mod workloads;
 
+use std::path::PathBuf;
 use std::time::Instant;
 
+use clap::{ArgGroup, Parser};
 use lazycl::{Array, Context, DType};
 use lazycl::{Dims, Kernel, KernelArg, KernelSource, LaunchOptions};
 use opencl3::memory::ClMem;
 use raw::{Raw, R};
+use serde::Serialize;
+
+/// The side-by-side report: lazycl next to a raw-opencl3 baseline (or a reference
+/// script's figures), in one process, on one device. Prints a markdown table, or one JSON
+/// object per row.
+#[derive(Parser)]
+#[command(
+    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm"])),
+    after_help = "LAZYCL_EXAMPLE_SMALL=1 implies --quick. LAZYCL_DEVICE picks the device. \
+                  LAZYCL_ARRAYS_REFERENCE and LAZYCL_GEMM_REFERENCE name files of JSON lines \
+                  written by benches/reference/arrays_reference.py --json and \
+                  gemm_reference.py --json in the same call: the torch, JAX and cuBLAS \
+                  baselines of the full-size array, row, random-number and GEMM rows \
+                  (missing without them; --quick compares with the host instead)."
+)]
+struct Cli {
+    /// Small sizes, under a minute on PoCL
+    #[arg(long)]
+    quick: bool,
+    /// One JSON object per row (name, device, lazycl, baseline, baseline_name, unit,
+    /// ratio) instead of the markdown table
+    #[arg(long)]
+    json: bool,
+    /// Also draw the rows as an SVG bar chart in FILE: each row's ratio lazycl / baseline
+    /// on a log scale, from a line at 1.0, with its name and both figures
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Only the array algorithms' rows (scans, sorts, compaction) and the row functions'
+    #[arg(long)]
+    arrays: bool,
+    /// Only the row functions' rows (softmax, layer norm)
+    #[arg(long)]
+    rows: bool,
+    /// Only the row functions' rows, once for each layout of the row kernels
+    #[arg(long)]
+    rows_sweep: bool,
+    /// Only the random numbers' rows
+    #[arg(long)]
+    random: bool,
+    /// Only the matrix products' rows
+    #[arg(long)]
+    gemm: bool,
+    /// Computes one first result and exits (the report times this, in a child process)
+    #[arg(long, hide = true)]
+    first_result: bool,
+}
+
+/// Where the finished report goes.
+struct Output {
+    json: bool,
+    svg: Option<PathBuf>,
+}
 
 struct Row {
     name: String,
@@ -30,6 +88,18 @@ struct Row {
     baseline: f64,
     unit: &'static str,
     baseline_name: &'static str,
+}
+
+/// A row as `--json` writes it: one object a line (a ratio without a baseline is null).
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    name: &'a str,
+    device: &'a str,
+    lazycl: f64,
+    baseline: f64,
+    baseline_name: &'a str,
+    unit: &'a str,
+    ratio: f64,
 }
 
 struct Report {
@@ -60,21 +130,30 @@ impl Report {
         self.rows.push(row);
     }
 
-    fn print(&self, json: bool) {
+    /// Prints the rows (a table, or JSON lines) and draws the chart if one was asked for.
+    fn finish(&self, out: &Output) -> R<()> {
+        self.print(out.json)?;
+        match &out.svg {
+            Some(path) => chart::write(self, path),
+            None => Ok(()),
+        }
+    }
+
+    fn print(&self, json: bool) -> R<()> {
         if json {
             for r in &self.rows {
-                println!(
-                    "{{\"name\":{:?},\"device\":{:?},\"lazycl\":{},\"baseline\":{},\"baseline_name\":{:?},\"unit\":{:?},\"ratio\":{}}}",
-                    r.name,
-                    self.device,
-                    r.lazycl,
-                    r.baseline,
-                    r.baseline_name,
-                    r.unit,
-                    r.lazycl / r.baseline
-                );
+                let row = JsonRow {
+                    name: &r.name,
+                    device: &self.device,
+                    lazycl: r.lazycl,
+                    baseline: r.baseline,
+                    baseline_name: r.baseline_name,
+                    unit: r.unit,
+                    ratio: r.lazycl / r.baseline,
+                };
+                println!("{}", serde_json::to_string(&row).map_err(|e| e.to_string())?);
             }
-            return;
+            return Ok(());
         }
         println!("device: {}\n", self.device);
         println!("| measurement | lazycl | baseline | unit | baseline is | ratio |");
@@ -90,6 +169,7 @@ impl Report {
                 r.lazycl / r.baseline
             );
         }
+        Ok(())
     }
 }
 
@@ -360,12 +440,15 @@ fn cache_rows(rep: &mut Report, trials: usize) -> R<()> {
 }
 
 fn run() -> R<()> {
-    let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--first-result") {
+    let cli = Cli::parse();
+    if cli.first_result {
         return first_result();
     }
-    let quick = args.iter().any(|a| a == "--quick") || std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok();
-    let json = args.iter().any(|a| a == "--json");
+    let quick = cli.quick || std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok();
+    let out = Output {
+        json: cli.json,
+        svg: cli.svg.clone(),
+    };
     let ctx = lz(Context::new())?;
     let info = ctx.device().clone();
     let raw = Raw::open(&info)?;
@@ -379,21 +462,19 @@ fn run() -> R<()> {
     eprintln!("report on {}{}", rep.device, if quick { " (quick)" } else { "" });
     let trials = if quick { 3 } else { 7 };
     // `--arrays`: the array algorithms' rows only (scans).
-    if args.iter().any(|a| a == "--arrays") {
+    if cli.arrays {
         arrays::rows(&mut rep, &ctx, quick, trials)?;
         rows::rows(&mut rep, &ctx, quick, trials)?;
-        rep.print(json);
-        return Ok(());
+        return rep.finish(&out);
     }
     // `--rows`: the row functions' rows only (softmax, layer norm).
-    if args.iter().any(|a| a == "--rows") {
+    if cli.rows {
         rows::rows(&mut rep, &ctx, quick, trials)?;
-        rep.print(json);
-        return Ok(());
+        return rep.finish(&out);
     }
     // `--rows-sweep`: the row functions' rows with each number of elements a work-item
     // takes (the figures behind the row kernels' layout rule).
-    if args.iter().any(|a| a == "--rows-sweep") {
+    if cli.rows_sweep {
         // (elements per work-item, most work-items a row, rows a work-group: 0 for the
         // rule's, softmax's maximum and sum in one pass).
         let layouts = [
@@ -426,20 +507,17 @@ fn run() -> R<()> {
                 );
             }
         }
-        rep.print(json);
-        return Ok(());
+        return rep.finish(&out);
     }
     // `--random`: the random numbers' rows only.
-    if args.iter().any(|a| a == "--random") {
+    if cli.random {
         random::rows(&mut rep, &ctx, &raw, quick, trials)?;
-        rep.print(json);
-        return Ok(());
+        return rep.finish(&out);
     }
     // `--gemm`: the matrix products' rows only.
-    if args.iter().any(|a| a == "--gemm") {
+    if cli.gemm {
         gemm::rows(&mut rep, &ctx, quick, trials)?;
-        rep.print(json);
-        return Ok(());
+        return rep.finish(&out);
     }
 
     // --- launch overhead -------------------------------------------------------------
@@ -899,8 +977,8 @@ fn run() -> R<()> {
     random::rows(&mut rep, &ctx, &raw, quick, trials)?;
     cache_rows(&mut rep, trials)?;
 
-    rep.print(json);
-    if !json {
+    rep.finish(&out)?;
+    if !out.json {
         println!("\n{}", ctx.stats());
     }
     Ok(())

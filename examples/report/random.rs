@@ -93,7 +93,7 @@ pub fn rows(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usi
         eval(ctx.random_uniform::<f32>([n], s))
     })?;
     if !quick {
-        let refs = Reference::load("LAZYCL_ARRAYS_REFERENCE");
+        let refs = Reference::load("LAZYCL_ARRAYS_REFERENCE")?;
         rep.add(
             format!("{name} (TB/s)"),
             gbps(4 * n, t) / 1e3,

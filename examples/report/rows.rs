@@ -52,7 +52,7 @@ fn host_seconds(v: &[f32], d: usize, norm: bool) -> f64 {
 
 /// Adds the softmax and layer-norm rows.
 pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()> {
-    let refs = Reference::load("LAZYCL_ARRAYS_REFERENCE");
+    let refs = Reference::load("LAZYCL_ARRAYS_REFERENCE")?;
     let shapes: &[(usize, usize)] = if quick {
         &[(4096, 1024), (64, 32768)]
     } else {

@@ -3,9 +3,10 @@
 //! never silently treated as unset.
 //!
 //! Rules: an unset or empty variable means "not set"; a value that is not UTF-8 is an
-//! error, except for paths (`LAZYCL_CACHE_DIR`, `LAZYCL_DUMP_DOT`, `XDG_CACHE_HOME`,
-//! `HOME`), which are used as the operating system gives them, since a path need not be
-//! UTF-8 on Unix.
+//! error, except for paths (`LAZYCL_CACHE_DIR`, `LAZYCL_DUMP_DOT`), which are used as the
+//! operating system gives them, since a path need not be UTF-8 on Unix. The default cache
+//! directory is `dirs::cache_dir()`'s, which reads `XDG_CACHE_HOME` and `HOME` itself, as
+//! paths too (a relative `XDG_CACHE_HOME` is ignored, as the XDG specification says).
 
 use std::env::VarError;
 use std::ffi::OsString;

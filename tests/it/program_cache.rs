@@ -93,6 +93,68 @@ fn child_process_loads_from_disk() {
     println!("child: built {built}, loaded {loaded}");
 }
 
+/// Without `LAZYCL_CACHE_DIR` the cache is `lazycl` in the user's cache directory
+/// (`dirs::cache_dir()`): `$XDG_CACHE_HOME` when it is absolute, else `$HOME/.cache`.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_default_directory_is_the_users_cache_directory() {
+    let root = temp_dir("default");
+    // (what the case is, its XDG_CACHE_HOME, its HOME, where its files must go)
+    let cases = [
+        (
+            "absolute XDG_CACHE_HOME",
+            Some(root.join("xdg")),
+            root.join("home1"),
+            root.join("xdg").join("lazycl"),
+        ),
+        (
+            "no XDG_CACHE_HOME",
+            None,
+            root.join("home2"),
+            root.join("home2").join(".cache").join("lazycl"),
+        ),
+        (
+            "relative XDG_CACHE_HOME",
+            Some(PathBuf::from("relative")),
+            root.join("home3"),
+            root.join("home3").join(".cache").join("lazycl"),
+        ),
+    ];
+    let exe = std::env::current_exe().unwrap();
+    for (name, xdg_value, home, expected) in cases {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args([
+            "--exact",
+            "program_cache::child_uses_the_default_directory",
+            "--nocapture",
+        ])
+        .env("LAZYCL_CACHE_DEFAULT_CHILD", "1")
+        .env_remove("LAZYCL_CACHE_DIR")
+        .env_remove("LAZYCL_CACHE")
+        .env("HOME", &home);
+        match xdg_value {
+            Some(v) => cmd.env("XDG_CACHE_HOME", v),
+            None => cmd.env_remove("XDG_CACHE_HOME"),
+        };
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {text}");
+        assert!(text.contains("child: built 2, loaded 0"), "{name}: {text}");
+        assert_eq!(cache_files(&expected).len(), 2, "{name}: files in {expected:?}");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Runs only as the child of `the_default_directory_is_the_users_cache_directory`.
+#[test]
+fn child_uses_the_default_directory() {
+    if std::env::var_os("LAZYCL_CACHE_DEFAULT_CHILD").is_none() {
+        return;
+    }
+    let (built, loaded) = work(&Context::new().expect("an OpenCL device"));
+    println!("child: built {built}, loaded {loaded}");
+}
+
 #[test]
 fn corrupt_truncated_and_foreign_files_are_rebuilt_and_replaced() {
     let dir = temp_dir("bad");
@@ -135,10 +197,13 @@ fn racing_writers_all_succeed() {
     assert_eq!(work(&ctx_in(&dir)), (0, 2));
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().extension().is_some_and(|x| x == "tmp"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_none_or(|x| x != "bin"))
         .collect();
-    assert!(leftovers.is_empty(), "no temporary files are left behind");
+    assert!(
+        leftovers.is_empty(),
+        "no temporary files are left behind: {leftovers:?}"
+    );
 }
 
 #[test]

@@ -401,8 +401,8 @@ fn only_file(dir: &Path) -> PathBuf {
     files[0].clone()
 }
 
-/// The cache file layout (runtime/src/cache.rs): magic, key length (u64 LE), key, binary
-/// length, binary, FNV-1a of key and binary. Returns (key, binary).
+/// The cache file layout (runtime/src/backend/cache.rs): magic, key length (u64 LE), key,
+/// binary length, binary, xxh3 of every byte before it. Returns (key, binary).
 fn read_entry(path: &Path) -> (Vec<u8>, Vec<u8>) {
     let d = std::fs::read(path).unwrap();
     let u64_at = |at: usize| u64::from_le_bytes(d[at..at + 8].try_into().unwrap()) as usize;
@@ -415,16 +415,12 @@ fn read_entry(path: &Path) -> (Vec<u8>, Vec<u8>) {
 
 /// Writes an entry with a valid key and checksum: the poisoned file of a real mix-up.
 fn write_entry(path: &Path, key: &[u8], binary: &[u8]) {
-    let mut sum: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in key.iter().chain(binary) {
-        sum ^= u64::from(b);
-        sum = sum.wrapping_mul(0x0100_0000_01b3);
-    }
-    let mut v = b"LZCLBIN1".to_vec();
+    let mut v = b"LZCLBIN2".to_vec();
     v.extend_from_slice(&(key.len() as u64).to_le_bytes());
     v.extend_from_slice(key);
     v.extend_from_slice(&(binary.len() as u64).to_le_bytes());
     v.extend_from_slice(binary);
+    let sum = xxhash_rust::xxh3::xxh3_64(&v);
     v.extend_from_slice(&sum.to_le_bytes());
     std::fs::write(path, v).unwrap();
 }
