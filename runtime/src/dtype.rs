@@ -43,7 +43,7 @@ impl ScalarBits {
 }
 
 macro_rules! element {
-    ($t:ty, $d:ident, |$v:ident| $bits:expr) => {
+    ($t:ty, $d:ident, |$v:ident| $bits:expr_2021) => {
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const DTYPE: DType = DType::$d;

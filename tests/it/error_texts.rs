@@ -107,7 +107,7 @@ fn integer_division_by_zero_is_zero_unless_checked() {
     assert_eq!(d.checked_rem(&c).unwrap().to_vec().unwrap(), vec![1, 1, 0, 1]);
     // Shapes are checked first, and nothing to divide is never an error.
     assert!(matches!(
-        d.checked_div(&b.cast::<u64>()).unwrap_err(),
+        d.checked_div(b.cast::<u64>()).unwrap_err(),
         Error::DivisionByZero { zeros: 1, .. }
     ));
     let two = ctx.from_slice(&[1u64, 2]).unwrap();

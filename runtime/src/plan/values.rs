@@ -52,15 +52,15 @@ struct Binding {
     broken: Option<String>,
 }
 
-impl Binder<'_> {
+impl<'a> Binder<'a> {
     /// Gives every used node its values, marks the targets as outputs (`output_of` names
     /// each one's type and node), and writes each into the key. Returns the value of a
     /// node at its first access (a target's: the kernel's own coordinates).
-    pub(super) fn bind(
+    pub(super) fn bind<F: Fn(usize) -> (DType, usize)>(
         &self,
         plan: &mut KernelPlan,
-        output_of: impl Fn(usize) -> (DType, usize),
-    ) -> impl Fn(usize) -> usize {
+        output_of: F,
+    ) -> impl Fn(usize) -> usize + use<'a, F> {
         let graph = self.walked.graph;
         let slots = match self.share_slots {
             true => earlier_slots(graph, plan),
