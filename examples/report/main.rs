@@ -11,6 +11,7 @@
 //! `LAZYCL_EXAMPLE_SMALL=1` implies `--quick`. `LAZYCL_DEVICE` picks the device.
 
 mod arrays;
+mod builds;
 mod chart;
 mod gemm;
 mod random;
@@ -36,7 +37,7 @@ use serde::Serialize;
 /// object per row.
 #[derive(Parser)]
 #[command(
-    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm"])),
+    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm", "builds"])),
     after_help = "LAZYCL_EXAMPLE_SMALL=1 implies --quick. LAZYCL_DEVICE picks the device. \
                   LAZYCL_ARRAYS_REFERENCE and LAZYCL_GEMM_REFERENCE name files of JSON lines \
                   written by benches/reference/arrays_reference.py --json and \
@@ -71,6 +72,11 @@ struct Cli {
     /// Only the matrix products' rows
     #[arg(long)]
     gemm: bool,
+    /// Only the cold-start row: a flush of new programs built together against one after
+    /// another (run with the driver's cache cold: CUDA_CACHE_DISABLE=1, a fresh
+    /// POCL_CACHE_DIR)
+    #[arg(long)]
+    builds: bool,
     /// Computes one first result and exits (the report times this, in a child process)
     #[arg(long, hide = true)]
     first_result: bool,
@@ -512,6 +518,11 @@ fn run() -> R<()> {
     // `--random`: the random numbers' rows only.
     if cli.random {
         random::rows(&mut rep, &ctx, &raw, quick, trials)?;
+        return rep.finish(&out);
+    }
+    // `--builds`: the cold-start row only.
+    if cli.builds {
+        builds::rows(&mut rep, quick)?;
         return rep.finish(&out);
     }
     // `--gemm`: the matrix products' rows only.

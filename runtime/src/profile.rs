@@ -34,6 +34,9 @@ pub struct Tuning {
     /// in one pass with one combining tree (`codegen::rows::online`), not in two phases.
     /// Off by default: on the H200 it was slower (BENCHMARKS.md, thirteenth session).
     pub rows_online: bool,
+    /// A flush builds its new programs one after another, not together: the baseline
+    /// the report measures parallel builds against.
+    pub serial_builds: bool,
 }
 
 /// What planning knows of a device.

@@ -57,7 +57,11 @@ pub(super) fn build_missing(ctx: &ContextInner, plans: &[KernelPlan]) -> Result<
     Counters::add(&ctx.counters.kernel_cache_misses, missing.len() as u64);
     let start = Instant::now();
     let built = with_notice(ctx, missing.len(), || {
-        parallel_map(&missing, threads(missing.len()), |&i| new_kernel(ctx, &plans[i]))
+        let threads = match ctx.profile.tuning.serial_builds {
+            true => 1,
+            false => threads(missing.len()),
+        };
+        parallel_map(&missing, threads, |&i| new_kernel(ctx, &plans[i]))
     });
     Counters::add(&ctx.counters.build_wall_us, start.elapsed().as_micros() as u64);
     let mut first_error = None;
