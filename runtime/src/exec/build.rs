@@ -21,9 +21,10 @@ use super::{has_work, new_kernel};
 pub(super) struct Prebuilt(Vec<Option<Arc<CompiledKernel>>>);
 
 impl Prebuilt {
-    /// Nothing built: every plan finds its kernel in the cache when launched.
-    pub(super) fn none(plans: usize) -> Prebuilt {
-        Prebuilt(vec![None; plans])
+    /// Nothing built: every plan finds its kernel in the cache when launched (no
+    /// allocation: a replayed flush takes this path every time).
+    pub(super) fn none() -> Prebuilt {
+        Prebuilt(Vec::new())
     }
 
     /// The kernel built for plan `i`, if one was.
@@ -36,7 +37,6 @@ impl Prebuilt {
 /// parallel, and caches them. Every build runs to its end; the first error in plan order
 /// is returned, after the kernels that did build are cached.
 pub(super) fn build_missing(ctx: &ContextInner, plans: &[KernelPlan]) -> Result<Prebuilt> {
-    let mut prebuilt = Prebuilt::none(plans.len());
     let missing: Vec<usize> = {
         let cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());
         let mut keys: Vec<&[u32]> = Vec::new();
@@ -52,7 +52,7 @@ pub(super) fn build_missing(ctx: &ContextInner, plans: &[KernelPlan]) -> Result<
             .collect()
     };
     if missing.is_empty() {
-        return Ok(prebuilt);
+        return Ok(Prebuilt::none());
     }
     Counters::add(&ctx.counters.kernel_cache_misses, missing.len() as u64);
     let start = Instant::now();
@@ -64,6 +64,7 @@ pub(super) fn build_missing(ctx: &ContextInner, plans: &[KernelPlan]) -> Result<
         parallel_map(&missing, threads, |&i| new_kernel(ctx, &plans[i]))
     });
     Counters::add(&ctx.counters.build_wall_us, start.elapsed().as_micros() as u64);
+    let mut prebuilt = Prebuilt(vec![None; plans.len()]);
     let mut first_error = None;
     let mut cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());
     for (&i, result) in missing.iter().zip(built) {

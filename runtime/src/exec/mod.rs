@@ -235,7 +235,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
     // it was first planned (and `kernel_for` finds any evicted since).
     let mut prebuilt = match fresh {
         true => build::build_missing(&ctx, &replay.kernels)?,
-        false => build::Prebuilt::none(replay.kernels.len()),
+        false => build::Prebuilt::none(),
     };
     // Buffers of nodes materialized by this flush, by graph index, with the kernel that
     // wrote each.
