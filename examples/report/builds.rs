@@ -14,8 +14,11 @@ use lazycl::{eval, Array, CacheDir, Context, Tuning};
 use crate::raw::R;
 use crate::{lz, Report};
 
+/// A unary operation on arrays.
+type UnaryFn = fn(&Array<f32>) -> Array<f32>;
+
 /// The unary operations the programs chain.
-const OPS: [fn(&Array<f32>) -> Array<f32>; 8] = [
+const OPS: [UnaryFn; 8] = [
     Array::sin,
     Array::cos,
     Array::tanh,
@@ -50,7 +53,10 @@ fn flush(ctx: &Context, set: usize, n: usize) -> R<(f64, f64)> {
     let ms = t.elapsed().as_secs_f64() * 1e3;
     let ran = ctx.stats() - before;
     if ran.programs_built != n as u64 {
-        return Err(format!("set {set}: {} programs built, {n} expected", ran.programs_built).into());
+        return Err(format!(
+            "set {set}: {} programs built, {n} expected",
+            ran.programs_built
+        ));
     }
     Ok((ms, ran.build_wall_us as f64 / 1e3))
 }

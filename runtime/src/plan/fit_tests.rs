@@ -20,6 +20,7 @@ const H200: DeviceProfile = DeviceProfile {
         row_work_items: None,
         rows_per_group: None,
         rows_online: false,
+        serial_builds: false,
     },
 };
 const POCL: DeviceProfile = DeviceProfile {
