@@ -57,9 +57,10 @@ pub(super) fn build_missing(ctx: &ContextInner, plans: &[KernelPlan]) -> Result<
     Counters::add(&ctx.counters.kernel_cache_misses, missing.len() as u64);
     let start = Instant::now();
     let built = with_notice(ctx, missing.len(), || {
-        let threads = match ctx.profile.tuning.serial_builds {
-            true => 1,
-            false => threads(missing.len()),
+        let threads = if ctx.profile.tuning.serial_builds {
+            1
+        } else {
+            threads(missing.len())
         };
         parallel_map(&missing, threads, |&i| new_kernel(ctx, &plans[i]))
     });

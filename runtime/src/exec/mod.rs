@@ -233,9 +233,10 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
     }
     // A new flush builds the kernels it lacks together; a replayed one built them when
     // it was first planned (and `kernel_for` finds any evicted since).
-    let mut prebuilt = match fresh {
-        true => build::build_missing(&ctx, &replay.kernels)?,
-        false => build::Prebuilt::none(),
+    let mut prebuilt = if fresh {
+        build::build_missing(&ctx, &replay.kernels)?
+    } else {
+        build::Prebuilt::none()
     };
     // Buffers of nodes materialized by this flush, by graph index, with the kernel that
     // wrote each.
