@@ -149,7 +149,7 @@ fn with_notice<R>(ctx: &ContextInner, programs: usize, build: impl FnOnce() -> R
 }
 
 /// The notice: what is being built, for which device, and that it happens once.
-pub(crate) fn notice_text(programs: usize, device: &str) -> String {
+fn notice_text(programs: usize, device: &str) -> String {
     let kernels = if programs == 1 { "kernel" } else { "kernels" };
     format!("lazycl: building {programs} {kernels} for {device} (first run; cached afterwards)…")
 }
