@@ -1,5 +1,7 @@
-//! Building what a new flush needs before it launches anything: the plans whose kernels
-//! are not cached are generated and built together, one thread per core (an OpenCL build
+//! Finding and building kernels: a plan's in the context's cache (`kernel_for`), the
+//! helper kernels some layouts launch beside it (`cached_kernel`), and what a new flush
+//! needs before it launches anything: the plans whose kernels are not cached are
+//! generated and built together, one thread per core (an OpenCL build
 //! releases the calling thread; NVIDIA's compiles to machine code there, PoCL compiles
 //! to LLVM IR there and to machine code when each kernel first runs), and a build phase
 //! that outlasts the context's notice threshold says so on stderr, once per context.
@@ -10,11 +12,89 @@ use std::time::Instant;
 
 use crate::backend::context::ContextInner;
 use crate::backend::kernel::CompiledKernel;
-use crate::error::Result;
-use crate::plan::KernelPlan;
+use crate::backend::program::{build_options, obtain};
+use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::ReduceOp;
+use crate::plan::{key, KernelPlan};
 use crate::stats::Counters;
 
-use super::{has_work, new_kernel};
+/// Finds or builds the kernel for a plan. A hit builds no string and no program.
+pub(super) fn kernel_for(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<CompiledKernel>> {
+    cached_kernel(ctx, &plan.key, FUSED_KERNEL_NAME, || {
+        fused_source_checked(ctx, plan)
+    })
+}
+
+/// Generates and builds the kernel for a plan, without looking in the cache.
+fn new_kernel(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<CompiledKernel>> {
+    let source = fused_source_checked(ctx, plan)?;
+    build_kernel(ctx, FUSED_KERNEL_NAME, &source)
+}
+
+/// The source of a plan's kernel, once the device is known to hold its types.
+fn fused_source_checked(ctx: &ContextInner, plan: &KernelPlan) -> Result<String> {
+    for v in &plan.values {
+        ctx.check_dtype(v.dtype)?;
+    }
+    fused_source(plan)
+        .ok_or_else(|| Error::Internal("a GEMM kernel was generated before its tile was chosen".into()))
+}
+
+/// Whether a plan launches anything (an empty result launches nothing).
+pub(super) fn has_work(plan: &KernelPlan) -> bool {
+    match &plan.reduce {
+        Some(r) => r.n_out > 0,
+        None => plan.numel > 0,
+    }
+}
+
+/// The second-pass kernel of a split reduction.
+pub(super) fn combine_kernel(
+    ctx: &ContextInner,
+    op: ReduceOp,
+    dtype: DType,
+    group: u32,
+    lanes: u32,
+) -> Result<Arc<CompiledKernel>> {
+    let key = key::combine(op, dtype, group, lanes);
+    cached_kernel(ctx, &key, COMBINE_KERNEL_NAME, || {
+        Ok(combine_source(op, dtype, group, lanes))
+    })
+}
+
+pub(super) fn cached_kernel(
+    ctx: &ContextInner,
+    key: &[u32],
+    name: &str,
+    source: impl FnOnce() -> Result<String>,
+) -> Result<Arc<CompiledKernel>> {
+    if let Some(k) = ctx
+        .fused_kernels
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(key)
+    {
+        Counters::add(&ctx.counters.kernel_cache_hits, 1);
+        return Ok(k.clone());
+    }
+    Counters::add(&ctx.counters.kernel_cache_misses, 1);
+    let source = source()?;
+    // Built outside the cache lock: launches of cached kernels on other threads go on.
+    let fused = build_kernel(ctx, name, &source)?;
+    let mut cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(cache.entry(key.to_vec()).or_insert(fused).clone())
+}
+
+/// Builds (or loads from the disk cache) the program of `source` and its kernel `name`.
+fn build_kernel(ctx: &ContextInner, name: &str, source: &str) -> Result<Arc<CompiledKernel>> {
+    let options = build_options(ctx, true);
+    let program = obtain(ctx, name, source, options)?;
+    Ok(Arc::new(CompiledKernel::create(
+        ctx, program, name, source, options,
+    )?))
+}
 
 /// The kernels built for a flush, by plan index (`None`: cached, no work, or a plan whose
 /// key an earlier plan of the flush shares).
@@ -98,23 +178,26 @@ fn parallel_map<I: Sync, R: Send>(items: &[I], threads: usize, f: impl Fn(&I) ->
         return items.iter().map(f).collect();
     }
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(k) else { break };
-                let r = f(item);
-                results.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(r);
-            });
-        }
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(k) else { break mine };
+                        mine.push((k, f(item)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
     });
-    results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|r| r.expect("every item is taken by exactly one thread"))
-        .collect()
+    done.sort_by_key(|(k, _)| *k);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Runs `build` (building `programs` programs); if it is still running after the

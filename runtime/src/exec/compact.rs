@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 use crate::plan::compact_plan::{CompactPlan, COMPACT_GROUP};
 use crate::plan::key;
 
-use super::{cached_kernel, zero};
+use super::build::cached_kernel;
+use super::zero;
 
 /// Writes the elements of `values` (or the positions, for a plan of positions) where
 /// `mask` is nonzero into `out`, in order, and their number into `count` (a `u64`).

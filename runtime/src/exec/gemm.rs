@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::plan::{key, KernelPlan};
 
 use super::bind::{Bindings, Io};
-use super::cached_kernel;
+use super::build::cached_kernel;
 
 /// The buffer of a GEMM kernel's row reduction's results (the flush's target where
 /// there is one).

@@ -1,7 +1,7 @@
 //! Materialization, the only place where plan, codegen and backend meet: plans a flush
-//! (`plan::plan`), finds each kernel in the structural cache (generating and building it
-//! only on a miss), allocates outputs from the pool, launches, and marks the outputs as
-//! materialized.
+//! (`plan::plan`), finds each kernel in the structural cache, building a new flush's
+//! missing kernels together first (`build`), allocates outputs from the pool, launches,
+//! and marks the outputs as materialized.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -9,16 +9,14 @@ use std::sync::Arc;
 use crate::backend::buffer::DeviceBuffer;
 use crate::backend::cl;
 use crate::backend::context::ContextInner;
-use crate::backend::kernel::{CompiledKernel, KernelArg};
-use crate::backend::program::{build_options, obtain};
+use crate::backend::kernel::KernelArg;
 use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
-use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME};
-use crate::dtype::{DType, ScalarBits};
+use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::graph::view::ViewMap;
-use crate::graph::{FlushOrigin, NodeRef, Origin, ReduceOp};
-use crate::plan::{key, GKind, GNode, KernelPlan, ReducePlan, Target};
+use crate::graph::{FlushOrigin, NodeRef, Origin};
+use crate::plan::{GKind, GNode, KernelPlan, ReducePlan, Target};
 use crate::stats::Counters;
 
 mod bind;
@@ -36,6 +34,7 @@ pub(crate) mod sort;
 pub(crate) mod tune;
 
 use bind::{Io, LeftPartials, RowTotalBuffers};
+use build::{has_work, kernel_for};
 use elementwise::{launch_elementwise, launch_finishing};
 use gemm::{gemm_row_results, launch_gemm};
 use reduce::launch_reduce;
@@ -121,82 +120,6 @@ pub(crate) fn is_cached(ctx: &ContextInner, plan: &KernelPlan) -> bool {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .contains_key(&plan.key)
-}
-
-/// Finds or builds the kernel for a plan. A hit builds no string and no program.
-fn kernel_for(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<CompiledKernel>> {
-    cached_kernel(ctx, &plan.key, FUSED_KERNEL_NAME, || {
-        fused_source_checked(ctx, plan)
-    })
-}
-
-/// Generates and builds the kernel for a plan, without looking in the cache.
-fn new_kernel(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<CompiledKernel>> {
-    let source = fused_source_checked(ctx, plan)?;
-    build_kernel(ctx, FUSED_KERNEL_NAME, &source)
-}
-
-/// The source of a plan's kernel, once the device is known to hold its types.
-fn fused_source_checked(ctx: &ContextInner, plan: &KernelPlan) -> Result<String> {
-    for v in &plan.values {
-        ctx.check_dtype(v.dtype)?;
-    }
-    fused_source(plan)
-        .ok_or_else(|| Error::Internal("a GEMM kernel was generated before its tile was chosen".into()))
-}
-
-/// Whether a plan launches anything (an empty result launches nothing).
-fn has_work(plan: &KernelPlan) -> bool {
-    match &plan.reduce {
-        Some(r) => r.n_out > 0,
-        None => plan.numel > 0,
-    }
-}
-
-/// The second-pass kernel of a split reduction.
-pub(crate) fn combine_kernel(
-    ctx: &ContextInner,
-    op: ReduceOp,
-    dtype: DType,
-    group: u32,
-    lanes: u32,
-) -> Result<Arc<CompiledKernel>> {
-    let key = key::combine(op, dtype, group, lanes);
-    cached_kernel(ctx, &key, COMBINE_KERNEL_NAME, || {
-        Ok(combine_source(op, dtype, group, lanes))
-    })
-}
-
-pub(super) fn cached_kernel(
-    ctx: &ContextInner,
-    key: &[u32],
-    name: &str,
-    source: impl FnOnce() -> Result<String>,
-) -> Result<Arc<CompiledKernel>> {
-    if let Some(k) = ctx
-        .fused_kernels
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(key)
-    {
-        Counters::add(&ctx.counters.kernel_cache_hits, 1);
-        return Ok(k.clone());
-    }
-    Counters::add(&ctx.counters.kernel_cache_misses, 1);
-    let source = source()?;
-    // Built outside the cache lock: launches of cached kernels on other threads go on.
-    let fused = build_kernel(ctx, name, &source)?;
-    let mut cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());
-    Ok(cache.entry(key.to_vec()).or_insert(fused).clone())
-}
-
-/// Builds (or loads from the disk cache) the program of `source` and its kernel `name`.
-fn build_kernel(ctx: &ContextInner, name: &str, source: &str) -> Result<Arc<CompiledKernel>> {
-    let options = build_options(ctx, true);
-    let program = obtain(ctx, name, source, options)?;
-    Ok(Arc::new(CompiledKernel::create(
-        ctx, program, name, source, options,
-    )?))
 }
 
 fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {

@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::plan::{Finish, KernelPlan, Layout, ReducePlan};
 
 use super::bind::{Bindings, Io, Partials, RowTotalBuffers};
-use super::combine_kernel;
+use super::build::combine_kernel;
 
 /// Enqueues a reduction plan: one pass, or two when split into segments (unless the
 /// kernel finishes itself, or its consumer does: then the partials are returned, for it).

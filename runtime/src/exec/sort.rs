@@ -16,7 +16,8 @@ use crate::error::Result;
 use crate::plan::key;
 use crate::plan::sort_plan::{flag, Payload, SortKernel, SortLayout, SortPlan, RADIX_DIGITS};
 
-use super::{cached_kernel, zero};
+use super::build::cached_kernel;
+use super::zero;
 
 /// The buffers a sort wrote: the sorted keys (if the plan stores them) and the payload
 /// moved with them (if it has one).

@@ -27,7 +27,8 @@ use crate::plan::{GNode, KernelPlan};
 use crate::stats::{Counters, WaitReason};
 
 use super::bind::Io;
-use super::{kernel_for, scalars_of};
+use super::build::kernel_for;
+use super::scalars_of;
 
 /// How long a search times each candidate, at least (one launch when that takes longer).
 const TIMED: Duration = Duration::from_millis(10);
