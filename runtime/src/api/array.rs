@@ -1,11 +1,12 @@
-//! [`Array<T>`]: the typed handle users hold. It wraps one node of the lazy graph, which
-//! is either device memory or a recorded expression.
+//! [`Array<T>`]: the typed handle users hold (made by the constructors in `construct`).
+//! It wraps one node of the lazy graph, which is either device memory or a recorded
+//! expression.
 
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
+use ndarray::{ArrayD, Dimension, IxDyn};
 
 use crate::api::queue::Queue;
 use crate::backend::buffer::DeviceBuffer;
@@ -17,7 +18,6 @@ use crate::backend::submit::Command;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::exec;
-use crate::graph::shape::{checked_numel, IntoShape};
 use crate::graph::{Node, NodeRef, Op, Origin, Shape, State};
 use crate::stats::{Counters, WaitReason};
 
@@ -95,12 +95,6 @@ impl<T: Element> fmt::Debug for Array<T> {
         };
         write!(f, "Array<{}>{:?} ({state})", T::DTYPE, self.node.shape)
     }
-}
-
-/// Reinterprets a slice of plain elements as bytes.
-fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
-    // SAFETY: every Element is a plain value type without padding (bool is one byte, 0 or 1).
-    unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
 }
 
 impl<T: Element> Array<T> {
@@ -401,134 +395,4 @@ pub(crate) fn copy_buffer(
     })?;
     Counters::add(&src.ctx.counters.transfers_enqueued, 1);
     Ok(())
-}
-
-/// Creating arrays.
-impl Context {
-    /// Uploads any ndarray (views, non-contiguous and transposed ones included: the device
-    /// receives the logical row-major order). The data is copied before the call returns,
-    /// on a queue of its own, so the call never waits for queued work.
-    ///
-    /// ```
-    /// # use lazycl::prelude::*;
-    /// # fn main() -> lazycl::Result<()> {
-    /// let ctx = Context::new()?;
-    /// let host = ndarray::Array2::from_shape_fn((2, 3), |(i, j)| (10 * i + j) as f32);
-    /// let a = ctx.array(&host.t())?; // a transposed view: uploaded in its logical order
-    /// assert_eq!(a.shape(), [3, 2]);
-    /// let back = (&a * 2.0).to_ndarray_dim::<ndarray::Ix2>()?;
-    /// assert_eq!(back, host.t().mapv(|v| v * 2.0));
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn array<T: Element, S: Data<Elem = T>, D: Dimension>(
-        &self,
-        data: &ArrayBase<S, D>,
-    ) -> Result<Array<T>> {
-        let shape = data.shape().to_vec();
-        let standard = data.as_standard_layout();
-        match standard.as_slice() {
-            Some(slice) => self.upload(slice, shape),
-            None => {
-                let v: Vec<T> = standard.iter().copied().collect();
-                self.upload(&v, shape)
-            }
-        }
-    }
-
-    /// Uploads a slice as a 1-D array.
-    pub fn from_slice<T: Element>(&self, data: &[T]) -> Result<Array<T>> {
-        self.upload(data, vec![data.len()])
-    }
-
-    /// Uploads a `Vec` as a 1-D array.
-    pub fn from_vec<T: Element>(&self, data: Vec<T>) -> Result<Array<T>> {
-        self.from_slice(&data)
-    }
-
-    /// Uploads `data` (row-major) with the given shape.
-    pub fn from_shape_slice<T: Element>(&self, shape: impl IntoShape, data: &[T]) -> Result<Array<T>> {
-        let shape = shape.into_shape();
-        let n = checked_numel(&shape)?;
-        if n != data.len() {
-            return Err(Error::InvalidShape(format!(
-                "shape {shape:?} holds {n} elements but {} were given",
-                data.len()
-            )));
-        }
-        self.upload(data, shape)
-    }
-
-    fn upload<T: Element>(&self, data: &[T], shape: Vec<usize>) -> Result<Array<T>> {
-        self.inner.check_dtype(T::DTYPE)?;
-        let buffer = DeviceBuffer::from_bytes(&self.inner.cl, self.inner.transfer_queue()?, as_bytes(data))?;
-        Ok(Array::ready(&self.inner, shape, buffer, Origin::Upload))
-    }
-
-    /// An array of zeros (a fill on the device, not an upload).
-    pub fn zeros<T: Element>(&self, shape: impl IntoShape) -> Result<Array<T>> {
-        self.full(shape, T::default())
-    }
-
-    /// An array with every element `value` (a fill on the device, not an upload).
-    ///
-    /// ```
-    /// # use lazycl::prelude::*;
-    /// # fn main() -> lazycl::Result<()> {
-    /// let ctx = Context::new()?;
-    /// let ones = ctx.full([2, 3], 1i32)?; // shapes: an array, a Vec, a slice or a usize
-    /// let zeros = ctx.zeros::<i32>(3)?;
-    /// assert_eq!((&ones + &zeros).sum_axis(0).to_vec()?, [2, 2, 2]);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn full<T: Element>(&self, shape: impl IntoShape, value: T) -> Result<Array<T>> {
-        self.inner.check_dtype(T::DTYPE)?;
-        let shape = shape.into_shape();
-        let n = checked_numel(&shape)?;
-        let size = T::DTYPE.size();
-        let bytes = n
-            .checked_mul(size)
-            .ok_or_else(|| Error::InvalidShape(format!("shape {shape:?} is too large")))?;
-        let buffer = DeviceBuffer::uninit(&self.inner.cl, bytes)?;
-        let bits = value.to_arg_bits().bits.to_le_bytes();
-        if bytes > 0 {
-            let b: &DeviceBuffer = &buffer;
-            self.inner
-                .queue()
-                .submit(Command::new(&[], &[b]), |q, wait, want| {
-                    cl::fill_buffer(q, b.mem(), &bits[..size], bytes, wait, want)
-                })?;
-            Counters::add(&self.inner.counters.transfers_enqueued, 1);
-        }
-        Ok(Array::ready(&self.inner, shape, buffer, Origin::Fill))
-    }
-
-    /// A lazy 0-d array holding `value` as a kernel argument (no buffer, no upload).
-    ///
-    /// Like every constructor of [`Context`] it returns a `Result`: an `f64` scalar on a
-    /// device without doubles is an [`Error::UnsupportedDtype`] here, not at the flush.
-    /// Operators take plain Rust scalars too (`&x * 0.5`); a 0-d array is for where an
-    /// `Array` is needed, such as the start of a computation of scalars.
-    ///
-    /// ```
-    /// # use lazycl::prelude::*;
-    /// # fn main() -> lazycl::Result<()> {
-    /// let ctx = Context::new()?;
-    /// let half = ctx.scalar(0.5f32)?;
-    /// assert_eq!(half.ndim(), 0);
-    /// let x = ctx.from_slice(&[1.0f32, 2.0])?;
-    /// assert_eq!((&x * &half).to_vec()?, [0.5, 1.0]); // a 0-d array broadcasts
-    /// assert_eq!((half * 3.0).item()?, 1.5);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn scalar<T: Element>(&self, value: T) -> Result<Array<T>> {
-        self.inner.check_dtype(T::DTYPE)?;
-        Ok(Array::lazy(
-            &self.inner,
-            Vec::new(),
-            Op::Scalar(value.to_arg_bits()),
-        ))
-    }
 }
