@@ -121,13 +121,21 @@ pub fn write(rep: &Report, path: &Path) -> R<()> {
 
     // Row i (from the top) spans y = n - i - 1 .. n - i.
     let top = |i: usize| (n - i) as f64;
+    // A bar is at least 2 pixels long, so that a ratio near 1 on a wide axis still shows
+    // which side it is on (its figures give the ratio itself).
+    let least = (hi / lo).powf(2.0 / 560.0);
     chart
         .draw_series(rep.rows.iter().enumerate().filter_map(|(i, row)| {
             let r = ratio(row)?;
             let ahead = (r < 1.0) == lower_is_better(row.unit);
             let color = if ahead { AHEAD } else { BEHIND };
+            let end = if r >= 1.0 {
+                r.max(least)
+            } else {
+                r.min(1.0 / least)
+            };
             Some(Rectangle::new(
-                [(1.0, top(i) - 0.2), (r, top(i) - 0.8)],
+                [(1.0, top(i) - 0.2), (end, top(i) - 0.8)],
                 color.filled(),
             ))
         }))

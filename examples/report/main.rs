@@ -6,6 +6,7 @@
 //! cargo run --release --example report            # full sizes (a GPU is assumed)
 //! cargo run --release --example report -- --quick # small sizes, under a minute on PoCL
 //! cargo run --release --example report -- --quick --rows --svg rows.svg
+//! cargo run --release --example report -- --quick --host   # the host's own cost
 //! cargo run --release --example report -- --help  # every flag
 //! ```
 //! `LAZYCL_EXAMPLE_SMALL=1` implies `--quick`. `LAZYCL_DEVICE` picks the device.
@@ -14,6 +15,7 @@ mod arrays;
 mod builds;
 mod chart;
 mod gemm;
+mod host;
 mod random;
 mod raw;
 mod reference;
@@ -37,7 +39,7 @@ use serde::Serialize;
 /// object per row.
 #[derive(Parser)]
 #[command(
-    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm", "builds"])),
+    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm", "builds", "host", "nodes"])),
     after_help = "LAZYCL_EXAMPLE_SMALL=1 implies --quick. LAZYCL_DEVICE picks the device. \
                   LAZYCL_ARRAYS_REFERENCE and LAZYCL_GEMM_REFERENCE name files of JSON lines \
                   written by benches/reference/arrays_reference.py --json and \
@@ -77,6 +79,14 @@ struct Cli {
     /// POCL_CACHE_DIR)
     #[arg(long)]
     builds: bool,
+    /// Only the host's own cost: a bound kernel's launch, a cached flush, a
+    /// logistic-regression step, the first lazy operation after a long kernel
+    #[arg(long)]
+    host: bool,
+    /// Only the host's cost per graph node: chains of 10 to 10^5 nodes (10^4 with
+    /// --quick), recorded and flushed
+    #[arg(long)]
+    nodes: bool,
     /// Computes one first result and exits (the report times this, in a child process)
     #[arg(long, hide = true)]
     first_result: bool,
@@ -525,76 +535,24 @@ fn run() -> R<()> {
         builds::rows(&mut rep, quick)?;
         return rep.finish(&out);
     }
+    // `--host`, `--nodes`: the host's own cost only.
+    if cli.host {
+        host::rows(&mut rep, &ctx, &raw, quick, trials)?;
+        return rep.finish(&out);
+    }
+    if cli.nodes {
+        host::nodes(&mut rep, &ctx, quick, trials)?;
+        return rep.finish(&out);
+    }
     // `--gemm`: the matrix products' rows only.
     if cli.gemm {
         gemm::rows(&mut rep, &ctx, quick, trials)?;
         return rep.finish(&out);
     }
 
-    // --- launch overhead -------------------------------------------------------------
-    {
-        let n = 1024usize;
-        let reps = if quick { 2000 } else { 20000 };
-        let mut x = lz(ctx.zeros::<f32>(n))?;
-        let k = lz(Kernel::bind(&ctx, &ADD_ONE))?;
-        // The path `#[kernel]` launchers take: the written array is tracked.
-        let xa = lz(x.kernel_arg_mut())?;
-        let args = [xa.mem(), xa.len()];
-        let opts = LaunchOptions::new(Dims::from(n));
-        let sync = || lz(ctx.synchronize());
-        let rk = raw.kernel(raw::ADD_ONE, "add_one")?;
-        let rb = raw.buffer_f32(&vec![0.0; n])?;
-        raw.set_mem(&rk, 0, rb.get())?;
-        raw.set(&rk, 1, &(n as u64))?;
-        let rsync = || raw.finish();
-        // Interleaved trials (ours, raw, raw with event, ours, ...), so that drift of the
-        // machine's speed during the run does not favour whichever is measured first.
-        let (mut ours, mut no_event, mut with_event) = (vec![], vec![], vec![]);
-        for _ in 0..trials {
-            ours.push(per_call(
-                1,
-                reps,
-                || lz(k.submit(&opts, &args, &[&xa], false).map(drop)),
-                sync,
-            )?);
-            no_event.push(per_call(1, reps, || raw.enqueue_no_event(&rk, n, None), rsync)?);
-            with_event.push(per_call(1, reps, || raw.enqueue_with_event(&rk, n), rsync)?);
-        }
-        let (ours, no_event, with_event) = (median(ours), median(no_event), median(with_event));
-        rep.add(
-            "host time per launch, bound kernel",
-            ours * 1e6,
-            no_event * 1e6,
-            "µs",
-            "raw, no event",
-        );
-        rep.add(
-            "host time per launch, bound kernel (vs event)",
-            ours * 1e6,
-            with_event * 1e6,
-            "µs",
-            "raw, with event",
-        );
-
-        // A cached lazy flush of an 8-op chain at n = 16 vs one raw launch.
-        let small = lz(ctx.from_slice(&[0.5f32; 16]))?;
-        lz(chain8(&small).eval().map(|_| ()))?;
-        let flush = per_call(trials, reps / 4, || lz(chain8(&small).eval().map(|_| ())), sync)?;
-        let rc = raw.kernel(raw::CHAIN8, "chain8")?;
-        let rin = raw.buffer_f32(&[0.5; 16])?;
-        let rout = raw.buffer_f32(&[0.0; 16])?;
-        raw.set_mem(&rc, 0, rin.get())?;
-        raw.set_mem(&rc, 1, rout.get())?;
-        raw.set(&rc, 2, &4u32)?;
-        let one = per_call(trials, reps / 4, || raw.enqueue_no_event(&rc, 4, None), rsync)?;
-        rep.add(
-            "host time of a cached lazy flush (8-op chain, n=16)",
-            flush * 1e6,
-            one * 1e6,
-            "µs",
-            "one raw launch",
-        );
-    }
+    // --- the host's own cost: launches, flushes, a training step, after a long kernel --
+    host::rows(&mut rep, &ctx, &raw, quick, trials)?;
+    host::nodes(&mut rep, &ctx, quick, trials)?;
 
     // --- bitonic sort, 64Ki i32: 136 launches and one read ----------------------------
     {

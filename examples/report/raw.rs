@@ -176,6 +176,11 @@ pub const ADD_ONE: &str = "__kernel void add_one(__global float* x, const ulong 
     size_t i = get_global_id(0); if (i < n) x[i] += 1.0f;
 }";
 
+/// `out = 2 * x`: what lazycl's `2.0 * &x` computes, written by hand.
+pub const SCALE2: &str = "__kernel void scale2(__global const float* x, __global float* out, const uint n) {
+    uint i = get_global_id(0); if (i < n) out[i] = 2.0f * x[i];
+}";
+
 pub const SPIN: &str = "__kernel void spin(__global float* x, const uint iters) {
     float v = x[get_global_id(0)];
     for (uint i = 0; i < iters; i++) v = v * 0.9999f + 0.0001f;

@@ -13,7 +13,7 @@ mod gaussian;
 #[path = "../common/kmeans.rs"]
 pub mod kmeans;
 #[path = "../common/logreg.rs"]
-mod logreg;
+pub mod logreg;
 #[path = "../common/synthetic.rs"]
 mod synthetic;
 
