@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use lazycl::{Array, Context, Dims, Kernel, KernelArg, LaunchOptions};
 use opencl3::kernel::Kernel as RawKernel;
-use opencl3::memory::ClMem;
+use opencl3::memory::{Buffer, ClMem};
 
 use super::raw::{self, Raw, R};
 use super::workloads::logreg;
@@ -21,8 +21,7 @@ const TARGET_US_PER_NODE: f64 = 1.0;
 pub fn rows(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usize) -> R<()> {
     let reps = if quick { 2000 } else { 20000 };
     launch(rep, ctx, raw, trials, reps)?;
-    let set3 = raw_launch_with_args(raw, trials, reps / 4)?;
-    logreg_step(rep, ctx, quick, trials, set3)?;
+    logreg_step(rep, ctx, raw, quick, trials, reps / 4)?;
     after_long_kernel(rep, ctx, raw)
 }
 
@@ -92,26 +91,44 @@ fn launch(rep: &mut Report, ctx: &Context, raw: &Raw, trials: usize, reps: usize
     Ok(())
 }
 
-/// Host seconds of one raw launch of the hand-written chain that first sets its three
-/// arguments (`clSetKernelArg` x 3 + `clEnqueueNDRangeKernel` without an event): what a
-/// raw program pays per kernel when its arguments change between launches, as a lazy
+/// The hand-written chain launched raw with its three arguments set each time
+/// (`clSetKernelArg` x 3 + `clEnqueueNDRangeKernel` without an event): what a raw
+/// program pays per kernel when its arguments change between launches, as a lazy
 /// flush's do.
-fn raw_launch_with_args(raw: &Raw, trials: usize, reps: usize) -> R<f64> {
-    let rc = raw.kernel(raw::CHAIN8, "chain8")?;
-    let rin = raw.buffer_f32(&[0.5; 16])?;
-    let rout = raw.buffer_f32(&[0.0; 16])?;
-    let launch = |k: &RawKernel| -> R<()> {
-        raw.set_mem(k, 0, rin.get())?;
-        raw.set_mem(k, 1, rout.get())?;
-        raw.set(k, 2, &4u32)?;
-        raw.enqueue_no_event(k, 4, None)
-    };
-    per_call(trials, reps, || launch(&rc), || raw.finish())
+struct RawLaunch3<'a> {
+    raw: &'a Raw,
+    kernel: RawKernel,
+    input: Buffer<f32>,
+    output: Buffer<f32>,
+}
+
+impl<'a> RawLaunch3<'a> {
+    fn new(raw: &'a Raw) -> R<Self> {
+        Ok(RawLaunch3 {
+            raw,
+            kernel: raw.kernel(raw::CHAIN8, "chain8")?,
+            input: raw.buffer_f32(&[0.5; 16])?,
+            output: raw.buffer_f32(&[0.0; 16])?,
+        })
+    }
+
+    /// Host seconds per launch over `reps` launches (the queue finished before and after).
+    fn time(&self, reps: usize) -> R<f64> {
+        let (raw, k) = (self.raw, &self.kernel);
+        let launch = || -> R<()> {
+            raw.set_mem(k, 0, self.input.get())?;
+            raw.set_mem(k, 1, self.output.get())?;
+            raw.set(k, 2, &4u32)?;
+            raw.enqueue_no_event(k, 4, None)
+        };
+        per_call(1, reps, launch, || raw.finish())
+    }
 }
 
 /// Host time of one logistic-regression step (`logreg::Model::step`, as the example
 /// runs it: the residual stored on CPU devices, fused on GPUs), recorded and flushed
-/// without waiting, against the raw launches of as many kernels.
+/// without waiting, against the raw launches of as many kernels (`RawLaunch3`, `reps`
+/// launches a trial, its trials interleaved with the step's).
 ///
 /// Timing: blocks of `STEPS` steps back to back, as a training loop runs them, timed as
 /// a whole; `synchronize` between blocks, outside the timed part, so that the queue
@@ -119,7 +136,7 @@ fn raw_launch_with_args(raw: &Raw, trials: usize, reps: usize) -> R<f64> {
 /// and one block's device work is done before the next starts. The step never waits
 /// for the device (the example's claim): a block that counted a host wait is an error,
 /// since its time would not be the host's alone. Median over the blocks.
-fn logreg_step(rep: &mut Report, ctx: &Context, quick: bool, trials: usize, raw_launch: f64) -> R<()> {
+fn logreg_step(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usize, reps: usize) -> R<()> {
     const STEPS: usize = 10;
     let (n, d) = if quick { (8_000, 20) } else { (200_000, 100) };
     let (xh, yh) = logreg::make_classification::<f32>(n, d);
@@ -134,7 +151,8 @@ fn logreg_step(rep: &mut Report, ctx: &Context, quick: bool, trials: usize, raw_
     lz(model.step().map(drop))?;
     let kernels = (ctx.stats() - before).kernels_launched;
     lz(ctx.synchronize())?;
-    let mut times = Vec::new();
+    let raw_launch = RawLaunch3::new(raw)?;
+    let (mut times, mut raw_times) = (Vec::new(), Vec::new());
     for _ in 0..trials.max(5) {
         let s0 = ctx.stats();
         let t = Instant::now();
@@ -152,6 +170,7 @@ fn logreg_step(rep: &mut Report, ctx: &Context, quick: bool, trials: usize, raw_
         }
         times.push(took / STEPS as f64);
         lz(ctx.synchronize())?;
+        raw_times.push(raw_launch.time(reps)?);
     }
     rep.add(
         format!(
@@ -159,7 +178,7 @@ fn logreg_step(rep: &mut Report, ctx: &Context, quick: bool, trials: usize, raw_
              recorded + flushed)"
         ),
         median(times) * 1e6,
-        kernels as f64 * raw_launch * 1e6,
+        kernels as f64 * median(raw_times) * 1e6,
         "µs",
         "as many raw launches, 3 args set each",
     );
@@ -191,16 +210,6 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, raw: &Raw) -> R<()> {
     let x = lz(ctx.from_slice(&host))?;
     lz((2.0 * &x).eval().map(drop))?;
     lz(ctx.synchronize())?;
-    let mut ours = Vec::new();
-    for _ in 0..TRIALS {
-        long(iters)?;
-        let t = Instant::now();
-        let y = 2.0 * &x;
-        lz(y.eval().map(drop))?;
-        ours.push(t.elapsed().as_secs_f64());
-        lz(ctx.synchronize())?;
-    }
-
     let rspin = raw.kernel(raw::SPIN, "spin")?;
     let rbuf = raw.buffer_f32(&vec![1.0; items])?;
     raw.set_mem(&rspin, 0, rbuf.get())?;
@@ -216,14 +225,27 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, raw: &Raw) -> R<()> {
     let rs = raw.kernel(raw::SCALE2, "scale2")?;
     let rin = raw.buffer_f32(&host)?;
     let rout = raw.empty::<f32>(n)?;
-    let mut theirs = Vec::new();
-    for _ in 0..TRIALS {
-        rlong(iters)?;
-        let t = Instant::now();
+    let rscale = || -> R<()> {
         raw.set_mem(&rs, 0, rin.get())?;
         raw.set_mem(&rs, 1, rout.get())?;
         raw.set(&rs, 2, &(n as u32))?;
-        raw.enqueue_no_event(&rs, n, None)?;
+        raw.enqueue_no_event(&rs, n, None)
+    };
+    rscale()?;
+    raw.finish()?;
+    // Interleaved trials (ours, raw, ours, ...), so that drift of the machine's speed
+    // does not favour either side.
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..TRIALS {
+        long(iters)?;
+        let t = Instant::now();
+        let y = 2.0 * &x;
+        lz(y.eval().map(drop))?;
+        ours.push(t.elapsed().as_secs_f64());
+        lz(ctx.synchronize())?;
+        rlong(iters)?;
+        let t = Instant::now();
+        rscale()?;
         theirs.push(t.elapsed().as_secs_f64());
         raw.finish()?;
     }
