@@ -138,6 +138,8 @@ impl<'a> RawLaunch3<'a> {
 /// since its time would not be the host's alone. Median over the blocks.
 fn logreg_step(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usize, reps: usize) -> R<()> {
     const STEPS: usize = 10;
+    // Blocks are cheap: many of them, so that the median holds on a shared machine.
+    const BLOCKS: usize = 21;
     let (n, d) = if quick { (8_000, 20) } else { (200_000, 100) };
     let (xh, yh) = logreg::make_classification::<f32>(n, d);
     let fuse = ctx.device().device_type == lazycl::DeviceType::Gpu;
@@ -153,7 +155,7 @@ fn logreg_step(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: 
     lz(ctx.synchronize())?;
     let raw_launch = RawLaunch3::new(raw)?;
     let (mut times, mut raw_times) = (Vec::new(), Vec::new());
-    for _ in 0..trials.max(5) {
+    for _ in 0..BLOCKS.max(trials) {
         let s0 = ctx.stats();
         let t = Instant::now();
         for _ in 0..STEPS {
@@ -298,7 +300,7 @@ pub fn nodes(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<(
         lz(record(n).eval().map(drop))?;
         lz(ctx.synchronize())?;
         let (mut rec, mut flush, mut kernels, mut built) = (vec![], vec![], 0, 0);
-        for _ in 0..trials.max(5) {
+        for _ in 0..trials.max(9) {
             let t = Instant::now();
             let y = record(n);
             let t_rec = t.elapsed().as_secs_f64();
