@@ -280,11 +280,13 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, raw: &Raw) -> R<()> {
 }
 
 /// `--nodes`: the host's cost per graph node. For each N, an N-node elementwise chain
-/// (`y = y * 1.0001 + 0.5`, two nodes a link) from 16 elements is recorded, then flushed
-/// with `eval()`; the same N runs once before, so that every program is cached and the
-/// figures are the host's recording and planning. Each trial is timed in two parts
-/// (record, flush) and finished outside the timing; medians over the trials. The baseline
-/// is the target, 1 µs a node: the ratio reads as the fraction of it.
+/// (`y = y * 1.0001 + 0.5`, two operations a link; N counts the operations, not the
+/// scalar operands, which the graph holds as nodes of their own and passes as kernel
+/// arguments) from 16 elements is recorded, then flushed with `eval()`; the same N runs
+/// once before, so that every program is cached and the figures are the host's recording
+/// and planning. Each trial is timed in two parts (record, flush) and finished outside
+/// the timing; medians over the trials. The baseline is the target, 1 µs a node:
+/// the ratio reads as the fraction of it.
 pub fn nodes(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()> {
     let most = if quick { 10_000 } else { 100_000 };
     let x = lz(ctx.from_slice(&[0.5f32; 16]))?;
@@ -315,12 +317,12 @@ pub fn nodes(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<(
             lz(ctx.synchronize())?;
         }
         if built != 0 {
-            eprintln!("  (the {n}-node chain built {built} programs after its warm-up)");
+            eprintln!("  (the {n}-op chain built {built} programs after its warm-up)");
         }
         let total: Vec<f64> = rec.iter().zip(&flush).map(|(a, b)| a + b).collect();
         let per_node = |v: Vec<f64>| median(v) * 1e6 / n as f64;
         let plural = if kernels == 1 { "" } else { "s" };
-        let what = format!("{n}-node chain, n=16, {kernels} kernel{plural} a flush");
+        let what = format!("{n}-op chain, n=16, {kernels} kernel{plural} a flush");
         let target = "target: 1 µs a node (lazycl #24)";
         rep.add(
             format!("host µs a node, record, {what}"),
