@@ -168,6 +168,7 @@ impl<T: Element> Array<T> {
         if unique {
             if let Some(buffer) = self.node.buffer() {
                 let reads_self = crate::plan::collect::collect(std::slice::from_ref(&v.node))?
+                    .graph
                     .iter()
                     .any(|g| {
                         Arc::ptr_eq(&g.node, &self.node)

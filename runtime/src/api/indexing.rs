@@ -233,6 +233,7 @@ pub fn scatter_add<T: Numeric, I: Integer>(
     let whole_kernels = {
         let graph = crate::plan::collect::collect(std::slice::from_ref(&v.node))?;
         graph
+            .graph
             .iter()
             .any(|g| matches!(g.kind, GKind::Op(code, _) if !code.is_elementwise()))
     };

@@ -150,6 +150,7 @@ impl<T: Element> Array<T> {
     pub(crate) fn reads_buffer(&self, buffer: &Arc<crate::backend::buffer::DeviceBuffer>) -> Result<bool> {
         let graph = crate::plan::collect::collect(std::slice::from_ref(&self.node))?;
         Ok(graph
+            .graph
             .iter()
             .any(|g| matches!(&g.kind, crate::plan::GKind::Ready(b) if Arc::ptr_eq(b, buffer))))
     }

@@ -8,11 +8,12 @@ use crate::layout::VECTOR_WIDTH;
 
 use super::access::{Access, Affine, Collapsed, LoadKind};
 use super::collect::{GKind, GNode, OpCode};
+use super::cone::Cone;
 use super::kernel_plan::{
     private_copy, ColumnRows, Columns, Finish, JoinedReduction, KernelPlan, Layout, ReducePlan, ScatterStore,
     Value, VectorLoads,
 };
-use super::reads::{self, ConeView};
+use super::reads;
 use super::{key, values, Store};
 
 /// Builds the plan of the kernel that computes `members`: materialization points of one
@@ -57,11 +58,7 @@ pub(crate) fn plan_kernel(
         .map(|(_, _, operand)| operand)
         .or(scatter.map(|(_, sc)| sc.index));
     let cone = Cone::of(graph, mat, &targets, extra, whole, row, None);
-    let walked = ConeView {
-        graph,
-        used: &cone.used,
-        inside: &cone.inside,
-    };
+    let walked = cone.view(graph);
     let reads = reads::walk(&walked, &targets, extra, &space);
     // Every load's offset over the full iteration rank, with the boxes regions test and
     // a store into a region; then the dims collapse where all of them allow.
@@ -216,63 +213,6 @@ fn narrow_offsets(plan: &KernelPlan) -> bool {
 /// are all reduced or all kept).
 fn reduced_mask(c: &Collapsed, fixed: &[bool]) -> u32 {
     (0..c.dims.len()).fold(0, |m, k| if c.reduced(k, fixed) { m | 1 << k } else { m })
-}
-
-/// Which collected nodes a kernel uses, which of them it computes inside (the rest are
-/// its inputs), and which are its targets.
-pub(super) struct Cone {
-    pub(super) used: Vec<bool>,
-    pub(super) inside: Vec<bool>,
-    pub(super) is_target: Vec<bool>,
-}
-
-impl Cone {
-    /// The cone of `targets` (and `extra`): elementwise nodes that are not materialized
-    /// are computed inside, as are the targets of an elementwise kernel and the row
-    /// reduction `row`; the walk stops at everything else. `product`: the matrix product
-    /// a GEMM kernel's epilogue reads, a value of its own (the accumulators), whose
-    /// operands the epilogue does not read.
-    pub(super) fn of(
-        graph: &[GNode],
-        mat: &[bool],
-        targets: &[usize],
-        extra: Option<usize>,
-        reduces: bool,
-        row: Option<usize>,
-        product: Option<usize>,
-    ) -> Cone {
-        let mut is_target = vec![false; graph.len()];
-        for &t in targets {
-            is_target[t] = true;
-        }
-        let mut inside = vec![false; graph.len()];
-        let mut used = vec![false; graph.len()];
-        let mut stack: Vec<usize> = targets.to_vec();
-        stack.extend(extra);
-        while let Some(j) = stack.pop() {
-            if std::mem::replace(&mut used[j], true) {
-                continue;
-            }
-            let elementwise = matches!(graph[j].kind, GKind::Scalar(_))
-                || matches!(&graph[j].kind, GKind::Op(code, _) if code.is_elementwise());
-            if product == Some(j) {
-                inside[j] = true;
-                continue;
-            }
-            let computed_here = (elementwise && (!mat[j] || (is_target[j] && !reduces))) || row == Some(j);
-            if computed_here {
-                inside[j] = true;
-                if let GKind::Op(_, inputs) = &graph[j].kind {
-                    stack.extend(inputs.iter().copied());
-                }
-            }
-        }
-        Cone {
-            used,
-            inside,
-            is_target,
-        }
-    }
 }
 
 /// A reduction's layout over the collapsed `dims` (reduced where `red_mask` says), before

@@ -82,100 +82,123 @@ impl OpCode {
     }
 }
 
+/// What [`collect`] found: the nodes in topological order, and where each root is.
+pub(crate) struct Found {
+    pub(crate) graph: Vec<GNode>,
+    /// The index in `graph` of each root, in the caller's order.
+    pub(crate) roots: Vec<usize>,
+}
+
 /// Collects every node the roots need, stopping at materialized nodes. Iterative, so a
 /// 10,000-node chain does not overflow the stack. Errors with the first recording error.
-pub(crate) fn collect(roots: &[NodeRef]) -> Result<Vec<GNode>> {
+///
+/// Each lazy node is visited twice: first to push its operands (read under its lock,
+/// cloning only those not seen yet), then, once they are collected, to write its entry
+/// (its operation read again under the lock, operands named by index: no operation is
+/// cloned). A node another thread materialized in between is collected as memory.
+pub(crate) fn collect(roots: &[NodeRef]) -> Result<Found> {
     let mut index: HashMap<*const crate::graph::Node, usize> =
-        HashMap::with_capacity_and_hasher(64, Default::default());
-    let mut out: Vec<GNode> = Vec::with_capacity(64);
-    // Entries are a node to visit (None) or a node whose inputs are done (its op snapshot).
+        HashMap::with_capacity_and_hasher(32, Default::default());
+    let mut out: Vec<GNode> = Vec::with_capacity(32);
     // A node being expanded maps to IN_PROGRESS in `index`.
     const IN_PROGRESS: usize = usize::MAX;
-    let mut stack: Vec<(NodeRef, Option<Op>)> = roots.iter().map(|r| (r.clone(), None)).collect();
-    let at = |index: &HashMap<*const crate::graph::Node, usize>, n: &NodeRef| -> Result<usize> {
-        match index.get(&Arc::as_ptr(n)) {
+    // (node, whether its operands are collected)
+    // (The last root is collected first: the order planning has always seen.)
+    let mut stack: Vec<(NodeRef, bool)> = roots.iter().map(|r| (r.clone(), false)).collect();
+    while let Some((node, expanded)) = stack.pop() {
+        let key = Arc::as_ptr(&node);
+        if !expanded {
+            match index.entry(key) {
+                // Done, or being expanded through another path (its entry is on the stack).
+                std::collections::hash_map::Entry::Occupied(_) => continue,
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(IN_PROGRESS);
+                }
+            }
+            let state = node.state();
+            match &*state {
+                State::Lazy(op) => {
+                    let pending: smallvec::SmallVec<[NodeRef; 3]> = op
+                        .inputs()
+                        .into_iter()
+                        .filter(|c| !index.contains_key(&Arc::as_ptr(c)))
+                        .cloned()
+                        .collect();
+                    drop(state);
+                    stack.push((node, true));
+                    stack.extend(pending.into_iter().rev().map(|c| (c, false)));
+                    continue;
+                }
+                State::Ready(..) => drop(state),
+                State::Failed(e) => return Err(e.clone()),
+                State::Dropped => return Err(Error::InvalidShape("a dropped array was used".into())),
+            }
+        }
+        let (kind, movement) = entry(&node, &index)?;
+        index.insert(key, out.len());
+        out.push(GNode { node, kind, movement });
+    }
+    let roots = roots
+        .iter()
+        .map(|r| match index.get(&Arc::as_ptr(r)) {
             Some(&i) if i != IN_PROGRESS => Ok(i),
+            _ => Err(Error::Internal("a root was not collected".into())),
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    Ok(Found { graph: out, roots })
+}
+
+/// What `node` is in the collected graph (its operands, if lazy, are in `index` already).
+fn entry(
+    node: &NodeRef,
+    index: &HashMap<*const crate::graph::Node, usize>,
+) -> Result<(GKind, Option<Movement>)> {
+    let at = |n: &NodeRef| -> Result<usize> {
+        match index.get(&Arc::as_ptr(n)) {
+            Some(&i) if i != usize::MAX => Ok(i),
             _ => Err(Error::Internal("graph input visited out of order".into())),
         }
     };
-    while let Some((node, expanded)) = stack.pop() {
-        let key = Arc::as_ptr(&node);
-        if let Some(op) = expanded {
-            let movement = match &op {
+    let state = node.state();
+    let (kind, movement) = match &*state {
+        State::Ready(b, _) => (GKind::Ready(b.clone()), None),
+        State::Lazy(op) => {
+            let movement = match op {
                 Op::View(map, _) => Some(Movement::View(map.clone())),
                 Op::Region(region, _) => Some(Movement::Region(region.clone())),
                 _ => None,
             };
             let kind = match op {
-                Op::Scalar(bits) => GKind::Scalar(bits),
-                Op::Unary(u, a) => GKind::Op(OpCode::Unary(u), smallvec::smallvec![at(&index, &a)?]),
-                Op::Reduce(r, a) => GKind::Op(OpCode::Reduce(r), smallvec::smallvec![at(&index, &a)?]),
-                Op::Scan(spec, a) => GKind::Op(OpCode::Scan(spec), smallvec::smallvec![at(&index, &a)?]),
-                Op::Binary(b, x, y) => GKind::Op(
-                    OpCode::Binary(b),
-                    smallvec::smallvec![at(&index, &x)?, at(&index, &y)?],
-                ),
-                Op::MatMul(x, y) => GKind::Op(
-                    OpCode::MatMul,
-                    smallvec::smallvec![at(&index, &x)?, at(&index, &y)?],
-                ),
-                Op::Take { spec, data, indices } => GKind::Op(
-                    OpCode::Take(spec),
-                    smallvec::smallvec![at(&index, &data)?, at(&index, &indices)?],
-                ),
+                Op::Scalar(bits) => GKind::Scalar(*bits),
+                Op::Unary(u, a) => GKind::Op(OpCode::Unary(*u), smallvec::smallvec![at(a)?]),
+                Op::Reduce(r, a) => GKind::Op(OpCode::Reduce(*r), smallvec::smallvec![at(a)?]),
+                Op::Scan(spec, a) => GKind::Op(OpCode::Scan(*spec), smallvec::smallvec![at(a)?]),
+                Op::Binary(b, x, y) => GKind::Op(OpCode::Binary(*b), smallvec::smallvec![at(x)?, at(y)?]),
+                Op::MatMul(x, y) => GKind::Op(OpCode::MatMul, smallvec::smallvec![at(x)?, at(y)?]),
+                Op::Take { spec, data, indices } => {
+                    GKind::Op(OpCode::Take(*spec), smallvec::smallvec![at(data)?, at(indices)?])
+                }
                 Op::Expr(t, ops) => GKind::Op(
                     OpCode::Expr(crate::graph::template::template_id(t)),
-                    ops.iter().map(|o| at(&index, o)).collect::<Result<Inputs>>()?,
+                    ops.iter().map(at).collect::<Result<Inputs>>()?,
                 ),
-                Op::Ternary(t, x, y, z) => GKind::Op(
-                    OpCode::Ternary(t),
-                    smallvec::smallvec![at(&index, &x)?, at(&index, &y)?, at(&index, &z)?],
-                ),
-                Op::View(_, a) => GKind::Op(OpCode::View, smallvec::smallvec![at(&index, &a)?]),
-                Op::Reshape(a) => GKind::Op(OpCode::Reshape, smallvec::smallvec![at(&index, &a)?]),
-                Op::Region(_, ops) => GKind::Op(
-                    OpCode::Region,
-                    ops.iter().map(|o| at(&index, o)).collect::<Result<Inputs>>()?,
-                ),
+                Op::Ternary(t, x, y, z) => {
+                    GKind::Op(OpCode::Ternary(*t), smallvec::smallvec![at(x)?, at(y)?, at(z)?])
+                }
+                Op::View(_, a) => GKind::Op(OpCode::View, smallvec::smallvec![at(a)?]),
+                Op::Reshape(a) => GKind::Op(OpCode::Reshape, smallvec::smallvec![at(a)?]),
+                Op::Region(_, ops) => {
+                    GKind::Op(OpCode::Region, ops.iter().map(at).collect::<Result<Inputs>>()?)
+                }
                 Op::Random(spec, ops) => GKind::Op(
-                    OpCode::Random(spec),
-                    ops.iter().map(|o| at(&index, o)).collect::<Result<Inputs>>()?,
+                    OpCode::Random(*spec),
+                    ops.iter().map(at).collect::<Result<Inputs>>()?,
                 ),
             };
-            index.insert(key, out.len());
-            out.push(GNode { node, kind, movement });
-            continue;
+            (kind, movement)
         }
-        if index.contains_key(&key) {
-            // Done, or being expanded through another path (its entry is on the stack).
-            continue;
-        }
-        let snapshot = match &*node.state() {
-            State::Ready(b, _) => Err(b.clone()),
-            State::Lazy(op) => Ok(op.clone()),
-            State::Failed(e) => return Err(e.clone()),
-            State::Dropped => return Err(Error::InvalidShape("a dropped array was used".into())),
-        };
-        match snapshot {
-            Err(buffer) => {
-                index.insert(key, out.len());
-                out.push(GNode {
-                    node,
-                    kind: GKind::Ready(buffer),
-                    movement: None,
-                });
-            }
-            Ok(op) => {
-                index.insert(key, IN_PROGRESS);
-                let children: smallvec::SmallVec<[NodeRef; 3]> = op.inputs().into_iter().cloned().collect();
-                stack.push((node, Some(op)));
-                for c in children.into_iter().rev() {
-                    if !index.contains_key(&Arc::as_ptr(&c)) {
-                        stack.push((c, None));
-                    }
-                }
-            }
-        }
-    }
-    Ok(out)
+        State::Failed(e) => return Err(e.clone()),
+        State::Dropped => return Err(Error::InvalidShape("a dropped array was used".into())),
+    };
+    Ok((kind, movement))
 }

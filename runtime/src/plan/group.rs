@@ -3,6 +3,7 @@
 //! materialization points share a kernel.
 
 use super::collect::{GKind, GNode, OpCode};
+use super::cone::NodeSet;
 use super::rows::{row_kernel, RowSpace};
 use crate::profile::DeviceProfile;
 
@@ -121,13 +122,13 @@ pub(crate) fn group_kernels(
         // p may join that group unless the dependency is a cut.
         let mut latest_dep: Option<usize> = None;
         let mut after_cut: Option<usize> = None;
-        let mut seen = vec![false; graph.len()];
+        let mut seen = NodeSet::default();
         let mut stack = match &graph[p].kind {
             GKind::Op(_, inputs) => inputs.to_vec(),
             _ => Vec::new(),
         };
         while let Some(j) = stack.pop() {
-            if std::mem::replace(&mut seen[j], true) {
+            if !seen.insert(j) {
                 continue;
             }
             if mat[j] {
@@ -238,10 +239,10 @@ fn joins_as_row(graph: &[GNode], mat: &[bool], members: &[usize], r: usize, prod
 fn joins_epilogue(graph: &[GNode], mat: &[bool], members: &[usize], q: usize, product: usize) -> bool {
     let inside = |j: usize| j == q || (j != product && (!mat[j] || members.contains(&j)));
     // The nodes computed inside that q reads, in graph (topological) order.
-    let mut cone = vec![false; graph.len()];
+    let mut cone = NodeSet::default();
     let mut stack = vec![q];
     while let Some(j) = stack.pop() {
-        if std::mem::replace(&mut cone[j], true) {
+        if !cone.insert(j) {
             continue;
         }
         if let GKind::Op(_, inputs) = &graph[j].kind {
@@ -249,15 +250,18 @@ fn joins_epilogue(graph: &[GNode], mat: &[bool], members: &[usize], q: usize, pr
         }
     }
     let shape = &graph[product].node.shape;
-    let mut reaches = vec![false; graph.len()];
-    for j in (0..graph.len()).filter(|&j| cone[j]) {
+    let mut reaches = NodeSet::default();
+    for j in in_order(&cone) {
         let GKind::Op(code, inputs) = &graph[j].kind else {
             continue;
         };
-        reaches[j] = inputs.iter().any(|&i| i == product || (cone[i] && reaches[i]));
+        if !inputs.iter().any(|&i| i == product || reaches.contains(&i)) {
+            continue;
+        }
+        reaches.insert(j);
         let plain =
             graph[j].node.shape == *shape && !matches!(code, OpCode::View | OpCode::Region | OpCode::Reshape);
-        if reaches[j] && !plain {
+        if !plain {
             return false;
         }
     }
@@ -276,7 +280,7 @@ pub(crate) fn read_elsewhere(graph: &[GNode], mat: &[bool], groups: &[Vec<usize>
     }
     let mut elsewhere = vec![false; graph.len()];
     for (g, members) in groups.iter().enumerate() {
-        let mut seen = vec![false; graph.len()];
+        let mut seen = NodeSet::default();
         let mut stack: Vec<usize> = Vec::new();
         for &m in members {
             if let GKind::Op(_, inputs) = &graph[m].kind {
@@ -284,7 +288,7 @@ pub(crate) fn read_elsewhere(graph: &[GNode], mat: &[bool], groups: &[Vec<usize>
             }
         }
         while let Some(j) = stack.pop() {
-            if std::mem::replace(&mut seen[j], true) {
+            if !seen.insert(j) {
                 continue;
             }
             if mat[j] {
@@ -328,10 +332,10 @@ fn joins_rows(
     };
     let member = |j: usize| members.contains(&j);
     let inside = |j: usize| j == q || !mat[j] || member(j);
-    let mut cone = vec![false; graph.len()];
+    let mut cone = NodeSet::default();
     let mut stack = vec![q];
     while let Some(j) = stack.pop() {
-        if std::mem::replace(&mut cone[j], true) || (member(j) && j != q) {
+        if !cone.insert(j) || (member(j) && j != q) {
             continue;
         }
         if let GKind::Op(_, inputs) = &graph[j].kind {
@@ -339,9 +343,8 @@ fn joins_rows(
         }
     }
     // Whether each node reaches a reduction member, or an elementwise member.
-    let mut reaches_row = vec![false; graph.len()];
-    let mut reaches_own = vec![false; graph.len()];
-    for j in (0..graph.len()).filter(|&j| cone[j]) {
+    let (mut reaches_row, mut reaches_own) = (NodeSet::default(), NodeSet::default());
+    for j in in_order(&cone) {
         let GKind::Op(code, inputs) = &graph[j].kind else {
             continue;
         };
@@ -351,16 +354,24 @@ fn joins_rows(
                     if !per_row(&graph[j].node.shape) {
                         return false;
                     }
-                    reaches_row[j] = true;
+                    reaches_row.insert(j);
                 }
                 _ if reduction => return false,
-                _ => reaches_own[j] = true,
+                _ => {
+                    reaches_own.insert(j);
+                }
             }
             continue;
         }
-        reaches_row[j] = inputs.iter().any(|&i| cone[i] && reaches_row[i]);
-        reaches_own[j] = inputs.iter().any(|&i| cone[i] && reaches_own[i]);
-        if !reaches_row[j] && !reaches_own[j] {
+        let row = inputs.iter().any(|i| reaches_row.contains(i));
+        let own = inputs.iter().any(|i| reaches_own.contains(i));
+        if row {
+            reaches_row.insert(j);
+        }
+        if own {
+            reaches_own.insert(j);
+        }
+        if !row && !own {
             continue;
         }
         let plain = code.is_elementwise()
@@ -369,9 +380,16 @@ fn joins_rows(
                 OpCode::View | OpCode::Region | OpCode::Reshape | OpCode::Take(_)
             );
         let node_shape = &graph[j].node.shape;
-        if !plain || !per_row(node_shape) || (reaches_own[j] && node_shape[..] != shape[..]) {
+        if !plain || !per_row(node_shape) || (own && node_shape[..] != shape[..]) {
             return false;
         }
     }
     true
+}
+
+/// The nodes of `set` in graph (topological) order.
+fn in_order(set: &NodeSet) -> Vec<usize> {
+    let mut v: Vec<usize> = set.iter().copied().collect();
+    v.sort_unstable();
+    v
 }

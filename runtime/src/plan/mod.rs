@@ -8,6 +8,7 @@ pub(crate) mod access;
 pub(crate) mod build;
 pub(crate) mod collect;
 pub(crate) mod compact_plan;
+mod cone;
 pub(crate) mod describe;
 pub(crate) mod fit;
 pub(crate) mod gemm;
@@ -102,21 +103,17 @@ pub(crate) fn collect(roots: &[NodeRef], target: Option<Target>) -> Result<Optio
             .and_then(|t| t.scatter.as_ref())
             .map(|(index, _)| index.clone()),
     );
-    let graph = collect::collect(&needed)?;
+    let collect::Found { graph, roots: found } = collect::collect(&needed)?;
     for g in &graph {
         if let GKind::Op(..) = g.kind {
             check_iteration_space(&g.node.shape)?;
         }
     }
-    let root_idx: Vec<usize> = roots
-        .iter()
-        .filter_map(|r| graph.iter().position(|g| Arc::ptr_eq(&g.node, r)))
-        .collect();
-    let position = |n: &NodeRef| graph.iter().position(|g| Arc::ptr_eq(&g.node, n));
+    let root_idx: Vec<usize> = found[..roots.len()].to_vec();
     let store = target.and_then(|t| {
         let scatter = match &t.scatter {
-            Some((index, axis)) => Some(Scatter {
-                index: position(index)?,
+            Some((_, axis)) => Some(Scatter {
+                index: *found.get(roots.len())?,
                 axis: *axis,
             }),
             None => None,

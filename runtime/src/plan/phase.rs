@@ -6,10 +6,10 @@
 //! element), read in the epilogue at its own coordinates only.
 
 use super::access::{Access, Affine, Collapsed, LoadKind};
-use super::build::Cone;
 use super::collect::GNode;
+use super::cone::Cone;
 use super::kernel_plan::KernelPlan;
-use super::reads::{self, ConeView};
+use super::reads;
 use super::{values, Store};
 
 /// One phase: the cone of `targets` (and of `extra`, broadcast into the space) over
@@ -37,11 +37,7 @@ pub(super) struct Bound {
 impl Phase<'_> {
     pub(super) fn bind(&self, graph: &[GNode], mat: &[bool], plan: &mut KernelPlan) -> Bound {
         let cone = Cone::of(graph, mat, self.targets, self.extra, false, None, self.product);
-        let walked = ConeView {
-            graph,
-            used: &cone.used,
-            inside: &cone.inside,
-        };
+        let walked = cone.view(graph);
         let space = &self.space;
         let rank = space.len();
         let reads = reads::walk(&walked, self.targets, self.extra, space);
@@ -57,7 +53,7 @@ impl Phase<'_> {
             (s.node, collapsed.kind(&offset))
         });
         let product_plain = self.product.is_none_or(|p| {
-            let at = &reads.accesses[p];
+            let at = reads.accesses(p);
             at.len() <= 1 && at.iter().all(|a| *a == Access::identity(rank))
         });
         let binder = values::Binder {

@@ -13,13 +13,15 @@ use smallvec::SmallVec;
 
 use super::access::{Access, Affine, Bound};
 use super::collect::{GKind, GNode, Movement, OpCode};
+use super::cone::{NodeMap, NodeSet};
 use crate::graph::view::{Region, SourceAxis, ViewMap};
 use crate::graph::{Shape, TakeSpec};
 
 /// The accesses of one kernel's nodes, and what they load.
 pub(super) struct Reads {
-    /// Per graph node, the distinct accesses it is read with (a scalar: the first only).
-    pub(super) accesses: Vec<SmallVec<[Access; 1]>>,
+    /// Per node of the cone, the distinct accesses it is read with (a scalar: the first
+    /// only); see [`Reads::accesses`].
+    accesses: NodeMap<SmallVec<[Access; 1]>>,
     /// Every load, in node order: its memory, and how it is read.
     pub(super) loads: Vec<Load>,
     /// The bounds of every box a region tests (they keep their dims from merging).
@@ -43,8 +45,10 @@ pub(super) struct Load {
 /// What the walk needs to know of the kernel.
 pub(super) struct ConeView<'a> {
     pub(super) graph: &'a [GNode],
-    pub(super) used: &'a [bool],
-    pub(super) inside: &'a [bool],
+    /// The nodes the kernel uses, in graph order.
+    pub(super) used: &'a [usize],
+    /// Those it computes inside.
+    pub(super) inside: &'a NodeSet,
 }
 
 impl ConeView<'_> {
@@ -163,22 +167,27 @@ fn take_maps(spec: TakeSpec, shape: &[usize], data: &[usize], indices: &[usize])
 /// Walks the cone from `targets` (read at the kernel's coordinates) and `extra` (a
 /// total's operand, broadcast into the space) down to the loads.
 pub(super) fn walk(cone: &ConeView, targets: &[usize], extra: Option<usize>, space: &[usize]) -> Reads {
-    let n = cone.graph.len();
-    let mut accesses: Vec<SmallVec<[Access; 1]>> = vec![SmallVec::new(); n];
+    let mut accesses: NodeMap<SmallVec<[Access; 1]>> = NodeMap::default();
+    accesses.reserve(cone.used.len());
     let mut boxes = Vec::new();
     let id = Access::identity(space.len());
     for &t in targets {
-        add(&mut accesses[t], id.clone(), false);
+        add(accesses.entry(t).or_default(), id.clone(), false);
     }
     if let Some(e) = extra {
-        add(&mut accesses[e], id.broadcast(space, cone.shape(e)), false);
+        add(
+            accesses.entry(e).or_default(),
+            id.broadcast(space, cone.shape(e)),
+            false,
+        );
     }
     // The data accesses of `take`s: loads through an index.
     let mut gathered: Vec<(usize, Access)> = Vec::new();
-    for j in (0..n).rev().filter(|&j| cone.used[j] && cone.inside[j]) {
+    for &j in cone.used.iter().rev().filter(|j| cone.inside.contains(j)) {
         let scalar = |i: usize| matches!(cone.graph[i].kind, GKind::Scalar(_));
         let take = matches!(cone.graph[j].kind, GKind::Op(OpCode::Take(_), _));
-        for a in accesses[j].clone() {
+        let read_at = accesses.get(&j).cloned().unwrap_or_default();
+        for a in read_at {
             if let Some(Movement::Region(region)) = &cone.graph[j].movement {
                 boxes.extend(
                     cone.parts(j, region, &a, space)
@@ -191,14 +200,14 @@ pub(super) fn walk(cone: &ConeView, targets: &[usize], extra: Option<usize>, spa
                 if take && k == 0 {
                     gathered.push((i, ia.clone()));
                 }
-                add(&mut accesses[i], ia, scalar(i));
+                add(accesses.entry(i).or_default(), ia, scalar(i));
             }
         }
     }
     let mut loads = Vec::new();
-    for j in (0..n).filter(|&j| cone.used[j]) {
+    for &j in cone.used {
         let g = &cone.graph[j];
-        let read = if !cone.inside[j] {
+        let read = if !cone.inside.contains(&j) {
             Some(j)
         } else if let GKind::Op(OpCode::Reshape, inputs) = &g.kind {
             Some(inputs[0])
@@ -206,7 +215,7 @@ pub(super) fn walk(cone: &ConeView, targets: &[usize], extra: Option<usize>, spa
             None
         };
         if let Some(node) = read {
-            for a in &accesses[j] {
+            for a in accesses.get(&j).into_iter().flatten() {
                 loads.push(Load {
                     node,
                     reader: j,
@@ -225,15 +234,21 @@ pub(super) fn walk(cone: &ConeView, targets: &[usize], extra: Option<usize>, spa
 }
 
 impl Reads {
+    /// The distinct accesses node `j` is read with (none: the kernel does not read it).
+    pub(super) fn accesses(&self, j: usize) -> &[Access] {
+        self.accesses.get(&j).map_or(&[], |a| a.as_slice())
+    }
+
     /// The row-major offsets, in their own shapes, of the coordinates the random nodes
     /// computed inside are read at (over the kernel's full rank): indices that the
     /// collapse of the kernel's dims must respect, as a load's offset.
     pub(super) fn random_offsets(&self, cone: &ConeView, rank: usize) -> Vec<Affine> {
-        (0..cone.graph.len())
-            .filter(|&j| cone.used[j] && cone.inside[j])
-            .filter(|&j| matches!(cone.graph[j].kind, GKind::Op(OpCode::Random(_), _)))
-            .flat_map(|j| {
-                self.accesses[j]
+        cone.used
+            .iter()
+            .filter(|&j| cone.inside.contains(j))
+            .filter(|&&j| matches!(cone.graph[j].kind, GKind::Op(OpCode::Random(_), _)))
+            .flat_map(|&j| {
+                self.accesses(j)
                     .iter()
                     .map(move |a| a.affine(&cone.graph[j].node.shape, rank))
             })

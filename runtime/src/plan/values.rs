@@ -9,6 +9,7 @@ use smallvec::SmallVec;
 
 use super::access::{Access, Affine, Bound, Collapsed, LoadKind};
 use super::collect::{GKind, Inputs, Movement, OpCode};
+use super::cone::{NodeMap, NodeSet};
 use super::kernel_plan::{
     Input, Inside, JoinedReduction, KernelPlan, Output, PlannedValue, RandomRead, ScalarArg, ScalarValue,
     Value,
@@ -22,7 +23,7 @@ use crate::graph::TernaryOp;
 /// What binding a kernel's values needs.
 pub(super) struct Binder<'a> {
     pub(super) walked: &'a ConeView<'a>,
-    pub(super) is_target: &'a [bool],
+    pub(super) is_target: &'a NodeSet,
     pub(super) reads: &'a Reads,
     /// How each of `reads.loads` reads over the collapsed dims.
     pub(super) kinds: &'a [LoadKind],
@@ -38,15 +39,13 @@ pub(super) struct Binder<'a> {
 
 /// The state of a binding in progress.
 struct Binding {
-    /// Per graph node, the value of each of its accesses (in the order of
+    /// Per node of the cone, the value of each of its accesses (in the order of
     /// `Reads::accesses`).
-    value_at: Vec<SmallVec<[usize; 1]>>,
+    value_at: NodeMap<SmallVec<[usize; 1]>>,
     /// The next of `Reads::loads` to bind (they come in the order values are made).
     next_load: usize,
     /// (buffer identity, how it is read) → input slot; kernels have few inputs.
     slots: Vec<(usize, LoadKind, usize)>,
-    /// Which nodes are scalars (one value whatever the access).
-    scalar: Vec<bool>,
     /// A broken invariant of the walk (a value read at an access nobody gave it, a load
     /// out of order): the plan is refused ([`KernelPlan::broken`]), never run wrong.
     broken: Option<String>,
@@ -67,17 +66,16 @@ impl<'a> Binder<'a> {
             false => Vec::new(),
         };
         let mut b = Binding {
-            value_at: vec![SmallVec::new(); graph.len()],
+            value_at: NodeMap::default(),
             next_load: 0,
             slots,
-            scalar: graph.iter().map(|g| matches!(g.kind, GKind::Scalar(_))).collect(),
             broken: None,
         };
-        for j in (0..graph.len()).filter(|&j| self.walked.used[j]) {
-            for (ai, a) in self.reads.accesses[j].iter().enumerate() {
+        for &j in self.walked.used {
+            for (ai, a) in self.reads.accesses(j).iter().enumerate() {
                 let v = self.value(plan, &mut b, j, a);
-                b.value_at[j].push(v);
-                if ai == 0 && self.is_target[j] {
+                b.value_at.entry(j).or_default().push(v);
+                if ai == 0 && self.is_target.contains(&j) {
                     let (dtype, node) = output_of(j);
                     let store = match &self.store {
                         Some((target, LoadKind::Strided(s))) if *target == j => Some(s.clone()),
@@ -101,14 +99,36 @@ impl<'a> Binder<'a> {
         if let Some(broken) = b.broken.take() {
             plan.broken.get_or_insert(broken);
         }
-        move |node| b.value_at[node].first().copied().unwrap_or(usize::MAX)
+        move |node| {
+            b.value_at
+                .get(&node)
+                .and_then(|v| v.first().copied())
+                .unwrap_or(usize::MAX)
+        }
+    }
+
+    /// The value of node `i` at access `a` (a scalar has one value whatever the access).
+    fn lookup(&self, b: &mut Binding, i: usize, a: &Access) -> usize {
+        let scalar = matches!(self.walked.graph[i].kind, GKind::Scalar(_));
+        let at = self.reads.accesses(i).iter().position(|x| x == a);
+        match at
+            .or(scalar.then_some(0))
+            .and_then(|at| b.value_at.get(&i)?.get(at))
+        {
+            Some(&v) => v,
+            None => {
+                b.broken
+                    .get_or_insert_with(|| format!("node {i} has no value at {a:?}"));
+                0
+            }
+        }
     }
 
     /// The value of node `j` read at `a`.
     fn value(&self, plan: &mut KernelPlan, b: &mut Binding, j: usize, a: &Access) -> usize {
         let g = &self.walked.graph[j];
         let dtype = g.node.dtype;
-        if !self.walked.inside[j] {
+        if !self.walked.inside.contains(&j) {
             return self.load(plan, b, j);
         }
         let value = match (&g.kind, &g.movement) {
@@ -124,7 +144,7 @@ impl<'a> Binder<'a> {
             }
             (GKind::Op(OpCode::Reshape, _), _) => return self.load(plan, b, j),
             (GKind::Op(OpCode::View, inputs), Some(Movement::View(map))) => {
-                return lookup(b, self.reads, inputs[0], &a.view(map))
+                return self.lookup(b, inputs[0], &a.view(map))
             }
             (GKind::Op(OpCode::Region, _), Some(Movement::Region(region))) => {
                 return self.region(plan, b, j, region, a)
@@ -136,8 +156,8 @@ impl<'a> Binder<'a> {
                         .get_or_insert_with(|| format!("take {j} without its operands"));
                     return self.zero(plan, dtype);
                 };
-                let loaded = lookup(b, self.reads, *data, da);
-                let index = lookup(b, self.reads, *indices, ia);
+                let loaded = self.lookup(b, *data, da);
+                let index = self.lookup(b, *indices, ia);
                 let Some(Value::Load { slot }) = plan.values.get(loaded).map(|v| &v.value) else {
                     b.broken
                         .get_or_insert_with(|| format!("take {j} reads no memory"));
@@ -158,7 +178,7 @@ impl<'a> Binder<'a> {
                     .walked
                     .operand_accesses(j, a, self.space)
                     .iter()
-                    .map(|(i, ia)| lookup(b, self.reads, *i, ia))
+                    .map(|(i, ia)| self.lookup(b, *i, ia))
                     .collect();
                 let index = self.random_index(&a.affine(&g.node.shape, self.space.len()));
                 let slot = plan.randoms.len();
@@ -183,7 +203,7 @@ impl<'a> Binder<'a> {
                     .walked
                     .operand_accesses(j, a, self.space)
                     .iter()
-                    .map(|(i, ia)| lookup(b, self.reads, *i, ia))
+                    .map(|(i, ia)| self.lookup(b, *i, ia))
                     .collect();
                 key::op(&mut plan.key, *code, dtype, &args);
                 Value::Op { code: *code, args }
@@ -244,10 +264,10 @@ impl<'a> Binder<'a> {
                     // An empty result: nothing is read.
                     return self.zero(plan, dtype);
                 };
-                let mut v = lookup(b, self.reads, *last, la);
+                let mut v = self.lookup(b, *last, la);
                 for (i, pa) in readable.iter().rev().skip(1).copied() {
                     let inside = self.inside(plan, &pa.bounds);
-                    let vi = lookup(b, self.reads, *i, pa);
+                    let vi = self.lookup(b, *i, pa);
                     v = select(plan, inside, vi, v, dtype);
                 }
                 v
@@ -256,13 +276,13 @@ impl<'a> Binder<'a> {
                 let Some((fill, fa)) = parts[1].as_ref() else {
                     return self.zero(plan, dtype);
                 };
-                let fv = lookup(b, self.reads, *fill, fa);
+                let fv = self.lookup(b, *fill, fa);
                 match &parts[0] {
                     None => fv,
-                    Some((src, pa)) if pa.bounds == a.bounds => lookup(b, self.reads, *src, pa),
+                    Some((src, pa)) if pa.bounds == a.bounds => self.lookup(b, *src, pa),
                     Some((src, pa)) => {
                         let inside = self.inside(plan, &pa.bounds);
-                        let sv = lookup(b, self.reads, *src, pa);
+                        let sv = self.lookup(b, *src, pa);
                         select(plan, inside, sv, fv, dtype)
                     }
                 }
@@ -356,22 +376,6 @@ pub(super) fn mark_branch_loads(plan: &mut KernelPlan) {
     }
     for (v, b) in plan.values.iter_mut().zip(only_branches) {
         v.in_branch = b;
-    }
-}
-
-/// The value of node `i` at access `a` (a scalar has one value whatever the access).
-fn lookup(b: &mut Binding, reads: &Reads, i: usize, a: &Access) -> usize {
-    let at = reads.accesses[i].iter().position(|x| x == a);
-    match at
-        .or(b.scalar[i].then_some(0))
-        .and_then(|at| b.value_at[i].get(at))
-    {
-        Some(&v) => v,
-        None => {
-            b.broken
-                .get_or_insert_with(|| format!("node {i} has no value at {a:?}"));
-            0
-        }
     }
 }
 
