@@ -116,11 +116,12 @@ fn recycled_buffers_add_no_waits_between_independent_queues_without_reads() {
 }
 
 /// A buffer dropped while a long kernel on another queue still writes it is handed to
-/// new work only with a device-side wait: the new work's values are what remains.
+/// new work only with a device-side wait: the new work's values are what remains. (By
+/// default the pool makes a new buffer instead: `spare_buffers(0)` makes it reuse.)
 #[test]
 fn a_recycled_buffer_still_in_use_is_waited_for() {
     let _one = exclusive();
-    let ctx = ctx();
+    let ctx = Context::builder().spare_buffers(0).build().unwrap();
     let (q1, q2) = (ctx.new_queue().unwrap(), ctx.new_queue().unwrap());
     let spin = spin_then_write::bind(&ctx).unwrap();
     let iters = calibrate(&ctx, Duration::from_millis(300));
@@ -143,6 +144,39 @@ fn a_recycled_buffer_still_in_use_is_waited_for() {
     let got = y.to_vec().unwrap();
     assert_eq!(got[0], 3.0, "the long kernel's write landed after the new work's");
     assert_eq!(got[n - 1], (n - 1) as f32 + 3.0);
+}
+
+/// By default the same buffer is passed over: the new work gets a new one and waits for
+/// nothing, and the busy one is reused once it is known to be free.
+#[test]
+fn a_busy_buffer_is_passed_over_by_default() {
+    let _one = exclusive();
+    let ctx = ctx();
+    let (q1, q2) = (ctx.new_queue().unwrap(), ctx.new_queue().unwrap());
+    let spin = spin_then_write::bind(&ctx).unwrap();
+    let iters = calibrate(&ctx, Duration::from_millis(300));
+    let n = 3001;
+    let x = ctx.from_vec((0..n).map(|i| i as f32).collect()).unwrap();
+    let mut a = ctx.zeros::<f32>(n).unwrap();
+    ctx.synchronize().unwrap();
+    let long = spin.global(1).on(&q1).launch_event(&mut a, -5.0, iters).unwrap();
+    drop(a);
+    let before = ctx.stats();
+    let y = &x + 3.0;
+    y.eval_on(&q2).unwrap();
+    let d = ctx.stats() - before;
+    assert_eq!((d.buffers_reused, d.buffers_allocated), (0, 1), "{d}");
+    assert_eq!((d.cross_queue_waits, d.events_created), (0, 0), "{d}");
+    assert_eq!(y.to_vec().unwrap()[0], 3.0);
+    assert!(!long.is_complete().unwrap(), "y waited for the long kernel");
+    long.wait().unwrap(); // known complete now: its buffer needs no wait
+    let before = ctx.stats();
+    let z = &x * 2.0;
+    z.eval_on(&q2).unwrap();
+    let d = ctx.stats() - before;
+    assert_eq!((d.buffers_reused, d.cross_queue_waits), (1, 0), "{d}");
+    assert_eq!(z.to_vec().unwrap()[1], 2.0);
+    q1.finish().unwrap();
 }
 
 /// Queues made per task and dropped do not pile up in the context: with a read of each

@@ -35,6 +35,7 @@ pub struct ContextBuilder {
     precise_div_sqrt: bool,
     cache: CacheDir,
     max_queued_commands: usize,
+    spare_buffers: usize,
     tuning: crate::profile::Tuning,
     /// `None`: `LAZYCL_DUMP_DOT` decides; `Some(None)`: off.
     dump_dot: Option<Option<PathBuf>>,
@@ -45,6 +46,10 @@ pub struct ContextBuilder {
 /// milliseconds), few enough that a read after a long enqueue-only loop waits for
 /// seconds of backlog at most, not minutes.
 pub const DEFAULT_MAX_QUEUED_COMMANDS: usize = 4096;
+
+/// The default of [`ContextBuilder::spare_buffers`]: two or three queues working side by
+/// side each settle on buffers of their own.
+pub const DEFAULT_SPARE_BUFFERS: usize = 2;
 
 /// The default of [`ContextBuilder::build_notice_after`]: past about two seconds a silent
 /// call reads as a hang.
@@ -120,6 +125,19 @@ impl ContextBuilder {
         self
     }
 
+    /// How the buffer pool trades memory for independence between queues (default
+    /// [`DEFAULT_SPARE_BUFFERS`]). New work gets a free buffer of its size that needs no
+    /// wait on its queue if there is one. If every free buffer of that size may still be
+    /// in use by another queue's commands, handing one out makes the new work wait (on
+    /// the device) for those commands; so while there are at most `buffers` of them the
+    /// pool makes a new buffer instead, and work on independent queues never waits for
+    /// each other through recycled memory. 0 always reuses (the least memory). When the
+    /// device has no memory for a new buffer, a busy one is reused anyway.
+    pub fn spare_buffers(mut self, buffers: usize) -> Self {
+        self.spare_buffers = buffers;
+        self
+    }
+
     /// Planning switches for tests that cover every kernel layout on any device.
     #[doc(hidden)]
     pub fn tuning(mut self, tuning: crate::profile::Tuning) -> Self {
@@ -170,6 +188,7 @@ impl ContextBuilder {
             build_notice_after: (!quiet).then_some(self.build_notice_after),
             precise_div_sqrt: self.precise_div_sqrt && info.correctly_rounded_div_sqrt,
             max_queued_commands: self.max_queued_commands,
+            spare_buffers: self.spare_buffers,
             tuning: self.tuning,
         };
         Ok(Context {
@@ -201,6 +220,7 @@ impl Context {
             precise_div_sqrt: false,
             cache: CacheDir::FromEnv,
             max_queued_commands: DEFAULT_MAX_QUEUED_COMMANDS,
+            spare_buffers: DEFAULT_SPARE_BUFFERS,
             tuning: Default::default(),
             dump_dot: None,
         }

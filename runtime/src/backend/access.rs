@@ -1,5 +1,6 @@
 //! What each device buffer remembers about the commands that use it (the last write and,
 //! per queue, the last read), and the dependencies of a new command derived from it.
+//! A command known complete is no dependency: it adds no event and no wait.
 
 use std::sync::Arc;
 
@@ -27,6 +28,28 @@ impl Access {
     pub(crate) fn last_write(&self) -> Option<Mark> {
         self.write.clone()
     }
+
+    /// Whether a command on queue `own` that writes this buffer needs no wait: every
+    /// command recorded here ran on `own` or is known complete (no driver call).
+    pub(crate) fn free_for(&self, own: u32) -> bool {
+        let clear = |m: &Mark| m.queue.id == own || m.known_done();
+        self.write.as_ref().is_none_or(clear) && self.reads.iter().all(clear)
+    }
+
+    /// Records a read by `mark`: the latest per queue. Reads known complete are forgotten
+    /// when another queue's read is added, so a buffer that many short-lived queues read
+    /// does not keep those queues alive once they are known to be done.
+    pub(crate) fn record_read(&mut self, mark: &Mark) {
+        match self.reads.iter_mut().find(|m| m.queue.id == mark.queue.id) {
+            // Two threads may record reads of one queue out of order: keep the later.
+            Some(m) if m.seq < mark.seq => *m = mark.clone(),
+            Some(_) => {}
+            None => {
+                self.reads.retain(|m| !m.known_done());
+                self.reads.push(mark.clone());
+            }
+        }
+    }
 }
 
 /// The dependencies of one command on other queues: the latest mark per queue.
@@ -37,7 +60,7 @@ pub(crate) struct Deps {
 
 impl Deps {
     pub(crate) fn add(&mut self, own: u32, mark: &Mark) {
-        if mark.queue.id == own {
+        if mark.queue.id == own || mark.known_done() {
             return;
         }
         match self.marks.iter_mut().find(|m| m.queue.id == mark.queue.id) {
@@ -47,9 +70,13 @@ impl Deps {
         }
     }
 
-    /// The events to wait for (each kept alive by `keep`).
+    /// The events to wait for (each kept alive by `keep`): none for a command that
+    /// existing events show complete (keep-alive stays safe: any other becomes a wait).
     pub(crate) fn events(self, keep: &mut SmallVec<[Event; 4]>) -> Result<()> {
         for m in self.marks {
+            if m.check_done() {
+                continue;
+            }
             let event = match m.event {
                 Some(e) => e,
                 None => m.queue.covering_event(m.seq)?,

@@ -75,13 +75,7 @@ impl QueueInner {
             event: event.clone(),
         };
         for b in cmd.reads {
-            let mut access = b.access();
-            match access.reads.iter_mut().find(|m| m.queue.id == self.id) {
-                // Two threads may record reads of one queue out of order: keep the later.
-                Some(m) if m.seq < seq => *m = mark.clone(),
-                Some(_) => {}
-                None => access.reads.push(mark.clone()),
-            }
+            b.access().record_read(&mark);
         }
         for b in cmd.writes {
             let mut access = b.access();
