@@ -191,20 +191,23 @@ fn dropped_queues_are_released() {
         s.queues_created - s.queues_released
     };
     let at_start = live(&ctx);
-    let mut most = 0;
+    // The most queues alive at once: while each task's result is read, and while only
+    // every 100th task synchronizes (until then the input's records name the others).
+    let mut most = [0, 0];
     for i in 0..10_000u32 {
         let q = ctx.new_queue().unwrap();
         let y = &x + i as f32;
         y.eval_on(&q).unwrap();
-        if i < 5_000 {
+        let phase = usize::from(i >= 5_000);
+        if phase == 0 {
             assert_eq!(y.to_vec().unwrap()[1], 1.0 + i as f32);
         } else if i % 100 == 0 {
             ctx.synchronize().unwrap();
         }
         drop((y, q));
-        most = most.max(live(&ctx) - at_start);
+        most[phase] = most[phase].max(live(&ctx) - at_start);
     }
-    assert!(most <= 110, "up to {most} queues were alive at once");
+    assert!(most[0] <= 3 && most[1] <= 102, "up to {most:?} queues were alive at once");
     let s = ctx.stats();
     assert!(s.queues_created >= 10_000, "{s}");
 }
