@@ -236,7 +236,8 @@ impl Context {
         self.inner.counters.snapshot()
     }
 
-    /// Waits for every command queued so far on every queue (counted as an explicit wait).
+    /// Waits for every command queued so far on every queue that is alive (counted as an
+    /// explicit wait per queue).
     ///
     /// Rarely needed: reading an array waits for what it needs, and dropping the context
     /// waits for everything. Use it to time the device from the host.
@@ -257,8 +258,17 @@ impl Context {
     }
 
     /// Creates another in-order queue on this context's device. Work on different queues
-    /// may overlap; dependencies between them are added automatically. A queue lives as
-    /// long as its context, so create the few you need once and reuse them.
+    /// may overlap; dependencies between them are added automatically.
+    ///
+    /// A queue lives while something names it: a [`Queue`] handle, an
+    /// [`Event`](crate::Event) of it, or an array whose last write or read was one of its
+    /// commands (until another command writes that array, or the array's memory is
+    /// reused); the context does not keep it. So a queue made per task and dropped is
+    /// freed once its arrays are, or once a host wait (a read, `finish`, `synchronize`)
+    /// has shown its work done. Dropping a queue never waits: OpenCL finishes its queued
+    /// commands, and dropping the context waits for the queues still alive
+    /// (`queues_created - queues_released` in [`stats`](Context::stats) are alive now).
+    /// Making a queue costs a driver object, so reuse a few where you can.
     ///
     /// ```
     /// # use lazycl::prelude::*;
