@@ -95,7 +95,10 @@ fn independent_dags_stay_independent(read_between_rounds: bool) {
             for (c, t, h, s) in [(&c1, &t1, &h1, s), (&c2, &t2, &h2, -s)] {
                 let (hc, ht) = host_dag(h, s);
                 let got = c.to_vec().unwrap();
-                assert!(got.iter().zip(&hc).all(|(g, w)| (g - w).abs() <= 1e-4 * w.abs().max(1.0)));
+                assert!(got
+                    .iter()
+                    .zip(&hc)
+                    .all(|(g, w)| (g - w).abs() <= 1e-4 * w.abs().max(1.0)));
                 let got = t.item().unwrap();
                 assert!((got - ht).abs() <= 1e-3 * ht.abs().max(1.0), "{got} != {ht}");
             }
@@ -207,7 +210,10 @@ fn dropped_queues_are_released() {
         drop((y, q));
         most[phase] = most[phase].max(live(&ctx) - at_start);
     }
-    assert!(most[0] <= 3 && most[1] <= 102, "up to {most:?} queues were alive at once");
+    assert!(
+        most[0] <= 3 && most[1] <= 102,
+        "up to {most:?} queues were alive at once"
+    );
     let s = ctx.stats();
     assert!(s.queues_created >= 10_000, "{s}");
 }

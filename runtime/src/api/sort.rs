@@ -228,7 +228,11 @@ impl<T: Numeric> Array<T> {
         // (Nothing to sort: a buffer of one byte stands for the empty result.)
         let keys = match (req.keys_out, sorted.keys) {
             (true, Some(b)) => Some(moved_back(self, req.axis, b)?),
-            (true, None) => Some(moved_back(self, req.axis, DeviceBuffer::uninit(&ctx.cl, 1, ctx.queue())?)?),
+            (true, None) => Some(moved_back(
+                self,
+                req.axis,
+                DeviceBuffer::uninit(&ctx.cl, 1, ctx.queue())?,
+            )?),
             (false, _) => None,
         };
         let payload = match (req.payload, sorted.values) {

@@ -52,7 +52,11 @@ impl DeviceBuffer {
 
     /// A buffer of at least `bytes` bytes from the pool, or newly created, for commands on
     /// `queue` (the pool prefers a buffer that needs no wait there). Contents undefined.
-    pub(crate) fn uninit(ctx: &Arc<ClContext>, bytes: usize, queue: &QueueInner) -> Result<Arc<DeviceBuffer>> {
+    pub(crate) fn uninit(
+        ctx: &Arc<ClContext>,
+        bytes: usize,
+        queue: &QueueInner,
+    ) -> Result<Arc<DeviceBuffer>> {
         let capacity = size_class(bytes);
         Self::check_size(ctx, capacity)?;
         let mut taken = ctx.pool.take(capacity, queue);
@@ -67,7 +71,12 @@ impl DeviceBuffer {
             Counters::add(&ctx.counters.buffers_reused, 1);
             return Ok(Self::wrap(ctx, mem, capacity, access));
         }
-        Ok(Self::wrap(ctx, Self::create(ctx, capacity)?, capacity, Access::default()))
+        Ok(Self::wrap(
+            ctx,
+            Self::create(ctx, capacity)?,
+            capacity,
+            Access::default(),
+        ))
     }
 
     fn wrap(ctx: &Arc<ClContext>, mem: cl_mem, capacity: usize, access: Access) -> Arc<DeviceBuffer> {

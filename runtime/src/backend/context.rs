@@ -267,7 +267,10 @@ impl ContextInner {
         // u32::MAX is the transfer queue's; a context that made all the others has run
         // out of queue ids.
         if id == u32::MAX {
-            return Err(Error::cl("clCreateCommandQueue", cl3::error_codes::CL_OUT_OF_RESOURCES));
+            return Err(Error::cl(
+                "clCreateCommandQueue",
+                cl3::error_codes::CL_OUT_OF_RESOURCES,
+            ));
         }
         let raw = create_queue(&self.cl_context, &self.device)?;
         let inner = Arc::new(QueueInner::new(

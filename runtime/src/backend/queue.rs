@@ -114,9 +114,10 @@ impl QueueInner {
             st.checkpoints.push_back((st.seq, event));
         }
         match st.checkpoints.front() {
-            Some(&(covered, _)) if covered + self.max_queued <= st.seq => {
-                Ok(st.checkpoints.pop_front().map(|(seq, event)| Checkpoint { seq, event }))
-            }
+            Some(&(covered, _)) if covered + self.max_queued <= st.seq => Ok(st
+                .checkpoints
+                .pop_front()
+                .map(|(seq, event)| Checkpoint { seq, event })),
             _ => Ok(None),
         }
     }
@@ -312,7 +313,11 @@ struct RawEvent(cl_event);
 impl RawEvent {
     fn share(&self, queue: Arc<QueueInner>, seq: u64) -> Event {
         cl::retain_event(self.0);
-        Event { raw: self.0, queue, seq }
+        Event {
+            raw: self.0,
+            queue,
+            seq,
+        }
     }
 }
 

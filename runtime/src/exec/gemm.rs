@@ -54,7 +54,11 @@ pub(crate) fn launch_gemm(
     }
     let partials = match g.split {
         0 | 1 => None,
-        s => Some(DeviceBuffer::uninit(&ctx.cl, s * plan.numel * g.dtype.size(), queue)?),
+        s => Some(DeviceBuffer::uninit(
+            &ctx.cl,
+            s * plan.numel * g.dtype.size(),
+            queue,
+        )?),
     };
     Bindings {
         io,
