@@ -1,14 +1,45 @@
-//! What each device buffer remembers about the commands that use it (the last write and,
-//! per queue, the last read), and the dependencies of a new command derived from it.
+//! A position on a queue ([`Mark`]), what each device buffer remembers about the commands
+//! that use it (the last write and, per queue, the last read), and the dependencies of a
+//! new command derived from it.
 //! A command known complete is no dependency: it adds no event and no wait.
 
 use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use crate::backend::queue::{Event, Mark, QueueInner};
+use crate::backend::queue::{Event, QueueInner};
 use crate::error::Result;
 use crate::stats::Counters;
+
+/// A position on a queue: "the command at `seq` of `queue`" (with its event, if it has one).
+#[derive(Clone)]
+pub(crate) struct Mark {
+    pub(crate) queue: Arc<QueueInner>,
+    pub(crate) seq: u64,
+    pub(crate) event: Option<Event>,
+}
+
+impl Mark {
+    /// An event that completes once this command (and those before it on its queue) has.
+    pub(crate) fn event(&self) -> Result<Event> {
+        match &self.event {
+            Some(e) => Ok(e.clone()),
+            None => self.queue.covering_event(self.seq),
+        }
+    }
+
+    /// Whether this command is known complete (no driver call).
+    #[inline]
+    pub(crate) fn known_done(&self) -> bool {
+        self.queue.known_done(self.seq)
+    }
+
+    /// Whether this command has completed, as far as existing events tell
+    /// ([`QueueInner::check_done`]).
+    pub(crate) fn check_done(&self) -> bool {
+        self.queue.check_done(self.seq, self.event.as_ref())
+    }
+}
 
 /// What a device buffer remembers about the commands that use it.
 #[derive(Default)]

@@ -4,7 +4,7 @@
 //! exactly the dependencies it needs.
 //!
 //! Every queue is in order. Each device buffer remembers the last command that wrote it
-//! and, per queue, the last command that read it (a [`Mark`]: queue and position). A new
+//! and, per queue, the last command that read it (a `Mark`, in `access`: queue and position). A new
 //! command on queue `Q` depends on the marks of *other* queues only (in-order execution
 //! covers its own): a read waits for the last write, a write for the last write and every
 //! read. Such a dependency becomes an event: the command's own event if it asked for one,
@@ -339,36 +339,6 @@ fn failed(raw: cl_event) -> Result<()> {
     match cl::event_status(raw)? {
         code if code < 0 => Err(Error::cl("command execution", code)),
         _ => Ok(()),
-    }
-}
-
-/// A position on a queue: "the command at `seq` of `queue`" (with its event, if it has one).
-#[derive(Clone)]
-pub(crate) struct Mark {
-    pub(crate) queue: Arc<QueueInner>,
-    pub(crate) seq: u64,
-    pub(crate) event: Option<Event>,
-}
-
-impl Mark {
-    /// An event that completes once this command (and those before it on its queue) has.
-    pub(crate) fn event(&self) -> Result<Event> {
-        match &self.event {
-            Some(e) => Ok(e.clone()),
-            None => self.queue.covering_event(self.seq),
-        }
-    }
-
-    /// Whether this command is known complete (no driver call).
-    #[inline]
-    pub(crate) fn known_done(&self) -> bool {
-        self.queue.known_done(self.seq)
-    }
-
-    /// Whether this command has completed, as far as existing events tell
-    /// ([`QueueInner::check_done`]).
-    pub(crate) fn check_done(&self) -> bool {
-        self.queue.check_done(self.seq, self.event.as_ref())
     }
 }
 

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use cl3::types::{cl_command_queue, cl_event};
 use smallvec::SmallVec;
 
-use crate::backend::access::Deps;
+use crate::backend::access::{Deps, Mark};
 use crate::backend::buffer::DeviceBuffer;
-use crate::backend::queue::{Event, Mark, QueueInner};
+use crate::backend::queue::{Event, QueueInner};
 use crate::error::Result;
 
 /// One command about to be submitted: what it reads and writes, and extra events.
