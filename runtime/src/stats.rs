@@ -127,8 +127,15 @@ counters! {
     /// `cl_event` objects requested from the driver (markers for dependencies between
     /// queues, and events a user asked for).
     events_created,
-    /// Dependencies on commands of other queues added to a command's wait list.
+    /// Dependencies on commands of other queues added to a command's wait list (one not
+    /// known to have completed).
     cross_queue_waits,
+    /// Command queues created (the default one, `Context::new_queue`'s, the transfer
+    /// queue of uploads); `queues_created - queues_released` are alive now.
+    queues_created,
+    /// Command queues released: nothing named them any more (handle, event, or a buffer's
+    /// record of one of their commands).
+    queues_released,
 }
 
 /// Why the host waited for the device.

@@ -256,10 +256,11 @@ fn events_order_work_across_queues() {
 
 /// A buffer dropped while a kernel on another queue still writes it goes back to the
 /// pool; whoever gets it next must not see that kernel's write land after their own.
+/// (`spare_buffers(0)`: the pool reuses it rather than making a new one.)
 #[test]
 fn pooled_buffers_wait_for_the_commands_of_their_last_owner() {
     let _one = exclusive();
-    let ctx = ctx();
+    let ctx = Context::builder().spare_buffers(0).build().unwrap();
     let slow_q = ctx.new_queue().unwrap();
     let fill = slow_fill::bind(&ctx).unwrap();
     let n = 4;

@@ -237,14 +237,14 @@ impl<T: Element> Array<T> {
         if T::DTYPE == DType::Bool {
             // Never trust device bytes to be valid `bool`s: read bytes, then compare.
             let mut raw = vec![0u8; n];
-            cl::read_buffer_blocking(queue.raw(), buffer.mem(), 0, bytes, raw.as_mut_ptr().cast())?;
+            queue.read_blocking(buffer.mem(), bytes, raw.as_mut_ptr().cast())?;
             let bools: Vec<bool> = raw.into_iter().map(|b| b != 0).collect();
             // SAFETY: T is bool here (checked through DTYPE), so Vec<bool> is Vec<T>.
             let out = unsafe { std::mem::transmute::<Vec<bool>, Vec<T>>(bools) };
             return Ok(out);
         }
         let mut out: Vec<T> = vec![T::default(); n];
-        cl::read_buffer_blocking(queue.raw(), buffer.mem(), 0, bytes, out.as_mut_ptr().cast())?;
+        queue.read_blocking(buffer.mem(), bytes, out.as_mut_ptr().cast())?;
         Ok(out)
     }
 
@@ -364,8 +364,8 @@ impl<T: Element> Array<T> {
         if Arc::strong_count(&self.node) > 1 || Arc::strong_count(&buffer) > 2 {
             let ctx = self.node.ctx.clone();
             let bytes = self.len() * T::DTYPE.size();
-            let copy = DeviceBuffer::uninit(&ctx.cl, bytes)?;
             let q = queue.map_or(ctx.queue(), |q| &q.inner);
+            let copy = DeviceBuffer::uninit(&ctx.cl, bytes, q)?;
             copy_buffer(q, &buffer, &copy, bytes)?;
             *self = Array::ready(
                 &ctx,

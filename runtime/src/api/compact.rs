@@ -139,8 +139,8 @@ fn compacted<T: Element>(
         Some(v) => Some(v.materialized_buffer()?),
         None => None,
     };
-    let out = DeviceBuffer::uninit(&ctx.cl, (n * T::DTYPE.size()).max(1))?;
-    let count = DeviceBuffer::uninit(&ctx.cl, 8)?;
+    let out = DeviceBuffer::uninit(&ctx.cl, (n * T::DTYPE.size()).max(1), ctx.queue())?;
+    let count = DeviceBuffer::uninit(&ctx.cl, 8, ctx.queue())?;
     compact(
         &ctx,
         ctx.queue(),

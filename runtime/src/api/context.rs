@@ -35,6 +35,7 @@ pub struct ContextBuilder {
     precise_div_sqrt: bool,
     cache: CacheDir,
     max_queued_commands: usize,
+    spare_buffers: usize,
     tuning: crate::profile::Tuning,
     /// `None`: `LAZYCL_DUMP_DOT` decides; `Some(None)`: off.
     dump_dot: Option<Option<PathBuf>>,
@@ -45,6 +46,10 @@ pub struct ContextBuilder {
 /// milliseconds), few enough that a read after a long enqueue-only loop waits for
 /// seconds of backlog at most, not minutes.
 pub const DEFAULT_MAX_QUEUED_COMMANDS: usize = 4096;
+
+/// The default of [`ContextBuilder::spare_buffers`]: two or three queues working side by
+/// side each settle on buffers of their own.
+pub const DEFAULT_SPARE_BUFFERS: usize = 2;
 
 /// The default of [`ContextBuilder::build_notice_after`]: past about two seconds a silent
 /// call reads as a hang.
@@ -120,6 +125,19 @@ impl ContextBuilder {
         self
     }
 
+    /// How the buffer pool trades memory for independence between queues (default
+    /// [`DEFAULT_SPARE_BUFFERS`]). New work gets a free buffer of its size that needs no
+    /// wait on its queue if there is one. If every free buffer of that size may still be
+    /// in use by another queue's commands, handing one out makes the new work wait (on
+    /// the device) for those commands; so while there are at most `buffers` of them the
+    /// pool makes a new buffer instead, and work on independent queues never waits for
+    /// each other through recycled memory. 0 always reuses (the least memory). When the
+    /// device has no memory for a new buffer, a busy one is reused anyway.
+    pub fn spare_buffers(mut self, buffers: usize) -> Self {
+        self.spare_buffers = buffers;
+        self
+    }
+
     /// Planning switches for tests that cover every kernel layout on any device.
     #[doc(hidden)]
     pub fn tuning(mut self, tuning: crate::profile::Tuning) -> Self {
@@ -170,6 +188,7 @@ impl ContextBuilder {
             build_notice_after: (!quiet).then_some(self.build_notice_after),
             precise_div_sqrt: self.precise_div_sqrt && info.correctly_rounded_div_sqrt,
             max_queued_commands: self.max_queued_commands,
+            spare_buffers: self.spare_buffers,
             tuning: self.tuning,
         };
         Ok(Context {
@@ -201,6 +220,7 @@ impl Context {
             precise_div_sqrt: false,
             cache: CacheDir::FromEnv,
             max_queued_commands: DEFAULT_MAX_QUEUED_COMMANDS,
+            spare_buffers: DEFAULT_SPARE_BUFFERS,
             tuning: Default::default(),
             dump_dot: None,
         }
@@ -216,7 +236,8 @@ impl Context {
         self.inner.counters.snapshot()
     }
 
-    /// Waits for every command queued so far on every queue (counted as an explicit wait).
+    /// Waits for every command queued so far on every queue that is alive (counted as an
+    /// explicit wait per queue).
     ///
     /// Rarely needed: reading an array waits for what it needs, and dropping the context
     /// waits for everything. Use it to time the device from the host.
@@ -237,8 +258,17 @@ impl Context {
     }
 
     /// Creates another in-order queue on this context's device. Work on different queues
-    /// may overlap; dependencies between them are added automatically. A queue lives as
-    /// long as its context, so create the few you need once and reuse them.
+    /// may overlap; dependencies between them are added automatically.
+    ///
+    /// A queue lives while something names it: a [`Queue`] handle, an
+    /// [`Event`](crate::Event) of it, or an array whose last write or read was one of its
+    /// commands (until another command writes that array, or the array's memory is
+    /// reused); the context does not keep it. So a queue made per task and dropped is
+    /// freed once its arrays are, or once a host wait (a read, `finish`, `synchronize`)
+    /// has shown its work done. Dropping a queue never waits: OpenCL finishes its queued
+    /// commands, and dropping the context waits for the queues still alive
+    /// (`queues_created - queues_released` in [`stats`](Context::stats) are alive now).
+    /// Making a queue costs a driver object, so reuse a few where you can.
     ///
     /// ```
     /// # use lazycl::prelude::*;

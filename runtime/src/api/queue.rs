@@ -128,4 +128,29 @@ mod tests {
             "every queue was freed"
         );
     }
+
+    /// A queue's cached markers (its back-pressure checkpoints among them) do not keep it
+    /// alive, and a context does not keep queues nothing else names.
+    #[test]
+    fn queues_are_freed_when_nothing_names_them() {
+        let ctx = Context::builder().max_queued_commands(2).build().unwrap();
+        let idle = ctx.new_queue().unwrap();
+        let weak = Arc::downgrade(&idle.inner);
+        drop(idle);
+        assert!(weak.upgrade().is_none(), "an idle queue is freed with its handle");
+        let q = ctx.new_queue().unwrap();
+        let weak = Arc::downgrade(&q.inner);
+        let x = ctx.full(16, 1.0f32).unwrap();
+        let mut y = x.clone();
+        for _ in 0..8 {
+            y = &y + 1.0;
+            y.eval_on(&q).unwrap();
+        }
+        assert_eq!(y.to_vec().unwrap(), vec![9.0; 16]);
+        assert!(ctx.stats().events_created >= 4, "{}", ctx.stats());
+        drop((x, y, q));
+        assert!(weak.upgrade().is_some(), "pooled buffers' records name it");
+        drop(ctx);
+        assert!(weak.upgrade().is_none(), "its checkpoints do not keep it");
+    }
 }

@@ -228,13 +228,17 @@ impl<T: Numeric> Array<T> {
         // (Nothing to sort: a buffer of one byte stands for the empty result.)
         let keys = match (req.keys_out, sorted.keys) {
             (true, Some(b)) => Some(moved_back(self, req.axis, b)?),
-            (true, None) => Some(moved_back(self, req.axis, DeviceBuffer::uninit(&ctx.cl, 1)?)?),
+            (true, None) => Some(moved_back(
+                self,
+                req.axis,
+                DeviceBuffer::uninit(&ctx.cl, 1, ctx.queue())?,
+            )?),
             (false, _) => None,
         };
         let payload = match (req.payload, sorted.values) {
             (Payload::None, _) => None,
             (_, Some(b)) => Some(b),
-            (_, None) => Some(DeviceBuffer::uninit(&ctx.cl, 1)?),
+            (_, None) => Some(DeviceBuffer::uninit(&ctx.cl, 1, ctx.queue())?),
         };
         Ok(Made { keys, payload })
     }

@@ -1,13 +1,45 @@
-//! What each device buffer remembers about the commands that use it (the last write and,
-//! per queue, the last read), and the dependencies of a new command derived from it.
+//! A position on a queue ([`Mark`]), what each device buffer remembers about the commands
+//! that use it (the last write and, per queue, the last read), and the dependencies of a
+//! new command derived from it.
+//! A command known complete is no dependency: it adds no event and no wait.
 
 use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use crate::backend::queue::{Event, Mark, QueueInner};
+use crate::backend::queue::{Event, QueueInner};
 use crate::error::Result;
 use crate::stats::Counters;
+
+/// A position on a queue: "the command at `seq` of `queue`" (with its event, if it has one).
+#[derive(Clone)]
+pub(crate) struct Mark {
+    pub(crate) queue: Arc<QueueInner>,
+    pub(crate) seq: u64,
+    pub(crate) event: Option<Event>,
+}
+
+impl Mark {
+    /// An event that completes once this command (and those before it on its queue) has.
+    pub(crate) fn event(&self) -> Result<Event> {
+        match &self.event {
+            Some(e) => Ok(e.clone()),
+            None => self.queue.covering_event(self.seq),
+        }
+    }
+
+    /// Whether this command is known complete (no driver call).
+    #[inline]
+    pub(crate) fn known_done(&self) -> bool {
+        self.queue.known_done(self.seq)
+    }
+
+    /// Whether this command has completed, as far as existing events tell
+    /// ([`QueueInner::check_done`]).
+    pub(crate) fn check_done(&self) -> bool {
+        self.queue.check_done(self.seq, self.event.as_ref())
+    }
+}
 
 /// What a device buffer remembers about the commands that use it.
 #[derive(Default)]
@@ -27,6 +59,28 @@ impl Access {
     pub(crate) fn last_write(&self) -> Option<Mark> {
         self.write.clone()
     }
+
+    /// Whether a command on queue `own` that writes this buffer needs no wait: every
+    /// command recorded here ran on `own` or is known complete (no driver call).
+    pub(crate) fn free_for(&self, own: u32) -> bool {
+        let clear = |m: &Mark| m.queue.id == own || m.known_done();
+        self.write.as_ref().is_none_or(clear) && self.reads.iter().all(clear)
+    }
+
+    /// Records a read by `mark`: the latest per queue. Reads known complete are forgotten
+    /// when another queue's read is added, so a buffer that many short-lived queues read
+    /// does not keep those queues alive once they are known to be done.
+    pub(crate) fn record_read(&mut self, mark: &Mark) {
+        match self.reads.iter_mut().find(|m| m.queue.id == mark.queue.id) {
+            // Two threads may record reads of one queue out of order: keep the later.
+            Some(m) if m.seq < mark.seq => *m = mark.clone(),
+            Some(_) => {}
+            None => {
+                self.reads.retain(|m| !m.known_done());
+                self.reads.push(mark.clone());
+            }
+        }
+    }
 }
 
 /// The dependencies of one command on other queues: the latest mark per queue.
@@ -37,7 +91,7 @@ pub(crate) struct Deps {
 
 impl Deps {
     pub(crate) fn add(&mut self, own: u32, mark: &Mark) {
-        if mark.queue.id == own {
+        if mark.queue.id == own || mark.known_done() {
             return;
         }
         match self.marks.iter_mut().find(|m| m.queue.id == mark.queue.id) {
@@ -47,9 +101,13 @@ impl Deps {
         }
     }
 
-    /// The events to wait for (each kept alive by `keep`).
+    /// The events to wait for (each kept alive by `keep`): none for a command that
+    /// existing events show complete (keep-alive stays safe: any other becomes a wait).
     pub(crate) fn events(self, keep: &mut SmallVec<[Event; 4]>) -> Result<()> {
         for m in self.marks {
+            if m.check_done() {
+                continue;
+            }
             let event = match m.event {
                 Some(e) => e,
                 None => m.queue.covering_event(m.seq)?,

@@ -50,25 +50,42 @@ impl DeviceBuffer {
         self.access.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A buffer of at least `bytes` bytes from the pool, or newly created. Contents undefined.
-    pub(crate) fn uninit(ctx: &Arc<ClContext>, bytes: usize) -> Result<Arc<DeviceBuffer>> {
+    /// A buffer of at least `bytes` bytes from the pool, or newly created, for commands on
+    /// `queue` (the pool prefers a buffer that needs no wait there). Contents undefined.
+    pub(crate) fn uninit(
+        ctx: &Arc<ClContext>,
+        bytes: usize,
+        queue: &QueueInner,
+    ) -> Result<Arc<DeviceBuffer>> {
         let capacity = size_class(bytes);
-        if let Some((mem, access)) = ctx.pool.take(capacity) {
-            Counters::add(&ctx.counters.buffers_reused, 1);
-            return Ok(Arc::new(DeviceBuffer {
-                mem,
-                capacity,
-                access: Mutex::new(access),
-                ctx: ctx.clone(),
-            }));
+        Self::check_size(ctx, capacity)?;
+        let mut taken = ctx.pool.take(capacity, queue);
+        if taken.is_none() {
+            match Self::create_once(ctx, capacity) {
+                Ok(mem) => return Ok(Self::wrap(ctx, mem, capacity, Access::default())),
+                // No memory for a new one: a free one still in use, with a wait.
+                Err(_) => taken = ctx.pool.take_any(capacity),
+            }
         }
-        let mem = Self::create(ctx, capacity)?;
-        Ok(Arc::new(DeviceBuffer {
+        if let Some((mem, access)) = taken {
+            Counters::add(&ctx.counters.buffers_reused, 1);
+            return Ok(Self::wrap(ctx, mem, capacity, access));
+        }
+        Ok(Self::wrap(
+            ctx,
+            Self::create(ctx, capacity)?,
+            capacity,
+            Access::default(),
+        ))
+    }
+
+    fn wrap(ctx: &Arc<ClContext>, mem: cl_mem, capacity: usize, access: Access) -> Arc<DeviceBuffer> {
+        Arc::new(DeviceBuffer {
             mem,
             capacity,
-            access: Mutex::default(),
+            access: Mutex::new(access),
             ctx: ctx.clone(),
-        }))
+        })
     }
 
     /// A new buffer holding a copy of `data`: a blocking write on `queue` (the context's
@@ -84,7 +101,7 @@ impl DeviceBuffer {
         data: &[u8],
     ) -> Result<Arc<DeviceBuffer>> {
         if data.is_empty() {
-            return Self::uninit(ctx, 0);
+            return Self::uninit(ctx, 0, queue);
         }
         let capacity = size_class(data.len());
         let mem = Self::create(ctx, capacity)?;
@@ -99,23 +116,29 @@ impl DeviceBuffer {
         Ok(buffer)
     }
 
+    /// A new buffer; if the device has no memory for it, the pool's buffers are released
+    /// and it is tried once more.
     fn create(ctx: &Arc<ClContext>, capacity: usize) -> Result<cl_mem> {
+        Self::check_size(ctx, capacity)?;
+        Self::create_once(ctx, capacity).or_else(|_| {
+            ctx.pool.clear();
+            Self::create_once(ctx, capacity)
+        })
+    }
+
+    fn check_size(ctx: &ClContext, capacity: usize) -> Result<()> {
         if capacity as u64 > ctx.device.max_alloc_bytes {
             return Err(Error::OutOfMemory {
                 what: "allocating a device buffer (over CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
                 bytes: capacity,
             });
         }
-        let mem = match cl::create_buffer(ctx.cl_context_handle(), capacity) {
-            Ok(mem) => mem,
-            Err(_) => {
-                // Give pooled memory back to the device and try once more.
-                ctx.pool.clear();
-                cl::create_buffer(ctx.cl_context_handle(), capacity).map_err(|code| {
-                    Error::alloc("clCreateBuffer", code, "allocating a device buffer", capacity)
-                })?
-            }
-        };
+        Ok(())
+    }
+
+    fn create_once(ctx: &Arc<ClContext>, capacity: usize) -> Result<cl_mem> {
+        let mem = cl::create_buffer(ctx.cl_context_handle(), capacity)
+            .map_err(|code| Error::alloc("clCreateBuffer", code, "allocating a device buffer", capacity))?;
         Counters::add(&ctx.counters.buffers_allocated, 1);
         Counters::add(&ctx.counters.bytes_allocated, capacity as u64);
         Ok(mem)

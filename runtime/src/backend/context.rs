@@ -1,7 +1,7 @@
 //! [`Context`]: one device, its queues, its caches and its counters.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use opencl3::device::Device;
 
@@ -76,8 +76,8 @@ pub(crate) struct ContextInner {
     max_queued_commands: usize,
     /// The default queue (id 0).
     default_queue: Arc<QueueInner>,
-    /// Every queue ever created, the default one first; each lives as long as the context.
-    queues: Mutex<Vec<Arc<QueueInner>>>,
+    /// The queues made so far that are still alive, and the next queue's id.
+    queues: Mutex<Queues>,
     /// A queue for uploads and for blocking reads of buffers no command has written
     /// (fresh uploads), so that they wait for nothing; created on first use.
     transfer_queue: std::sync::OnceLock<Arc<QueueInner>>,
@@ -86,6 +86,15 @@ pub(crate) struct ContextInner {
     /// Where each flush that builds a kernel writes its picture (`LAZYCL_DUMP_DOT`,
     /// `ContextBuilder::dump_dot`; written by exec).
     pub(crate) dump_dot: Option<std::path::PathBuf>,
+}
+
+/// A context's queues, held weakly: a queue lives while its user's handles, events or
+/// buffers' records name it (the default queue also while the context lives), not for
+/// as long as the context does. Dead entries are dropped whenever a queue is made.
+struct Queues {
+    live: Vec<Weak<QueueInner>>,
+    /// Ids are never reused: buffers' records tell queues apart by id.
+    next_id: u32,
 }
 
 /// When a context says that building programs is taking a while: once the build phase of
@@ -142,6 +151,8 @@ pub(crate) struct Options {
     pub(crate) build_notice_after: Option<std::time::Duration>,
     pub(crate) precise_div_sqrt: bool,
     pub(crate) max_queued_commands: usize,
+    /// [`ContextBuilder::spare_buffers`](crate::ContextBuilder::spare_buffers).
+    pub(crate) spare_buffers: usize,
     pub(crate) tuning: crate::profile::Tuning,
     pub(crate) dump_dot: Option<std::path::PathBuf>,
 }
@@ -161,7 +172,7 @@ impl ContextInner {
             tag.clone(),
             options.max_queued_commands,
         ));
-        let pool = BufferPool::new(device.global_mem_bytes);
+        let pool = BufferPool::new(device.global_mem_bytes, options.spare_buffers);
         Ok(Arc::new(ContextInner {
             profile: device.profile(options.tuning),
             cl: Arc::new(ClContext {
@@ -179,7 +190,10 @@ impl ContextInner {
             replays: Mutex::default(),
             gemm_tiles: Mutex::default(),
             max_queued_commands: options.max_queued_commands,
-            queues: Mutex::new(vec![default_queue.clone()]),
+            queues: Mutex::new(Queues {
+                live: vec![Arc::downgrade(&default_queue)],
+                next_id: 1,
+            }),
             transfer_queue: std::sync::OnceLock::new(),
             default_queue,
             build_notice: BuildNotice {
@@ -246,32 +260,46 @@ impl ContextInner {
         Ok(self.transfer_queue.get_or_init(|| q))
     }
 
-    /// Creates another in-order queue; it lives as long as the context.
+    /// Creates another in-order queue, alive while something names it (see [`Queues`]).
     pub(crate) fn new_queue(&self) -> Result<Arc<QueueInner>> {
-        let raw = create_queue(&self.cl_context, &self.device)?;
         let mut queues = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+        let id = queues.next_id;
+        // u32::MAX is the transfer queue's; a context that made all the others has run
+        // out of queue ids.
+        if id == u32::MAX {
+            return Err(Error::cl(
+                "clCreateCommandQueue",
+                cl3::error_codes::CL_OUT_OF_RESOURCES,
+            ));
+        }
+        let raw = create_queue(&self.cl_context, &self.device)?;
         let inner = Arc::new(QueueInner::new(
-            queues.len() as u32,
+            id,
             raw,
             self.counters.clone(),
             self.tag.clone(),
             self.max_queued_commands,
         ));
-        queues.push(inner.clone());
+        queues.next_id += 1;
+        queues.live.retain(|q| q.strong_count() > 0);
+        queues.live.push(Arc::downgrade(&inner));
         Ok(inner)
     }
 
+    /// The queues alive now, the default one first.
     pub(crate) fn all_queues(&self) -> Vec<Arc<QueueInner>> {
-        self.queues.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        let queues = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+        queues.live.iter().filter_map(Weak::upgrade).collect()
     }
 }
 
 impl Drop for ContextInner {
     fn drop(&mut self) {
         // Outstanding work may still use pooled buffers and kernels: wait for it first.
+        // (A queue nothing names any more had no command recorded in a buffer still in
+        // use: OpenCL finishes it on its own.)
         for q in self.all_queues() {
             let _ = q.finish(WaitReason::Drop);
-            q.forget_marker();
         }
         self.pool.clear();
     }

@@ -4,19 +4,26 @@
 //! exactly the dependencies it needs.
 //!
 //! Every queue is in order. Each device buffer remembers the last command that wrote it
-//! and, per queue, the last command that read it (a [`Mark`]: queue and position). A new
+//! and, per queue, the last command that read it (a `Mark`, in `access`: queue and position). A new
 //! command on queue `Q` depends on the marks of *other* queues only (in-order execution
 //! covers its own): a read waits for the last write, a write for the last write and every
 //! read. Such a dependency becomes an event: the command's own event if it asked for one,
 //! else a marker enqueued on the other queue (which completes once everything queued there
 //! so far has), reused until that queue gets more work. So one-queue programs create no
 //! events at all, and the launch hot path stays what it was.
+//!
+//! A queue also knows how far its commands are *known complete* (`done`): every host wait
+//! that proves it raises it, and so does a completed event the queue already has (its
+//! covering marker, a checkpoint, a command's own event; no event is ever made to ask).
+//! A dependency on a command known complete is no dependency at all.
 
 use std::collections::VecDeque;
+use std::ffi::c_void;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use cl3::types::{cl_command_queue, cl_event};
+use cl3::types::{cl_command_queue, cl_event, cl_mem};
 
 use crate::backend::cl;
 use crate::backend::tag::ContextTag;
@@ -24,8 +31,9 @@ use crate::error::{Error, Result};
 use crate::layout::FINISH_COUNTERS;
 use crate::stats::{Counters, WaitReason};
 
-/// The shared part of a queue. Lives as long as its context, or longer while one of its
-/// `Event`s does.
+/// The shared part of a queue. Lives while a `Queue` handle, an `Event` or a buffer's
+/// record of a command names it (the default queue also while its context lives);
+/// OpenCL finishes the commands of a released queue.
 pub(crate) struct QueueInner {
     /// 0 for the context's default queue, then 1, 2, ... in creation order.
     pub(crate) id: u32,
@@ -37,6 +45,8 @@ pub(crate) struct QueueInner {
     max_queued: u64,
     /// Commands between two back-pressure checkpoints.
     checkpoint_stride: u64,
+    /// Commands up to this position are known to have completed.
+    done: AtomicU64,
     state: Mutex<QueueState>,
 }
 
@@ -44,8 +54,9 @@ pub(crate) struct QueueInner {
 struct QueueState {
     /// Position of the last command submitted (commands are numbered from 1).
     seq: u64,
-    /// The most recent marker and the position it covers.
-    marker: Option<(u64, Event)>,
+    /// The most recent marker and the position it covers. Kept as a bare event, not an
+    /// [`Event`] (which holds its queue), so that a queue never keeps itself alive.
+    marker: Option<(u64, RawEvent)>,
     /// Commands up to this position have been flushed to the device.
     flushed: u64,
     /// This queue's counters of finished work-groups for reductions finished in their own
@@ -53,7 +64,7 @@ struct QueueState {
     finish_counters: Option<cl3::types::cl_mem>,
     /// Back-pressure checkpoints: markers enqueued every `checkpoint_stride` commands,
     /// oldest first, each with the position it covers.
-    checkpoints: VecDeque<(u64, Event)>,
+    checkpoints: VecDeque<(u64, RawEvent)>,
     /// Commands submitted since the last checkpoint.
     since_checkpoint: u64,
 }
@@ -76,6 +87,7 @@ impl QueueInner {
         context: ContextTag,
         max_queued: usize,
     ) -> Self {
+        Counters::add(&counters.queues_created, 1);
         QueueInner {
             id,
             raw,
@@ -83,6 +95,7 @@ impl QueueInner {
             context,
             max_queued: max_queued.max(1) as u64,
             checkpoint_stride: (max_queued as u64 / CHECKPOINTS_PER_BOUND).max(1),
+            done: AtomicU64::new(0),
             state: Mutex::default(),
         }
     }
@@ -91,34 +104,78 @@ impl QueueInner {
     /// (which also serves as the queue's covering marker); returns the oldest checkpoint
     /// that is now `max_queued` or more commands behind, for the caller to wait for once
     /// the queue's lock is released.
-    fn checkpoint(self: &Arc<Self>, st: &mut QueueState) -> Result<Option<Event>> {
+    fn checkpoint(&self, st: &mut QueueState) -> Result<Option<Checkpoint>> {
         st.since_checkpoint += 1;
         if st.since_checkpoint == self.checkpoint_stride {
             st.since_checkpoint = 0;
-            let raw = cl::enqueue_marker(self.raw)?;
+            let event = RawEvent(cl::enqueue_marker(self.raw)?);
             Counters::add(&self.counters.events_created, 1);
-            let event = Event::adopt(raw, self.clone(), st.seq);
             st.marker = Some((st.seq, event.clone()));
             st.checkpoints.push_back((st.seq, event));
         }
         match st.checkpoints.front() {
-            Some(&(covered, _)) if covered + self.max_queued <= st.seq => {
-                Ok(st.checkpoints.pop_front().map(|(_, e)| e))
-            }
+            Some(&(covered, _)) if covered + self.max_queued <= st.seq => Ok(st
+                .checkpoints
+                .pop_front()
+                .map(|(seq, event)| Checkpoint { seq, event })),
             _ => Ok(None),
         }
     }
 
     /// Blocks until `checkpoint` has completed, unless it already has (counted as a
     /// `waits_backpressure` host wait only when it had not).
-    pub(crate) fn hold_back(&self, checkpoint: Event) -> Result<()> {
-        if cl::event_status(checkpoint.raw)? <= 0 {
-            return checkpoint.failed();
+    pub(crate) fn hold_back(&self, checkpoint: Checkpoint) -> Result<()> {
+        let raw = checkpoint.event.0;
+        if cl::event_status(raw)? > 0 {
+            self.counters.count_wait(WaitReason::Backpressure);
+            self.flush_through(checkpoint.seq)?;
+            cl::wait_for_event(raw)?;
         }
-        self.counters.count_wait(WaitReason::Backpressure);
-        self.flush_through(checkpoint.seq)?;
-        cl::wait_for_event(checkpoint.raw)?;
-        checkpoint.failed()
+        failed(raw)?;
+        self.note_done(checkpoint.seq);
+        Ok(())
+    }
+
+    /// Records that the commands up to `seq` have completed (a host wait proved it).
+    pub(crate) fn note_done(&self, seq: u64) {
+        self.done.fetch_max(seq, Ordering::AcqRel);
+    }
+
+    /// Whether the command at `seq` is known to have completed, without asking the driver.
+    #[inline]
+    pub(crate) fn known_done(&self, seq: u64) -> bool {
+        self.done.load(Ordering::Acquire) >= seq
+    }
+
+    /// Whether the command at `seq` has completed, as far as events that exist already
+    /// tell: `own` (the command's event, if it has one), else the earliest of this
+    /// queue's marker and checkpoints that covers it (one status query; a later one can
+    /// only be complete if that one is). Never creates an event, never waits.
+    pub(crate) fn check_done(&self, seq: u64, own: Option<&Event>) -> bool {
+        if self.known_done(seq) {
+            return true;
+        }
+        let complete = |raw: cl_event| matches!(cl::event_status(raw), Ok(0));
+        if let Some(e) = own.filter(|e| complete(e.raw)) {
+            self.note_done(e.seq);
+            return true;
+        }
+        let covered = {
+            let st = self.lock();
+            let first = st.checkpoints.iter().find(|(c, _)| *c >= seq);
+            let cover = first.or(st.marker.as_ref().filter(|(c, _)| *c >= seq));
+            cover.filter(|(_, e)| complete(e.0)).map(|(c, _)| *c)
+        };
+        covered.inspect(|&c| self.note_done(c)).is_some()
+    }
+
+    /// A blocking read of `bytes` bytes of `mem` into `dst`, queued behind every command
+    /// of this queue: when it returns, they are known complete.
+    pub(crate) fn read_blocking(&self, mem: cl_mem, bytes: usize, dst: *mut c_void) -> Result<()> {
+        let seq = self.lock().seq;
+        cl::read_buffer_blocking(self.raw, mem, 0, bytes, dst)?;
+        self.note_done(seq);
+        Ok(())
     }
 
     pub(crate) fn raw(&self) -> cl_command_queue {
@@ -156,7 +213,7 @@ impl QueueInner {
         wait: &[cl_event],
         want_event: bool,
         enqueue: impl FnOnce(cl_command_queue, &[cl_event], bool) -> Result<Option<cl_event>>,
-    ) -> Result<(u64, Option<Event>, Option<Event>)> {
+    ) -> Result<(u64, Option<Event>, Option<Checkpoint>)> {
         let mut st = self.lock();
         let raw = enqueue(self.raw, wait, want_event)?;
         st.seq += 1;
@@ -187,8 +244,11 @@ impl QueueInner {
 
     /// Blocks until every command of this queue has completed.
     pub(crate) fn finish(&self, reason: WaitReason) -> Result<()> {
+        let seq = self.lock().seq;
         self.counters.count_wait(reason);
-        cl::finish(self.raw)
+        cl::finish(self.raw)?;
+        self.note_done(seq);
+        Ok(())
     }
 
     /// An event that completes once the command at `seq` (and all before it) has.
@@ -196,25 +256,18 @@ impl QueueInner {
         let mut st = self.lock();
         if let Some((covered, event)) = &st.marker {
             if *covered >= seq {
-                return Ok(event.clone());
+                return Ok(event.share(self.clone(), *covered));
             }
         }
-        let raw = cl::enqueue_marker(self.raw)?;
+        let event = RawEvent(cl::enqueue_marker(self.raw)?);
         Counters::add(&self.counters.events_created, 1);
-        let event = Event::adopt(raw, self.clone(), st.seq);
-        st.marker = Some((st.seq, event.clone()));
+        let shared = event.share(self.clone(), st.seq);
+        st.marker = Some((st.seq, event));
         // Another queue will wait for the marker itself: submit it (and what precedes it)
         // to the device now; `flush_through` only knows the numbered commands.
         cl::flush(self.raw)?;
         st.flushed = st.seq;
-        Ok(event)
-    }
-
-    /// Drops the cached marker (whose event refers back to this queue), so that the queue
-    /// can be freed once nothing else holds it. Called when the context goes away.
-    pub(crate) fn forget_marker(&self) {
-        let marker = self.lock().marker.take();
-        drop(marker);
+        Ok(shared)
     }
 
     /// Makes sure the commands up to `seq` have been submitted to the device, so that a
@@ -232,8 +285,9 @@ impl QueueInner {
 
 impl Drop for QueueInner {
     fn drop(&mut self) {
-        // Dropped with its context (which finished it first) or, after that, with its
-        // last `Event`: either way nothing more was queued on it.
+        // Nothing names it any more, so nothing more can be queued on it; OpenCL keeps
+        // a released queue (and memory its commands use) until those commands complete.
+        Counters::add(&self.counters.queues_released, 1);
         if let Some(mem) = self
             .state
             .get_mut()
@@ -246,21 +300,45 @@ impl Drop for QueueInner {
     }
 }
 
-/// A position on a queue: "the command at `seq` of `queue`" (with its event, if it has one).
-#[derive(Clone)]
-pub(crate) struct Mark {
-    pub(crate) queue: Arc<QueueInner>,
-    pub(crate) seq: u64,
-    pub(crate) event: Option<Event>,
+/// A back-pressure checkpoint taken off its queue to be waited for.
+pub(crate) struct Checkpoint {
+    seq: u64,
+    event: RawEvent,
 }
 
-impl Mark {
-    /// An event that completes once this command (and those before it on its queue) has.
-    pub(crate) fn event(&self) -> Result<Event> {
-        match &self.event {
-            Some(e) => Ok(e.clone()),
-            None => self.queue.covering_event(self.seq),
+/// One owned reference to a `cl_event` that does not hold its queue (see
+/// [`QueueState::marker`]); [`share`](RawEvent::share) makes an [`Event`] of it.
+struct RawEvent(cl_event);
+
+impl RawEvent {
+    fn share(&self, queue: Arc<QueueInner>, seq: u64) -> Event {
+        cl::retain_event(self.0);
+        Event {
+            raw: self.0,
+            queue,
+            seq,
         }
+    }
+}
+
+impl Clone for RawEvent {
+    fn clone(&self) -> Self {
+        cl::retain_event(self.0);
+        RawEvent(self.0)
+    }
+}
+
+impl Drop for RawEvent {
+    fn drop(&mut self) {
+        cl::release_event(self.0);
+    }
+}
+
+/// `Err` if the command of event `raw` failed.
+fn failed(raw: cl_event) -> Result<()> {
+    match cl::event_status(raw)? {
+        code if code < 0 => Err(Error::cl("command execution", code)),
+        _ => Ok(()),
     }
 }
 
@@ -294,6 +372,8 @@ pub struct Event {
 // SAFETY: cl_event handles may be used from any thread; the reference is owned.
 unsafe impl Send for Event {}
 unsafe impl Sync for Event {}
+unsafe impl Send for RawEvent {}
+unsafe impl Sync for RawEvent {}
 
 impl Event {
     /// The `cl_event` (owned by this value).
@@ -311,13 +391,19 @@ impl Event {
         self.queue.counters.count_wait(WaitReason::Explicit);
         self.queue.flush_through(self.seq)?;
         cl::wait_for_event(self.raw)?;
-        self.failed()
+        self.failed()?;
+        self.queue.note_done(self.seq);
+        Ok(())
     }
 
     /// Whether the command has completed, without waiting.
     pub fn is_complete(&self) -> Result<bool> {
         self.failed()?;
-        Ok(cl::event_status(self.raw)? == 0)
+        let complete = cl::event_status(self.raw)? == 0;
+        if complete {
+            self.queue.note_done(self.seq);
+        }
+        Ok(complete)
     }
 
     /// The event a submission returned when one was asked for (used by generated code).
@@ -332,10 +418,7 @@ impl Event {
     }
 
     pub(crate) fn failed(&self) -> Result<()> {
-        match cl::event_status(self.raw)? {
-            code if code < 0 => Err(Error::cl("command execution", code)),
-            _ => Ok(()),
-        }
+        failed(self.raw)
     }
 }
 

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use cl3::types::{cl_command_queue, cl_event};
 use smallvec::SmallVec;
 
-use crate::backend::access::Deps;
+use crate::backend::access::{Deps, Mark};
 use crate::backend::buffer::DeviceBuffer;
-use crate::backend::queue::{Event, Mark, QueueInner};
+use crate::backend::queue::{Event, QueueInner};
 use crate::error::Result;
 
 /// One command about to be submitted: what it reads and writes, and extra events.
@@ -75,13 +75,7 @@ impl QueueInner {
             event: event.clone(),
         };
         for b in cmd.reads {
-            let mut access = b.access();
-            match access.reads.iter_mut().find(|m| m.queue.id == self.id) {
-                // Two threads may record reads of one queue out of order: keep the later.
-                Some(m) if m.seq < seq => *m = mark.clone(),
-                Some(_) => {}
-                None => access.reads.push(mark.clone()),
-            }
+            b.access().record_read(&mark);
         }
         for b in cmd.writes {
             let mut access = b.access();

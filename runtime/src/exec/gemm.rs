@@ -19,6 +19,7 @@ use super::build::cached_kernel;
 /// there is one).
 pub(super) fn gemm_row_results(
     ctx: &Arc<ContextInner>,
+    queue: &QueueInner,
     plan: &KernelPlan,
     targets: &[(usize, Arc<DeviceBuffer>)],
 ) -> Result<Option<Arc<DeviceBuffer>>> {
@@ -27,7 +28,7 @@ pub(super) fn gemm_row_results(
     };
     Ok(Some(match targets.iter().find(|(t, _)| *t == row.node) {
         Some((_, b)) => b.clone(),
-        None => DeviceBuffer::uninit(&ctx.cl, g.matrices() * g.m * row.dtype.size())?,
+        None => DeviceBuffer::uninit(&ctx.cl, g.matrices() * g.m * row.dtype.size(), queue)?,
     }))
 }
 
@@ -53,7 +54,11 @@ pub(crate) fn launch_gemm(
     }
     let partials = match g.split {
         0 | 1 => None,
-        s => Some(DeviceBuffer::uninit(&ctx.cl, s * plan.numel * g.dtype.size())?),
+        s => Some(DeviceBuffer::uninit(
+            &ctx.cl,
+            s * plan.numel * g.dtype.size(),
+            queue,
+        )?),
     };
     Bindings {
         io,

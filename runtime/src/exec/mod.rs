@@ -188,7 +188,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                         Some(r) => r.rows,
                         None => plan.reduce.map_or(plan.numel, |r| r.n_out),
                     };
-                    DeviceBuffer::uninit(&ctx.cl, n * o.dtype.size())?
+                    DeviceBuffer::uninit(&ctx.cl, n * o.dtype.size(), queue)?
                 }
             };
             // Its later phases read it as an input (from local memory in fact).
@@ -224,7 +224,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         let mut total_result: Option<(usize, Arc<DeviceBuffer>)> = None;
         match (kernel, &plan.reduce) {
             (Some(kernel), Some(r)) if r.n_out > 0 => {
-                let (row_out, total) = side_buffers(&ctx, plan, r, targets)?;
+                let (row_out, total) = side_buffers(&ctx, queue, plan, r, targets)?;
                 let left = launch_reduce(
                     &ctx,
                     queue,
@@ -257,7 +257,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                 scan::launch_scan(&ctx, queue, &kernel, plan, &mut args, io)?;
             }
             (Some(kernel), None) if plan.gemm.is_some() => {
-                let rows = gemm_row_results(&ctx, plan, targets)?;
+                let rows = gemm_row_results(&ctx, queue, plan, targets)?;
                 launch_gemm(&ctx, queue, &kernel, plan, &mut args, io, rows.as_deref())?;
                 row_result = plan.gemm.as_ref().and_then(|g| g.row).map(|r| r.node).zip(rows);
             }
@@ -310,6 +310,7 @@ pub(crate) fn scalars_of(plan: &KernelPlan, graph: &[GNode]) -> Result<smallvec:
 /// the flush's target where there is one.
 fn side_buffers(
     ctx: &Arc<ContextInner>,
+    queue: &QueueInner,
     plan: &KernelPlan,
     r: &ReducePlan,
     targets: &[(usize, Arc<DeviceBuffer>)],
@@ -318,7 +319,7 @@ fn side_buffers(
         Some(row) => {
             let buffer = match targets.iter().find(|(t, _)| *t == row.node) {
                 Some((_, b)) => b.clone(),
-                None => DeviceBuffer::uninit(&ctx.cl, r.n_red * row.dtype.size())?,
+                None => DeviceBuffer::uninit(&ctx.cl, r.n_red * row.dtype.size(), queue)?,
             };
             Some(buffer)
         }
@@ -328,10 +329,10 @@ fn side_buffers(
         Some(t) => {
             let result = match targets.iter().find(|(n, _)| *n == t.node) {
                 Some((_, b)) => b.clone(),
-                None => DeviceBuffer::uninit(&ctx.cl, t.dtype.size())?,
+                None => DeviceBuffer::uninit(&ctx.cl, t.dtype.size(), queue)?,
             };
             let parts = if r.segments > 1 {
-                DeviceBuffer::uninit(&ctx.cl, r.segments * t.dtype.size())?
+                DeviceBuffer::uninit(&ctx.cl, r.segments * t.dtype.size(), queue)?
             } else {
                 result.clone()
             };

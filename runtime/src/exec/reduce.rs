@@ -34,9 +34,9 @@ pub(crate) fn launch_reduce(
     let s = r.segments;
     let n_parts = r.n_out * s;
     let (pv, pi) = if s > 1 {
-        let pv = DeviceBuffer::uninit(&ctx.cl, n_parts * r.in_dtype.size())?;
+        let pv = DeviceBuffer::uninit(&ctx.cl, n_parts * r.in_dtype.size(), queue)?;
         let pi = if r.op.is_arg() {
-            DeviceBuffer::uninit(&ctx.cl, n_parts * 8)?
+            DeviceBuffer::uninit(&ctx.cl, n_parts * 8, queue)?
         } else {
             pv.clone()
         };

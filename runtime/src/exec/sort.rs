@@ -52,7 +52,7 @@ pub(crate) fn sort_rows(
     let n = plan.rows * plan.len;
     let key_bytes = n * plan.dtype.size();
     let value_bytes = n * plan.payload.bytes() as usize;
-    let new = |bytes: usize| DeviceBuffer::uninit(&ctx.cl, bytes.max(1));
+    let new = |bytes: usize| DeviceBuffer::uninit(&ctx.cl, bytes.max(1), queue);
     match plan.layout {
         SortLayout::Local { group, .. } => {
             let keys_out = new(key_bytes)?;
@@ -101,7 +101,7 @@ fn radix(
     key_bytes: usize,
     value_bytes: usize,
 ) -> Result<Sorted> {
-    let new = |bytes: usize| DeviceBuffer::uninit(&ctx.cl, bytes.max(1));
+    let new = |bytes: usize| DeviceBuffer::uninit(&ctx.cl, bytes.max(1), queue);
     let passes = plan.passes();
     let digits = RADIX_DIGITS as usize;
     let hist = new(plan.rows * passes as usize * digits * 4)?;
