@@ -97,14 +97,45 @@ pub(crate) struct Found {
 /// (its operation read again under the lock, operands named by index: no operation is
 /// cloned). A node another thread materialized in between is collected as memory.
 pub(crate) fn collect(roots: &[NodeRef]) -> Result<Found> {
-    let mut index: HashMap<*const crate::graph::Node, usize> =
-        HashMap::with_capacity_and_hasher(32, Default::default());
+    // (Taken out of the thread's slot, so a nested collect would start from an empty one.)
+    let mut scratch = SCRATCH.with(|s| s.take());
+    let found = collect_with(roots, &mut scratch);
+    scratch.index.clear();
+    scratch.stack.clear();
+    if scratch.index.capacity() > SCRATCH_KEPT {
+        scratch.index = HashMap::default();
+    }
+    scratch.stack.shrink_to(SCRATCH_KEPT);
+    SCRATCH.with(|s| *s.borrow_mut() = scratch);
+    found
+}
+
+/// What a thread's collects reuse: the table of visited nodes and the walk's stack, empty
+/// between collects, so that a small flush allocates neither.
+#[derive(Default)]
+struct Scratch {
+    /// Visited nodes: their index in the collected graph, or [`IN_PROGRESS`].
+    index: HashMap<*const crate::graph::Node, usize>,
+    /// (node, whether its operands are collected)
+    stack: Vec<(NodeRef, bool)>,
+}
+
+/// Entries a thread keeps room for after a collect (more are released: one long chain
+/// does not pin its table).
+const SCRATCH_KEPT: usize = 4096;
+
+/// A node being expanded maps to this in [`Scratch::index`].
+const IN_PROGRESS: usize = usize::MAX;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+fn collect_with(roots: &[NodeRef], scratch: &mut Scratch) -> Result<Found> {
+    let Scratch { index, stack } = scratch;
     let mut out: Vec<GNode> = Vec::with_capacity(32);
-    // A node being expanded maps to IN_PROGRESS in `index`.
-    const IN_PROGRESS: usize = usize::MAX;
-    // (node, whether its operands are collected)
     // (The last root is collected first: the order planning has always seen.)
-    let mut stack: Vec<(NodeRef, bool)> = roots.iter().map(|r| (r.clone(), false)).collect();
+    stack.extend(roots.iter().map(|r| (r.clone(), false)));
     while let Some((node, expanded)) = stack.pop() {
         let key = Arc::as_ptr(&node);
         if !expanded {
@@ -134,7 +165,7 @@ pub(crate) fn collect(roots: &[NodeRef]) -> Result<Found> {
                 State::Dropped => return Err(Error::InvalidShape("a dropped array was used".into())),
             }
         }
-        let (kind, movement) = entry(&node, &index)?;
+        let (kind, movement) = entry(&node, index)?;
         index.insert(key, out.len());
         out.push(GNode { node, kind, movement });
     }
@@ -155,7 +186,7 @@ fn entry(
 ) -> Result<(GKind, Option<Movement>)> {
     let at = |n: &NodeRef| -> Result<usize> {
         match index.get(&Arc::as_ptr(n)) {
-            Some(&i) if i != usize::MAX => Ok(i),
+            Some(&i) if i != IN_PROGRESS => Ok(i),
             _ => Err(Error::Internal("graph input visited out of order".into())),
         }
     };
