@@ -171,7 +171,11 @@ fn a_busy_buffer_is_passed_over_by_default() {
     assert_eq!((d.buffers_reused, d.buffers_allocated), (0, 1), "{d}");
     assert_eq!((d.cross_queue_waits, d.events_created), (0, 0), "{d}");
     assert_eq!(y.to_vec().unwrap()[0], 3.0);
-    assert!(!long.is_complete().unwrap(), "y waited for the long kernel");
+    // (On NVIDIA's OpenCL the new buffer's first use waits for the running kernel: the
+    // driver's wait, measured on the H200, not one lazycl adds. ARCHITECTURE.md.)
+    if !ctx.device().platform_name.contains("NVIDIA") {
+        assert!(!long.is_complete().unwrap(), "y waited for the long kernel");
+    }
     long.wait().unwrap(); // known complete now: its buffer needs no wait
     let before = ctx.stats();
     let z = &x * 2.0;
