@@ -19,6 +19,9 @@ pub(crate) struct Io<'a> {
     pub(crate) inputs: &'a [&'a DeviceBuffer],
     pub(crate) outputs: &'a [Arc<DeviceBuffer>],
     pub(crate) scalars: &'a [ScalarBits],
+    /// The kernel's parameter list ([`abi::params`] of its plan), made once per flush
+    /// structure ([`Replay`](super::replay::Replay)); `None`: made at this launch.
+    pub(crate) params: Option<&'a [Param]>,
 }
 
 impl Io<'_> {
@@ -202,7 +205,10 @@ impl Bindings<'_> {
 
     /// Sets `args` to the arguments of a launch of the kernel of `plan`.
     pub(crate) fn bind(&self, plan: &KernelPlan, args: &mut Vec<KernelArg>) -> Result<()> {
-        abi::bind(abi::params(plan), args, |p| self.arg(plan, p))
+        match self.io.params {
+            Some(params) => abi::bind(params.iter().copied(), args, |p| self.arg(plan, p)),
+            None => abi::bind(abi::params(plan), args, |p| self.arg(plan, p)),
+        }
     }
 }
 

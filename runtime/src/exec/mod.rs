@@ -217,6 +217,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             inputs: &reads,
             outputs: &outputs,
             scalars: &scalars,
+            params: Some(&replay.params[ki as usize]),
         };
         // The row reduction computed inside a column reduction, with its results.
         let mut row_result: Option<(usize, Arc<DeviceBuffer>)> = None;

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use crate::backend::context::ContextInner;
+use crate::codegen::abi::{self, Param};
 use crate::plan::describe::kernel_kind;
 use crate::plan::KernelPlan;
 
@@ -16,12 +17,20 @@ pub(crate) struct Replay {
     /// Each kernel's kind in one line (`plan::describe`), written once per structure and
     /// shared with every array its flushes materialize (`graph::Origin`).
     pub(crate) kinds: Arc<[String]>,
+    /// Each kernel's parameter list (`codegen::abi::params`), so that a replayed launch
+    /// only binds its buffers, sizes and scalars in that order.
+    pub(crate) params: Vec<Vec<Param>>,
 }
 
 impl Replay {
     pub(crate) fn new(kernels: Vec<KernelPlan>) -> Replay {
         let kinds = kernels.iter().map(kernel_kind).collect();
-        Replay { kernels, kinds }
+        let params = kernels.iter().map(|k| abi::params(k).collect()).collect();
+        Replay {
+            kernels,
+            kinds,
+            params,
+        }
     }
 }
 

@@ -154,6 +154,7 @@ fn time(
         inputs: &reads,
         outputs: &buffers.outputs,
         scalars,
+        params: None,
     };
     let mut args: Vec<KernelArg> = Vec::new();
     let mut launch =
