@@ -16,6 +16,7 @@ mod common;
 mod no_sync;
 mod queues;
 mod recycled;
+mod spin;
 
 /// The tests of this binary run one at a time: each holds this for its whole run.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{ctx, rng};
 use crate::exclusive;
+use crate::spin::{calibrate, slow_fill};
 use lazycl::prelude::*;
 use rand::Rng;
 
@@ -28,43 +29,6 @@ fn slow_axpy(a: f32, x: &[f32], y: &mut [f32], iters: u32) {
         }
         y[i] = r;
     }
-}
-
-/// Writes `value` everywhere after a busy loop (one work-item per element).
-#[kernel]
-fn slow_fill(y: &mut [f32], value: f32, iters: u32) {
-    let i = global_id(0);
-    if i < y.len() {
-        let mut v = value;
-        let mut k = 0u32;
-        while k < iters {
-            v = v * 0.9999 + 0.0001;
-            k += 1;
-        }
-        let mut r = value;
-        if v == 1234.5678 {
-            r = 0.0;
-        }
-        y[i] = r;
-    }
-}
-
-/// Iterations of the busy loop that make one `slow_fill` of `n` elements take at least
-/// `at_least` on this device.
-fn calibrate(ctx: &Context, n: usize, at_least: Duration) -> u32 {
-    let k = slow_fill::bind(ctx).unwrap();
-    let mut y = ctx.zeros::<f32>(n).unwrap();
-    let mut iters = 10_000u32;
-    for _ in 0..14 {
-        let t = Instant::now();
-        k.global(n).launch(&mut y, 1.0, iters).unwrap();
-        ctx.synchronize().unwrap();
-        if t.elapsed() >= at_least {
-            return iters;
-        }
-        iters = iters.saturating_mul(3);
-    }
-    panic!("could not make a kernel that runs for {at_least:?}");
 }
 
 fn assert_close(got: &[f32], want: &[f32], what: &str) {

@@ -2,48 +2,12 @@
 //! unrelated work on another queue, still carries the real ones, and queues made and
 //! dropped in a loop do not pile up in their context.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::ctx;
 use crate::exclusive;
+use crate::spin::{calibrate, slow_fill};
 use lazycl::prelude::*;
-
-/// Writes `value` to `y[0]` after a busy loop of `iters` steps (launch it on one
-/// work-item: it keeps one core busy and leaves the other free).
-#[kernel]
-fn spin_then_write(y: &mut [f32], value: f32, iters: u32) {
-    let i = global_id(0);
-    if i < y.len() {
-        let mut v = value;
-        let mut k = 0u32;
-        while k < iters {
-            v = v * 0.9999 + 0.0001;
-            k += 1;
-        }
-        let mut r = value;
-        if v == 1234.5678 {
-            r = 0.0;
-        }
-        y[i] = r;
-    }
-}
-
-/// Iterations that make one `spin_then_write` take at least `at_least` on this device.
-fn calibrate(ctx: &Context, at_least: Duration) -> u32 {
-    let k = spin_then_write::bind(ctx).unwrap();
-    let mut y = ctx.zeros::<f32>(1).unwrap();
-    let mut iters = 10_000u32;
-    for _ in 0..14 {
-        let t = Instant::now();
-        k.global(1).launch(&mut y, 1.0, iters).unwrap();
-        ctx.synchronize().unwrap();
-        if t.elapsed() >= at_least {
-            return iters;
-        }
-        iters = iters.saturating_mul(3);
-    }
-    panic!("could not make a kernel that runs for {at_least:?}");
-}
 
 /// A small DAG on `q`: two elementwise steps and a reduction, each evaluated on its own
 /// (so intermediate buffers come from and return to the pool).
@@ -118,23 +82,49 @@ fn recycled_buffers_add_no_waits_between_independent_queues_without_reads() {
     independent_dags_stay_independent(false);
 }
 
+/// A context whose queue `q1` runs a long one-work-item kernel (~300 ms) that writes an
+/// array of `n` elements dropped right after the launch, so its buffer is in the pool while
+/// the kernel runs (a size class nothing else in these tests uses); `x`, `n` elements,
+/// for new work; `long` completes with the long kernel.
+struct Busy {
+    ctx: Context,
+    q1: Queue,
+    q2: Queue,
+    x: Array<f32>,
+    n: usize,
+    long: Event,
+}
+
+fn busy(ctx: Context) -> Busy {
+    let (q1, q2) = (ctx.new_queue().unwrap(), ctx.new_queue().unwrap());
+    let spin = slow_fill::bind(&ctx).unwrap();
+    let iters = calibrate(&ctx, 1, Duration::from_millis(300));
+    let n = 3001;
+    let x = ctx.from_vec((0..n).map(|i| i as f32).collect()).unwrap();
+    let mut a = ctx.zeros::<f32>(n).unwrap();
+    ctx.synchronize().unwrap();
+    spin.global(1).on(&q1).launch(&mut a, -5.0, iters).unwrap();
+    let long = q1.marker().unwrap(); // complete once the long kernel is
+    drop(a); // its buffer goes to the pool while the kernel runs
+    Busy {
+        ctx,
+        q1,
+        q2,
+        x,
+        n,
+        long,
+    }
+}
+
 /// A buffer dropped while a long kernel on another queue still writes it is handed to
 /// new work only with a device-side wait: the new work's values are what remains. (By
 /// default the pool makes a new buffer instead: `spare_buffers(0)` makes it reuse.)
 #[test]
 fn a_recycled_buffer_still_in_use_is_waited_for() {
     let _one = exclusive();
-    let ctx = Context::builder().spare_buffers(0).build().unwrap();
-    let (q1, q2) = (ctx.new_queue().unwrap(), ctx.new_queue().unwrap());
-    let spin = spin_then_write::bind(&ctx).unwrap();
-    let iters = calibrate(&ctx, Duration::from_millis(300));
-    // A size class nothing else in this test uses.
-    let n = 3001;
-    let x = ctx.from_vec((0..n).map(|i| i as f32).collect()).unwrap();
-    let mut a = ctx.zeros::<f32>(n).unwrap();
-    ctx.synchronize().unwrap();
-    spin.global(1).on(&q1).launch(&mut a, -5.0, iters).unwrap();
-    drop(a); // its buffer goes to the pool while the kernel runs
+    let Busy {
+        ctx, q1, q2, x, n, ..
+    } = busy(Context::builder().spare_buffers(0).build().unwrap());
     let before = ctx.stats();
     let y = &x + 3.0;
     y.eval_on(&q2).unwrap(); // the output takes the pooled buffer
@@ -154,16 +144,9 @@ fn a_recycled_buffer_still_in_use_is_waited_for() {
 #[test]
 fn a_busy_buffer_is_passed_over_by_default() {
     let _one = exclusive();
-    let ctx = ctx();
-    let (q1, q2) = (ctx.new_queue().unwrap(), ctx.new_queue().unwrap());
-    let spin = spin_then_write::bind(&ctx).unwrap();
-    let iters = calibrate(&ctx, Duration::from_millis(300));
-    let n = 3001;
-    let x = ctx.from_vec((0..n).map(|i| i as f32).collect()).unwrap();
-    let mut a = ctx.zeros::<f32>(n).unwrap();
-    ctx.synchronize().unwrap();
-    let long = spin.global(1).on(&q1).launch_event(&mut a, -5.0, iters).unwrap();
-    drop(a);
+    let Busy {
+        ctx, q1, q2, x, long, ..
+    } = busy(ctx());
     let before = ctx.stats();
     let y = &x + 3.0;
     y.eval_on(&q2).unwrap();

@@ -10,13 +10,22 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::collect::{GKind, GNode};
-use super::reads::ConeView;
 
 /// Graph indices of some of a kernel's nodes.
 pub(super) type NodeSet = FxHashSet<usize>;
 
 /// Per-node data of one kernel, keyed by graph index.
 pub(super) type NodeMap<T> = FxHashMap<usize, T>;
+
+/// What the walk (`reads`) and the binding (`values`) need to know of the kernel: the
+/// graph, the nodes the kernel uses and those it computes inside.
+pub(super) struct ConeView<'a> {
+    pub(super) graph: &'a [GNode],
+    /// The nodes the kernel uses, in graph order.
+    pub(super) used: &'a [usize],
+    /// Those it computes inside.
+    pub(super) inside: &'a NodeSet,
+}
 
 /// Which collected nodes a kernel uses, which of them it computes inside (the rest are
 /// its inputs), and which are its targets.

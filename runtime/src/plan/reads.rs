@@ -12,8 +12,8 @@
 use smallvec::SmallVec;
 
 use super::access::{Access, Affine, Bound};
-use super::collect::{GKind, GNode, Movement, OpCode};
-use super::cone::{NodeMap, NodeSet};
+use super::collect::{GKind, Movement, OpCode};
+use super::cone::{ConeView, NodeMap};
 use crate::graph::view::{Region, SourceAxis, ViewMap};
 use crate::graph::{Shape, TakeSpec};
 
@@ -40,15 +40,6 @@ pub(super) struct Load {
     /// Read through the indices of a `take` (always a strided load: the index adds to
     /// its offset).
     pub(super) gathered: bool,
-}
-
-/// What the walk needs to know of the kernel.
-pub(super) struct ConeView<'a> {
-    pub(super) graph: &'a [GNode],
-    /// The nodes the kernel uses, in graph order.
-    pub(super) used: &'a [usize],
-    /// Those it computes inside.
-    pub(super) inside: &'a NodeSet,
 }
 
 impl ConeView<'_> {

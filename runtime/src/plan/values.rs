@@ -9,13 +9,13 @@ use smallvec::SmallVec;
 
 use super::access::{Access, Affine, Bound, Collapsed, LoadKind};
 use super::collect::{GKind, Inputs, Movement, OpCode};
-use super::cone::{NodeMap, NodeSet};
+use super::cone::{ConeView, NodeMap, NodeSet};
 use super::kernel_plan::{
     Input, Inside, JoinedReduction, KernelPlan, Output, PlannedValue, RandomRead, ScalarArg, ScalarValue,
     Value,
 };
 use super::key;
-use super::reads::{ConeView, Reads};
+use super::reads::Reads;
 use crate::dtype::DType;
 use crate::graph::view::Region;
 use crate::graph::TernaryOp;
