@@ -220,12 +220,8 @@ fn layout(s: &mut String, p: &KernelPlan) {
         };
         let _ = writeln!(
             s,
-            "  {}{:?} scan of {} rows of {} (x {} inner): {how}{}",
-            if sc.exclusive { "exclusive " } else { "" },
-            sc.op,
-            sc.outer,
-            sc.len,
-            sc.inner,
+            "  {}: {how}{}",
+            crate::plan::describe::scan_head(sc),
             if sc.epilogue.is_some() {
                 "; its consumers computed in its store"
             } else {

@@ -6,7 +6,7 @@
 
 use super::kernel_plan::{Finish, KernelPlan, Layout};
 use super::rows_plan::Hold;
-use super::scan_plan::ScanLayout;
+use super::scan_plan::{ScanLayout, ScanPlan};
 
 /// What kind of kernel `plan` is, with its sizes, in one line.
 pub(crate) fn kernel_kind(plan: &KernelPlan) -> String {
@@ -53,12 +53,8 @@ pub(crate) fn kernel_kind(plan: &KernelPlan) -> String {
             ScanLayout::Tiles { .. } => "tiles in local memory",
         };
         return format!(
-            "{}{:?} scan of {} rows of {} (x {} inner); {layout}{}",
-            if s.exclusive { "exclusive " } else { "" },
-            s.op,
-            s.outer,
-            s.len,
-            s.inner,
+            "{}; {layout}{}",
+            scan_head(s),
             if s.epilogue.is_some() {
                 "; its consumers in its store"
             } else {
@@ -109,4 +105,16 @@ pub(crate) fn kernel_kind(plan: &KernelPlan) -> String {
         s.push_str("; storing into a region of an array");
     }
     s
+}
+
+/// A scan's operation and sizes: `"exclusive Sum scan of 4 rows of 100 (x 1 inner)"`.
+pub(crate) fn scan_head(s: &ScanPlan) -> String {
+    format!(
+        "{}{:?} scan of {} rows of {} (x {} inner)",
+        if s.exclusive { "exclusive " } else { "" },
+        s.op,
+        s.outer,
+        s.len,
+        s.inner
+    )
 }
