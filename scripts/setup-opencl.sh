@@ -16,20 +16,7 @@ if have_loader && have_platform; then
     exit 0
 fi
 
-PKGS="pocl-opencl-icd ocl-icd-opencl-dev clinfo"
-if [ "$(id -u)" -ne 0 ]; then
-    echo "lazycl: no OpenCL platform found. Install PoCL and the ICD loader as root:" >&2
-    echo "    sudo apt-get update && sudo apt-get install -y $PKGS" >&2
-    exit 1
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "lazycl: no OpenCL platform found and apt-get is unavailable." >&2
-    echo "    Install an OpenCL ICD loader (libOpenCL.so.1) and a platform such as PoCL." >&2
-    exit 1
-fi
-echo "lazycl: no OpenCL platform found; installing $PKGS" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq $PKGS >/dev/null
+# (An OpenCL platform: PoCL, a CPU device, and the ICD loader.)
+bash "$(dirname "$0")/apt-install.sh" "an OpenCL platform" pocl-opencl-icd ocl-icd-opencl-dev clinfo
 echo "lazycl: installed; platforms now:" >&2
 clinfo -l >&2 || true
