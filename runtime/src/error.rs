@@ -129,6 +129,13 @@ pub enum Error {
         reason: String,
     },
 
+    /// A step that cannot be captured (`Context::capture`).
+    #[error("capturing a step: {reason}")]
+    InvalidStep {
+        /// What is wrong.
+        reason: String,
+    },
+
     /// A broken internal invariant: a bug in lazycl, please report it (with the message).
     /// Nothing a caller did or can fix; never returned for a user's mistake.
     #[error("internal error (a bug in lazycl, please report it): {0}")]

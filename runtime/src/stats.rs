@@ -90,6 +90,9 @@ counters! {
     /// operations, types, shapes, views and roots; new buffers and scalars) without
     /// planning.
     plans_reused,
+    /// Runs of a captured step (`Context::capture`) that launched its kernels without
+    /// recording or planning (its first run, which traces, counts as a flush).
+    steps_replayed,
     /// Lazy flushes that found their fused kernel in the cache.
     kernel_cache_hits,
     /// Lazy flushes that had to generate a new fused kernel.

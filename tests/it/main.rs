@@ -44,6 +44,7 @@ mod safety;
 mod scans;
 mod sort;
 mod stats;
+mod step;
 mod ui_api;
 mod ui_expr;
 mod ui_kernel;

@@ -21,4 +21,5 @@ pub(crate) mod scan;
 pub(crate) mod slice_mut;
 pub(crate) mod sort;
 pub(crate) mod stats;
+pub(crate) mod step;
 pub(crate) mod views;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::backend::buffer::DeviceBuffer;
 use crate::backend::cl;
 use crate::backend::context::ContextInner;
+use crate::backend::kernel::CompiledKernel;
 use crate::backend::kernel::KernelArg;
 use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
@@ -16,7 +17,7 @@ use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::graph::view::ViewMap;
 use crate::graph::{FlushOrigin, NodeRef, Origin};
-use crate::plan::{GKind, GNode, KernelPlan, ReducePlan, Target};
+use crate::plan::{GNode, KernelPlan, Leaves, ReducePlan, Target};
 use crate::stats::Counters;
 
 mod bind;
@@ -31,6 +32,7 @@ mod replay;
 mod rows;
 mod scan;
 pub(crate) mod sort;
+pub(crate) mod step;
 pub(crate) mod tune;
 
 use bind::{Io, LeftPartials, RowTotalBuffers};
@@ -122,7 +124,8 @@ pub(crate) fn is_cached(ctx: &ContextInner, plan: &KernelPlan) -> bool {
         .contains_key(&plan.key)
 }
 
-fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<()> {
+/// Launches `flush` on `queue` and marks what it materialized; returns its plans.
+fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffer>)]) -> Result<Arc<Replay>> {
     let Flush {
         ctx,
         graph,
@@ -161,18 +164,49 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
     } else {
         build::Prebuilt::none()
     };
-    // Buffers of nodes materialized by this flush, by graph index, with the kernel that
-    // wrote each.
-    let mut produced: Vec<Option<(Arc<DeviceBuffer>, u32)>> = vec![None; graph.len()];
+    let find = |ki: usize, plan: &KernelPlan| match prebuilt.take(ki) {
+        Some(k) => Ok(Some(k)),
+        None if has_work(plan) => Ok(Some(kernel_for(&ctx, plan)?)),
+        None => Ok(None),
+    };
+    let produced = launch_kernels(&ctx, queue, &*graph, &replay, find, targets)?;
+    for (gi, b) in produced.into_iter().enumerate() {
+        if let Some((b, kernel)) = b {
+            graph[gi].node.set_ready(b, flush_origin(number, kernel, &replay));
+        }
+    }
+    Ok(replay)
+}
+
+/// What wrote an array that kernel `kernel` of flush `number` materialized.
+fn flush_origin(number: u64, kernel: u32, replay: &Replay) -> Origin {
+    Origin::Flush(FlushOrigin {
+        flush: number,
+        kernel,
+        kernels: replay.kinds.clone(),
+    })
+}
+
+/// The buffers a flush materialized, by graph index, with the kernel that wrote each.
+type Produced = Vec<Option<(Arc<DeviceBuffer>, u32)>>;
+
+/// Launches `replay`'s kernels on `queue`, in order, reading the flush's leaves from
+/// `leaves` (a graph of `leaves.len()` nodes) and each kernel from `find` (`None`: an
+/// empty kernel, launched by nobody); outputs come from the pool, or from `targets`.
+fn launch_kernels<L: Leaves + ?Sized>(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    leaves: &L,
+    replay: &Replay,
+    mut find: impl FnMut(usize, &KernelPlan) -> Result<Option<Arc<CompiledKernel>>>,
+    targets: &[(usize, Arc<DeviceBuffer>)],
+) -> Result<Produced> {
+    let mut produced: Produced = vec![None; leaves.len()];
     // Partials of split reductions that their consumer finishes.
     let mut partials: Vec<LeftPartials> = Vec::new();
     let mut args: Vec<KernelArg> = Vec::new();
     for (ki, plan) in replay.kernels.iter().enumerate() {
-        let kernel = match prebuilt.take(ki) {
-            Some(k) => Some(k),
-            None if has_work(plan) => Some(kernel_for(&ctx, plan)?),
-            None => None,
-        };
+        let kernel = find(ki, plan)?;
         let ki = ki as u32;
         let mut outputs = Vec::with_capacity(plan.outputs.len());
         for (k, o) in plan.outputs.iter().enumerate() {
@@ -205,14 +239,14 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         });
         let mut reads: smallvec::SmallVec<[&DeviceBuffer; 8]> = smallvec::SmallVec::new();
         for input in &plan.inputs {
-            let buffer: &DeviceBuffer = match (&graph[input.node].kind, &produced[input.node]) {
-                (GKind::Ready(b), _) => b,
-                (_, Some((b, _))) => b,
-                _ => return Err(Error::Internal("kernel input was not produced".into())),
+            let buffer: &DeviceBuffer = match (leaves.buffer(input.node), &produced[input.node]) {
+                (Some(b), _) => b,
+                (None, Some((b, _))) => b,
+                (None, None) => return Err(Error::Internal("kernel input was not produced".into())),
             };
             reads.push(buffer);
         }
-        let scalars = scalars_of(plan, &graph)?;
+        let scalars = scalars_of(plan, leaves)?;
         let io = Io {
             inputs: &reads,
             outputs: &outputs,
@@ -225,9 +259,9 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
         let mut total_result: Option<(usize, Arc<DeviceBuffer>)> = None;
         match (kernel, &plan.reduce) {
             (Some(kernel), Some(r)) if r.n_out > 0 => {
-                let (row_out, total) = side_buffers(&ctx, queue, plan, r, targets)?;
+                let (row_out, total) = side_buffers(ctx, queue, plan, r, targets)?;
                 let left = launch_reduce(
-                    &ctx,
+                    ctx,
                     queue,
                     &kernel,
                     plan,
@@ -249,21 +283,21 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
                 total_result = plan.row_total.map(|t| t.node).zip(total.map(|t| t.result));
             }
             (Some(kernel), None) if plan.finishes.is_some() => {
-                launch_finishing(&ctx, queue, &kernel, plan, &mut args, io, finishing.as_ref())?;
+                launch_finishing(ctx, queue, &kernel, plan, &mut args, io, finishing.as_ref())?;
             }
             (Some(kernel), None) if plan.rows.is_some() => {
-                launch_rows(&ctx, queue, &kernel, plan, &mut args, io)?;
+                launch_rows(ctx, queue, &kernel, plan, &mut args, io)?;
             }
             (Some(kernel), None) if plan.scan.is_some() => {
-                scan::launch_scan(&ctx, queue, &kernel, plan, &mut args, io)?;
+                scan::launch_scan(ctx, queue, &kernel, plan, &mut args, io)?;
             }
             (Some(kernel), None) if plan.gemm.is_some() => {
-                let rows = gemm_row_results(&ctx, queue, plan, targets)?;
-                launch_gemm(&ctx, queue, &kernel, plan, &mut args, io, rows.as_deref())?;
+                let rows = gemm_row_results(ctx, queue, plan, targets)?;
+                launch_gemm(ctx, queue, &kernel, plan, &mut args, io, rows.as_deref())?;
                 row_result = plan.gemm.as_ref().and_then(|g| g.row).map(|r| r.node).zip(rows);
             }
             (Some(kernel), None) => {
-                launch_elementwise(&ctx, queue, &kernel, plan, &mut args, io)?;
+                launch_elementwise(ctx, queue, &kernel, plan, &mut args, io)?;
             }
             _ => {}
         }
@@ -282,25 +316,18 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             produced[gi] = Some((b, ki));
         }
     }
-    for (gi, b) in produced.into_iter().enumerate() {
-        if let Some((b, kernel)) = b {
-            let origin = Origin::Flush(FlushOrigin {
-                flush: number,
-                kernel,
-                kernels: replay.kinds.clone(),
-            });
-            graph[gi].node.set_ready(b, origin);
-        }
-    }
-    Ok(())
+    Ok(produced)
 }
 
-/// The bytes of `plan`'s scalar arguments in the flush of `graph`.
-pub(crate) fn scalars_of(plan: &KernelPlan, graph: &[GNode]) -> Result<smallvec::SmallVec<[ScalarBits; 4]>> {
+/// The bytes of `plan`'s scalar arguments in the flush of `leaves`.
+pub(crate) fn scalars_of<L: Leaves + ?Sized>(
+    plan: &KernelPlan,
+    leaves: &L,
+) -> Result<smallvec::SmallVec<[ScalarBits; 4]>> {
     plan.scalars
         .iter()
         .map(|s| {
-            s.bits(graph)
+            s.bits(leaves)
                 .ok_or_else(|| Error::Internal("a plan's scalar argument names no scalar".into()))
         })
         .collect()
@@ -349,7 +376,7 @@ pub(crate) fn materialize(roots: &[NodeRef]) -> Result<()> {
     match plan(roots)? {
         Some(flush) => {
             let queue = flush.ctx.queue().clone();
-            run(&queue, flush, &[])
+            run(&queue, flush, &[]).map(drop)
         }
         None => Ok(()),
     }
@@ -358,7 +385,7 @@ pub(crate) fn materialize(roots: &[NodeRef]) -> Result<()> {
 /// Enqueues everything `roots` need on `queue`; returns without waiting.
 pub(crate) fn materialize_on(queue: &Arc<QueueInner>, roots: &[NodeRef]) -> Result<()> {
     match plan(roots)? {
-        Some(flush) => run(queue, flush, &[]),
+        Some(flush) => run(queue, flush, &[]).map(drop),
         None => Ok(()),
     }
 }
@@ -424,7 +451,7 @@ fn store_into(
     let Some(gi) = flush.graph.iter().position(|g| Arc::ptr_eq(&g.node, value)) else {
         return Ok(());
     };
-    run(queue, flush, &[(gi, target)])
+    run(queue, flush, &[(gi, target)]).map(drop)
 }
 
 /// Zeroes the first `bytes` of `buffer`.

@@ -38,6 +38,38 @@ pub(crate) enum GKind {
     Op(OpCode, Inputs),
 }
 
+/// What launching a planned flush reads of its graph's leaves, by graph index: the memory
+/// of a materialized node and the bits of a scalar. A collected graph answers from its
+/// nodes; a captured step (`exec::step`) from its own table and each run's inputs.
+pub(crate) trait Leaves {
+    /// The number of nodes in the graph.
+    fn len(&self) -> usize;
+    /// The memory of leaf `i`, if it is a materialized node.
+    fn buffer(&self, i: usize) -> Option<&Arc<DeviceBuffer>>;
+    /// The bits of leaf `i`, if it is a scalar.
+    fn scalar(&self, i: usize) -> Option<ScalarBits>;
+}
+
+impl Leaves for [GNode] {
+    fn len(&self) -> usize {
+        <[GNode]>::len(self)
+    }
+
+    fn buffer(&self, i: usize) -> Option<&Arc<DeviceBuffer>> {
+        match &self.get(i)?.kind {
+            GKind::Ready(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    fn scalar(&self, i: usize) -> Option<ScalarBits> {
+        match &self.get(i)?.kind {
+            GKind::Scalar(bits) => Some(*bits),
+            _ => None,
+        }
+    }
+}
+
 /// Operand indices of a collected node (at most three, stored inline).
 pub(crate) type Inputs = smallvec::SmallVec<[usize; 3]>;
 

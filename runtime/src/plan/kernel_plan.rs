@@ -7,7 +7,7 @@ use crate::graph::ReduceOp;
 pub(crate) use crate::layout::REDUCE_GROUP;
 
 use super::access::{Affine, Bound};
-use super::collect::{GKind, GNode, Inputs, OpCode};
+use super::collect::{Inputs, Leaves, OpCode};
 use super::gemm_plan::GemmPlan;
 use super::rows_plan::RowsPlan;
 use super::scan_plan::ScanPlan;
@@ -102,14 +102,11 @@ pub(crate) enum ScalarValue {
 }
 
 impl ScalarArg {
-    /// Its bytes in the flush of `graph`; `None` if that node is no scalar.
-    pub(crate) fn bits(&self, graph: &[GNode]) -> Option<ScalarBits> {
+    /// Its bytes in the flush of `leaves`; `None` if that node is no scalar.
+    pub(crate) fn bits<L: Leaves + ?Sized>(&self, leaves: &L) -> Option<ScalarBits> {
         match self.value {
             ScalarValue::Constant(bits) => Some(bits),
-            ScalarValue::Node(j) => match graph.get(j).map(|g| &g.kind) {
-                Some(GKind::Scalar(bits)) => Some(*bits),
-                _ => None,
-            },
+            ScalarValue::Node(j) => leaves.scalar(j),
         }
     }
 }

@@ -35,7 +35,7 @@ use crate::graph::view::ViewMap;
 use crate::graph::{NodeRef, Shape};
 
 pub(crate) use crate::profile::DeviceProfile;
-pub(crate) use collect::{GKind, GNode, OpCode};
+pub(crate) use collect::{GKind, GNode, Leaves, OpCode};
 pub(crate) use gemm_plan::{GemmOperand, GemmPlan};
 pub(crate) use kernel_plan::{
     ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelPlan, Layout, ReducePlan, Value,

@@ -1,0 +1,266 @@
+//! Captured steps: `Context::capture` turns a closure over arrays into a [`Step`] whose
+//! runs launch the closure's kernels on new inputs without recording or planning
+//! (`exec::step`).
+
+use std::sync::{Arc, Mutex};
+
+use crate::api::array::{copy_buffer, Array};
+use crate::api::eval::NodeHandle;
+use crate::api::queue::Queue;
+use crate::backend::buffer::DeviceBuffer;
+use crate::backend::context::{Context, ContextInner};
+use crate::backend::queue::QueueInner;
+use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::exec::step::{self, Captured, Traced};
+use crate::graph::{Node, NodeRef, Origin, Shape, State};
+
+/// The arrays a captured step takes or returns: one [`Array`], or a tuple of up to eight
+/// (element types may differ).
+pub trait StepArrays: Sized {
+    /// The arrays' graph nodes, in order.
+    #[doc(hidden)]
+    fn step_nodes(&self) -> Vec<NodeHandle>;
+    /// The arrays of `nodes` (as many as this type holds, of its element types).
+    #[doc(hidden)]
+    fn from_step_nodes(nodes: Vec<NodeHandle>) -> Self;
+}
+
+/// What [`Step::run`] takes for a step whose inputs are `I`: a reference to each input
+/// array (`&x`, or `(&w, &b)` for a step over `(Array<f32>, Array<f32>)`).
+pub trait StepArgs<I: StepArrays> {
+    /// The arrays' graph nodes, in order.
+    #[doc(hidden)]
+    fn step_nodes(&self) -> Vec<NodeHandle>;
+}
+
+impl<T: Element> StepArrays for Array<T> {
+    fn step_nodes(&self) -> Vec<NodeHandle> {
+        vec![NodeHandle(self.node.clone())]
+    }
+
+    fn from_step_nodes(nodes: Vec<NodeHandle>) -> Self {
+        let mut nodes = nodes.into_iter();
+        Array::from_node(nodes.next().expect("a step's arrays are counted by their type").0)
+    }
+}
+
+impl<T: Element> StepArgs<Array<T>> for &Array<T> {
+    fn step_nodes(&self) -> Vec<NodeHandle> {
+        vec![NodeHandle(self.node.clone())]
+    }
+}
+
+macro_rules! step_tuple {
+    ($($t:ident $i:tt),*) => {
+        impl<$($t: Element),*> StepArrays for ($(Array<$t>,)*) {
+            fn step_nodes(&self) -> Vec<NodeHandle> {
+                vec![$(NodeHandle(self.$i.node.clone())),*]
+            }
+
+            fn from_step_nodes(nodes: Vec<NodeHandle>) -> Self {
+                let mut nodes = nodes.into_iter();
+                ($(Array::<$t>::from_node(
+                    nodes.next().expect("a step's arrays are counted by their type").0,
+                ),)*)
+            }
+        }
+
+        impl<'a, $($t: Element),*> StepArgs<($(Array<$t>,)*)> for ($(&'a Array<$t>,)*) {
+            fn step_nodes(&self) -> Vec<NodeHandle> {
+                vec![$(NodeHandle(self.$i.node.clone())),*]
+            }
+        }
+    };
+}
+step_tuple!(A 0);
+step_tuple!(A 0, B 1);
+step_tuple!(A 0, B 1, C 2);
+step_tuple!(A 0, B 1, C 2, D 3);
+step_tuple!(A 0, B 1, C 2, D 3, E 4);
+step_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
+step_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+step_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+
+/// Traces kept per step, one per combination of input shapes (the oldest goes first).
+const TRACES_KEPT: usize = 8;
+
+/// A computation over arrays captured once and run many times (`Context::capture`): a
+/// run launches the kernels the closure's graph needs with the new inputs' memory bound,
+/// and records, collects and plans nothing. Its first run with inputs of new shapes
+/// traces: it calls the closure and evaluates what it returns as an ordinary flush.
+///
+/// What a run replays as it was traced: the closure's structure (a branch on data
+/// decided when traced stays decided), its scalars (a learning rate computed inside is a
+/// constant), and the arrays it reads besides its inputs (their memory, as it is when
+/// the run's kernels execute). Pass whatever changes between runs as an input. Refused,
+/// with [`Error::InvalidStep`]: a step that draws random numbers (every run would draw
+/// the same ones), and one whose closure evaluates an array it then uses (every run
+/// would read the traced value).
+pub struct Step<'f, I: StepArrays, O: StepArrays> {
+    ctx: Arc<ContextInner>,
+    f: Box<dyn Fn(I) -> Result<O> + 'f>,
+    traces: Mutex<Vec<Trace>>,
+}
+
+/// A traced step for inputs of these shapes.
+struct Trace {
+    shapes: Vec<Shape>,
+    captured: Arc<Captured>,
+}
+
+impl Context {
+    /// Captures `f`, a step over arrays (one array or a tuple of up to eight, in and out),
+    /// as a [`Step`]: its runs launch `f`'s kernels on new inputs with only their memory
+    /// bound, the host work of as many bound `#[kernel]` launches, where an implicit flush
+    /// also records, collects and looks up its graph's structure. For loops whose step is
+    /// the same every iteration (a training step, a solver's iteration). Nothing runs
+    /// until the first [`Step::run`].
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let target = ctx.from_slice(&[1.0f32, -3.0])?;
+    /// // One gradient step of (w - target)², with the step size as an input.
+    /// let step = ctx.capture(|(w, lr): (Array<f32>, Array<f32>)| {
+    ///     let grad = 2.0 * (&w - &target);
+    ///     Ok(&w - lr * grad)
+    /// });
+    /// let lr = ctx.from_slice(&[0.25f32])?;
+    /// let mut w = ctx.zeros::<f32>(2)?;
+    /// w = step.run((&w, &lr))?; // traces: one ordinary flush
+    /// let before = ctx.stats();
+    /// w = step.run((&w, &lr))?;
+    /// w = step.run((&w, &lr))?;
+    /// let d = ctx.stats() - before;
+    /// assert_eq!((d.steps_replayed, d.kernels_launched), (2, 2));
+    /// assert_eq!((d.flushes_planned, d.plans_reused), (0, 0)); // nothing recorded
+    /// assert_eq!(w.to_vec()?, [0.875, -2.625]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn capture<'f, I, O, F>(&self, f: F) -> Step<'f, I, O>
+    where
+        I: StepArrays,
+        O: StepArrays,
+        F: Fn(I) -> Result<O> + 'f,
+    {
+        Step {
+            ctx: self.inner.clone(),
+            f: Box::new(f),
+            traces: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
+    /// Runs the step on `inputs` (references to its input arrays) on the context's
+    /// default queue; returns its outputs without waiting. Inputs that are still lazy are
+    /// evaluated first (one flush). Inputs of shapes not seen before trace the step again.
+    pub fn run<A: StepArgs<I>>(&self, inputs: A) -> Result<O> {
+        let queue = self.ctx.queue().clone();
+        self.run_impl(&queue, inputs.step_nodes())
+    }
+
+    /// Like [`run`](Step::run), on `queue`.
+    pub fn run_on<A: StepArgs<I>>(&self, queue: &Queue, inputs: A) -> Result<O> {
+        queue.check_context(&self.ctx, || "Step::run_on".into())?;
+        self.run_impl(&queue.inner, inputs.step_nodes())
+    }
+
+    fn run_impl(&self, queue: &Arc<QueueInner>, inputs: Vec<NodeHandle>) -> Result<O> {
+        let nodes: Vec<NodeRef> = inputs.into_iter().map(|h| h.0).collect();
+        for (i, n) in nodes.iter().enumerate() {
+            self.ctx.tag.check(
+                &n.ctx.tag,
+                || "Step::run".into(),
+                || format!("input {} of {} (shape {:?})", i + 1, nodes.len(), n.shape),
+            )?;
+        }
+        let lazy: Vec<NodeRef> = nodes.iter().filter(|n| n.buffer().is_none()).cloned().collect();
+        if !lazy.is_empty() {
+            crate::exec::materialize_on(queue, &lazy)?;
+        }
+        let buffers = nodes
+            .iter()
+            .map(|n| {
+                n.buffer()
+                    .ok_or_else(|| Error::Internal("a step's input was not materialized".into()))
+            })
+            .collect::<Result<Vec<Arc<DeviceBuffer>>>>()?;
+        let found = self
+            .traces
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|t| t.shapes.iter().eq(nodes.iter().map(|n| &n.shape)))
+            .map(|t| t.captured.clone());
+        match found {
+            Some(captured) => {
+                let out = step::replay(&captured, queue, &nodes, &buffers)?;
+                Ok(O::from_step_nodes(out.into_iter().map(NodeHandle).collect()))
+            }
+            None => self.trace(queue, &nodes, &buffers),
+        }
+    }
+
+    /// Calls the closure on placeholders of `nodes` and evaluates what it returns,
+    /// keeping the trace for later runs on inputs of these shapes. The placeholders share
+    /// the inputs' memory, unless that memory is another leaf of the flush too (then they
+    /// get copies, and the closure is called again).
+    fn trace(&self, queue: &Arc<QueueInner>, nodes: &[NodeRef], buffers: &[Arc<DeviceBuffer>]) -> Result<O> {
+        for own_memory in [false, true] {
+            let mut placeholders = Vec::with_capacity(nodes.len());
+            for (n, b) in nodes.iter().zip(buffers) {
+                let memory = if own_memory {
+                    let bytes = n.numel() * n.dtype.size();
+                    let copy = DeviceBuffer::uninit(&self.ctx.cl, bytes, queue)?;
+                    copy_buffer(queue, b, &copy, bytes)?;
+                    copy
+                } else {
+                    b.clone()
+                };
+                let origin = n.origin().unwrap_or(Origin::WrittenBy("a captured step's input"));
+                let state = State::Ready(memory, origin);
+                placeholders.push(Node::new(self.ctx.clone(), n.dtype, n.shape.clone(), state));
+            }
+            let called_at = step::next_flush();
+            let handles = placeholders.iter().cloned().map(NodeHandle).collect();
+            let outputs = (self.f)(I::from_step_nodes(handles))?;
+            let roots: Vec<NodeRef> = outputs.step_nodes().into_iter().map(|h| h.0).collect();
+            for (i, r) in roots.iter().enumerate() {
+                self.ctx.tag.check(
+                    &r.ctx.tag,
+                    || "capturing a step".into(),
+                    || format!("output {} of {} (shape {:?})", i + 1, roots.len(), r.shape),
+                )?;
+            }
+            match step::trace(queue, &placeholders, &roots, called_at)? {
+                Traced::Captured(captured) => {
+                    let mut traces = self.traces.lock().unwrap_or_else(|e| e.into_inner());
+                    if traces.len() == TRACES_KEPT {
+                        traces.remove(0);
+                    }
+                    traces.push(Trace {
+                        shapes: nodes.iter().map(|n| n.shape.clone()).collect(),
+                        captured: Arc::new(captured),
+                    });
+                    return Ok(outputs);
+                }
+                Traced::Aliased => continue,
+            }
+        }
+        Err(Error::Internal(
+            "a step's inputs shared memory with its graph after being copied".into(),
+        ))
+    }
+}
+
+impl<I: StepArrays, O: StepArrays> std::fmt::Debug for Step<'_, I, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let traces = self.traces.lock().unwrap_or_else(|e| e.into_inner());
+        let shapes: Vec<_> = traces.iter().map(|t| &t.shapes).collect();
+        f.debug_struct("Step").field("traced_shapes", &shapes).finish()
+    }
+}

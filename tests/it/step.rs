@@ -1,0 +1,211 @@
+//! Captured steps (`Context::capture`): runs launch the traced kernels with new inputs
+//! and record nothing. Every run's result is checked against a host reference (a run
+//! that kept an old input, output or scalar would fail), and the counters say what ran.
+
+use crate::common::{ctx, rng, Random};
+use lazycl::{Array, Error};
+
+fn close(got: &[f32], want: &[f64], tol: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g as f64 - w).abs() <= tol * (1.0 + w.abs()),
+            "{what}, element {i}: {g} vs {w}"
+        );
+    }
+}
+
+/// Host reference of the logistic-regression step below, on rows of `d` features.
+fn host_step(x: &[f32], y: &[f32], w: &mut [f64], b: &mut f64, d: usize, lr: f64) {
+    let n = y.len();
+    let r: Vec<f64> = (0..n)
+        .map(|i| {
+            let z: f64 = (0..d).map(|j| x[i * d + j] as f64 * w[j]).sum::<f64>() + *b;
+            1.0 / (1.0 + (-z).exp()) - y[i] as f64
+        })
+        .collect();
+    for (j, wj) in w.iter_mut().enumerate() {
+        let g: f64 = (0..n).map(|i| x[i * d + j] as f64 * r[i]).sum();
+        *wj -= lr * g / n as f64;
+    }
+    *b -= lr * r.iter().sum::<f64>() / n as f64;
+}
+
+/// A logistic-regression step (a row reduction, a column reduction, a mean and the
+/// updates: several kernels) captured over its parameters, run many times on random
+/// data of several shapes, odd sizes and one row; each shape traces once.
+#[test]
+fn a_captured_step_matches_the_host_every_run() {
+    let ctx = ctx();
+    let mut r = rng(7);
+    for (n, d) in [(1, 1), (37, 5), (200, 13), (1000, 3)] {
+        let xh: Vec<f32> = f32::random_vec(&mut r, n * d).iter().map(|v| v / 50.0).collect();
+        let yh: Vec<f32> = (0..n).map(|i| (i % 2) as f32).collect();
+        let x = ctx.from_shape_slice([n, d], &xh).unwrap();
+        let y = ctx.from_shape_slice([n, 1], &yh).unwrap();
+        let lr = 0.5f32;
+        let step = ctx.capture(|(w, b): (Array<f32>, Array<f32>)| {
+            let z = (&x * &w).sum_axes(&[1], true) + &b;
+            let res = (-&z).exp().recip_plus_one() - &y;
+            let g = (&x * &res).sum_axis(0);
+            Ok((&w - g * (lr / n as f32), (&b - &res * lr).mean_axis(0)))
+        });
+        let (mut w, mut b) = (ctx.zeros::<f32>([d]).unwrap(), ctx.zeros::<f32>([1]).unwrap());
+        let (mut wh, mut bh) = (vec![0.0f64; d], 0.0f64);
+        let before = ctx.stats();
+        let mut per_run = None;
+        for run in 0..12 {
+            let s0 = ctx.stats();
+            (w, b) = step.run((&w, &b)).unwrap();
+            let ds = ctx.stats() - s0;
+            if run > 0 {
+                assert_eq!(
+                    (ds.steps_replayed, ds.flushes_planned, ds.plans_reused),
+                    (1, 0, 0),
+                    "{ds}"
+                );
+                assert_eq!((ds.host_waits, ds.programs_built), (0, 0), "{ds}");
+                // Every run launches what the trace launched.
+                assert_eq!(*per_run.get_or_insert(ds.kernels_launched), ds.kernels_launched);
+            }
+            host_step(&xh, &yh, &mut wh, &mut bh, d, lr as f64);
+            close(&w.to_vec().unwrap(), &wh, 2e-4, &format!("w, {n}x{d}, run {run}"));
+            close(
+                &b.to_vec().unwrap(),
+                &[bh],
+                2e-4,
+                &format!("b, {n}x{d}, run {run}"),
+            );
+        }
+        let d = ctx.stats() - before;
+        assert_eq!(d.steps_replayed, 11, "{d}");
+    }
+}
+
+/// `1 / (1 + x)`, the logistic function's last steps, as user code writes it.
+trait RecipPlusOne {
+    fn recip_plus_one(&self) -> Self;
+}
+
+impl RecipPlusOne for Array<f32> {
+    fn recip_plus_one(&self) -> Self {
+        1.0f32 / (self + 1.0f32)
+    }
+}
+
+/// A hundred runs of a one-kernel step plan nothing and build nothing; new input shapes
+/// trace again, and the old shapes still replay.
+#[test]
+fn runs_replay_and_new_shapes_trace() {
+    let ctx = ctx();
+    let c = ctx.from_slice(&[0.5f32, 1.5, 2.0]).unwrap();
+    let step = ctx.capture(|x: Array<f32>| Ok((&x * 2.0f32 + 1.0f32).sqrt() * &c.sum()));
+    let mut r = rng(3);
+    for round in 0..2 {
+        for n in [5usize, 0, 1, 7] {
+            let host: Vec<f32> = f32::random_vec(&mut r, n).iter().map(|v| v.abs()).collect();
+            let x = ctx.from_slice(&host).unwrap();
+            let s0 = ctx.stats();
+            let mut out = step.run(&x).unwrap();
+            for _ in 0..99 {
+                out = step.run(&x).unwrap();
+            }
+            let d = ctx.stats() - s0;
+            let traced = u64::from(round == 0);
+            assert_eq!(d.steps_replayed, 100 - traced, "n = {n}, round {round}: {d}");
+            assert_eq!(d.flushes_planned + d.plans_reused, traced, "{d}");
+            let want: Vec<f64> = host
+                .iter()
+                .map(|&v| (v as f64 * 2.0 + 1.0).sqrt() * 4.0)
+                .collect();
+            close(&out.to_vec().unwrap(), &want, 1e-5, &format!("n = {n}"));
+        }
+    }
+    assert!(format!("{step:?}").contains("traced_shapes"));
+}
+
+/// The same array passed as two inputs, or as an input and read by the closure besides,
+/// is traced from copies: later runs with different arrays read each where it belongs.
+#[test]
+fn inputs_that_share_memory_at_trace_stay_apart_later() {
+    let ctx = ctx();
+    let a = ctx.from_slice(&[1.0f32, 2.0, 3.0]).unwrap();
+    let b = ctx.from_slice(&[10.0f32, 20.0, 30.0]).unwrap();
+    let step = ctx.capture(|(x, y): (Array<f32>, Array<f32>)| Ok(&x * 100.0f32 + &y));
+    assert_eq!(
+        step.run((&a, &a)).unwrap().to_vec().unwrap(),
+        [101.0, 202.0, 303.0]
+    );
+    assert_eq!(
+        step.run((&a, &b)).unwrap().to_vec().unwrap(),
+        [110.0, 220.0, 330.0]
+    );
+    assert_eq!(
+        step.run((&b, &a)).unwrap().to_vec().unwrap(),
+        [1001.0, 2002.0, 3003.0]
+    );
+
+    let reads_a = ctx.capture(|x: Array<f32>| Ok(&x - &a));
+    assert_eq!(reads_a.run(&a).unwrap().to_vec().unwrap(), [0.0, 0.0, 0.0]);
+    assert_eq!(reads_a.run(&b).unwrap().to_vec().unwrap(), [9.0, 18.0, 27.0]);
+}
+
+/// Outputs may be inputs, arrays the closure read, or one array twice; lazy inputs are
+/// evaluated first; element types may differ.
+#[test]
+fn outputs_of_every_kind() {
+    let ctx = ctx();
+    let c = ctx.from_slice(&[7i32, 8]).unwrap();
+    let step = ctx.capture(|(x, k): (Array<f32>, Array<i32>)| {
+        let y = &x * 3.0f32;
+        Ok((x, c.clone(), y.clone(), y, k.gt(7)))
+    });
+    for (xs, ks) in [([1.0f32, 2.0], [7i32, 9]), ([-1.0, 0.5], [8, 6])] {
+        let x = ctx.from_slice(&xs).unwrap();
+        let lazy_k = ctx.from_slice(&ks).unwrap() + 0; // evaluated before the run
+        let (x_out, c_out, y1, y2, big) = step.run((&x, &lazy_k)).unwrap();
+        assert_eq!(x_out.to_vec().unwrap(), xs);
+        assert_eq!(c_out.to_vec().unwrap(), [7, 8]);
+        assert_eq!(y1.to_vec().unwrap(), [xs[0] * 3.0, xs[1] * 3.0]);
+        assert_eq!(y2.to_vec().unwrap(), y1.to_vec().unwrap());
+        assert_eq!(big.to_vec().unwrap(), [ks[0] > 7, ks[1] > 7]);
+    }
+}
+
+/// Bad steps are errors, never panics: random numbers (they would repeat), an array
+/// evaluated inside the closure (its traced value would stay), arrays of another context, the closure's own errors, recording errors.
+#[test]
+fn bad_steps_are_errors() {
+    let ctx = ctx();
+    let x = ctx.from_slice(&[1.0f32, 2.0]).unwrap();
+    let dropout = ctx.capture(|x: Array<f32>| {
+        let keep = ctx.random_uniform::<f32>([2], 1)?.lt(0.5f32).cast::<f32>();
+        Ok(&x * keep)
+    });
+    match dropout.run(&x) {
+        Err(Error::InvalidStep { reason }) => assert!(reason.contains("random"), "{reason}"),
+        other => panic!("expected InvalidStep, got {other:?}"),
+    }
+    let evaluates = ctx.capture(|x: Array<f32>| {
+        let y = &x * 2.0f32;
+        y.eval()?;
+        Ok(&y + 1.0f32)
+    });
+    match evaluates.run(&x) {
+        Err(Error::InvalidStep { reason }) => assert!(reason.contains("evaluated"), "{reason}"),
+        other => panic!("expected InvalidStep, got {other:?}"),
+    }
+    let other = lazycl::Context::new().unwrap();
+    let y = other.from_slice(&[1.0f32, 2.0]).unwrap();
+    let step = ctx.capture(|x: Array<f32>| Ok(&x + 1.0f32));
+    assert!(matches!(step.run(&y), Err(Error::ContextMismatch { .. })));
+    let failing = ctx.capture(|_: Array<f32>| -> lazycl::Result<Array<f32>> {
+        Err(Error::InvalidShape("the user's own error".into()))
+    });
+    assert!(matches!(failing.run(&x), Err(Error::InvalidShape(_))));
+    let three = ctx.from_slice(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mismatched = ctx.capture(|x: Array<f32>| Ok(&x + &three));
+    assert!(matches!(mismatched.run(&x), Err(Error::ShapeMismatch { .. })));
+    // The step still works on inputs that fit.
+    assert_eq!(mismatched.run(&three).unwrap().to_vec().unwrap(), [2.0, 4.0, 6.0]);
+}
