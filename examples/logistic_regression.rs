@@ -191,6 +191,27 @@ fn run_shape<T: Real>(
         )));
     }
 
+    // The same iterations from zero as a captured step (residual fused): the same
+    // parameters, up to rounding.
+    let captured = m.capture();
+    let (mut w, mut b) = (ctx.zeros::<T>([d])?, ctx.zeros::<T>([1])?);
+    for _ in 0..check_iters {
+        (w, b) = captured.run((&w, &b))?;
+    }
+    let mut p_cap: Vec<f64> = w.to_vec()?.into_iter().map(T::to_f64).collect();
+    p_cap.extend(b.to_vec()?.into_iter().map(T::to_f64));
+    let cap_err = p_cap
+        .iter()
+        .zip(&p_dev)
+        .fold(0.0f64, |a, (c, g)| a.max((c - g).abs()))
+        / scale;
+    println!("captured step (Context::capture), {check_iters} runs: max difference {cap_err:.1e}");
+    if cap_err.is_nan() || cap_err > T::TOL {
+        return Ok(Err(format!(
+            "{n}x{d} {dtype:?}: the captured step differs from the recorded one ({cap_err:.2e})"
+        )));
+    }
+
     // Warm-up: one step with a loss read, as the timed loop does, so that every program
     // the loop uses is built (or loaded) before the clock starts.
     let w_before = m.w.clone();

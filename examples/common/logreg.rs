@@ -85,6 +85,32 @@ pub fn loss<T: Real>(z: &Array<T>, y: &Array<T>, w: &Array<T>) -> Array<T> {
     T::row_loss(z, y).mean() + (w * w).sum() * T::from_f64(0.5 * LAMBDA)
 }
 
+/// The weights and the bias, `([d], [1])`.
+pub type Params<T> = (Array<T>, Array<T>);
+
+/// The parameters after one step from `w` and `b` on the `n` rows of `x`, whose residual
+/// is `r` (lazy).
+fn update<T: Real>(x: &Array<T>, n: usize, w: &Array<T>, b: &Array<T>, r: &Array<T>) -> Params<T> {
+    let g = (x * r).sum_axis(0);
+    let lr = T::from_f64(LEARNING_RATE);
+    let inv_n = T::from_f64(1.0 / n as f64);
+    let lambda = T::from_f64(LAMBDA);
+    let w = w - (g * inv_n + w * lambda) * lr;
+    // b - lr mean(r), written as the mean over the rows of b - lr r ([n, 1] -> [1]) so
+    // that the update happens inside the reduction: one kernel instead of a reduction
+    // plus a one-element kernel. (Equal up to rounding: the sum of n copies of b is
+    // compensated, accurate to a few ulps.)
+    let b = (b - r * lr).mean_axis(0);
+    (w, b)
+}
+
+/// The logits `z = X w + b`, `[n, 1]` (lazy).
+pub fn logits<T: Real>(x: &Array<T>, w: &Array<T>, b: &Array<T>) -> Array<T> {
+    // z keeps the reduced axis ([n, 1]) so that r broadcasts along the rows of X
+    // without a reshape (inserting a trailing axis would materialize r).
+    (x * w).sum_axes(&[1], true) + b
+}
+
 pub struct Model<T: Real> {
     /// Features, `[n, d]`.
     pub x: Array<T>,
@@ -120,41 +146,36 @@ impl<T: Real> Model<T> {
         })
     }
 
-    /// The logits `z = X w + b`, `[n, 1]` (lazy).
-    pub fn logits(&self) -> Array<T> {
-        // z keeps the reduced axis ([n, 1]) so that r broadcasts along the rows of X
-        // without a reshape (inserting a trailing axis would materialize r).
-        (&self.x * &self.w).sum_axes(&[1], true) + &self.b
-    }
-
     /// One gradient step, enqueued without waiting. Returns the logits `z = X w + b` of the
     /// parameters before the step (lazy, already enqueued as part of the step), for the
     /// loss.
     pub fn step(&mut self) -> lazycl::Result<Array<T>> {
-        let z = self.logits();
+        let z = logits(&self.x, &self.w, &self.b);
         let r = T::residual(&z, &self.y);
         if !self.fuse_residual {
             r.eval()?; // stored once per row, not recomputed per element of X
         }
-        let g = (&self.x * &r).sum_axis(0);
-        let lr = T::from_f64(LEARNING_RATE);
-        let inv_n = T::from_f64(1.0 / self.n as f64);
-        let lambda = T::from_f64(LAMBDA);
-        let w = &self.w - (g * inv_n + &self.w * lambda) * lr;
-        // b - lr mean(r), written as the mean over the rows of b - lr r ([n, 1] -> [1]) so
-        // that the update happens inside the reduction: one kernel instead of a reduction
-        // plus a one-element kernel. (Equal up to rounding: the sum of n copies of b is
-        // compensated, accurate to a few ulps.)
-        let b = (&self.b - &r * lr).mean_axis(0);
+        let (w, b) = update(&self.x, self.n, &self.w, &self.b, &r);
         lazycl::eval(&(&w, &b))?;
         self.w = w;
         self.b = b;
         Ok(z)
     }
 
+    /// The step captured over the parameters `(w, b)`, residual fused:
+    /// `step.run((&w, &b))` launches its kernels with only the new parameters bound,
+    /// recording nothing, and returns the new parameters.
+    pub fn capture(&self) -> Step<'static, Params<T>, Params<T>> {
+        let (x, y, n) = (self.x.clone(), self.y.clone(), self.n);
+        self.x.context().capture(move |(w, b): Params<T>| {
+            let r = T::residual(&logits(&x, &w, &b), &y);
+            Ok(update(&x, n, &w, &b, &r))
+        })
+    }
+
     /// Loss and training accuracy of the current parameters, computed in one flush.
     pub fn metrics(&self) -> lazycl::Result<(f64, f64)> {
-        let z = self.logits();
+        let z = logits(&self.x, &self.w, &self.b);
         let l = loss(&z, &self.y, &self.w);
         let predicted = z.gt(T::from_f64(0.0)).cast::<T>();
         let accuracy = predicted.eq(&self.y).cast::<T>().mean();

@@ -88,6 +88,18 @@ fn launch(rep: &mut Report, ctx: &Context, raw: &Raw, trials: usize, reps: usize
         "µs",
         "one raw launch",
     );
+    // The same chain captured (`Context::capture`): a run binds and launches only.
+    let step = ctx.capture(|x: Array<f32>| Ok(chain8(&x)));
+    lz(step.run(&small).map(drop))?;
+    let run = per_call(trials, reps / 4, || lz(step.run(&small).map(drop)), sync)?;
+    let one = per_call(trials, reps / 4, || raw.enqueue_no_event(&rc, 4, None), rsync)?;
+    rep.add(
+        "host time of a captured step's run (8-op chain, n=16)",
+        run * 1e6,
+        one * 1e6,
+        "µs",
+        "one raw launch",
+    );
     Ok(())
 }
 
@@ -154,37 +166,70 @@ fn logreg_step(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: 
     let kernels = (ctx.stats() - before).kernels_launched;
     lz(ctx.synchronize())?;
     let raw_launch = RawLaunch3::new(raw)?;
-    let (mut times, mut raw_times) = (Vec::new(), Vec::new());
+    // The same step captured (`logreg::Model::capture`, residual fused): runs bind the
+    // new parameters and launch.
+    let captured = model.capture();
+    let (mut w, mut b): logreg::Params<f32> = (model.w.clone(), model.b.clone());
+    for _ in 0..3 {
+        (w, b) = lz(captured.run((&w, &b)))?;
+    }
+    lz(ctx.synchronize())?;
+    let s0 = ctx.stats();
+    (w, b) = lz(captured.run((&w, &b)))?;
+    let captured_kernels = (ctx.stats() - s0).kernels_launched;
+    let (mut times, mut run_times, mut raw_times) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..BLOCKS.max(trials) {
-        let s0 = ctx.stats();
-        let t = Instant::now();
-        for _ in 0..STEPS {
-            lz(model.step().map(drop))?;
-        }
-        let took = t.elapsed().as_secs_f64();
-        let d = ctx.stats() - s0;
-        if d.host_waits != 0 || d.waits_backpressure != 0 || d.programs_built != 0 {
-            return Err(format!(
-                "logistic-regression host row: {STEPS} steps waited {} times (back-pressure \
-                 {}) and built {} programs; the row would not be the host's time",
-                d.host_waits, d.waits_backpressure, d.programs_built
-            ));
-        }
-        times.push(took / STEPS as f64);
+        times.push(block(ctx, STEPS, || lz(model.step().map(drop)))?);
+        lz(ctx.synchronize())?;
+        run_times.push(block(ctx, STEPS, || {
+            (w, b) = lz(captured.run((&w, &b)))?;
+            Ok(())
+        })?);
         lz(ctx.synchronize())?;
         raw_times.push(raw_launch.time(reps)?);
     }
+    let raw_launch = median(raw_times);
     rep.add(
         format!(
             "host time per logistic-regression step {n}x{d} f32 ({kernels} kernels, \
              recorded + flushed)"
         ),
         median(times) * 1e6,
-        kernels as f64 * median(raw_times) * 1e6,
+        kernels as f64 * raw_launch * 1e6,
+        "µs",
+        "as many raw launches, 3 args set each",
+    );
+    rep.add(
+        format!(
+            "host time per logistic-regression step {n}x{d} f32 ({captured_kernels} kernels, \
+             captured: Step::run)"
+        ),
+        median(run_times) * 1e6,
+        captured_kernels as f64 * raw_launch * 1e6,
         "µs",
         "as many raw launches, 3 args set each",
     );
     Ok(())
+}
+
+/// Host seconds per step of `steps` calls of `step` timed as a whole; an error if the
+/// block waited for the device or built a program (its time would not be the host's).
+fn block(ctx: &Context, steps: usize, mut step: impl FnMut() -> R<()>) -> R<f64> {
+    let s0 = ctx.stats();
+    let t = Instant::now();
+    for _ in 0..steps {
+        step()?;
+    }
+    let took = t.elapsed().as_secs_f64();
+    let d = ctx.stats() - s0;
+    if d.host_waits != 0 || d.waits_backpressure != 0 || d.programs_built != 0 {
+        return Err(format!(
+            "logistic-regression host row: {steps} steps waited {} times (back-pressure \
+             {}) and built {} programs; the row would not be the host's time",
+            d.host_waits, d.waits_backpressure, d.programs_built
+        ));
+    }
+    Ok(took / steps as f64)
 }
 
 /// The first lazy operation after a long kernel: `2.0 * &x` + `eval()` (x of 2^16 f32,
@@ -237,13 +282,22 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, raw: &Raw) -> R<()> {
     raw.finish()?;
     // Interleaved trials (ours, raw, ours, ...), so that drift of the machine's speed
     // does not favour either side.
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    // The same operation captured: `scale.run(&x)`.
+    let scale = ctx.capture(|x: Array<f32>| Ok(2.0 * &x));
+    lz(scale.run(&x).map(drop))?;
+    lz(ctx.synchronize())?;
+    let (mut ours, mut captured, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..TRIALS {
         long(iters)?;
         let t = Instant::now();
         let y = 2.0 * &x;
         lz(y.eval().map(drop))?;
         ours.push(t.elapsed().as_secs_f64());
+        lz(ctx.synchronize())?;
+        long(iters)?;
+        let t = Instant::now();
+        lz(scale.run(&x).map(drop))?;
+        captured.push(t.elapsed().as_secs_f64());
         lz(ctx.synchronize())?;
         rlong(iters)?;
         let t = Instant::now();
@@ -265,6 +319,13 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, raw: &Raw) -> R<()> {
     rep.add(
         format!("host time of the first `2.0 * &x` + eval after a ~80 ms kernel (median of {TRIALS})"),
         median(ours.clone()) * 1e6,
+        median(theirs.clone()) * 1e6,
+        "µs",
+        "raw enqueue after a raw long kernel",
+    );
+    rep.add(
+        format!("host time of a captured `2.0 * &x` run as the first op after a ~80 ms kernel (median of {TRIALS})"),
+        median(captured) * 1e6,
         median(theirs.clone()) * 1e6,
         "µs",
         "raw enqueue after a raw long kernel",

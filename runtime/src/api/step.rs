@@ -188,7 +188,7 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
                 n.buffer()
                     .ok_or_else(|| Error::Internal("a step's input was not materialized".into()))
             })
-            .collect::<Result<Vec<Arc<DeviceBuffer>>>>()?;
+            .collect::<Result<smallvec::SmallVec<[Arc<DeviceBuffer>; 4]>>>()?;
         let found = self
             .traces
             .lock()

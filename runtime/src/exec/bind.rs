@@ -61,53 +61,38 @@ pub(crate) struct ScanScratch<'a> {
 }
 
 impl Bindings<'_> {
-    /// The argument for parameter `p` of the kernel of `plan`.
-    fn arg(&self, plan: &KernelPlan, p: Param) -> Result<KernelArg> {
-        let missing = || Error::Internal(format!("no argument for kernel parameter {p:?}"));
-        let mem = |b: Option<&DeviceBuffer>| b.map(|b| KernelArg::Mem(b.mem())).ok_or_else(missing);
+    /// The argument for parameter `p` of the kernel of `plan`; `None` if this launch has
+    /// none (a bug). (An `Option`, not a `Result`: a launch binds dozens of arguments, and
+    /// an error is larger than the argument it would carry.)
+    fn arg(&self, plan: &KernelPlan, p: Param) -> Option<KernelArg> {
+        let mem = |b: Option<&DeviceBuffer>| b.map(|b| KernelArg::Mem(b.mem()));
         let r = plan.reduce.as_ref();
-        let reduce =
-            |f: fn(&ReducePlan) -> usize| r.map(|r| KernelArg::ulong(f(r) as u64)).ok_or_else(missing);
+        let reduce = |f: fn(&ReducePlan) -> usize| r.map(|r| KernelArg::ulong(f(r) as u64));
         match p {
             Param::Input(slot) => mem(self.io.inputs.get(slot).copied()),
-            Param::Scalar(slot) => self
-                .io
-                .scalars
-                .get(slot)
-                .map(|&bits| KernelArg::Scalar(bits))
-                .ok_or_else(missing),
+            Param::Scalar(slot) => self.io.scalars.get(slot).map(|&bits| KernelArg::Scalar(bits)),
             Param::Output(k) => mem(self.io.outputs.get(k).map(|b| &**b)),
-            Param::Numel => Ok(KernelArg::ulong(plan.numel as u64)),
-            Param::Dim(k) => Ok(KernelArg::ulong(plan.dims[k] as u64)),
+            Param::Numel => Some(KernelArg::ulong(plan.numel as u64)),
+            Param::Dim(k) => plan.dims.get(k).map(|&d| KernelArg::ulong(d as u64)),
             Param::RowResult => mem(self.row_out),
             Param::Partials => mem(self.partials.map(|p| p.values)),
             Param::PartialIndices => mem(self.partials.map(|p| p.indices)),
             Param::NOut => reduce(|r| r.n_out),
             Param::NRed => reduce(|r| r.n_red),
             Param::Segments => reduce(|r| r.segments),
-            Param::OneSegment => r
-                .map(|r| {
-                    KernelArg::Scalar(ScalarBits {
-                        bits: u64::from(r.segments == 1),
-                        size: 4,
-                    })
+            Param::OneSegment => r.map(|r| {
+                KernelArg::Scalar(ScalarBits {
+                    bits: u64::from(r.segments == 1),
+                    size: 4,
                 })
-                .ok_or_else(missing),
+            }),
             Param::Results | Param::ResultIndices => mem(self.io.outputs.first().map(|b| &**b)),
-            Param::FinishCounters | Param::TotalCounters => {
-                self.counters.map(KernelArg::Mem).ok_or_else(missing)
-            }
+            Param::FinishCounters | Param::TotalCounters => self.counters.map(KernelArg::Mem),
             Param::TotalParts => mem(self.total.map(|t| &*t.parts)),
             Param::TotalResult => mem(self.total.map(|t| &*t.result)),
             Param::FinishedPartials => mem(self.finished.map(|f| &*f.partials)),
-            Param::FinishedSegments => self
-                .finished
-                .map(|f| KernelArg::ulong(f.segments as u64))
-                .ok_or_else(missing),
-            Param::FinishedLength => self
-                .finished
-                .map(|f| KernelArg::ulong(f.n_red as u64))
-                .ok_or_else(missing),
+            Param::FinishedSegments => self.finished.map(|f| KernelArg::ulong(f.segments as u64)),
+            Param::FinishedLength => self.finished.map(|f| KernelArg::ulong(f.n_red as u64)),
             Param::LoadOffset(_)
             | Param::LoadStride(..)
             | Param::LoadLow(..)
@@ -117,9 +102,7 @@ impl Bindings<'_> {
             | Param::StoreOffset(_)
             | Param::StoreStride(..)
             | Param::RandomOffset(_)
-            | Param::RandomStride(..) => view_arg(plan, p)
-                .map(|v| offset_arg(v, plan.narrow_offsets))
-                .ok_or_else(missing),
+            | Param::RandomStride(..) => view_arg(plan, p).map(|v| offset_arg(v, plan.narrow_offsets)),
             Param::GatherLen(slot) | Param::GatherStride(slot) => plan
                 .values
                 .iter()
@@ -137,13 +120,9 @@ impl Bindings<'_> {
                         bits: x as u64,
                         size: 8,
                     })
-                })
-                .ok_or_else(missing),
-            Param::ScatterLen(k) | Param::ScatterStride(k) => plan
-                .outputs
-                .get(k)
-                .and_then(|o| o.scatter)
-                .map(|s| {
+                }),
+            Param::ScatterLen(k) | Param::ScatterStride(k) => {
+                plan.outputs.get(k).and_then(|o| o.scatter).map(|s| {
                     let x = match p {
                         Param::ScatterLen(_) => s.len,
                         _ => s.stride,
@@ -153,61 +132,50 @@ impl Bindings<'_> {
                         size: 8,
                     })
                 })
-                .ok_or_else(missing),
-            Param::ScanLen | Param::ScanInner | Param::ScanColumns | Param::ScanTiles => plan
-                .scan
-                .map(|s| {
-                    KernelArg::ulong(match p {
-                        Param::ScanLen => s.len,
-                        Param::ScanInner => s.inner,
-                        Param::ScanColumns => s.outer * s.inner,
-                        _ => s.tiles_per_row(),
-                    } as u64)
-                })
-                .ok_or_else(missing),
+            }
+            Param::ScanLen | Param::ScanInner | Param::ScanColumns | Param::ScanTiles => plan.scan.map(|s| {
+                KernelArg::ulong(match p {
+                    Param::ScanLen => s.len,
+                    Param::ScanInner => s.inner,
+                    Param::ScanColumns => s.outer * s.inner,
+                    _ => s.tiles_per_row(),
+                } as u64)
+            }),
             Param::ScanStatus => mem(self.scan.map(|s| s.status)),
             Param::ScanTotals => mem(self.scan.map(|s| s.totals)),
             Param::ScanPrefixes => mem(self.scan.map(|s| s.prefixes)),
             Param::GemmPartials => mem(self.gemm_partials),
             Param::GemmRowResults => mem(self.gemm_rows),
-            Param::GemmBatch => plan
-                .gemm
-                .as_ref()
-                .map(|g| KernelArg::ulong(g.matrices() as u64))
-                .ok_or_else(missing),
-            Param::GemmSegments => plan
-                .gemm
-                .as_ref()
-                .map(|g| {
-                    KernelArg::Scalar(ScalarBits {
-                        bits: u64::from(g.split as u32),
-                        size: 4,
-                    })
+            Param::GemmBatch => plan.gemm.as_ref().map(|g| KernelArg::ulong(g.matrices() as u64)),
+            Param::GemmSegments => plan.gemm.as_ref().map(|g| {
+                KernelArg::Scalar(ScalarBits {
+                    bits: u64::from(g.split as u32),
+                    size: 4,
                 })
-                .ok_or_else(missing),
-            Param::GemmM | Param::GemmN | Param::GemmK => plan
-                .gemm
-                .as_ref()
-                .map(|g| {
-                    let size = match p {
-                        Param::GemmM => g.m,
-                        Param::GemmN => g.n,
-                        _ => g.k,
-                    };
-                    KernelArg::Scalar(ScalarBits {
-                        bits: u64::from(size as u32),
-                        size: 4,
-                    })
+            }),
+            Param::GemmM | Param::GemmN | Param::GemmK => plan.gemm.as_ref().map(|g| {
+                let size = match p {
+                    Param::GemmM => g.m,
+                    Param::GemmN => g.n,
+                    _ => g.k,
+                };
+                KernelArg::Scalar(ScalarBits {
+                    bits: u64::from(size as u32),
+                    size: 4,
                 })
-                .ok_or_else(missing),
+            }),
         }
     }
 
     /// Sets `args` to the arguments of a launch of the kernel of `plan`.
     pub(crate) fn bind(&self, plan: &KernelPlan, args: &mut Vec<KernelArg>) -> Result<()> {
+        let arg = |p: Param| {
+            self.arg(plan, p)
+                .ok_or_else(|| Error::Internal(format!("no argument for kernel parameter {p:?}")))
+        };
         match self.io.params {
-            Some(params) => abi::bind(params.iter().copied(), args, |p| self.arg(plan, p)),
-            None => abi::bind(abi::params(plan), args, |p| self.arg(plan, p)),
+            Some(params) => abi::bind(params.iter().copied(), args, arg),
+            None => abi::bind(abi::params(plan), args, arg),
         }
     }
 }

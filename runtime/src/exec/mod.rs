@@ -3,6 +3,7 @@
 //! missing kernels together first (`build`), allocates outputs from the pool, launches,
 //! and marks the outputs as materialized.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -198,13 +199,36 @@ fn launch_kernels<L: Leaves + ?Sized>(
     queue: &Arc<QueueInner>,
     leaves: &L,
     replay: &Replay,
+    find: impl FnMut(usize, &KernelPlan) -> Result<Option<Arc<CompiledKernel>>>,
+    targets: &[(usize, Arc<DeviceBuffer>)],
+) -> Result<Produced> {
+    let mut args = ARGS.with(Cell::take);
+    let launched = launch_with(ctx, queue, leaves, replay, find, targets, &mut args);
+    args.clear();
+    ARGS.with(|a| a.set(args));
+    launched
+}
+
+thread_local! {
+    /// A thread's argument list, reused by its flushes: a reduction kernel has a few
+    /// dozen 72-byte arguments, a list past what the allocator serves from its per-thread
+    /// caches, and allocating it anew cost more than binding it (callgrind, 2026-12-03).
+    static ARGS: Cell<Vec<KernelArg>> = const { Cell::new(Vec::new()) };
+}
+
+/// [`launch_kernels`], binding each kernel's arguments in `args`.
+fn launch_with<L: Leaves + ?Sized>(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    leaves: &L,
+    replay: &Replay,
     mut find: impl FnMut(usize, &KernelPlan) -> Result<Option<Arc<CompiledKernel>>>,
     targets: &[(usize, Arc<DeviceBuffer>)],
+    args: &mut Vec<KernelArg>,
 ) -> Result<Produced> {
     let mut produced: Produced = vec![None; leaves.len()];
     // Partials of split reductions that their consumer finishes.
     let mut partials: Vec<LeftPartials> = Vec::new();
-    let mut args: Vec<KernelArg> = Vec::new();
     for (ki, plan) in replay.kernels.iter().enumerate() {
         let kernel = find(ki, plan)?;
         let ki = ki as u32;
@@ -266,7 +290,7 @@ fn launch_kernels<L: Leaves + ?Sized>(
                     &kernel,
                     plan,
                     r,
-                    &mut args,
+                    args,
                     io,
                     row_out.as_deref(),
                     total.as_ref(),
@@ -283,21 +307,21 @@ fn launch_kernels<L: Leaves + ?Sized>(
                 total_result = plan.row_total.map(|t| t.node).zip(total.map(|t| t.result));
             }
             (Some(kernel), None) if plan.finishes.is_some() => {
-                launch_finishing(ctx, queue, &kernel, plan, &mut args, io, finishing.as_ref())?;
+                launch_finishing(ctx, queue, &kernel, plan, args, io, finishing.as_ref())?;
             }
             (Some(kernel), None) if plan.rows.is_some() => {
-                launch_rows(ctx, queue, &kernel, plan, &mut args, io)?;
+                launch_rows(ctx, queue, &kernel, plan, args, io)?;
             }
             (Some(kernel), None) if plan.scan.is_some() => {
-                scan::launch_scan(ctx, queue, &kernel, plan, &mut args, io)?;
+                scan::launch_scan(ctx, queue, &kernel, plan, args, io)?;
             }
             (Some(kernel), None) if plan.gemm.is_some() => {
                 let rows = gemm_row_results(ctx, queue, plan, targets)?;
-                launch_gemm(ctx, queue, &kernel, plan, &mut args, io, rows.as_deref())?;
+                launch_gemm(ctx, queue, &kernel, plan, args, io, rows.as_deref())?;
                 row_result = plan.gemm.as_ref().and_then(|g| g.row).map(|r| r.node).zip(rows);
             }
             (Some(kernel), None) => {
-                launch_elementwise(ctx, queue, &kernel, plan, &mut args, io)?;
+                launch_elementwise(ctx, queue, &kernel, plan, args, io)?;
             }
             _ => {}
         }
