@@ -129,7 +129,7 @@ impl<T: Element> Array<T> {
             ctx.clone(),
             T::DTYPE,
             shape.into(),
-            State::Failed(error),
+            State::Failed(Box::new(error)),
         ))
     }
 
@@ -270,7 +270,7 @@ impl<T: Element> Array<T> {
     pub fn item(&self) -> Result<T> {
         if let State::Failed(e) = &*self.node.state() {
             // A recording error (its shape may be anything) comes first.
-            return Err(e.clone());
+            return Err((**e).clone());
         }
         if self.len() != 1 {
             return Err(Error::InvalidShape(format!(

@@ -47,7 +47,7 @@ pub(crate) fn failure(node: &NodeRef) -> Option<Error> {
         return None;
     }
     match &*node.state() {
-        State::Failed(e) => Some(e.clone()),
+        State::Failed(e) => Some((**e).clone()),
         _ => None,
     }
 }

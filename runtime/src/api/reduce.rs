@@ -33,7 +33,7 @@ impl<T: Element> Array<T> {
                 .collect()
         };
         if let State::Failed(e) = &*self.node.state() {
-            return Array::failed(ctx, out_shape(&[]), e.clone());
+            return Array::failed(ctx, out_shape(&[]), (**e).clone());
         }
         if let Some(&bad) = axes.iter().find(|&&a| a >= rank) {
             let e = Error::InvalidShape(format!(

@@ -14,7 +14,7 @@ impl<T: Numeric> Array<T> {
         let ctx = &self.node.ctx;
         let shape = self.shape().to_vec();
         if let State::Failed(e) = &*self.node.state() {
-            return Array::failed(ctx, shape, e.clone());
+            return Array::failed(ctx, shape, (**e).clone());
         }
         if axis >= shape.len() {
             let e = Error::InvalidShape(format!(

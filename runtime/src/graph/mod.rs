@@ -37,8 +37,9 @@ pub(crate) enum State {
     Ready(Arc<DeviceBuffer>, Origin),
     /// Not computed yet.
     Lazy(Op),
-    /// Recording failed (shape mismatch, ...); reported when materialized.
-    Failed(Error),
+    /// Recording failed (shape mismatch, ...); reported when materialized. (Boxed: an
+    /// error is twice the size of an operation, and every node would carry it.)
+    Failed(Box<Error>),
     /// Transitional while a node's children are being dropped.
     Dropped,
 }

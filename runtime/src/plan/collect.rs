@@ -193,7 +193,7 @@ fn collect_with(roots: &[NodeRef], scratch: &mut Scratch) -> Result<Found> {
                     continue;
                 }
                 State::Ready(..) => drop(state),
-                State::Failed(e) => return Err(e.clone()),
+                State::Failed(e) => return Err((**e).clone()),
                 State::Dropped => return Err(Error::InvalidShape("a dropped array was used".into())),
             }
         }
@@ -260,7 +260,7 @@ fn entry(
             };
             (kind, movement)
         }
-        State::Failed(e) => return Err(e.clone()),
+        State::Failed(e) => return Err((**e).clone()),
         State::Dropped => return Err(Error::InvalidShape("a dropped array was used".into())),
     };
     Ok((kind, movement))
