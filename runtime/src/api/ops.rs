@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use crate::api::array::Array;
 use crate::backend::context::ContextInner;
+use crate::dtype::{DType, ScalarBits};
 use crate::dtype::{Element, Float, Integer, Numeric, Signed};
 use crate::error::{Error, Result};
 use crate::graph::shape::broadcast;
-use crate::graph::{BinaryOp, NodeRef, Op, State, TernaryOp, UnaryOp};
+use crate::graph::{BinaryOp, InlineScalar, NodeRef, Op, Side, State, TernaryOp, UnaryOp};
 
 /// A value usable as an operand next to an `Array<T>`: another `Array<T>` (owned or
 /// borrowed) or a scalar `T`, which becomes a by-value kernel argument.
@@ -18,6 +19,13 @@ pub trait Operand<T: Element> {
     /// The operand as an array of the given context (scalars become 0-d lazy arrays).
     #[doc(hidden)]
     fn into_array(self, ctx: CtxRef<'_>) -> Array<T>;
+
+    /// The operand's bits if it is a host scalar: operators store it inline in their
+    /// node ([`Op::WithScalar`]) instead of recording a node for it.
+    #[doc(hidden)]
+    fn scalar_bits(&self) -> Option<ScalarBits> {
+        None
+    }
 }
 
 /// A borrowed context, as [`Operand`] needs it. Opaque.
@@ -28,6 +36,10 @@ pub struct CtxRef<'a>(pub(crate) &'a Arc<ContextInner>);
 impl<T: Element> Operand<T> for T {
     fn into_array(self, ctx: CtxRef<'_>) -> Array<T> {
         Array::lazy(ctx.0, Vec::new(), Op::Scalar(self.to_arg_bits()))
+    }
+
+    fn scalar_bits(&self) -> Option<ScalarBits> {
+        Some(self.to_arg_bits())
     }
 }
 impl<T: Element> Operand<T> for &Array<T> {
@@ -121,6 +133,22 @@ impl<T: Element> Array<T> {
         })
     }
 
+    /// `op` between this array and `other`, a host scalar stored inline.
+    fn binary_with<U: Element, R: Element>(&self, op: BinaryOp, other: impl Operand<U>) -> Array<R> {
+        match other.scalar_bits() {
+            Some(bits) => self.with_scalar(op, bits, U::DTYPE, Side::Right),
+            None => self.binary(op, other.into_array(CtxRef(&self.node.ctx))),
+        }
+    }
+
+    /// `op` between this array and a host scalar of type `dtype` on the `side` given.
+    fn with_scalar<R: Element>(&self, op: BinaryOp, bits: ScalarBits, dtype: DType, side: Side) -> Array<R> {
+        let scalar = InlineScalar { bits, dtype, side };
+        record(&|| op.user_name().into(), &[&self.node], || {
+            Op::WithScalar(op, self.node.clone(), scalar)
+        })
+    }
+
     fn ternary<R: Element>(&self, op: TernaryOp, b: &NodeRef, c: &NodeRef) -> Array<R> {
         record(&|| op.user_name().into(), &[&self.node, b, c], || {
             Op::Ternary(op, self.node.clone(), b.clone(), c.clone())
@@ -171,27 +199,27 @@ impl<T: Element> Array<T> {
 
     /// `self < other`, elementwise.
     pub fn lt(&self, other: impl Operand<T>) -> Array<bool> {
-        self.binary(BinaryOp::Lt, other.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::Lt, other)
     }
     /// `self <= other`, elementwise.
     pub fn le(&self, other: impl Operand<T>) -> Array<bool> {
-        self.binary(BinaryOp::Le, other.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::Le, other)
     }
     /// `self > other`, elementwise.
     pub fn gt(&self, other: impl Operand<T>) -> Array<bool> {
-        self.binary(BinaryOp::Gt, other.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::Gt, other)
     }
     /// `self >= other`, elementwise.
     pub fn ge(&self, other: impl Operand<T>) -> Array<bool> {
-        self.binary(BinaryOp::Ge, other.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::Ge, other)
     }
     /// `self == other`, elementwise.
     pub fn eq(&self, other: impl Operand<T>) -> Array<bool> {
-        self.binary(BinaryOp::Eq, other.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::Eq, other)
     }
     /// `self != other`, elementwise.
     pub fn ne(&self, other: impl Operand<T>) -> Array<bool> {
-        self.binary(BinaryOp::Ne, other.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::Ne, other)
     }
 }
 
@@ -280,19 +308,19 @@ impl<T: Float> Array<T> {
 
     /// `self^exp` with a float exponent.
     pub fn powf(&self, exp: impl Operand<T>) -> Array<T> {
-        self.binary(BinaryOp::Pow, exp.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::Pow, exp)
     }
     /// `self^n` with an integer exponent (a kernel argument, not part of the cache key).
     pub fn powi(&self, n: i32) -> Array<T> {
-        self.binary(BinaryOp::PowI, n.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::PowI, n)
     }
     /// Four-quadrant arctangent of `self / other`.
     pub fn atan2(&self, other: impl Operand<T>) -> Array<T> {
-        self.binary(BinaryOp::Atan2, other.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::Atan2, other)
     }
     /// `sqrt(self² + other²)` without undue overflow.
     pub fn hypot(&self, other: impl Operand<T>) -> Array<T> {
-        self.binary(BinaryOp::Hypot, other.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::Hypot, other)
     }
     /// `self * a + b` with one rounding.
     pub fn mul_add(&self, a: impl Operand<T>, b: impl Operand<T>) -> Array<T> {
@@ -315,11 +343,11 @@ impl<T: Numeric> Array<T> {
     }
     /// Elementwise minimum (a NaN operand is ignored, like `f32::min`).
     pub fn min(&self, other: impl Operand<T>) -> Array<T> {
-        self.binary(BinaryOp::Min, other.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::Min, other)
     }
     /// Elementwise maximum (a NaN operand is ignored, like `f32::max`).
     pub fn max(&self, other: impl Operand<T>) -> Array<T> {
-        self.binary(BinaryOp::Max, other.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::Max, other)
     }
     /// Limits each element to `[lo, hi]`; NaN stays NaN.
     pub fn clamp(&self, lo: impl Operand<T>, hi: impl Operand<T>) -> Array<T> {
@@ -339,7 +367,7 @@ impl<T: Numeric> Array<T> {
 impl<T: Integer> Array<T> {
     /// `self^exp`, wrapping on overflow.
     pub fn pow(&self, exp: u32) -> Array<T> {
-        self.binary(BinaryOp::Pow, exp.into_array(CtxRef(&self.node.ctx)))
+        self.binary_with(BinaryOp::Pow, exp)
     }
 
     /// `self / divisor`, or [`Error::DivisionByZero`] if any element of `divisor` is 0
@@ -397,11 +425,11 @@ macro_rules! binary_ops {
         }
         impl<T: $bound> $Trait<T> for &Array<T> {
             type Output = Array<T>;
-            fn $method(self, rhs: T) -> Array<T> { self.binary(BinaryOp::$op, rhs.into_array(CtxRef(&self.node.ctx))) }
+            fn $method(self, rhs: T) -> Array<T> { self.binary_with(BinaryOp::$op, rhs) }
         }
         impl<T: $bound> $Trait<T> for Array<T> {
             type Output = Array<T>;
-            fn $method(self, rhs: T) -> Array<T> { (&self).binary(BinaryOp::$op, rhs.into_array(CtxRef(&self.node.ctx))) }
+            fn $method(self, rhs: T) -> Array<T> { (&self).binary_with(BinaryOp::$op, rhs) }
         }
     )*};
 }
@@ -421,7 +449,7 @@ macro_rules! bool_ops {
         }
         impl $Trait<bool> for &Array<bool> {
             type Output = Array<bool>;
-            fn $method(self, rhs: bool) -> Array<bool> { self.binary(BinaryOp::$op, rhs.into_array(CtxRef(&self.node.ctx))) }
+            fn $method(self, rhs: bool) -> Array<bool> { self.binary_with(BinaryOp::$op, rhs) }
         }
     )*};
 }
@@ -430,15 +458,15 @@ bool_ops!(BitAnd bitand => BitAnd, BitOr bitor => BitOr, BitXor bitxor => BitXor
 /// Scalar on the left: `2.0 * &x`. Implemented per type (Rust's orphan rule).
 macro_rules! scalar_lhs {
     ($($t:ty),*) => {$(
-        impl Add<&Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: &Array<$t>) -> Array<$t> { self.into_array(CtxRef(&r.node.ctx)).binary(BinaryOp::Add, r.clone()) } }
+        impl Add<&Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Add, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
         impl Add<Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: Array<$t>) -> Array<$t> { self + &r } }
-        impl Sub<&Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: &Array<$t>) -> Array<$t> { self.into_array(CtxRef(&r.node.ctx)).binary(BinaryOp::Sub, r.clone()) } }
+        impl Sub<&Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Sub, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
         impl Sub<Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: Array<$t>) -> Array<$t> { self - &r } }
-        impl Mul<&Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: &Array<$t>) -> Array<$t> { self.into_array(CtxRef(&r.node.ctx)).binary(BinaryOp::Mul, r.clone()) } }
+        impl Mul<&Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Mul, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
         impl Mul<Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: Array<$t>) -> Array<$t> { self * &r } }
-        impl Div<&Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: &Array<$t>) -> Array<$t> { self.into_array(CtxRef(&r.node.ctx)).binary(BinaryOp::Div, r.clone()) } }
+        impl Div<&Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Div, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
         impl Div<Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: Array<$t>) -> Array<$t> { self / &r } }
-        impl Rem<&Array<$t>> for $t { type Output = Array<$t>; fn rem(self, r: &Array<$t>) -> Array<$t> { self.into_array(CtxRef(&r.node.ctx)).binary(BinaryOp::Rem, r.clone()) } }
+        impl Rem<&Array<$t>> for $t { type Output = Array<$t>; fn rem(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Rem, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
         impl Rem<Array<$t>> for $t { type Output = Array<$t>; fn rem(self, r: Array<$t>) -> Array<$t> { self % &r } }
     )*};
 }

@@ -238,6 +238,21 @@ pub(crate) struct RandomSpec {
 /// How a random element is drawn (`lazycl-clc`'s table of the bit layouts).
 pub(crate) use crate::dtype::Draw;
 
+/// A host scalar operand stored in its operation's node ([`Op::WithScalar`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct InlineScalar {
+    pub(crate) bits: ScalarBits,
+    pub(crate) dtype: DType,
+    pub(crate) side: Side,
+}
+
+/// Which operand of a binary operation the scalar is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    Left,
+    Right,
+}
+
 /// How a lazy node is computed from its inputs.
 #[derive(Clone)]
 pub(crate) enum Op {
@@ -245,6 +260,11 @@ pub(crate) enum Op {
     Scalar(ScalarBits),
     Unary(UnaryOp, NodeRef),
     Binary(BinaryOp, NodeRef, NodeRef),
+    /// A binary operation between an array and a host scalar stored inline (`&x * 2.0`,
+    /// `2.0 - &x`): one node where a scalar node of its own would make two. Collecting
+    /// gives the scalar an entry of its own, so planning sees what it sees for a scalar
+    /// node.
+    WithScalar(BinaryOp, NodeRef, InlineScalar),
     Ternary(TernaryOp, NodeRef, NodeRef, NodeRef),
     Reduce(ReduceSpec, NodeRef),
     Scan(ScanSpec, NodeRef),
@@ -276,9 +296,12 @@ impl Op {
     pub(crate) fn inputs(&self) -> smallvec::SmallVec<[&NodeRef; 3]> {
         match self {
             Op::Scalar(_) => smallvec::smallvec![],
-            Op::Unary(_, a) | Op::Reduce(_, a) | Op::Scan(_, a) | Op::View(_, a) | Op::Reshape(a) => {
-                smallvec::smallvec![a]
-            }
+            Op::Unary(_, a)
+            | Op::Reduce(_, a)
+            | Op::Scan(_, a)
+            | Op::View(_, a)
+            | Op::Reshape(a)
+            | Op::WithScalar(_, a, _) => smallvec::smallvec![a],
             Op::Binary(_, a, b) | Op::MatMul(a, b) => smallvec::smallvec![a, b],
             Op::Take { data, indices, .. } => smallvec::smallvec![data, indices],
             Op::Ternary(_, a, b, c) => smallvec::smallvec![a, b, c],
@@ -377,9 +400,12 @@ fn drop_state(state: State) {
 fn push_inputs(op: Op, stack: &mut smallvec::SmallVec<[NodeRef; 8]>) {
     match op {
         Op::Scalar(_) => {}
-        Op::Unary(_, a) | Op::Reduce(_, a) | Op::Scan(_, a) | Op::View(_, a) | Op::Reshape(a) => {
-            stack.push(a)
-        }
+        Op::Unary(_, a)
+        | Op::Reduce(_, a)
+        | Op::Scan(_, a)
+        | Op::View(_, a)
+        | Op::Reshape(a)
+        | Op::WithScalar(_, a, _) => stack.push(a),
         Op::Binary(_, a, b) | Op::MatMul(a, b) => stack.extend([a, b]),
         Op::Take { data, indices, .. } => stack.extend([data, indices]),
         Op::Ternary(_, a, b, c) => stack.extend([a, b, c]),

@@ -5,11 +5,13 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use crate::backend::buffer::DeviceBuffer;
+use crate::dtype::DType;
 use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::graph::view::{Region, ViewMap};
 use crate::graph::{
-    BinaryOp, NodeRef, Op, RandomSpec, ReduceSpec, ScanSpec, State, TakeSpec, TernaryOp, UnaryOp,
+    BinaryOp, Node, NodeRef, Op, RandomSpec, ReduceSpec, ScanSpec, Shape, Side, State, TakeSpec, TernaryOp,
+    UnaryOp,
 };
 
 /// A node of the collected graph, in topological order (inputs first).
@@ -166,6 +168,7 @@ thread_local! {
 fn collect_with(roots: &[NodeRef], scratch: &mut Scratch) -> Result<Found> {
     let Scratch { index, stack } = scratch;
     let mut out: Vec<GNode> = Vec::with_capacity(32);
+    let mut scalar_nodes = ScalarNodes::default();
     // (The last root is collected first: the order planning has always seen.)
     stack.extend(roots.iter().map(|r| (r.clone(), false)));
     while let Some((node, expanded)) = stack.pop() {
@@ -197,7 +200,21 @@ fn collect_with(roots: &[NodeRef], scratch: &mut Scratch) -> Result<Found> {
                 State::Dropped => return Err(Error::InvalidShape("a dropped array was used".into())),
             }
         }
-        let (kind, movement) = entry(&node, index)?;
+        // An inline scalar gets its entry just before its operation's.
+        let scalar = match &*node.state() {
+            State::Lazy(Op::WithScalar(_, _, s)) => Some(*s),
+            _ => None,
+        };
+        let scalar_at = scalar.map(|s| {
+            let at = out.len();
+            out.push(GNode {
+                node: scalar_nodes.of(&node.ctx, s.dtype),
+                kind: GKind::Scalar(s.bits),
+                movement: None,
+            });
+            at
+        });
+        let (kind, movement) = entry(&node, index, scalar_at)?;
         index.insert(key, out.len());
         out.push(GNode { node, kind, movement });
     }
@@ -211,10 +228,31 @@ fn collect_with(roots: &[NodeRef], scratch: &mut Scratch) -> Result<Found> {
     Ok(Found { graph: out, roots })
 }
 
-/// What `node` is in the collected graph (its operands, if lazy, are in `index` already).
+/// The nodes that stand for inline scalars in a collected graph ([`Op::WithScalar`]):
+/// one per element type, shared by every such entry (planning reads an entry's node for
+/// its type and shape only, and names entries by index).
+#[derive(Default)]
+struct ScalarNodes(smallvec::SmallVec<[NodeRef; 2]>);
+
+impl ScalarNodes {
+    fn of(&mut self, ctx: &Arc<crate::backend::context::ContextInner>, dtype: DType) -> NodeRef {
+        if let Some(n) = self.0.iter().find(|n| n.dtype == dtype) {
+            return n.clone();
+        }
+        // (Its own value is never read: each entry holds its scalar's bits.)
+        let bits = ScalarBits { bits: 0, size: 8 };
+        let n = Node::new(ctx.clone(), dtype, Shape::new(), State::Lazy(Op::Scalar(bits)));
+        self.0.push(n.clone());
+        n
+    }
+}
+
+/// What `node` is in the collected graph (its operands, if lazy, are in `index` already;
+/// an inline scalar's entry is at `scalar_at`).
 fn entry(
     node: &NodeRef,
     index: &HashMap<*const crate::graph::Node, usize>,
+    scalar_at: Option<usize>,
 ) -> Result<(GKind, Option<Movement>)> {
     let at = |n: &NodeRef| -> Result<usize> {
         match index.get(&Arc::as_ptr(n)) {
@@ -237,6 +275,15 @@ fn entry(
                 Op::Reduce(r, a) => GKind::Op(OpCode::Reduce(*r), smallvec::smallvec![at(a)?]),
                 Op::Scan(spec, a) => GKind::Op(OpCode::Scan(*spec), smallvec::smallvec![at(a)?]),
                 Op::Binary(b, x, y) => GKind::Op(OpCode::Binary(*b), smallvec::smallvec![at(x)?, at(y)?]),
+                Op::WithScalar(b, x, s) => {
+                    let scalar = scalar_at
+                        .ok_or_else(|| Error::Internal("an inline scalar was not collected".into()))?;
+                    let inputs = match s.side {
+                        Side::Left => smallvec::smallvec![scalar, at(x)?],
+                        Side::Right => smallvec::smallvec![at(x)?, scalar],
+                    };
+                    GKind::Op(OpCode::Binary(*b), inputs)
+                }
                 Op::MatMul(x, y) => GKind::Op(OpCode::MatMul, smallvec::smallvec![at(x)?, at(y)?]),
                 Op::Take { spec, data, indices } => {
                     GKind::Op(OpCode::Take(*spec), smallvec::smallvec![at(data)?, at(indices)?])
