@@ -98,9 +98,13 @@ fn plan_with(roots: &[NodeRef], target: Option<Target>) -> Result<Option<Flush>>
     let Some(collected) = crate::plan::collect(roots, target)? else {
         return Ok(None);
     };
-    let signature = crate::plan::signature::signature(&collected);
+    let mut signature = SIGNATURE.with(Cell::take);
+    crate::plan::signature::write(&collected, &mut signature);
     let plans = match replay::find(&ctx, &signature) {
-        Some(r) => Plans::Replayed(r),
+        Some(r) => {
+            SIGNATURE.with(|s| s.set(signature));
+            Plans::Replayed(r)
+        }
         None => {
             let kernels = crate::plan::plan(&collected, &ctx.profile);
             if let Some(e) = kernels.iter().find_map(|k| k.broken.as_ref()) {
@@ -176,6 +180,7 @@ fn run(queue: &Arc<QueueInner>, flush: Flush, targets: &[(usize, Arc<DeviceBuffe
             graph[gi].node.set_ready(b, flush_origin(number, kernel, &replay));
         }
     }
+    crate::plan::collect::recycle(graph);
     Ok(replay)
 }
 
@@ -210,6 +215,9 @@ fn launch_kernels<L: Leaves + ?Sized>(
 }
 
 thread_local! {
+    /// A thread's signature words, reused by its flushes' lookups (a planned flush keeps
+    /// its own as the key of its plans).
+    static SIGNATURE: Cell<Vec<u64>> = const { Cell::new(Vec::new()) };
     /// A thread's argument list, reused by its flushes: a reduction kernel has a few
     /// dozen 72-byte arguments, a list past what the allocator serves from its per-thread
     /// caches, and allocating it anew cost more than binding it (callgrind, 2026-12-03).

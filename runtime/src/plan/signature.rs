@@ -19,10 +19,12 @@ use crate::graph::view::{Region, ViewMap};
 use super::collect::{GKind, Movement, OpCode};
 use super::Collected;
 
-/// The words of `collected`'s signature.
-pub(crate) fn signature(collected: &Collected) -> Vec<u64> {
+/// Writes the words of `collected`'s signature into `w` (cleared first: a flush reuses
+/// one vector for its lookup).
+pub(crate) fn write(collected: &Collected, w: &mut Vec<u64>) {
     let graph = &collected.graph;
-    let mut w: Vec<u64> = Vec::with_capacity(8 * graph.len() + 8);
+    w.clear();
+    w.reserve(8 * graph.len() + 8);
     w.push(graph.len() as u64);
     let buffers = same_buffers(collected);
     for (i, g) in graph.iter().enumerate() {
@@ -35,18 +37,18 @@ pub(crate) fn signature(collected: &Collected) -> Vec<u64> {
             GKind::Scalar(_) => w.push(1),
             GKind::Op(code, inputs) => {
                 w.push(2);
-                op_code(&mut w, *code);
+                op_code(w, *code);
                 w.push(inputs.len() as u64);
                 w.extend(inputs.iter().map(|&j| j as u64));
                 match &g.movement {
                     None => w.push(0),
                     Some(Movement::View(map)) => {
                         w.push(1);
-                        view_map(&mut w, map);
+                        view_map(w, map);
                     }
                     Some(Movement::Region(region)) => {
                         w.push(2);
-                        region_words(&mut w, region);
+                        region_words(w, region);
                     }
                 }
             }
@@ -59,14 +61,13 @@ pub(crate) fn signature(collected: &Collected) -> Vec<u64> {
         Some(s) => {
             w.extend([1, s.node as u64, s.shape.len() as u64]);
             w.extend(s.shape.iter().map(|&d| d as u64));
-            view_map(&mut w, &s.map);
+            view_map(w, &s.map);
             match s.scatter {
                 None => w.push(0),
                 Some(sc) => w.extend([1, sc.index as u64, sc.axis as u64]),
             }
         }
     }
-    w
 }
 
 /// For each node holding memory, the index of the first node holding the same buffer
