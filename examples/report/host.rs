@@ -341,9 +341,8 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, raw: &Raw) -> R<()> {
 }
 
 /// `--nodes`: the host's cost per graph node. For each N, an N-node elementwise chain
-/// (`y = y * 1.0001 + 0.5`, two operations a link; N counts the operations, not the
-/// scalar operands, which the graph holds as nodes of their own and passes as kernel
-/// arguments) from 16 elements is recorded, then flushed with `eval()`; the same N runs
+/// (`y = y * 1.0001 + 0.5`, two operations a link, each a node with its scalar stored
+/// inline and passed as a kernel argument) from 16 elements is recorded, then flushed with `eval()`; the same N runs
 /// once before, so that every program is cached and the figures are the host's recording
 /// and planning. Each trial is timed in two parts (record, flush) and finished outside
 /// the timing; medians over the trials. The baseline is the target, 1 µs a node:
