@@ -115,6 +115,30 @@ fn main() -> lazycl::Result<()> {
     let scores = mat.matmul(&w.t()).argmax_axis(1); // the argmax runs in the product's kernel
     println!("best of each row {:?}", scores.to_vec()?);
 
+    println!("\n== a repeated step, captured: launches only ==");
+    // One gradient step of |x·w - 1|² per run. The first run traces the closure (one
+    // ordinary flush); later runs launch its kernels with the new `w` bound, recording
+    // nothing (like JAX's `jit`: `x`, `n` and the step size are the trace's).
+    let inv_n = 1.0 / n as f32;
+    let step = ctx.capture(|w: lazycl::Array<f32>| {
+        let r = (&x * &w).sum() - 1.0; // the residual, on the device
+        Ok(&w - &x * r * (0.5 * inv_n))
+    });
+    let mut wv = ctx.zeros::<f32>(n)?;
+    wv = step.run(&wv)?;
+    let before = ctx.stats();
+    for _ in 0..10 {
+        wv = step.run(&wv)?;
+    }
+    let d = ctx.stats() - before;
+    println!(
+        "10 runs: {} kernels, {} planned, {} replayed by the step; x·w = {:.4}",
+        d.kernels_launched,
+        d.flushes_planned + d.plans_reused,
+        d.steps_replayed,
+        (&x * &wv).sum().item()?
+    );
+
     println!("\n== queues and events ==");
     let side = ctx.new_queue()?; // another in-order queue: its work may overlap the default one's
     let mut acc = ctx.zeros::<f32>(x.len())?;
