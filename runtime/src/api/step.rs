@@ -16,8 +16,8 @@ use crate::exec::step::{self, Captured, Traced};
 use crate::graph::{Node, NodeRef, Origin, Shape, State};
 
 /// The arrays a captured step takes or returns: one [`Array`], or a tuple of up to eight
-/// (element types may differ).
-pub trait StepArrays: Sized {
+/// (element types may differ). Sealed: implemented for those types only.
+pub trait StepArrays: Sized + sealed::Sealed {
     /// The arrays' graph nodes, in order.
     #[doc(hidden)]
     fn step_nodes(&self) -> Vec<NodeHandle>;
@@ -27,12 +27,21 @@ pub trait StepArrays: Sized {
 }
 
 /// What [`Step::run`] takes for a step whose inputs are `I`: a reference to each input
-/// array (`&x`, or `(&w, &b)` for a step over `(Array<f32>, Array<f32>)`).
-pub trait StepArgs<I: StepArrays> {
+/// array (`&x`, or `(&w, &b)` for a step over `(Array<f32>, Array<f32>)`). Sealed.
+pub trait StepArgs<I: StepArrays>: sealed::Sealed {
     /// The arrays' graph nodes, in order.
     #[doc(hidden)]
     fn step_nodes(&self) -> Vec<NodeHandle>;
 }
+
+/// The traits' seal: a step's arrays are counted by their type, so that a run can never
+/// be handed fewer arrays than its closure takes.
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl<T: Element> sealed::Sealed for Array<T> {}
+impl<T: Element> sealed::Sealed for &Array<T> {}
 
 impl<T: Element> StepArrays for Array<T> {
     fn step_nodes(&self) -> Vec<NodeHandle> {
@@ -53,6 +62,9 @@ impl<T: Element> StepArgs<Array<T>> for &Array<T> {
 
 macro_rules! step_tuple {
     ($($t:ident $i:tt),*) => {
+        impl<$($t: Element),*> sealed::Sealed for ($(Array<$t>,)*) {}
+        impl<'a, $($t: Element),*> sealed::Sealed for ($(&'a Array<$t>,)*) {}
+
         impl<$($t: Element),*> StepArrays for ($(Array<$t>,)*) {
             fn step_nodes(&self) -> Vec<NodeHandle> {
                 vec![$(NodeHandle(self.$i.node.clone())),*]

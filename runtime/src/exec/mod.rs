@@ -102,7 +102,10 @@ fn plan_with(roots: &[NodeRef], target: Option<Target>) -> Result<Option<Flush>>
     crate::plan::signature::write(&collected, &mut signature);
     let plans = match replay::find(&ctx, &signature) {
         Some(r) => {
-            SIGNATURE.with(|s| s.set(signature));
+            // (Kept up to a few thousand nodes' words: one long chain does not pin its own.)
+            if signature.capacity() <= SIGNATURE_KEPT {
+                SIGNATURE.with(|s| s.set(signature));
+            }
             Plans::Replayed(r)
         }
         None => {
@@ -213,6 +216,9 @@ fn launch_kernels<L: Leaves + ?Sized>(
     ARGS.with(|a| a.set(args));
     launched
 }
+
+/// Signature words a thread keeps between flushes (about 4,096 nodes' worth).
+const SIGNATURE_KEPT: usize = 8 * 4096;
 
 thread_local! {
     /// A thread's signature words, reused by its flushes' lookups (a planned flush keeps
