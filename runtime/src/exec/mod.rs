@@ -1,7 +1,7 @@
 //! Materialization, the only place where plan, codegen and backend meet: plans a flush
 //! (`plan::plan`), finds each kernel in the structural cache, building a new flush's
-//! missing kernels together first (`build`), allocates outputs from the pool, launches,
-//! and marks the outputs as materialized.
+//! missing kernels together first (`build`), launches them (`launch`: outputs from the
+//! pool, arguments bound, the layout's launcher), and marks the outputs as materialized.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,15 +10,12 @@ use std::sync::Arc;
 use crate::backend::buffer::DeviceBuffer;
 use crate::backend::cl;
 use crate::backend::context::ContextInner;
-use crate::backend::kernel::CompiledKernel;
-use crate::backend::kernel::KernelArg;
 use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
-use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::graph::view::ViewMap;
 use crate::graph::{FlushOrigin, NodeRef, Origin};
-use crate::plan::{GNode, KernelPlan, Leaves, ReducePlan, Target};
+use crate::plan::{GNode, KernelPlan, Target};
 use crate::stats::Counters;
 
 mod bind;
@@ -28,6 +25,7 @@ pub(crate) mod dot;
 mod dump_dot;
 mod elementwise;
 mod gemm;
+mod launch;
 mod reduce;
 mod replay;
 mod rows;
@@ -36,13 +34,10 @@ pub(crate) mod sort;
 pub(crate) mod step;
 pub(crate) mod tune;
 
-use bind::{Io, LeftPartials, RowTotalBuffers};
 use build::{has_work, kernel_for};
-use elementwise::{launch_elementwise, launch_finishing};
-use gemm::{gemm_row_results, launch_gemm};
-use reduce::launch_reduce;
+use launch::launch_kernels;
+pub(crate) use launch::scalars_of;
 use replay::Replay;
-use rows::launch_rows;
 
 /// A planned flush and the context it runs on.
 pub(crate) struct Flush {
@@ -196,27 +191,6 @@ fn flush_origin(number: u64, kernel: u32, replay: &Replay) -> Origin {
     })
 }
 
-/// The buffers a flush materialized, by graph index, with the kernel that wrote each.
-type Produced = Vec<Option<(Arc<DeviceBuffer>, u32)>>;
-
-/// Launches `replay`'s kernels on `queue`, in order, reading the flush's leaves from
-/// `leaves` (a graph of `leaves.len()` nodes) and each kernel from `find` (`None`: an
-/// empty kernel, launched by nobody); outputs come from the pool, or from `targets`.
-fn launch_kernels<L: Leaves + ?Sized>(
-    ctx: &Arc<ContextInner>,
-    queue: &Arc<QueueInner>,
-    leaves: &L,
-    replay: &Replay,
-    find: impl FnMut(usize, &KernelPlan) -> Result<Option<Arc<CompiledKernel>>>,
-    targets: &[(usize, Arc<DeviceBuffer>)],
-) -> Result<Produced> {
-    let mut args = ARGS.with(Cell::take);
-    let launched = launch_with(ctx, queue, leaves, replay, find, targets, &mut args);
-    args.clear();
-    ARGS.with(|a| a.set(args));
-    launched
-}
-
 /// Signature words a thread keeps between flushes (about 4,096 nodes' worth).
 const SIGNATURE_KEPT: usize = 8 * 4096;
 
@@ -224,189 +198,6 @@ thread_local! {
     /// A thread's signature words, reused by its flushes' lookups (a planned flush keeps
     /// its own as the key of its plans).
     static SIGNATURE: Cell<Vec<u64>> = const { Cell::new(Vec::new()) };
-    /// A thread's argument list, reused by its flushes: a reduction kernel has a few
-    /// dozen 72-byte arguments, a list past what the allocator serves from its per-thread
-    /// caches, and allocating it anew cost more than binding it (callgrind, 2026-12-03).
-    static ARGS: Cell<Vec<KernelArg>> = const { Cell::new(Vec::new()) };
-}
-
-/// [`launch_kernels`], binding each kernel's arguments in `args`.
-fn launch_with<L: Leaves + ?Sized>(
-    ctx: &Arc<ContextInner>,
-    queue: &Arc<QueueInner>,
-    leaves: &L,
-    replay: &Replay,
-    mut find: impl FnMut(usize, &KernelPlan) -> Result<Option<Arc<CompiledKernel>>>,
-    targets: &[(usize, Arc<DeviceBuffer>)],
-    args: &mut Vec<KernelArg>,
-) -> Result<Produced> {
-    let mut produced: Produced = vec![None; leaves.len()];
-    // Partials of split reductions that their consumer finishes.
-    let mut partials: Vec<LeftPartials> = Vec::new();
-    for (ki, plan) in replay.kernels.iter().enumerate() {
-        let kernel = find(ki, plan)?;
-        let ki = ki as u32;
-        let mut outputs = Vec::with_capacity(plan.outputs.len());
-        for (k, o) in plan.outputs.iter().enumerate() {
-            // (A row kernel's reductions have one element per row.)
-            let row_result = plan
-                .rows
-                .as_ref()
-                .filter(|r| r.reductions.iter().any(|red| red.output == k));
-            let buffer = match targets.iter().find(|(t, _)| *t == o.node) {
-                Some((_, b)) => b.clone(),
-                None => {
-                    let n = match row_result {
-                        Some(r) => r.rows,
-                        None => plan.reduce.map_or(plan.numel, |r| r.n_out),
-                    };
-                    DeviceBuffer::uninit(&ctx.cl, n * o.dtype.size(), queue)?
-                }
-            };
-            // Its later phases read it as an input (from local memory in fact).
-            if row_result.is_some() {
-                produced[o.node] = Some((buffer.clone(), ki));
-            }
-            outputs.push(buffer);
-        }
-        // The partials this kernel finishes, if it does (before `reads`, which borrows them).
-        let finishing = plan.finishes.and_then(|f| {
-            let node = plan.inputs[f.slot].node;
-            let k = partials.iter().position(|p| p.node == node)?;
-            Some(partials.swap_remove(k))
-        });
-        let mut reads: smallvec::SmallVec<[&DeviceBuffer; 8]> = smallvec::SmallVec::new();
-        for input in &plan.inputs {
-            let buffer: &DeviceBuffer = match (leaves.buffer(input.node), &produced[input.node]) {
-                (Some(b), _) => b,
-                (None, Some((b, _))) => b,
-                (None, None) => return Err(Error::Internal("kernel input was not produced".into())),
-            };
-            reads.push(buffer);
-        }
-        let scalars = scalars_of(plan, leaves)?;
-        let io = Io {
-            inputs: &reads,
-            outputs: &outputs,
-            scalars: &scalars,
-            params: Some(&replay.params[ki as usize]),
-        };
-        // The row reduction computed inside a column reduction, with its results.
-        let mut row_result: Option<(usize, Arc<DeviceBuffer>)> = None;
-        // A reduction over the rows computed beside it, with its result.
-        let mut total_result: Option<(usize, Arc<DeviceBuffer>)> = None;
-        match (kernel, &plan.reduce) {
-            (Some(kernel), Some(r)) if r.n_out > 0 => {
-                let (row_out, total) = side_buffers(ctx, queue, plan, r, targets)?;
-                let left = launch_reduce(
-                    ctx,
-                    queue,
-                    &kernel,
-                    plan,
-                    r,
-                    args,
-                    io,
-                    row_out.as_deref(),
-                    total.as_ref(),
-                )?;
-                if let Some(pv) = left {
-                    partials.push(LeftPartials {
-                        node: plan.outputs[0].node,
-                        partials: pv,
-                        segments: r.segments,
-                        n_red: r.n_red,
-                    });
-                }
-                row_result = plan.row.map(|row| row.node).zip(row_out);
-                total_result = plan.row_total.map(|t| t.node).zip(total.map(|t| t.result));
-            }
-            (Some(kernel), None) if plan.finishes.is_some() => {
-                launch_finishing(ctx, queue, &kernel, plan, args, io, finishing.as_ref())?;
-            }
-            (Some(kernel), None) if plan.rows.is_some() => {
-                launch_rows(ctx, queue, &kernel, plan, args, io)?;
-            }
-            (Some(kernel), None) if plan.scan.is_some() => {
-                scan::launch_scan(ctx, queue, &kernel, plan, args, io)?;
-            }
-            (Some(kernel), None) if plan.gemm.is_some() => {
-                let rows = gemm_row_results(ctx, queue, plan, targets)?;
-                launch_gemm(ctx, queue, &kernel, plan, args, io, rows.as_deref())?;
-                row_result = plan.gemm.as_ref().and_then(|g| g.row).map(|r| r.node).zip(rows);
-            }
-            (Some(kernel), None) => {
-                launch_elementwise(ctx, queue, &kernel, plan, args, io)?;
-            }
-            _ => {}
-        }
-        drop(reads);
-        // (A value stored into a region of another array stays lazy: that memory is the
-        // other array's.)
-        for (o, b) in plan
-            .outputs
-            .iter()
-            .zip(outputs)
-            .filter(|(o, _)| o.store.is_none())
-        {
-            produced[o.node] = Some((b, ki));
-        }
-        for (gi, b) in row_result.into_iter().chain(total_result) {
-            produced[gi] = Some((b, ki));
-        }
-    }
-    Ok(produced)
-}
-
-/// The bytes of `plan`'s scalar arguments in the flush of `leaves`.
-pub(crate) fn scalars_of<L: Leaves + ?Sized>(
-    plan: &KernelPlan,
-    leaves: &L,
-) -> Result<smallvec::SmallVec<[ScalarBits; 4]>> {
-    plan.scalars
-        .iter()
-        .map(|s| {
-            s.bits(leaves)
-                .ok_or_else(|| Error::Internal("a plan's scalar argument names no scalar".into()))
-        })
-        .collect()
-}
-
-/// The buffers a reduction kernel writes beside its results: the row reduction computed
-/// inside (its results) and the total over the rows beside it (parts and result), each
-/// the flush's target where there is one.
-fn side_buffers(
-    ctx: &Arc<ContextInner>,
-    queue: &QueueInner,
-    plan: &KernelPlan,
-    r: &ReducePlan,
-    targets: &[(usize, Arc<DeviceBuffer>)],
-) -> Result<(Option<Arc<DeviceBuffer>>, Option<RowTotalBuffers>)> {
-    let row_out = match &plan.row {
-        Some(row) => {
-            let buffer = match targets.iter().find(|(t, _)| *t == row.node) {
-                Some((_, b)) => b.clone(),
-                None => DeviceBuffer::uninit(&ctx.cl, r.n_red * row.dtype.size(), queue)?,
-            };
-            Some(buffer)
-        }
-        None => None,
-    };
-    let total = match &plan.row_total {
-        Some(t) => {
-            let result = match targets.iter().find(|(n, _)| *n == t.node) {
-                Some((_, b)) => b.clone(),
-                None => DeviceBuffer::uninit(&ctx.cl, t.dtype.size(), queue)?,
-            };
-            let parts = if r.segments > 1 {
-                DeviceBuffer::uninit(&ctx.cl, r.segments * t.dtype.size(), queue)?
-            } else {
-                result.clone()
-            };
-            Some(RowTotalBuffers { parts, result })
-        }
-        None => None,
-    };
-    Ok((row_out, total))
 }
 
 /// Enqueues everything `roots` need on the default queue; returns without waiting.

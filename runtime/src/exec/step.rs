@@ -17,8 +17,9 @@ use crate::plan::{GKind, Leaves, OpCode};
 use crate::stats::Counters;
 
 use super::build::{has_work, kernel_for};
+use super::launch::launch_kernels;
 use super::replay::Replay;
-use super::{flush_origin, launch_kernels, plan, run, FLUSHES};
+use super::{flush_origin, plan, run, FLUSHES};
 
 /// What a run of a captured step needs: the traced flush's plans and kernels, its
 /// graph's leaves, and where each output comes from.
