@@ -23,7 +23,7 @@ pub trait StepArrays: Sized + sealed::Sealed {
     fn step_nodes(&self) -> Vec<NodeHandle>;
     /// The arrays of `nodes` (as many as this type holds, of its element types).
     #[doc(hidden)]
-    fn from_step_nodes(nodes: Vec<NodeHandle>) -> Self;
+    fn from_step_nodes(nodes: Vec<NodeHandle>) -> Result<Self>;
 }
 
 /// What [`Step::run`] takes for a step whose inputs are `I`: a reference to each input
@@ -32,6 +32,14 @@ pub trait StepArgs<I: StepArrays>: sealed::Sealed {
     /// The arrays' graph nodes, in order.
     #[doc(hidden)]
     fn step_nodes(&self) -> Vec<NodeHandle>;
+}
+
+/// The next of a step's nodes; an internal error if there are fewer than the type holds.
+fn next_node(nodes: &mut impl Iterator<Item = NodeHandle>) -> Result<NodeRef> {
+    nodes
+        .next()
+        .map(|h| h.0)
+        .ok_or_else(|| Error::Internal("a step was given fewer arrays than its type holds".into()))
 }
 
 /// The traits' seal: a step's arrays are counted by their type, so that a run can never
@@ -48,9 +56,9 @@ impl<T: Element> StepArrays for Array<T> {
         vec![NodeHandle(self.node.clone())]
     }
 
-    fn from_step_nodes(nodes: Vec<NodeHandle>) -> Self {
+    fn from_step_nodes(nodes: Vec<NodeHandle>) -> Result<Self> {
         let mut nodes = nodes.into_iter();
-        Array::from_node(nodes.next().expect("a step's arrays are counted by their type").0)
+        Ok(Array::from_node(next_node(&mut nodes)?))
     }
 }
 
@@ -70,11 +78,9 @@ macro_rules! step_tuple {
                 vec![$(NodeHandle(self.$i.node.clone())),*]
             }
 
-            fn from_step_nodes(nodes: Vec<NodeHandle>) -> Self {
+            fn from_step_nodes(nodes: Vec<NodeHandle>) -> Result<Self> {
                 let mut nodes = nodes.into_iter();
-                ($(Array::<$t>::from_node(
-                    nodes.next().expect("a step's arrays are counted by their type").0,
-                ),)*)
+                Ok(($(Array::<$t>::from_node(next_node(&mut nodes)?),)*))
             }
         }
 
@@ -211,7 +217,7 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
         match found {
             Some(captured) => {
                 let out = step::replay(&captured, queue, &nodes, &buffers)?;
-                Ok(O::from_step_nodes(out.into_iter().map(NodeHandle).collect()))
+                O::from_step_nodes(out.into_iter().map(NodeHandle).collect())
             }
             None => self.trace(queue, &nodes, &buffers),
         }
@@ -239,7 +245,7 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
             }
             let called_at = step::next_flush();
             let handles = placeholders.iter().cloned().map(NodeHandle).collect();
-            let outputs = (self.f)(I::from_step_nodes(handles))?;
+            let outputs = (self.f)(I::from_step_nodes(handles)?)?;
             let roots: Vec<NodeRef> = outputs.step_nodes().into_iter().map(|h| h.0).collect();
             for (i, r) in roots.iter().enumerate() {
                 self.ctx.tag.check(
