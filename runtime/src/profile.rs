@@ -30,6 +30,10 @@ pub struct Tuning {
     /// Row kernels' work-groups take this many rows (by default as many as make a
     /// group of the reduction group size).
     pub rows_per_group: Option<u32>,
+    /// Row kernels' work-items take runs of this many neighbouring elements, one vector
+    /// load each: 1, or 4 where a row's innermost dim is a multiple of 4 (by default 4
+    /// on GPUs, 1 on CPUs).
+    pub row_width: Option<u32>,
     /// Row kernels compute a maximum and the sum of exponentials shifted by it (softmax)
     /// in one pass with one combining tree (`codegen::rows::online`), not in two phases.
     /// Off by default: on the H200 it was slower (BENCHMARKS.md, thirteenth session).

@@ -57,13 +57,24 @@ fn kernels(ctx: &Context, f: impl FnOnce()) -> u64 {
 }
 
 /// A context whose row kernels' work-items take about `items` elements of a row each
-/// and whose work-groups take `rows` rows (`None`: the CPU rule's). The GPU rule takes 16
-/// elements and one row of 64 or more work-items a group; 1 element gives the most
-/// work-items per row, the deepest trees.
+/// and whose work-groups take `rows` rows (`None`: the CPU rule's). 1 element gives the
+/// most work-items per row, the deepest trees.
 fn items_ctx(items: u32, rows: Option<u32>) -> Context {
     tuned(lazycl::Tuning {
         row_items: Some(items),
         rows_per_group: rows,
+        ..lazycl::Tuning::default()
+    })
+}
+
+/// A context with the GPU rule's row layout: 16 elements a work-item, in runs of 4
+/// neighbours (one vector load each) where a row's innermost dim is a multiple of 4, and
+/// one row a group.
+fn gpu_rows_ctx() -> Context {
+    tuned(lazycl::Tuning {
+        row_items: Some(16),
+        rows_per_group: Some(1),
+        row_width: Some(4),
         ..lazycl::Tuning::default()
     })
 }
@@ -88,6 +99,9 @@ macro_rules! row_tests {
                 (&[2, 3, 7], 1),
                 (&[4, 6, 9], 2),
                 (&[33], 1),
+                // (Innermost dims a multiple of 4: runs of 4 on the GPU layout.)
+                (&[3, 8], 1),
+                (&[5, 3, 12], 2),
             ];
             for &(shape, inner) in cases {
                 let n: usize = shape.iter().product();
@@ -185,12 +199,7 @@ macro_rules! row_tests {
 
 row_tests!(row_functions_f32_one_kernel_each, f32, 2e-5, ctx());
 row_tests!(row_functions_f64_one_kernel_each, f64, 1e-11, ctx());
-row_tests!(
-    row_functions_f32_with_the_gpu_layout,
-    f32,
-    2e-5,
-    items_ctx(16, Some(1))
-);
+row_tests!(row_functions_f32_with_the_gpu_layout, f32, 2e-5, gpu_rows_ctx());
 row_tests!(
     row_functions_f64_with_a_work_item_per_element,
     f64,
@@ -289,22 +298,27 @@ fn empty_rows_and_no_rows() {
 fn rows_longer_than_registers_are_read_again_per_phase() {
     // 40,000 f32 elements a row: more than a work-item's registers hold. With rows
     // enough to fill the device, the reductions and their readers share one kernel
-    // that reads each row again per phase.
-    let c = ctx();
+    // that reads each row again per phase (one element, or a run of 4, at a time).
+    for c in [ctx(), gpu_rows_ctx()] {
+        rows_read_again(&c);
+    }
+}
+
+fn rows_read_again(c: &Context) {
     let mut r = rng(57);
     let (n, d) = (16usize, 40_000usize);
     let v: Vec<f32> = (0..n * d).map(|_| r.gen_range(-20.0..20.0)).collect();
     let x = c.from_shape_slice([n, d], &v).unwrap();
     let v64: Vec<f64> = v.iter().map(|&x| x as f64).collect();
     let mut sm = Vec::new();
-    let k = kernels(&c, || sm = x.softmax(1).to_vec().unwrap());
+    let k = kernels(c, || sm = x.softmax(1).to_vec().unwrap());
     assert_eq!(k, 1, "softmax");
     let sm: Vec<f64> = sm.iter().map(|&x| x as f64).collect();
     assert_close(&sm, &host_softmax(&v64, d), 1e-5, "softmax");
     let g = c.full([d], 1.5f32).unwrap();
     let b = c.full([d], 0.25f32).unwrap();
     let mut ln = Vec::new();
-    let k = kernels(&c, || {
+    let k = kernels(c, || {
         let mean = x.mean_axes(&[1], true);
         let dev = &x - &mean;
         let var = (&dev * &dev).mean_axes(&[1], true);
@@ -336,11 +350,62 @@ fn a_value_of_an_earlier_phase_is_held_not_computed_again() {
     assert_close(&got, &host_softmax(&v64, 1024), 2e-5, "softmax");
 }
 
-/// A context whose row kernels take `items` elements a work-item and, with `online`,
-/// compute a maximum and the sum of exponentials shifted by it in one pass.
-fn pass_ctx(items: u32, online: bool) -> Context {
+#[test]
+fn runs_of_neighbours_are_one_vector_load_and_store() {
+    // On the GPU layout a work-item of a row of 1024 takes 4 runs of 4 neighbours: x is
+    // loaded as 4 vectors (once, held for the later phases), each of the 16 elements'
+    // exp computed once, the quotient stored as 4 vectors; each reduction's result is
+    // read from local memory once, not per element.
+    let c = gpu_rows_ctx();
+    let mut r = rng(62);
+    let v: Vec<f32> = (0..8 * 1028).map(|_| r.gen_range(-5.0..5.0)).collect();
+    let x = c.from_shape_slice([8, 1024], &v[..8 * 1024]).unwrap();
+    let source = x.softmax(1).explain().unwrap();
+    assert_eq!(source.matches("(__global const float4*)").count(), 4, "{source}");
+    assert_eq!(source.matches("vload").count(), 4, "{source}");
+    assert_eq!(source.matches("in0[").count(), 0, "{source}");
+    assert_eq!(source.matches("= exp(v").count(), 16, "{source}");
+    assert_eq!(source.matches("(__global float4*)out").count(), 4, "{source}");
+    assert_eq!(source.matches("[base]").count(), 2, "{source}");
+    let v64: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+    let got: Vec<f64> = x.softmax(1).to_vec().unwrap().iter().map(|&x| x as f64).collect();
+    assert_close(&got, &host_softmax(&v64[..8 * 1024], 1024), 2e-5, "softmax");
+    // Windows of rows at offsets aligned and not to 4 elements are one program: the kernel
+    // tests alignment as it runs (a vector pointer where aligned, else `vload`).
+    let wide = c.from_shape_slice([8, 1028], &v[..8 * 1028]).unwrap();
+    let window = |k: usize| {
+        let got = wide.slice(s![.., k..k + 1024]).softmax(1).to_vec().unwrap();
+        let rows: Vec<f64> = (0..8)
+            .flat_map(|r| v64[r * 1028 + k..r * 1028 + k + 1024].to_vec())
+            .collect();
+        let got: Vec<f64> = got.iter().map(|&x| x as f64).collect();
+        assert_close(
+            &got,
+            &host_softmax(&rows, 1024),
+            2e-5,
+            &format!("softmax of the window at {k}"),
+        );
+    };
+    window(0);
+    let before = c.stats();
+    for k in [1, 4, 3] {
+        window(k);
+    }
+    let d = c.stats() - before;
+    assert_eq!(d.programs_built + d.programs_loaded, 0, "{d}");
+    // A row whose innermost dim is not a multiple of 4 takes one element at a time.
+    let odd = c.from_shape_slice([8, 1023], &v[..8 * 1023]).unwrap();
+    let source = odd.softmax(1).explain().unwrap();
+    assert!(!source.contains("float4"), "{source}");
+}
+
+/// A context whose row kernels take `items` elements a work-item, in runs of `width`,
+/// and, with `online`, compute a maximum and the sum of exponentials shifted by it in
+/// one pass.
+fn pass_ctx(items: u32, width: u32, online: bool) -> Context {
     tuned(lazycl::Tuning {
         row_items: Some(items),
+        row_width: Some(width),
         rows_online: online,
         ..lazycl::Tuning::default()
     })
@@ -358,7 +423,7 @@ fn softmax_max_and_sum_in_one_pass_agree_with_two_passes_on_hard_rows() {
     // rescaled as they combine). On rows where that could go wrong — `-inf` in some or all elements, a
     // NaN, `+inf`, magnitudes whose exponentials overflow unshifted, work-items with
     // no element of a short row — it agrees with the two-pass kernel and the host.
-    let len = 37;
+    let len = 36;
     let mut r = rng(67);
     let mut rows: Vec<Vec<f32>> = Vec::new();
     let random = |r: &mut rand::rngs::StdRng, lo: f32, hi: f32| -> Vec<f32> {
@@ -385,9 +450,9 @@ fn softmax_max_and_sum_in_one_pass_agree_with_two_passes_on_hard_rows() {
     rows.push(inf);
     let v: Vec<f32> = rows.concat();
     let shape = [rows.len(), len];
-    for items in [1, 16] {
-        let one = pass_ctx(items, true);
-        let two = pass_ctx(items, false);
+    for (items, width) in [(1, 1), (16, 4)] {
+        let one = pass_ctx(items, width, true);
+        let two = pass_ctx(items, width, false);
         let (x1, x2) = (
             one.from_shape_slice(shape, &v).unwrap(),
             two.from_shape_slice(shape, &v).unwrap(),
@@ -447,9 +512,10 @@ fn softmax_max_and_sum_in_one_pass_agree_with_two_passes_on_hard_rows() {
 fn one_pass_softmax_of_rows_read_again_per_phase() {
     // Rows longer than registers hold (4 work-items a row of 1000): the one-pass kernel
     // reads the row again for its sum, then for the epilogue; it agrees with the host.
-    let ctx = |online: bool| {
+    let ctx = |online: bool, width: u32| {
         tuned(lazycl::Tuning {
             row_work_items: Some(4),
+            row_width: Some(width),
             rows_online: online,
             ..lazycl::Tuning::default()
         })
@@ -460,18 +526,117 @@ fn one_pass_softmax_of_rows_read_again_per_phase() {
     v[5] = f32::NEG_INFINITY;
     let v64: Vec<f64> = v.iter().map(|&x| x as f64).collect();
     let want = host_softmax(&v64, d);
-    let mut barriers = Vec::new();
-    for online in [true, false] {
-        let c = ctx(online);
-        let x = c.from_shape_slice([n, d], &v).unwrap();
-        let source = x.softmax(1).explain().unwrap();
-        assert!(source.contains("for ("), "rows read again in a loop: {source}");
-        barriers.push(source.matches("barrier(").count());
-        let got: Vec<f64> = x.softmax(1).to_vec().unwrap().iter().map(|&g| g as f64).collect();
-        assert_close(&got, &want, 1e-5, &format!("softmax, online {online}"));
+    for width in [1, 4] {
+        let mut barriers = Vec::new();
+        for online in [true, false] {
+            let c = ctx(online, width);
+            let x = c.from_shape_slice([n, d], &v).unwrap();
+            let source = x.softmax(1).explain().unwrap();
+            assert!(source.contains("for ("), "rows read again in a loop: {source}");
+            barriers.push(source.matches("barrier(").count());
+            let got: Vec<f64> = x.softmax(1).to_vec().unwrap().iter().map(|&g| g as f64).collect();
+            assert_close(
+                &got,
+                &want,
+                1e-5,
+                &format!("softmax, online {online}, runs of {width}"),
+            );
+        }
+        assert!(
+            barriers[0] < barriers[1],
+            "one tree fewer in one pass: {barriers:?}"
+        );
     }
-    assert!(
-        barriers[0] < barriers[1],
-        "one tree fewer in one pass: {barriers:?}"
+}
+
+#[test]
+fn runs_of_four_read_views_regions_and_random_numbers_right() {
+    // The GPU layout's runs of 4 over inputs of every kind a row kernel reads: a slice
+    // whose rows start aligned (vector pointer) or not (vload), a transpose (element by
+    // element), a concatenation (guarded loads), random numbers drawn in the kernel at
+    // each lane's coordinates, and the result stored into a region of another array;
+    // each against the host on the same values.
+    let c = gpu_rows_ctx();
+    let mut r = rng(63);
+    let (n, d) = (6usize, 48usize);
+    let wide: Vec<f32> = (0..n * (d + 8)).map(|_| r.gen_range(-6.0..6.0)).collect();
+    let w = c.from_shape_slice([n, d + 8], &wide).unwrap();
+    let host_of = |f: &dyn Fn(usize, usize) -> f32| -> Vec<f64> {
+        (0..n * d).map(|i| f(i / d, i % d) as f64).collect()
+    };
+    let check = |x: &Array<f32>, want_x: Vec<f64>, what: &str| {
+        let got: Vec<f64> = x.softmax(1).to_vec().unwrap().iter().map(|&g| g as f64).collect();
+        assert_close(&got, &host_softmax(&want_x, d), 2e-5, what);
+    };
+    for start in [4usize, 1] {
+        let x = w.slice(s![.., start..start + d]);
+        let source = x.softmax(1).explain().unwrap();
+        let vector = if start == 4 {
+            "(__global const float4*)(in"
+        } else {
+            "vload4"
+        };
+        assert!(source.contains(vector), "slice from {start}: {source}");
+        check(
+            &x,
+            host_of(&|i, j| wide[i * (d + 8) + start + j]),
+            &format!("slice from {start}"),
+        );
+    }
+    let sq: Vec<f32> = (0..d * d).map(|_| r.gen_range(-6.0..6.0)).collect();
+    let s = c.from_shape_slice([d, d], &sq).unwrap();
+    check(
+        &s.t(),
+        (0..d * d).map(|i| sq[(i % d) * d + i / d] as f64).collect(),
+        "transpose",
     );
+    let (a, b) = (w.slice(s![.., ..20]), w.slice(s![.., 28..56]));
+    let cat = lazycl::concatenate(1, &[&a, &b]).unwrap();
+    check(
+        &cat,
+        host_of(&|i, j| match j < 20 {
+            true => wide[i * (d + 8) + j],
+            false => wide[i * (d + 8) + 28 + j - 20],
+        }),
+        "concatenation",
+    );
+    // Dropout before softmax: the mask drawn inside the row kernel equals the one drawn
+    // alone (same seed, same elements).
+    let x = w.slice(s![.., ..d]);
+    let keep = || c.random_uniform::<f32>([n, d], 9).unwrap().gt(0.3f32);
+    let kept: Vec<bool> = keep().to_vec().unwrap();
+    let dropped = keep().select(&x * (1.0 / 0.7f32), 0.0f32);
+    let source = dropped.softmax(1).explain().unwrap();
+    assert!(
+        source.contains("philox"),
+        "random numbers drawn in the kernel: {source}"
+    );
+    let k = kernels(&c, || drop(dropped.softmax(1).to_vec().unwrap()));
+    assert_eq!(k, 1, "dropout and softmax");
+    let want = host_of(&|i, j| match kept[i * d + j] {
+        true => wide[i * (d + 8) + j] / 0.7,
+        false => 0.0,
+    });
+    check(&dropped, want.clone(), "dropout");
+    // The softmax stored into columns 2.. of a wider array, in one kernel.
+    let mut out = c.zeros::<f32>([n, d + 4]).unwrap();
+    out.slice_mut(s![.., 2..2 + d])
+        .assign(dropped.softmax(1))
+        .unwrap();
+    let got = out.to_vec().unwrap();
+    let sm = host_softmax(&want, d);
+    for i in 0..n {
+        for j in 0..d + 4 {
+            let expect = if (2..2 + d).contains(&j) {
+                sm[i * d + j - 2]
+            } else {
+                0.0
+            };
+            let g = got[i * (d + 4) + j] as f64;
+            assert!(
+                (g - expect).abs() <= 2e-5 * (1.0 + expect.abs()),
+                "region ({i}, {j}): {g} vs {expect}"
+            );
+        }
+    }
 }

@@ -68,17 +68,29 @@ pub(super) fn offset_text(plan: &KernelPlan, slot: usize, a: &Affine) -> String 
 /// The vector of [`VECTOR_WIDTH`](crate::layout::VECTOR_WIDTH) neighbours that strided
 /// input `slot` (unit innermost stride, unguarded) reads from the element at `i{k}` on:
 /// the lanes of a vector step take its components.
+///
+/// Through a vector pointer where the run starts aligned (NVIDIA's compiler turns that
+/// into one wide load, and splits a `vload`), else with `vload`, which needs no more
+/// alignment than an element's. A run's first element has an innermost coordinate that
+/// is a multiple of the width, so it starts aligned when the offset and every other
+/// stride are multiples of it: kernel arguments, so the kernel tests them as it runs (the
+/// same way in every work-item) and a window at a new offset still builds nothing.
 pub(super) fn vector_load(plan: &KernelPlan, slot: usize, a: &Affine) -> String {
     let w = crate::layout::VECTOR_WIDTH;
+    let at = offset(
+        a,
+        &format!("ob{slot}"),
+        &format!("os{slot}_"),
+        None,
+        offset_type(plan),
+    );
+    let mut moved = vec![format!("ob{slot}")];
+    moved.extend(a.stride_args().map(|k| format!("os{slot}_{k}")));
     format!(
-        "vload{w}(0, in{slot} + {})",
-        offset(
-            a,
-            &format!("ob{slot}"),
-            &format!("os{slot}_"),
-            None,
-            offset_type(plan)
-        )
+        "((({moved}) & {mask}) == 0 ? *((__global const {t}{w}*)(in{slot} + {at})) : vload{w}(0, in{slot} + {at}))",
+        moved = moved.join(" | "),
+        mask = w - 1,
+        t = super::ops::vt(plan.inputs[slot].dtype)
     )
 }
 

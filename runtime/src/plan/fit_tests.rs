@@ -19,6 +19,7 @@ const H200: DeviceProfile = DeviceProfile {
         row_items: None,
         row_work_items: None,
         rows_per_group: None,
+        row_width: None,
         rows_online: false,
         serial_builds: false,
     },
@@ -254,31 +255,44 @@ fn rows_inside_columns_take_the_layout_their_width_asks_for() {
 
 #[test]
 fn row_kernels_take_the_layout_their_device_measured_best() {
-    use crate::plan::rows_plan::{rows_layout, Hold};
-    // (rows, length, device) -> (work-items a row, group, held elements or reread)
+    use crate::plan::rows_plan::{rows_layout, Hold, RowShape};
+    let shape = |rows, len| RowShape {
+        rows,
+        len,
+        innermost: len,
+    };
+    // (rows, length, device) -> (work-items a row, group, elements a load, runs of them
+    // held or reread)
     let cases = [
-        (65536, 1024, H200, 64, 64, Some(16)),
-        (4096, 32768, H200, 1024, 1024, Some(32)),
-        (100_000, 64, H200, 4, 64, Some(16)),
-        (1000, 5, H200, 1, 64, Some(5)),
-        (4096, 1024, POCL, 256, 256, Some(4)),
-        (16, 40_000, POCL, 1024, 1024, None),
+        (65536, 1024, H200, 64, 64, 4, Some(4)),
+        (4096, 32768, H200, 1024, 1024, 4, Some(8)),
+        (100_000, 64, H200, 4, 64, 4, Some(4)),
+        (1000, 5, H200, 1, 64, 1, Some(5)),
+        (4096, 1024, POCL, 256, 256, 1, Some(4)),
+        (16, 40_000, POCL, 1024, 1024, 1, None),
     ];
-    for (rows, len, profile, per_row, group, items) in cases {
-        let l = rows_layout(rows, len, DType::F32, &profile).expect("a row kernel");
+    for (rows, len, profile, per_row, group, width, items) in cases {
+        let l = rows_layout(shape(rows, len), DType::F32, &profile).expect("a row kernel");
         let hold = match items {
             Some(items) => Hold::Registers { items },
             None => Hold::Reread,
         };
         assert_eq!(
-            (l.per_row, l.group, l.hold),
-            (per_row, group, hold),
+            (l.per_row, l.group, l.width, l.hold),
+            (per_row, group, width, hold),
             "{rows}x{len} on a {} device",
             if profile.gpu { "GPU" } else { "CPU" }
         );
     }
+    // Vector loads only where a row's innermost dim is a multiple of their width.
+    let split = RowShape {
+        rows: 4096,
+        len: 1024,
+        innermost: 2,
+    };
+    assert_eq!(rows_layout(split, DType::F32, &H200).map(|l| l.width), Some(1));
     // Rows too long for registers and too few to fill the device: no row kernel.
-    assert_eq!(rows_layout(2, 1 << 20, DType::F32, &H200), None);
-    assert_eq!(rows_layout(0, 8, DType::F32, &H200), None);
-    assert_eq!(rows_layout(8, 0, DType::F32, &H200), None);
+    assert_eq!(rows_layout(shape(2, 1 << 20), DType::F32, &H200), None);
+    assert_eq!(rows_layout(shape(0, 8), DType::F32, &H200), None);
+    assert_eq!(rows_layout(shape(8, 0), DType::F32, &H200), None);
 }

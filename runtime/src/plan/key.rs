@@ -345,6 +345,7 @@ pub(crate) fn rows(key: &mut Vec<u32>, inner: usize, layout: &RowsLayout) {
         layout.per_row,
         items,
         layout.group,
+        layout.width,
         layout.online as u32,
     ]);
 }

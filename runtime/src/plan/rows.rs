@@ -8,7 +8,7 @@
 use super::collect::{GKind, GNode, OpCode};
 use super::kernel_plan::{KernelPlan, Output};
 use super::phase::Phase;
-use super::rows_plan::{rows_layout, RowReduction, RowsLayout, RowsPlan};
+use super::rows_plan::{rows_layout, RowReduction, RowShape, RowsLayout, RowsPlan};
 use super::{key, values, Store};
 use crate::profile::DeviceProfile;
 
@@ -48,7 +48,12 @@ pub(crate) fn layout_of(
     let shape = &graph[operand].node.shape;
     let len: usize = shape[shape.len() - inner..].iter().product();
     let rows = shape.iter().product::<usize>().checked_div(len).unwrap_or(0);
-    rows_layout(rows, len, graph[operand].node.dtype, profile)
+    let innermost = shape.last().copied().unwrap_or(1);
+    rows_layout(
+        RowShape { rows, len, innermost },
+        graph[operand].node.dtype,
+        profile,
+    )
 }
 
 /// Plans the row kernel of `members` (reductions of the innermost `inner` dims of one

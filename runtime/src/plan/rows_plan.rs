@@ -11,6 +11,7 @@
 
 use crate::dtype::DType;
 use crate::graph::ReduceOp;
+use crate::layout::VECTOR_WIDTH;
 use crate::profile::DeviceProfile;
 
 /// A row kernel: phases over the rows of `[rows, len]`, one per reduction (its operand,
@@ -48,12 +49,16 @@ pub(crate) struct RowReduction {
 }
 
 /// How the work-items of a row kernel share its rows: `per_row` work-items (a power of
-/// two) take a row, neighbouring work-items neighbouring elements; a work-group of
-/// `group` takes `group / per_row` rows.
+/// two) take a row, neighbouring work-items neighbouring runs of `width` elements (one
+/// vector load each where `width` > 1); a work-group of `group` takes `group / per_row`
+/// rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RowsLayout {
     pub(crate) per_row: u32,
     pub(crate) group: u32,
+    /// 1, or [`VECTOR_WIDTH`] where the row's innermost dim is a multiple of it (so a
+    /// run never crosses into the next coordinate of an outer dim, and starts aligned).
+    pub(crate) width: u32,
     pub(crate) hold: Hold,
     /// Whether a maximum and a sum of exponentials shifted by it (softmax's two
     /// reductions) may run as one pass and one combining tree (`codegen::rows::online`);
@@ -65,8 +70,9 @@ pub(crate) struct RowsLayout {
 /// Where a row kernel's work-items keep their elements of a row between phases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Hold {
-    /// In registers: work-item `t` takes elements `t + e * per_row` for `e` in
-    /// `0..items`, loaded once; the elementwise readers run in the kernel's epilogue.
+    /// In registers: work-item `t` takes the runs of `width` elements from `width * (t +
+    /// e * per_row)` for `e` in `0..items`, loaded once; the elementwise readers run in
+    /// the kernel's epilogue.
     Registers { items: u32 },
     /// Nowhere: a row longer than registers hold is read again by each phase, the
     /// epilogue too, looping over it (from the caches where the rows in flight fit them:
@@ -85,6 +91,10 @@ const GPU_ITEMS: usize = 16;
 const GPU_MIN_GROUP: usize = 64;
 /// The same on CPUs, whose work-groups run as SIMD loops over their work-items.
 const CPU_ITEMS: usize = 4;
+/// Elements a work-item takes at once on GPUs (one 16-byte load of `f32`s): the H200
+/// moves a long row half again as fast with them as with one element per load
+/// (BENCHMARKS.md, "row kernels"). CPUs take one: PoCL vectorizes across work-items.
+const GPU_WIDTH: usize = VECTOR_WIDTH;
 /// The most work-items that share a row.
 const MAX_PER_ROW: usize = 1024;
 /// The most bytes of each value a work-item holds per row (32 `f32`s, 16 `f64`s): with
@@ -95,16 +105,31 @@ const MAX_ITEM_BYTES: usize = 128;
 /// where a reduction alone is split across work-groups.
 const REREAD_ROWS_PER_UNIT: usize = 2;
 
-/// The layout of a row kernel over `rows` rows of `len` elements of `dtype` on a device
-/// of `profile`, or `None` where no row kernel serves (empty rows; rows too long for
-/// registers and too few to fill the device; no rows at all): then the reductions and
-/// their readers stay kernels of their own.
-pub(crate) fn rows_layout(
-    rows: usize,
-    len: usize,
-    dtype: DType,
-    profile: &DeviceProfile,
-) -> Option<RowsLayout> {
+/// The shape of a row kernel's space: `rows` rows of `len` elements, the innermost dim of
+/// a row `innermost` long (`len` itself where a row is one dim).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RowShape {
+    pub(crate) rows: usize,
+    pub(crate) len: usize,
+    pub(crate) innermost: usize,
+}
+
+/// The layout of a row kernel over rows of `shape` of `dtype` on a device of `profile`,
+/// or `None` where no row kernel serves (empty rows; rows too long for registers and
+/// too few to fill the device; no rows at all): then the reductions and their readers
+/// stay kernels of their own.
+pub(crate) fn rows_layout(shape: RowShape, dtype: DType, profile: &DeviceProfile) -> Option<RowsLayout> {
+    let RowShape { rows, len, innermost } = shape;
+    let width = match profile.tuning.row_width {
+        Some(w) => w as usize,
+        None if profile.gpu => GPU_WIDTH,
+        None => 1,
+    };
+    let width = if width == VECTOR_WIDTH && innermost.is_multiple_of(width) {
+        width
+    } else {
+        1
+    };
     let cap = profile.tuning.row_work_items.map_or(MAX_PER_ROW, |c| c as usize);
     let max_group = profile.max_group.clamp(1, cap.clamp(1, MAX_PER_ROW));
     let max_group = 1usize << (usize::BITS - 1 - max_group.leading_zeros());
@@ -114,7 +139,8 @@ pub(crate) fn rows_layout(
         None => CPU_ITEMS,
     };
     let per_row = len.div_ceil(goal).next_power_of_two().clamp(1, max_group);
-    let items = len.div_ceil(per_row);
+    // (Runs of `width` per work-item; the register rule counts their elements.)
+    let items = len.div_ceil(per_row * width);
     let group = match profile.tuning.rows_per_group {
         Some(r) => per_row * (r.max(1) as usize).next_power_of_two(),
         None if profile.gpu => per_row.max(GPU_MIN_GROUP),
@@ -123,7 +149,7 @@ pub(crate) fn rows_layout(
     .min(max_group);
     let hold = if len == 0 || rows == 0 {
         return None;
-    } else if items * dtype.size().max(1) <= MAX_ITEM_BYTES {
+    } else if items * width * dtype.size().max(1) <= MAX_ITEM_BYTES {
         Hold::Registers { items: items as u32 }
     } else if rows >= REREAD_ROWS_PER_UNIT * profile.compute_units.max(1) as usize {
         Hold::Reread
@@ -133,6 +159,7 @@ pub(crate) fn rows_layout(
     Some(RowsLayout {
         per_row: per_row as u32,
         group: group as u32,
+        width: width as u32,
         hold,
         online: profile.tuning.rows_online,
     })

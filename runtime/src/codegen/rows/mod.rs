@@ -1,11 +1,16 @@
 //! Row kernels ([`RowsPlan`]): `per_row` work-items take a row of `len` elements, work-item
-//! `t` its elements `t + e * per_row` for `e` in `0..items` (neighbouring work-items read
-//! neighbouring elements), and the kernel runs its phases over them: per reduction, the
-//! operand's values and a tree over the row's work-items in local memory, whose result
-//! the row's first work-item writes out and every later phase reads from local memory;
-//! then the epilogue, stored element by element. The loop over `e` is unrolled, and each
-//! input slot's elements are loaded once, at their first phase, into a private array
-//! the later phases read (registers: a row is read from memory once).
+//! `t` its runs of `width` elements from `width * (t + e * per_row)` for `e` in `0..items`
+//! (neighbouring work-items read neighbouring runs), and the kernel runs its phases over
+//! them: per reduction, the operand's values and a tree over the row's work-items in
+//! local memory, whose result the row's first work-item writes out and every later phase
+//! reads (once, into a register); then the epilogue, stored run by run. The loop over `e`
+//! is unrolled, and each input slot's elements are loaded once, at their first phase,
+//! into a private array the later phases read (registers: a row is read from memory
+//! once).
+//!
+//! A run of `width` > 1 is a vector step: each value is computed per lane (`v{i}_{l}`,
+//! lane `l` the run's element `l`), an input whose lanes are neighbours in memory is read
+//! as one vector `L{slot}`, an output stored as one vector.
 
 use super::abi::{fused_signature, narrow_dims};
 use super::ops::{combine, identity, vt};
@@ -81,9 +86,9 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
         reuse: Reuse::of(plan, r, &reduced, &unheld),
         reduced,
     };
-    let items = k.steps.len();
+    let held = k.steps.len() * r.layout.width as usize;
     for (i, _) in k.reuse.kept.iter().enumerate().filter(|k| *k.1) {
-        src.line(format_args!("{} k{i}[{items}];", vt(plan.values[i].dtype)));
+        src.line(format_args!("{} k{i}[{held}];", vt(plan.values[i].dtype)));
     }
     for (q, red) in r.reductions.iter().enumerate() {
         src.line(format_args!(
@@ -113,15 +118,7 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
             k.element(&mut v, step, &mut src, |v, src| {
                 k.values(v, r.epilogue..plan.values.len(), step, src);
                 for &o in &stores {
-                    let output = &plan.outputs[o];
-                    match &output.store {
-                        Some(a) => src.line(format_args!(
-                            "{} = v{};",
-                            super::views::store_target(plan, o, a, None),
-                            output.value
-                        )),
-                        None => src.line(format_args!("out{o}[gid] = v{};", output.value)),
-                    }
+                    k.store(o, src);
                 }
             });
         }
@@ -153,10 +150,13 @@ impl Kernel<'_> {
         for &step in &self.steps {
             self.element(v, step, src, |v, src| {
                 self.values(v, red.start..end, step, src);
-                src.line(format_args!(
-                    "acc{q} = {};",
-                    combine(red.op, d, &format!("acc{q}"), &format!("v{}", red.value))
-                ));
+                for lane in self.lanes() {
+                    let value = format!("v{}{}", red.value, suffix(lane));
+                    src.line(format_args!(
+                        "acc{q} = {};",
+                        combine(red.op, d, &format!("acc{q}"), &value)
+                    ));
+                }
             });
         }
     }
@@ -193,6 +193,7 @@ impl Kernel<'_> {
         ));
         src.close();
         src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        src.line(format_args!("const {t} rr{q} = red{q}[base];"));
     }
 
     /// The steps of a combining tree over the partials `acc{q}`, through `red{q}`, for each
@@ -231,22 +232,40 @@ impl Kernel<'_> {
         true
     }
 
-    /// `body` at the elements of `step` that are in the row, with their coordinates
-    /// along the row (`i{d}`) and flat index `gid` in scope.
+    /// The lanes of a step: `None` where a work-item takes one element at a time.
+    fn lanes(&self) -> Vec<Option<usize>> {
+        match self.r.layout.width {
+            1 => vec![None],
+            w => (0..w as usize).map(Some).collect(),
+        }
+    }
+
+    /// `body` at the run of `step` where it is in the row, with the coordinates of its
+    /// first element along the row (`i{d}`; lane `l` adds `l` to the innermost) and its
+    /// flat index `gid` in scope. (A row's length is a multiple of the run's width, so a
+    /// run is in the row whole or not at all.)
     fn element(&self, v: &mut Values, step: Step, src: &mut Src, body: impl FnOnce(&mut Values, &mut Src)) {
         let ix = v.ix;
         let rank = v.plan.dims.len();
-        let per_row = self.r.layout.per_row;
+        let (per_row, width) = (self.r.layout.per_row, self.r.layout.width);
         let outer = self.outer;
+        let first = match width {
+            1 => "t".to_string(),
+            w => format!("{w}u * t"),
+        };
         match step {
             Step::Held(e) => {
-                src.open(format_args!("{{ const {ix} j = t + {}u;", e * per_row));
+                src.open(format_args!(
+                    "{{ const {ix} j = {first} + {}u;",
+                    e * per_row * width
+                ));
                 src.open("if (live && j < len) {");
             }
             Step::Loop => {
                 src.open("{");
                 src.open(format_args!(
-                    "for ({ix} j = t; live && j < len; j += {per_row}u) {{"
+                    "for ({ix} j = {first}; live && j < len; j += {}u) {{",
+                    per_row * width
                 ));
             }
         }
@@ -267,44 +286,117 @@ impl Kernel<'_> {
         src.close();
     }
 
-    /// The values `range` at element `e` of the work-item as `v{i}`, as `reuse` says: a
-    /// value an earlier phase computed and holds is read from `k{i}[e]`, one its own
-    /// phase computed is that value, a value a later phase reads again is kept in
-    /// `k{i}[e]`, a load of a reduction's result reads local memory, and a value nothing
-    /// reads is left out.
+    /// The values `range` at the run of `step` as `v{i}` (per lane `v{i}_{l}`), as `reuse`
+    /// says: a value an earlier phase computed and holds is read from `k{i}`, one its own
+    /// phase computed is that value, a value a later phase reads again is kept in `k{i}`,
+    /// a load of a reduction's result is its register `rr{q}`, and a value nothing reads
+    /// is left out. Inputs whose lanes are neighbours are loaded first, as one vector
+    /// each, and random values share their Philox calls among the lanes.
     fn values(&self, v: &mut Values, range: impl IntoIterator<Item = usize>, step: Step, src: &mut Src) {
         let plan = self.plan;
         let held = match step {
             Step::Held(e) => Some(e),
             Step::Loop => None,
         };
-        for i in range.into_iter().filter(|&i| !plan.values[i].in_branch) {
-            let t = vt(plan.values[i].dtype);
-            match (self.reuse.how[i], &plan.values[i].value, held) {
-                (How::Unused, ..) => continue,
-                (How::Alias(f), ..) => src.line(format_args!("const {t} v{i} = v{f};")),
-                (How::Held(f), _, Some(e)) => src.line(format_args!("const {t} v{i} = k{f}[{e}];")),
-                (_, Value::Load { slot }, _) if self.reduced[*slot].is_some() => {
-                    let k = self.reduced[*slot].unwrap_or_default();
-                    src.line(format_args!("const {t} v{i} = ({t})red{k}[base];"));
-                }
-                _ => {
-                    let e = v.expr(i, "gid", None);
-                    src.line(format_args!("const {t} v{i} = {e};"));
+        let range: Vec<usize> = range.into_iter().collect();
+        let width = self.r.layout.width as usize;
+        if width > 1 {
+            // What the lanes compute here: values neither left out nor read back, and
+            // those printed only inside a branch (the compiler drops what no lane reads).
+            let computed = |i: usize| match (self.reuse.how[i], held) {
+                _ if plan.values[i].in_branch => true,
+                (How::Unused | How::Alias(_), _) | (How::Held(_), Some(_)) => false,
+                (How::Held(_) | How::Compute, _) => true,
+            };
+            let mut loaded = vec![false; plan.inputs.len()];
+            for &i in range.iter().filter(|&&i| computed(i)) {
+                if let Value::Load { slot } = plan.values[i].value {
+                    if self.reduced[slot].is_some() || std::mem::replace(&mut loaded[slot], true) {
+                        continue;
+                    }
+                    if let Some(load) = vector_load(plan, slot) {
+                        let t = vt(plan.inputs[slot].dtype);
+                        src.line(format_args!("const {t}{width} L{slot} = {load};"));
+                    }
                 }
             }
-            if let (Some(e), true) = (held, self.reuse.kept[i]) {
-                src.line(format_args!("k{i}[{e}] = v{i};"));
+            super::random::blocks(plan, "gid", |i| range.contains(&i) && computed(i), src);
+        }
+        for &i in range.iter().filter(|&&i| !plan.values[i].in_branch) {
+            let t = vt(plan.values[i].dtype);
+            for (l, lane) in self.lanes().into_iter().enumerate() {
+                let sfx = suffix(lane);
+                let at = |e: u32| e as usize * width + l;
+                match (self.reuse.how[i], &plan.values[i].value, held) {
+                    (How::Unused, ..) => continue,
+                    (How::Alias(f), ..) => src.line(format_args!("const {t} v{i}{sfx} = v{f}{sfx};")),
+                    (How::Held(f), _, Some(e)) => {
+                        src.line(format_args!("const {t} v{i}{sfx} = k{f}[{}];", at(e)))
+                    }
+                    (_, Value::Load { slot }, _) if self.reduced[*slot].is_some() => {
+                        let k = self.reduced[*slot].unwrap_or_default();
+                        src.line(format_args!("const {t} v{i}{sfx} = ({t})rr{k};"));
+                    }
+                    _ => {
+                        let e = v.expr(i, "gid", lane);
+                        src.line(format_args!("const {t} v{i}{sfx} = {e};"));
+                    }
+                }
+                if let (Some(e), true) = (held, self.reuse.kept[i]) {
+                    src.line(format_args!("k{i}[{}] = v{i}{sfx};", at(e)));
+                }
+            }
+        }
+    }
+
+    /// The store of output `o` at the run in scope: one vector where the run is a vector
+    /// step into an output of its own, else lane by lane.
+    fn store(&self, o: usize, src: &mut Src) {
+        let plan = self.plan;
+        let output = &plan.outputs[o];
+        let lanes = self.lanes();
+        match (&output.store, lanes.len()) {
+            (Some(a), _) => {
+                for lane in lanes {
+                    let at = super::views::store_target(plan, o, a, lane);
+                    src.line(format_args!("{at} = v{}{};", output.value, suffix(lane)));
+                }
+            }
+            (None, 1) => src.line(format_args!("out{o}[gid] = v{};", output.value)),
+            (None, w) => {
+                let parts: Vec<String> = lanes
+                    .iter()
+                    .map(|&lane| format!("v{}{}", output.value, suffix(lane)))
+                    .collect();
+                src.line(format_args!(
+                    "((__global {t}{w}*)out{o})[gid / {w}u] = ({t}{w})({});",
+                    parts.join(", "),
+                    t = vt(output.dtype)
+                ));
             }
         }
     }
 }
 
+/// The name suffix of a value in `lane` (none outside vector steps).
+fn suffix(lane: Option<usize>) -> String {
+    lane.map_or(String::new(), |l| format!("_{l}"))
+}
+
+/// The vector `L{slot}` of a vector step's lanes of input `slot`, where they are
+/// neighbours in memory (a unit innermost stride, no guard). Row kernels load every
+/// input through explicit coordinates (`plan::phase`), so every input is strided here.
+fn vector_load(plan: &KernelPlan, slot: usize) -> Option<String> {
+    let a = plan.inputs[slot].strided.as_ref()?;
+    a.vectorizable().then(|| super::views::vector_load(plan, slot, a))
+}
+
 /// One step of a phase over a work-item's elements of its row.
 #[derive(Debug, Clone, Copy)]
 enum Step {
-    /// Element `t + e * per_row`, held in registers as element `e`.
+    /// Run `e`, from element `width * (t + e * per_row)`, held in registers as elements
+    /// `width * e ..` of the private arrays.
     Held(u32),
-    /// Every element `t + e * per_row` of the row, in a loop, held nowhere.
+    /// Every run of the work-item in the row, in a loop, held nowhere.
     Loop,
 }

@@ -18,7 +18,7 @@
 //! tested, for the devices and sweeps that measure it again.
 
 use super::reuse::first_equal;
-use super::{Kernel, Step};
+use super::{suffix, Kernel, Step};
 use crate::codegen::ops::{combine, vt};
 use crate::codegen::values::Values;
 use crate::codegen::writer::Src;
@@ -176,17 +176,26 @@ impl Kernel<'_> {
             finite_shift(&format!("acc{q}"), t)
         ));
         src.line(format_args!("{t} acc{s} = ({t})0;"));
+        let width = self.r.layout.width;
         for &step in &self.steps {
             self.element(v, step, src, |v, src| {
                 self.values(v, o.x.iter().copied(), step, src);
-                src.line(format_args!("const {t} v{} = sh{q};", o.shift));
-                for i in [o.diff, o.exp] {
-                    let e = v.expr(i, "gid", None);
-                    src.line(format_args!("const {t} v{i} = {e};"));
-                }
-                src.line(format_args!("acc{s} += v{};", o.exp));
-                if let (Step::Held(e), true) = (step, self.reuse.kept[o.exp]) {
-                    src.line(format_args!("k{}[{e}] = v{};", o.exp, o.exp));
+                for (l, lane) in self.lanes().into_iter().enumerate() {
+                    let sfx = suffix(lane);
+                    src.line(format_args!("const {t} v{}{sfx} = sh{q};", o.shift));
+                    for i in [o.diff, o.exp] {
+                        let e = v.expr(i, "gid", lane);
+                        src.line(format_args!("const {t} v{i}{sfx} = {e};"));
+                    }
+                    src.line(format_args!("acc{s} += v{}{sfx};", o.exp));
+                    if let (Step::Held(e), true) = (step, self.reuse.kept[o.exp]) {
+                        src.line(format_args!(
+                            "k{}[{}] = v{}{sfx};",
+                            o.exp,
+                            e * width + l as u32,
+                            o.exp
+                        ));
+                    }
                 }
             });
         }
@@ -243,11 +252,14 @@ impl Kernel<'_> {
         }
         src.close();
         src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        src.line(format_args!(
+            "const {t} rr{q} = red{q}[base], rr{s} = red{s}[base];"
+        ));
         if self.reuse.kept[o.exp] {
             src.open("{");
-            self.chain(v, o, &format!("red{q}[base]"), src);
+            self.chain(v, o, &format!("rr{q}"), src);
             src.line(format_args!("const {t} f = exp(sh{q} - v{});", o.shift));
-            for e in 0..self.steps.len() {
+            for e in 0..self.steps.len() * width as usize {
                 let k = format!("k{}[{e}]", o.exp);
                 src.line(format_args!("{k} = {k} == ({t})0 ? {k} : {k} * f;"));
             }
@@ -262,7 +274,7 @@ impl Kernel<'_> {
             let e = match &self.plan.values[i].value {
                 Value::Load { slot } => match self.reduced[*slot] {
                     Some(k) if k == o.max => format!("({t})({top})"),
-                    k => format!("({t})red{}[base]", k.unwrap_or_default()),
+                    k => format!("({t})rr{}", k.unwrap_or_default()),
                 },
                 _ => v.expr(i, "gid", None),
             };
