@@ -492,19 +492,21 @@ fn run() -> R<()> {
     // takes (the figures behind the row kernels' layout rule).
     if cli.rows_sweep {
         // (elements per work-item, most work-items a row, rows a work-group: 0 for the
-        // rule's, softmax's maximum and sum in one pass).
+        // rule's, neighbours a vector load takes, softmax's maximum and sum in one pass).
         let layouts = [
-            (16u32, 1024u32, 0u32, false),
-            (16, 1024, 0, true),
-            (8, 1024, 0, false),
-            (8, 1024, 1, false),
-            (32, 1024, 0, false),
+            (16u32, 1024u32, 0u32, 4u32, false),
+            (16, 1024, 0, 1, false),
+            (16, 1024, 0, 4, true),
+            (8, 1024, 0, 4, false),
+            (16, 1024, 1, 4, false),
+            (32, 1024, 0, 4, false),
         ];
-        for (items, most, rows, online) in layouts {
+        for (items, most, rows, width, online) in layouts {
             let tuning = lazycl::Tuning {
                 row_items: Some(items),
                 row_work_items: Some(most),
                 rows_per_group: (rows > 0).then_some(rows),
+                row_width: Some(width),
                 rows_online: online,
                 ..lazycl::Tuning::default()
             };
@@ -518,7 +520,7 @@ fn run() -> R<()> {
             let passes = if online { ", max and sum in one pass" } else { "" };
             for row in &mut rep.rows[at..] {
                 row.name = format!(
-                    "{} [{items} elements per work-item, at most {most} a row, {group}{passes}]",
+                    "{} [{items} elements per work-item in runs of {width}, at most {most} a row, {group}{passes}]",
                     row.name
                 );
             }

@@ -57,12 +57,13 @@ fn kernels(ctx: &Context, f: impl FnOnce()) -> u64 {
 }
 
 /// A context whose row kernels' work-items take about `items` elements of a row each
-/// and whose work-groups take `rows` rows (`None`: the CPU rule's). 1 element gives the
-/// most work-items per row, the deepest trees.
+/// (one at a time) and whose work-groups take `rows` rows (`None`: the CPU rule's). 1
+/// element gives the most work-items per row, the deepest trees.
 fn items_ctx(items: u32, rows: Option<u32>) -> Context {
     tuned(lazycl::Tuning {
         row_items: Some(items),
         rows_per_group: rows,
+        row_width: Some(1),
         ..lazycl::Tuning::default()
     })
 }
@@ -77,6 +78,12 @@ fn gpu_rows_ctx() -> Context {
         row_width: Some(4),
         ..lazycl::Tuning::default()
     })
+}
+
+/// At least `n` rows, and rows enough to fill `c`'s device (two a compute unit), so that
+/// rows too long for registers still take one kernel that reads them again per phase.
+fn rows_to_fill(c: &Context, n: usize) -> usize {
+    n.max(2 * c.device().compute_units as usize)
 }
 
 /// A context whose plans take `tuning`.
@@ -306,7 +313,8 @@ fn rows_longer_than_registers_are_read_again_per_phase() {
 
 fn rows_read_again(c: &Context) {
     let mut r = rng(57);
-    let (n, d) = (16usize, 40_000usize);
+    // (Rows enough to fill this device: fewer are split across work-groups instead.)
+    let (n, d) = (rows_to_fill(c, 16), 40_000usize);
     let v: Vec<f32> = (0..n * d).map(|_| r.gen_range(-20.0..20.0)).collect();
     let x = c.from_shape_slice([n, d], &v).unwrap();
     let v64: Vec<f64> = v.iter().map(|&x| x as f64).collect();
@@ -520,7 +528,7 @@ fn one_pass_softmax_of_rows_read_again_per_phase() {
             ..lazycl::Tuning::default()
         })
     };
-    let (n, d) = (8usize, 1000usize);
+    let (n, d) = (rows_to_fill(&ctx(false, 1), 8), 1000usize);
     let mut r = rng(71);
     let mut v: Vec<f32> = (0..n * d).map(|_| r.gen_range(-40.0..40.0)).collect();
     v[5] = f32::NEG_INFINITY;
