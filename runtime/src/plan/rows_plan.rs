@@ -91,15 +91,23 @@ const GPU_ITEMS: usize = 16;
 const GPU_MIN_GROUP: usize = 64;
 /// The same on CPUs, whose work-groups run as SIMD loops over their work-items.
 const CPU_ITEMS: usize = 4;
-/// Elements a work-item takes at once on GPUs (one 16-byte load of `f32`s): the H200
-/// moves a long row half again as fast with them as with one element per load
-/// (BENCHMARKS.md, "row kernels"). CPUs take one: PoCL vectorizes across work-items.
+/// Elements a work-item takes at once on GPUs (one 16-byte load of `f32`s): on the H200
+/// softmax of 4096×32768 ran 9 % faster with them than with one element per load,
+/// 65536×1024 1 % (BENCHMARKS.md, "row kernels"). CPUs take one: PoCL vectorizes across
+/// work-items.
 const GPU_WIDTH: usize = VECTOR_WIDTH;
 /// The most work-items that share a row.
 const MAX_PER_ROW: usize = 1024;
 /// The most bytes of each value a work-item holds per row (32 `f32`s, 16 `f64`s): with
 /// the values of a phase or two in flight, registers still hold them on GPUs.
 const MAX_ITEM_BYTES: usize = 128;
+/// On GPUs, a work-item holds its elements of a row only in a quarter of its share of
+/// the register file its group shares (64 K 32-bit registers: an NVIDIA SM; an AMD CU has
+/// more): 64 bytes in a group of 1024 work-items, the whole [`MAX_ITEM_BYTES`] in groups of
+/// 512 or fewer. Rows of more, when there are rows enough to fill the device, are read
+/// again per phase, from the caches: on the H200 softmax of 4096×32768 (32 `f32`s a
+/// work-item in groups of 1024) moved 3.06 TB/s read again, 2.50–2.57 held.
+const REGISTER_FILE_BYTES: usize = 256 * 1024;
 /// Rows that do not fit registers are read again per phase only when there are at least
 /// this many per compute unit: fewer work-groups than that would leave the device idle
 /// where a reduction alone is split across work-groups.
@@ -147,12 +155,22 @@ pub(crate) fn rows_layout(shape: RowShape, dtype: DType, profile: &DeviceProfile
         None => per_row.max(profile.reduce_group_size() as usize),
     }
     .min(max_group);
+    let bytes = items * width * dtype.size().max(1);
+    let registers = match profile.gpu {
+        true => MAX_ITEM_BYTES.min(REGISTER_FILE_BYTES / group / 4),
+        false => MAX_ITEM_BYTES,
+    };
+    let fills = rows >= REREAD_ROWS_PER_UNIT * profile.compute_units.max(1) as usize;
     let hold = if len == 0 || rows == 0 {
         return None;
-    } else if items * width * dtype.size().max(1) <= MAX_ITEM_BYTES {
+    } else if bytes <= registers {
         Hold::Registers { items: items as u32 }
-    } else if rows >= REREAD_ROWS_PER_UNIT * profile.compute_units.max(1) as usize {
+    } else if fills {
         Hold::Reread
+    } else if bytes <= MAX_ITEM_BYTES {
+        // (Rows too few to fill the device if read again: held past the budget, as before
+        // there was one, rather than split into kernels of their own; not measured.)
+        Hold::Registers { items: items as u32 }
     } else {
         return None;
     };
