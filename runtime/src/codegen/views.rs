@@ -90,7 +90,7 @@ pub(super) fn vector_load(plan: &KernelPlan, slot: usize, a: &Affine) -> String 
         "((({moved}) & {mask}) == 0 ? *((__global const {t}{w}*)(in{slot} + {at})) : vload{w}(0, in{slot} + {at}))",
         moved = moved.join(" | "),
         mask = w - 1,
-        t = super::ops::vt(plan.inputs[slot].dtype)
+        t = super::helpers::vt(plan.inputs[slot].dtype)
     )
 }
 
