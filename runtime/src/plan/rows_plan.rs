@@ -92,9 +92,9 @@ const GPU_MIN_GROUP: usize = 64;
 /// The same on CPUs, whose work-groups run as SIMD loops over their work-items.
 const CPU_ITEMS: usize = 4;
 /// Elements a work-item takes at once on GPUs (one 16-byte load of `f32`s): on the H200
-/// softmax of 4096×32768 ran 9 % faster with them than with one element per load,
-/// 65536×1024 1 % (BENCHMARKS.md, "row kernels"). CPUs take one: PoCL vectorizes across
-/// work-items.
+/// softmax of 4096×32768 (rows read again per phase) ran 27 % faster with them than with
+/// one element per load, 65536×1024 (held) 1 % (BENCHMARKS.md, "row kernels"). CPUs take
+/// one: PoCL vectorizes across work-items.
 const GPU_WIDTH: usize = VECTOR_WIDTH;
 /// The most work-items that share a row.
 const MAX_PER_ROW: usize = 1024;
