@@ -197,6 +197,19 @@ pub enum Error {
         reason: String,
     },
 
+    /// An operation that needs an array in one device's memory, applied to an array of a
+    /// multi-device context (split by rows across its devices), or a multi-device
+    /// context asked for something it cannot be.
+    #[error("{op} on a context of {devices} devices: {reason}")]
+    MultiDevice {
+        /// The user's operation.
+        op: String,
+        /// How many devices the context has.
+        devices: usize,
+        /// What is wrong, and what to do instead.
+        reason: String,
+    },
+
     /// An environment variable lazycl reads has a value it cannot use.
     #[error("environment variable {variable}={value:?} {reason}")]
     InvalidEnvironment {

@@ -22,6 +22,8 @@ mod codegen;
 
 mod exec;
 
+mod multi;
+
 mod api;
 // `expr!`'s run-time side is part of the api layer; it keeps its path because compiler
 // diagnostics of user code name it (tests/ui/expr/*.stderr).

@@ -53,6 +53,15 @@ macro_rules! counters {
             }
         }
 
+        impl std::ops::Add for Stats {
+            type Output = Stats;
+            /// Two contexts' counters together (a multi-device context's are its
+            /// devices' added up).
+            fn add(self, rhs: Stats) -> Stats {
+                Stats { $( $name: self.$name.wrapping_add(rhs.$name), )* }
+            }
+        }
+
         impl std::ops::Sub for Stats {
             type Output = Stats;
             /// The change between two snapshots (`after - before`).
@@ -139,6 +148,14 @@ counters! {
     /// Command queues released: nothing named them any more (handle, event, or a buffer's
     /// record of one of their commands).
     queues_released,
+    /// Copies between the devices of a multi-device context (halo rows, partial results,
+    /// operands a device needs whole), counted on the receiving device.
+    device_copies,
+    /// Bytes those copies moved (through host memory).
+    device_copy_bytes,
+    /// Partial results of several devices combined into one (a full or axis-0 reduction
+    /// of an array split across devices), counted on the device that combines them.
+    device_combines,
 }
 
 /// Why the host waited for the device.

@@ -17,6 +17,7 @@ const RUNTIME_LAYERS: &[&[&str]] = &[
     &["plan"],
     &["codegen"],
     &["exec"],
+    &["multi"],
     &["api", "expr"],
 ];
 

@@ -19,6 +19,7 @@ use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::exec;
 use crate::graph::{Node, NodeRef, Op, Origin, Shape, State};
+use crate::multi;
 use crate::stats::{Counters, WaitReason};
 
 /// An n-dimensional array of `T` on an OpenCL device, possibly not computed yet.
@@ -89,6 +90,7 @@ impl<T: Element> fmt::Debug for Array<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &*self.node.state() {
             State::Ready(..) => "ready",
+            State::Parts(..) => "ready on several devices",
             State::Lazy(_) => "lazy",
             State::Failed(_) => "failed",
             State::Dropped => "dropped",
@@ -165,7 +167,7 @@ impl<T: Element> Array<T> {
 
     /// Whether the array is backed by device memory (not a pending expression).
     pub fn is_materialized(&self) -> bool {
-        matches!(&*self.node.state(), State::Ready(..))
+        matches!(&*self.node.state(), State::Ready(..) | State::Parts(..))
     }
 
     /// Enqueues everything this array needs on the default queue and returns without
@@ -187,13 +189,14 @@ impl<T: Element> Array<T> {
     /// # }
     /// ```
     pub fn eval(&self) -> Result<&Self> {
-        exec::materialize(std::slice::from_ref(&self.node))?;
+        materialize(std::slice::from_ref(&self.node))?;
         Ok(self)
     }
 
     /// Like [`eval`](Array::eval), on `queue`.
     pub fn eval_on(&self, queue: &Queue) -> Result<&Self> {
         queue.check_context(&self.node.ctx, || "Array::eval_on".into())?;
+        one_device(&self.node.ctx, "Array::eval_on")?;
         exec::materialize_on(&queue.inner, std::slice::from_ref(&self.node))?;
         Ok(self)
     }
@@ -219,6 +222,9 @@ impl<T: Element> Array<T> {
     /// so work on other queues never delays it. An array no command has written (a fresh
     /// upload) is read on a queue of its own and waits for nothing.
     pub fn to_vec(&self) -> Result<Vec<T>> {
+        if multi::is_multi(&self.node.ctx) {
+            return self.gather();
+        }
         let buffer = self.materialized_buffer()?;
         let n = self.len();
         let ctx = &self.node.ctx;
@@ -290,12 +296,13 @@ impl<T: Element> Array<T> {
         if let Some(b) = self.node.buffer() {
             return Ok(b);
         }
+        one_device(&self.node.ctx, "an operation that reads the array's memory whole")?;
         match queue {
             Some(q) => {
                 q.check_context(&self.node.ctx, || "materializing a kernel argument".into())?;
                 exec::materialize_on(&q.inner, std::slice::from_ref(&self.node))?
             }
-            None => exec::materialize(std::slice::from_ref(&self.node))?,
+            None => materialize(std::slice::from_ref(&self.node))?,
         }
         self.node
             .buffer()
@@ -377,6 +384,53 @@ impl<T: Element> Array<T> {
         }
         self.node.set_origin(Origin::WrittenBy(writer));
         Ok(buffer)
+    }
+}
+
+impl<T: Element> Array<T> {
+    /// A multi-device array's elements: its devices' rows, read one piece at a time.
+    fn gather(&self) -> Result<Vec<T>> {
+        materialize(std::slice::from_ref(&self.node))?;
+        let parts = self
+            .node
+            .parts()
+            .ok_or_else(|| Error::Internal("a multi-device array was not materialized".into()))?;
+        let rows = crate::graph::parts::row_count(self.shape());
+        let per_row = if self.ndim() == 0 {
+            1
+        } else {
+            self.shape()[1..].iter().product()
+        };
+        let mut out = Vec::with_capacity(self.len());
+        for (piece, used) in multi::cover(&parts, rows)? {
+            let data = Array::<T>::from_node(piece.node).to_vec()?;
+            out.extend_from_slice(&data[used.start * per_row..used.end * per_row]);
+        }
+        Ok(out)
+    }
+}
+
+/// Materializes `nodes` (of one context) on its default queue, or on each device's for a
+/// multi-device context; returns without waiting.
+pub(crate) fn materialize(nodes: &[NodeRef]) -> Result<()> {
+    match nodes.first() {
+        Some(n) if multi::is_multi(&n.ctx) => multi::materialize(nodes),
+        _ => exec::materialize(nodes),
+    }
+}
+
+/// `Ok` unless `ctx` spans several devices: `op` needs the array in one device's memory.
+pub(crate) fn one_device(ctx: &ContextInner, op: &str) -> Result<()> {
+    match &ctx.multi {
+        None => Ok(()),
+        Some(m) => Err(Error::MultiDevice {
+            op: op.to_string(),
+            devices: m.parts.len(),
+            reason: "the array is split by rows across the devices, and this needs it in one \
+                     device's memory; read it with to_ndarray() and upload it to a one-device \
+                     context"
+                .into(),
+        }),
     }
 }
 

@@ -10,9 +10,12 @@ use crate::backend::context::Context;
 use crate::backend::submit::Command;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
+use crate::graph::parts::{row_count, split_rows, Parts, Piece};
 use crate::graph::shape::{checked_numel, IntoShape};
-use crate::graph::{Op, Origin};
+use crate::graph::{Node, Op, Origin, State};
 use crate::stats::Counters;
+use std::ops::Range;
+use std::sync::Arc;
 
 /// Creating arrays.
 impl Context {
@@ -72,6 +75,12 @@ impl Context {
 
     fn upload<T: Element>(&self, data: &[T], shape: Vec<usize>) -> Result<Array<T>> {
         self.inner.check_dtype(T::DTYPE)?;
+        if self.inner.multi.is_some() {
+            let per_row: usize = shape.iter().skip(1).product();
+            return self.split(shape, |part, rows, shape| {
+                part.upload(&data[rows.start * per_row..rows.end * per_row], shape)
+            });
+        }
         let buffer = DeviceBuffer::from_bytes(&self.inner.cl, self.inner.transfer_queue()?, as_bytes(data))?;
         Ok(Array::ready(&self.inner, shape, buffer, Origin::Upload))
     }
@@ -96,6 +105,9 @@ impl Context {
     pub fn full<T: Element>(&self, shape: impl IntoShape, value: T) -> Result<Array<T>> {
         self.inner.check_dtype(T::DTYPE)?;
         let shape = shape.into_shape();
+        if self.inner.multi.is_some() {
+            return self.split(shape, |part, _, shape| part.full(shape, value));
+        }
         let n = checked_numel(&shape)?;
         let size = T::DTYPE.size();
         let bytes = n
@@ -113,6 +125,46 @@ impl Context {
             Counters::add(&self.inner.counters.transfers_enqueued, 1);
         }
         Ok(Array::ready(&self.inner, shape, buffer, Origin::Fill))
+    }
+
+    /// An array of a multi-device context made by `make` on each device, for that
+    /// device's rows (given with their shape): uploads and fills split by rows.
+    fn split<T: Element>(
+        &self,
+        shape: Vec<usize>,
+        make: impl Fn(&Context, Range<usize>, Vec<usize>) -> Result<Array<T>>,
+    ) -> Result<Array<T>> {
+        checked_numel(&shape)?;
+        let Some(multi) = &self.inner.multi else {
+            return Err(Error::Internal(
+                "splitting an array on a one-device context".into(),
+            ));
+        };
+        let n = row_count(&shape);
+        let mut pieces = Vec::new();
+        let shares = if shape.is_empty() || n == 0 {
+            vec![0..n]
+        } else {
+            split_rows(n, &multi.weights)
+        };
+        for (device, rows) in shares.into_iter().enumerate() {
+            if rows.is_empty() && !(n == 0 && device == 0) {
+                continue;
+            }
+            let mut part_shape = shape.clone();
+            if let Some(first) = part_shape.first_mut() {
+                *first = rows.len();
+            }
+            let part = Context::from_inner(multi.parts[device].clone());
+            let node = make(&part, rows.clone(), part_shape)?.node;
+            pieces.push(Piece { device, rows, node });
+        }
+        Ok(Array::from_node(Node::new(
+            self.inner.clone(),
+            T::DTYPE,
+            shape.into_iter().collect(),
+            State::Parts(Arc::new(Parts { pieces })),
+        )))
     }
 
     /// A lazy 0-d array holding `value` as a kernel argument (no buffer, no upload).

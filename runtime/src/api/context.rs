@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::api::queue::Queue;
 use crate::backend::cache::CacheDir;
-use crate::backend::context::{Context, ContextInner, Options};
+use crate::backend::context::{Context, ContextInner, Multi, Options};
 use crate::backend::device::{devices, DeviceInfo, DeviceSelector};
 use crate::error::{Error, Result};
 use crate::stats::{Stats, WaitReason};
@@ -39,6 +39,10 @@ pub struct ContextBuilder {
     tuning: crate::profile::Tuning,
     /// `None`: `LAZYCL_DUMP_DOT` decides; `Some(None)`: off.
     dump_dot: Option<Option<PathBuf>>,
+    /// A multi-device context even when the selection names one device.
+    multi: bool,
+    /// Each device's share of an array's rows (`None`: equal shares).
+    weights: Option<Vec<f64>>,
 }
 
 /// The default of [`ContextBuilder::max_queued_commands`]: enough that a launch loop never
@@ -141,6 +145,23 @@ impl ContextBuilder {
         self
     }
 
+    /// Opens a multi-device context ([`Context::multi`]) even when the selection names a
+    /// single device (a one-device multi context runs like a plain one).
+    pub fn multi(mut self, on: bool) -> Self {
+        self.multi = on;
+        self
+    }
+
+    /// Each device's share of a multi-device context's rows, in the order the selection
+    /// names the devices (default: equal shares). An array of `n` rows gives device `d`
+    /// the rows from `n * (w[0] + .. + w[d - 1]) / W` up to `n * (w[0] + .. + w[d]) / W`
+    /// (rounded down), `W` the sum of the weights: a device with twice the bandwidth can
+    /// take twice the rows. Every weight must be finite and positive.
+    pub fn weights(mut self, weights: &[f64]) -> Self {
+        self.weights = Some(weights.to_vec());
+        self
+    }
+
     /// Planning switches for tests that cover every kernel layout on any device.
     #[doc(hidden)]
     pub fn tuning(mut self, tuning: crate::profile::Tuning) -> Self {
@@ -172,7 +193,12 @@ impl ContextBuilder {
                 Err(e) => return Err(e),
             },
         };
-        let info = selector.choose(&list, &request)?.clone();
+        let chosen: Vec<DeviceInfo> = selector
+            .choose_all(&list, &request)?
+            .into_iter()
+            .cloned()
+            .collect();
+        let multi = self.multi || selector.is_multi();
         let show_kernels = match self.show_kernels {
             Some(on) => on,
             None => crate::env::switch("LAZYCL_SHOW_KERNELS")?.unwrap_or(false),
@@ -185,8 +211,8 @@ impl ContextBuilder {
             Some(dir) => dir,
             None => crate::env::path("LAZYCL_DUMP_DOT").map(PathBuf::from),
         };
-        let options = Options {
-            dump_dot,
+        let options = |info: &DeviceInfo| Options {
+            dump_dot: dump_dot.clone(),
             show_kernels,
             build_notice_after: (!quiet).then_some(self.build_notice_after),
             precise_div_sqrt: self.precise_div_sqrt && info.correctly_rounded_div_sqrt,
@@ -194,8 +220,37 @@ impl ContextBuilder {
             spare_buffers: self.spare_buffers,
             tuning: self.tuning,
         };
+        let first = chosen[0].clone();
+        if !multi {
+            return Ok(Context {
+                inner: ContextInner::open(first.clone(), &options(&first), &self.cache, None)?,
+            });
+        }
+        let weights = match self.weights {
+            None => vec![1.0; chosen.len()],
+            Some(w) if w.len() == chosen.len() && w.iter().all(|x| x.is_finite() && *x > 0.0) => w,
+            Some(w) => {
+                return Err(Error::MultiDevice {
+                    op: "ContextBuilder::weights".into(),
+                    devices: chosen.len(),
+                    reason: format!(
+                        "{w:?} is not one finite, positive weight per device ({request} chose {})",
+                        chosen
+                            .iter()
+                            .map(|d| d.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                })
+            }
+        };
+        let parts = chosen
+            .iter()
+            .map(|info| ContextInner::open(info.clone(), &options(info), &self.cache, None))
+            .collect::<Result<Vec<_>>>()?;
+        let multi = Multi { parts, weights };
         Ok(Context {
-            inner: ContextInner::open(info, &options, &self.cache)?,
+            inner: ContextInner::open(first.clone(), &options(&first), &self.cache, Some(multi))?,
         })
     }
 }
@@ -226,6 +281,58 @@ impl Context {
             spare_buffers: DEFAULT_SPARE_BUFFERS,
             tuning: Default::default(),
             dump_dot: None,
+            multi: false,
+            weights: None,
+        }
+    }
+
+    /// Opens a context over several devices (`LAZYCL_DEVICE` accepts the same
+    /// selections: `gpu:*`, `1:0,1:1`). Every array of it is split by rows (along axis
+    /// 0) across the devices, in proportion to [`ContextBuilder::weights`]; each device
+    /// computes its rows of every expression (one fused kernel per device, each on its
+    /// own queue), a full or axis-0 reduction combines the devices' partial results on
+    /// the first device, and a view that reads rows of another device (a shifted slice's
+    /// halo, a transpose) copies just those rows across. Reading an array gathers its
+    /// parts. Operations that need an array in one device's memory (`#[kernel]`
+    /// launches, sorts, matrix products of split operands, captured steps, queues) are a
+    /// [`Error::MultiDevice`]. ARCHITECTURE.md, "Several devices", has the details.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// // Every device of the first device's platform (one on most test machines: a
+    /// // one-device multi context runs like a plain one).
+    /// let one = Context::new()?;
+    /// let ctx = Context::multi(DeviceSelector::Platform(one.device().platform_index))?;
+    /// let x = ctx.from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0])?;
+    /// let y = (&x * 2.0 + 1.0).sum(); // each device sums its rows; one combine
+    /// assert_eq!(y.item()?, 35.0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn multi(selector: DeviceSelector) -> Result<Context> {
+        Context::builder().device(selector).multi(true).build()
+    }
+
+    /// How many devices the context runs on (1 for a plain context).
+    pub fn device_count(&self) -> usize {
+        self.inner.multi.as_ref().map_or(1, |m| m.parts.len())
+    }
+
+    /// The devices the context runs on, in order (one for a plain context).
+    pub fn devices(&self) -> Vec<DeviceInfo> {
+        match &self.inner.multi {
+            Some(m) => m.parts.iter().map(|p| p.device.clone()).collect(),
+            None => vec![self.inner.device.clone()],
+        }
+    }
+
+    /// Each device's counters, in device order (one entry for a plain context);
+    /// [`stats`](Context::stats) adds them up.
+    pub fn device_stats(&self) -> Vec<Stats> {
+        match &self.inner.multi {
+            Some(m) => m.parts.iter().map(|p| p.counters.snapshot()).collect(),
+            None => vec![self.inner.counters.snapshot()],
         }
     }
 
@@ -234,9 +341,16 @@ impl Context {
         &self.inner.device
     }
 
-    /// A snapshot of the counters (programs built, launches, host waits, bytes moved, ...).
+    /// A snapshot of the counters (programs built, launches, host waits, bytes moved, ...);
+    /// a multi-device context's are its devices' added up ([`device_stats`](Context::device_stats)).
     pub fn stats(&self) -> Stats {
-        self.inner.counters.snapshot()
+        self.device_stats().into_iter().fold(
+            self.inner
+                .multi
+                .as_ref()
+                .map_or_else(Stats::default, |_| self.inner.counters.snapshot()),
+            |a, b| a + b,
+        )
     }
 
     /// Waits for every command queued so far on every queue that is alive (counted as an
@@ -245,8 +359,11 @@ impl Context {
     /// Rarely needed: reading an array waits for what it needs, and dropping the context
     /// waits for everything. Use it to time the device from the host.
     pub fn synchronize(&self) -> Result<()> {
-        for q in self.inner.all_queues() {
-            q.finish(WaitReason::Explicit)?;
+        let parts = self.inner.multi.iter().flat_map(|m| m.parts.iter());
+        for ctx in std::iter::once(&self.inner).chain(parts) {
+            for q in ctx.all_queues() {
+                q.finish(WaitReason::Explicit)?;
+            }
         }
         Ok(())
     }
@@ -287,6 +404,7 @@ impl Context {
     /// # }
     /// ```
     pub fn new_queue(&self) -> Result<Queue> {
+        crate::api::array::one_device(&self.inner, "Context::new_queue")?;
         let inner = self.inner.new_queue()?;
         Ok(Queue {
             inner,

@@ -93,7 +93,7 @@ eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 /// ```
 pub fn eval<L: EvalList + ?Sized>(arrays: &L) -> Result<()> {
     let nodes: Vec<NodeRef> = arrays.nodes().into_iter().map(|h| h.0).collect();
-    exec::materialize(&nodes)
+    crate::api::array::materialize(&nodes)
 }
 
 impl<T: Element> Array<T> {
@@ -128,6 +128,7 @@ impl<T: Element> Array<T> {
     /// Like [`assign`](Array::assign), evaluated on `queue`.
     pub fn assign_on(&mut self, queue: &Queue, value: impl crate::api::ops::Operand<T>) -> Result<()> {
         queue.check_context(&self.node.ctx, || "Array::assign_on".into())?;
+        crate::api::array::one_device(&self.node.ctx, "Array::assign_on")?;
         self.assign_impl(&queue.inner, value)
     }
 
@@ -164,6 +165,12 @@ impl<T: Element> Array<T> {
                 why: "do not fit: the value's shape cannot be broadcast to the array's (trailing axes must be equal, or 1 in the value)".into(),
             });
         };
+        if crate::multi::is_multi(&self.node.ctx) {
+            // Rows on several devices: the value's own pieces become the array's.
+            crate::multi::materialize(std::slice::from_ref(&v.node))?;
+            *self = v;
+            return Ok(());
+        }
         let unique = Arc::strong_count(&self.node) == 1;
         if unique {
             if let Some(buffer) = self.node.buffer() {
@@ -191,6 +198,7 @@ impl Queue {
     /// Materializes several arrays on this queue (like [`eval`]); returns at once.
     pub fn eval<L: EvalList + ?Sized>(&self, arrays: &L) -> Result<()> {
         let nodes: Vec<_> = arrays.nodes().into_iter().map(|h| h.0).collect();
+        crate::api::array::one_device(&self.ctx, "Queue::eval")?;
         exec::materialize_on(&self.inner, &nodes)
     }
 }

@@ -95,20 +95,7 @@ impl<T: Element> Array<T> {
     /// reads it element for element; maps of views compose, so the result reads the
     /// original array directly).
     pub(crate) fn view(&self, map: ViewMap, shape: Shape) -> Array<T> {
-        if self.node.failed {
-            return self.clone();
-        }
-        if map.is_identity(&self.node.shape, &shape) {
-            return self.clone();
-        }
-        let (map, source) = match &*self.node.state() {
-            crate::graph::State::Lazy(Op::View(inner, source)) => (map.then(inner), source.clone()),
-            _ => (map, self.node.clone()),
-        };
-        if map.is_identity(&source.shape, &shape) {
-            return Array::from_node(source);
-        }
-        Array::lazy(&self.node.ctx, shape, Op::View(std::sync::Arc::new(map), source))
+        Array::from_node(self.node.view(map, shape))
     }
 
     /// `self` with a recording error of operation `op`.

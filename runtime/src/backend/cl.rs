@@ -278,3 +278,96 @@ pub(crate) fn release_mem(mem: cl_mem) {
         let _ = cl3::memory::release_mem_object(mem);
     }
 }
+
+/// A non-blocking `clEnqueueReadBuffer` of `bytes` bytes at `offset` into `dst`, which
+/// must stay valid until the command completes.
+pub(crate) fn read_buffer_async(
+    queue: cl_command_queue,
+    mem: cl_mem,
+    offset: usize,
+    bytes: usize,
+    dst: *mut c_void,
+    wait: &[cl_event],
+    want_event: bool,
+) -> Result<Option<cl_event>> {
+    let rt = runtime()?;
+    let mut event: cl_event = ptr::null_mut();
+    let status = rt.clEnqueueReadBuffer(
+        queue,
+        mem,
+        0,
+        offset,
+        bytes,
+        dst,
+        wait.len() as cl_uint,
+        wait_ptr(wait),
+        event_out(want_event, &mut event),
+    );
+    check("clEnqueueReadBuffer", status)?;
+    Ok(want_event.then_some(event))
+}
+
+/// A non-blocking `clEnqueueWriteBuffer` of `bytes` bytes from `src` to the start of
+/// `mem`; `src` must stay valid until the command completes.
+pub(crate) fn write_buffer_async(
+    queue: cl_command_queue,
+    mem: cl_mem,
+    bytes: usize,
+    src: *const c_void,
+    wait: &[cl_event],
+    want_event: bool,
+) -> Result<Option<cl_event>> {
+    let rt = runtime()?;
+    let mut event: cl_event = ptr::null_mut();
+    let status = rt.clEnqueueWriteBuffer(
+        queue,
+        mem,
+        0,
+        0,
+        bytes,
+        src,
+        wait.len() as cl_uint,
+        wait_ptr(wait),
+        event_out(want_event, &mut event),
+    );
+    check("clEnqueueWriteBuffer", status)?;
+    Ok(want_event.then_some(event))
+}
+
+/// `clCreateUserEvent`: an event of `context` that completes when
+/// [`set_user_event_status`] says so.
+pub(crate) fn create_user_event(context: cl3::types::cl_context) -> Result<cl_event> {
+    let rt = runtime()?;
+    let mut status: i32 = 0;
+    let event = rt.clCreateUserEvent(context, &mut status).ok_or_else(|| {
+        Error::cl(
+            "clCreateUserEvent",
+            cl3::error_codes::DLOPEN_FUNCTION_NOT_AVAILABLE,
+        )
+    })?;
+    check("clCreateUserEvent", Some(status))?;
+    Ok(event)
+}
+
+/// `clSetUserEventStatus`: `CL_COMPLETE` (0) or a negative error code.
+pub(crate) fn set_user_event_status(event: cl_event, status: i32) -> Result<()> {
+    let rt = runtime()?;
+    check("clSetUserEventStatus", rt.clSetUserEventStatus(event, status))
+}
+
+/// What a completion callback is called with: the event, its status, the user data.
+pub(crate) type EventCallback = unsafe extern "C" fn(cl_event, i32, *mut c_void);
+
+/// `clSetEventCallback` for `CL_COMPLETE`: `callback(event, status, data)` runs on a
+/// driver thread once the command has completed or failed (status < 0).
+pub(crate) fn set_complete_callback(
+    event: cl_event,
+    callback: EventCallback,
+    data: *mut c_void,
+) -> Result<()> {
+    let rt = runtime()?;
+    check(
+        "clSetEventCallback",
+        rt.clSetEventCallback(event, 0, Some(callback), data),
+    )
+}

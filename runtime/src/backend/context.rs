@@ -86,6 +86,18 @@ pub(crate) struct ContextInner {
     /// Where each flush that builds a kernel writes its picture (`LAZYCL_DUMP_DOT`,
     /// `ContextBuilder::dump_dot`; written by exec).
     pub(crate) dump_dot: Option<std::path::PathBuf>,
+    /// A multi-device context's devices (`Context::multi`): this context only records
+    /// (its own device is the first one's, opened once more), and every array it makes
+    /// lives in parts on these contexts. `None` for a plain context.
+    pub(crate) multi: Option<Multi>,
+}
+
+/// The devices of a multi-device context and how its arrays' rows are shared among them.
+pub(crate) struct Multi {
+    /// One plain context per device, in the order the selection named them.
+    pub(crate) parts: Vec<Arc<ContextInner>>,
+    /// Each device's share of an array's rows (positive; they need not add up to 1).
+    pub(crate) weights: Vec<f64>,
 }
 
 /// A context's queues, held weakly: a queue lives while its user's handles, events or
@@ -159,7 +171,13 @@ pub(crate) struct Options {
 
 impl ContextInner {
     /// Opens `device` with `options`: its OpenCL context, default queue, pool and caches.
-    pub(crate) fn open(device: DeviceInfo, options: &Options, cache: &CacheDir) -> Result<Arc<ContextInner>> {
+    /// A multi-device context also gets its devices' contexts (`multi`).
+    pub(crate) fn open(
+        device: DeviceInfo,
+        options: &Options,
+        cache: &CacheDir,
+        multi: Option<Multi>,
+    ) -> Result<Arc<ContextInner>> {
         let disk_cache = DiskCache::new(cache, &device)?;
         let dev = Device::new(device.id);
         let cl_context = opencl3::context::Context::from_device(&dev).cl("clCreateContext")?;
@@ -201,6 +219,7 @@ impl ContextInner {
                 given: Default::default(),
             },
             dump_dot: options.dump_dot.clone(),
+            multi,
         }))
     }
 

@@ -255,6 +255,17 @@ pub enum DeviceSelector {
     /// The first device whose device name, platform name or platform/OpenCL C version
     /// contains this text (case-insensitive), e.g. `nvidia`, `pocl`.
     Name(String),
+    /// Every device (`*`): a multi-device context ([`Context::multi`](crate::Context::multi)).
+    All,
+    /// Every GPU (`gpu:*`).
+    AllGpus,
+    /// Every CPU device (`cpu:*`).
+    AllCpus,
+    /// Every device of platform `P` (`P:*`).
+    Platform(usize),
+    /// Each selection in turn, a device each (`1:0,1:1`; `gpu,cpu`); one named twice is
+    /// opened twice.
+    List(Vec<DeviceSelector>),
 }
 
 /// The selection in the `LAZYCL_DEVICE` syntax (what [`DeviceSelector::parse`] reads).
@@ -268,31 +279,96 @@ impl std::fmt::Display for DeviceSelector {
             DeviceSelector::Cpu => f.write_str("cpu"),
             DeviceSelector::Index { platform, device } => write!(f, "{platform}:{device}"),
             DeviceSelector::Name(name) => f.write_str(name),
+            DeviceSelector::All => f.write_str("*"),
+            DeviceSelector::AllGpus => f.write_str("gpu:*"),
+            DeviceSelector::AllCpus => f.write_str("cpu:*"),
+            DeviceSelector::Platform(p) => write!(f, "{p}:*"),
+            DeviceSelector::List(items) => {
+                let texts: Vec<String> = items.iter().map(|s| s.to_string()).collect();
+                f.write_str(&texts.join(","))
+            }
         }
     }
 }
 
 impl DeviceSelector {
-    /// Parses the `LAZYCL_DEVICE` syntax: `gpu`, `cpu`, `P:D`, or a name substring.
+    /// Every GPU of the machine (`gpu:*`), for [`Context::multi`](crate::Context::multi).
+    pub fn all_gpus() -> Self {
+        DeviceSelector::AllGpus
+    }
+
+    /// Parses the `LAZYCL_DEVICE` syntax: `gpu`, `cpu`, `P:D`, or a name substring for one
+    /// device; `*`, `gpu:*`, `cpu:*`, `P:*` or a comma-separated list (`1:0,1:1`) for
+    /// several (a multi-device context).
     pub fn parse(text: &str) -> Result<Self> {
         let t = text.trim();
         if t.is_empty() {
             return Err(Error::NoMatchingDevice {
                 request: text.to_string(),
-                available: "(an empty selection; use gpu, cpu, P:D or a name substring)".into(),
+                available: "(an empty selection; use gpu, cpu, P:D, a name substring, \
+                            or several: *, gpu:*, cpu:*, P:*, a list like 1:0,1:1)"
+                    .into(),
             });
+        }
+        if t.contains(',') {
+            let items = t.split(',').map(Self::parse).collect::<Result<Vec<_>>>()?;
+            return Ok(DeviceSelector::List(items));
         }
         match t.to_ascii_lowercase().as_str() {
             "gpu" => return Ok(DeviceSelector::Gpu),
             "cpu" => return Ok(DeviceSelector::Cpu),
+            "*" => return Ok(DeviceSelector::All),
+            "gpu:*" => return Ok(DeviceSelector::AllGpus),
+            "cpu:*" => return Ok(DeviceSelector::AllCpus),
             _ => {}
         }
         if let Some((p, d)) = t.split_once(':') {
+            if let (Ok(platform), "*") = (p.trim().parse(), d.trim()) {
+                return Ok(DeviceSelector::Platform(platform));
+            }
             if let (Ok(platform), Ok(device)) = (p.trim().parse(), d.trim().parse()) {
                 return Ok(DeviceSelector::Index { platform, device });
             }
         }
         Ok(DeviceSelector::Name(t.to_string()))
+    }
+
+    /// Whether the selection names several devices (a multi-device context).
+    pub fn is_multi(&self) -> bool {
+        matches!(
+            self,
+            DeviceSelector::All
+                | DeviceSelector::AllGpus
+                | DeviceSelector::AllCpus
+                | DeviceSelector::Platform(_)
+                | DeviceSelector::List(_)
+        )
+    }
+
+    /// Every device the selection names, in order (one for a single-device selection);
+    /// an error naming the request and the device table when it names none.
+    pub(crate) fn choose_all<'a>(
+        &self,
+        list: &'a [DeviceInfo],
+        request: &str,
+    ) -> Result<Vec<&'a DeviceInfo>> {
+        let found: Vec<&DeviceInfo> = match self {
+            DeviceSelector::All => list.iter().collect(),
+            DeviceSelector::AllGpus => list.iter().filter(|d| d.device_type == DeviceType::Gpu).collect(),
+            DeviceSelector::AllCpus => list.iter().filter(|d| d.device_type == DeviceType::Cpu).collect(),
+            DeviceSelector::Platform(p) => list.iter().filter(|d| d.platform_index == *p).collect(),
+            DeviceSelector::List(items) => {
+                return items.iter().map(|s| s.choose(list, request)).collect();
+            }
+            single => return Ok(vec![single.choose(list, request)?]),
+        };
+        if found.is_empty() {
+            return Err(Error::NoMatchingDevice {
+                request: request.to_string(),
+                available: device_table(list),
+            });
+        }
+        Ok(found)
     }
 
     /// Picks a device from `list`.
@@ -320,6 +396,10 @@ impl DeviceSelector {
                     .iter()
                     .any(|text| text.to_lowercase().contains(&needle))
                 })
+            }
+            multi => {
+                let all = multi.choose_all(list, request)?;
+                all.first().copied()
             }
         };
         found.ok_or_else(|| Error::NoMatchingDevice {

@@ -3,6 +3,7 @@
 //! the disk cache, kernels and the launch hot path. Nothing here knows the lazy graph.
 
 pub(crate) mod access;
+pub(crate) mod bridge;
 pub(crate) mod buffer;
 pub(crate) mod cache;
 pub(crate) mod cl;

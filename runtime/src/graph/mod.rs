@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub(crate) mod origin;
+pub(crate) mod parts;
 pub(crate) mod shape;
 pub(crate) mod template;
 pub(crate) mod view;
@@ -37,6 +38,9 @@ pub(crate) enum State {
     Ready(Arc<DeviceBuffer>, Origin),
     /// Not computed yet.
     Lazy(Op),
+    /// Materialized across the devices of a multi-device context: rows of it on each
+    /// ([`parts::Parts`]; only nodes of such a context, whose own device holds nothing).
+    Parts(Arc<parts::Parts>),
     /// Recording failed (shape mismatch, ...); reported when materialized. (Boxed: an
     /// error is twice the size of an operation, and every node would carry it.)
     Failed(Box<Error>),
@@ -310,6 +314,33 @@ impl Op {
     }
 }
 
+impl Op {
+    /// This operation over other operands: `inputs` in the order of [`Op::inputs`].
+    pub(crate) fn with_inputs(&self, inputs: &[NodeRef]) -> Op {
+        let at = |k: usize| inputs[k].clone();
+        match self {
+            Op::Scalar(bits) => Op::Scalar(*bits),
+            Op::Unary(u, _) => Op::Unary(*u, at(0)),
+            Op::Reduce(r, _) => Op::Reduce(*r, at(0)),
+            Op::Scan(s, _) => Op::Scan(*s, at(0)),
+            Op::View(m, _) => Op::View(m.clone(), at(0)),
+            Op::Reshape(_) => Op::Reshape(at(0)),
+            Op::WithScalar(b, _, s) => Op::WithScalar(*b, at(0), *s),
+            Op::Binary(b, _, _) => Op::Binary(*b, at(0), at(1)),
+            Op::MatMul(_, _) => Op::MatMul(at(0), at(1)),
+            Op::Take { spec, .. } => Op::Take {
+                spec: *spec,
+                data: at(0),
+                indices: at(1),
+            },
+            Op::Ternary(t, _, _, _) => Op::Ternary(*t, at(0), at(1), at(2)),
+            Op::Expr(t, _) => Op::Expr(t, inputs.iter().cloned().collect()),
+            Op::Region(r, _) => Op::Region(r.clone(), inputs.iter().cloned().collect()),
+            Op::Random(r, _) => Op::Random(*r, inputs.iter().cloned().collect()),
+        }
+    }
+}
+
 impl Node {
     pub(crate) fn new(ctx: Arc<ContextInner>, dtype: DType, shape: Shape, state: State) -> NodeRef {
         let failed = matches!(state, State::Failed(_));
@@ -342,6 +373,42 @@ impl Node {
             State::Ready(b, _) => Some(b.clone()),
             _ => None,
         }
+    }
+
+    /// Where the rows are, if materialized across devices.
+    pub(crate) fn parts(&self) -> Option<Arc<parts::Parts>> {
+        match &*self.state() {
+            State::Parts(p) => Some(p.clone()),
+            _ => None,
+        }
+    }
+
+    /// Replaces the state with rows on several devices, releasing the inputs.
+    pub(crate) fn set_parts(&self, parts: Arc<parts::Parts>) {
+        let old = std::mem::replace(&mut *self.state(), State::Parts(parts));
+        drop_state(old);
+    }
+
+    /// A view of this node through `map` (of the node's coordinates), with `shape`: the
+    /// node itself where the map reads it element for element; a view of a view is one
+    /// map over the original source.
+    pub(crate) fn view(self: &Arc<Self>, map: view::ViewMap, shape: Shape) -> NodeRef {
+        if self.failed || map.is_identity(&self.shape, &shape) {
+            return self.clone();
+        }
+        let (map, source) = match &*self.state() {
+            State::Lazy(Op::View(inner, source)) => (map.then(inner), source.clone()),
+            _ => (map, self.clone()),
+        };
+        if map.is_identity(&source.shape, &shape) {
+            return source;
+        }
+        Node::new(
+            self.ctx.clone(),
+            self.dtype,
+            shape,
+            State::Lazy(Op::View(Arc::new(map), source)),
+        )
     }
 
     /// What wrote the memory, if materialized.

@@ -209,6 +209,7 @@ fn collect_with(roots: &[NodeRef], scratch: &mut Scratch) -> Result<Found> {
                     continue;
                 }
                 State::Ready(..) => drop(state),
+                State::Parts(_) => return Err(multi_node()),
                 State::Failed(e) => return Err((**e).clone()),
                 State::Dropped => return Err(Error::InvalidShape("a dropped array was used".into())),
             }
@@ -320,8 +321,15 @@ fn entry(
             };
             (kind, movement)
         }
+        State::Parts(_) => return Err(multi_node()),
         State::Failed(e) => return Err((**e).clone()),
         State::Dropped => return Err(Error::InvalidShape("a dropped array was used".into())),
     };
     Ok((kind, movement))
+}
+
+/// A multi-device context's array reached a one-device flush (every entry point sends
+/// such arrays to `multi` first, and contexts never mix).
+fn multi_node() -> Error {
+    Error::Internal("an array split across devices reached a one-device flush".into())
 }

@@ -1,0 +1,7 @@
+//! Multi-device contexts (`Context::multi`): arrays split by rows across two and three
+//! devices, against the host. A binary of its own: it asks PoCL for three CPU devices
+//! (`POCL_DEVICES`) before OpenCL is loaded, which would change the device list every
+//! other test binary sees.
+
+mod common;
+mod smoke;
