@@ -11,6 +11,11 @@ pub fn ctx() -> Context {
     Context::new().expect("an OpenCL device (run `make setup`)")
 }
 
+/// A builder for a context like [`ctx`]'s, for tests that set options.
+pub fn builder() -> lazycl::ContextBuilder {
+    Context::builder()
+}
+
 /// A seeded generator, different per `seed`.
 pub fn rng(seed: u64) -> StdRng {
     StdRng::seed_from_u64(0x1a2b_c3d4 ^ seed)

@@ -15,7 +15,7 @@ use rand::rngs::StdRng;
 use rand::Rng;
 
 /// Host semantics of each operation, mirroring the documented device semantics.
-trait HostNum: Element + Random + lazycl::Numeric {
+pub(crate) trait HostNum: Element + Random + lazycl::Numeric {
     const FLOAT: bool;
     fn eps() -> f64;
     fn to_f64(self) -> f64;
@@ -484,7 +484,7 @@ const SHAPES: &[&[usize]] = &[
     &[5, 7, 2, 3],
 ];
 
-fn run_case<T: HostNum>(ctx: &Context, seed: u64) {
+pub(crate) fn run_case<T: HostNum>(ctx: &Context, seed: u64) {
     let mut r = rng(seed);
     let out_shape = SHAPES[r.gen_range(0..SHAPES.len())].to_vec();
     let mut vals: Vec<Val<T>> = Vec::new();

@@ -16,7 +16,7 @@ use ndarray::{ArrayD, Axis, IxDyn, SliceInfoElem};
 use rand::rngs::StdRng;
 use rand::Rng;
 
-trait Num: Element + Random + lazycl::Numeric + std::fmt::Debug {
+pub(crate) trait Num: Element + Random + lazycl::Numeric + std::fmt::Debug {
     const FLOAT: bool;
     fn small(v: i8) -> Self;
     fn to_f64(self) -> f64;
@@ -307,7 +307,7 @@ fn check<T: Num>(case: u64, got: &ArrayD<T>, want: &ArrayD<T>, bound: f64) {
     }
 }
 
-fn run<T: Num>(ctx: &Context, seed: u64, cases: u64) {
+pub(crate) fn run<T: Num>(ctx: &Context, seed: u64, cases: u64) {
     for case in 0..cases {
         let mut r = rng(seed * 100_000 + case);
         let shape = random_shape(&mut r);
@@ -357,6 +357,6 @@ fn random_view_chains_match_ndarray_with_tiles() {
         tiles_anywhere: true,
         ..Default::default()
     };
-    let ctx = Context::builder().tuning(tuning).build().unwrap();
+    let ctx = crate::common::builder().tuning(tuning).build().unwrap();
     run::<f32>(&ctx, 4, cases() / 3);
 }

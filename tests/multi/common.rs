@@ -1,8 +1,25 @@
-//! Opening multi-device contexts on whatever the machine has.
+//! Opening multi-device contexts on whatever the machine has; the helpers of the other
+//! test binary (`tests/it/common.rs`), whose property tests run here again on two
+//! devices.
+#![allow(dead_code)]
 
 use std::sync::Once;
 
-use lazycl::{Context, DeviceSelector};
+use lazycl::{Context, ContextBuilder, DeviceSelector};
+
+#[path = "../it/common.rs"]
+mod shared;
+pub use shared::{rng, Random};
+
+/// The property tests' context: two devices.
+pub fn ctx() -> Context {
+    multi(2)
+}
+
+/// The property tests' builder: two devices.
+pub fn builder() -> ContextBuilder {
+    multi_builder(2)
+}
 
 static DEVICES: Once = Once::new();
 
@@ -10,6 +27,13 @@ static DEVICES: Once = Once::new();
 /// asked for three CPU devices), a device named again where the platform has fewer (two
 /// contexts of one device are two devices to lazycl).
 pub fn multi(n: usize) -> Context {
+    let ctx = multi_builder(n).build().expect("a multi-device context");
+    assert_eq!(ctx.device_count(), n);
+    ctx
+}
+
+/// A builder for [`multi`]'s context.
+pub fn multi_builder(n: usize) -> ContextBuilder {
     DEVICES.call_once(|| {
         if std::env::var_os("POCL_DEVICES").is_none() {
             std::env::set_var("POCL_DEVICES", "pthread pthread pthread");
@@ -28,13 +52,7 @@ pub fn multi(n: usize) -> Context {
             device: k % on_platform,
         })
         .collect();
-    let ctx = Context::builder()
-        .device(DeviceSelector::List(list))
-        .quiet(true)
-        .build()
-        .expect("a multi-device context");
-    assert_eq!(ctx.device_count(), n);
-    ctx
+    Context::builder().device(DeviceSelector::List(list)).quiet(true)
 }
 
 /// Deterministic pseudo-random values in [-1, 1).

@@ -4,4 +4,12 @@
 //! other test binary sees.
 
 mod common;
-mod smoke;
+mod counters;
+mod semantics;
+mod three;
+
+// The property tests of tests/it, on two devices against the same host references.
+#[path = "../it/lazy_property.rs"]
+mod lazy_property;
+#[path = "../it/views_property.rs"]
+mod views_property;

@@ -205,7 +205,7 @@ impl<T: Element> Array<T> {
     /// materializes it first (on the default queue) if needed, never waits. Use it to
     /// order work on other queues or threads after the array, or to poll for completion.
     pub fn ready_event(&self) -> Result<crate::backend::queue::Event> {
-        let buffer = self.materialized_buffer()?;
+        let buffer = self.materialized_buffer("Array::ready_event")?;
         let last_write = buffer.access().last_write(); // the lock is released here
         match last_write {
             Some(mark) => mark.event(),
@@ -225,7 +225,7 @@ impl<T: Element> Array<T> {
         if multi::is_multi(&self.node.ctx) {
             return self.gather();
         }
-        let buffer = self.materialized_buffer()?;
+        let buffer = self.materialized_buffer("Array::to_vec")?;
         let n = self.len();
         let ctx = &self.node.ctx;
         if n == 0 {
@@ -288,15 +288,16 @@ impl<T: Element> Array<T> {
     }
 
     /// Materializes (enqueues on the default queue) and returns the device buffer.
-    pub(crate) fn materialized_buffer(&self) -> Result<Arc<DeviceBuffer>> {
-        self.materialized_buffer_on(None)
+    /// `op`, the user's operation, needs the memory (an error on several devices).
+    pub(crate) fn materialized_buffer(&self, op: &str) -> Result<Arc<DeviceBuffer>> {
+        self.materialized_buffer_on(None, op)
     }
 
-    fn materialized_buffer_on(&self, queue: Option<&Queue>) -> Result<Arc<DeviceBuffer>> {
+    fn materialized_buffer_on(&self, queue: Option<&Queue>, op: &str) -> Result<Arc<DeviceBuffer>> {
         if let Some(b) = self.node.buffer() {
             return Ok(b);
         }
-        one_device(&self.node.ctx, "an operation that reads the array's memory whole")?;
+        one_device(&self.node.ctx, op)?;
         match queue {
             Some(q) => {
                 q.check_context(&self.node.ctx, || "materializing a kernel argument".into())?;
@@ -320,7 +321,7 @@ impl<T: Element> Array<T> {
     pub fn kernel_arg_on(&self, queue: Option<&Queue>) -> Result<ArrayArg> {
         self.refuse_view("a #[kernel] argument")?;
         Ok(ArrayArg {
-            buffer: self.materialized_buffer_on(queue)?,
+            buffer: self.materialized_buffer_on(queue, "a #[kernel] argument")?,
             len: self.len(),
             writable: false,
         })
@@ -366,7 +367,7 @@ impl<T: Element> Array<T> {
         queue: Option<&Queue>,
         writer: &'static str,
     ) -> Result<Arc<DeviceBuffer>> {
-        let buffer = self.materialized_buffer_on(queue)?;
+        let buffer = self.materialized_buffer_on(queue, writer)?;
         // Count: `self.node` is ours; `buffer` is the clone just taken plus the node's own.
         if Arc::strong_count(&self.node) > 1 || Arc::strong_count(&buffer) > 2 {
             let ctx = self.node.ctx.clone();

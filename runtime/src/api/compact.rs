@@ -134,9 +134,9 @@ fn compacted<T: Element>(
             ctx.profile.local_mem_bytes
         ))
     })?;
-    let mask_buffer = mask.materialized_buffer()?;
+    let mask_buffer = mask.materialized_buffer("a compaction (compress, nonzero)")?;
     let value_buffer = match values {
-        Some(v) => Some(v.materialized_buffer()?),
+        Some(v) => Some(v.materialized_buffer("a compaction (compress, nonzero)")?),
         None => None,
     };
     let out = DeviceBuffer::uninit(&ctx.cl, (n * T::DTYPE.size()).max(1), ctx.queue())?;

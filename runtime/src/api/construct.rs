@@ -143,7 +143,7 @@ impl Context {
         let n = row_count(&shape);
         let mut pieces = Vec::new();
         let shares = if shape.is_empty() || n == 0 {
-            vec![0..n]
+            std::iter::once(0..n).collect()
         } else {
             split_rows(n, &multi.weights)
         };

@@ -34,6 +34,7 @@ impl<T: Element> Array<T> {
     /// # }
     /// ```
     pub fn explain(&self) -> Result<String> {
+        crate::api::array::one_device(&self.node.ctx, "Array::explain")?;
         explain(std::slice::from_ref(&self.node))
     }
 
@@ -46,6 +47,7 @@ impl<T: Element> Array<T> {
     ///
     /// [`ContextBuilder::dump_dot`]: crate::api::context::ContextBuilder::dump_dot
     pub fn explain_dot(&self) -> Result<String> {
+        crate::api::array::one_device(&self.node.ctx, "Array::explain_dot")?;
         explain_dot(std::slice::from_ref(&self.node))
     }
 }

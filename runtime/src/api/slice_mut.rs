@@ -111,6 +111,12 @@ impl<T: Element> SliceMut<'_, T> {
         if whole {
             return array.assign_on_queue(&q, v);
         }
+        if crate::multi::is_multi(&ctx) {
+            if queue.is_some() {
+                crate::api::array::one_device(&ctx, "SliceMut::assign_on")?;
+            }
+            return assign_split(array, &info, v);
+        }
         let buffer = array.private_buffer(queue, "slice_mut(..).assign")?;
         // The region's map into the array's own memory (the array is materialized now: a
         // selection of a view would have composed into a map over the view's source).
@@ -143,6 +149,26 @@ impl<T: Element> SliceMut<'_, T> {
         let v = if v.is_materialized() { v.to_contiguous() } else { v };
         exec::materialize_into_region(&q, &v.node, buffer, &map, array.shape())
     }
+}
+
+/// `slice_mut(..).assign` on an array split across devices (`multi::assign`).
+fn assign_split<T: Element>(array: &mut Array<T>, info: &[SliceInfoElem], v: Array<T>) -> Result<()> {
+    crate::multi::materialize(std::slice::from_ref(&array.node))?;
+    let region = array.slice(info);
+    let map = match &*region.node.state() {
+        State::Lazy(Op::View(map, source)) if Arc::ptr_eq(source, &array.node) => Some(map.clone()),
+        _ => None,
+    };
+    let Some(map) = map else {
+        // The whole array after all.
+        drop(region);
+        let q = array.node.ctx.queue().clone();
+        return array.assign_on_queue(&q, v);
+    };
+    let shape = region.shape().to_vec();
+    drop(region);
+    *array = Array::from_node(crate::multi::assign::region(&array.node, &map, &shape, &v.node)?);
+    Ok(())
 }
 
 impl<T: Element> Array<T> {

@@ -195,7 +195,7 @@ impl<T: Numeric> Array<T> {
         let len = shape[req.axis];
         let rows = self.len().checked_div(len).unwrap_or(0);
         let empty = rows == 0 || len == 0;
-        let key_buffer = keys.materialized_buffer()?;
+        let key_buffer = keys.materialized_buffer("a sort (sort, argsort, topk, sort_by_key)")?;
         let value_buffer = match values {
             Some(v) => {
                 let v = if req.axis == last {
@@ -203,7 +203,7 @@ impl<T: Numeric> Array<T> {
                 } else {
                     v.permuted_axes(&order)
                 };
-                Some(v.materialized_buffer()?)
+                Some(v.materialized_buffer("a sort (sort, argsort, topk, sort_by_key)")?)
             }
             None => None,
         };

@@ -184,6 +184,7 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
     /// Like [`run`](Step::run), on `queue`.
     pub fn run_on<A: StepArgs<I>>(&self, queue: &Queue, inputs: A) -> Result<O> {
         queue.check_context(&self.ctx, || "Step::run_on".into())?;
+        crate::api::array::one_device(&self.ctx, "Step::run_on")?;
         self.run_impl(&queue.inner, inputs.step_nodes())
     }
 
@@ -195,6 +196,14 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
                 || "Step::run".into(),
                 || format!("input {} of {} (shape {:?})", i + 1, nodes.len(), n.shape),
             )?;
+        }
+        if crate::multi::is_multi(&self.ctx) {
+            // Several devices: the closure runs and its outputs are evaluated, each time
+            // (no trace is kept: every device's flush replays its own plans).
+            let outputs = (self.f)(I::from_step_nodes(nodes.into_iter().map(NodeHandle).collect())?)?;
+            let roots: Vec<NodeRef> = outputs.step_nodes().into_iter().map(|h| h.0).collect();
+            crate::multi::materialize(&roots)?;
+            return Ok(outputs);
         }
         let lazy: Vec<NodeRef> = nodes.iter().filter(|n| n.buffer().is_none()).cloned().collect();
         if !lazy.is_empty() {

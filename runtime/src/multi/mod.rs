@@ -10,6 +10,7 @@
 //!
 //! Copies between devices wait on the devices, never on the host (`backend::bridge`).
 
+pub(crate) mod assign;
 pub(crate) mod combine;
 pub(crate) mod fetch;
 pub(crate) mod rows;
