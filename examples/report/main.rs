@@ -16,6 +16,7 @@ mod builds;
 mod chart;
 mod gemm;
 mod host;
+mod multi;
 mod random;
 mod raw;
 mod reference;
@@ -39,7 +40,7 @@ use serde::Serialize;
 /// object per row.
 #[derive(Parser)]
 #[command(
-    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm", "builds", "host", "nodes"])),
+    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm", "builds", "host", "nodes", "multi"])),
     after_help = "LAZYCL_EXAMPLE_SMALL=1 implies --quick. LAZYCL_DEVICE picks the device. \
                   LAZYCL_ARRAYS_REFERENCE and LAZYCL_GEMM_REFERENCE name files of JSON lines \
                   written by benches/reference/arrays_reference.py --json and \
@@ -87,6 +88,10 @@ struct Cli {
     /// --quick), recorded and flushed
     #[arg(long)]
     nodes: bool,
+    /// Only the multi-device rows: the fused chain, a sum and a stencil on every device of
+    /// the first device's platform (`Context::multi`) against that device alone
+    #[arg(long)]
+    multi: bool,
     /// Computes one first result and exits (the report times this, in a child process)
     #[arg(long, hide = true)]
     first_result: bool,
@@ -540,6 +545,10 @@ fn run() -> R<()> {
     // `--host`, `--nodes`: the host's own cost only.
     if cli.host {
         host::rows(&mut rep, &ctx, &raw, quick, trials)?;
+        return rep.finish(&out);
+    }
+    if cli.multi {
+        multi::rows(&mut rep, &ctx, quick, trials)?;
         return rep.finish(&out);
     }
     if cli.nodes {

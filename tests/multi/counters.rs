@@ -122,3 +122,26 @@ fn a_one_device_multi_context_launches_what_a_plain_one_does() {
         );
     }
 }
+
+#[test]
+fn a_loop_plans_once_per_device() {
+    let ctx = multi(2);
+    let x = ctx.from_shape_slice([64, 3], &values(192, 6)).unwrap();
+    let mut w = ctx.zeros::<f32>([64, 3]).unwrap();
+    let mut before = ctx.stats();
+    for step in 0..6 {
+        if step == 2 {
+            before = ctx.stats();
+        }
+        w.assign(&w * 0.9 + &x.slice(s![.., ..]) * 0.1 - w.mean_axis(0))
+            .unwrap();
+    }
+    let d = ctx.stats() - before;
+    assert_eq!(d.flushes_planned, 0, "{d}");
+    assert_eq!(d.programs_built + d.programs_loaded, 0, "{d}");
+    assert!(
+        d.plans_reused >= 4 * 3,
+        "a mean (two partials, a combine) and the update: {d}"
+    );
+    assert_eq!(d.host_waits, 0, "{d}");
+}

@@ -106,7 +106,12 @@ fn build(
         _ => lazy(shape, Op::Reshape(a.clone())),
     };
     Ok(match &w.build {
-        Build::Same => lazy(shape, op.with_inputs(inputs)),
+        // A view is recorded through `Node::view`, which composes it with a view it
+        // reads (a view's source is never a view).
+        Build::Same => match op {
+            Op::View(map, _) => inputs[0].view((**map).clone(), shape),
+            _ => lazy(shape, op.with_inputs(inputs)),
+        },
         Build::Whole => {
             let all = lazy(node.shape.clone(), op.with_inputs(inputs));
             slice(&all, &(0..row_count(&node.shape)), rows, &node.shape)
