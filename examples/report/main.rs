@@ -92,6 +92,10 @@ struct Cli {
     /// the first device's platform (`Context::multi`) against that device alone
     #[arg(long)]
     multi: bool,
+    /// The devices of --multi's context, in the LAZYCL_DEVICE syntax (default: every
+    /// device of the first device's platform); `1:0,1:0` opens one device twice
+    #[arg(long, value_name = "DEVICES")]
+    multi_devices: Option<String>,
     /// Computes one first result and exits (the report times this, in a child process)
     #[arg(long, hide = true)]
     first_result: bool,
@@ -548,7 +552,7 @@ fn run() -> R<()> {
         return rep.finish(&out);
     }
     if cli.multi {
-        multi::rows(&mut rep, &ctx, quick, trials)?;
+        multi::rows(&mut rep, &ctx, cli.multi_devices.as_deref(), quick, trials)?;
         return rep.finish(&out);
     }
     if cli.nodes {

@@ -2,7 +2,8 @@
 //! `sum(x * x)` and a 3-point stencil on a multi-device context of every device of the
 //! first device's platform, against the same work on that first device alone (a plain
 //! context), in the same run. With one device the ratio is the multi-device context's
-//! own cost (it should be 1.0); with two it is the speed-up.
+//! own cost (it should be 1.0); with two it is the speed-up; with one device opened
+//! twice (`--multi-devices 1:0,1:0`) it is what splitting costs where nothing is gained.
 // `s![1..-1]` counts from the end of the axis (ndarray's slices), not an empty range.
 #![allow(clippy::reversed_empty_ranges)]
 
@@ -11,15 +12,20 @@ use lazycl::{s, Array, Context, DeviceSelector};
 use crate::raw::R;
 use crate::{chain8, lz, per_run, Report};
 
-pub fn rows(rep: &mut Report, plain: &Context, quick: bool, trials: usize) -> R<()> {
+pub fn rows(rep: &mut Report, plain: &Context, devices: Option<&str>, quick: bool, trials: usize) -> R<()> {
     let platform = plain.device().platform_index;
-    let multi = lz(Context::multi(DeviceSelector::Platform(platform)))?;
+    let selector = match devices {
+        Some(text) => lz(DeviceSelector::parse(text))?,
+        None => DeviceSelector::Platform(platform),
+    };
+    let label = format!("on {selector}");
+    let multi = lz(Context::multi(selector))?;
     let devices = multi.device_count();
     let n: usize = if quick { 1 << 20 } else { 1 << 29 };
     let host: Vec<f32> = (0..n).map(|i| ((i % 1000) as f32) * 1e-3 - 0.5).collect();
     let reps = if quick { 5 } else { 10 };
     let stencil = |x: &Array<f32>| &x.slice(s![2..]) - 2.0 * &x.slice(s![1..-1]) + &x.slice(s![..-2]);
-    let label = format!("x {devices} device(s) of platform {platform}");
+    let label = format!("{devices} device(s) {label}");
     let mut gbs: Vec<[f64; 3]> = Vec::new();
     for ctx in [plain, &multi] {
         let sync = || lz(ctx.synchronize());

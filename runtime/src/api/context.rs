@@ -248,7 +248,12 @@ impl ContextBuilder {
             .iter()
             .map(|info| ContextInner::open(info.clone(), &options(info), &self.cache, None))
             .collect::<Result<Vec<_>>>()?;
-        let multi = Multi { parts, weights };
+        let bridges = parts.iter().map(|p| p.new_queue()).collect::<Result<Vec<_>>>()?;
+        let multi = Multi {
+            parts,
+            weights,
+            bridges,
+        };
         Ok(Context {
             inner: ContextInner::open(first.clone(), &options(&first), &self.cache, Some(multi))?,
         })

@@ -34,8 +34,8 @@ unsafe impl Sync for Staging {}
 
 /// Where a copy's bytes are and where they go.
 pub(crate) struct Crossing<'a> {
-    /// The buffer read, and the queue the read is enqueued on (the one that last wrote it,
-    /// so it waits for that command and nothing else).
+    /// The buffer read, and the queue the read is enqueued on (it waits for the buffer's
+    /// last writer through the buffer's record).
     pub(crate) src: &'a DeviceBuffer,
     pub(crate) src_queue: &'a Arc<QueueInner>,
     /// Bytes from the start of `src`.

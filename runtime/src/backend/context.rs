@@ -98,6 +98,11 @@ pub(crate) struct Multi {
     pub(crate) parts: Vec<Arc<ContextInner>>,
     /// Each device's share of an array's rows (positive; they need not add up to 1).
     pub(crate) weights: Vec<f64>,
+    /// Per device, a queue of its own for the work that waits for another device: the
+    /// two halves of a copy between devices and the combine of partial results. So a
+    /// device's default queue never stalls behind another device's latency; what reads
+    /// the copies there waits for them through their buffers' records.
+    pub(crate) bridges: Vec<Arc<QueueInner>>,
 }
 
 /// A context's queues, held weakly: a queue lives while its user's handles, events or

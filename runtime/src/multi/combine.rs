@@ -124,7 +124,8 @@ pub(crate) fn reduce(multi: &Multi, node: &NodeRef, spec: ReduceSpec, operand: &
             )),
         );
     }
-    exec::materialize(std::slice::from_ref(&total))?;
+    // On the first device's bridge queue, behind the copies: its default queue goes on.
+    exec::materialize_on(&multi.bridges[0], std::slice::from_ref(&total))?;
     Counters::add(&part.counters.device_combines, 1);
     node.set_parts(whole_on(0, total, &node.shape));
     Ok(())

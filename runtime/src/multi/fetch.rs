@@ -78,17 +78,14 @@ fn copy(multi: &Multi, device: usize, node: &Node, piece: &Piece, want: Range<us
         .buffer()
         .ok_or_else(|| Error::Internal("a device's rows are not in its memory".into()))?;
     let row_bytes = node.shape.iter().skip(1).product::<usize>() * node.dtype.size();
-    let from = &multi.parts[piece.device];
     let to = &multi.parts[device];
-    let writer = buffer.access().writer().cloned();
-    let src_queue = writer.as_ref().unwrap_or(from.queue());
     let out = copy_across(Crossing {
         src: &buffer,
-        src_queue,
+        src_queue: &multi.bridges[piece.device],
         offset: (want.start - piece.rows.start) * row_bytes,
         bytes: want.len() * row_bytes,
         dst: &to.cl,
-        dst_queue: to.queue(),
+        dst_queue: &multi.bridges[device],
     })?;
     Ok(Node::new(
         to.clone(),
