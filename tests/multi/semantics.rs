@@ -161,6 +161,11 @@ fn what_needs_one_device_is_a_clear_error() {
     expect(ctx.new_queue().map(drop), "Context::new_queue");
     expect(x.explain().map(drop), "Array::explain");
     expect(x.gt(1.0).nonzero().map(drop), "a compaction");
+    let other = Context::new().unwrap().from_slice(&[1.0f32]).unwrap();
+    let e = lazycl::eval(&(&x, &other)).unwrap_err();
+    assert!(matches!(e, Error::ContextMismatch { .. }), "{e}");
+    let e = lazycl::eval(&(&other, &x)).unwrap_err();
+    assert!(matches!(e, Error::ContextMismatch { .. }), "{e}");
     // The array is still usable afterwards.
     assert_eq!((&x + 1.0).to_vec().unwrap(), [4.0, 2.0, 3.0]);
     let _ = ArrayD::<f32>::zeros(IxDyn(&[0]));

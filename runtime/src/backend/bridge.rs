@@ -4,9 +4,11 @@
 //! into host memory; a callback on that read's completion (run on a driver thread) sets
 //! a user event of the destination's context; the write into the destination waits for
 //! that user event. No thread of the caller's waits, and each queue goes on with its
-//! work; the destination queue's later commands come after the write, in order.
+//! work; the destination queue's later commands come after the write, in order (the
+//! multi-device flush gives each device a queue of its own for these).
 //!
-//! The host memory lives until the write has completed (a second callback frees it).
+//! The host memory lives until both the read and the write have completed (a callback
+//! on each holds it).
 //! A failed read fails the user event, and so the write and whatever reads its result.
 
 use std::cell::UnsafeCell;
@@ -67,6 +69,8 @@ pub(crate) fn copy_across(c: Crossing<'_>) -> Result<Arc<DeviceBuffer>> {
             |q, wait, want| cl::read_buffer_async(q, c.src.mem(), c.offset, c.bytes, host.cast(), wait, want),
         )?
         .ok_or_else(|| Error::Internal("a read that asked for an event returned none".into()))?;
+    // From here on the read may be writing into the host memory: every path keeps it.
+    hold(read.raw(), &staging)?;
     cl::flush(c.src_queue.raw())?;
 
     let user = cl::create_user_event(c.dst.cl_context_handle())?;
@@ -100,13 +104,21 @@ pub(crate) fn copy_across(c: Crossing<'_>) -> Result<Arc<DeviceBuffer>> {
     cl::release_event(user);
     let written =
         written?.ok_or_else(|| Error::Internal("a write that asked for an event returned none".into()))?;
+    hold(written.raw(), &staging)?;
     cl::flush(c.dst_queue.raw())?;
-    let keep = Box::into_raw(Box::new(staging));
-    // Not registered: the memory is left allocated rather than freed under the write.
-    cl::set_complete_callback(written.raw(), free_staging, keep.cast())?;
     Counters::add(&c.dst.counters.device_copies, 1);
     Counters::add(&c.dst.counters.device_copy_bytes, c.bytes as u64);
     Ok(out)
+}
+
+/// Keeps `staging` alive until the command of `event` has completed. Where no callback
+/// can be registered the memory is leaked: never freed under a command that may use it.
+fn hold(event: cl_event, staging: &Arc<Staging>) -> Result<()> {
+    let keep = Box::into_raw(Box::new(staging.clone()));
+    cl::set_complete_callback(event, free_staging, keep.cast()).inspect_err(|_| {
+        // SAFETY: not registered, so `keep` is still ours; forgetting it leaks the memory.
+        std::mem::forget(unsafe { Box::from_raw(keep) });
+    })
 }
 
 /// A user event the read's callback completes.
@@ -120,7 +132,8 @@ unsafe extern "C" fn relay_status(_event: cl_event, status: i32, data: *mut c_vo
     cl::release_event(relay.0);
 }
 
-/// Frees a copy's host memory once its write has completed.
+/// Lets go of a copy's host memory once a command that uses it has completed (freed
+/// with the last of the read's and the write's).
 unsafe extern "C" fn free_staging(_event: cl_event, _status: i32, data: *mut c_void) {
     // SAFETY: `data` is the `Arc<Staging>` boxed for this callback, which runs once.
     drop(unsafe { Box::from_raw(data.cast::<Arc<Staging>>()) });

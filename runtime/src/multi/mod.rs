@@ -30,8 +30,20 @@ pub(crate) fn is_multi(ctx: &ContextInner) -> bool {
 
 /// Materializes `roots`, nodes of one multi-device context; returns without waiting.
 pub(crate) fn materialize(roots: &[NodeRef]) -> Result<()> {
-    let Some(multi) = roots.first().and_then(|r| r.ctx.multi.as_ref()) else {
+    let Some(first) = roots.first() else {
         return Ok(());
+    };
+    for (i, r) in roots.iter().enumerate() {
+        first.ctx.tag.check(
+            &r.ctx.tag,
+            || "eval".into(),
+            || format!("array {} of {} (shape {:?})", i + 1, roots.len(), r.shape),
+        )?;
+    }
+    let Some(multi) = first.ctx.multi.as_ref() else {
+        return Err(Error::Internal(
+            "a one-device array reached a multi-device flush".into(),
+        ));
     };
     for (node, op) in windows::graph_order(roots.iter())? {
         if let Some(Op::Reduce(spec, operand)) = op.filter(combine::crosses_devices) {
