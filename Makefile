@@ -4,7 +4,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: setup run test fmt lint docs package unit examples bench
+.PHONY: setup run test fmt lint docs package unit examples dist bench
 
 setup:
 	@bash scripts/setup.sh
@@ -12,7 +12,7 @@ setup:
 run: setup
 	$(CARGO) run --release --example tour
 
-test: setup fmt lint docs package unit examples
+test: setup fmt lint docs package unit examples dist
 
 fmt:
 	$(CARGO) fmt --all -- --check
@@ -39,6 +39,11 @@ unit:
 
 examples:
 	bash scripts/run-examples.sh
+
+# Ranks over MPI (feature `mpi`): installs Open MPI when missing, then the two-rank checks
+# under mpirun (scripts/check-dist.sh).
+dist:
+	bash scripts/check-dist.sh
 
 bench: setup
 	$(CARGO) bench --bench launch

@@ -210,6 +210,16 @@ pub enum Error {
         reason: String,
     },
 
+    /// A collective operation over MPI ranks (`lazycl::dist`, feature `mpi`) that cannot
+    /// run: every rank returns it, never one alone (no rank is left waiting).
+    #[error("{op}: {reason}")]
+    Distributed {
+        /// The user's operation, e.g. `World::init`.
+        op: String,
+        /// What is wrong, naming the ranks concerned.
+        reason: String,
+    },
+
     /// An environment variable lazycl reads has a value it cannot use.
     #[error("environment variable {variable}={value:?} {reason}")]
     InvalidEnvironment {

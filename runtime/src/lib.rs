@@ -25,6 +25,11 @@ mod exec;
 mod multi;
 
 mod api;
+
+// Arrays split by rows across MPI ranks (feature `mpi`; its docs are the module's own,
+// whose links resolve inside it).
+#[cfg(feature = "mpi")]
+pub mod dist;
 // `expr!`'s run-time side is part of the api layer; it keeps its path because compiler
 // diagnostics of user code name it (tests/ui/expr/*.stderr).
 mod expr;

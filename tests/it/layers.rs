@@ -19,6 +19,7 @@ const RUNTIME_LAYERS: &[&[&str]] = &[
     &["exec"],
     &["multi"],
     &["api", "expr"],
+    &["dist"],
 ];
 
 /// The macros' layers, bottom first (macros/src/lib.rs states them).
