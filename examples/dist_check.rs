@@ -53,6 +53,20 @@ fn main() -> ExitCode {
     }
 }
 
+/// `close` of every rank, agreed: a mismatch on one rank fails every rank (a rank that
+/// gave up alone would leave the others waiting in the next collective).
+fn agree(world: &World, what: &str, got: &[f32], want: &[f32], tol: f32) -> Result<()> {
+    let mine = close(what, got, want, tol);
+    let failed = world.allreduce_sum(&[u32::from(mine.is_err())])[0];
+    match (mine, failed) {
+        (Err(e), _) => Err(e),
+        (Ok(()), 0) => Ok(()),
+        (Ok(()), n) => Err(Error::InvalidShape(format!(
+            "{what}: {n} other rank(s) found a mismatch"
+        ))),
+    }
+}
+
 fn close(what: &str, got: &[f32], want: &[f32], tol: f32) -> Result<()> {
     if got.len() != want.len() {
         return Err(Error::InvalidShape(format!(
@@ -95,29 +109,33 @@ fn run() -> Result<()> {
     let whole = ctx.from_shape_slice([n, d], &all)?;
     let whole_r = (whole.sum_axis(1) * 0.5).tanh();
 
-    close("sum", &[x.sum()?], &[whole.sum().item()?], 1e-4)?;
+    agree(&world, "sum", &[x.sum()?], &[whole.sum().item()?], 1e-4)?;
     let sq = x.map(|a| a * a)?;
-    close(
+    agree(
+        &world,
         "sum of squares",
         &[sq.sum()?],
         &[(&whole * &whole).sum().item()?],
         1e-4,
     )?;
-    close("amax", &[x.amax()?], &[whole.amax().item()?], 0.0)?;
-    close("amin", &[x.amin()?], &[whole.amin().item()?], 0.0)?;
-    close(
+    agree(&world, "amax", &[x.amax()?], &[whole.amax().item()?], 0.0)?;
+    agree(&world, "amin", &[x.amin()?], &[whole.amin().item()?], 0.0)?;
+    agree(
+        &world,
         "mean (sum / count)",
         &[x.sum()? / (n * d) as f32],
         &[whole.mean().item()?],
         1e-4,
     )?;
-    close(
+    agree(
+        &world,
         "sum_axis0",
         &x.sum_axis0()?.to_vec()?,
         &whole.sum_axis(0).to_vec()?,
         1e-4,
     )?;
-    close(
+    agree(
+        &world,
         "X^T r",
         &x.t_matmul(&r)?.to_vec()?,
         &whole.t().matmul(&whole_r).to_vec()?,
@@ -134,20 +152,26 @@ fn run() -> Result<()> {
     let want_all =
         &whole.slice(s![2.., ..]) - 2.0 * &whole.slice(s![1..n - 1, ..]) + &whole.slice(s![..n - 2, ..]);
     let want_rows = want_all.slice(s![lo - 1..lo - 1 + got.len() / d, ..]).to_vec()?;
-    close("halo stencil", &got, &want_rows, 1e-5)?;
+    agree(&world, "halo stencil", &got, &want_rows, 1e-5)?;
 
     let gathered = x.map(|a| a * 2.0)?.to_ndarray()?;
-    match (rank, gathered) {
-        (0, Some(g)) => close(
-            "gather",
-            g.as_slice().unwrap_or(&[]),
-            &(&whole * 2.0).to_vec()?,
-            0.0,
-        )?,
-        (0, None) | (1.., Some(_)) => return Err(Error::InvalidShape("gathered on the wrong rank".into())),
-        _ => {}
-    }
+    let doubled = (&whole * 2.0).to_vec()?;
+    let (got, want): (Vec<f32>, &[f32]) = match (rank, gathered) {
+        (0, Some(g)) => (g.iter().copied().collect(), &doubled),
+        (0, None) => (Vec::new(), &doubled),
+        (_, Some(g)) => (g.iter().copied().collect(), &[]),
+        (_, None) => (Vec::new(), &[]),
+    };
+    agree(
+        &world,
+        "gather (all on rank 0, nothing elsewhere)",
+        &got,
+        want,
+        0.0,
+    )?;
     world.barrier();
-    println!("rank {rank} of {size}: sums, extrema, column sums, X^T r, halo stencil and gather match");
+    println!(
+        "rank {rank} of {size}: sums, means, extrema, column sums, X^T r, halo stencil and gather match"
+    );
     Ok(())
 }

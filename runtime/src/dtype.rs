@@ -25,6 +25,12 @@ pub trait Element:
     const CL_TYPE: &'static str;
     /// The value as the little-endian bytes of a kernel argument (`bool` is a `uint`).
     fn to_arg_bits(self) -> ScalarBits;
+    /// `v` converted as Rust's `as` does (`bool`: not zero). For counts and means.
+    #[doc(hidden)]
+    fn __from_f64(v: f64) -> Self;
+    /// The value as an `f64`, as Rust's `as` converts it (`bool`: 0 or 1).
+    #[doc(hidden)]
+    fn __to_f64(self) -> f64;
 }
 
 /// A scalar's kernel-argument bytes: 4 or 8 bytes, stored in a `u64`.
@@ -43,7 +49,7 @@ impl ScalarBits {
 }
 
 macro_rules! element {
-    ($t:ty, $d:ident, |$v:ident| $bits:expr_2021) => {
+    ($t:ty, $d:ident, |$v:ident| $bits:expr_2021, |$f:ident| $from:expr_2021, |$x:ident| $to:expr_2021) => {
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const DTYPE: DType = DType::$d;
@@ -56,17 +62,26 @@ macro_rules! element {
                     size: DType::$d.arg_size() as u8,
                 }
             }
+            #[inline]
+            fn __from_f64($f: f64) -> Self {
+                $from
+            }
+            #[inline]
+            fn __to_f64(self) -> f64 {
+                let $x = self;
+                $to
+            }
         }
     };
 }
 
-element!(bool, Bool, |v| v as u64);
-element!(i32, I32, |v| v as u32 as u64);
-element!(u32, U32, |v| v as u64);
-element!(i64, I64, |v| v as u64);
-element!(u64, U64, |v| v);
-element!(f32, F32, |v| v.to_bits() as u64);
-element!(f64, F64, |v| v.to_bits());
+element!(bool, Bool, |v| v as u64, |f| f != 0.0, |x| f64::from(u8::from(x)));
+element!(i32, I32, |v| v as u32 as u64, |f| f as i32, |x| f64::from(x));
+element!(u32, U32, |v| v as u64, |f| f as u32, |x| f64::from(x));
+element!(i64, I64, |v| v as u64, |f| f as i64, |x| x as f64);
+element!(u64, U64, |v| v, |f| f as u64, |x| x as f64);
+element!(f32, F32, |v| v.to_bits() as u64, |f| f as f32, |x| f64::from(x));
+element!(f64, F64, |v| v.to_bits(), |f| f, |x| x);
 
 /// Numeric element types (everything but `bool`): arithmetic is defined on these.
 #[diagnostic::on_unimplemented(

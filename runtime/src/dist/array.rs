@@ -43,9 +43,13 @@ impl World {
     /// Joins each rank's `local` rows (an array of this rank's context; the other axes
     /// the same on every rank) into one array split across the ranks (collective).
     pub fn rows<T: DistElement>(&self, local: Array<T>) -> Result<DistArray<'_, T>> {
-        if local.ndim() == 0 {
-            return Err(self.error("World::rows", "a 0-d array has no rows to split"));
-        }
+        let op = "World::rows";
+        let checked = if local.ndim() == 0 {
+            Err(self.error(op, "a 0-d array has no rows to split"))
+        } else {
+            Ok(())
+        };
+        self.agree(op, checked)?;
         let counts = self.all_gather_len(local.shape()[0]);
         // The rows' shape, compared across ranks: the rank first, then each axis.
         let ranks = self.all_gather_len(local.ndim());
@@ -143,8 +147,27 @@ impl<'w, T: DistElement> DistArray<'w, T> {
     where
         T: Numeric,
     {
-        let local = self.local.sum().item()?;
+        let local = self.world.agree("DistArray::sum", self.local.sum().item())?;
         Ok(self.world.allreduce(&[local], SystemOperation::sum())[0])
+    }
+
+    /// The mean of every element, on every rank (collective): the sum over the count.
+    pub fn mean(&self) -> Result<T>
+    where
+        T: crate::dtype::Float,
+    {
+        let count = self.shape().iter().product::<usize>();
+        Ok(T::__from_f64(self.sum()?.__to_f64() / count as f64))
+    }
+
+    /// The mean along the rows (axis 0), on every rank as an array of its context
+    /// (collective).
+    pub fn mean_axis0(&self) -> Result<Array<T>>
+    where
+        T: crate::dtype::Float,
+    {
+        let rows: usize = self.counts.iter().sum();
+        Ok(self.sum_axis0()? / T::__from_f64(rows as f64))
     }
 
     /// The largest element (collective; an error for an empty array).
@@ -180,9 +203,9 @@ impl<'w, T: DistElement> DistArray<'w, T> {
         }
         // Every rank's value and whether it has one (a rank without rows has none).
         let mine = if self.local.is_empty() {
-            None
+            self.world.agree(op, Ok(None))?
         } else {
-            Some(f(&self.local).item()?)
+            self.world.agree(op, f(&self.local).item().map(Some))?
         };
         let has = self.world.all_gather_len(usize::from(mine.is_some()));
         let mut values = vec![T::default(); self.world.size()];
@@ -203,7 +226,9 @@ impl<'w, T: DistElement> DistArray<'w, T> {
     where
         T: Numeric,
     {
-        let partial = self.local.sum_axis(0).to_vec()?;
+        let partial = self
+            .world
+            .agree("DistArray::sum_axis0", self.local.sum_axis(0).to_vec())?;
         let total = self.world.allreduce_sum(&partial);
         self.world.replicate(self.local.shape()[1..].to_vec(), &total)
     }
@@ -222,7 +247,8 @@ impl<'w, T: DistElement> DistArray<'w, T> {
         }
         let partial = self.local.t().matmul(&other.local);
         let shape = partial.shape().to_vec();
-        let total = self.world.allreduce_sum(&partial.to_vec()?);
+        let partial = self.world.agree("DistArray::t_matmul", partial.to_vec())?;
+        let total = self.world.allreduce_sum(&partial);
         self.world.replicate(shape, &total)
     }
 
@@ -246,16 +272,20 @@ impl<'w, T: DistElement> DistArray<'w, T> {
         let rest = &self.local.shape()[1..];
         let comm = self.world.comm();
         // My last `before` rows go to the next rank; my first `after` rows to the previous.
-        let last: Vec<T> = if before > 0 && rank + 1 < size {
-            self.local.slice(rows(n - before, n, rest.len())).to_vec()?
-        } else {
-            Vec::new()
+        let edges = || -> Result<(Vec<T>, Vec<T>)> {
+            let last = if before > 0 && rank + 1 < size {
+                self.local.slice(rows(n - before, n, rest.len())).to_vec()?
+            } else {
+                Vec::new()
+            };
+            let first = if after > 0 && rank > 0 {
+                self.local.slice(rows(0, after, rest.len())).to_vec()?
+            } else {
+                Vec::new()
+            };
+            Ok((last, first))
         };
-        let first: Vec<T> = if after > 0 && rank > 0 {
-            self.local.slice(rows(0, after, rest.len())).to_vec()?
-        } else {
-            Vec::new()
-        };
+        let (last, first) = self.world.agree("DistArray::halo", edges())?;
         let mut from_prev = Vec::new();
         let mut from_next = Vec::new();
         mpi::request::scope(|scope| {
@@ -313,7 +343,7 @@ impl<'w, T: DistElement> DistArray<'w, T> {
     /// The whole array on rank 0 (`None` on the others), gathered through host memory
     /// (collective).
     pub fn to_ndarray(&self) -> Result<Option<ArrayD<T>>> {
-        let mine = self.local.to_vec()?;
+        let mine = self.world.agree("DistArray::to_ndarray", self.local.to_vec())?;
         let row_len: usize = self.local.shape()[1..].iter().product();
         let counts: Vec<i32> = self.counts.iter().map(|c| (c * row_len) as i32).collect();
         let displs: Vec<i32> = counts

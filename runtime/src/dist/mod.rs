@@ -135,6 +135,27 @@ impl World {
         out
     }
 
+    /// `local` if every rank's is `Ok`, else an error on every rank (collective): a rank
+    /// whose own step failed must not leave the others waiting in the next collective.
+    /// A failed rank returns its own error; the others one naming the failed ranks.
+    pub(crate) fn agree<R>(&self, op: &str, local: Result<R>) -> Result<R> {
+        let failed: Vec<usize> = self
+            .all_gather_len(usize::from(local.is_err()))
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| **f == 1)
+            .map(|(r, _)| r)
+            .collect();
+        match local {
+            Ok(value) if failed.is_empty() => Ok(value),
+            Ok(_) => Err(Error::Distributed {
+                op: op.into(),
+                reason: format!("rank(s) {failed:?} of {} failed", self.size()),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The lengths every rank passed, in rank order (collective).
     pub(crate) fn all_gather_len(&self, len: usize) -> Vec<usize> {
         let mut all = vec![0u64; self.size()];
