@@ -110,8 +110,7 @@ fn value_share(
         Some(0) => met.clone(),
         _ => 0..row_count(&value.shape),
     };
-    let [share] = <[NodeRef; 1]>::try_from(windows::record(multi, device, &[(value.clone(), rows)])?)
-        .map_err(|_| Error::Internal("one window asked, another count made".into()))?;
+    let share = windows::record_one(multi, device, value, rows)?;
     Ok(match along {
         Some(j) if j > 0 => {
             let mut view = ViewMap::identity(value.shape.len());

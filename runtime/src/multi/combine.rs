@@ -39,12 +39,7 @@ pub(crate) fn reduce(multi: &Multi, node: &NodeRef, spec: ReduceSpec, operand: &
     }
     let mut partials: Vec<NodeRef> = Vec::new();
     for (device, rows) in &shares {
-        let [rows_of_device] = <[NodeRef; 1]>::try_from(windows::record(
-            multi,
-            *device,
-            &[(operand.clone(), rows.clone())],
-        )?)
-        .map_err(|_| crate::error::Error::Internal("one window asked, another count made".into()))?;
+        let rows_of_device = windows::record_one(multi, *device, operand, rows.clone())?;
         let partial = Node::new(
             multi.parts[*device].clone(),
             node.dtype,
@@ -81,12 +76,7 @@ pub(crate) fn reduce(multi: &Multi, node: &NodeRef, spec: ReduceSpec, operand: &
                 .collect(),
         })),
     );
-    let [all] = <[NodeRef; 1]>::try_from(windows::record(
-        multi,
-        0,
-        &[(stacked.clone(), 0..partials.len())],
-    )?)
-    .map_err(|_| crate::error::Error::Internal("one window asked, another count made".into()))?;
+    let all = windows::record_one(multi, 0, &stacked, 0..partials.len())?;
     let part = &multi.parts[0];
     let mut total = Node::new(
         part.clone(),
@@ -134,8 +124,7 @@ pub(crate) fn reduce(multi: &Multi, node: &NodeRef, spec: ReduceSpec, operand: &
 /// Device `device` computes all of `node` (fetching every row it reads).
 fn on_device(multi: &Multi, device: usize, node: &NodeRef) -> Result<()> {
     let all = 0..row_count(&node.shape);
-    let [made] = <[NodeRef; 1]>::try_from(windows::record(multi, device, &[(node.clone(), all)])?)
-        .map_err(|_| crate::error::Error::Internal("one window asked, another count made".into()))?;
+    let made = windows::record_one(multi, device, node, all)?;
     exec::materialize(std::slice::from_ref(&made))?;
     node.set_parts(whole_on(device, made, &node.shape));
     Ok(())

@@ -89,6 +89,18 @@ pub(crate) fn record(
         .collect()
 }
 
+/// Rows `rows` of one node, as a node of device `device`'s context (lazy).
+pub(crate) fn record_one(
+    multi: &Multi,
+    device: usize,
+    node: &NodeRef,
+    rows: Range<usize>,
+) -> Result<NodeRef> {
+    record(multi, device, &[(node.clone(), rows)])?
+        .pop()
+        .ok_or_else(|| Error::Internal("a window asked for was not recorded".into()))
+}
+
 /// Records rows `rows` of `node` on the device of context `part`, from its operands'
 /// rows (`inputs`: those `w` reads, in order).
 fn build(
