@@ -9,11 +9,15 @@ set -euo pipefail
 missing=()
 command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
 command -v mpicc >/dev/null 2>&1 || missing+=(libopenmpi-dev)
-if ! ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 && ! ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1; then
+# Open MPI's launcher looks for an rsh/ssh agent at start-up, even for local ranks.
+command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+# bindgen loads libclang itself (libclang.so or libclang-N.so, not PoCL's libclang-cpp)
+# and needs clang's own headers (libclang-common-N-dev, which libclang-dev brings).
+if ! compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null || ! compgen -G "/usr/lib/llvm-*/lib/clang/*/include/stddef.h" >/dev/null; then
     missing+=(libclang-dev)
 fi
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi
-bash "$(dirname "$0")/apt-install.sh" "Open MPI / libclang" --no-recommends "${missing[@]}" openssh-client
+bash "$(dirname "$0")/apt-install.sh" "Open MPI / libclang" --no-recommends "${missing[@]}"
 echo "lazycl: installed $(mpirun --version 2>&1 | head -1)" >&2
