@@ -145,3 +145,41 @@ fn a_loop_plans_once_per_device() {
     );
     assert_eq!(d.host_waits, 0, "{d}");
 }
+
+#[test]
+fn a_scan_along_the_rows_copies_only_the_devices_totals() {
+    let one = Context::new().unwrap();
+    for devices in [2, 3] {
+        let ctx = multi(devices);
+        let host = values(10_001, 7);
+        let (x, y) = (ctx.from_slice(&host).unwrap(), one.from_slice(&host).unwrap());
+        let before = ctx.stats();
+        let s = (&x * 2.0).cumsum(0);
+        s.eval().unwrap();
+        let d = ctx.stats() - before;
+        assert_eq!(d.host_waits, 0, "{d}");
+        // Device k receives the totals of the k devices before it: 4 bytes each.
+        let copies = (devices * (devices - 1) / 2) as u64;
+        assert_eq!(
+            (d.device_copies, d.device_copy_bytes),
+            (copies, 4 * copies),
+            "{d}"
+        );
+        let (got, want) = (s.to_vec().unwrap(), (&y * 2.0).cumsum(0).to_vec().unwrap());
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!((g - w).abs() <= 1e-3 * w.abs().max(1.0), "{k}: {g} {w}");
+        }
+        let ints: Vec<i64> = (0..1001).map(|i| (i % 7) - 3).collect();
+        let (xi, yi) = (ctx.from_slice(&ints).unwrap(), one.from_slice(&ints).unwrap());
+        assert_eq!(
+            xi.cumsum_exclusive(0).to_vec().unwrap(),
+            yi.cumsum_exclusive(0).to_vec().unwrap()
+        );
+        let small: Vec<f64> = (0..301).map(|i| 1.0 + ((i % 5) as f64 - 2.0) * 1e-3).collect();
+        let (xs, ys) = (ctx.from_slice(&small).unwrap(), one.from_slice(&small).unwrap());
+        let (p, q) = (xs.cumprod(0).to_vec().unwrap(), ys.cumprod(0).to_vec().unwrap());
+        for (g, w) in p.iter().zip(&q) {
+            assert!((g - w).abs() <= 1e-12 * w.abs(), "{g} {w}");
+        }
+    }
+}

@@ -14,10 +14,14 @@ use crate::graph::{BinaryOp, InlineScalar, Node, NodeRef, Op, ReduceOp, ReduceSp
 use crate::multi::windows;
 use crate::stats::Counters;
 
-/// Whether `op` reduces along axis 0 of an operand that has one: such a node is combined
-/// across devices before anything reads it.
+/// Whether `op` reduces or scans along axis 0 of an operand that has one: such a node is
+/// combined across devices before anything reads it (`reduce`, `multi::scan`).
 pub(crate) fn crosses_devices(op: &Op) -> bool {
-    matches!(op, Op::Reduce(spec, a) if spec.axes & 1 == 1 && !a.shape.is_empty())
+    match op {
+        Op::Reduce(spec, a) => spec.axes & 1 == 1 && !a.shape.is_empty(),
+        Op::Scan(spec, a) => spec.axis == 0 && !a.shape.is_empty(),
+        _ => false,
+    }
 }
 
 /// Materializes `node`, the reduction `spec` of `operand` along axis 0 and maybe others.
@@ -55,41 +59,9 @@ pub(crate) fn reduce(multi: &Multi, node: &NodeRef, spec: ReduceSpec, operand: &
         exec::materialize(std::slice::from_ref(&partial))?;
         partials.push(partial);
     }
-    // The partials as pieces of a [devices, ..] array, whose axis-0 reduction the first
-    // device computes.
-    let stacked = Node::new(
-        multi.parts[0].clone(),
-        node.dtype,
-        std::iter::once(partials.len())
-            .chain(node.shape.iter().copied())
-            .collect(),
-        State::Parts(Arc::new(Parts {
-            pieces: shares
-                .iter()
-                .zip(&partials)
-                .enumerate()
-                .map(|(k, ((device, _), p))| Piece {
-                    device: *device,
-                    rows: k..k + 1,
-                    node: with_leading_axis(p),
-                })
-                .collect(),
-        })),
-    );
-    let all = windows::record_one(multi, 0, &stacked, 0..partials.len())?;
+    let held: Vec<(usize, NodeRef)> = shares.iter().map(|(d, _)| *d).zip(partials).collect();
     let part = &multi.parts[0];
-    let mut total = Node::new(
-        part.clone(),
-        node.dtype,
-        node.shape.clone(),
-        State::Lazy(Op::Reduce(
-            ReduceSpec {
-                op: partial_op,
-                axes: 1,
-            },
-            all,
-        )),
-    );
+    let mut total = combined(multi, 0, &held, partial_op)?;
     if spec.op == ReduceOp::Mean {
         let count: usize = (0..operand.shape.len())
             .filter(|d| spec.axes & (1 << d) != 0)
@@ -121,8 +93,45 @@ pub(crate) fn reduce(multi: &Multi, node: &NodeRef, spec: ReduceSpec, operand: &
     Ok(())
 }
 
+/// The reduction `op` along a new first axis of `partials` (each a materialized node of
+/// the device beside it, all of one shape), as a lazy node of device `device`: the
+/// partials of other devices are copied there.
+pub(crate) fn combined(
+    multi: &Multi,
+    device: usize,
+    partials: &[(usize, NodeRef)],
+    op: ReduceOp,
+) -> Result<NodeRef> {
+    let first = &partials[0].1;
+    let stacked = Node::new(
+        multi.parts[device].clone(),
+        first.dtype,
+        std::iter::once(partials.len())
+            .chain(first.shape.iter().copied())
+            .collect(),
+        State::Parts(Arc::new(Parts {
+            pieces: partials
+                .iter()
+                .enumerate()
+                .map(|(k, (d, p))| Piece {
+                    device: *d,
+                    rows: k..k + 1,
+                    node: with_leading_axis(p),
+                })
+                .collect(),
+        })),
+    );
+    let all = windows::record_one(multi, device, &stacked, 0..partials.len())?;
+    Ok(Node::new(
+        multi.parts[device].clone(),
+        first.dtype,
+        first.shape.clone(),
+        State::Lazy(Op::Reduce(ReduceSpec { op, axes: 1 }, all)),
+    ))
+}
+
 /// Device `device` computes all of `node` (fetching every row it reads).
-fn on_device(multi: &Multi, device: usize, node: &NodeRef) -> Result<()> {
+pub(crate) fn on_device(multi: &Multi, device: usize, node: &NodeRef) -> Result<()> {
     let all = 0..row_count(&node.shape);
     let made = windows::record_one(multi, device, node, all)?;
     exec::materialize(std::slice::from_ref(&made))?;

@@ -1,8 +1,9 @@
 //! A multi-device context's flush (`Context::multi`). Its arrays are recorded once, as
 //! on one device; materializing them splits the work by rows:
 //!
-//! 1. every reduction along axis 0 in the graph is computed first, in graph order, each
-//!    device reducing its rows and the first combining the partials (`combine`);
+//! 1. every reduction or scan along axis 0 in the graph is computed first, in graph
+//!    order, each device reducing (scanning) its rows and the partials combined across
+//!    devices (`combine`, `scan`);
 //! 2. then each device records its rows of the roots on its own context (`windows`,
 //!    with each operation's rule in `rows` and arrays' rows fetched by `fetch`) and
 //!    flushes them: one fused flush per device, each on that device's queue;
@@ -14,6 +15,7 @@ pub(crate) mod assign;
 pub(crate) mod combine;
 pub(crate) mod fetch;
 pub(crate) mod rows;
+pub(crate) mod scan;
 pub(crate) mod windows;
 
 use crate::backend::context::ContextInner;
@@ -46,8 +48,10 @@ pub(crate) fn materialize(roots: &[NodeRef]) -> Result<()> {
         ));
     };
     for (node, op) in windows::graph_order(roots.iter())? {
-        if let Some(Op::Reduce(spec, operand)) = op.filter(combine::crosses_devices) {
-            combine::reduce(multi, &node, spec, &operand)?;
+        match op.filter(combine::crosses_devices) {
+            Some(Op::Reduce(spec, operand)) => combine::reduce(multi, &node, spec, &operand)?,
+            Some(Op::Scan(spec, operand)) => scan::scan(multi, &node, spec, &operand)?,
+            _ => {}
         }
     }
     let mut lazy: Vec<NodeRef> = Vec::new();
