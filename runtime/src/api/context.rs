@@ -298,9 +298,11 @@ impl Context {
     /// own queue), a full or axis-0 reduction combines the devices' partial results on
     /// the first device, and a view that reads rows of another device (a shifted slice's
     /// halo, a transpose) copies just those rows across. Reading an array gathers its
-    /// parts. Operations that need an array in one device's memory (`#[kernel]`
-    /// launches, sorts, matrix products of split operands, captured steps, queues) are a
-    /// [`Error::MultiDevice`]. ARCHITECTURE.md, "Several devices", has the details.
+    /// parts. A matrix product reads the rows of its left operand and all of its right
+    /// one on each device; a captured step runs its closure each time. Operations that
+    /// need an array in one device's memory (`#[kernel]` arguments, sorts, compactions,
+    /// queues, `explain`) are an [`Error::MultiDevice`]. ARCHITECTURE.md, "Several
+    /// devices", has the details.
     ///
     /// ```
     /// # use lazycl::prelude::*;
@@ -341,7 +343,8 @@ impl Context {
         }
     }
 
-    /// The device this context runs on.
+    /// The device this context runs on (the first of a multi-device context's:
+    /// [`devices`](Context::devices) lists them all).
     pub fn device(&self) -> &DeviceInfo {
         &self.inner.device
     }
