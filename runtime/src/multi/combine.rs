@@ -32,15 +32,9 @@ pub(crate) fn reduce(multi: &Multi, node: &NodeRef, spec: ReduceSpec, operand: &
         // An index needs the values beside it: the first device reduces the whole.
         ReduceOp::ArgMin | ReduceOp::ArgMax => return on_device(multi, 0, node),
     };
-    let shares: Vec<(usize, std::ops::Range<usize>)> = split_rows(operand.shape[0], &multi.weights)
-        .into_iter()
-        .enumerate()
-        .filter(|(_, r)| !r.is_empty())
-        .collect();
-    if shares.len() <= 1 {
-        // One device holds every row (or there are none).
-        return on_device(multi, shares.first().map_or(0, |s| s.0), node);
-    }
+    let Some(shares) = shares(multi, operand) else {
+        return on_device(multi, holder(multi, operand), node);
+    };
     let mut partials: Vec<NodeRef> = Vec::new();
     for (device, rows) in &shares {
         let rows_of_device = windows::record_one(multi, *device, operand, rows.clone())?;
@@ -91,6 +85,26 @@ pub(crate) fn reduce(multi: &Multi, node: &NodeRef, spec: ReduceSpec, operand: &
     Counters::add(&part.counters.device_combines, 1);
     node.set_parts(whole_on(0, total, &node.shape));
     Ok(())
+}
+
+/// The devices that hold rows of `operand` (split by the weights), with their rows, when
+/// there are two or more; `None` when one device holds every row (or there are none).
+pub(crate) fn shares(multi: &Multi, operand: &Node) -> Option<Vec<(usize, std::ops::Range<usize>)>> {
+    let held: Vec<(usize, std::ops::Range<usize>)> = split_rows(operand.shape[0], &multi.weights)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, r)| !r.is_empty())
+        .collect();
+    (held.len() > 1).then_some(held)
+}
+
+/// The device that holds every row of `operand` when [`shares`] found one (the first
+/// device when there are no rows).
+pub(crate) fn holder(multi: &Multi, operand: &Node) -> usize {
+    split_rows(operand.shape[0], &multi.weights)
+        .iter()
+        .position(|r| !r.is_empty())
+        .unwrap_or(0)
 }
 
 /// The reduction `op` along a new first axis of `partials` (each a materialized node of

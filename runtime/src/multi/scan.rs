@@ -7,22 +7,17 @@
 use crate::backend::context::Multi;
 use crate::error::Result;
 use crate::exec;
-use crate::graph::parts::{split_rows, Parts, Piece};
+use crate::graph::parts::{Parts, Piece};
 use crate::graph::{BinaryOp, Node, NodeRef, Op, ReduceOp, ReduceSpec, ScanSpec, State};
-use crate::multi::combine::{combined, on_device};
+use crate::multi::combine::{combined, holder, on_device, shares};
 use crate::multi::windows;
 use crate::stats::Counters;
 
 /// Materializes `node`, the scan `spec` (along axis 0) of `operand`.
 pub(crate) fn scan(multi: &Multi, node: &NodeRef, spec: ScanSpec, operand: &NodeRef) -> Result<()> {
-    let shares: Vec<(usize, std::ops::Range<usize>)> = split_rows(operand.shape[0], &multi.weights)
-        .into_iter()
-        .enumerate()
-        .filter(|(_, r)| !r.is_empty())
-        .collect();
-    if shares.len() <= 1 {
-        return on_device(multi, shares.first().map_or(0, |s| s.0), node);
-    }
+    let Some(shares) = shares(multi, operand) else {
+        return on_device(multi, holder(multi, operand), node);
+    };
     let rest: crate::graph::Shape = operand.shape[1..].iter().copied().collect();
     let (join, total_op) = match spec.op {
         ReduceOp::Prod => (BinaryOp::Mul, ReduceOp::Prod),
