@@ -352,13 +352,11 @@ impl Context {
     /// A snapshot of the counters (programs built, launches, host waits, bytes moved, ...);
     /// a multi-device context's are its devices' added up ([`device_stats`](Context::device_stats)).
     pub fn stats(&self) -> Stats {
-        self.device_stats().into_iter().fold(
-            self.inner
-                .multi
-                .as_ref()
-                .map_or_else(Stats::default, |_| self.inner.counters.snapshot()),
-            |a, b| a + b,
-        )
+        let own = self.inner.counters.snapshot();
+        match &self.inner.multi {
+            None => own,
+            Some(m) => m.parts.iter().fold(own, |sum, p| sum + p.counters.snapshot()),
+        }
     }
 
     /// Waits for every command queued so far on every queue that is alive (counted as an

@@ -77,19 +77,29 @@ pub(crate) fn plan(roots: &[NodeRef]) -> Result<Option<Flush>> {
     plan_with(roots, None)
 }
 
+/// `Ok` if every root belongs to the first one's context (`ContextMismatch` naming the
+/// one that does not): a flush, on one device or several, never mixes contexts.
+pub(crate) fn same_context(roots: &[NodeRef]) -> Result<()> {
+    let Some(first) = roots.first() else {
+        return Ok(());
+    };
+    for (i, r) in roots.iter().enumerate() {
+        first.ctx.tag.check(
+            &r.ctx.tag,
+            || "eval".into(),
+            || format!("array {} of {} (shape {:?})", i + 1, roots.len(), r.shape),
+        )?;
+    }
+    Ok(())
+}
+
 /// [`plan`], the first root stored (or added) into `target`.
 fn plan_with(roots: &[NodeRef], target: Option<Target>) -> Result<Option<Flush>> {
     let Some(first) = roots.first() else {
         return Ok(None);
     };
     let ctx = first.ctx.clone();
-    for (i, r) in roots.iter().enumerate() {
-        ctx.tag.check(
-            &r.ctx.tag,
-            || "eval".into(),
-            || format!("array {} of {} (shape {:?})", i + 1, roots.len(), r.shape),
-        )?;
-    }
+    same_context(roots)?;
     let Some(collected) = crate::plan::collect(roots, target)? else {
         return Ok(None);
     };

@@ -24,7 +24,7 @@ use crate::exec;
 use crate::graph::parts::{row_count, split_rows, Parts, Piece};
 use crate::graph::{NodeRef, Op};
 
-/// Whether `node` belongs to a multi-device context.
+/// Whether `ctx` is a multi-device context.
 #[inline]
 pub(crate) fn is_multi(ctx: &ContextInner) -> bool {
     ctx.multi.is_some()
@@ -35,13 +35,7 @@ pub(crate) fn materialize(roots: &[NodeRef]) -> Result<()> {
     let Some(first) = roots.first() else {
         return Ok(());
     };
-    for (i, r) in roots.iter().enumerate() {
-        first.ctx.tag.check(
-            &r.ctx.tag,
-            || "eval".into(),
-            || format!("array {} of {} (shape {:?})", i + 1, roots.len(), r.shape),
-        )?;
-    }
+    exec::same_context(roots)?;
     let Some(multi) = first.ctx.multi.as_ref() else {
         return Err(Error::Internal(
             "a one-device array reached a multi-device flush".into(),
