@@ -67,7 +67,7 @@ fn launch_with<L: Leaves + ?Sized>(
     for (ki, plan) in replay.kernels.iter().enumerate() {
         let kernel = find(ki, plan)?;
         let ki = ki as u32;
-        let mut outputs = Vec::with_capacity(plan.outputs.len());
+        let mut outputs: smallvec::SmallVec<[Arc<DeviceBuffer>; 4]> = smallvec::SmallVec::new();
         for (k, o) in plan.outputs.iter().enumerate() {
             // (A row kernel's reductions have one element per row.)
             let row_result = plan

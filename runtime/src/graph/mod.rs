@@ -315,6 +315,33 @@ impl Op {
 }
 
 impl Op {
+    /// Calls `f` with each operand, in the order of [`Op::inputs`] (no list built).
+    pub(crate) fn each_input(&self, mut f: impl FnMut(&NodeRef)) {
+        match self {
+            Op::Scalar(_) => {}
+            Op::Unary(_, a)
+            | Op::Reduce(_, a)
+            | Op::Scan(_, a)
+            | Op::View(_, a)
+            | Op::Reshape(a)
+            | Op::WithScalar(_, a, _) => f(a),
+            Op::Binary(_, a, b) | Op::MatMul(a, b) => {
+                f(a);
+                f(b);
+            }
+            Op::Take { data, indices, .. } => {
+                f(data);
+                f(indices);
+            }
+            Op::Ternary(_, a, b, c) => {
+                f(a);
+                f(b);
+                f(c);
+            }
+            Op::Expr(_, ops) | Op::Region(_, ops) | Op::Random(_, ops) => ops.iter().for_each(f),
+        }
+    }
+
     /// This operation over other operands: `inputs` in the order of [`Op::inputs`].
     pub(crate) fn with_inputs(&self, inputs: &[NodeRef]) -> Op {
         let at = |k: usize| inputs[k].clone();
@@ -473,9 +500,20 @@ fn push_inputs(op: Op, stack: &mut smallvec::SmallVec<[NodeRef; 8]>) {
         | Op::View(_, a)
         | Op::Reshape(a)
         | Op::WithScalar(_, a, _) => stack.push(a),
-        Op::Binary(_, a, b) | Op::MatMul(a, b) => stack.extend([a, b]),
-        Op::Take { data, indices, .. } => stack.extend([data, indices]),
-        Op::Ternary(_, a, b, c) => stack.extend([a, b, c]),
+        // (Pushed one by one: `extend` costs more than the pushes for two or three.)
+        Op::Binary(_, a, b)
+        | Op::MatMul(a, b)
+        | Op::Take {
+            data: a, indices: b, ..
+        } => {
+            stack.push(a);
+            stack.push(b);
+        }
+        Op::Ternary(_, a, b, c) => {
+            stack.push(a);
+            stack.push(b);
+            stack.push(c);
+        }
         Op::Expr(_, ops) | Op::Region(_, ops) | Op::Random(_, ops) => stack.extend(ops),
     }
 }

@@ -194,41 +194,36 @@ fn collect_with(roots: &[NodeRef], scratch: &mut Scratch) -> Result<Found> {
                     v.insert(IN_PROGRESS);
                 }
             }
-            let state = node.state();
-            match &*state {
-                State::Lazy(op) => {
-                    let pending: smallvec::SmallVec<[NodeRef; 3]> = op
-                        .inputs()
-                        .into_iter()
-                        .filter(|c| !index.contains_key(&Arc::as_ptr(c)))
-                        .cloned()
-                        .collect();
-                    drop(state);
-                    stack.push((node, true));
-                    stack.extend(pending.into_iter().rev().map(|c| (c, false)));
-                    continue;
+        }
+        // One lock a visit: a lazy node's first visit pushes the operands not seen yet
+        // (above itself, the first on top); any other visit writes the entry.
+        let state = node.state();
+        if let (false, State::Lazy(op)) = (expanded, &*state) {
+            let start = stack.len();
+            op.each_input(|c| {
+                if !index.contains_key(&Arc::as_ptr(c)) {
+                    stack.push((c.clone(), false));
                 }
-                State::Ready(..) => drop(state),
-                State::Parts(_) => return Err(multi_node()),
-                State::Failed(e) => return Err((**e).clone()),
-                State::Dropped => return Err(Error::InvalidShape("a dropped array was used".into())),
-            }
+            });
+            drop(state);
+            stack[start..].reverse();
+            stack.insert(start, (node, true));
+            continue;
         }
         // An inline scalar gets its entry just before its operation's.
-        let scalar = match &*node.state() {
-            State::Lazy(Op::WithScalar(_, _, s)) => Some(*s),
+        let scalar_at = match &*state {
+            State::Lazy(Op::WithScalar(_, _, s)) => {
+                out.push(GNode {
+                    node: scalar_nodes.of(&node.ctx, s.dtype),
+                    kind: GKind::Scalar(s.bits),
+                    movement: None,
+                });
+                Some(out.len() - 1)
+            }
             _ => None,
         };
-        let scalar_at = scalar.map(|s| {
-            let at = out.len();
-            out.push(GNode {
-                node: scalar_nodes.of(&node.ctx, s.dtype),
-                kind: GKind::Scalar(s.bits),
-                movement: None,
-            });
-            at
-        });
-        let (kind, movement) = entry(&node, index, scalar_at)?;
+        let (kind, movement) = entry(&state, index, scalar_at)?;
+        drop(state);
         index.insert(key, out.len());
         out.push(GNode { node, kind, movement });
     }
@@ -261,10 +256,10 @@ impl ScalarNodes {
     }
 }
 
-/// What `node` is in the collected graph (its operands, if lazy, are in `index` already;
-/// an inline scalar's entry is at `scalar_at`).
+/// What a node of state `state` is in the collected graph (its operands, if lazy, are in
+/// `index` already; an inline scalar's entry is at `scalar_at`).
 fn entry(
-    node: &NodeRef,
+    state: &State,
     index: &HashMap<*const crate::graph::Node, usize>,
     scalar_at: Option<usize>,
 ) -> Result<(GKind, Option<Movement>)> {
@@ -274,8 +269,7 @@ fn entry(
             _ => Err(Error::Internal("graph input visited out of order".into())),
         }
     };
-    let state = node.state();
-    let (kind, movement) = match &*state {
+    let (kind, movement) = match state {
         State::Ready(b, _) => (GKind::Ready(b.clone()), None),
         State::Lazy(op) => {
             let movement = match op {

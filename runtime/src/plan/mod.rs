@@ -96,24 +96,33 @@ pub(crate) fn collect(roots: &[NodeRef], target: Option<Target>) -> Result<Optio
     if roots.is_empty() {
         return Ok(None);
     }
-    let mut needed = roots.to_vec();
-    needed.extend(
-        target
-            .as_ref()
-            .and_then(|t| t.scatter.as_ref())
-            .map(|(index, _)| index.clone()),
-    );
-    let collect::Found { graph, roots: found } = collect::collect(&needed)?;
+    // (A scatter's index array is collected after the roots; no list is built without one.)
+    let scatter_index = target
+        .as_ref()
+        .and_then(|t| t.scatter.as_ref())
+        .map(|(index, _)| index);
+    let collect::Found {
+        graph,
+        roots: mut found,
+    } = match scatter_index {
+        None => collect::collect(roots)?,
+        Some(index) => {
+            let needed: Vec<NodeRef> = roots.iter().chain([index]).cloned().collect();
+            collect::collect(&needed)?
+        }
+    };
     for g in &graph {
         if let GKind::Op(..) = g.kind {
             check_iteration_space(&g.node.shape)?;
         }
     }
-    let root_idx: Vec<usize> = found[..roots.len()].to_vec();
+    let scatter_at = found.get(roots.len()).copied();
+    found.truncate(roots.len());
+    let root_idx = found;
     let store = target.and_then(|t| {
         let scatter = match &t.scatter {
             Some((_, axis)) => Some(Scatter {
-                index: *found.get(roots.len())?,
+                index: scatter_at?,
                 axis: *axis,
             }),
             None => None,

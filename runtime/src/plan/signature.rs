@@ -11,8 +11,9 @@
 //! the flush at each launch).
 //!
 //! The rule that keeps replay correct: a fact planning reads from the graph is written
-//! here. Every word is a fixed-length field or preceded by its count, so two different
-//! graphs never write the same words.
+//! here. Every word is a fixed-length field (small fields packed into bits of their own
+//! in one word) or preceded by its count, so two different graphs never write the same
+//! words.
 
 use crate::graph::view::{Region, ViewMap};
 
@@ -24,32 +25,35 @@ use super::Collected;
 pub(crate) fn write(collected: &Collected, w: &mut Vec<u64>) {
     let graph = &collected.graph;
     w.clear();
-    w.reserve(8 * graph.len() + 8);
+    w.reserve(6 * graph.len() + 8);
     w.push(graph.len() as u64);
-    let buffers = same_buffers(collected);
-    for (i, g) in graph.iter().enumerate() {
+    let buffers = SameBuffers::of(collected);
+    for g in graph {
         let node = &g.node;
-        w.push(node.dtype as u64);
-        w.push(node.shape.len() as u64);
+        // One word for the node's type, rank and kind (each field in bits of its own).
+        let head = |kind: u64| node.dtype as u64 | kind << 8 | (node.shape.len() as u64) << 16;
+        match &g.kind {
+            GKind::Ready(_) => w.push(head(0)),
+            GKind::Scalar(_) => w.push(head(1)),
+            GKind::Op(..) => w.push(head(2)),
+        }
         w.extend(node.shape.iter().map(|&d| d as u64));
         match &g.kind {
-            GKind::Ready(_) => w.extend([0, buffers[i] as u64]),
-            GKind::Scalar(_) => w.push(1),
+            GKind::Ready(b) => w.push(buffers.first(b.mem() as usize) as u64),
+            GKind::Scalar(_) => {}
             GKind::Op(code, inputs) => {
-                w.push(2);
                 op_code(w, *code);
-                w.push(inputs.len() as u64);
+                let movement = match &g.movement {
+                    None => 0,
+                    Some(Movement::View(_)) => 1,
+                    Some(Movement::Region(_)) => 2,
+                };
+                w.push(inputs.len() as u64 | movement << 32);
                 w.extend(inputs.iter().map(|&j| j as u64));
                 match &g.movement {
-                    None => w.push(0),
-                    Some(Movement::View(map)) => {
-                        w.push(1);
-                        view_map(w, map);
-                    }
-                    Some(Movement::Region(region)) => {
-                        w.push(2);
-                        region_words(w, region);
-                    }
+                    None => {}
+                    Some(Movement::View(map)) => view_map(w, map),
+                    Some(Movement::Region(region)) => region_words(w, region),
                 }
             }
         }
@@ -70,45 +74,51 @@ pub(crate) fn write(collected: &Collected, w: &mut Vec<u64>) {
     }
 }
 
-/// For each node holding memory, the index of the first node holding the same buffer
-/// (itself if none earlier does); 0 for the others.
-fn same_buffers(collected: &Collected) -> Vec<usize> {
-    let mut first = vec![0usize; collected.graph.len()];
-    let mut held: Vec<(usize, usize)> = collected
-        .graph
-        .iter()
-        .enumerate()
-        .filter_map(|(i, g)| match &g.kind {
-            GKind::Ready(b) => Some((b.mem() as usize, i)),
-            _ => None,
-        })
-        .collect();
-    held.sort_unstable();
-    let mut k = 0;
-    while k < held.len() {
-        let (mem, owner) = held[k];
-        while k < held.len() && held[k].0 == mem {
-            first[held[k].1] = owner;
-            k += 1;
-        }
+/// The memory of a flush's materialized nodes, sorted: (buffer, graph index) pairs.
+/// Inline up to 8 (a typical flush reads a few arrays: no allocation).
+struct SameBuffers(smallvec::SmallVec<[(usize, usize); 8]>);
+
+impl SameBuffers {
+    fn of(collected: &Collected) -> SameBuffers {
+        let mut held: smallvec::SmallVec<[(usize, usize); 8]> = collected
+            .graph
+            .iter()
+            .enumerate()
+            .filter_map(|(i, g)| match &g.kind {
+                GKind::Ready(b) => Some((b.mem() as usize, i)),
+                _ => None,
+            })
+            .collect();
+        held.sort_unstable();
+        SameBuffers(held)
     }
-    first
+
+    /// The index of the first node holding buffer `mem` (the pairs are sorted by buffer,
+    /// then index).
+    fn first(&self, mem: usize) -> usize {
+        let k = self.0.partition_point(|&(m, _)| m < mem);
+        self.0.get(k).map_or(0, |&(_, i)| i)
+    }
 }
 
+/// The operation's kind in the low byte of its first word, small fields in the bits above.
 fn op_code(w: &mut Vec<u64>, code: OpCode) {
     match code {
-        OpCode::Unary(u) => w.extend([0, u as u64]),
-        OpCode::Binary(b) => w.extend([1, b as u64]),
-        OpCode::Ternary(t) => w.extend([2, t as u64]),
-        OpCode::Reduce(spec) => w.extend([3, spec.op as u64, spec.axes]),
-        OpCode::Expr(id) => w.extend([4, u64::from(id)]),
+        OpCode::Unary(u) => w.push((u as u64) << 8),
+        OpCode::Binary(b) => w.push(1 | (b as u64) << 8),
+        OpCode::Ternary(t) => w.push(2 | (t as u64) << 8),
+        OpCode::Reduce(spec) => w.extend([3 | (spec.op as u64) << 8, spec.axes]),
+        OpCode::Expr(id) => w.push(4 | u64::from(id) << 8),
         OpCode::View => w.push(5),
         OpCode::Reshape => w.push(6),
         OpCode::Region => w.push(7),
         OpCode::MatMul => w.push(8),
-        OpCode::Scan(spec) => w.extend([9, spec.op as u64, spec.axis as u64, u64::from(spec.exclusive)]),
-        OpCode::Take(t) => w.extend([10, t.axis as u64, u64::from(t.along)]),
-        OpCode::Random(r) => w.extend([11, r.draw as u64]),
+        OpCode::Scan(spec) => w.extend([
+            9 | (spec.op as u64) << 8 | u64::from(spec.exclusive) << 16,
+            spec.axis as u64,
+        ]),
+        OpCode::Take(t) => w.extend([10 | u64::from(t.along) << 8, t.axis as u64]),
+        OpCode::Random(r) => w.push(11 | (r.draw as u64) << 8),
     }
 }
 
