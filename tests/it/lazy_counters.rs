@@ -172,6 +172,45 @@ fn shared_subexpressions_and_several_outputs_share_one_kernel() {
     assert_eq!(src.matches("sqrt(").count(), bodies(&src), "{src}");
 }
 
+/// Collecting skips its table for a node that only its one consumer holds (no second
+/// path reaches it): a shared node over such nodes, reached on three paths, and the same
+/// array named twice as a root, are each collected once.
+#[test]
+fn nodes_held_once_and_shared_nodes_over_them_are_collected_once() {
+    let ctx = lazycl::Context::builder()
+        .correctly_rounded_div_sqrt(true)
+        .build()
+        .unwrap();
+    let x = ctx.from_vec((0..301).map(|i| i as f32 / 7.0).collect()).unwrap();
+    // `x * 2` and `+ 1` are temporaries: held only by their consumer.
+    let s = (&x * 2.0 + 1.0).sqrt();
+    let z = &s * &s + (&s - 3.0);
+    let before = ctx.stats();
+    lazycl::eval(&(&z, &z, &s)).unwrap();
+    let d = ctx.stats() - before;
+    assert_eq!(d.kernels_launched, 1, "{d}");
+    let (zv, sv) = (z.to_vec().unwrap(), s.to_vec().unwrap());
+    for i in 0..301 {
+        let s = (i as f32 / 7.0 * 2.0 + 1.0).sqrt();
+        assert_eq!(sv[i], s);
+        assert_eq!(zv[i], s * s + (s - 3.0));
+    }
+    // The same graph again replays the plans: one collected graph, the same signature.
+    let s2 = (&x * 2.0 + 1.0).sqrt();
+    let z2 = &s2 * &s2 + (&s2 - 3.0);
+    let before = ctx.stats();
+    lazycl::eval(&(&z2, &z2, &s2)).unwrap();
+    let d = ctx.stats() - before;
+    assert_eq!((d.plans_reused, d.flushes_planned), (1, 0), "{d}");
+    assert_eq!(z2.to_vec().unwrap(), zv);
+    // The shared node is computed once per loop body of the kernel (a scalar body, and
+    // four lanes in a vectorized one).
+    let s3 = (&x * 2.0 + 1.0).sqrt();
+    let src = (&s3 * &s3 + (&s3 - 3.0)).explain().unwrap();
+    let bodies = src.matches("out0[gid] =").count() + 4 * src.matches("4*)out0)[q] =").count();
+    assert_eq!(src.matches("sqrt(").count(), bodies, "{src}");
+}
+
 #[test]
 fn a_ten_thousand_node_chain_works() {
     let ctx = ctx();

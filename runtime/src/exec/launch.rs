@@ -183,13 +183,14 @@ pub(crate) fn scalars_of<L: Leaves + ?Sized>(
     plan: &KernelPlan,
     leaves: &L,
 ) -> Result<smallvec::SmallVec<[ScalarBits; 4]>> {
-    plan.scalars
-        .iter()
-        .map(|s| {
-            s.bits(leaves)
-                .ok_or_else(|| Error::Internal("a plan's scalar argument names no scalar".into()))
-        })
-        .collect()
+    let mut bits = smallvec::SmallVec::with_capacity(plan.scalars.len());
+    for s in &plan.scalars {
+        let Some(b) = s.bits(leaves) else {
+            return Err(Error::Internal("a plan's scalar argument names no scalar".into()));
+        };
+        bits.push(b);
+    }
+    Ok(bits)
 }
 
 /// The buffers a reduction kernel writes beside its results: the row reduction computed

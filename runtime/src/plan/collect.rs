@@ -126,32 +126,53 @@ pub(crate) struct Found {
 /// Collects every node the roots need, stopping at materialized nodes. Iterative, so a
 /// 10,000-node chain does not overflow the stack. Errors with the first recording error.
 ///
-/// Each lazy node is visited twice: first to push its operands (read under its lock,
-/// cloning only those not seen yet), then, once they are collected, to write its entry
-/// (its operation read again under the lock, operands named by index: no operation is
-/// cloned). A node another thread materialized in between is collected as memory.
+/// A depth-first walk: a lazy node is visited on the way down, to push its operands
+/// (read under its lock), and once they are collected, to write its entry (its operation
+/// read again under the lock, no operation cloned; a node another thread materialized in
+/// between is collected as memory). Each visit leaves the node's graph index on a stack
+/// of values, where its consumer takes its operands' indices. Only nodes held by more
+/// than their one consumer (or by the caller: the roots) go into the table of visited
+/// nodes, which finds them again on a second path: a node nothing else holds cannot be
+/// reached twice.
 pub(crate) fn collect(roots: &[NodeRef]) -> Result<Found> {
     // (Taken out of the thread's slot, so a nested collect would start from an empty one.)
     let mut scratch = SCRATCH.with(|s| s.take());
     let found = collect_with(roots, &mut scratch);
     scratch.index.clear();
     scratch.stack.clear();
+    scratch.values.clear();
     if scratch.index.capacity() > SCRATCH_KEPT {
         scratch.index = HashMap::default();
     }
     scratch.stack.shrink_to(SCRATCH_KEPT);
+    scratch.values.shrink_to(SCRATCH_KEPT);
     SCRATCH.with(|s| *s.borrow_mut() = scratch);
     found
 }
 
-/// What a thread's collects reuse: the table of visited nodes and the walk's stack, empty
-/// between collects, so that a small flush allocates neither.
+/// What a thread's collects reuse: the table of visited nodes and the walk's stacks, empty
+/// between collects, so that a small flush allocates none of them.
 #[derive(Default)]
 struct Scratch {
-    /// Visited nodes: their index in the collected graph, or [`IN_PROGRESS`].
+    /// Visited nodes held elsewhere too: their index in the collected graph, or
+    /// [`IN_PROGRESS`].
     index: HashMap<*const crate::graph::Node, usize>,
-    /// (node, whether its operands are collected)
-    stack: Vec<(NodeRef, bool)>,
+    stack: Vec<Visit>,
+    /// The graph indices of the nodes visited whose consumer has not taken them yet.
+    values: Vec<usize>,
+}
+
+/// A step of the walk.
+enum Visit {
+    /// Collect this node (its operands first, if lazy). `unique`: nothing but its one
+    /// consumer holds it, so no other path reaches it and the table never sees it.
+    Enter { node: NodeRef, unique: bool },
+    /// Its `operands` are collected (their indices the last values): write its entry.
+    Exit {
+        node: NodeRef,
+        unique: bool,
+        operands: usize,
+    },
 }
 
 /// Entries a thread keeps room for after a collect (more are released: one long chain
@@ -179,37 +200,69 @@ pub(crate) fn recycle(mut graph: Vec<GNode>) {
 }
 
 fn collect_with(roots: &[NodeRef], scratch: &mut Scratch) -> Result<Found> {
-    let Scratch { index, stack } = scratch;
+    let Scratch { index, stack, values } = scratch;
     let mut out: Vec<GNode> = SPARE_GRAPH.with(std::cell::Cell::take);
     let mut scalar_nodes = ScalarNodes::default();
     // (The last root is collected first: the order planning has always seen.)
-    stack.extend(roots.iter().map(|r| (r.clone(), false)));
-    while let Some((node, expanded)) = stack.pop() {
-        let key = Arc::as_ptr(&node);
-        if !expanded {
-            match index.entry(key) {
-                // Done, or being expanded through another path (its entry is on the stack).
-                std::collections::hash_map::Entry::Occupied(_) => continue,
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(IN_PROGRESS);
+    stack.extend(roots.iter().map(|r| Visit::Enter {
+        node: r.clone(),
+        unique: false,
+    }));
+    while let Some(visit) = stack.pop() {
+        let (node, unique, operands) = match visit {
+            Visit::Enter { node, unique } => {
+                if !unique {
+                    match index.entry(Arc::as_ptr(&node)) {
+                        std::collections::hash_map::Entry::Occupied(seen) => {
+                            // (Being expanded: only a cycle, which a graph cannot have.)
+                            if *seen.get() == IN_PROGRESS {
+                                return Err(Error::Internal("a node reached from its own operands".into()));
+                            }
+                            values.push(*seen.get());
+                            continue;
+                        }
+                        std::collections::hash_map::Entry::Vacant(v) => {
+                            v.insert(IN_PROGRESS);
+                        }
+                    }
                 }
+                let state = node.state();
+                if let State::Lazy(op) = &*state {
+                    // Its operands above it, the first on top. (A count of one, read under
+                    // the consumer's lock: the operation is its only holder.)
+                    let start = stack.len();
+                    op.each_input(|c| {
+                        stack.push(Visit::Enter {
+                            unique: Arc::strong_count(c) == 1,
+                            node: c.clone(),
+                        })
+                    });
+                    let operands = stack.len() - start;
+                    drop(state);
+                    stack[start..].reverse();
+                    stack.insert(
+                        start,
+                        Visit::Exit {
+                            node,
+                            unique,
+                            operands,
+                        },
+                    );
+                    continue;
+                }
+                drop(state);
+                (node, unique, 0)
             }
-        }
-        // One lock a visit: a lazy node's first visit pushes the operands not seen yet
-        // (above itself, the first on top); any other visit writes the entry.
+            Visit::Exit {
+                node,
+                unique,
+                operands,
+            } => (node, unique, operands),
+        };
+        let Some(from) = values.len().checked_sub(operands) else {
+            return Err(Error::Internal("graph operands collected out of order".into()));
+        };
         let state = node.state();
-        if let (false, State::Lazy(op)) = (expanded, &*state) {
-            let start = stack.len();
-            op.each_input(|c| {
-                if !index.contains_key(&Arc::as_ptr(c)) {
-                    stack.push((c.clone(), false));
-                }
-            });
-            drop(state);
-            stack[start..].reverse();
-            stack.insert(start, (node, true));
-            continue;
-        }
         // An inline scalar gets its entry just before its operation's.
         let scalar_at = match &*state {
             State::Lazy(Op::WithScalar(_, _, s)) => {
@@ -222,9 +275,13 @@ fn collect_with(roots: &[NodeRef], scratch: &mut Scratch) -> Result<Found> {
             }
             _ => None,
         };
-        let (kind, movement) = entry(&state, index, scalar_at)?;
+        let (kind, movement) = entry(&state, &values[from..], scalar_at)?;
         drop(state);
-        index.insert(key, out.len());
+        values.truncate(from);
+        if !unique {
+            index.insert(Arc::as_ptr(&node), out.len());
+        }
+        values.push(out.len());
         out.push(GNode { node, kind, movement });
     }
     let roots = roots
@@ -256,19 +313,17 @@ impl ScalarNodes {
     }
 }
 
-/// What a node of state `state` is in the collected graph (its operands, if lazy, are in
-/// `index` already; an inline scalar's entry is at `scalar_at`).
-fn entry(
-    state: &State,
-    index: &HashMap<*const crate::graph::Node, usize>,
-    scalar_at: Option<usize>,
-) -> Result<(GKind, Option<Movement>)> {
-    let at = |n: &NodeRef| -> Result<usize> {
-        match index.get(&Arc::as_ptr(n)) {
-            Some(&i) if i != IN_PROGRESS => Ok(i),
-            _ => Err(Error::Internal("graph input visited out of order".into())),
-        }
+/// What a node of state `state` is in the collected graph: a lazy node's operands are at
+/// `operands` (in the order of [`Op::each_input`](crate::graph::Op::each_input)), an
+/// inline scalar's entry at `scalar_at`.
+fn entry(state: &State, operands: &[usize], scalar_at: Option<usize>) -> Result<(GKind, Option<Movement>)> {
+    let at = |k: usize| -> Result<usize> {
+        operands
+            .get(k)
+            .copied()
+            .ok_or_else(|| Error::Internal("a graph operand was not collected".into()))
     };
+    let all = || -> Inputs { operands.iter().copied().collect() };
     let (kind, movement) = match state {
         State::Ready(b, _) => (GKind::Ready(b.clone()), None),
         State::Lazy(op) => {
@@ -279,39 +334,29 @@ fn entry(
             };
             let kind = match op {
                 Op::Scalar(bits) => GKind::Scalar(*bits),
-                Op::Unary(u, a) => GKind::Op(OpCode::Unary(*u), smallvec::smallvec![at(a)?]),
-                Op::Reduce(r, a) => GKind::Op(OpCode::Reduce(*r), smallvec::smallvec![at(a)?]),
-                Op::Scan(spec, a) => GKind::Op(OpCode::Scan(*spec), smallvec::smallvec![at(a)?]),
-                Op::Binary(b, x, y) => GKind::Op(OpCode::Binary(*b), smallvec::smallvec![at(x)?, at(y)?]),
-                Op::WithScalar(b, x, s) => {
+                Op::Unary(u, _) => GKind::Op(OpCode::Unary(*u), smallvec::smallvec![at(0)?]),
+                Op::Reduce(r, _) => GKind::Op(OpCode::Reduce(*r), smallvec::smallvec![at(0)?]),
+                Op::Scan(spec, _) => GKind::Op(OpCode::Scan(*spec), smallvec::smallvec![at(0)?]),
+                Op::Binary(b, _, _) => GKind::Op(OpCode::Binary(*b), smallvec::smallvec![at(0)?, at(1)?]),
+                Op::WithScalar(b, _, s) => {
                     let scalar = scalar_at
                         .ok_or_else(|| Error::Internal("an inline scalar was not collected".into()))?;
                     let inputs = match s.side {
-                        Side::Left => smallvec::smallvec![scalar, at(x)?],
-                        Side::Right => smallvec::smallvec![at(x)?, scalar],
+                        Side::Left => smallvec::smallvec![scalar, at(0)?],
+                        Side::Right => smallvec::smallvec![at(0)?, scalar],
                     };
                     GKind::Op(OpCode::Binary(*b), inputs)
                 }
-                Op::MatMul(x, y) => GKind::Op(OpCode::MatMul, smallvec::smallvec![at(x)?, at(y)?]),
-                Op::Take { spec, data, indices } => {
-                    GKind::Op(OpCode::Take(*spec), smallvec::smallvec![at(data)?, at(indices)?])
+                Op::MatMul(..) => GKind::Op(OpCode::MatMul, smallvec::smallvec![at(0)?, at(1)?]),
+                Op::Take { spec, .. } => GKind::Op(OpCode::Take(*spec), smallvec::smallvec![at(0)?, at(1)?]),
+                Op::Expr(t, _) => GKind::Op(OpCode::Expr(crate::graph::template::template_id(t)), all()),
+                Op::Ternary(t, ..) => {
+                    GKind::Op(OpCode::Ternary(*t), smallvec::smallvec![at(0)?, at(1)?, at(2)?])
                 }
-                Op::Expr(t, ops) => GKind::Op(
-                    OpCode::Expr(crate::graph::template::template_id(t)),
-                    ops.iter().map(at).collect::<Result<Inputs>>()?,
-                ),
-                Op::Ternary(t, x, y, z) => {
-                    GKind::Op(OpCode::Ternary(*t), smallvec::smallvec![at(x)?, at(y)?, at(z)?])
-                }
-                Op::View(_, a) => GKind::Op(OpCode::View, smallvec::smallvec![at(a)?]),
-                Op::Reshape(a) => GKind::Op(OpCode::Reshape, smallvec::smallvec![at(a)?]),
-                Op::Region(_, ops) => {
-                    GKind::Op(OpCode::Region, ops.iter().map(at).collect::<Result<Inputs>>()?)
-                }
-                Op::Random(spec, ops) => GKind::Op(
-                    OpCode::Random(*spec),
-                    ops.iter().map(at).collect::<Result<Inputs>>()?,
-                ),
+                Op::View(..) => GKind::Op(OpCode::View, smallvec::smallvec![at(0)?]),
+                Op::Reshape(_) => GKind::Op(OpCode::Reshape, smallvec::smallvec![at(0)?]),
+                Op::Region(..) => GKind::Op(OpCode::Region, all()),
+                Op::Random(spec, _) => GKind::Op(OpCode::Random(*spec), all()),
             };
             (kind, movement)
         }
