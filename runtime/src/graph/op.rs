@@ -1,0 +1,326 @@
+//! How a lazy node is computed: its operation ([`Op`]) over its operands, and the kinds
+//! an operation carries (elementwise, reduction, scan, take, random, an inline scalar).
+
+use std::sync::Arc;
+
+use super::{template, view, NodeRef};
+use crate::dtype::{DType, ScalarBits};
+
+/// Elementwise unary operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum UnaryOp {
+    Neg,
+    Not,
+    Sqrt,
+    Exp,
+    Exp2,
+    Ln,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Cbrt,
+    Erf,
+    Erfc,
+    Ln1p,
+    ExpM1,
+    Lgamma,
+    Tgamma,
+    Abs,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Signum,
+    Cast,
+}
+
+/// Elementwise binary operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Min,
+    Max,
+    Pow,
+    PowI,
+    Atan2,
+    Hypot,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl BinaryOp {
+    /// The operation as the user wrote it, for error messages.
+    pub fn user_name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "`+`",
+            BinaryOp::Sub => "`-`",
+            BinaryOp::Mul => "`*`",
+            BinaryOp::Div => "`/`",
+            BinaryOp::Rem => "`%`",
+            BinaryOp::Min => "minimum",
+            BinaryOp::Max => "maximum",
+            BinaryOp::Pow => "powf",
+            BinaryOp::PowI => "powi",
+            BinaryOp::Atan2 => "atan2",
+            BinaryOp::Hypot => "hypot",
+            BinaryOp::BitAnd => "`&`",
+            BinaryOp::BitOr => "`|`",
+            BinaryOp::BitXor => "`^`",
+            BinaryOp::Lt => "lt",
+            BinaryOp::Le => "le",
+            BinaryOp::Gt => "gt",
+            BinaryOp::Ge => "ge",
+            BinaryOp::Eq => "eq",
+            BinaryOp::Ne => "ne",
+        }
+    }
+
+    /// Comparisons produce `bool`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
+        )
+    }
+}
+
+/// Elementwise ternary operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TernaryOp {
+    /// `mask ? a : b`.
+    Select,
+    /// `a * b + c` with one rounding.
+    MulAdd,
+    /// `x` limited to `[lo, hi]`.
+    Clamp,
+}
+
+impl TernaryOp {
+    /// The operation as the user wrote it, for error messages.
+    pub fn user_name(self) -> &'static str {
+        match self {
+            TernaryOp::Select => "select",
+            TernaryOp::MulAdd => "mul_add",
+            TernaryOp::Clamp => "clamp",
+        }
+    }
+}
+
+/// Reductions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// Sum (wrapping for integers, compensated for floats).
+    Sum,
+    /// Product (wrapping for integers).
+    Prod,
+    /// Smallest element (NaN ignored, as by `nanmin`: NaN only if all are NaN).
+    Min,
+    /// Largest element (NaN ignored, as by `nanmax`: NaN only if all are NaN).
+    Max,
+    /// Arithmetic mean (floats).
+    Mean,
+    /// Index of the first smallest element (NaN ignored; 0 if all are NaN).
+    ArgMin,
+    /// Index of the first largest element (NaN ignored; 0 if all are NaN).
+    ArgMax,
+}
+
+impl ReduceOp {
+    /// Sum and Mean are linear: a reduction of a matrix product along one of its matrix
+    /// axes is the product with that operand reduced (`api::matmul`).
+    pub fn is_linear(self) -> bool {
+        matches!(self, ReduceOp::Sum | ReduceOp::Mean)
+    }
+
+    /// ArgMin and ArgMax produce `u64` indices.
+    pub fn is_arg(self) -> bool {
+        matches!(self, ReduceOp::ArgMin | ReduceOp::ArgMax)
+    }
+}
+
+/// A reduction over some axes of its input (bit `d` of `axes` set: axis `d` is reduced).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ReduceSpec {
+    pub(crate) op: ReduceOp,
+    pub(crate) axes: u64,
+}
+
+/// A scan along one axis: element `i` along it combines the elements `0..=i` (`..i`
+/// when `exclusive`, the first being the operation's identity). `op` is `Sum` or `Prod`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ScanSpec {
+    pub(crate) op: ReduceOp,
+    pub(crate) axis: usize,
+    pub(crate) exclusive: bool,
+}
+
+/// How `indices` pick elements of `data` along `axis`, clamped into it (numpy's
+/// `mode='clip'`): the whole index array at each position of the other axes (`take`,
+/// shape `data[..axis] ++ indices ++ data[axis + 1..]`), or one index per position of an
+/// index array of `data`'s rank (`take_along_axis`, the shapes broadcast but along `axis`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct TakeSpec {
+    pub(crate) axis: usize,
+    pub(crate) along: bool,
+}
+
+/// What a random node draws (`api::random`): the distribution; the element type is the
+/// node's. Its operands are `u64` scalars, the seed and the stream's offset, and for
+/// [`Draw::Integers`] the range's low end and length in the element type's unsigned
+/// type: all kernel arguments, so a new seed builds nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct RandomSpec {
+    pub(crate) draw: Draw,
+}
+
+/// How a random element is drawn (`lazycl-clc`'s table of the bit layouts).
+pub(crate) use crate::dtype::Draw;
+
+/// A host scalar operand stored in its operation's node ([`Op::WithScalar`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct InlineScalar {
+    pub(crate) bits: ScalarBits,
+    pub(crate) dtype: DType,
+    pub(crate) side: Side,
+}
+
+/// Which operand of a binary operation the scalar is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    Left,
+    Right,
+}
+
+/// Calls `$f` with each operand of `$op`, in the order of [`Op::inputs`]: by reference
+/// for an `&Op`, by value for an `Op` (dropping a chain takes its operands uncloned).
+macro_rules! each_operand {
+    ($op:expr, $f:expr) => {{
+        let mut f = $f;
+        match $op {
+            Op::Scalar(_) => {}
+            Op::Unary(_, a)
+            | Op::Reduce(_, a)
+            | Op::Scan(_, a)
+            | Op::View(_, a)
+            | Op::Reshape(a)
+            | Op::WithScalar(_, a, _) => f(a),
+            Op::Binary(_, a, b)
+            | Op::MatMul(a, b)
+            | Op::Take {
+                data: a, indices: b, ..
+            } => {
+                f(a);
+                f(b);
+            }
+            Op::Ternary(_, a, b, c) => {
+                f(a);
+                f(b);
+                f(c);
+            }
+            Op::Expr(_, ops) | Op::Region(_, ops) | Op::Random(_, ops) => ops.into_iter().for_each(f),
+        }
+    }};
+}
+pub(crate) use each_operand;
+
+/// How a lazy node is computed from its inputs.
+#[derive(Clone)]
+pub(crate) enum Op {
+    /// A host scalar: becomes a by-value kernel argument.
+    Scalar(ScalarBits),
+    Unary(UnaryOp, NodeRef),
+    Binary(BinaryOp, NodeRef, NodeRef),
+    /// A binary operation between an array and a host scalar stored inline (`&x * 2.0`,
+    /// `2.0 - &x`): one node where a scalar node of its own would make two. Collecting
+    /// gives the scalar an entry of its own, so planning sees what it sees for a scalar
+    /// node.
+    WithScalar(BinaryOp, NodeRef, InlineScalar),
+    Ternary(TernaryOp, NodeRef, NodeRef, NodeRef),
+    Reduce(ReduceSpec, NodeRef),
+    Scan(ScanSpec, NodeRef),
+    /// An `expr!` over any number of operands.
+    Expr(&'static template::ExprTemplate, smallvec::SmallVec<[NodeRef; 4]>),
+    /// A view of its source through an index map (never a view of a view: maps compose
+    /// when recorded).
+    View(Arc<view::ViewMap>, NodeRef),
+    /// The source's elements in row-major order, with this node's shape (same count).
+    Reshape(NodeRef),
+    /// Elements picked from several sources by position (`concatenate`, `pad`).
+    Region(Arc<view::Region>, smallvec::SmallVec<[NodeRef; 4]>),
+    /// The matrix product of `[.., m, k]` and `[.., k, n]` (batch axes broadcast),
+    /// `[.., m, n]`.
+    MatMul(NodeRef, NodeRef),
+    /// Elements of `data` picked along an axis by `indices` ([`TakeSpec`]).
+    Take {
+        spec: TakeSpec,
+        data: NodeRef,
+        indices: NodeRef,
+    },
+    /// Counter-based random numbers (Philox4x32-10) with no memory of their own: the
+    /// element at row-major index `i` of this node's shape is a function of the operands
+    /// (seed, offset, and an integer range: scalars) and `i` alone ([`RandomSpec`]).
+    Random(RandomSpec, smallvec::SmallVec<[NodeRef; 4]>),
+}
+
+impl Op {
+    /// The operands, in the order every walk of the graph uses.
+    pub(crate) fn inputs(&self) -> smallvec::SmallVec<[&NodeRef; 3]> {
+        let mut inputs = smallvec::SmallVec::new();
+        self.each_input(|a| inputs.push(a));
+        inputs
+    }
+
+    /// Calls `f` with each operand, in the order of [`Op::inputs`] (no list built).
+    pub(crate) fn each_input<'a>(&'a self, f: impl FnMut(&'a NodeRef)) {
+        each_operand!(self, f)
+    }
+
+    /// This operation over other operands: `inputs` in the order of [`Op::inputs`].
+    pub(crate) fn with_inputs(&self, inputs: &[NodeRef]) -> Op {
+        let at = |k: usize| inputs[k].clone();
+        match self {
+            Op::Scalar(bits) => Op::Scalar(*bits),
+            Op::Unary(u, _) => Op::Unary(*u, at(0)),
+            Op::Reduce(r, _) => Op::Reduce(*r, at(0)),
+            Op::Scan(s, _) => Op::Scan(*s, at(0)),
+            Op::View(m, _) => Op::View(m.clone(), at(0)),
+            Op::Reshape(_) => Op::Reshape(at(0)),
+            Op::WithScalar(b, _, s) => Op::WithScalar(*b, at(0), *s),
+            Op::Binary(b, _, _) => Op::Binary(*b, at(0), at(1)),
+            Op::MatMul(_, _) => Op::MatMul(at(0), at(1)),
+            Op::Take { spec, .. } => Op::Take {
+                spec: *spec,
+                data: at(0),
+                indices: at(1),
+            },
+            Op::Ternary(t, _, _, _) => Op::Ternary(*t, at(0), at(1), at(2)),
+            Op::Expr(t, _) => Op::Expr(t, inputs.iter().cloned().collect()),
+            Op::Region(r, _) => Op::Region(r.clone(), inputs.iter().cloned().collect()),
+            Op::Random(r, _) => Op::Random(*r, inputs.iter().cloned().collect()),
+        }
+    }
+}
