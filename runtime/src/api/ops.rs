@@ -72,7 +72,6 @@ pub(crate) fn record<R: Element>(
     op: impl FnOnce() -> Op,
 ) -> Array<R> {
     let ctx = &inputs[0].ctx;
-    // (`from_slice` copies; `clone` would extend element by element.)
     let mut shape = crate::graph::Shape::from_slice(&inputs[0].shape);
     for n in inputs {
         if let Some(e) = failure(n) {
@@ -85,9 +84,6 @@ pub(crate) fn record<R: Element>(
             .check(&n.ctx.tag, name, || format!("an operand of shape {:?}", n.shape))
         {
             return Array::failed(ctx, shape, e);
-        }
-        if n.shape == shape {
-            continue;
         }
         match broadcast(&shape, &n.shape) {
             Some(s) => shape = s,
