@@ -14,6 +14,7 @@
 mod arrays;
 mod builds;
 mod chart;
+mod footprint;
 mod gemm;
 mod host;
 mod multi;
@@ -96,6 +97,10 @@ struct Cli {
     /// device of the first device's platform); `1:0,1:0` opens one device twice
     #[arg(long, value_name = "DEVICES")]
     multi_devices: Option<String>,
+    /// Repeats one host operation with the host's caches emptied before each, for a cache
+    /// simulator to count what it touches (scripts/footprint.sh); prints no rows
+    #[arg(long, value_name = "SIDE")]
+    footprint: Option<footprint::Side>,
     /// Computes one first result and exits (the report times this, in a child process)
     #[arg(long, hide = true)]
     first_result: bool,
@@ -468,6 +473,9 @@ fn run() -> R<()> {
     let cli = Cli::parse();
     if cli.first_result {
         return first_result();
+    }
+    if let Some(side) = cli.footprint {
+        return footprint::run(side);
     }
     let quick = cli.quick || std::env::var("LAZYCL_EXAMPLE_SMALL").is_ok();
     let out = Output {
