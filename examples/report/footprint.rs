@@ -7,13 +7,16 @@
 //! data it touches. Each repetition here empties the caches (64 MiB written), launches a
 //! short kernel (as the long kernel's launch does, it warms the launch path and the
 //! driver's), then runs the operation alone in its own function, which the simulator
-//! counts (`counted`): `op_lazy` (`2.0 * &x` + `eval()`), `op_captured` (the same captured, `run`), or
-//! `op_raw` (three arguments set and one enqueue of a hand-written kernel).
+//! counts (`counted`): `op_lazy` (`2.0 * &x` + `eval()`: handed to the dispatch thread,
+//! or flushed by the caller on a context that flushes inline), `op_captured` (the same
+//! captured, `run`), or `op_raw` (three arguments set and one enqueue of a hand-written
+//! kernel). Only the calling thread's work is counted: a handed-over flush runs on the
+//! dispatch thread.
 
 use std::hint::black_box;
 
 use clap::ValueEnum;
-use lazycl::{Array, Context, Dims, Kernel, KernelArg, Step};
+use lazycl::{Array, Context, Dims, Dispatch, Kernel, KernelArg, Step};
 use opencl3::kernel::Kernel as RawKernel;
 use opencl3::memory::ClMem;
 use opencl3::types::cl_mem;
@@ -24,8 +27,10 @@ use super::{lz, ADD_ONE};
 /// Which operation `--footprint` repeats.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Side {
-    /// `2.0 * &x` + `eval()`
+    /// `2.0 * &x` + `eval()`, handed to the dispatch thread (the default)
     Lazy,
+    /// `2.0 * &x` + `eval()` on a context that flushes on the caller (`Dispatch::Inline`)
+    Inline,
     /// the same operation captured (`Context::capture`), run
     Captured,
     /// the raw baseline: arguments set, one enqueue
@@ -48,7 +53,10 @@ struct RawScale<'a> {
 }
 
 pub fn run(side: Side) -> R<()> {
-    let ctx = lz(Context::new())?;
+    let ctx = match side {
+        Side::Inline => lz(Context::builder().dispatch(Dispatch::Inline).build())?,
+        _ => lz(Context::new())?,
+    };
     let raw = Raw::open(ctx.device())?;
     let host: Vec<f32> = (0..N).map(|i| i as f32).collect();
     let x = lz(ctx.from_slice(&host))?;
@@ -82,7 +90,7 @@ pub fn run(side: Side) -> R<()> {
         black_box(&evict);
         match side {
             Side::Raw => raw.enqueue_no_event(&radd, 256, None)?,
-            Side::Lazy | Side::Captured => {
+            Side::Lazy | Side::Inline | Side::Captured => {
                 let args = [
                     small_arg.mem(),
                     KernelArg::Scalar(lazycl::Element::to_arg_bits(256u64)),
@@ -96,7 +104,7 @@ pub fn run(side: Side) -> R<()> {
     }
     // The side's operation computed what it should (the raw side: its last enqueue's output).
     let out = match side {
-        Side::Lazy => lz((2.0 * &x).to_vec())?,
+        Side::Lazy | Side::Inline => lz((2.0 * &x).to_vec())?,
         Side::Captured => lz(scale.run(&x).and_then(|y| y.to_vec()))?,
         Side::Raw => {
             let mut out = vec![0.0f32; N];
@@ -120,7 +128,7 @@ fn counted(
     rscale: &RawScale<'_>,
 ) -> R<()> {
     match side {
-        Side::Lazy => op_lazy(x),
+        Side::Lazy | Side::Inline => op_lazy(x),
         Side::Captured => op_captured(scale, x),
         Side::Raw => op_raw(rscale),
     }

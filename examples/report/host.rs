@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use lazycl::{Array, Context, Dims, Kernel, KernelArg, LaunchOptions};
+use lazycl::{Array, Context, Dims, Dispatch, Kernel, KernelArg, LaunchOptions};
 use opencl3::kernel::Kernel as RawKernel;
 use opencl3::memory::{Buffer, ClMem};
 
@@ -17,17 +17,26 @@ use super::{calibrate_spin, chain8, lz, median, per_call, Report, ADD_ONE, SPIN}
 const TARGET_US_PER_NODE: f64 = 1.0;
 
 /// Every host row: a bound kernel's launch, a cached flush, a logistic-regression step,
-/// the first lazy operation after a long kernel.
+/// the first lazy operation after a long kernel. `ctx` hands `eval()`s to its dispatch
+/// thread (the default); rows that time a flush itself run on a context of the same
+/// device that flushes inline.
 pub fn rows(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usize) -> R<()> {
     let reps = if quick { 2000 } else { 20000 };
-    launch(rep, ctx, raw, trials, reps)?;
-    logreg_step(rep, ctx, raw, quick, trials, reps / 4)?;
-    after_long_kernel(rep, ctx, raw)
+    let inline = inline_context()?;
+    launch(rep, ctx, &inline, raw, trials, reps)?;
+    logreg_step(rep, ctx, &inline, raw, quick, trials, reps / 4)?;
+    after_long_kernel(rep, ctx, &inline, raw)
+}
+
+/// A context like `Context::new()`'s whose `eval()` flushes on the calling thread.
+fn inline_context() -> R<Context> {
+    lz(Context::builder().dispatch(Dispatch::Inline).build())
 }
 
 /// A bound kernel's launch against a raw launch, and a cached lazy flush of the 8-op
-/// chain against one raw launch of the hand-written chain.
-fn launch(rep: &mut Report, ctx: &Context, raw: &Raw, trials: usize, reps: usize) -> R<()> {
+/// chain (on `inline`, flushed by the caller) against one raw launch of the hand-written
+/// chain; and a loop of the same `eval()`s handed to `ctx`'s dispatch thread.
+fn launch(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Raw, trials: usize, reps: usize) -> R<()> {
     let n = 1024usize;
     let mut x = lz(ctx.zeros::<f32>(n))?;
     let k = lz(Kernel::bind(ctx, &ADD_ONE))?;
@@ -71,9 +80,15 @@ fn launch(rep: &mut Report, ctx: &Context, raw: &Raw, trials: usize, reps: usize
     );
 
     // A cached lazy flush of an 8-op chain at n = 16 vs one raw launch.
+    let small_inline = lz(inline.from_slice(&[0.5f32; 16]))?;
+    let eval_inline = || lz(chain8(&small_inline).eval().map(drop));
+    eval_inline()?;
+    let flush = per_call(trials, reps / 4, eval_inline, || lz(inline.synchronize()))?;
+    // The same `eval()`s handed over: the loop runs at the pace of the slower of the
+    // caller and the dispatch thread (at most `MAX_PENDING_JOBS` ahead).
     let small = lz(ctx.from_slice(&[0.5f32; 16]))?;
-    lz(chain8(&small).eval().map(|_| ()))?;
-    let flush = per_call(trials, reps / 4, || lz(chain8(&small).eval().map(|_| ())), sync)?;
+    lz(chain8(&small).eval().map(drop))?;
+    let handed = per_call(trials, reps / 4, || lz(chain8(&small).eval().map(drop)), sync)?;
     let rc = raw.kernel(raw::CHAIN8, "chain8")?;
     let rin = raw.buffer_f32(&[0.5; 16])?;
     let rout = raw.buffer_f32(&[0.0; 16])?;
@@ -84,6 +99,13 @@ fn launch(rep: &mut Report, ctx: &Context, raw: &Raw, trials: usize, reps: usize
     rep.add(
         "host time of a cached lazy flush (8-op chain, n=16)",
         flush * 1e6,
+        one * 1e6,
+        "µs",
+        "one raw launch",
+    );
+    rep.add(
+        "host time per eval() handed to the dispatch thread, in a loop (8-op chain, n=16)",
+        handed * 1e6,
         one * 1e6,
         "µs",
         "one raw launch",
@@ -139,8 +161,9 @@ impl<'a> RawLaunch3<'a> {
 
 /// Host time of one logistic-regression step (`logreg::Model::step`, as the example
 /// runs it: the residual stored on CPU devices, fused on GPUs), recorded and flushed
-/// without waiting, against the raw launches of as many kernels (`RawLaunch3`, `reps`
-/// launches a trial, its trials interleaved with the step's).
+/// without waiting (by `ctx`'s dispatch thread, and by the caller on `inline`), against
+/// the raw launches of as many kernels (`RawLaunch3`, `reps` launches a trial, its trials
+/// interleaved with the step's).
 ///
 /// Timing: blocks of `STEPS` steps back to back, as a training loop runs them, timed as
 /// a whole; `synchronize` between blocks, outside the timed part, so that the queue
@@ -148,7 +171,15 @@ impl<'a> RawLaunch3<'a> {
 /// and one block's device work is done before the next starts. The step never waits
 /// for the device (the example's claim): a block that counted a host wait is an error,
 /// since its time would not be the host's alone. Median over the blocks.
-fn logreg_step(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usize, reps: usize) -> R<()> {
+fn logreg_step(
+    rep: &mut Report,
+    ctx: &Context,
+    inline: &Context,
+    raw: &Raw,
+    quick: bool,
+    trials: usize,
+    reps: usize,
+) -> R<()> {
     const STEPS: usize = 10;
     // Blocks are cheap: many of them, so that the median holds on a shared machine.
     const BLOCKS: usize = 21;
@@ -156,11 +187,14 @@ fn logreg_step(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: 
     let (xh, yh) = logreg::make_classification::<f32>(n, d);
     let fuse = ctx.device().device_type == lazycl::DeviceType::Gpu;
     let mut model = lz(logreg::Model::new(ctx, &xh, &yh, n, d, fuse))?;
+    let mut model_inline = lz(logreg::Model::new(inline, &xh, &yh, n, d, fuse))?;
     // Warm-up: every program of the step built (or loaded).
     for _ in 0..3 {
         lz(model.step().map(drop))?;
+        lz(model_inline.step().map(drop))?;
     }
     lz(ctx.synchronize())?;
+    lz(inline.synchronize())?;
     let before = ctx.stats();
     lz(model.step().map(drop))?;
     let kernels = (ctx.stats() - before).kernels_launched;
@@ -178,6 +212,7 @@ fn logreg_step(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: 
     (w, b) = lz(captured.run((&w, &b)))?;
     let captured_kernels = (ctx.stats() - s0).kernels_launched;
     let (mut times, mut run_times, mut raw_times) = (Vec::new(), Vec::new(), Vec::new());
+    let mut inline_times = Vec::new();
     for _ in 0..BLOCKS.max(trials) {
         times.push(block(ctx, STEPS, || lz(model.step().map(drop)))?);
         lz(ctx.synchronize())?;
@@ -186,15 +221,27 @@ fn logreg_step(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: 
             Ok(())
         })?);
         lz(ctx.synchronize())?;
+        inline_times.push(block(inline, STEPS, || lz(model_inline.step().map(drop)))?);
+        lz(inline.synchronize())?;
         raw_times.push(raw_launch.time(reps)?);
     }
     let raw_launch = median(raw_times);
     rep.add(
         format!(
             "host time per logistic-regression step {n}x{d} f32 ({kernels} kernels, \
-             recorded + flushed)"
+             recorded + flushed by the dispatch thread)"
         ),
         median(times) * 1e6,
+        kernels as f64 * raw_launch * 1e6,
+        "µs",
+        "as many raw launches, 3 args set each",
+    );
+    rep.add(
+        format!(
+            "host time per logistic-regression step {n}x{d} f32 ({kernels} kernels, \
+             recorded + flushed inline)"
+        ),
+        median(inline_times) * 1e6,
         kernels as f64 * raw_launch * 1e6,
         "µs",
         "as many raw launches, 3 args set each",
@@ -212,7 +259,8 @@ fn logreg_step(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: 
     Ok(())
 }
 
-/// Host seconds per step of `steps` calls of `step` timed as a whole; an error if the
+/// Host seconds per step of `steps` calls of `step` timed as a whole, until every flush
+/// of the block was enqueued (those handed to the dispatch thread too); an error if the
 /// block waited for the device or built a program (its time would not be the host's).
 fn block(ctx: &Context, steps: usize, mut step: impl FnMut() -> R<()>) -> R<f64> {
     let s0 = ctx.stats();
@@ -220,6 +268,7 @@ fn block(ctx: &Context, steps: usize, mut step: impl FnMut() -> R<()>) -> R<f64>
     for _ in 0..steps {
         step()?;
     }
+    lz(ctx.wait_dispatched())?;
     let took = t.elapsed().as_secs_f64();
     let d = ctx.stats() - s0;
     if d.host_waits != 0 || d.waits_backpressure != 0 || d.programs_built != 0 {
@@ -232,37 +281,63 @@ fn block(ctx: &Context, steps: usize, mut step: impl FnMut() -> R<()>) -> R<f64>
     Ok(took / steps as f64)
 }
 
+/// A `SPIN` kernel bound on one context: a ~`TARGET`-second kernel on its default queue.
+struct Spin {
+    kernel: Kernel,
+    items: usize,
+    arg: lazycl::ArrayArg,
+    _buf: Array<f32>,
+}
+
+impl Spin {
+    fn new(ctx: &Context) -> R<Spin> {
+        let items = (ctx.device().compute_units as usize * 256).max(256);
+        let buf = lz(ctx.full(items, 1.0f32))?;
+        Ok(Spin {
+            kernel: lz(Kernel::bind(ctx, &SPIN))?,
+            items,
+            arg: lz(buf.kernel_arg())?,
+            _buf: buf,
+        })
+    }
+
+    fn launch(&self, iters: u32) -> R<()> {
+        let args = [
+            self.arg.mem(),
+            KernelArg::Scalar(lazycl::Element::to_arg_bits(iters)),
+        ];
+        lz(self.kernel.launch(Dims::from(self.items), None, &args))
+    }
+}
+
 /// The first lazy operation after a long kernel: `2.0 * &x` + `eval()` (x of 2^16 f32,
-/// its program built before) right after a ~80 ms kernel was enqueued on the same queue;
-/// against a raw enqueue (arguments set, no event) of a kernel computing the same, right
-/// after a raw long kernel on the raw queue. Each trial is one operation, timed alone;
-/// both queues are finished between trials, outside the timing.
-fn after_long_kernel(rep: &mut Report, ctx: &Context, raw: &Raw) -> R<()> {
+/// its program built before) right after a ~80 ms kernel was enqueued on the same queue,
+/// handed to `ctx`'s dispatch thread, and flushed on the caller by `inline`; against a
+/// raw enqueue (arguments set, no event) of a kernel computing the same, right after a
+/// raw long kernel on the raw queue. Each trial is one operation, timed alone; every
+/// queue is finished between trials, outside the timing.
+fn after_long_kernel(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Raw) -> R<()> {
     const TRIALS: usize = 7;
     const TARGET: f64 = 0.080;
     let n = 1usize << 16;
     let host: Vec<f32> = (0..n).map(|i| (i % 100) as f32 / 100.0 - 0.5).collect();
-    let items = (ctx.device().compute_units as usize * 256).max(256);
-    let spin = lz(Kernel::bind(ctx, &SPIN))?;
-    let buf = lz(ctx.full(items, 1.0f32))?;
-    let b = lz(buf.kernel_arg())?;
-    let long = |iters: u32| -> R<()> {
-        let args = [b.mem(), KernelArg::Scalar(lazycl::Element::to_arg_bits(iters))];
-        lz(spin.launch(Dims::from(items), None, &args))
-    };
+    let (spin, spin_inline) = (Spin::new(ctx)?, Spin::new(inline)?);
     let (iters, spin_time) = calibrate_spin(TARGET, |iters| {
-        long(iters)?;
+        spin.launch(iters)?;
         lz(ctx.synchronize())
     })?;
     let x = lz(ctx.from_slice(&host))?;
-    lz((2.0 * &x).eval().map(drop))?;
-    lz(ctx.synchronize())?;
+    let xi = lz(inline.from_slice(&host))?;
+    for (c, x) in [(ctx, &x), (inline, &xi)] {
+        lz((2.0 * x).eval().map(drop))?;
+        lz(c.synchronize())?;
+    }
     let rspin = raw.kernel(raw::SPIN, "spin")?;
-    let rbuf = raw.buffer_f32(&vec![1.0; items])?;
+    let rbuf = raw.buffer_f32(&vec![1.0; spin.items])?;
     raw.set_mem(&rspin, 0, rbuf.get())?;
     let rlong = |iters: u32| -> R<()> {
         raw.set(&rspin, 1, &iters)?;
-        raw.enqueue_no_event(&rspin, items, None)
+        raw.enqueue_no_event(&rspin, spin.items, None)
     };
     // The same kernel with the same iterations on the same device: as long as lazycl's.
     let t = Instant::now();
@@ -280,25 +355,26 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, raw: &Raw) -> R<()> {
     };
     rscale()?;
     raw.finish()?;
-    // Interleaved trials (ours, raw, ours, ...), so that drift of the machine's speed
-    // does not favour either side.
     // The same operation captured: `scale.run(&x)`.
     let scale = ctx.capture(|x: Array<f32>| Ok(2.0 * &x));
     lz(scale.run(&x).map(drop))?;
     lz(ctx.synchronize())?;
-    let (mut ours, mut captured, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
+    // Interleaved trials (handed over, inline, captured, raw, handed over, ...), so that
+    // drift of the machine's speed does not favour any side.
+    let (mut handed, mut flushed, mut captured, mut theirs) = (vec![], vec![], vec![], vec![]);
+    let timed = |c: &Context, spin: &Spin, out: &mut Vec<f64>, op: &dyn Fn() -> R<()>| -> R<()> {
+        spin.launch(iters)?;
+        let t = Instant::now();
+        op()?;
+        out.push(t.elapsed().as_secs_f64());
+        lz(c.synchronize())
+    };
     for _ in 0..TRIALS {
-        long(iters)?;
-        let t = Instant::now();
-        let y = 2.0 * &x;
-        lz(y.eval().map(drop))?;
-        ours.push(t.elapsed().as_secs_f64());
-        lz(ctx.synchronize())?;
-        long(iters)?;
-        let t = Instant::now();
-        lz(scale.run(&x).map(drop))?;
-        captured.push(t.elapsed().as_secs_f64());
-        lz(ctx.synchronize())?;
+        timed(ctx, &spin, &mut handed, &|| lz((2.0 * &x).eval().map(drop)))?;
+        timed(inline, &spin_inline, &mut flushed, &|| {
+            lz((2.0 * &xi).eval().map(drop))
+        })?;
+        timed(ctx, &spin, &mut captured, &|| lz(scale.run(&x).map(drop)))?;
         rlong(iters)?;
         let t = Instant::now();
         rscale()?;
@@ -316,23 +392,23 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, raw: &Raw) -> R<()> {
         rspin_time * 1e3
     );
     let worst = |v: &[f64]| v.iter().fold(0.0f64, |m, &t| m.max(t));
-    rep.add(
-        format!("host time of the first `2.0 * &x` + eval after a ~80 ms kernel (median of {TRIALS})"),
-        median(ours.clone()) * 1e6,
-        median(theirs.clone()) * 1e6,
-        "µs",
-        "raw enqueue after a raw long kernel",
-    );
-    rep.add(
-        format!("host time of a captured `2.0 * &x` run as the first op after a ~80 ms kernel (median of {TRIALS})"),
-        median(captured) * 1e6,
-        median(theirs.clone()) * 1e6,
-        "µs",
-        "raw enqueue after a raw long kernel",
-    );
+    let raw_median = median(theirs.clone()) * 1e6;
+    for (what, times) in [
+        ("`2.0 * &x` + eval", &handed),
+        ("`2.0 * &x` + eval flushed inline (Dispatch::Inline)", &flushed),
+        ("captured `2.0 * &x` run", &captured),
+    ] {
+        rep.add(
+            format!("host time of the first {what} after a ~80 ms kernel (median of {TRIALS})"),
+            median(times.clone()) * 1e6,
+            raw_median,
+            "µs",
+            "raw enqueue after a raw long kernel",
+        );
+    }
     rep.add(
         format!("host time of the first `2.0 * &x` + eval after a ~80 ms kernel (worst of {TRIALS})"),
-        worst(&ours) * 1e6,
+        worst(&handed) * 1e6,
         worst(&theirs) * 1e6,
         "µs",
         "same, raw (a wait would read as the long kernel's duration)",
@@ -345,9 +421,12 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, raw: &Raw) -> R<()> {
 /// inline and passed as a kernel argument) from 16 elements is recorded, then flushed with `eval()`; the same N runs
 /// once before, so that every program is cached and the figures are the host's recording
 /// and planning. Each trial is timed in two parts (record, flush) and finished outside
-/// the timing; medians over the trials. The baseline is the issue's target, 1 µs a node:
+/// the timing; medians over the trials, on a context that flushes inline
+/// (`Dispatch::Inline`). The baseline is the issue's target, 1 µs a node:
 /// the ratio reads as the fraction of it.
-pub fn nodes(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()> {
+pub fn nodes(rep: &mut Report, quick: bool, trials: usize) -> R<()> {
+    // Flushed by the caller, so that "flush" times the flush (not a hand-over).
+    let ctx = &inline_context()?;
     let most = if quick { 10_000 } else { 100_000 };
     let x = lz(ctx.from_slice(&[0.5f32; 16]))?;
     let record = |n: usize| -> Array<f32> {

@@ -564,7 +564,7 @@ fn run() -> R<()> {
         return rep.finish(&out);
     }
     if cli.nodes {
-        host::nodes(&mut rep, &ctx, quick, trials)?;
+        host::nodes(&mut rep, quick, trials)?;
         return rep.finish(&out);
     }
     // `--gemm`: the matrix products' rows only.
@@ -575,7 +575,7 @@ fn run() -> R<()> {
 
     // --- the host's own cost: launches, flushes, a training step, after a long kernel --
     host::rows(&mut rep, &ctx, &raw, quick, trials)?;
-    host::nodes(&mut rep, &ctx, quick, trials)?;
+    host::nodes(&mut rep, quick, trials)?;
 
     // --- bitonic sort, 64Ki i32: 136 launches and one read ----------------------------
     {

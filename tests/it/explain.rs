@@ -321,6 +321,7 @@ fn dump_dot_writes_a_picture_per_flush_that_builds_a_kernel() {
     let xs = f32::random_vec(&mut r, 5000);
     let (_, s, y) = centered(&ctx, &xs);
     y.eval().unwrap();
+    ctx.wait_dispatched().unwrap(); // the flush that draws may run on the dispatch thread
     let files = dot_files(&dir);
     assert_eq!(files.len(), 1, "{files:?}");
     // `explain` of what that flush computed names the flush, and so its picture.

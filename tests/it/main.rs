@@ -11,6 +11,7 @@
 mod cold_start;
 mod common;
 mod compact;
+mod dispatch;
 mod error_texts;
 
 mod explain;

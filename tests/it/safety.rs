@@ -318,6 +318,16 @@ fn unusable_environment_values_are_reported_not_ignored() {
             variable: "LAZYCL_CACHE_DIR",
             value: cache_dir.clone().into_os_string(),
         },
+        EnvCase {
+            name: "dispatch",
+            variable: "LAZYCL_DISPATCH",
+            value: "sideways".into(),
+        },
+        EnvCase {
+            name: "dispatch_inline",
+            variable: "LAZYCL_DISPATCH",
+            value: "Inline".into(),
+        },
     ];
     let exe = std::env::current_exe().unwrap();
     for case in &cases {
@@ -326,6 +336,7 @@ fn unusable_environment_values_are_reported_not_ignored() {
             .env_remove("LAZYCL_DEVICE")
             .env_remove("LAZYCL_SHOW_KERNELS")
             .env_remove("LAZYCL_CACHE")
+            .env_remove("LAZYCL_DISPATCH")
             .env("LAZYCL_SAFETY_CHILD", case.name)
             .env(case.variable, &case.value)
             .output()
@@ -369,6 +380,21 @@ fn child_reports_its_environment() {
             assert_eq!(variable, "LAZYCL_SHOW_KERNELS")
         }
         ("cache", Err(Error::InvalidEnvironment { variable, .. })) => assert_eq!(variable, "LAZYCL_CACHE"),
+        ("dispatch", Err(Error::InvalidEnvironment { variable, reason, .. })) => {
+            assert_eq!(variable, "LAZYCL_DISPATCH");
+            assert!(
+                reason.contains("background") && reason.contains("inline"),
+                "{reason}"
+            );
+        }
+        ("dispatch_inline", Ok(ctx)) => {
+            (ctx.from_slice(&[1.0f32]).unwrap() + 1.0).eval().unwrap();
+            assert_eq!(
+                ctx.stats().evals_dispatched,
+                0,
+                "LAZYCL_DISPATCH=Inline flushes inline"
+            );
+        }
         ("cache_dir", Ok(ctx)) => {
             assert_eq!((&ctx.from_slice(&[1.0f32]).unwrap() + 1.0).item().unwrap(), 2.0);
         }

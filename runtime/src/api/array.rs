@@ -167,6 +167,8 @@ impl<T: Element> Array<T> {
 
     /// Whether the array is backed by device memory (not a pending expression).
     pub fn is_materialized(&self) -> bool {
+        // An `eval()` this thread handed to the dispatch thread counts as done.
+        self.node.ctx.jobs().wait();
         matches!(&*self.node.state(), State::Ready(..) | State::Parts(..))
     }
 
@@ -189,7 +191,7 @@ impl<T: Element> Array<T> {
     /// # }
     /// ```
     pub fn eval(&self) -> Result<&Self> {
-        materialize(std::slice::from_ref(&self.node))?;
+        crate::api::handover::eval_nodes(None, vec![self.node.clone()])?;
         Ok(self)
     }
 
@@ -197,7 +199,7 @@ impl<T: Element> Array<T> {
     pub fn eval_on(&self, queue: &Queue) -> Result<&Self> {
         queue.check_context(&self.node.ctx, || "Array::eval_on".into())?;
         one_device(&self.node.ctx, "Array::eval_on")?;
-        exec::materialize_on(&queue.inner, std::slice::from_ref(&self.node))?;
+        crate::api::handover::eval_nodes(Some(&queue.inner), vec![self.node.clone()])?;
         Ok(self)
     }
 
@@ -294,6 +296,8 @@ impl<T: Element> Array<T> {
     }
 
     fn materialized_buffer_on(&self, queue: Option<&Queue>, op: &str) -> Result<Arc<DeviceBuffer>> {
+        // This thread's `eval()`s handed to the dispatch thread come first.
+        self.node.ctx.jobs().settle()?;
         if let Some(b) = self.node.buffer() {
             return Ok(b);
         }

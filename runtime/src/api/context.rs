@@ -10,6 +10,7 @@ use crate::api::queue::Queue;
 use crate::backend::cache::CacheDir;
 use crate::backend::context::{Context, ContextInner, Multi, Options};
 use crate::backend::device::{devices, DeviceInfo, DeviceSelector};
+use crate::backend::dispatch::Dispatch;
 use crate::error::{Error, Result};
 use crate::stats::{Stats, WaitReason};
 
@@ -43,6 +44,8 @@ pub struct ContextBuilder {
     multi: bool,
     /// Each device's share of an array's rows (`None`: equal shares).
     weights: Option<Vec<f64>>,
+    /// `None`: `LAZYCL_DISPATCH` decides, else background.
+    dispatch: Option<Dispatch>,
 }
 
 /// The default of [`ContextBuilder::max_queued_commands`]: enough that a launch loop never
@@ -69,6 +72,18 @@ impl ContextBuilder {
     /// Parse a selection in the `LAZYCL_DEVICE` syntax (`gpu`, `cpu`, `1:0`, `nvidia`).
     pub fn device_str(self, text: &str) -> Result<Self> {
         Ok(self.device(DeviceSelector::parse(text)?))
+    }
+
+    /// Where `eval()` flushes (default: `LAZYCL_DISPATCH`, `background` or `inline`, else
+    /// [`Dispatch::Background`]): handed to a thread of the context, so that the caller
+    /// pays for recording and a hand-over only and a flush's errors come back from the
+    /// next call that submits or reads; or on the calling thread, every error from the
+    /// `eval()` itself. Reads, `assign`, launches and every other call that needs a
+    /// result at once run on the calling thread either way, after that thread's
+    /// handed-over `eval()`s. A multi-device context flushes inline.
+    pub fn dispatch(mut self, dispatch: Dispatch) -> Self {
+        self.dispatch = Some(dispatch);
+        self
     }
 
     /// Print every generated kernel's source to stderr as it is built
@@ -211,7 +226,12 @@ impl ContextBuilder {
             Some(dir) => dir,
             None => crate::env::path("LAZYCL_DUMP_DOT").map(PathBuf::from),
         };
+        let dispatch = match self.dispatch {
+            Some(d) => d,
+            None => Dispatch::from_env()?.unwrap_or_default(),
+        };
         let options = |info: &DeviceInfo| Options {
+            dispatch,
             dump_dot: dump_dot.clone(),
             show_kernels,
             build_notice_after: (!quiet).then_some(self.build_notice_after),
@@ -288,6 +308,7 @@ impl Context {
             dump_dot: None,
             multi: false,
             weights: None,
+            dispatch: None,
         }
     }
 
@@ -352,11 +373,36 @@ impl Context {
     /// A snapshot of the counters (programs built, launches, host waits, bytes moved, ...);
     /// a multi-device context's are its devices' added up ([`device_stats`](Context::device_stats)).
     pub fn stats(&self) -> Stats {
+        // Including what this thread's `eval()`s handed to the dispatch thread did.
+        self.inner.jobs().wait();
         let own = self.inner.counters.snapshot();
         match &self.inner.multi {
             None => own,
             Some(m) => m.parts.iter().fold(own, |sum, p| sum + p.counters.snapshot()),
         }
+    }
+
+    /// Waits until the `eval()`s this thread handed to the context's dispatch thread
+    /// ([`Dispatch::Background`]) have been planned and enqueued, and returns the first
+    /// error one of them ran into ([`Error::Deferred`]). Does not wait for the device.
+    ///
+    /// Rarely needed: every call that submits work or reads an array does this first. Use
+    /// it to have a flush's errors at a point of your choosing, or to time the host's
+    /// side of a loop of `eval()`s.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let y = ctx.from_slice(&[1.0f32, 2.0])? * 3.0;
+    /// y.eval()?; // handed over
+    /// ctx.wait_dispatched()?; // enqueued by now, maybe still running on the device
+    /// assert_eq!(ctx.stats().kernels_launched, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn wait_dispatched(&self) -> Result<()> {
+        self.inner.jobs().settle()
     }
 
     /// Waits for every command queued so far on every queue that is alive (counted as an
@@ -365,6 +411,7 @@ impl Context {
     /// Rarely needed: reading an array waits for what it needs, and dropping the context
     /// waits for everything. Use it to time the device from the host.
     pub fn synchronize(&self) -> Result<()> {
+        self.inner.jobs().settle()?;
         let parts = self.inner.multi.iter().flat_map(|m| m.parts.iter());
         for ctx in std::iter::once(&self.inner).chain(parts) {
             for q in ctx.all_queues() {

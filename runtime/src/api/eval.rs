@@ -93,7 +93,7 @@ eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 /// ```
 pub fn eval<L: EvalList + ?Sized>(arrays: &L) -> Result<()> {
     let nodes: Vec<NodeRef> = arrays.nodes().into_iter().map(|h| h.0).collect();
-    crate::api::array::materialize(&nodes)
+    crate::api::handover::eval_nodes(None, nodes)
 }
 
 impl<T: Element> Array<T> {
@@ -152,6 +152,9 @@ impl<T: Element> Array<T> {
         if let Some(e) = v.recording_error() {
             return Err(e);
         }
+        // A flush still pending on the dispatch thread holds the arrays it reads: after
+        // it, whether another handle can observe this array is exact.
+        self.node.ctx.jobs().settle()?;
         let target_shape = self.shape().to_vec();
         let v = if v.shape() == target_shape.as_slice() {
             v
@@ -199,6 +202,6 @@ impl Queue {
     pub fn eval<L: EvalList + ?Sized>(&self, arrays: &L) -> Result<()> {
         let nodes: Vec<_> = arrays.nodes().into_iter().map(|h| h.0).collect();
         crate::api::array::one_device(&self.ctx, "Queue::eval")?;
-        exec::materialize_on(&self.inner, &nodes)
+        crate::api::handover::eval_nodes(Some(&self.inner), nodes)
     }
 }

@@ -9,6 +9,7 @@ pub(crate) mod construct;
 pub(crate) mod context;
 pub(crate) mod eval;
 pub(crate) mod explain;
+pub(crate) mod handover;
 pub(crate) mod indexing;
 pub(crate) mod kernel;
 pub(crate) mod matmul;

@@ -59,6 +59,7 @@ impl Queue {
 
     /// An event that completes once every command queued on this queue so far has.
     pub fn marker(&self) -> Result<Event> {
+        self.inner.jobs.settle()?;
         self.inner.marker()
     }
 
@@ -68,6 +69,8 @@ impl Queue {
         if events.is_empty() {
             return Ok(());
         }
+        // This thread's `eval()`s handed over before go first, and do not wait.
+        self.inner.jobs.settle()?;
         for e in events {
             self.inner.check_event(e, || "Queue::wait_for".into())?;
         }
@@ -83,6 +86,7 @@ impl Queue {
     /// Blocks until every command queued on this queue so far has completed (counted as an
     /// explicit host wait).
     pub fn finish(&self) -> Result<()> {
+        self.inner.jobs.settle()?;
         self.inner.finish(WaitReason::Explicit)
     }
 

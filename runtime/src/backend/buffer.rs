@@ -126,7 +126,8 @@ impl DeviceBuffer {
         })
     }
 
-    fn check_size(ctx: &ClContext, capacity: usize) -> Result<()> {
+    /// `Ok` if a buffer of `capacity` bytes may be created on the context's device.
+    pub(crate) fn check_size(ctx: &ClContext, capacity: usize) -> Result<()> {
         if capacity as u64 > ctx.device.max_alloc_bytes {
             return Err(Error::OutOfMemory {
                 what: "allocating a device buffer (over CL_DEVICE_MAX_MEM_ALLOC_SIZE)",

@@ -8,6 +8,7 @@ use opencl3::device::Device;
 use crate::backend::cache::{CacheDir, DiskCache};
 use crate::backend::cl_context::ClContext;
 use crate::backend::device::DeviceInfo;
+use crate::backend::dispatch::{Dispatch, Dispatcher, Jobs};
 use crate::backend::kernel::CompiledKernel;
 use crate::backend::pool::BufferPool;
 use crate::backend::queue::QueueInner;
@@ -90,6 +91,10 @@ pub(crate) struct ContextInner {
     /// (its own device is the first one's, opened once more), and every array it makes
     /// lives in parts on these contexts. `None` for a plain context.
     pub(crate) multi: Option<Multi>,
+    /// Where `eval()` flushes ([`ContextBuilder::dispatch`](crate::ContextBuilder::dispatch)).
+    pub(crate) dispatch: Dispatch,
+    /// The dispatch thread and the jobs handed to it (`backend::dispatch`).
+    dispatcher: Dispatcher,
 }
 
 /// The devices of a multi-device context and how its arrays' rows are shared among them.
@@ -172,6 +177,7 @@ pub(crate) struct Options {
     pub(crate) spare_buffers: usize,
     pub(crate) tuning: crate::profile::Tuning,
     pub(crate) dump_dot: Option<std::path::PathBuf>,
+    pub(crate) dispatch: Dispatch,
 }
 
 impl ContextInner {
@@ -188,11 +194,13 @@ impl ContextInner {
         let cl_context = opencl3::context::Context::from_device(&dev).cl("clCreateContext")?;
         let counters = Arc::new(Counters::default());
         let tag = ContextTag::new(&device);
+        let dispatcher = Dispatcher::new(counters.clone());
         let default_queue = Arc::new(QueueInner::new(
             0,
             create_queue(&cl_context, &device)?,
             counters.clone(),
             tag.clone(),
+            dispatcher.jobs.clone(),
             options.max_queued_commands,
         ));
         let pool = BufferPool::new(device.global_mem_bytes, options.spare_buffers);
@@ -225,6 +233,8 @@ impl ContextInner {
             },
             dump_dot: options.dump_dot.clone(),
             multi,
+            dispatch: options.dispatch,
+            dispatcher,
         }))
     }
 
@@ -262,6 +272,11 @@ impl ContextInner {
             .collect()
     }
 
+    /// The jobs this context's `eval()`s handed to its dispatch thread.
+    pub(crate) fn jobs(&self) -> &Jobs {
+        &self.dispatcher.jobs
+    }
+
     /// The default queue.
     pub(crate) fn queue(&self) -> &Arc<QueueInner> {
         &self.default_queue
@@ -278,6 +293,7 @@ impl ContextInner {
             raw,
             self.counters.clone(),
             self.tag.clone(),
+            self.jobs().clone(),
             self.max_queued_commands,
         ));
         // Another thread may have won the race; its queue is kept and ours released.
@@ -302,6 +318,7 @@ impl ContextInner {
             raw,
             self.counters.clone(),
             self.tag.clone(),
+            self.jobs().clone(),
             self.max_queued_commands,
         ));
         queues.next_id += 1;

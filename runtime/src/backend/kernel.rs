@@ -269,6 +269,9 @@ impl CompiledKernel {
         local: Option<&[usize]>,
         args: &[KernelArg],
     ) -> Result<Option<Event>> {
+        // Before the kernel's lock: a job of this thread may launch this kernel too
+        // (`backend::dispatch`; then `submit`'s settle finds nothing left to wait for).
+        queue.jobs.settle()?;
         let mut st = self.lock();
         let event = match st.launch(&self.name, queue, cmd, global, local, args) {
             Err(e) if st.rebuild.is_some() && refused_kernel(&e) => {

@@ -10,6 +10,7 @@ pub(crate) mod cl;
 pub(crate) mod cl_context;
 pub(crate) mod context;
 pub(crate) mod device;
+pub(crate) mod dispatch;
 pub(crate) mod kernel;
 pub(crate) mod pool;
 pub(crate) mod program;

@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use cl3::types::{cl_command_queue, cl_event, cl_mem};
 
 use crate::backend::cl;
+use crate::backend::dispatch::Jobs;
 use crate::backend::tag::ContextTag;
 use crate::error::{Error, Result};
 use crate::layout::FINISH_COUNTERS;
@@ -41,6 +42,9 @@ pub(crate) struct QueueInner {
     pub(crate) counters: Arc<Counters>,
     /// The context the queue belongs to; every buffer and event a command uses must too.
     pub(crate) context: ContextTag,
+    /// The context's jobs handed to its dispatch thread: a thread settles them before it
+    /// submits here or reads (`backend::dispatch`).
+    pub(crate) jobs: Jobs,
     /// Back-pressure: the most commands that may be queued and not finished.
     max_queued: u64,
     /// Commands between two back-pressure checkpoints.
@@ -85,6 +89,7 @@ impl QueueInner {
         raw: cl_command_queue,
         counters: Arc<Counters>,
         context: ContextTag,
+        jobs: Jobs,
         max_queued: usize,
     ) -> Self {
         Counters::add(&counters.queues_created, 1);
@@ -93,6 +98,7 @@ impl QueueInner {
             raw,
             counters,
             context,
+            jobs,
             max_queued: max_queued.max(1) as u64,
             checkpoint_stride: (max_queued as u64 / CHECKPOINTS_PER_BOUND).max(1),
             done: AtomicU64::new(0),
@@ -172,6 +178,7 @@ impl QueueInner {
     /// A blocking read of `bytes` bytes of `mem` into `dst`, queued behind every command
     /// of this queue: when it returns, they are known complete.
     pub(crate) fn read_blocking(&self, mem: cl_mem, bytes: usize, dst: *mut c_void) -> Result<()> {
+        self.jobs.settle()?;
         let seq = self.lock().seq;
         cl::read_buffer_blocking(self.raw, mem, 0, bytes, dst)?;
         self.note_done(seq);

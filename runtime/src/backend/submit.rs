@@ -43,6 +43,8 @@ impl QueueInner {
         cmd: Command<'_>,
         enqueue: impl FnOnce(cl_command_queue, &[cl_event], bool) -> Result<Option<cl_event>>,
     ) -> Result<Option<Event>> {
+        // This thread's `eval()`s handed to the dispatch thread go first.
+        self.jobs.settle()?;
         self.check_command(&cmd)?;
         let mut deps = Deps::default();
         for b in cmd.reads {

@@ -99,6 +99,8 @@ fn plan_with(roots: &[NodeRef], target: Option<Target>) -> Result<Option<Flush>>
         return Ok(None);
     };
     let ctx = first.ctx.clone();
+    // This thread's `eval()`s handed to the dispatch thread go first (a no-op there).
+    ctx.jobs().settle()?;
     same_context(roots)?;
     let Some(collected) = crate::plan::collect(roots, target)? else {
         return Ok(None);

@@ -254,7 +254,7 @@ fn fit_plan(mut plan: KernelPlan, profile: &DeviceProfile) -> KernelPlan {
 }
 
 /// `Ok` if an array of `shape` can be computed (see [`MAX_ELEMENTS`]).
-fn check_iteration_space(shape: &[usize]) -> Result<()> {
+pub(crate) fn check_iteration_space(shape: &[usize]) -> Result<()> {
     let n = shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
     match n {
         Some(n) if n <= MAX_ELEMENTS => Ok(()),

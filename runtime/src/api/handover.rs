@@ -1,0 +1,55 @@
+//! `eval()`'s side of background dispatch (ARCHITECTURE.md, *Background dispatch*): what
+//! it checks on the caller's thread before it hands a flush to the context's dispatch
+//! thread (`backend::dispatch`), or flushes inline.
+
+use std::sync::Arc;
+
+use crate::backend::buffer::DeviceBuffer;
+use crate::backend::dispatch::Dispatch;
+use crate::backend::queue::QueueInner;
+use crate::error::Result;
+use crate::exec;
+use crate::graph::{NodeRef, State};
+
+/// `eval()`'s flush of `nodes` on `queue` (`None`: the default queue): handed to the
+/// context's dispatch thread ([`Dispatch::Background`]) once what can be checked at once
+/// is (recording errors, one context, the queue's context), or run here
+/// ([`Dispatch::Inline`], and on a multi-device context).
+pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: Vec<NodeRef>) -> Result<()> {
+    let Some(first) = nodes.first() else {
+        return Ok(());
+    };
+    let ctx = first.ctx.clone();
+    if crate::multi::is_multi(&ctx) {
+        return crate::multi::materialize(&nodes);
+    }
+    if ctx.dispatch == Dispatch::Inline {
+        return match queue {
+            Some(q) => exec::materialize_on(q, &nodes),
+            None => exec::materialize(&nodes),
+        };
+    }
+    exec::same_context(&nodes)?;
+    let mut lazy = false;
+    for n in &nodes {
+        match &*n.state() {
+            State::Failed(e) => return Err((**e).clone()),
+            State::Lazy(_) => lazy = true,
+            _ => {}
+        }
+        // Every root is computed into memory of its own shape: whether it can be is
+        // known now (an operand too large to compute is found by the flush).
+        crate::plan::check_iteration_space(&n.shape)?;
+        let bytes = n.numel().saturating_mul(n.dtype.size());
+        DeviceBuffer::check_size(&ctx.cl, bytes)?;
+    }
+    if !lazy {
+        return Ok(());
+    }
+    let queue = queue.unwrap_or(ctx.queue()).clone();
+    queue
+        .context
+        .check(&ctx.tag, || "eval".into(), || "the arrays".into())?;
+    ctx.jobs()
+        .hand_over(Box::new(move || exec::materialize_on(&queue, &nodes)))
+}

@@ -1,0 +1,252 @@
+//! Background dispatch (`Dispatch::Background`, the default): `eval()` hands its flush to
+//! the context's dispatch thread. A thread's work still reaches the device in the order
+//! it asked for it, recording errors still come from `eval()`, a flush's own error comes
+//! from the thread's next call that submits or reads (`Error::Deferred`), once, and
+//! nothing is lost: the arrays stay unevaluated and a read tries again. Asserted with the
+//! counters (`evals_dispatched`, `dispatch_waits`) and every result checked on the host.
+
+use crate::common::{builder, ctx, rng, Random};
+use lazycl::prelude::*;
+use lazycl::Dispatch;
+
+#[kernel]
+fn add_one(x: &mut [f32]) {
+    let i = global_id(0);
+    if i < x.len() {
+        x[i] += 1.0;
+    }
+}
+
+fn inline_ctx() -> Context {
+    builder().dispatch(Dispatch::Inline).build().unwrap()
+}
+
+/// An array whose flush fails on the device's side of the checks: its root is one
+/// element, but an operand is an iteration space of 2^62 (`TooLarge`, found by planning).
+fn fails_in_flush(ctx: &Context) -> Array<f32> {
+    let huge = ctx.scalar(1.0f32).unwrap().broadcast_to(&[1 << 31, 1 << 31]);
+    (&huge * 2.0).sum()
+}
+
+#[test]
+fn eval_hands_its_flush_over_and_a_read_finds_it_done() {
+    let mut r = rng(71);
+    for n in [0usize, 1, 7, 1000] {
+        let host = f32::random_vec(&mut r, n);
+        let want: Vec<f32> = host.iter().map(|v| v * 2.0 + 1.0).collect();
+        for (ctx, handed_over) in [(ctx(), 1), (inline_ctx(), 0)] {
+            let x = ctx.from_slice(&host).unwrap();
+            let before = ctx.stats();
+            let y = &x * 2.0 + 1.0;
+            y.eval().unwrap();
+            assert!(
+                y.is_materialized(),
+                "is_materialized counts a handed-over eval as done"
+            );
+            let d = ctx.stats() - before;
+            assert_eq!(d.kernels_launched, u64::from(n > 0), "n = {n}");
+            assert_eq!(d.evals_dispatched, handed_over, "n = {n}");
+            assert_eq!(y.to_vec().unwrap(), want, "n = {n}");
+            // Evaluating what is already computed hands nothing over.
+            let s = ctx.stats();
+            y.eval().unwrap();
+            assert_eq!((ctx.stats() - s).evals_dispatched, 0);
+        }
+    }
+}
+
+#[test]
+fn a_loop_of_evals_runs_in_order_and_is_held_back() {
+    let ctx = ctx();
+    let mut r = rng(72);
+    let n = 33;
+    let host = f32::random_vec(&mut r, n);
+    let x = ctx.from_slice(&host).unwrap();
+    let mut want: Vec<f64> = host.iter().map(|&v| v as f64).collect();
+    let mut y = x.clone();
+    let before = ctx.stats();
+    let steps = 200;
+    for i in 0..steps {
+        let a = 0.5 + (i % 7) as f32 * 0.01;
+        y = &y * a + &x;
+        y.eval().unwrap();
+        for (w, &h) in want.iter_mut().zip(&host) {
+            *w = (*w as f32 * a + h) as f64;
+        }
+    }
+    let got = y.to_vec().unwrap();
+    let d = ctx.stats() - before;
+    assert_eq!(d.evals_dispatched, steps);
+    assert_eq!(d.kernels_launched, steps, "each eval once: none computed twice");
+    assert_eq!(d.flushes_planned + d.plans_reused, steps);
+    // Two structures (the first step reads `x` twice), each planned once.
+    assert_eq!(d.flushes_planned, 2, "{d}");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            (*g as f64 - w).abs() <= 1e-3 * (1.0 + w.abs()),
+            "element {i}: {g} vs {w}"
+        );
+    }
+    // More than `MAX_PENDING_JOBS` handed over at once: the loop waited for the thread
+    // at least once, unless the thread kept up with every hand-over (it may on an idle
+    // machine); never for each one.
+    assert!(d.dispatch_waits < steps, "{d}");
+}
+
+#[test]
+fn calls_that_submit_or_read_come_after_this_threads_evals() {
+    let mut r = rng(73);
+    let host = f32::random_vec(&mut r, 100);
+    for ctx in [ctx(), inline_ctx()] {
+        let x = ctx.from_slice(&host).unwrap();
+        // A `#[kernel]` reading what an eval computes: the eval's kernel first, once.
+        let mut y = &x * 3.0;
+        y.eval().unwrap();
+        let before = ctx.stats();
+        add_one::bind(&ctx).unwrap().global(100).launch(&mut y).unwrap();
+        let d = ctx.stats() - before;
+        assert_eq!(d.kernels_launched, 1, "the launch did not compute y again: {d}");
+        let want: Vec<f32> = host.iter().map(|v| v * 3.0 + 1.0).collect();
+        assert_eq!(y.to_vec().unwrap(), want);
+        // `assign` after an eval that reads the target: in place once the flush ran,
+        // and the flush read the old values.
+        let mut w = ctx.from_slice(&host).unwrap();
+        let z = &w * 2.0;
+        z.eval().unwrap();
+        drop(z.clone());
+        w.assign(&w - 1.0).unwrap();
+        let twice: Vec<f32> = host.iter().map(|v| v * 2.0).collect();
+        let less: Vec<f32> = host.iter().map(|v| v - 1.0).collect();
+        assert_eq!(z.to_vec().unwrap(), twice);
+        assert_eq!(w.to_vec().unwrap(), less);
+        // Two queues: the second eval reads the first's result.
+        let q = ctx.new_queue().unwrap();
+        let a = &x + 1.0;
+        a.eval_on(&q).unwrap();
+        let b = &a * &x;
+        b.eval().unwrap();
+        let want: Vec<f32> = host.iter().map(|v| (v + 1.0) * v).collect();
+        assert_eq!(b.to_vec().unwrap(), want);
+        q.finish().unwrap();
+    }
+}
+
+#[test]
+fn recording_errors_still_come_from_eval() {
+    let (ctx, other) = (ctx(), ctx());
+    let a = ctx.from_slice(&[1.0f32, 2.0]).unwrap();
+    let b = ctx.from_slice(&[1.0f32, 2.0, 3.0]).unwrap();
+    assert!(matches!((&a + &b).eval(), Err(Error::ShapeMismatch { .. })));
+    let c = other.from_slice(&[1.0f32, 2.0]).unwrap() * 2.0;
+    assert!(matches!(
+        lazycl::eval(&(&(&a * 2.0), &c)),
+        Err(Error::ContextMismatch { .. })
+    ));
+    assert!(matches!(
+        (&a * 2.0).eval_on(&other.new_queue().unwrap()),
+        Err(Error::ContextMismatch { .. })
+    ));
+    // A root too large to compute, or to allocate, is known at once.
+    let huge = ctx.scalar(1.0f32).unwrap().broadcast_to(&[1 << 31, 1 << 31]);
+    assert!(matches!((&huge * 2.0).eval(), Err(Error::TooLarge { .. })));
+    let big = ctx.device().max_alloc_bytes as usize / 4 + 1;
+    let wide = ctx.scalar(1.0f32).unwrap().broadcast_to(&[big]);
+    assert!(matches!((&wide * 2.0).eval(), Err(Error::OutOfMemory { .. })));
+    assert_eq!(ctx.stats().evals_dispatched, 0, "nothing was handed over");
+}
+
+#[test]
+fn a_flush_error_comes_from_the_next_call_once_and_loses_nothing() {
+    let ctx = ctx();
+    let mut r = rng(74);
+    let host = f32::random_vec(&mut r, 10);
+    let x = ctx.from_slice(&host).unwrap();
+    let s = fails_in_flush(&ctx);
+    s.eval().unwrap(); // handed over: the flush fails on the dispatch thread
+    match ctx.wait_dispatched() {
+        Err(Error::Deferred(e)) => assert!(matches!(*e, Error::TooLarge { .. }), "{e}"),
+        other => panic!("expected the deferred TooLarge, got {other:?}"),
+    }
+    ctx.wait_dispatched().unwrap(); // returned once
+                                    // Nothing lost: the array is still unevaluated, and reading it tries again.
+    assert!(!s.is_materialized());
+    assert!(matches!(s.item(), Err(Error::TooLarge { .. })));
+    // The error reaches any call that submits or reads, which then does nothing.
+    s.eval().unwrap();
+    let y = &x * 2.0;
+    let e = y.to_vec().unwrap_err();
+    assert!(matches!(&e, Error::Deferred(inner) if matches!(**inner, Error::TooLarge { .. })));
+    assert!(e.to_string().contains("an earlier eval()"), "{e}");
+    let want: Vec<f32> = host.iter().map(|v| v * 2.0).collect();
+    assert_eq!(
+        y.to_vec().unwrap(),
+        want,
+        "the read works once the error was taken"
+    );
+    // `Dispatch::Inline` returns it from the eval itself.
+    let inline = inline_ctx();
+    assert!(matches!(
+        fails_in_flush(&inline).eval(),
+        Err(Error::TooLarge { .. })
+    ));
+}
+
+#[test]
+fn threads_sharing_a_context_wait_only_for_their_own_evals() {
+    let ctx = ctx();
+    let mut r = rng(75);
+    let host = f32::random_vec(&mut r, 257);
+    let x = ctx.from_slice(&host).unwrap();
+    std::thread::scope(|scope| {
+        let failing = scope.spawn(|| {
+            let s = fails_in_flush(&ctx);
+            s.eval().unwrap();
+            ctx.wait_dispatched()
+        });
+        let workers: Vec<_> = (0..3)
+            .map(|t| {
+                let (x, host) = (&x, &host);
+                scope.spawn(move || {
+                    let a = t as f32 + 0.5;
+                    let mut y = x.clone();
+                    let mut want = host.clone();
+                    for _ in 0..20 {
+                        y = &y * a - x;
+                        y.eval().unwrap();
+                        for (w, h) in want.iter_mut().zip(host) {
+                            *w = *w * a - h;
+                        }
+                    }
+                    // Another thread's failed flush never reaches this one.
+                    let got = y.to_vec().unwrap();
+                    for (g, w) in got.iter().zip(&want) {
+                        assert!((g - w).abs() <= 1e-3 * (1.0 + w.abs()), "{g} vs {w}");
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        assert!(matches!(failing.join().unwrap(), Err(Error::Deferred(_))));
+    });
+}
+
+#[test]
+fn a_context_whose_last_array_is_in_a_handed_over_eval_drops_cleanly() {
+    let mut r = rng(76);
+    for _ in 0..10 {
+        let host = f32::random_vec(&mut r, 64);
+        let c = ctx();
+        let y = c.from_slice(&host).unwrap() * 2.0;
+        y.eval().unwrap();
+        // The job may hold the last references: then the dispatch thread drops the context.
+        drop(y);
+        drop(c);
+    }
+    // And one whose thread dropped it with its evals run.
+    let c = ctx();
+    let y = c.from_slice(&[1.0f32]).unwrap() * 2.0;
+    y.eval().unwrap();
+    assert_eq!(y.item().unwrap(), 2.0);
+}
