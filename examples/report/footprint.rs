@@ -27,8 +27,8 @@ use super::{lz, ADD_ONE};
 /// Which operation `--footprint` repeats.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Side {
-    /// `2.0 * &x` + `eval()`, handed to the dispatch thread (the default)
-    Lazy,
+    /// `2.0 * &x` + `eval()`, handed to the dispatch thread (`Dispatch::Background`)
+    Background,
     /// `2.0 * &x` + `eval()` on a context that flushes on the caller (`Dispatch::Inline`)
     Inline,
     /// the same operation captured (`Context::capture`), run
@@ -53,10 +53,11 @@ struct RawScale<'a> {
 }
 
 pub fn run(side: Side) -> R<()> {
-    let ctx = match side {
-        Side::Inline => lz(Context::builder().dispatch(Dispatch::Inline).build())?,
-        _ => lz(Context::new())?,
+    let dispatch = match side {
+        Side::Inline => Dispatch::Inline,
+        _ => Dispatch::Background,
     };
+    let ctx = lz(Context::builder().dispatch(dispatch).build())?;
     let raw = Raw::open(ctx.device())?;
     let host: Vec<f32> = (0..N).map(|i| i as f32).collect();
     let x = lz(ctx.from_slice(&host))?;
@@ -90,7 +91,7 @@ pub fn run(side: Side) -> R<()> {
         black_box(&evict);
         match side {
             Side::Raw => raw.enqueue_no_event(&radd, 256, None)?,
-            Side::Lazy | Side::Inline | Side::Captured => {
+            Side::Background | Side::Inline | Side::Captured => {
                 let args = [
                     small_arg.mem(),
                     KernelArg::Scalar(lazycl::Element::to_arg_bits(256u64)),
@@ -104,7 +105,7 @@ pub fn run(side: Side) -> R<()> {
     }
     // The side's operation computed what it should (the raw side: its last enqueue's output).
     let out = match side {
-        Side::Lazy | Side::Inline => lz((2.0 * &x).to_vec())?,
+        Side::Background | Side::Inline => lz((2.0 * &x).to_vec())?,
         Side::Captured => lz(scale.run(&x).and_then(|y| y.to_vec()))?,
         Side::Raw => {
             let mut out = vec![0.0f32; N];
@@ -128,7 +129,7 @@ fn counted(
     rscale: &RawScale<'_>,
 ) -> R<()> {
     match side {
-        Side::Lazy | Side::Inline => op_lazy(x),
+        Side::Background | Side::Inline => op_lazy(x),
         Side::Captured => op_captured(scale, x),
         Side::Raw => op_raw(rscale),
     }

@@ -17,20 +17,31 @@ use super::{calibrate_spin, chain8, lz, median, per_call, Report, ADD_ONE, SPIN}
 const TARGET_US_PER_NODE: f64 = 1.0;
 
 /// Every host row: a bound kernel's launch, a cached flush, a logistic-regression step,
-/// the first lazy operation after a long kernel. `ctx` hands `eval()`s to its dispatch
-/// thread (the default); rows that time a flush itself run on a context of the same
-/// device that flushes inline.
+/// the first lazy operation after a long kernel. `eval()`s run on two contexts of
+/// `ctx`'s device: one hands them to its dispatch thread (`Dispatch::Background`, the
+/// default on GPUs), the other flushes them on the caller (`Dispatch::Inline`, the
+/// default on CPU devices); rows that time a flush itself use the second.
 pub fn rows(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usize) -> R<()> {
     let reps = if quick { 2000 } else { 20000 };
-    let inline = inline_context()?;
-    launch(rep, ctx, &inline, raw, trials, reps)?;
-    logreg_step(rep, ctx, &inline, raw, quick, trials, reps / 4)?;
-    after_long_kernel(rep, ctx, &inline, raw)
+    let (background, inline) = (
+        dispatch_context(Dispatch::Background)?,
+        dispatch_context(Dispatch::Inline)?,
+    );
+    if background.device().name != ctx.device().name {
+        return Err(format!(
+            "the host rows' contexts opened {}, not {}",
+            background.device().name,
+            ctx.device().name
+        ));
+    }
+    launch(rep, &background, &inline, raw, trials, reps)?;
+    logreg_step(rep, &background, &inline, raw, quick, trials, reps / 4)?;
+    after_long_kernel(rep, &background, &inline, raw)
 }
 
-/// A context like `Context::new()`'s whose `eval()` flushes on the calling thread.
-fn inline_context() -> R<Context> {
-    lz(Context::builder().dispatch(Dispatch::Inline).build())
+/// A context like `Context::new()`'s whose `eval()` flushes as `dispatch` says.
+fn dispatch_context(dispatch: Dispatch) -> R<Context> {
+    lz(Context::builder().dispatch(dispatch).build())
 }
 
 /// A bound kernel's launch against a raw launch, and a cached lazy flush of the 8-op
@@ -394,7 +405,7 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Ra
     let worst = |v: &[f64]| v.iter().fold(0.0f64, |m, &t| m.max(t));
     let raw_median = median(theirs.clone()) * 1e6;
     for (what, times) in [
-        ("`2.0 * &x` + eval", &handed),
+        ("`2.0 * &x` + eval handed to the dispatch thread", &handed),
         ("`2.0 * &x` + eval flushed inline (Dispatch::Inline)", &flushed),
         ("captured `2.0 * &x` run", &captured),
     ] {
@@ -407,7 +418,10 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Ra
         );
     }
     rep.add(
-        format!("host time of the first `2.0 * &x` + eval after a ~80 ms kernel (worst of {TRIALS})"),
+        format!(
+            "host time of the first `2.0 * &x` + eval handed to the dispatch thread after a ~80 ms \
+             kernel (worst of {TRIALS})"
+        ),
         worst(&handed) * 1e6,
         worst(&theirs) * 1e6,
         "µs",
@@ -426,7 +440,7 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Ra
 /// the ratio reads as the fraction of it.
 pub fn nodes(rep: &mut Report, quick: bool, trials: usize) -> R<()> {
     // Flushed by the caller, so that "flush" times the flush (not a hand-over).
-    let ctx = &inline_context()?;
+    let ctx = &dispatch_context(Dispatch::Inline)?;
     let most = if quick { 10_000 } else { 100_000 };
     let x = lz(ctx.from_slice(&[0.5f32; 16]))?;
     let record = |n: usize| -> Array<f32> {

@@ -1,5 +1,5 @@
-//! Background dispatch (`Dispatch::Background`, the default): `eval()` hands its flush to
-//! the context's dispatch thread. A thread's work still reaches the device in the order
+//! Background dispatch (`Dispatch::Background`, the default on GPUs): `eval()` hands its
+//! flush to the context's dispatch thread. A thread's work still reaches the device in the order
 //! it asked for it, recording errors still come from `eval()`, a flush's own error comes
 //! from the thread's next call that submits or reads (`Error::Deferred`), once, and
 //! nothing is lost: the arrays stay unevaluated and a read tries again. Asserted with the
@@ -7,6 +7,7 @@
 
 use crate::common::{builder, ctx, rng, Random};
 use lazycl::prelude::*;
+use lazycl::DeviceType;
 use lazycl::Dispatch;
 
 #[kernel]
@@ -19,6 +20,12 @@ fn add_one(x: &mut [f32]) {
 
 fn inline_ctx() -> Context {
     builder().dispatch(Dispatch::Inline).build().unwrap()
+}
+
+/// A context that hands its `eval()`s over on any device (`Dispatch::Auto` flushes
+/// inline on a CPU device such as PoCL).
+fn background_ctx() -> Context {
+    builder().dispatch(Dispatch::Background).build().unwrap()
 }
 
 /// An array whose flush fails on the device's side of the checks: its root is one
@@ -34,7 +41,7 @@ fn eval_hands_its_flush_over_and_a_read_finds_it_done() {
     for n in [0usize, 1, 7, 1000] {
         let host = f32::random_vec(&mut r, n);
         let want: Vec<f32> = host.iter().map(|v| v * 2.0 + 1.0).collect();
-        for (ctx, handed_over) in [(ctx(), 1), (inline_ctx(), 0)] {
+        for (ctx, handed_over) in [(background_ctx(), 1), (inline_ctx(), 0)] {
             let x = ctx.from_slice(&host).unwrap();
             let before = ctx.stats();
             let y = &x * 2.0 + 1.0;
@@ -57,7 +64,7 @@ fn eval_hands_its_flush_over_and_a_read_finds_it_done() {
 
 #[test]
 fn a_loop_of_evals_runs_in_order_and_is_held_back() {
-    let ctx = ctx();
+    let ctx = background_ctx();
     let mut r = rng(72);
     let n = 33;
     let host = f32::random_vec(&mut r, n);
@@ -97,7 +104,7 @@ fn a_loop_of_evals_runs_in_order_and_is_held_back() {
 fn calls_that_submit_or_read_come_after_this_threads_evals() {
     let mut r = rng(73);
     let host = f32::random_vec(&mut r, 100);
-    for ctx in [ctx(), inline_ctx()] {
+    for ctx in [background_ctx(), inline_ctx()] {
         let x = ctx.from_slice(&host).unwrap();
         // A `#[kernel]` reading what an eval computes: the eval's kernel first, once.
         let mut y = &x * 3.0;
@@ -133,7 +140,7 @@ fn calls_that_submit_or_read_come_after_this_threads_evals() {
 
 #[test]
 fn recording_errors_still_come_from_eval() {
-    let (ctx, other) = (ctx(), ctx());
+    let (ctx, other) = (background_ctx(), background_ctx());
     let a = ctx.from_slice(&[1.0f32, 2.0]).unwrap();
     let b = ctx.from_slice(&[1.0f32, 2.0, 3.0]).unwrap();
     assert!(matches!((&a + &b).eval(), Err(Error::ShapeMismatch { .. })));
@@ -157,7 +164,7 @@ fn recording_errors_still_come_from_eval() {
 
 #[test]
 fn a_flush_error_comes_from_the_next_call_once_and_loses_nothing() {
-    let ctx = ctx();
+    let ctx = background_ctx();
     let mut r = rng(74);
     let host = f32::random_vec(&mut r, 10);
     let x = ctx.from_slice(&host).unwrap();
@@ -193,7 +200,7 @@ fn a_flush_error_comes_from_the_next_call_once_and_loses_nothing() {
 
 #[test]
 fn threads_sharing_a_context_wait_only_for_their_own_evals() {
-    let ctx = ctx();
+    let ctx = background_ctx();
     let mut r = rng(75);
     let host = f32::random_vec(&mut r, 257);
     let x = ctx.from_slice(&host).unwrap();
@@ -237,7 +244,7 @@ fn a_context_whose_last_array_is_in_a_handed_over_eval_drops_cleanly() {
     let mut r = rng(76);
     for _ in 0..10 {
         let host = f32::random_vec(&mut r, 64);
-        let c = ctx();
+        let c = background_ctx();
         let y = c.from_slice(&host).unwrap() * 2.0;
         y.eval().unwrap();
         // The job may hold the last references: then the dispatch thread drops the context.
@@ -245,8 +252,19 @@ fn a_context_whose_last_array_is_in_a_handed_over_eval_drops_cleanly() {
         drop(c);
     }
     // And one whose thread dropped it with its evals run.
-    let c = ctx();
+    let c = background_ctx();
     let y = c.from_slice(&[1.0f32]).unwrap() * 2.0;
     y.eval().unwrap();
     assert_eq!(y.item().unwrap(), 2.0);
+}
+
+#[test]
+fn auto_hands_over_on_gpus_and_flushes_inline_on_cpu_devices() {
+    for c in [ctx(), builder().dispatch(Dispatch::Auto).build().unwrap()] {
+        let y = c.from_slice(&[1.0f32, 2.0]).unwrap() * 2.0;
+        y.eval().unwrap();
+        let handed = u64::from(c.device().device_type != DeviceType::Cpu);
+        assert_eq!(c.stats().evals_dispatched, handed, "{:?}", c.device().device_type);
+        assert_eq!(y.to_vec().unwrap(), [2.0, 4.0]);
+    }
 }

@@ -23,7 +23,7 @@ pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: Vec<NodeRef>) -
     if crate::multi::is_multi(&ctx) {
         return crate::multi::materialize(&nodes);
     }
-    if ctx.dispatch == Dispatch::Inline {
+    if ctx.dispatch != Dispatch::Background {
         return match queue {
             Some(q) => exec::materialize_on(q, &nodes),
             None => exec::materialize(&nodes),

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
+use crate::backend::device::DeviceType;
 use crate::error::{Error, Result};
 use crate::stats::Counters;
 
@@ -332,7 +333,7 @@ impl Drop for Dispatcher {
 /// # use lazycl::prelude::*;
 /// # fn main() -> lazycl::Result<()> {
 /// // Errors of a flush (a kernel that does not build, no device memory) at the `eval()`
-/// // that caused them, as a debugging aid; the default hands flushes to a thread.
+/// // that caused them, as a debugging aid.
 /// let ctx = Context::builder().dispatch(lazycl::Dispatch::Inline).build()?;
 /// let y = ctx.from_slice(&[1.0f32, 2.0])? * 3.0;
 /// y.eval()?;
@@ -342,34 +343,50 @@ impl Drop for Dispatcher {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dispatch {
-    /// `eval()` checks what it can at once (recording errors such as shape mismatches,
-    /// arrays of two contexts, a queue of another context), hands the flush (planning
-    /// or replaying, building, binding, enqueueing) to the context's dispatch thread, and
-    /// returns: the caller pays for recording and a hand-over. An error of the flush
-    /// itself is returned by the thread's next call that submits or reads, as
-    /// [`Error::Deferred`]. The default.
+    /// `Background` on a GPU or accelerator, `Inline` on a CPU device. The default. A CPU
+    /// device runs its kernels on the host's cores: a thread of lazycl's to hand flushes
+    /// to competes with them, and waking it was seen to cost the caller a scheduler time
+    /// slice while a kernel kept every core busy (BENCHMARKS.md, twenty-second session).
     #[default]
+    Auto,
+    /// `eval()` checks what it can at once (recording errors such as shape mismatches,
+    /// arrays of two contexts, a queue of another context, a result too large to
+    /// compute or to allocate), hands the flush (planning or replaying, building,
+    /// binding, enqueueing) to the context's dispatch thread, and returns: the caller
+    /// pays for recording and a hand-over. An error of the flush itself is returned by
+    /// the thread's next call that submits or reads, as [`Error::Deferred`].
     Background,
     /// `eval()` flushes on the calling thread and returns every error itself.
     Inline,
 }
 
 impl Dispatch {
-    /// `LAZYCL_DISPATCH` (`background` or `inline`), `None` when unset.
+    /// `LAZYCL_DISPATCH` (`auto`, `background` or `inline`), `None` when unset.
     pub(crate) fn from_env() -> Result<Option<Dispatch>> {
         let Some(v) = crate::env::text("LAZYCL_DISPATCH")? else {
             return Ok(None);
         };
         match v.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Some(Dispatch::Auto)),
             "background" => Ok(Some(Dispatch::Background)),
             "inline" => Ok(Some(Dispatch::Inline)),
             _ => Err(Error::InvalidEnvironment {
                 variable: "LAZYCL_DISPATCH",
                 value: v,
-                reason: "is not a dispatch mode: use background (eval() hands its flush to a \
-                         thread, the default) or inline (eval() flushes on the calling thread)"
+                reason: "is not a dispatch mode: use auto (the default: background on GPUs, \
+                         inline on CPU devices), background (eval() hands its flush to a \
+                         thread) or inline (eval() flushes on the calling thread)"
                     .into(),
             }),
+        }
+    }
+
+    /// `Background` or `Inline`: what `Auto` means on a device of `device_type`.
+    pub(crate) fn resolve(self, device_type: DeviceType) -> Dispatch {
+        match (self, device_type) {
+            (Dispatch::Auto, DeviceType::Cpu) => Dispatch::Inline,
+            (Dispatch::Auto, _) => Dispatch::Background,
+            (chosen, _) => chosen,
         }
     }
 }
