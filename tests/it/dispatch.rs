@@ -1,5 +1,5 @@
-//! Background dispatch (`Dispatch::Background`, the default on GPUs): `eval()` hands its
-//! flush to the context's dispatch thread. A thread's work still reaches the device in the order
+//! Background dispatch (`Dispatch::Background`): `eval()` hands its flush to the
+//! context's dispatch thread. A thread's work still reaches the device in the order
 //! it asked for it, recording errors still come from `eval()`, a flush's own error comes
 //! from the thread's next call that submits or reads (`Error::Deferred`), once, and
 //! nothing is lost: the arrays stay unevaluated and a read tries again. Asserted with the
@@ -7,7 +7,6 @@
 
 use crate::common::{builder, rng, Random};
 use lazycl::prelude::*;
-use lazycl::DeviceType;
 use lazycl::Dispatch;
 
 #[kernel]
@@ -22,8 +21,7 @@ fn inline_ctx() -> Context {
     builder().dispatch(Dispatch::Inline).build().unwrap()
 }
 
-/// A context that hands its `eval()`s over on any device (`Dispatch::Auto` flushes
-/// inline on a CPU device such as PoCL).
+/// A context that hands its `eval()`s over.
 fn background_ctx() -> Context {
     builder().dispatch(Dispatch::Background).build().unwrap()
 }
@@ -33,6 +31,15 @@ fn background_ctx() -> Context {
 fn fails_in_flush(ctx: &Context) -> Array<f32> {
     let huge = ctx.scalar(1.0f32).unwrap().broadcast_to(&[1 << 31, 1 << 31]);
     (&huge * 2.0).sum()
+}
+
+#[test]
+fn inline_is_the_default() {
+    // (Named: `Context::new()` follows `LAZYCL_DISPATCH`, which `make test` sets for a
+    // second pass.)
+    let c = builder().dispatch(Dispatch::default()).build().unwrap();
+    (c.from_slice(&[1.0f32]).unwrap() * 2.0).eval().unwrap();
+    assert_eq!(c.stats().evals_dispatched, 0);
 }
 
 #[test]
@@ -256,16 +263,4 @@ fn a_context_whose_last_array_is_in_a_handed_over_eval_drops_cleanly() {
     let y = c.from_slice(&[1.0f32]).unwrap() * 2.0;
     y.eval().unwrap();
     assert_eq!(y.item().unwrap(), 2.0);
-}
-
-#[test]
-fn auto_hands_over_on_gpus_and_flushes_inline_on_cpu_devices() {
-    // (Named: `Context::new()` follows `LAZYCL_DISPATCH`, which `make test` sets for a
-    // second pass.)
-    let c = builder().dispatch(Dispatch::Auto).build().unwrap();
-    let y = c.from_slice(&[1.0f32, 2.0]).unwrap() * 2.0;
-    y.eval().unwrap();
-    let handed = u64::from(c.device().device_type != DeviceType::Cpu);
-    assert_eq!(c.stats().evals_dispatched, handed, "{:?}", c.device().device_type);
-    assert_eq!(y.to_vec().unwrap(), [2.0, 4.0]);
 }

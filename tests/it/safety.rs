@@ -324,9 +324,9 @@ fn unusable_environment_values_are_reported_not_ignored() {
             value: "sideways".into(),
         },
         EnvCase {
-            name: "dispatch_inline",
+            name: "dispatch_background",
             variable: "LAZYCL_DISPATCH",
-            value: "Inline".into(),
+            value: "Background".into(),
         },
     ];
     let exe = std::env::current_exe().unwrap();
@@ -387,12 +387,12 @@ fn child_reports_its_environment() {
                 "{reason}"
             );
         }
-        ("dispatch_inline", Ok(ctx)) => {
+        ("dispatch_background", Ok(ctx)) => {
             (ctx.from_slice(&[1.0f32]).unwrap() + 1.0).eval().unwrap();
             assert_eq!(
                 ctx.stats().evals_dispatched,
-                0,
-                "LAZYCL_DISPATCH=Inline flushes inline"
+                1,
+                "LAZYCL_DISPATCH=Background hands over"
             );
         }
         ("cache_dir", Ok(ctx)) => {

@@ -74,11 +74,11 @@ impl ContextBuilder {
         Ok(self.device(DeviceSelector::parse(text)?))
     }
 
-    /// Where `eval()` flushes (default: `LAZYCL_DISPATCH`, `auto`, `background` or
-    /// `inline`, else [`Dispatch::Auto`]: background on a GPU, inline on a CPU device):
-    /// handed to a thread of the context, so that the caller pays for recording and a
-    /// hand-over only and a flush's errors come back from the next call that submits or
-    /// reads; or on the calling thread, every error from the `eval()` itself. Reads,
+    /// Where `eval()` flushes (default: `LAZYCL_DISPATCH`, `inline` or `background`, else
+    /// [`Dispatch::Inline`]): on the calling thread, every error from the `eval()`
+    /// itself; or handed to a thread of the context, so that the caller pays for
+    /// recording and a hand-over only and a flush's errors come back from the next call
+    /// that submits or reads ([`Dispatch::Background`] says when that pays). Reads,
     /// `assign`, launches and every other call that needs a result at once run on the
     /// calling thread either way, after that thread's handed-over `eval()`s. A
     /// multi-device context flushes inline.

@@ -13,7 +13,7 @@ use crate::graph::{NodeRef, State};
 
 /// `eval()`'s flush of `nodes` on `queue` (`None`: the default queue): handed to the
 /// context's dispatch thread ([`Dispatch::Background`]) once what can be checked at once
-/// is (recording errors, one context, the queue's context), or run here
+/// is (recording errors, one context, the queue's context, the roots' sizes), or run here
 /// ([`Dispatch::Inline`], and on a multi-device context).
 pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: Vec<NodeRef>) -> Result<()> {
     let Some(first) = nodes.first() else {

@@ -91,8 +91,7 @@ pub(crate) struct ContextInner {
     /// (its own device is the first one's, opened once more), and every array it makes
     /// lives in parts on these contexts. `None` for a plain context.
     pub(crate) multi: Option<Multi>,
-    /// Where `eval()` flushes ([`ContextBuilder::dispatch`](crate::ContextBuilder::dispatch)):
-    /// `Background` or `Inline`, never `Auto` (resolved for the device when opened).
+    /// Where `eval()` flushes ([`ContextBuilder::dispatch`](crate::ContextBuilder::dispatch)).
     pub(crate) dispatch: Dispatch,
     /// The dispatch thread and the jobs handed to it (`backend::dispatch`).
     dispatcher: Dispatcher,
@@ -191,7 +190,6 @@ impl ContextInner {
         multi: Option<Multi>,
     ) -> Result<Arc<ContextInner>> {
         let disk_cache = DiskCache::new(cache, &device)?;
-        let device_type = device.device_type;
         let dev = Device::new(device.id);
         let cl_context = opencl3::context::Context::from_device(&dev).cl("clCreateContext")?;
         let counters = Arc::new(Counters::default());
@@ -235,7 +233,7 @@ impl ContextInner {
             },
             dump_dot: options.dump_dot.clone(),
             multi,
-            dispatch: options.dispatch.resolve(device_type),
+            dispatch: options.dispatch,
             dispatcher,
         }))
     }

@@ -23,7 +23,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use crate::backend::device::DeviceType;
 use crate::error::{Error, Result};
 use crate::stats::Counters;
 
@@ -332,61 +331,56 @@ impl Drop for Dispatcher {
 /// ```
 /// # use lazycl::prelude::*;
 /// # fn main() -> lazycl::Result<()> {
-/// // Errors of a flush (a kernel that does not build, no device memory) at the `eval()`
-/// // that caused them, as a debugging aid.
-/// let ctx = Context::builder().dispatch(lazycl::Dispatch::Inline).build()?;
+/// // The first operation after a long kernel costs the caller about one raw enqueue.
+/// let ctx = Context::builder().dispatch(lazycl::Dispatch::Background).build()?;
 /// let y = ctx.from_slice(&[1.0f32, 2.0])? * 3.0;
-/// y.eval()?;
-/// assert_eq!(ctx.stats().evals_dispatched, 0);
+/// y.eval()?; // handed over
+/// assert_eq!(ctx.stats().evals_dispatched, 1);
+/// assert_eq!(y.to_vec()?, [3.0, 6.0]);
 /// # Ok(())
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dispatch {
-    /// `Background` on a GPU or accelerator, `Inline` on a CPU device. The default. A CPU
-    /// device runs its kernels on the host's cores: a thread of lazycl's to hand flushes
-    /// to competes with them, and waking it was seen to cost the caller a scheduler time
-    /// slice while a kernel kept every core busy (BENCHMARKS.md, twenty-second session).
+    /// `eval()` flushes on the calling thread and returns every error itself. The
+    /// default: a loop of `eval()`s, and the host calls around it, cost least this way.
     #[default]
-    Auto,
+    Inline,
     /// `eval()` checks what it can at once (recording errors such as shape mismatches,
     /// arrays of two contexts, a queue of another context, a result too large to
     /// compute or to allocate), hands the flush (planning or replaying, building,
     /// binding, enqueueing) to the context's dispatch thread, and returns: the caller
-    /// pays for recording and a hand-over. An error of the flush itself is returned by
-    /// the thread's next call that submits or reads, as [`Error::Deferred`].
+    /// pays for recording and a hand-over, and its host work overlaps the flush. An error
+    /// of the flush itself is returned by the thread's next call that submits or reads,
+    /// as [`Error::Deferred`].
+    ///
+    /// For a GPU program whose latency matters more than its throughput: on the H200 the
+    /// first operation after a wait for a long kernel cost the caller a raw enqueue's
+    /// time instead of three, while a loop of `eval()`s ran 1.1 to 1.5 times slower and
+    /// a burst of them followed by a read 2 to 3 times (BENCHMARKS.md, twenty-second
+    /// session). Not for CPU devices: their kernels run on the host's cores, and waking
+    /// the dispatch thread while a kernel keeps them busy costs the caller a scheduler
+    /// time slice (milliseconds on PoCL).
     Background,
-    /// `eval()` flushes on the calling thread and returns every error itself.
-    Inline,
 }
 
 impl Dispatch {
-    /// `LAZYCL_DISPATCH` (`auto`, `background` or `inline`), `None` when unset.
+    /// `LAZYCL_DISPATCH` (`inline` or `background`), `None` when unset.
     pub(crate) fn from_env() -> Result<Option<Dispatch>> {
         let Some(v) = crate::env::text("LAZYCL_DISPATCH")? else {
             return Ok(None);
         };
         match v.to_ascii_lowercase().as_str() {
-            "auto" => Ok(Some(Dispatch::Auto)),
-            "background" => Ok(Some(Dispatch::Background)),
             "inline" => Ok(Some(Dispatch::Inline)),
+            "background" => Ok(Some(Dispatch::Background)),
             _ => Err(Error::InvalidEnvironment {
                 variable: "LAZYCL_DISPATCH",
                 value: v,
-                reason: "is not a dispatch mode: use auto (the default: background on GPUs, \
-                         inline on CPU devices), background (eval() hands its flush to a \
-                         thread) or inline (eval() flushes on the calling thread)"
+                reason: "is not a dispatch mode: use inline (eval() flushes on the calling \
+                         thread, the default) or background (eval() hands its flush to a \
+                         thread of the context)"
                     .into(),
             }),
-        }
-    }
-
-    /// `Background` or `Inline`: what `Auto` means on a device of `device_type`.
-    pub(crate) fn resolve(self, device_type: DeviceType) -> Dispatch {
-        match (self, device_type) {
-            (Dispatch::Auto, DeviceType::Cpu) => Dispatch::Inline,
-            (Dispatch::Auto, _) => Dispatch::Background,
-            (chosen, _) => chosen,
         }
     }
 }
