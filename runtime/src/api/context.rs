@@ -44,7 +44,7 @@ pub struct ContextBuilder {
     multi: bool,
     /// Each device's share of an array's rows (`None`: equal shares).
     weights: Option<Vec<f64>>,
-    /// `None`: `LAZYCL_DISPATCH` decides, else background.
+    /// `None`: `LAZYCL_DISPATCH` decides, else inline.
     dispatch: Option<Dispatch>,
 }
 
@@ -394,7 +394,7 @@ impl Context {
     /// ```
     /// # use lazycl::prelude::*;
     /// # fn main() -> lazycl::Result<()> {
-    /// let ctx = Context::new()?;
+    /// let ctx = Context::builder().dispatch(lazycl::Dispatch::Background).build()?;
     /// let y = ctx.from_slice(&[1.0f32, 2.0])? * 3.0;
     /// y.eval()?; // handed over
     /// ctx.wait_dispatched()?; // enqueued by now, maybe still running on the device
