@@ -145,10 +145,13 @@ impl Jobs {
             }
         }
         if st.jobs.len() >= MAX_PENDING_JOBS {
-            // Until half of them have run: one wake-up per half queue, not one per job.
             Counters::add(&shared.counters.dispatch_waits, 1);
-            let half = st.jobs[MAX_PENDING_JOBS / 2 - 1].number;
-            st = shared.wait_for_job(st, half);
+            // Until half of them have run: one wake-up per half queue, not one per job
+            // (again if other threads filled it meanwhile).
+            while st.jobs.len() >= MAX_PENDING_JOBS {
+                let half = st.jobs[MAX_PENDING_JOBS / 2 - 1].number;
+                st = shared.wait_for_job(st, half);
+            }
         }
         st.handed += 1;
         let number = st.handed;
