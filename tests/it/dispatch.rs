@@ -122,13 +122,16 @@ fn calls_that_submit_or_read_come_after_this_threads_evals() {
         assert_eq!(d.kernels_launched, 1, "the launch did not compute y again: {d}");
         let want: Vec<f32> = host.iter().map(|v| v * 3.0 + 1.0).collect();
         assert_eq!(y.to_vec().unwrap(), want);
-        // `assign` after an eval that reads the target: in place once the flush ran,
-        // and the flush read the old values.
+        // `assign` after an eval that reads the target: in place once the flush ran
+        // (no buffer taken), and the flush read the old values.
         let mut w = ctx.from_slice(&host).unwrap();
+        let before = ctx.stats();
         let z = &w * 2.0;
         z.eval().unwrap();
-        drop(z.clone());
-        w.assign(&w - 1.0).unwrap();
+        w.assign(&x - 1.0).unwrap(); // (a value that reads `w` would go to a new buffer)
+        let d = ctx.stats() - before;
+        let taken = d.buffers_allocated + d.buffers_reused;
+        assert_eq!(taken, 1, "z's buffer only; assign wrote in place: {d}");
         let twice: Vec<f32> = host.iter().map(|v| v * 2.0).collect();
         let less: Vec<f32> = host.iter().map(|v| v - 1.0).collect();
         assert_eq!(z.to_vec().unwrap(), twice);

@@ -35,9 +35,9 @@ pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: Vec<NodeRef>) -
         match &*n.state() {
             State::Failed(e) => return Err((**e).clone()),
             State::Lazy(_) => lazy = true,
-            _ => {}
+            _ => continue,
         }
-        // Every root is computed into memory of its own shape: whether it can be is
+        // A lazy root is computed into memory of its own shape: whether it can be is
         // known now (an operand too large to compute is found by the flush).
         crate::plan::check_iteration_space(&n.shape)?;
         let bytes = n.numel().saturating_mul(n.dtype.size());

@@ -30,7 +30,7 @@ use crate::stats::Counters;
 /// hands over more first waits for the older half of them (counted as
 /// `dispatch_waits`), so a loop of `eval()`s cannot record arbitrarily far ahead of its
 /// flushes.
-pub(crate) const MAX_PENDING_JOBS: usize = 64;
+const MAX_PENDING_JOBS: usize = 64;
 
 /// How long the dispatch thread stays awake after its last job (see `Shared::linger`):
 /// longer than a loop takes to record its next step.
