@@ -16,27 +16,43 @@ use super::{calibrate_spin, chain8, lz, median, per_call, Report, ADD_ONE, SPIN}
 /// The issue's target for the host's cost of one recorded node, µs (lazycl #24).
 const TARGET_US_PER_NODE: f64 = 1.0;
 
+/// The contexts of `ctx`'s device that the host rows run `eval()`s on, one per dispatch
+/// mode (`LAZYCL_DISPATCH` does not change them).
+struct Modes {
+    /// `Dispatch::Auto`, what `Context::new()` gives: after-pause on GPUs, inline on CPUs.
+    default: Context,
+    /// Every `eval()` handed to the dispatch thread.
+    background: Context,
+    /// Every `eval()` flushed on the caller.
+    inline: Context,
+}
+
+impl Modes {
+    /// How the default context's `eval()`s flush, for row names.
+    fn default_name(&self) -> String {
+        format!("default dispatch, {:?} here", self.default.dispatch())
+    }
+}
+
 /// Every host row: a bound kernel's launch, a cached flush, a logistic-regression step,
-/// the first lazy operation after a long kernel. `eval()`s run on two contexts of
-/// `ctx`'s device: one hands them to its dispatch thread (`Dispatch::Background`, the
-/// default on GPUs), the other flushes them on the caller (`Dispatch::Inline`, the
-/// default on CPU devices); rows that time a flush itself use the second.
+/// the first lazy operation after a long kernel; `eval()`s on the contexts of [`Modes`].
 pub fn rows(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usize) -> R<()> {
     let reps = if quick { 2000 } else { 20000 };
-    let (background, inline) = (
-        dispatch_context(Dispatch::Background)?,
-        dispatch_context(Dispatch::Inline)?,
-    );
-    if background.device().name != ctx.device().name {
+    let modes = Modes {
+        default: dispatch_context(Dispatch::Auto)?,
+        background: dispatch_context(Dispatch::Background)?,
+        inline: dispatch_context(Dispatch::Inline)?,
+    };
+    if modes.default.device().name != ctx.device().name {
         return Err(format!(
             "the host rows' contexts opened {}, not {}",
-            background.device().name,
+            modes.default.device().name,
             ctx.device().name
         ));
     }
-    launch(rep, &background, &inline, raw, trials, reps)?;
-    logreg_step(rep, &background, &inline, raw, quick, trials, reps / 4)?;
-    after_long_kernel(rep, &background, &inline, raw)
+    launch(rep, &modes, raw, trials, reps)?;
+    logreg_step(rep, &modes, raw, quick, trials, reps / 4)?;
+    after_long_kernel(rep, &modes, raw)
 }
 
 /// A context like `Context::new()`'s whose `eval()` flushes as `dispatch` says.
@@ -45,9 +61,10 @@ fn dispatch_context(dispatch: Dispatch) -> R<Context> {
 }
 
 /// A bound kernel's launch against a raw launch, and a cached lazy flush of the 8-op
-/// chain (on `inline`, flushed by the caller) against one raw launch of the hand-written
-/// chain; and a loop of the same `eval()`s handed to `ctx`'s dispatch thread.
-fn launch(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Raw, trials: usize, reps: usize) -> R<()> {
+/// chain (on the default context) against one raw launch of the hand-written chain; and
+/// a loop of the same `eval()`s handed to the dispatch thread.
+fn launch(rep: &mut Report, modes: &Modes, raw: &Raw, trials: usize, reps: usize) -> R<()> {
+    let ctx = &modes.default;
     let n = 1024usize;
     let mut x = lz(ctx.zeros::<f32>(n))?;
     let k = lz(Kernel::bind(ctx, &ADD_ONE))?;
@@ -90,16 +107,19 @@ fn launch(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Raw, trials: 
         "raw, with event",
     );
 
-    // A cached lazy flush of an 8-op chain at n = 16 vs one raw launch.
-    let small_inline = lz(inline.from_slice(&[0.5f32; 16]))?;
-    let eval_inline = || lz(chain8(&small_inline).eval().map(drop));
-    eval_inline()?;
-    let flush = per_call(trials, reps / 4, eval_inline, || lz(inline.synchronize()))?;
-    // The same `eval()`s handed over: the loop runs at the pace of the slower of the
-    // caller and the dispatch thread (at most `MAX_PENDING_JOBS` ahead).
+    // A cached lazy flush of an 8-op chain at n = 16 vs one raw launch (a loop of them:
+    // the default context flushes them on the caller).
     let small = lz(ctx.from_slice(&[0.5f32; 16]))?;
-    lz(chain8(&small).eval().map(drop))?;
-    let handed = per_call(trials, reps / 4, || lz(chain8(&small).eval().map(drop)), sync)?;
+    let eval_default = || lz(chain8(&small).eval().map(drop));
+    eval_default()?;
+    let flush = per_call(trials, reps / 4, eval_default, sync)?;
+    // The same `eval()`s all handed over: the loop runs at the pace of the slower of the
+    // caller and the dispatch thread (at most `MAX_PENDING_JOBS` ahead).
+    let background = &modes.background;
+    let small_bg = lz(background.from_slice(&[0.5f32; 16]))?;
+    let eval_bg = || lz(chain8(&small_bg).eval().map(drop));
+    eval_bg()?;
+    let handed = per_call(trials, reps / 4, eval_bg, || lz(background.synchronize()))?;
     let rc = raw.kernel(raw::CHAIN8, "chain8")?;
     let rin = raw.buffer_f32(&[0.5; 16])?;
     let rout = raw.buffer_f32(&[0.0; 16])?;
@@ -108,14 +128,17 @@ fn launch(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Raw, trials: 
     raw.set(&rc, 2, &4u32)?;
     let one = per_call(trials, reps / 4, || raw.enqueue_no_event(&rc, 4, None), rsync)?;
     rep.add(
-        "host time of a cached lazy flush (8-op chain, n=16)",
+        format!(
+            "host time of a cached lazy flush (8-op chain, n=16, {})",
+            modes.default_name()
+        ),
         flush * 1e6,
         one * 1e6,
         "µs",
         "one raw launch",
     );
     rep.add(
-        "host time per eval() handed to the dispatch thread, in a loop (8-op chain, n=16)",
+        "host time per eval() handed to the dispatch thread, in a loop (8-op chain, n=16, Background)",
         handed * 1e6,
         one * 1e6,
         "µs",
@@ -172,9 +195,9 @@ impl<'a> RawLaunch3<'a> {
 
 /// Host time of one logistic-regression step (`logreg::Model::step`, as the example
 /// runs it: the residual stored on CPU devices, fused on GPUs), recorded and flushed
-/// without waiting (by `ctx`'s dispatch thread, and by the caller on `inline`), against
-/// the raw launches of as many kernels (`RawLaunch3`, `reps` launches a trial, its trials
-/// interleaved with the step's).
+/// without waiting (on the default context, and all handed over on the background one),
+/// against the raw launches of as many kernels (`RawLaunch3`, `reps` launches a trial,
+/// its trials interleaved with the step's).
 ///
 /// Timing: blocks of `STEPS` steps back to back, as a training loop runs them, timed as
 /// a whole; `synchronize` between blocks, outside the timed part, so that the queue
@@ -182,15 +205,8 @@ impl<'a> RawLaunch3<'a> {
 /// and one block's device work is done before the next starts. The step never waits
 /// for the device (the example's claim): a block that counted a host wait is an error,
 /// since its time would not be the host's alone. Median over the blocks.
-fn logreg_step(
-    rep: &mut Report,
-    ctx: &Context,
-    inline: &Context,
-    raw: &Raw,
-    quick: bool,
-    trials: usize,
-    reps: usize,
-) -> R<()> {
+fn logreg_step(rep: &mut Report, modes: &Modes, raw: &Raw, quick: bool, trials: usize, reps: usize) -> R<()> {
+    let (ctx, default) = (&modes.background, &modes.default);
     const STEPS: usize = 10;
     // Blocks are cheap: many of them, so that the median holds on a shared machine.
     const BLOCKS: usize = 21;
@@ -198,51 +214,52 @@ fn logreg_step(
     let (xh, yh) = logreg::make_classification::<f32>(n, d);
     let fuse = ctx.device().device_type == lazycl::DeviceType::Gpu;
     let mut model = lz(logreg::Model::new(ctx, &xh, &yh, n, d, fuse))?;
-    let mut model_inline = lz(logreg::Model::new(inline, &xh, &yh, n, d, fuse))?;
+    let mut model_default = lz(logreg::Model::new(default, &xh, &yh, n, d, fuse))?;
     // Warm-up: every program of the step built (or loaded).
     for _ in 0..3 {
         lz(model.step().map(drop))?;
-        lz(model_inline.step().map(drop))?;
+        lz(model_default.step().map(drop))?;
     }
     lz(ctx.synchronize())?;
-    lz(inline.synchronize())?;
+    lz(default.synchronize())?;
     let before = ctx.stats();
     lz(model.step().map(drop))?;
     let kernels = (ctx.stats() - before).kernels_launched;
     lz(ctx.synchronize())?;
     let raw_launch = RawLaunch3::new(raw)?;
     // The same step captured (`logreg::Model::capture`, residual fused): runs bind the
-    // new parameters and launch. On the inline context, whose kernels, queue and buffers
-    // no other thread touches (on `ctx` they would come warm from the dispatch thread's
-    // core, and the row would measure moving them back).
-    let captured = model_inline.capture();
-    let (mut w, mut b): logreg::Params<f32> = (model_inline.w.clone(), model_inline.b.clone());
+    // new parameters and launch. On the default context, whose steps are flushed on the
+    // caller in these blocks (on the background one the kernels, queue and buffers would
+    // come warm from the dispatch thread's core, and the row would measure moving them
+    // back).
+    let captured = model_default.capture();
+    let (mut w, mut b): logreg::Params<f32> = (model_default.w.clone(), model_default.b.clone());
     for _ in 0..3 {
         (w, b) = lz(captured.run((&w, &b)))?;
     }
-    lz(inline.synchronize())?;
-    let s0 = inline.stats();
+    lz(default.synchronize())?;
+    let s0 = default.stats();
     (w, b) = lz(captured.run((&w, &b)))?;
-    let captured_kernels = (inline.stats() - s0).kernels_launched;
+    let captured_kernels = (default.stats() - s0).kernels_launched;
     let (mut times, mut run_times, mut raw_times) = (Vec::new(), Vec::new(), Vec::new());
-    let mut inline_times = Vec::new();
+    let mut default_times = Vec::new();
     for _ in 0..BLOCKS.max(trials) {
         times.push(block(ctx, STEPS, || lz(model.step().map(drop)))?);
         lz(ctx.synchronize())?;
-        run_times.push(block(inline, STEPS, || {
+        run_times.push(block(default, STEPS, || {
             (w, b) = lz(captured.run((&w, &b)))?;
             Ok(())
         })?);
-        lz(inline.synchronize())?;
-        inline_times.push(block(inline, STEPS, || lz(model_inline.step().map(drop)))?);
-        lz(inline.synchronize())?;
+        lz(default.synchronize())?;
+        default_times.push(block(default, STEPS, || lz(model_default.step().map(drop)))?);
+        lz(default.synchronize())?;
         raw_times.push(raw_launch.time(reps)?);
     }
     let raw_launch = median(raw_times);
     rep.add(
         format!(
             "host time per logistic-regression step {n}x{d} f32 ({kernels} kernels, \
-             recorded + flushed by the dispatch thread)"
+             recorded + flushed, Background)"
         ),
         median(times) * 1e6,
         kernels as f64 * raw_launch * 1e6,
@@ -252,9 +269,10 @@ fn logreg_step(
     rep.add(
         format!(
             "host time per logistic-regression step {n}x{d} f32 ({kernels} kernels, \
-             recorded + flushed inline)"
+             recorded + flushed, {})",
+            modes.default_name()
         ),
-        median(inline_times) * 1e6,
+        median(default_times) * 1e6,
         kernels as f64 * raw_launch * 1e6,
         "µs",
         "as many raw launches, 3 args set each",
@@ -325,26 +343,31 @@ impl Spin {
 
 /// The first lazy operation after a long kernel: `2.0 * &x` + `eval()` (x of 2^16 f32,
 /// its program built before) right after a ~80 ms kernel was enqueued on the same queue,
-/// handed to `ctx`'s dispatch thread, and flushed on the caller by `inline`; against a
-/// raw enqueue (arguments set, no event) of a kernel computing the same, right after a
-/// raw long kernel on the raw queue. Each trial is one operation, timed alone; every
-/// queue is finished between trials, outside the timing.
-fn after_long_kernel(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Raw) -> R<()> {
+/// on each context of [`Modes`], and its captured form; against a raw enqueue (arguments
+/// set, no event) of a kernel computing the same, right after a raw long kernel on the
+/// raw queue. Each trial is one operation, timed alone; every queue is finished between
+/// trials, outside the timing.
+fn after_long_kernel(rep: &mut Report, modes: &Modes, raw: &Raw) -> R<()> {
     const TRIALS: usize = 7;
     const TARGET: f64 = 0.080;
     let n = 1usize << 16;
     let host: Vec<f32> = (0..n).map(|i| (i % 100) as f32 / 100.0 - 0.5).collect();
-    let (spin, spin_inline) = (Spin::new(ctx)?, Spin::new(inline)?);
+    let ctx = &modes.default;
+    let contexts = [&modes.default, &modes.background, &modes.inline];
+    let spins = contexts.iter().map(|c| Spin::new(c)).collect::<R<Vec<_>>>()?;
+    let xs = contexts
+        .iter()
+        .map(|c| lz(c.from_slice(&host)))
+        .collect::<R<Vec<_>>>()?;
     let (iters, spin_time) = calibrate_spin(TARGET, |iters| {
-        spin.launch(iters)?;
+        spins[0].launch(iters)?;
         lz(ctx.synchronize())
     })?;
-    let x = lz(ctx.from_slice(&host))?;
-    let xi = lz(inline.from_slice(&host))?;
-    for (c, x) in [(ctx, &x), (inline, &xi)] {
+    for (c, x) in contexts.iter().zip(&xs) {
         lz((2.0 * x).eval().map(drop))?;
         lz(c.synchronize())?;
     }
+    let spin = &spins[0];
     let rspin = raw.kernel(raw::SPIN, "spin")?;
     let rbuf = raw.buffer_f32(&vec![1.0; spin.items])?;
     raw.set_mem(&rspin, 0, rbuf.get())?;
@@ -370,11 +393,12 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Ra
     raw.finish()?;
     // The same operation captured: `scale.run(&x)`.
     let scale = ctx.capture(|x: Array<f32>| Ok(2.0 * &x));
-    lz(scale.run(&x).map(drop))?;
+    lz(scale.run(&xs[0]).map(drop))?;
     lz(ctx.synchronize())?;
-    // Interleaved trials (handed over, inline, captured, raw, handed over, ...), so that
-    // drift of the machine's speed does not favour any side.
-    let (mut handed, mut flushed, mut captured, mut theirs) = (vec![], vec![], vec![], vec![]);
+    // Interleaved trials (each context's eval, captured, raw, ...), so that drift of the
+    // machine's speed does not favour any side.
+    let mut evals: Vec<Vec<f64>> = vec![Vec::new(); contexts.len()];
+    let (mut captured, mut theirs) = (vec![], vec![]);
     let timed = |c: &Context, spin: &Spin, out: &mut Vec<f64>, op: &dyn Fn() -> R<()>| -> R<()> {
         spin.launch(iters)?;
         let t = Instant::now();
@@ -383,11 +407,11 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Ra
         lz(c.synchronize())
     };
     for _ in 0..TRIALS {
-        timed(ctx, &spin, &mut handed, &|| lz((2.0 * &x).eval().map(drop)))?;
-        timed(inline, &spin_inline, &mut flushed, &|| {
-            lz((2.0 * &xi).eval().map(drop))
-        })?;
-        timed(ctx, &spin, &mut captured, &|| lz(scale.run(&x).map(drop)))?;
+        for (i, c) in contexts.iter().enumerate() {
+            let x = &xs[i];
+            timed(c, &spins[i], &mut evals[i], &|| lz((2.0 * x).eval().map(drop)))?;
+        }
+        timed(ctx, spin, &mut captured, &|| lz(scale.run(&xs[0]).map(drop)))?;
         rlong(iters)?;
         let t = Instant::now();
         rscale()?;
@@ -406,9 +430,11 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Ra
     );
     let worst = |v: &[f64]| v.iter().fold(0.0f64, |m, &t| m.max(t));
     let raw_median = median(theirs.clone()) * 1e6;
+    let default = format!("`2.0 * &x` + eval ({})", modes.default_name());
     for (what, times) in [
-        ("`2.0 * &x` + eval handed to the dispatch thread", &handed),
-        ("`2.0 * &x` + eval flushed inline (Dispatch::Inline)", &flushed),
+        (default.as_str(), &evals[0]),
+        ("`2.0 * &x` + eval handed over (Background)", &evals[1]),
+        ("`2.0 * &x` + eval flushed by the caller (Inline)", &evals[2]),
         ("captured `2.0 * &x` run", &captured),
     ] {
         rep.add(
@@ -420,11 +446,8 @@ fn after_long_kernel(rep: &mut Report, ctx: &Context, inline: &Context, raw: &Ra
         );
     }
     rep.add(
-        format!(
-            "host time of the first `2.0 * &x` + eval handed to the dispatch thread after a ~80 ms \
-             kernel (worst of {TRIALS})"
-        ),
-        worst(&handed) * 1e6,
+        format!("host time of the first {default} after a ~80 ms kernel (worst of {TRIALS})"),
+        worst(&evals[0]) * 1e6,
         worst(&theirs) * 1e6,
         "µs",
         "same, raw (a wait would read as the long kernel's duration)",

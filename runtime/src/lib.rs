@@ -53,7 +53,7 @@ pub use api::views::{AsAxes, AsAxis};
 pub use backend::cache::CacheDir;
 pub use backend::context::Context;
 pub use backend::device::{device_table, devices, DeviceInfo, DeviceSelector, DeviceType};
-pub use backend::dispatch::Dispatch;
+pub use backend::dispatch_mode::Dispatch;
 pub use backend::kernel::{
     ArrayArg, Dims, KernelArg, KernelConstant, KernelSource, KernelStruct, StructBytes, MAX_STRUCT_BYTES,
 };

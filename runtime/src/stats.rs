@@ -106,13 +106,16 @@ counters! {
     kernel_cache_hits,
     /// Lazy flushes that had to generate a new fused kernel.
     kernel_cache_misses,
-    /// `eval()`s handed to the context's dispatch thread (`Dispatch::Background`), which
-    /// flushes them while the caller goes on.
+    /// `eval()`s handed to the context's dispatch thread (`Dispatch`), which flushes them
+    /// while the caller goes on.
     evals_dispatched,
     /// Times a thread waited for the dispatch thread to run the `eval()`s it handed over:
     /// before it submitted more work or read an array, or because
     /// `MAX_PENDING_JOBS` were pending. Not a host wait on the device.
     dispatch_waits,
+    /// `eval()`s handed over that their thread ran itself, the dispatch thread not having
+    /// started them when the thread next submitted or read.
+    evals_taken_back,
     /// Blocking calls that waited on the device (all reasons: the next five added up).
     host_waits,
     /// Host waits to read an array (`to_vec`, `to_ndarray`, `item`).

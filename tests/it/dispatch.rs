@@ -1,13 +1,19 @@
-//! Background dispatch (`Dispatch::Background`): `eval()` hands its flush to the
-//! context's dispatch thread. A thread's work still reaches the device in the order
-//! it asked for it, recording errors still come from `eval()`, a flush's own error comes
-//! from the thread's next call that submits or reads (`Error::Deferred`), once, and
-//! nothing is lost: the arrays stay unevaluated and a read tries again. Asserted with the
-//! counters (`evals_dispatched`, `dispatch_waits`) and every result checked on the host.
+//! Background dispatch: `eval()` hands its flush to the context's dispatch thread (every
+//! flush with `Dispatch::Background`; with `Dispatch::AfterPause`, the default on GPUs,
+//! the first after a pause). A thread's work still reaches the device in the order it
+//! asked for it, a flush the dispatch thread has not started is taken back by the
+//! thread's next call that needs it, recording errors still come from `eval()`, a flush's
+//! own error comes from the thread's next call that submits or reads (`Error::Deferred`),
+//! once, and nothing is lost: the arrays stay unevaluated and a read tries again. Asserted
+//! with the counters (`evals_dispatched`, `evals_taken_back`, `dispatch_waits`) and every
+//! result checked on the host.
+
+use std::sync::mpsc;
+use std::time::Duration;
 
 use crate::common::{builder, rng, Random};
 use lazycl::prelude::*;
-use lazycl::Dispatch;
+use lazycl::{CacheDir, DeviceType, Dispatch};
 
 #[kernel]
 fn add_one(x: &mut [f32]) {
@@ -33,13 +39,139 @@ fn fails_in_flush(ctx: &Context) -> Array<f32> {
     (&huge * 2.0).sum()
 }
 
+/// Longer than `Dispatch::AfterPause`'s pause.
+const PAUSE: Duration = Duration::from_millis(3);
+
 #[test]
-fn inline_is_the_default() {
+fn the_default_hands_over_after_a_pause_on_gpus_and_flushes_inline_on_cpu_devices() {
     // (Named: `Context::new()` follows `LAZYCL_DISPATCH`, which `make test` sets for a
     // second pass.)
     let c = builder().dispatch(Dispatch::default()).build().unwrap();
-    (c.from_slice(&[1.0f32]).unwrap() * 2.0).eval().unwrap();
-    assert_eq!(c.stats().evals_dispatched, 0);
+    let gpu = c.device().device_type != DeviceType::Cpu;
+    let want = if gpu {
+        Dispatch::AfterPause
+    } else {
+        Dispatch::Inline
+    };
+    assert_eq!(c.dispatch(), want);
+    std::thread::sleep(PAUSE);
+    let y = c.from_slice(&[1.0f32, 2.0]).unwrap() * 2.0;
+    y.eval().unwrap();
+    assert_eq!(c.stats().evals_dispatched, u64::from(gpu));
+    assert_eq!(y.to_vec().unwrap(), [2.0, 4.0]);
+}
+
+#[test]
+fn after_a_pause_eval_hands_over_and_a_loop_flushes_on_the_caller() {
+    let ctx = builder().dispatch(Dispatch::AfterPause).build().unwrap();
+    let mut r = rng(77);
+    let host: Vec<f32> = f32::random_vec(&mut r, 101).iter().map(|v| v.sin()).collect();
+    let x = ctx.from_slice(&host).unwrap();
+    let step = |y: &Array<f32>, a: f32| (y * a + &x).tanh();
+    let close = |got: Vec<f32>, want: &[f32]| {
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert!((g - w).abs() <= 1e-5, "element {i}: {g} vs {w}");
+        }
+    };
+    step(&x, 0.5).to_vec().unwrap(); // its program built
+    std::thread::sleep(PAUSE);
+    let before = ctx.stats();
+    let y = step(&x, 0.25);
+    y.eval().unwrap();
+    let d = ctx.stats() - before;
+    assert_eq!(d.evals_dispatched, 1, "the first eval after a pause: {d}");
+    let mut want: Vec<f32> = host.iter().map(|&v| (v * 0.25 + v).tanh()).collect();
+    close(y.to_vec().unwrap(), &want);
+    // A loop: every eval within a millisecond of the last flushes here.
+    let before = ctx.stats();
+    let mut y = y;
+    let steps = 50;
+    for i in 0..steps {
+        let a = 0.5 + (i % 5) as f32 * 0.1;
+        y = step(&y, a);
+        y.eval().unwrap();
+        for (w, &h) in want.iter_mut().zip(&host) {
+            *w = (*w * a + h).tanh();
+        }
+    }
+    let d = ctx.stats() - before;
+    assert_eq!(d.kernels_launched, steps);
+    // (A few may find the thread paused: a loaded machine can deschedule it.)
+    assert!(
+        d.evals_dispatched <= 5,
+        "a loop hands over no more than a few: {d}"
+    );
+    close(y.to_vec().unwrap(), &want);
+}
+
+/// Runs `then` on a second thread of `ctx` while the dispatch thread is busy with a job
+/// of the first: a flush that builds a program (no cache on disk, a fresh context).
+fn behind_a_slow_job<T: Send>(ctx: &Context, then: impl FnOnce() -> T + Send) -> T {
+    let (sent, handed) = mpsc::channel();
+    let (finished, done) = mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let x = ctx.from_slice(&[0.5f32; 64]).unwrap();
+            let slow = ((&x * 1.75 + 0.125).sin() * &x).exp2();
+            slow.eval().unwrap(); // a program to build: on the dispatch thread
+            sent.send(()).unwrap();
+            done.recv().unwrap();
+            let want = ((0.5f32 * 1.75 + 0.125).sin() * 0.5).exp2();
+            assert!((slow.to_vec().unwrap()[0] - want).abs() < 1e-5);
+        });
+        handed.recv().unwrap();
+        let out = then();
+        finished.send(()).unwrap();
+        out
+    })
+}
+
+#[test]
+fn a_read_takes_back_an_eval_the_dispatch_thread_has_not_started() {
+    let ctx = builder()
+        .dispatch(Dispatch::Background)
+        .program_cache(CacheDir::Off)
+        .build()
+        .unwrap();
+    let mut r = rng(78);
+    let host = f32::random_vec(&mut r, 1000);
+    let x = ctx.from_slice(&host).unwrap();
+    (&x * 3.0 - 1.0).to_vec().unwrap(); // this one's program built
+    let (taken, got) = behind_a_slow_job(&ctx, || {
+        let before = ctx.stats();
+        let y = &x * 2.0 - 1.0;
+        y.eval().unwrap(); // queued behind the slow job
+        let got = y.to_vec().unwrap(); // taken back and run here, not waited for
+        ((ctx.stats() - before).evals_taken_back, got)
+    });
+    assert_eq!(taken, 1, "the read ran its own eval");
+    let want: Vec<f32> = host.iter().map(|v| v * 2.0 - 1.0).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn an_error_of_an_eval_taken_back_is_deferred_once() {
+    let ctx = builder()
+        .dispatch(Dispatch::Background)
+        .program_cache(CacheDir::Off)
+        .build()
+        .unwrap();
+    let x = ctx.from_slice(&[1.5f32, -2.0]).unwrap();
+    (&x * 2.0).to_vec().unwrap();
+    let (first, second, stats_taken) = behind_a_slow_job(&ctx, || {
+        let before = ctx.stats().evals_taken_back;
+        fails_in_flush(&ctx).eval().unwrap();
+        // `stats()` runs it (taken back) and keeps its error for the next settle.
+        let taken = ctx.stats().evals_taken_back - before;
+        (ctx.wait_dispatched(), ctx.wait_dispatched(), taken)
+    });
+    assert_eq!(stats_taken, 1);
+    assert!(
+        matches!(&first, Err(Error::Deferred(e)) if matches!(**e, Error::TooLarge { .. })),
+        "{first:?}"
+    );
+    assert!(second.is_ok(), "returned once");
+    assert_eq!((&x * 2.0).to_vec().unwrap(), [3.0, -4.0]);
 }
 
 #[test]

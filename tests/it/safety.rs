@@ -328,6 +328,11 @@ fn unusable_environment_values_are_reported_not_ignored() {
             variable: "LAZYCL_DISPATCH",
             value: "Background".into(),
         },
+        EnvCase {
+            name: "dispatch_after_pause",
+            variable: "LAZYCL_DISPATCH",
+            value: "after-pause".into(),
+        },
     ];
     let exe = std::env::current_exe().unwrap();
     for case in &cases {
@@ -382,10 +387,9 @@ fn child_reports_its_environment() {
         ("cache", Err(Error::InvalidEnvironment { variable, .. })) => assert_eq!(variable, "LAZYCL_CACHE"),
         ("dispatch", Err(Error::InvalidEnvironment { variable, reason, .. })) => {
             assert_eq!(variable, "LAZYCL_DISPATCH");
-            assert!(
-                reason.contains("background") && reason.contains("inline"),
-                "{reason}"
-            );
+            for mode in ["auto", "inline", "after-pause", "background"] {
+                assert!(reason.contains(mode), "{reason}");
+            }
         }
         ("dispatch_background", Ok(ctx)) => {
             (ctx.from_slice(&[1.0f32]).unwrap() + 1.0).eval().unwrap();
@@ -394,6 +398,9 @@ fn child_reports_its_environment() {
                 1,
                 "LAZYCL_DISPATCH=Background hands over"
             );
+        }
+        ("dispatch_after_pause", Ok(ctx)) => {
+            assert_eq!(ctx.dispatch(), lazycl::Dispatch::AfterPause);
         }
         ("cache_dir", Ok(ctx)) => {
             assert_eq!((&ctx.from_slice(&[1.0f32]).unwrap() + 1.0).item().unwrap(), 2.0);

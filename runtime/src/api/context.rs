@@ -10,7 +10,7 @@ use crate::api::queue::Queue;
 use crate::backend::cache::CacheDir;
 use crate::backend::context::{Context, ContextInner, Multi, Options};
 use crate::backend::device::{devices, DeviceInfo, DeviceSelector};
-use crate::backend::dispatch::Dispatch;
+use crate::backend::dispatch_mode::Dispatch;
 use crate::error::{Error, Result};
 use crate::stats::{Stats, WaitReason};
 
@@ -74,11 +74,12 @@ impl ContextBuilder {
         Ok(self.device(DeviceSelector::parse(text)?))
     }
 
-    /// Where `eval()` flushes (default: `LAZYCL_DISPATCH`, `inline` or `background`, else
-    /// [`Dispatch::Inline`]): on the calling thread, every error from the `eval()`
-    /// itself; or handed to a thread of the context, so that the caller pays for
-    /// recording and a hand-over only and a flush's errors come back from the next call
-    /// that submits or reads ([`Dispatch::Background`] says when that pays). Reads,
+    /// Where `eval()` flushes (default: `LAZYCL_DISPATCH`, `auto`, `inline`,
+    /// `after-pause` or `background`, else [`Dispatch::Auto`]): on the calling thread,
+    /// every error from the `eval()` itself; or handed to a thread of the context, so
+    /// that the caller pays for recording and a hand-over only and a flush's errors come
+    /// back from the next call that submits or reads ([`Dispatch`] says when each
+    /// mode hands over, and when that pays). Reads,
     /// `assign`, launches and every other call that needs a result at once run on the
     /// calling thread either way, after that thread's handed-over `eval()`s. A
     /// multi-device context flushes inline.
@@ -371,6 +372,27 @@ impl Context {
         &self.inner.device
     }
 
+    /// Where this context's `eval()`s flush: the mode it was built with, with
+    /// [`Dispatch::Auto`] resolved for its device (`Inline` on a multi-device context,
+    /// which always flushes on the caller).
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::builder().dispatch(lazycl::Dispatch::Auto).build()?;
+    /// let cpu = ctx.device().device_type == lazycl::DeviceType::Cpu;
+    /// let want = if cpu { lazycl::Dispatch::Inline } else { lazycl::Dispatch::AfterPause };
+    /// assert_eq!(ctx.dispatch(), want);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn dispatch(&self) -> Dispatch {
+        match self.inner.multi {
+            Some(_) => Dispatch::Inline,
+            None => self.inner.dispatch,
+        }
+    }
+
     /// A snapshot of the counters (programs built, launches, host waits, bytes moved, ...);
     /// a multi-device context's are its devices' added up ([`device_stats`](Context::device_stats)).
     pub fn stats(&self) -> Stats {
@@ -383,9 +405,10 @@ impl Context {
         }
     }
 
-    /// Waits until the `eval()`s this thread handed to the context's dispatch thread
-    /// ([`Dispatch::Background`]) have been planned and enqueued, and returns the first
-    /// error one of them ran into ([`Error::Deferred`]). Does not wait for the device.
+    /// Returns once the `eval()`s this thread handed to the context's dispatch thread
+    /// ([`Dispatch`]) have been planned and enqueued (those the dispatch thread had not
+    /// started, here), and returns the first error one of them ran into
+    /// ([`Error::Deferred`]). Does not wait for the device.
     ///
     /// Rarely needed: every call that submits work or reads an array does this first. Use
     /// it to have a flush's errors at a point of your choosing, or to time the host's

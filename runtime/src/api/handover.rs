@@ -1,20 +1,21 @@
-//! `eval()`'s side of background dispatch (ARCHITECTURE.md, *Background dispatch*): what
-//! it checks on the caller's thread before it hands a flush to the context's dispatch
-//! thread (`backend::dispatch`), or flushes inline.
+//! `eval()`'s side of background dispatch (ARCHITECTURE.md, *Background dispatch*):
+//! whether it hands its flush over (`Dispatch::hands_over`), and what it checks on the
+//! caller's thread before it hands a flush to the context's dispatch thread
+//! (`backend::dispatch`).
 
 use std::sync::Arc;
 
 use crate::backend::buffer::DeviceBuffer;
-use crate::backend::dispatch::Dispatch;
 use crate::backend::queue::QueueInner;
 use crate::error::Result;
 use crate::exec;
 use crate::graph::{NodeRef, State};
 
 /// `eval()`'s flush of `nodes` on `queue` (`None`: the default queue): handed to the
-/// context's dispatch thread ([`Dispatch::Background`]) once what can be checked at once
-/// is (recording errors, one context, the queue's context, the roots' sizes), or run here
-/// ([`Dispatch::Inline`], and on a multi-device context).
+/// context's dispatch thread, where its dispatch mode says so, once what can be checked
+/// at once is (recording errors, one context, the queue's context, the roots' sizes);
+/// else run here (and always on a multi-device context), after the jobs this thread
+/// handed over before.
 pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: Vec<NodeRef>) -> Result<()> {
     let Some(first) = nodes.first() else {
         return Ok(());
@@ -23,7 +24,7 @@ pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: Vec<NodeRef>) -
     if crate::multi::is_multi(&ctx) {
         return crate::multi::materialize(&nodes);
     }
-    if ctx.dispatch != Dispatch::Background {
+    if !ctx.dispatch.hands_over() {
         return match queue {
             Some(q) => exec::materialize_on(q, &nodes),
             None => exec::materialize(&nodes),

@@ -7,8 +7,9 @@ use opencl3::device::Device;
 
 use crate::backend::cache::{CacheDir, DiskCache};
 use crate::backend::cl_context::ClContext;
-use crate::backend::device::DeviceInfo;
-use crate::backend::dispatch::{Dispatch, Dispatcher, Jobs};
+use crate::backend::device::{DeviceInfo, DeviceType};
+use crate::backend::dispatch::{Dispatcher, Jobs, Waits};
+use crate::backend::dispatch_mode::Dispatch;
 use crate::backend::kernel::CompiledKernel;
 use crate::backend::pool::BufferPool;
 use crate::backend::queue::QueueInner;
@@ -91,7 +92,8 @@ pub(crate) struct ContextInner {
     /// (its own device is the first one's, opened once more), and every array it makes
     /// lives in parts on these contexts. `None` for a plain context.
     pub(crate) multi: Option<Multi>,
-    /// Where `eval()` flushes ([`ContextBuilder::dispatch`](crate::ContextBuilder::dispatch)).
+    /// Where `eval()` flushes ([`ContextBuilder::dispatch`](crate::ContextBuilder::dispatch)),
+    /// resolved for the device: never `Auto`.
     pub(crate) dispatch: Dispatch,
     /// The dispatch thread and the jobs handed to it (`backend::dispatch`).
     dispatcher: Dispatcher,
@@ -194,7 +196,12 @@ impl ContextInner {
         let cl_context = opencl3::context::Context::from_device(&dev).cl("clCreateContext")?;
         let counters = Arc::new(Counters::default());
         let tag = ContextTag::new(&device);
-        let dispatcher = Dispatcher::new(counters.clone());
+        let device_type = device.device_type;
+        let waits = match device_type {
+            DeviceType::Cpu => Waits::Sleep,
+            _ => Waits::Poll,
+        };
+        let dispatcher = Dispatcher::new(counters.clone(), waits);
         let default_queue = Arc::new(QueueInner::new(
             0,
             create_queue(&cl_context, &device)?,
@@ -233,7 +240,7 @@ impl ContextInner {
             },
             dump_dot: options.dump_dot.clone(),
             multi,
-            dispatch: options.dispatch,
+            dispatch: options.dispatch.resolve(device_type),
             dispatcher,
         }))
     }

@@ -1,21 +1,32 @@
-//! Background dispatch (`Dispatch::Background`): `eval()` hands its flush to one thread
-//! per context and returns, so that the caller pays for recording and a hand-over, not
-//! for planning, binding and enqueueing (ARCHITECTURE.md, *Background dispatch*).
+//! Background dispatch: `eval()` hands its flush to one thread per context and returns,
+//! so that the caller pays for recording and a hand-over, not for planning, binding and
+//! enqueueing (ARCHITECTURE.md, *Background dispatch*; when it does: [`Dispatch`]).
 //!
 //! Rules:
 //! - Jobs run one at a time, in the order they were handed over, on the context's
 //!   dispatch thread (spawned by the first hand-over, ended when the context drops).
 //! - Before a thread submits a command to a queue of the context, reads device memory,
-//!   or looks at whether an array is computed, it **settles**: it waits until every job
-//!   it handed over has run, and takes the first error one of them returned. So each
-//!   thread's work reaches the queues in the order that thread asked for it, as if
-//!   every `eval()` had run inline. Jobs of other threads are not waited for: two
-//!   threads' submissions were never ordered against each other.
-//! - A thread settles while it holds no lock a job may take, and it hands over no job
-//!   while it runs one of its own flushes; so a settle inside a flush finds nothing to
-//!   wait for, and the dispatch thread never waits for itself.
+//!   or looks at whether an array is computed, it **settles**: every job it handed over
+//!   has run when settling returns, and settling returns the first error one of them
+//!   returned. A job of its own that the dispatch thread runs, it waits for; those the
+//!   dispatch thread has not started, it **takes back** and runs itself, in order (a
+//!   hand-over is an offer: a caller that needs its flush before the dispatch thread is
+//!   awake does not wait for the wake-up). So each thread's work reaches the queues in
+//!   the order that thread asked for it, as if every `eval()` had run inline. Jobs of
+//!   other threads are not waited for: two threads' submissions were never ordered
+//!   against each other.
+//! - A thread settles while it holds no lock a job may take (a job may run on either
+//!   thread), and it hands over no job while it runs one of its own flushes; so a
+//!   settle inside a flush finds nothing to wait for, and the dispatch thread never
+//!   waits for itself.
 //! - A job's error is kept for the thread that handed it over (its first one only: the
 //!   later ones follow from it) and returned by that thread's next settle.
+//! - A thread that hands over a job while [`MAX_PENDING_JOBS`] are pending settles first.
+//! - Waiting is [`Waits::Poll`] on devices with their own processors: a thread that
+//!   waits for a job polls for [`POLL`] before it sleeps, and the dispatch thread stays
+//!   awake [`LINGER`] after its last job, since waking a sleeping thread took 20–150 µs
+//!   on the H200's virtual machine, longer than a job. On CPU devices ([`Waits::Sleep`])
+//!   both sleep at once: there a polling core is a core the device's kernels lack.
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -26,15 +37,25 @@ use std::thread::JoinHandle;
 use crate::error::{Error, Result};
 use crate::stats::Counters;
 
-/// The most jobs a context holds that its dispatch thread has not run: a thread that
-/// hands over more first waits for the older half of them (counted as
-/// `dispatch_waits`), so a loop of `eval()`s cannot record arbitrarily far ahead of its
-/// flushes.
+/// The most jobs a context holds that its dispatch thread has not run, so that a loop
+/// of `eval()`s cannot record arbitrarily far ahead of its flushes.
 const MAX_PENDING_JOBS: usize = 64;
 
 /// How long the dispatch thread stays awake after its last job (see `Shared::linger`):
 /// longer than a loop takes to record its next step.
 const LINGER: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// How long a thread waiting for a job polls before it sleeps: longer than a job takes.
+const POLL: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// How the threads of a dispatcher wait for each other (see the rules above).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Waits {
+    /// Poll first: devices with processors of their own.
+    Poll,
+    /// Sleep at once: CPU devices, whose kernels run on the host's cores.
+    Sleep,
+}
 
 /// One flush handed over.
 pub(crate) type Job = Box<dyn FnOnce() -> Result<()> + Send>;
@@ -55,29 +76,28 @@ struct Shared {
     state: Mutex<State>,
     /// Signalled when a job is handed over to an idle thread, or the dispatcher closes.
     work: Condvar,
-    /// Signalled when a job a waiting thread needs has run (see `State::wake_at`).
+    /// Signalled when a job has run while a thread sleeps waiting (`State::sleepers`).
     ran: Condvar,
     /// Jobs handed over and not run, plus errors not yet taken: while it is 0 (nearly
     /// always, once a thread has settled), settling is one atomic load.
     busy: AtomicUsize,
-    /// `State::handed`, readable without the lock (`linger` watches it).
+    /// Jobs handed over so far (`linger` watches it).
     handed: AtomicU64,
+    /// Jobs the dispatch thread has finished so far (a waiting thread polls it).
+    finished: AtomicU64,
+    waits: Waits,
     counters: Arc<Counters>,
 }
 
-/// Wake-ups are targeted: the dispatch thread is signalled only while it idles, and a
-/// waiting thread only once the job it waits for has run. (A signal costs a system call
-/// each, and a thread woken early takes the lock the dispatch thread is about to need.)
+/// Wake-ups are targeted: the dispatch thread is signalled only while it idles, and
+/// waiting threads only while one sleeps. (A signal costs a system call each.)
 #[derive(Default)]
 struct State {
     jobs: VecDeque<Pending>,
-    /// The job running now: its number and the thread that handed it over.
-    running: Option<(u64, u64)>,
-    /// Jobs are numbered from 1 in hand-over order; those up to `done` have run.
-    handed: u64,
-    done: u64,
-    /// Per waiting thread, the number of the job it waits for.
-    wake_at: Vec<u64>,
+    /// The thread whose job the dispatch thread runs now.
+    running: Option<u64>,
+    /// Threads asleep on `Shared::ran`.
+    sleepers: usize,
     /// The dispatch thread waits for work.
     idle: bool,
     /// Errors of jobs, each for the thread that handed the job over.
@@ -87,7 +107,6 @@ struct State {
 }
 
 struct Pending {
-    number: u64,
     thread: u64,
     job: Job,
 }
@@ -95,6 +114,19 @@ struct Pending {
 struct Failed {
     thread: u64,
     error: Error,
+}
+
+/// Polls `ready` until it is true, for at most `limit`. Without `spin_loop`: under
+/// KVM a loop of `pause` instructions is what gets a vCPU descheduled.
+fn poll(limit: std::time::Duration, mut ready: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    let mut polls = 0u32;
+    while !ready() {
+        polls = polls.wrapping_add(1);
+        if polls.is_multiple_of(64) && start.elapsed() > limit {
+            return;
+        }
+    }
 }
 
 /// Threads are told apart by a number of lazycl's own (cheaper to read than
@@ -108,7 +140,7 @@ fn this_thread() -> u64 {
 }
 
 impl Dispatcher {
-    pub(crate) fn new(counters: Arc<Counters>) -> Dispatcher {
+    pub(crate) fn new(counters: Arc<Counters>, waits: Waits) -> Dispatcher {
         Dispatcher {
             jobs: Jobs {
                 shared: Arc::new(Shared {
@@ -117,6 +149,8 @@ impl Dispatcher {
                     ran: Condvar::new(),
                     busy: AtomicUsize::new(0),
                     handed: AtomicU64::new(0),
+                    finished: AtomicU64::new(0),
+                    waits,
                     counters,
                 }),
             },
@@ -125,9 +159,9 @@ impl Dispatcher {
 }
 
 impl Jobs {
-    /// Hands `job` to the dispatch thread (starting it on first use) and returns; waits
-    /// first while [`MAX_PENDING_JOBS`] are pending. Where no thread can be started, runs
-    /// the job here.
+    /// Hands `job` to the dispatch thread (starting it on first use) and returns; settles
+    /// first while [`MAX_PENDING_JOBS`] are pending (returning what settling returns).
+    /// Where no thread can be started, runs the job here.
     pub(crate) fn hand_over(&self, job: Job) -> Result<()> {
         let shared = &self.shared;
         let mut st = shared.lock();
@@ -145,25 +179,24 @@ impl Jobs {
             }
         }
         if st.jobs.len() >= MAX_PENDING_JOBS {
-            Counters::add(&shared.counters.dispatch_waits, 1);
-            // Until half of them have run: one wake-up per half queue, not one per job
-            // (again if other threads filled it meanwhile).
-            while st.jobs.len() >= MAX_PENDING_JOBS {
-                let half = st.jobs[MAX_PENDING_JOBS / 2 - 1].number;
-                st = shared.wait_for_job(st, half);
+            drop(st);
+            shared.settle(true)?;
+            st = shared.lock();
+            // Other threads' jobs: until one has run.
+            if st.jobs.len() >= MAX_PENDING_JOBS {
+                Counters::add(&shared.counters.dispatch_waits, 1);
+                st = shared.wait_until(st, |st| st.jobs.len() < MAX_PENDING_JOBS);
             }
         }
-        st.handed += 1;
-        let number = st.handed;
-        shared.handed.store(number, Ordering::Release);
         st.jobs.push_back(Pending {
-            number,
             thread: this_thread(),
             job,
         });
+        shared.handed.fetch_add(1, Ordering::Release);
         shared.busy.fetch_add(1, Ordering::AcqRel);
         Counters::add(&shared.counters.evals_dispatched, 1);
-        let wake = st.idle;
+        // This hand-over wakes an idle thread; the next ones find it woken.
+        let wake = std::mem::replace(&mut st.idle, false);
         drop(st);
         if wake {
             shared.work.notify_one();
@@ -171,8 +204,9 @@ impl Jobs {
         Ok(())
     }
 
-    /// Waits until the jobs this thread handed over have run; returns the first error
-    /// one of them returned (taking it: it is returned once).
+    /// Returns once the jobs this thread handed over have run (here, those the dispatch
+    /// thread has not started); returns the first error one of them returned (taking
+    /// it: it is returned once).
     #[inline]
     pub(crate) fn settle(&self) -> Result<()> {
         if self.shared.busy.load(Ordering::Acquire) == 0 {
@@ -181,7 +215,7 @@ impl Jobs {
         self.shared.settle(true)
     }
 
-    /// Waits like [`settle`](Jobs::settle) and leaves any error for the next one (for
+    /// Settles like [`settle`](Jobs::settle) and leaves any error for the next one (for
     /// calls that cannot return it: counters, `is_materialized`).
     #[inline]
     pub(crate) fn wait(&self) {
@@ -196,51 +230,88 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Waits (the lock released meanwhile) until job `number` has run.
-    fn wait_for_job<'a>(&self, mut st: MutexGuard<'a, State>, number: u64) -> MutexGuard<'a, State> {
-        st.wake_at.push(number);
-        while st.done < number {
+    /// Waits (the lock released meanwhile) until `done(state)`, checked again after each
+    /// job the dispatch thread finishes: polls first ([`Waits::Poll`]), then sleeps.
+    fn wait_until<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        mut done: impl FnMut(&State) -> bool,
+    ) -> MutexGuard<'a, State> {
+        if self.waits == Waits::Poll {
+            let start = std::time::Instant::now();
+            while !done(&st) && start.elapsed() < POLL {
+                let seen = self.finished.load(Ordering::Acquire);
+                drop(st);
+                poll(POLL, || self.finished.load(Ordering::Acquire) != seen);
+                st = self.lock();
+            }
+        }
+        st.sleepers += 1;
+        while !done(&st) {
             st = self.ran.wait(st).unwrap_or_else(|e| e.into_inner());
         }
-        if let Some(i) = st.wake_at.iter().position(|&n| n == number) {
-            st.wake_at.swap_remove(i);
-        }
+        st.sleepers -= 1;
         st
     }
 
     fn settle(&self, take_error: bool) -> Result<()> {
         let me = this_thread();
         let mut st = self.lock();
-        // Jobs run in order: this thread's last one is the one to wait for.
-        let last = st.jobs.iter().rev().find(|p| p.thread == me).map(|p| p.number);
-        let last = last.or(st.running.filter(|&(_, t)| t == me).map(|(n, _)| n));
-        if let Some(number) = last {
+        // A job of this thread that the dispatch thread runs now: wait for it (and for
+        // the next, should the dispatch thread have started that one meanwhile).
+        if st.running == Some(me) {
             Counters::add(&self.counters.dispatch_waits, 1);
-            st = self.wait_for_job(st, number);
+            st = self.wait_until(st, |st| st.running != Some(me));
         }
-        if !take_error {
-            return Ok(());
+        // The rest were not started: taken back, to run here in order.
+        let mut mine = VecDeque::new();
+        if st.jobs.iter().any(|p| p.thread == me) {
+            let (taken, others) = std::mem::take(&mut st.jobs)
+                .into_iter()
+                .partition(|p| p.thread == me);
+            st.jobs = others;
+            mine = taken;
         }
-        match st.errors.iter().position(|f| f.thread == me) {
-            Some(i) => {
-                let failed = st.errors.swap_remove(i);
-                self.busy.fetch_sub(1, Ordering::AcqRel);
-                Err(Error::Deferred(Box::new(failed.error)))
+        let kept = st.errors.iter().position(|f| f.thread == me);
+        let earlier = match (take_error, kept) {
+            (true, Some(i)) => Some(st.errors.swap_remove(i).error),
+            _ => None,
+        };
+        drop(st);
+        if earlier.is_some() {
+            self.busy.fetch_sub(1, Ordering::AcqRel);
+        }
+        let mut first = earlier;
+        if !mine.is_empty() {
+            Counters::add(&self.counters.evals_taken_back, mine.len() as u64);
+        }
+        for p in mine {
+            let result = (p.job)();
+            self.busy.fetch_sub(1, Ordering::AcqRel);
+            // (The first error only: later ones follow from it.)
+            if let Err(e) = result {
+                if first.is_none() && (take_error || kept.is_none()) {
+                    first = Some(e);
+                }
             }
+        }
+        match first {
             None => Ok(()),
+            Some(error) if take_error => Err(Error::Deferred(Box::new(error))),
+            Some(error) => {
+                // Kept for the next settle.
+                self.lock().errors.push(Failed { thread: me, error });
+                self.busy.fetch_add(1, Ordering::AcqRel);
+                Ok(())
+            }
         }
     }
 
     /// After a job, with none pending: a loop that records and hands over its next
     /// `eval()` within [`LINGER`] finds this thread awake, and neither side pays for a
-    /// wake-up. Spins without the lock, watching `handed`.
+    /// wake-up. Polls without the lock, watching `handed`.
     fn linger(&self, seen: u64) {
-        let start = std::time::Instant::now();
-        while self.handed.load(Ordering::Acquire) == seen && start.elapsed() < LINGER {
-            for _ in 0..64 {
-                std::hint::spin_loop();
-            }
-        }
+        poll(LINGER, || self.handed.load(Ordering::Acquire) != seen);
     }
 
     /// The next job, once there is one; `None` once the dispatcher closes.
@@ -249,15 +320,15 @@ impl Shared {
         let mut st = self.lock();
         loop {
             if let Some(p) = st.jobs.pop_front() {
-                st.running = Some((p.number, p.thread));
+                st.running = Some(p.thread);
                 return Some(p);
             }
             if st.closing {
                 return None;
             }
-            if !lingered {
+            if !lingered && self.waits == Waits::Poll {
                 lingered = true;
-                let seen = st.handed;
+                let seen = self.handed.load(Ordering::Acquire);
                 drop(st);
                 self.linger(seen);
                 st = self.lock();
@@ -272,7 +343,7 @@ impl Shared {
     /// The dispatch thread: runs jobs in order until the dispatcher closes.
     fn work_loop(&self) {
         loop {
-            let Some(Pending { number, thread, job }) = self.next_job() else {
+            let Some(Pending { thread, job }) = self.next_job() else {
                 return;
             };
             // A panic is a bug in lazycl; it must not leave the job's thread waiting.
@@ -288,7 +359,6 @@ impl Shared {
             });
             let mut st = self.lock();
             st.running = None;
-            st.done = number;
             match result {
                 Err(error) if !st.errors.iter().any(|f| f.thread == thread) => {
                     st.errors.push(Failed { thread, error });
@@ -297,7 +367,8 @@ impl Shared {
                     self.busy.fetch_sub(1, Ordering::AcqRel);
                 }
             }
-            let wake = st.wake_at.iter().any(|&n| n <= number);
+            self.finished.fetch_add(1, Ordering::Release);
+            let wake = st.sleepers > 0;
             drop(st);
             if wake {
                 self.ran.notify_all();
@@ -324,66 +395,6 @@ impl Drop for Dispatcher {
         }
         for f in errors {
             eprintln!("lazycl: an eval() failed on the dispatch thread after it returned, and its thread made no later call that could report it: {}", f.error);
-        }
-    }
-}
-
-/// Where `eval()` runs its flush ([`ContextBuilder::dispatch`](crate::ContextBuilder::dispatch),
-/// `LAZYCL_DISPATCH`).
-///
-/// ```
-/// # use lazycl::prelude::*;
-/// # fn main() -> lazycl::Result<()> {
-/// // The first operation after a long kernel costs the caller about one raw enqueue.
-/// let ctx = Context::builder().dispatch(lazycl::Dispatch::Background).build()?;
-/// let y = ctx.from_slice(&[1.0f32, 2.0])? * 3.0;
-/// y.eval()?; // handed over
-/// assert_eq!(ctx.stats().evals_dispatched, 1);
-/// assert_eq!(y.to_vec()?, [3.0, 6.0]);
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Dispatch {
-    /// `eval()` flushes on the calling thread and returns every error itself. The
-    /// default: a loop of `eval()`s, and the host calls around it, cost least this way.
-    #[default]
-    Inline,
-    /// `eval()` checks what it can at once (recording errors such as shape mismatches,
-    /// arrays of two contexts, a queue of another context, a result too large to
-    /// compute or to allocate), hands the flush (planning or replaying, building,
-    /// binding, enqueueing) to the context's dispatch thread, and returns: the caller
-    /// pays for recording and a hand-over, and its host work overlaps the flush. An error
-    /// of the flush itself is returned by the thread's next call that submits or reads,
-    /// as [`Error::Deferred`].
-    ///
-    /// For a GPU program whose latency matters more than its throughput: on the H200 the
-    /// first operation after a wait for a long kernel cost the caller a raw enqueue's
-    /// time instead of three, while a loop of `eval()`s ran 1.1 to 1.5 times slower and
-    /// a burst of them followed by a read 2 to 3 times (BENCHMARKS.md, twenty-second
-    /// session). Not for CPU devices: their kernels run on the host's cores, and waking
-    /// the dispatch thread while a kernel keeps them busy costs the caller a scheduler
-    /// time slice (milliseconds on PoCL).
-    Background,
-}
-
-impl Dispatch {
-    /// `LAZYCL_DISPATCH` (`inline` or `background`), `None` when unset.
-    pub(crate) fn from_env() -> Result<Option<Dispatch>> {
-        let Some(v) = crate::env::text("LAZYCL_DISPATCH")? else {
-            return Ok(None);
-        };
-        match v.to_ascii_lowercase().as_str() {
-            "inline" => Ok(Some(Dispatch::Inline)),
-            "background" => Ok(Some(Dispatch::Background)),
-            _ => Err(Error::InvalidEnvironment {
-                variable: "LAZYCL_DISPATCH",
-                value: v,
-                reason: "is not a dispatch mode: use inline (eval() flushes on the calling \
-                         thread, the default) or background (eval() hands its flush to a \
-                         thread of the context)"
-                    .into(),
-            }),
         }
     }
 }

@@ -11,6 +11,7 @@ pub(crate) mod cl_context;
 pub(crate) mod context;
 pub(crate) mod device;
 pub(crate) mod dispatch;
+pub(crate) mod dispatch_mode;
 pub(crate) mod kernel;
 pub(crate) mod pool;
 pub(crate) mod program;
