@@ -7,14 +7,14 @@
 # to the last level: its misses there are the distinct lines the operation touched cold.
 # A deterministic stand-in for the first operation after a long kernel on a GPU, whose
 # cost follows these lines (BENCHMARKS.md, twenty-first session).
-#   scripts/footprint.sh [SIDE...]     (sides: background inline captured raw; all four by default)
+#   scripts/footprint.sh [SIDE...]     (sides: background after-pause inline captured raw; all by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 command -v valgrind >/dev/null 2>&1 || bash scripts/apt-install.sh valgrind valgrind
 cargo build -q --release --example report
 sides=("$@")
-[ ${#sides[@]} -gt 0 ] || sides=(background inline captured raw)
+[ ${#sides[@]} -gt 0 ] || sides=(background after-pause inline captured raw)
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 printf '%-9s %12s %11s %11s\n' side instructions "code lines" "data lines"

@@ -55,7 +55,7 @@ cargo run -q --example report -- --rows --quick --json --svg "$svg_dir/rows.svg"
 }
 python3 scripts/check-report-svg.py "$svg_dir/rows.svg" "$svg_dir/rows.jsonl"
 # The operations scripts/footprint.sh counts (each checks its result), without the simulator.
-for side in background inline captured raw; do
+for side in background after-pause inline captured raw; do
     echo "== example report --footprint $side =="
     cargo run -q --example report -- --footprint "$side" >/tmp/lazycl-example-footprint.log 2>&1 || {
         cat /tmp/lazycl-example-footprint.log

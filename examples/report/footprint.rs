@@ -29,6 +29,10 @@ use super::{lz, ADD_ONE};
 pub enum Side {
     /// `2.0 * &x` + `eval()`, handed to the dispatch thread (`Dispatch::Background`)
     Background,
+    /// `2.0 * &x` + `eval()` after a pause (each repetition's eviction takes more than
+    /// a millisecond) on a context that hands those over (`Dispatch::AfterPause`, the
+    /// default on GPUs)
+    AfterPause,
     /// `2.0 * &x` + `eval()` on a context that flushes on the caller (`Dispatch::Inline`)
     Inline,
     /// the same operation captured (`Context::capture`), run
@@ -55,6 +59,7 @@ struct RawScale<'a> {
 pub fn run(side: Side) -> R<()> {
     let dispatch = match side {
         Side::Inline => Dispatch::Inline,
+        Side::AfterPause => Dispatch::AfterPause,
         _ => Dispatch::Background,
     };
     let ctx = lz(Context::builder().dispatch(dispatch).build())?;
@@ -91,7 +96,7 @@ pub fn run(side: Side) -> R<()> {
         black_box(&evict);
         match side {
             Side::Raw => raw.enqueue_no_event(&radd, 256, None)?,
-            Side::Background | Side::Inline | Side::Captured => {
+            Side::Background | Side::AfterPause | Side::Inline | Side::Captured => {
                 let args = [
                     small_arg.mem(),
                     KernelArg::Scalar(lazycl::Element::to_arg_bits(256u64)),
@@ -103,9 +108,15 @@ pub fn run(side: Side) -> R<()> {
         lz(ctx.synchronize())?;
         raw.finish()?;
     }
+    let handed = ctx.stats().evals_dispatched;
+    if matches!(side, Side::AfterPause) && handed < REPS as u64 {
+        return Err(format!(
+            "after-pause: {handed} of the {REPS} operations after a pause were handed over"
+        ));
+    }
     // The side's operation computed what it should (the raw side: its last enqueue's output).
     let out = match side {
-        Side::Background | Side::Inline => lz((2.0 * &x).to_vec())?,
+        Side::Background | Side::AfterPause | Side::Inline => lz((2.0 * &x).to_vec())?,
         Side::Captured => lz(scale.run(&x).and_then(|y| y.to_vec()))?,
         Side::Raw => {
             let mut out = vec![0.0f32; N];
@@ -129,7 +140,7 @@ fn counted(
     rscale: &RawScale<'_>,
 ) -> R<()> {
     match side {
-        Side::Background | Side::Inline => op_lazy(x),
+        Side::Background | Side::AfterPause | Side::Inline => op_lazy(x),
         Side::Captured => op_captured(scale, x),
         Side::Raw => op_raw(rscale),
     }
