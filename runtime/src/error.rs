@@ -220,16 +220,16 @@ pub enum Error {
         reason: String,
     },
 
-    /// An `eval()` this thread made earlier failed after it returned: its flush ran on
-    /// the context's dispatch thread ([`Dispatch::Background`](crate::Dispatch)), and the
+    /// An `eval()` this thread made earlier failed after it returned: its flush was handed
+    /// to the context's dispatch thread ([`Dispatch`](crate::Dispatch)), and the
     /// error is returned by the thread's next call that submits work or reads (that call
     /// did nothing). What the `eval()` was computing is still unevaluated; reading it
     /// tries again and returns the error itself. `Dispatch::Inline` returns such errors
     /// from `eval()`.
     #[error(
-        "an earlier eval() on this thread failed after it returned (its flush ran on the \
-         context's dispatch thread; this call did nothing, and the arrays that eval() was \
-         computing are still unevaluated): {0}"
+        "an earlier eval() on this thread failed after it returned (its flush was handed \
+         to the context's dispatch thread; this call did nothing, and the arrays that \
+         eval() was computing are still unevaluated): {0}"
     )]
     Deferred(Box<Error>),
 

@@ -174,9 +174,10 @@ impl<T: Element> Array<T> {
 
     /// Enqueues everything this array needs on the default queue and returns without
     /// waiting; afterwards the array is backed by device memory. Reports recording errors
-    /// (shape mismatches). With [`Dispatch::Background`](crate::Dispatch::Background) the
-    /// flush itself (planning, building, enqueueing) runs on the context's dispatch
-    /// thread, and its own errors come from the next call that submits or reads.
+    /// (shape mismatches). Where the context's [`Dispatch`](crate::Dispatch) hands it over
+    /// (by default on a GPU: the first `eval()` after a pause) the flush itself
+    /// (planning, building, enqueueing) runs on the context's dispatch thread, and its own
+    /// errors come from the next call that submits or reads.
     ///
     /// ```
     /// # use lazycl::prelude::*;

@@ -70,8 +70,8 @@ eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
 /// Materializes several arrays in one flush on the default queue: arrays of one shape
-/// computed from a common graph share one kernel. Returns without waiting (with
-/// [`Dispatch::Background`](crate::Dispatch::Background), before the flush has run).
+/// computed from a common graph share one kernel. Returns without waiting (when the
+/// context's [`Dispatch`](crate::Dispatch) hands the flush over, before it has run).
 /// [`Queue::eval`] does the same on a chosen queue.
 ///
 /// `arrays` is a tuple of references (`&(&a, &b)`, element types may differ), a slice

@@ -61,7 +61,8 @@ pub enum Dispatch {
     /// pays for recording and a hand-over, and its host work overlaps the flushes. A
     /// loop of `eval()`s then runs at the dispatch thread's pace, and the flush's data
     /// moves between two cores: on the H200 a loop of `eval()`s cost 1.0–1.2 times what
-    /// it costs inline, a burst of them after a pause up to 2.5 times (BENCHMARKS.md).
+    /// it costs inline, ten logistic-regression steps after a pause 1.1–1.8 times
+    /// (BENCHMARKS.md).
     Background,
 }
 
