@@ -104,6 +104,15 @@ fn after_a_pause_eval_hands_over_and_a_loop_flushes_on_the_caller() {
     close(y.to_vec().unwrap(), &want);
 }
 
+/// A context that hands its `eval()`s over and builds every program it needs anew.
+fn uncached_background_ctx() -> Context {
+    builder()
+        .dispatch(Dispatch::Background)
+        .program_cache(CacheDir::Off)
+        .build()
+        .unwrap()
+}
+
 /// Runs `then` on a second thread of `ctx` while the dispatch thread is busy with a job
 /// of the first: a flush that builds a program (no cache on disk, a fresh context).
 fn behind_a_slow_job<T: Send>(ctx: &Context, then: impl FnOnce() -> T + Send) -> T {
@@ -128,11 +137,7 @@ fn behind_a_slow_job<T: Send>(ctx: &Context, then: impl FnOnce() -> T + Send) ->
 
 #[test]
 fn a_read_takes_back_an_eval_the_dispatch_thread_has_not_started() {
-    let ctx = builder()
-        .dispatch(Dispatch::Background)
-        .program_cache(CacheDir::Off)
-        .build()
-        .unwrap();
+    let ctx = uncached_background_ctx();
     let mut r = rng(78);
     let host = f32::random_vec(&mut r, 1000);
     let x = ctx.from_slice(&host).unwrap();
@@ -151,11 +156,7 @@ fn a_read_takes_back_an_eval_the_dispatch_thread_has_not_started() {
 
 #[test]
 fn an_error_of_an_eval_taken_back_is_deferred_once() {
-    let ctx = builder()
-        .dispatch(Dispatch::Background)
-        .program_cache(CacheDir::Off)
-        .build()
-        .unwrap();
+    let ctx = uncached_background_ctx();
     let x = ctx.from_slice(&[1.5f32, -2.0]).unwrap();
     (&x * 2.0).to_vec().unwrap();
     let (first, second, stats_taken) = behind_a_slow_job(&ctx, || {

@@ -375,17 +375,6 @@ impl Context {
     /// Where this context's `eval()`s flush: the mode it was built with, with
     /// [`Dispatch::Auto`] resolved for its device (`Inline` on a multi-device context,
     /// which always flushes on the caller).
-    ///
-    /// ```
-    /// # use lazycl::prelude::*;
-    /// # fn main() -> lazycl::Result<()> {
-    /// let ctx = Context::builder().dispatch(lazycl::Dispatch::Auto).build()?;
-    /// let cpu = ctx.device().device_type == lazycl::DeviceType::Cpu;
-    /// let want = if cpu { lazycl::Dispatch::Inline } else { lazycl::Dispatch::AfterPause };
-    /// assert_eq!(ctx.dispatch(), want);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn dispatch(&self) -> Dispatch {
         match self.inner.multi {
             Some(_) => Dispatch::Inline,
