@@ -104,6 +104,40 @@ fn after_a_pause_eval_hands_over_and_a_loop_flushes_on_the_caller() {
     close(y.to_vec().unwrap(), &want);
 }
 
+#[test]
+fn a_long_flush_on_the_caller_is_no_pause() {
+    // Each eval below builds a program of its own on the caller (no cache on disk), for
+    // far longer than the pause; the next eval follows at once and still flushes here.
+    let ctx = builder()
+        .dispatch(Dispatch::AfterPause)
+        .program_cache(CacheDir::Off)
+        .build()
+        .unwrap();
+    let host = [0.25f32, -0.5, 1.0];
+    let x = ctx.from_slice(&host).unwrap();
+    let chain = |links: usize| (0..links).fold(x.clone(), |y, _| (&y * 1.5).sin());
+    let before = ctx.stats();
+    let arrays: Vec<Array<f32>> = (1..=6).map(chain).collect();
+    for y in &arrays {
+        y.eval().unwrap();
+    }
+    let d = ctx.stats() - before;
+    assert_eq!(d.programs_built, 6, "{d}");
+    // The first may be handed over (the thread paused before it); a loaded machine may
+    // pause one more. (Counting from each eval's start, every other one would be: the
+    // one after a hand-over follows it within microseconds.)
+    assert!(d.evals_dispatched <= 2, "{d}");
+    for (links, y) in (1..=6).zip(&arrays) {
+        let want: Vec<f32> = host
+            .iter()
+            .map(|&v| (0..links).fold(v, |y, _| (y * 1.5).sin()))
+            .collect();
+        for (g, w) in y.to_vec().unwrap().iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-5, "{links} links: {g} vs {w}");
+        }
+    }
+}
+
 /// A context that hands its `eval()`s over and builds every program it needs anew.
 fn uncached_background_ctx() -> Context {
     builder()

@@ -25,10 +25,12 @@ pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: Vec<NodeRef>) -
         return crate::multi::materialize(&nodes);
     }
     if !ctx.dispatch.hands_over() {
-        return match queue {
+        let flushed = match queue {
             Some(q) => exec::materialize_on(q, &nodes),
             None => exec::materialize(&nodes),
         };
+        ctx.dispatch.flushed();
+        return flushed;
     }
     exec::same_context(&nodes)?;
     let mut lazy = false;

@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 const PAUSE: Duration = Duration::from_millis(1);
 
 thread_local! {
-    /// When this thread last called `eval()` on a context that hands over after a pause.
+    /// When this thread's last `eval()` on a context that hands over after a pause
+    /// returned (or began, while one runs).
     static LAST_EVAL: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
@@ -113,6 +114,14 @@ impl Dispatch {
                 let last = LAST_EVAL.with(|t| t.replace(Some(now)));
                 last.is_none_or(|t| now.duration_since(t) >= PAUSE)
             }
+        }
+    }
+
+    /// After an `eval()` flushed on the caller: for `AfterPause`, the pause counts from
+    /// now (a flush that took a millisecond is no pause).
+    pub(crate) fn flushed(self) {
+        if self == Dispatch::AfterPause {
+            LAST_EVAL.with(|t| t.set(Some(Instant::now())));
         }
     }
 }
