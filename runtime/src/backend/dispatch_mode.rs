@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::backend::device::DeviceType;
 use crate::error::{Error, Result};
 
-/// A thread that has made no `eval()` for this long hands its next one over
+/// A thread whose last `eval()` returned this long ago hands its next one over
 /// ([`Dispatch::AfterPause`]): by then other work, or the driver's own on a long
 /// kernel's launch, has taken the caches its flush would run from.
 const PAUSE: Duration = Duration::from_millis(1);
@@ -47,13 +47,13 @@ pub enum Dispatch {
     /// `eval()` flushes on the calling thread and returns every error itself.
     Inline,
     /// `eval()` flushes on the calling thread, but hands the flush to the context's
-    /// dispatch thread when the thread has made no `eval()` for a millisecond. Such a
-    /// thread runs from cold caches, the first operation after a wait for a long kernel
-    /// cost it three raw enqueues' time flushed here, and about one handed over
-    /// (BENCHMARKS.md); a loop of `eval()`s, whose caches stay warm, flushes here, its
-    /// cheapest way. Not for CPU devices: their kernels run on the host's cores, and
-    /// waking the dispatch thread while a kernel keeps them busy can cost the caller a
-    /// scheduler time slice (milliseconds on PoCL).
+    /// dispatch thread when a millisecond has passed since the thread's last `eval()`
+    /// returned. Such a thread runs from cold caches: the first operation after a wait
+    /// for a long kernel cost it three raw enqueues' time flushed here, and about one
+    /// handed over (BENCHMARKS.md). A loop of `eval()`s, whose caches stay warm, flushes
+    /// here, its cheapest way. Not for CPU devices: their kernels run on the host's
+    /// cores, and waking the dispatch thread while a kernel keeps them busy can cost the
+    /// caller a scheduler time slice (milliseconds on PoCL).
     AfterPause,
     /// `eval()` checks what it can at once (recording errors such as shape mismatches,
     /// arrays of two contexts, a queue of another context, a result too large to
@@ -85,7 +85,7 @@ impl Dispatch {
                 reason: "is not a dispatch mode: use auto (the default: after-pause on GPUs, \
                          inline on CPU devices), inline (eval() flushes on the calling \
                          thread), after-pause (eval() hands its flush to a thread of the \
-                         context when its thread made no eval() for a millisecond) or \
+                         context a millisecond after its thread's last eval()) or \
                          background (eval() hands every flush over)"
                     .into(),
             }),
