@@ -193,20 +193,25 @@ fn an_error_of_an_eval_taken_back_is_deferred_once() {
     let ctx = uncached_background_ctx();
     let x = ctx.from_slice(&[1.5f32, -2.0]).unwrap();
     (&x * 2.0).to_vec().unwrap();
-    let (first, second, stats_taken) = behind_a_slow_job(&ctx, || {
+    let (first, second, stats_taken, y) = behind_a_slow_job(&ctx, || {
         let before = ctx.stats().evals_taken_back;
         fails_in_flush(&ctx).eval().unwrap();
         // `stats()` runs it (taken back) and keeps its error for the next settle.
         let taken = ctx.stats().evals_taken_back - before;
-        (ctx.wait_dispatched(), ctx.wait_dispatched(), taken)
+        // A later eval taken back the same way runs, and leaves that error kept.
+        let y = &x * 2.0;
+        y.eval().unwrap();
+        let taken = taken + ctx.stats().evals_taken_back - before - 1;
+        (ctx.wait_dispatched(), ctx.wait_dispatched(), taken, y)
     });
-    assert_eq!(stats_taken, 1);
+    assert_eq!(stats_taken, 2);
     assert!(
         matches!(&first, Err(Error::Deferred(e)) if matches!(**e, Error::TooLarge { .. })),
         "{first:?}"
     );
     assert!(second.is_ok(), "returned once");
-    assert_eq!((&x * 2.0).to_vec().unwrap(), [3.0, -4.0]);
+    assert!(y.is_materialized(), "the later eval ran");
+    assert_eq!(y.to_vec().unwrap(), [3.0, -4.0]);
 }
 
 #[test]

@@ -272,34 +272,39 @@ impl Shared {
             st.jobs = others;
             mine = taken;
         }
-        let kept = st.errors.iter().position(|f| f.thread == me);
-        let earlier = match (take_error, kept) {
-            (true, Some(i)) => Some(st.errors.swap_remove(i).error),
-            _ => None,
-        };
+        // An error kept for this thread comes out now, so that the settles inside the
+        // jobs run below find none to take.
+        let earlier = st
+            .errors
+            .iter()
+            .position(|f| f.thread == me)
+            .map(|i| st.errors.swap_remove(i).error);
         drop(st);
-        if earlier.is_some() {
-            self.busy.fetch_sub(1, Ordering::AcqRel);
-        }
-        let mut first = earlier;
         if !mine.is_empty() {
             Counters::add(&self.counters.evals_taken_back, mine.len() as u64);
         }
+        let mut later = None;
         for p in mine {
             let result = (p.job)();
             self.busy.fetch_sub(1, Ordering::AcqRel);
             // (The first error only: later ones follow from it.)
-            if let Err(e) = result {
-                if first.is_none() && (take_error || kept.is_none()) {
-                    first = Some(e);
-                }
+            if let (Err(e), None, None) = (result, &earlier, &later) {
+                later = Some(e);
             }
         }
-        match first {
-            None => Ok(()),
-            Some(error) if take_error => Err(Error::Deferred(Box::new(error))),
-            Some(error) => {
-                // Kept for the next settle.
+        // `busy` counts an error kept (`earlier`), not one of a job run here (`later`).
+        match (earlier, later) {
+            (None, None) => Ok(()),
+            (Some(error), _) if take_error => {
+                self.busy.fetch_sub(1, Ordering::AcqRel);
+                Err(Error::Deferred(Box::new(error)))
+            }
+            (None, Some(error)) if take_error => Err(Error::Deferred(Box::new(error))),
+            (Some(error), _) => {
+                self.lock().errors.push(Failed { thread: me, error });
+                Ok(())
+            }
+            (None, Some(error)) => {
                 self.lock().errors.push(Failed { thread: me, error });
                 self.busy.fetch_add(1, Ordering::AcqRel);
                 Ok(())
