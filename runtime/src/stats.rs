@@ -107,7 +107,7 @@ counters! {
     /// Lazy flushes that had to generate a new fused kernel.
     kernel_cache_misses,
     /// `eval()`s handed to the context's dispatch thread (`Dispatch`), which flushes them
-    /// while the caller goes on.
+    /// while the caller goes on (those taken back included).
     evals_dispatched,
     /// Times a thread waited for the dispatch thread to run the `eval()`s it handed over:
     /// before it submitted more work or read an array, or because

@@ -1,6 +1,6 @@
 //! Background dispatch: `eval()` hands its flush to one thread per context and returns,
 //! so that the caller pays for recording and a hand-over, not for planning, binding and
-//! enqueueing (ARCHITECTURE.md, *Background dispatch*; when it does: [`Dispatch`]).
+//! enqueueing (ARCHITECTURE.md, *Background dispatch*; when it does: [`Dispatch`](crate::Dispatch)).
 //!
 //! Rules:
 //! - Jobs run one at a time, in the order they were handed over, on the context's
