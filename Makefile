@@ -34,8 +34,9 @@ package:
 
 # Unit, integration and doc tests of every crate (the doc examples run on the default
 # device like the rest). Then the integration tests once more with every `eval()` handed
-# to the dispatch thread (`Dispatch::Background`; the default flushes inline); the
-# compile-fail UI tests run no flush and are skipped there.
+# to the dispatch thread (`Dispatch::Background`; the default, `Auto`, flushes inline on
+# a CPU device such as PoCL), and taken back by the next read where it has not started;
+# the compile-fail UI tests run no flush and are skipped there.
 unit:
 	$(CARGO) test --workspace
 	LAZYCL_DISPATCH=background $(CARGO) test --test it -- --skip ui_
