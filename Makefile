@@ -33,13 +33,15 @@ package:
 	$(CARGO) package --workspace --no-verify --allow-dirty
 
 # Unit, integration and doc tests of every crate (the doc examples run on the default
-# device like the rest). Then the integration tests once more with every `eval()` handed
-# to the dispatch thread (`Dispatch::Background`; the default, `Auto`, flushes inline on
-# a CPU device such as PoCL), and taken back by the next read where it has not started;
-# the compile-fail UI tests run no flush and are skipped there.
+# device like the rest). Then the integration tests twice more, since the default,
+# `Dispatch::Auto`, flushes inline on a CPU device such as PoCL: with every `eval()`
+# handed to the dispatch thread (and taken back by the next read where it has not
+# started), and with the GPUs' default, handed over after a pause; the compile-fail UI
+# tests run no flush and are skipped there.
 unit:
 	$(CARGO) test --workspace
 	LAZYCL_DISPATCH=background $(CARGO) test --test it -- --skip ui_
+	LAZYCL_DISPATCH=after-pause $(CARGO) test --test it -- --skip ui_
 
 examples:
 	bash scripts/run-examples.sh
