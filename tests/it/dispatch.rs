@@ -44,8 +44,8 @@ const PAUSE: Duration = Duration::from_millis(3);
 
 #[test]
 fn the_default_hands_over_after_a_pause_on_gpus_and_flushes_inline_on_cpu_devices() {
-    // (Named: `Context::new()` follows `LAZYCL_DISPATCH`, which `make test` sets for a
-    // second pass.)
+    // (Named: `Context::new()` follows `LAZYCL_DISPATCH`, which `make test` sets for
+    // its later passes.)
     let c = builder().dispatch(Dispatch::default()).build().unwrap();
     let gpu = c.device().device_type != DeviceType::Cpu;
     let want = if gpu {
