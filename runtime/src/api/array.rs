@@ -194,7 +194,7 @@ impl<T: Element> Array<T> {
     /// # }
     /// ```
     pub fn eval(&self) -> Result<&Self> {
-        crate::api::handover::eval_nodes(None, vec![self.node.clone()])?;
+        crate::api::handover::eval_nodes(None, std::slice::from_ref(&self.node))?;
         Ok(self)
     }
 
@@ -202,7 +202,7 @@ impl<T: Element> Array<T> {
     pub fn eval_on(&self, queue: &Queue) -> Result<&Self> {
         queue.check_context(&self.node.ctx, || "Array::eval_on".into())?;
         one_device(&self.node.ctx, "Array::eval_on")?;
-        crate::api::handover::eval_nodes(Some(&queue.inner), vec![self.node.clone()])?;
+        crate::api::handover::eval_nodes(Some(&queue.inner), std::slice::from_ref(&self.node))?;
         Ok(self)
     }
 

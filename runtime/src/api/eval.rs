@@ -94,7 +94,7 @@ eval_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 /// ```
 pub fn eval<L: EvalList + ?Sized>(arrays: &L) -> Result<()> {
     let nodes: Vec<NodeRef> = arrays.nodes().into_iter().map(|h| h.0).collect();
-    crate::api::handover::eval_nodes(None, nodes)
+    crate::api::handover::eval_nodes(None, &nodes)
 }
 
 impl<T: Element> Array<T> {
@@ -203,6 +203,6 @@ impl Queue {
     pub fn eval<L: EvalList + ?Sized>(&self, arrays: &L) -> Result<()> {
         let nodes: Vec<_> = arrays.nodes().into_iter().map(|h| h.0).collect();
         crate::api::array::one_device(&self.ctx, "Queue::eval")?;
-        crate::api::handover::eval_nodes(Some(&self.inner), nodes)
+        crate::api::handover::eval_nodes(Some(&self.inner), &nodes)
     }
 }

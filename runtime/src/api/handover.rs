@@ -16,25 +16,25 @@ use crate::graph::{NodeRef, State};
 /// at once is (recording errors, one context, the queue's context, the roots' sizes);
 /// else run here (and always on a multi-device context), after the jobs this thread
 /// handed over before.
-pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: Vec<NodeRef>) -> Result<()> {
+pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: &[NodeRef]) -> Result<()> {
     let Some(first) = nodes.first() else {
         return Ok(());
     };
     let ctx = first.ctx.clone();
     if crate::multi::is_multi(&ctx) {
-        return crate::multi::materialize(&nodes);
+        return crate::multi::materialize(nodes);
     }
     if !ctx.dispatch.hands_over() {
         let flushed = match queue {
-            Some(q) => exec::materialize_on(q, &nodes),
-            None => exec::materialize(&nodes),
+            Some(q) => exec::materialize_on(q, nodes),
+            None => exec::materialize(nodes),
         };
         ctx.dispatch.flushed();
         return flushed;
     }
-    exec::same_context(&nodes)?;
+    exec::same_context(nodes)?;
     let mut lazy = false;
-    for n in &nodes {
+    for n in nodes {
         match &*n.state() {
             State::Failed(e) => return Err((**e).clone()),
             State::Lazy(_) => lazy = true,
@@ -53,6 +53,8 @@ pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: Vec<NodeRef>) -
     queue
         .context
         .check(&ctx.tag, || "eval".into(), || "the arrays".into())?;
+    // The job owns its roots (the only copy of them an `eval()` makes).
+    let nodes = nodes.to_vec();
     ctx.jobs()
         .hand_over(Box::new(move || exec::materialize_on(&queue, &nodes)))
 }

@@ -242,7 +242,8 @@ impl Shared {
             while !done(&st) && start.elapsed() < POLL {
                 let seen = self.finished.load(Ordering::Acquire);
                 drop(st);
-                poll(POLL, || self.finished.load(Ordering::Acquire) != seen);
+                let left = POLL.saturating_sub(start.elapsed());
+                poll(left, || self.finished.load(Ordering::Acquire) != seen);
                 st = self.lock();
             }
         }
