@@ -78,7 +78,7 @@ struct Shared {
     work: Condvar,
     /// Signalled when a job has run while a thread sleeps waiting (`State::sleepers`).
     ran: Condvar,
-    /// Jobs handed over and not run, plus errors not yet taken: while it is 0 (nearly
+    /// Jobs handed over and neither run nor taken back, plus errors not yet taken: while it is 0 (nearly
     /// always, once a thread has settled), settling is one atomic load.
     busy: AtomicUsize,
     /// Jobs handed over so far (`linger` watches it).
@@ -282,12 +282,15 @@ impl Shared {
             .map(|i| st.errors.swap_remove(i).error);
         drop(st);
         if !mine.is_empty() {
+            // Taken back, they are no longer pending: counted off before they run, so
+            // that a panic in one (a bug, propagated as it would be inline; the jobs
+            // behind it are dropped, their arrays left lazy) leaves no job counted.
+            self.busy.fetch_sub(mine.len(), Ordering::AcqRel);
             Counters::add(&self.counters.evals_taken_back, mine.len() as u64);
         }
         let mut later = None;
         for p in mine {
             let result = (p.job)();
-            self.busy.fetch_sub(1, Ordering::AcqRel);
             // (The first error only: later ones follow from it.)
             if let (Err(e), None, None) = (result, &earlier, &later) {
                 later = Some(e);
@@ -404,3 +407,7 @@ impl Drop for Dispatcher {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "dispatch_tests.rs"]
+mod tests;
