@@ -6,7 +6,7 @@
 //! writes its own run with neighbouring work-items on neighbouring elements. The last
 //! tile writes the count, so the result's length is known on the device.
 
-use super::abi::compact_signature;
+use super::abi::compact::compact_signature;
 use super::group_scan::GROUP_SCAN;
 use super::writer::Src;
 use crate::plan::compact_plan::{CompactPlan, Picked, COMPACT_GROUP};

@@ -24,7 +24,7 @@
 //! argument (`sort_plan::flag`), so sorts of keys and payloads of equal sizes share
 //! their programs. Padding past a row's end is all ones, which sorts last and is never written.
 
-use super::abi::{sort_kernel_name, sort_signature};
+use super::abi::sort::{sort_kernel_name, sort_signature};
 use super::group_scan::GROUP_SCAN;
 use super::writer::Src;
 use crate::plan::sort_plan::{flag, Payload, SortKernel, SortLayout, SortPlan, RADIX_DIGITS, SPLIT_BITS};

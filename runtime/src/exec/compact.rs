@@ -8,7 +8,8 @@ use crate::backend::context::ContextInner;
 use crate::backend::kernel::KernelArg;
 use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
-use crate::codegen::abi::{self, CompactParam, COMPACT_KERNEL_NAME};
+use crate::codegen::abi;
+use crate::codegen::abi::compact::{compact_params, CompactParam, COMPACT_KERNEL_NAME};
 use crate::codegen::compact::compact_source;
 use crate::error::{Error, Result};
 use crate::plan::compact_plan::{CompactPlan, COMPACT_GROUP};
@@ -40,7 +41,7 @@ pub(crate) fn compact(
     })?;
     let missing = || Error::Internal("a compaction of elements launched without them".into());
     let mut args = Vec::new();
-    abi::bind(abi::compact_params(plan.picked), &mut args, |p| {
+    abi::bind(compact_params(plan.picked), &mut args, |p| {
         Ok(match p {
             CompactParam::Mask => KernelArg::Mem(mask.mem()),
             CompactParam::ValuesIn => KernelArg::Mem(values.ok_or_else(missing)?.mem()),

@@ -9,7 +9,8 @@ use crate::backend::context::ContextInner;
 use crate::backend::kernel::{CompiledKernel, KernelArg};
 use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
-use crate::codegen::abi::{self, sort_kernel_name, SortParam};
+use crate::codegen::abi;
+use crate::codegen::abi::sort::{sort_kernel_name, sort_params, SortParam};
 use crate::codegen::sort::sort_source;
 use crate::dtype::ScalarBits;
 use crate::error::Result;
@@ -214,7 +215,7 @@ fn launch(
     let mut args = Vec::new();
     let missing =
         || crate::error::Error::Internal(format!("a sort's {kernel:?} kernel launched without a buffer"));
-    abi::bind(abi::sort_params(kernel, plan.payload), &mut args, |p| {
+    abi::bind(sort_params(kernel, plan.payload), &mut args, |p| {
         Ok(match p {
             SortParam::KeysIn => KernelArg::Mem(io.keys_in.mem()),
             SortParam::KeysOut => KernelArg::Mem(io.keys_out.mem()),

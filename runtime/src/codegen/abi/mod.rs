@@ -1,12 +1,14 @@
 //! The generated kernels' parameters, as data: the one list each kernel's signature is
-//! declared from, and that exec binds the arguments of a launch by ([`bind`]).
+//! declared from, and that exec binds the arguments of a launch by ([`bind`]). The fused
+//! kernels' here; the sort kernels' in [`sort`], the compaction kernel's in [`compact`].
+
+pub(crate) mod compact;
+pub(crate) mod sort;
 
 use super::ops::vt;
 use super::writer::Src;
 use crate::dtype::DType;
 use crate::plan::access::Affine;
-use crate::plan::compact_plan::Picked;
-use crate::plan::sort_plan::{Payload, SortKernel};
 use crate::plan::{Finish, KernelPlan, ScanLayout, Value};
 
 /// The name of every generated fused kernel.
@@ -18,15 +20,6 @@ pub(crate) const GEMM_COMBINE_KERNEL_NAME: &str = "lazycl_gemm_combine";
 
 /// The name of the combine kernel.
 pub(crate) const COMBINE_KERNEL_NAME: &str = "lazycl_combine";
-
-/// The name of each sort kernel.
-pub(crate) fn sort_kernel_name(kernel: SortKernel) -> &'static str {
-    match kernel {
-        SortKernel::Local => "lazycl_sort_rows",
-        SortKernel::Hist => "lazycl_radix_hist",
-        SortKernel::Pass => "lazycl_radix_pass",
-    }
-}
 
 /// One parameter of a fused kernel (its name in the kernel after the colon).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,112 +273,6 @@ pub(crate) const COMBINE_PARAMS: [CombineParam; 7] = [
     CombineParam::NOut,
 ];
 
-/// One parameter of a sort kernel ([`SortKernel`]); the key and payload types are the
-/// program's `K` and `V`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SortParam {
-    /// The keys read: the user's, or a pass's scratch (`kin`).
-    KeysIn,
-    /// The keys written (`kout`).
-    KeysOut,
-    /// The payload read (`vin`).
-    ValuesIn,
-    /// The payload written (`vout`).
-    ValuesOut,
-    /// Every pass's digit counts per row (`hist`).
-    Hist,
-    /// A pass's tile counter and published per-digit counts (`status`).
-    Status,
-    /// Keys per row (`len`).
-    Len,
-    /// Tiles per row (`tiles_`).
-    Tiles,
-    /// The pass, from 0 at the lowest byte (`pass`).
-    Pass,
-    /// The launch's `sort_plan::flag` bits (`flags`).
-    Flags,
-}
-
-/// The parameters of a sort kernel, in order: the payload's only where it has one (an
-/// index payload, made by the first pass, binds its output as the unread input there).
-pub(crate) fn sort_params(kernel: SortKernel, payload: Payload) -> impl Iterator<Item = SortParam> {
-    use SortParam::*;
-    let values = kernel != SortKernel::Hist && payload != Payload::None;
-    let list: &[SortParam] = match kernel {
-        SortKernel::Local => &[KeysIn, KeysOut, ValuesIn, ValuesOut, Len, Flags],
-        SortKernel::Hist => &[KeysIn, Hist, Len, Tiles, Flags],
-        SortKernel::Pass => &[
-            KeysIn, KeysOut, ValuesIn, ValuesOut, Hist, Status, Len, Tiles, Pass, Flags,
-        ],
-    };
-    list.iter()
-        .copied()
-        .filter(move |p| values || !matches!(p, ValuesIn | ValuesOut))
-}
-
-/// The signature line of a sort kernel named `name`.
-pub(super) fn sort_signature(kernel: SortKernel, payload: Payload, name: &str) -> String {
-    let params: Vec<&str> = sort_params(kernel, payload)
-        .map(|p| match p {
-            SortParam::KeysIn => "__global const K* kin",
-            SortParam::KeysOut => "__global K* kout",
-            SortParam::ValuesIn => "__global const V* vin",
-            SortParam::ValuesOut => "__global V* vout",
-            SortParam::Hist => "__global uint* hist",
-            SortParam::Status => "volatile __global uint* status",
-            SortParam::Len => "const ulong len",
-            SortParam::Tiles => "const ulong tiles_",
-            SortParam::Pass => "const uint pass",
-            SortParam::Flags => "const uint flags",
-        })
-        .collect();
-    format!("__kernel void {name}({}) {{", params.join(", "))
-}
-
-/// The name of the compaction kernel.
-pub(crate) const COMPACT_KERNEL_NAME: &str = "lazycl_compact";
-
-/// One parameter of the compaction kernel; the picked type is the program's `T`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CompactParam {
-    /// The mask, one byte per element (`mask`).
-    Mask,
-    /// The elements picked from (`vin`; not when positions are picked).
-    ValuesIn,
-    /// The picked elements, in order (`vout`).
-    ValuesOut,
-    /// How many were picked, written by the last tile (`count`).
-    Count,
-    /// The tile counter (the first word), then each tile's state: a flag and its count,
-    /// or its count with the tiles' before it (`status`).
-    State,
-    /// Elements in all (`n`).
-    Len,
-}
-
-/// The parameters of the compaction kernel, in order.
-pub(crate) fn compact_params(picked: Picked) -> impl Iterator<Item = CompactParam> {
-    use CompactParam::*;
-    [Mask, ValuesIn, ValuesOut, Count, State, Len]
-        .into_iter()
-        .filter(move |p| *p != ValuesIn || picked != Picked::Positions)
-}
-
-/// The signature line of the compaction kernel.
-pub(super) fn compact_signature(picked: Picked) -> String {
-    let params: Vec<&str> = compact_params(picked)
-        .map(|p| match p {
-            CompactParam::Mask => "__global const uchar* mask",
-            CompactParam::ValuesIn => "__global const T* vin",
-            CompactParam::ValuesOut => "__global T* vout",
-            CompactParam::Count => "__global ulong* count",
-            CompactParam::State => "volatile __global ulong* status",
-            CompactParam::Len => "const ulong n",
-        })
-        .collect();
-    format!("__kernel void {COMPACT_KERNEL_NAME}({}) {{", params.join(", "))
-}
-
 /// Sets `args` to the arguments of a launch: one per parameter of `params` ([`params`]
 /// of the plan, or [`COMBINE_PARAMS`]), in order, each the one `arg` gives for it (a
 /// `KernelArg` in exec). The first error `arg` returns ends
@@ -529,5 +416,4 @@ pub(super) fn narrow_dims(rank: usize, ix: &str, src: &mut Src) {
 }
 
 #[cfg(test)]
-#[path = "abi_tests.rs"]
 mod tests;
