@@ -13,6 +13,7 @@ pub(crate) mod handover;
 pub(crate) mod indexing;
 pub(crate) mod kernel;
 pub(crate) mod matmul;
+pub(crate) mod operators;
 pub(crate) mod ops;
 pub(crate) mod queue;
 pub(crate) mod random;

@@ -1,14 +1,14 @@
-//! Recording: operators and methods on [`Array`] add nodes to the lazy graph. Nothing
+//! Recording: methods on [`Array`] add nodes to the lazy graph (its operators, in
+//! `operators`, call them). Nothing
 //! here talks to the device. A shape mismatch is recorded in the result and reported
 //! (naming both shapes) by the next call that materializes it.
 
-use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Sub};
 use std::sync::Arc;
 
 use crate::api::array::Array;
 use crate::backend::context::ContextInner;
 use crate::dtype::{DType, ScalarBits};
-use crate::dtype::{Element, Float, Integer, Numeric, Signed};
+use crate::dtype::{Element, Float, Integer, Numeric};
 use crate::error::{Error, Result};
 use crate::graph::shape::broadcast;
 use crate::graph::{BinaryOp, InlineScalar, NodeRef, Op, Side, State, TernaryOp, UnaryOp};
@@ -121,20 +121,24 @@ impl<T: Element> Array<T> {
         )
     }
 
-    fn unary<R: Element>(&self, op: UnaryOp) -> Array<R> {
+    pub(super) fn unary<R: Element>(&self, op: UnaryOp) -> Array<R> {
         record(&|| format!("{op:?}").to_lowercase(), &[&self.node], || {
             Op::Unary(op, self.node.clone())
         })
     }
 
-    fn binary<U: Element, R: Element>(&self, op: BinaryOp, other: Array<U>) -> Array<R> {
+    pub(super) fn binary<U: Element, R: Element>(&self, op: BinaryOp, other: Array<U>) -> Array<R> {
         record(&|| op.user_name().into(), &[&self.node, &other.node], || {
             Op::Binary(op, self.node.clone(), other.node.clone())
         })
     }
 
     /// `op` between this array and `other`, a host scalar stored inline.
-    fn binary_with<U: Element, R: Element>(&self, op: BinaryOp, other: impl Operand<U>) -> Array<R> {
+    pub(super) fn binary_with<U: Element, R: Element>(
+        &self,
+        op: BinaryOp,
+        other: impl Operand<U>,
+    ) -> Array<R> {
         match other.scalar_bits() {
             Some(bits) => self.with_scalar(op, bits, U::DTYPE, Side::Right),
             None => self.binary(op, other.into_array(CtxRef(&self.node.ctx))),
@@ -142,7 +146,13 @@ impl<T: Element> Array<T> {
     }
 
     /// `op` between this array and a host scalar of type `dtype` on the `side` given.
-    fn with_scalar<R: Element>(&self, op: BinaryOp, bits: ScalarBits, dtype: DType, side: Side) -> Array<R> {
+    pub(super) fn with_scalar<R: Element>(
+        &self,
+        op: BinaryOp,
+        bits: ScalarBits,
+        dtype: DType,
+        side: Side,
+    ) -> Array<R> {
         let scalar = InlineScalar { bits, dtype, side };
         record(&|| op.user_name().into(), &[&self.node], || {
             Op::WithScalar(op, self.node.clone(), scalar)
@@ -402,103 +412,5 @@ impl<T: Integer> Array<T> {
             });
         }
         Ok(result)
-    }
-}
-
-macro_rules! binary_ops {
-    ($bound:ident: $($Trait:ident $method:ident => $op:ident),*) => {$(
-        impl<T: $bound> $Trait<&Array<T>> for &Array<T> {
-            type Output = Array<T>;
-            fn $method(self, rhs: &Array<T>) -> Array<T> { self.binary(BinaryOp::$op, rhs.clone()) }
-        }
-        impl<T: $bound> $Trait<Array<T>> for &Array<T> {
-            type Output = Array<T>;
-            fn $method(self, rhs: Array<T>) -> Array<T> { self.binary(BinaryOp::$op, rhs) }
-        }
-        impl<T: $bound> $Trait<&Array<T>> for Array<T> {
-            type Output = Array<T>;
-            fn $method(self, rhs: &Array<T>) -> Array<T> { (&self).binary(BinaryOp::$op, rhs.clone()) }
-        }
-        impl<T: $bound> $Trait<Array<T>> for Array<T> {
-            type Output = Array<T>;
-            fn $method(self, rhs: Array<T>) -> Array<T> { (&self).binary(BinaryOp::$op, rhs) }
-        }
-        impl<T: $bound> $Trait<T> for &Array<T> {
-            type Output = Array<T>;
-            fn $method(self, rhs: T) -> Array<T> { self.binary_with(BinaryOp::$op, rhs) }
-        }
-        impl<T: $bound> $Trait<T> for Array<T> {
-            type Output = Array<T>;
-            fn $method(self, rhs: T) -> Array<T> { (&self).binary_with(BinaryOp::$op, rhs) }
-        }
-    )*};
-}
-
-binary_ops!(Numeric: Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div, Rem rem => Rem);
-binary_ops!(Integer: BitAnd bitand => BitAnd, BitOr bitor => BitOr, BitXor bitxor => BitXor);
-
-macro_rules! bool_ops {
-    ($($Trait:ident $method:ident => $op:ident),*) => {$(
-        impl $Trait<&Array<bool>> for &Array<bool> {
-            type Output = Array<bool>;
-            fn $method(self, rhs: &Array<bool>) -> Array<bool> { self.binary(BinaryOp::$op, rhs.clone()) }
-        }
-        impl $Trait<Array<bool>> for Array<bool> {
-            type Output = Array<bool>;
-            fn $method(self, rhs: Array<bool>) -> Array<bool> { (&self).binary(BinaryOp::$op, rhs) }
-        }
-        impl $Trait<bool> for &Array<bool> {
-            type Output = Array<bool>;
-            fn $method(self, rhs: bool) -> Array<bool> { self.binary_with(BinaryOp::$op, rhs) }
-        }
-    )*};
-}
-bool_ops!(BitAnd bitand => BitAnd, BitOr bitor => BitOr, BitXor bitxor => BitXor);
-
-/// Scalar on the left: `2.0 * &x`. Implemented per type (Rust's orphan rule).
-macro_rules! scalar_lhs {
-    ($($t:ty),*) => {$(
-        impl Add<&Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Add, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Add<Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: Array<$t>) -> Array<$t> { self + &r } }
-        impl Sub<&Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Sub, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Sub<Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: Array<$t>) -> Array<$t> { self - &r } }
-        impl Mul<&Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Mul, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Mul<Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: Array<$t>) -> Array<$t> { self * &r } }
-        impl Div<&Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Div, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Div<Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: Array<$t>) -> Array<$t> { self / &r } }
-        impl Rem<&Array<$t>> for $t { type Output = Array<$t>; fn rem(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Rem, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Rem<Array<$t>> for $t { type Output = Array<$t>; fn rem(self, r: Array<$t>) -> Array<$t> { self % &r } }
-    )*};
-}
-scalar_lhs!(f32, f64, i32, u32, i64, u64);
-
-impl<T: Signed> Neg for &Array<T> {
-    type Output = Array<T>;
-    fn neg(self) -> Array<T> {
-        self.unary(UnaryOp::Neg)
-    }
-}
-impl<T: Signed> Neg for Array<T> {
-    type Output = Array<T>;
-    fn neg(self) -> Array<T> {
-        self.unary(UnaryOp::Neg)
-    }
-}
-impl Not for &Array<bool> {
-    type Output = Array<bool>;
-    fn not(self) -> Array<bool> {
-        self.unary(UnaryOp::Not)
-    }
-}
-impl Not for Array<bool> {
-    type Output = Array<bool>;
-    fn not(self) -> Array<bool> {
-        self.unary(UnaryOp::Not)
-    }
-}
-impl<T: Integer> Not for &Array<T> {
-    type Output = Array<T>;
-    fn not(self) -> Array<T> {
-        self.unary(UnaryOp::Not)
     }
 }

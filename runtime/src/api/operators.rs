@@ -1,0 +1,107 @@
+//! The operators of [`Array`] (`+`, `-`, `*`, `/`, `%`, `&`, `|`, `^`, unary `-` and `!`):
+//! between arrays, with a scalar on either side, owned or borrowed; each records through
+//! the methods of `ops`.
+
+use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Sub};
+
+use crate::api::array::Array;
+use crate::dtype::{Element, Integer, Numeric, Signed};
+use crate::graph::{BinaryOp, Side, UnaryOp};
+
+macro_rules! binary_ops {
+    ($bound:ident: $($Trait:ident $method:ident => $op:ident),*) => {$(
+        impl<T: $bound> $Trait<&Array<T>> for &Array<T> {
+            type Output = Array<T>;
+            fn $method(self, rhs: &Array<T>) -> Array<T> { self.binary(BinaryOp::$op, rhs.clone()) }
+        }
+        impl<T: $bound> $Trait<Array<T>> for &Array<T> {
+            type Output = Array<T>;
+            fn $method(self, rhs: Array<T>) -> Array<T> { self.binary(BinaryOp::$op, rhs) }
+        }
+        impl<T: $bound> $Trait<&Array<T>> for Array<T> {
+            type Output = Array<T>;
+            fn $method(self, rhs: &Array<T>) -> Array<T> { (&self).binary(BinaryOp::$op, rhs.clone()) }
+        }
+        impl<T: $bound> $Trait<Array<T>> for Array<T> {
+            type Output = Array<T>;
+            fn $method(self, rhs: Array<T>) -> Array<T> { (&self).binary(BinaryOp::$op, rhs) }
+        }
+        impl<T: $bound> $Trait<T> for &Array<T> {
+            type Output = Array<T>;
+            fn $method(self, rhs: T) -> Array<T> { self.binary_with(BinaryOp::$op, rhs) }
+        }
+        impl<T: $bound> $Trait<T> for Array<T> {
+            type Output = Array<T>;
+            fn $method(self, rhs: T) -> Array<T> { (&self).binary_with(BinaryOp::$op, rhs) }
+        }
+    )*};
+}
+
+binary_ops!(Numeric: Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div, Rem rem => Rem);
+binary_ops!(Integer: BitAnd bitand => BitAnd, BitOr bitor => BitOr, BitXor bitxor => BitXor);
+
+macro_rules! bool_ops {
+    ($($Trait:ident $method:ident => $op:ident),*) => {$(
+        impl $Trait<&Array<bool>> for &Array<bool> {
+            type Output = Array<bool>;
+            fn $method(self, rhs: &Array<bool>) -> Array<bool> { self.binary(BinaryOp::$op, rhs.clone()) }
+        }
+        impl $Trait<Array<bool>> for Array<bool> {
+            type Output = Array<bool>;
+            fn $method(self, rhs: Array<bool>) -> Array<bool> { (&self).binary(BinaryOp::$op, rhs) }
+        }
+        impl $Trait<bool> for &Array<bool> {
+            type Output = Array<bool>;
+            fn $method(self, rhs: bool) -> Array<bool> { self.binary_with(BinaryOp::$op, rhs) }
+        }
+    )*};
+}
+bool_ops!(BitAnd bitand => BitAnd, BitOr bitor => BitOr, BitXor bitxor => BitXor);
+
+/// Scalar on the left: `2.0 * &x`. Implemented per type (Rust's orphan rule).
+macro_rules! scalar_lhs {
+    ($($t:ty),*) => {$(
+        impl Add<&Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Add, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
+        impl Add<Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: Array<$t>) -> Array<$t> { self + &r } }
+        impl Sub<&Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Sub, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
+        impl Sub<Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: Array<$t>) -> Array<$t> { self - &r } }
+        impl Mul<&Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Mul, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
+        impl Mul<Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: Array<$t>) -> Array<$t> { self * &r } }
+        impl Div<&Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Div, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
+        impl Div<Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: Array<$t>) -> Array<$t> { self / &r } }
+        impl Rem<&Array<$t>> for $t { type Output = Array<$t>; fn rem(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Rem, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
+        impl Rem<Array<$t>> for $t { type Output = Array<$t>; fn rem(self, r: Array<$t>) -> Array<$t> { self % &r } }
+    )*};
+}
+scalar_lhs!(f32, f64, i32, u32, i64, u64);
+
+impl<T: Signed> Neg for &Array<T> {
+    type Output = Array<T>;
+    fn neg(self) -> Array<T> {
+        self.unary(UnaryOp::Neg)
+    }
+}
+impl<T: Signed> Neg for Array<T> {
+    type Output = Array<T>;
+    fn neg(self) -> Array<T> {
+        self.unary(UnaryOp::Neg)
+    }
+}
+impl Not for &Array<bool> {
+    type Output = Array<bool>;
+    fn not(self) -> Array<bool> {
+        self.unary(UnaryOp::Not)
+    }
+}
+impl Not for Array<bool> {
+    type Output = Array<bool>;
+    fn not(self) -> Array<bool> {
+        self.unary(UnaryOp::Not)
+    }
+}
+impl<T: Integer> Not for &Array<T> {
+    type Output = Array<T>;
+    fn not(self) -> Array<T> {
+        self.unary(UnaryOp::Not)
+    }
+}
