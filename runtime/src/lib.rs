@@ -48,7 +48,7 @@ pub use api::random::Rng;
 pub use api::regions::{concatenate, stack};
 pub use api::slice_mut::SliceMut;
 pub use api::sort::{sort_by_key, SortedByKey, TopK};
-pub use api::step::{Step, StepArgs, StepArrays};
+pub use api::step::{Step, StepArg, StepArgs, StepArrays};
 pub use api::views::{AsAxes, AsAxis};
 pub use backend::cache::CacheDir;
 pub use backend::context::Context;

@@ -121,7 +121,7 @@ fn runs_replay_and_new_shapes_trace() {
             close(&out.to_vec().unwrap(), &want, 1e-5, &format!("n = {n}"));
         }
     }
-    assert!(format!("{step:?}").contains("traced_shapes"));
+    assert!(format!("{step:?}").contains("traced_inputs"));
 }
 
 /// The same array passed as two inputs, or as an input and read by the closure besides,
@@ -208,4 +208,100 @@ fn bad_steps_are_errors() {
     assert!(matches!(mismatched.run(&x), Err(Error::ShapeMismatch { .. })));
     // The step still works on inputs that fit.
     assert_eq!(mismatched.run(&three).unwrap().to_vec().unwrap(), [2.0, 4.0, 6.0]);
+}
+
+/// A host value passed as an input (`0.5f32`, or a lazy `ctx.scalar(v)`) is bound as a
+/// kernel argument: each run reads its own value (a replay of the traced one would
+/// fail), uploads nothing and launches only the step's kernel. An array in its place,
+/// of one element or a materialized 0-d one, is memory, traced apart.
+#[test]
+fn host_values_are_bound_as_arguments() {
+    let ctx = ctx();
+    let mut r = rng(11);
+    let n = 37;
+    let (wh, gh) = (f32::random_vec(&mut r, n), f32::random_vec(&mut r, n));
+    let (w, g) = (ctx.from_slice(&wh).unwrap(), ctx.from_slice(&gh).unwrap());
+    let step = ctx.capture(|(w, g, lr): (Array<f32>, Array<f32>, Array<f32>)| Ok(&w - &g * &lr));
+    let want = |lr: f32| -> Vec<f64> {
+        wh.iter()
+            .zip(&gh)
+            .map(|(&w, &g)| w as f64 - g as f64 * lr as f64)
+            .collect()
+    };
+    let traced = step.run((&w, &g, 0.5f32)).unwrap();
+    close(&traced.to_vec().unwrap(), &want(0.5), 1e-5, "traced");
+    for lr in [0.25f32, -1.5, 3.0, 0.0] {
+        let s0 = ctx.stats();
+        let out = step.run((&w, &g, lr)).unwrap();
+        let d = ctx.stats() - s0;
+        assert_eq!(
+            (
+                d.steps_replayed,
+                d.kernels_launched,
+                d.flushes_planned,
+                d.plans_reused
+            ),
+            (1, 1, 0, 0),
+            "lr = {lr}: {d}"
+        );
+        assert_eq!(
+            (d.bytes_uploaded, d.programs_built, d.host_waits),
+            (0, 0, 0),
+            "{d}"
+        );
+        close(&out.to_vec().unwrap(), &want(lr), 1e-5, &format!("lr = {lr}"));
+    }
+    // A lazy scalar array is the same kind of input.
+    let s0 = ctx.stats();
+    let out = step.run((&w, &g, &ctx.scalar(2.0f32).unwrap())).unwrap();
+    assert_eq!((ctx.stats() - s0).steps_replayed, 1);
+    close(&out.to_vec().unwrap(), &want(2.0), 1e-5, "ctx.scalar");
+    // Memory of one element, and a materialized 0-d array: traced apart, each read.
+    let one = ctx.from_slice(&[0.125f32]).unwrap();
+    let zero_d = ctx.scalar(4.0f32).unwrap();
+    zero_d.eval().unwrap();
+    for round in 0..2 {
+        for (lr, v) in [(&one, 0.125f32), (&zero_d, 4.0)] {
+            let s0 = ctx.stats();
+            let out = step.run((&w, &g, lr)).unwrap();
+            let d = ctx.stats() - s0;
+            assert_eq!(d.steps_replayed, round, "{v}, round {round}: {d}");
+            close(&out.to_vec().unwrap(), &want(v), 1e-5, &format!("memory {v}"));
+        }
+        let out = step.run((&w, &g, -0.75f32)).unwrap();
+        close(&out.to_vec().unwrap(), &want(-0.75), 1e-5, "scalar again");
+    }
+}
+
+/// Host values of other element types; one returned as an output (each run returns its
+/// own), one the closure does not read, one evaluated inside (an error).
+#[test]
+fn host_values_of_every_use() {
+    let ctx = ctx();
+    let x = ctx.from_slice(&[1i32, -2, 3, 40, 5]).unwrap();
+    let step = ctx.capture(|(x, k, unused): (Array<i32>, Array<i32>, Array<u32>)| {
+        let _ = unused;
+        Ok((&x * &k + 1, k))
+    });
+    for k in [3i32, -2, 0, 7] {
+        let (y, k_out) = step.run((&x, k, 9u32)).unwrap();
+        let want: Vec<i32> = [1, -2, 3, 40, 5].iter().map(|v| v * k + 1).collect();
+        assert_eq!(y.to_vec().unwrap(), want, "k = {k}");
+        assert_eq!(k_out.item().unwrap(), k);
+    }
+    if ctx.device().fp64 {
+        let f = ctx.from_slice(&[0.5f64, 2.0]).unwrap();
+        let scale = ctx.capture(|(f, s): (Array<f64>, Array<f64>)| Ok(&f * &s));
+        for s in [2.0f64, -0.25] {
+            assert_eq!(scale.run((&f, s)).unwrap().to_vec().unwrap(), [0.5 * s, 2.0 * s]);
+        }
+    }
+    let evaluates = ctx.capture(|(x, k): (Array<i32>, Array<i32>)| {
+        k.eval()?;
+        Ok(&x * &k)
+    });
+    match evaluates.run((&x, 2i32)) {
+        Err(Error::InvalidStep { reason }) => assert!(reason.contains("evaluated"), "{reason}"),
+        other => panic!("expected InvalidStep, got {other:?}"),
+    }
 }

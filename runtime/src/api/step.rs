@@ -6,14 +6,15 @@ use std::sync::{Arc, Mutex};
 
 use crate::api::array::{copy_buffer, Array};
 use crate::api::eval::NodeHandle;
+use crate::api::ops::{CtxRef, Operand};
 use crate::api::queue::Queue;
 use crate::backend::buffer::DeviceBuffer;
 use crate::backend::context::{Context, ContextInner};
 use crate::backend::queue::QueueInner;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
-use crate::exec::step::{self, Captured, Traced};
-use crate::graph::{Node, NodeRef, Origin, Shape, State};
+use crate::exec::step::{self, Captured, StepInput, Traced};
+use crate::graph::{Node, NodeRef, Op, Origin, Shape, State};
 
 /// The arrays a captured step takes or returns: one [`Array`], or a tuple of up to eight
 /// (element types may differ). Sealed: implemented for those types only.
@@ -26,12 +27,35 @@ pub trait StepArrays: Sized + sealed::Sealed {
     fn from_step_nodes(nodes: Vec<NodeHandle>) -> Result<Self>;
 }
 
-/// What [`Step::run`] takes for a step whose inputs are `I`: a reference to each input
-/// array (`&x`, or `(&w, &b)` for a step over `(Array<f32>, Array<f32>)`). Sealed.
+/// What [`Step::run`] takes for a step whose inputs are `I`: for each input a
+/// [`StepArg`], a reference to an array or a host value (`&x`, or `(&w, &b)`, or
+/// `(&w, 0.1f32)` for a step over `(Array<f32>, Array<f32>)`). Sealed.
 pub trait StepArgs<I: StepArrays>: sealed::Sealed {
-    /// The arrays' graph nodes, in order.
+    /// The arguments' graph nodes, in order.
     #[doc(hidden)]
-    fn step_nodes(&self) -> Vec<NodeHandle>;
+    fn step_nodes(&self, ctx: CtxRef<'_>) -> Vec<NodeHandle>;
+}
+
+/// One input of a [`Step::run`] for an `Array<T>` of the closure: a reference to an
+/// array, or a host value of type `T`. A host value (like a lazy [`Context::scalar`]) is
+/// passed to the step's kernels as an argument: a run with a new value (a learning rate
+/// that decays) uploads and launches nothing more. Sealed.
+pub trait StepArg<T: Element>: sealed::Arg {
+    /// The argument's graph node.
+    #[doc(hidden)]
+    fn step_node(&self, ctx: CtxRef<'_>) -> NodeHandle;
+}
+
+impl<T: Element> StepArg<T> for &Array<T> {
+    fn step_node(&self, _: CtxRef<'_>) -> NodeHandle {
+        NodeHandle(self.node.clone())
+    }
+}
+
+impl<T: Element> StepArg<T> for T {
+    fn step_node(&self, ctx: CtxRef<'_>) -> NodeHandle {
+        NodeHandle(Operand::into_array(*self, ctx).node)
+    }
 }
 
 /// The next of a step's nodes; an internal error if there are fewer than the type holds.
@@ -42,14 +66,16 @@ fn next_node(nodes: &mut impl Iterator<Item = NodeHandle>) -> Result<NodeRef> {
         .ok_or_else(|| Error::Internal("a step was given fewer arrays than its type holds".into()))
 }
 
-/// The traits' seal: a step's arrays are counted by their type, so that a run can never
+/// The traits' seals: a step's arrays are counted by their type, so that a run can never
 /// be handed fewer arrays than its closure takes.
 mod sealed {
     pub trait Sealed {}
+    pub trait Arg {}
 }
 
 impl<T: Element> sealed::Sealed for Array<T> {}
-impl<T: Element> sealed::Sealed for &Array<T> {}
+impl<T: Element> sealed::Arg for &Array<T> {}
+impl<T: Element> sealed::Arg for T {}
 
 impl<T: Element> StepArrays for Array<T> {
     fn step_nodes(&self) -> Vec<NodeHandle> {
@@ -62,16 +88,26 @@ impl<T: Element> StepArrays for Array<T> {
     }
 }
 
+/// The arguments of a one-input step: the one argument itself (`&x`, or a host value).
+impl<T: Element> sealed::Sealed for &Array<T> {}
+impl<T: Element> sealed::Sealed for T {}
+
 impl<T: Element> StepArgs<Array<T>> for &Array<T> {
-    fn step_nodes(&self) -> Vec<NodeHandle> {
-        vec![NodeHandle(self.node.clone())]
+    fn step_nodes(&self, ctx: CtxRef<'_>) -> Vec<NodeHandle> {
+        vec![self.step_node(ctx)]
+    }
+}
+
+impl<T: Element> StepArgs<Array<T>> for T {
+    fn step_nodes(&self, ctx: CtxRef<'_>) -> Vec<NodeHandle> {
+        vec![self.step_node(ctx)]
     }
 }
 
 macro_rules! step_tuple {
-    ($($t:ident $i:tt),*) => {
+    ($($t:ident $a:ident $i:tt),*) => {
         impl<$($t: Element),*> sealed::Sealed for ($(Array<$t>,)*) {}
-        impl<'a, $($t: Element),*> sealed::Sealed for ($(&'a Array<$t>,)*) {}
+        impl<$($a: sealed::Arg),*> sealed::Sealed for ($($a,)*) {}
 
         impl<$($t: Element),*> StepArrays for ($(Array<$t>,)*) {
             fn step_nodes(&self) -> Vec<NodeHandle> {
@@ -84,21 +120,21 @@ macro_rules! step_tuple {
             }
         }
 
-        impl<'a, $($t: Element),*> StepArgs<($(Array<$t>,)*)> for ($(&'a Array<$t>,)*) {
-            fn step_nodes(&self) -> Vec<NodeHandle> {
-                vec![$(NodeHandle(self.$i.node.clone())),*]
+        impl<$($t: Element, $a: StepArg<$t>),*> StepArgs<($(Array<$t>,)*)> for ($($a,)*) {
+            fn step_nodes(&self, ctx: CtxRef<'_>) -> Vec<NodeHandle> {
+                vec![$(self.$i.step_node(ctx)),*]
             }
         }
     };
 }
-step_tuple!(A 0);
-step_tuple!(A 0, B 1);
-step_tuple!(A 0, B 1, C 2);
-step_tuple!(A 0, B 1, C 2, D 3);
-step_tuple!(A 0, B 1, C 2, D 3, E 4);
-step_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
-step_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
-step_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+step_tuple!(A PA 0);
+step_tuple!(A PA 0, B PB 1);
+step_tuple!(A PA 0, B PB 1, C PC 2);
+step_tuple!(A PA 0, B PB 1, C PC 2, D PD 3);
+step_tuple!(A PA 0, B PB 1, C PC 2, D PD 3, E PE 4);
+step_tuple!(A PA 0, B PB 1, C PC 2, D PD 3, E PE 4, F PF 5);
+step_tuple!(A PA 0, B PB 1, C PC 2, D PD 3, E PE 4, F PF 5, G PG 6);
+step_tuple!(A PA 0, B PB 1, C PC 2, D PD 3, E PE 4, F PF 5, G PG 6, H PH 7);
 
 /// Traces kept per step, one per combination of input shapes (the oldest goes first).
 const TRACES_KEPT: usize = 8;
@@ -111,7 +147,9 @@ const TRACES_KEPT: usize = 8;
 /// What a run replays as it was traced: the closure's structure (a branch on data
 /// decided when traced stays decided), its scalars (a learning rate computed inside is a
 /// constant), and the arrays it reads besides its inputs (their memory, as it is when
-/// the run's kernels execute). Pass whatever changes between runs as an input. Refused,
+/// the run's kernels execute). Pass whatever changes between runs as an input: an array,
+/// or a host value ([`StepArg`]: `step.run((&w, lr))`), which the closure sees as a 0-d
+/// array and the kernels take as an argument. Refused,
 /// with [`Error::InvalidStep`]: a step that draws random numbers (every run would draw
 /// the same ones), and one whose closure evaluates an array it then uses (every run
 /// would read the traced value).
@@ -121,10 +159,32 @@ pub struct Step<'f, I: StepArrays, O: StepArrays> {
     traces: Mutex<Vec<Trace>>,
 }
 
-/// A traced step for inputs of these shapes.
+/// A traced step for inputs of these shapes and kinds.
 struct Trace {
-    shapes: Vec<Shape>,
+    inputs: Vec<TracedInput>,
     captured: Arc<Captured>,
+}
+
+/// What a trace was made for, per input: its shape, and whether it was a host value (a
+/// kernel argument) or memory.
+#[derive(Debug, PartialEq)]
+struct TracedInput {
+    shape: Shape,
+    scalar: bool,
+}
+
+impl TracedInput {
+    fn of(node: &Node, bound: &StepInput) -> TracedInput {
+        TracedInput {
+            shape: node.shape.clone(),
+            scalar: matches!(bound, StepInput::Scalar(_)),
+        }
+    }
+
+    /// Whether a run's input `node`, bound as `bound`, is of the kind traced.
+    fn fits(&self, node: &Node, bound: &StepInput) -> bool {
+        self.shape == node.shape && self.scalar == matches!(bound, StepInput::Scalar(_))
+    }
 }
 
 impl Context {
@@ -145,16 +205,16 @@ impl Context {
     ///     let grad = 2.0 * (&w - &target);
     ///     Ok(&w - lr * grad)
     /// });
-    /// let lr = ctx.from_slice(&[0.25f32])?;
     /// let mut w = ctx.zeros::<f32>(2)?;
-    /// w = step.run((&w, &lr))?; // traces: one ordinary flush
+    /// w = step.run((&w, 0.25f32))?; // traces: one ordinary flush
     /// let before = ctx.stats();
-    /// w = step.run((&w, &lr))?;
-    /// w = step.run((&w, &lr))?;
+    /// // A host value is a kernel argument: a step size that halves uploads nothing.
+    /// w = step.run((&w, 0.125f32))?;
+    /// w = step.run((&w, 0.0625f32))?;
     /// let d = ctx.stats() - before;
-    /// assert_eq!((d.steps_replayed, d.kernels_launched), (2, 2));
+    /// assert_eq!((d.steps_replayed, d.kernels_launched, d.bytes_uploaded), (2, 2, 0));
     /// assert_eq!((d.flushes_planned, d.plans_reused), (0, 0)); // nothing recorded
-    /// assert_eq!(w.to_vec()?, [0.875, -2.625]);
+    /// assert_eq!(w.to_vec()?, [0.671875, -2.015625]);
     /// # Ok(())
     /// # }
     /// ```
@@ -173,19 +233,21 @@ impl Context {
 }
 
 impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
-    /// Runs the step on `inputs` (references to its input arrays) on the context's
-    /// default queue; returns its outputs without waiting. Inputs that are still lazy are
-    /// evaluated first (one flush). Inputs of shapes not seen before trace the step again.
+    /// Runs the step on `inputs` (references to its input arrays, or host values) on the
+    /// context's default queue; returns its outputs without waiting. Inputs that are still
+    /// lazy are evaluated first (one flush), but host values (and lazy
+    /// [`Context::scalar`]s), which are bound as kernel arguments. Inputs of shapes or
+    /// kinds (host value or memory) not seen before trace the step again.
     pub fn run<A: StepArgs<I>>(&self, inputs: A) -> Result<O> {
         let queue = self.ctx.queue().clone();
-        self.run_impl(&queue, inputs.step_nodes())
+        self.run_impl(&queue, inputs.step_nodes(CtxRef(&self.ctx)))
     }
 
     /// Like [`run`](Step::run), on `queue`.
     pub fn run_on<A: StepArgs<I>>(&self, queue: &Queue, inputs: A) -> Result<O> {
         queue.check_context(&self.ctx, || "Step::run_on".into())?;
         crate::api::array::one_device(&self.ctx, "Step::run_on")?;
-        self.run_impl(&queue.inner, inputs.step_nodes())
+        self.run_impl(&queue.inner, inputs.step_nodes(CtxRef(&self.ctx)))
     }
 
     fn run_impl(&self, queue: &Arc<QueueInner>, inputs: Vec<NodeHandle>) -> Result<O> {
@@ -205,51 +267,70 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
             crate::multi::materialize(&roots)?;
             return Ok(outputs);
         }
-        let lazy: Vec<NodeRef> = nodes.iter().filter(|n| n.buffer().is_none()).cloned().collect();
+        // Inputs still lazy are evaluated, but for host values, bound as arguments.
+        let lazy: Vec<NodeRef> = nodes
+            .iter()
+            .filter(|n| matches!(&*n.state(), State::Lazy(op) if !matches!(op, Op::Scalar(_))))
+            .cloned()
+            .collect();
         if !lazy.is_empty() {
             crate::exec::materialize_on(queue, &lazy)?;
         }
-        let buffers = nodes
+        let bound = nodes
             .iter()
-            .map(|n| {
-                n.buffer()
-                    .ok_or_else(|| Error::Internal("a step's input was not materialized".into()))
+            .map(|n| match &*n.state() {
+                State::Ready(b, _) => Ok(StepInput::Memory(b.clone())),
+                State::Lazy(Op::Scalar(bits)) => Ok(StepInput::Scalar(*bits)),
+                State::Failed(e) => Err((**e).clone()),
+                _ => Err(Error::Internal("a step's input was not materialized".into())),
             })
-            .collect::<Result<smallvec::SmallVec<[Arc<DeviceBuffer>; 4]>>>()?;
+            .collect::<Result<smallvec::SmallVec<[StepInput; 4]>>>()?;
         let found = self
             .traces
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .find(|t| t.shapes.iter().eq(nodes.iter().map(|n| &n.shape)))
+            .find(|t| {
+                t.inputs.len() == nodes.len()
+                    && t.inputs
+                        .iter()
+                        .zip(nodes.iter().zip(&bound))
+                        .all(|(t, (n, b))| t.fits(n, b))
+            })
             .map(|t| t.captured.clone());
         match found {
             Some(captured) => {
-                let out = step::replay(&captured, queue, &nodes, &buffers)?;
+                let out = step::replay(&captured, queue, &nodes, &bound)?;
                 O::from_step_nodes(out.into_iter().map(NodeHandle).collect())
             }
-            None => self.trace(queue, &nodes, &buffers),
+            None => self.trace(queue, &nodes, &bound),
         }
     }
 
     /// Calls the closure on placeholders of `nodes` and evaluates what it returns,
-    /// keeping the trace for later runs on inputs of these shapes. The placeholders share
-    /// the inputs' memory, unless that memory is another leaf of the flush too (then they
-    /// get copies, and the closure is called again).
-    fn trace(&self, queue: &Arc<QueueInner>, nodes: &[NodeRef], buffers: &[Arc<DeviceBuffer>]) -> Result<O> {
+    /// keeping the trace for later runs on inputs of these shapes and kinds. The
+    /// placeholders of memory share the inputs' memory, unless that memory is another leaf
+    /// of the flush too (then they get copies, and the closure is called again); those of
+    /// host values are lazy scalars of their own.
+    fn trace(&self, queue: &Arc<QueueInner>, nodes: &[NodeRef], bound: &[StepInput]) -> Result<O> {
         for own_memory in [false, true] {
             let mut placeholders = Vec::with_capacity(nodes.len());
-            for (n, b) in nodes.iter().zip(buffers) {
-                let memory = if own_memory {
-                    let bytes = n.numel() * n.dtype.size();
-                    let copy = DeviceBuffer::uninit(&self.ctx.cl, bytes, queue)?;
-                    copy_buffer(queue, b, &copy, bytes)?;
-                    copy
-                } else {
-                    b.clone()
+            for (n, input) in nodes.iter().zip(bound) {
+                let state = match input {
+                    StepInput::Scalar(bits) => State::Lazy(Op::Scalar(*bits)),
+                    StepInput::Memory(b) => {
+                        let memory = if own_memory {
+                            let bytes = n.numel() * n.dtype.size();
+                            let copy = DeviceBuffer::uninit(&self.ctx.cl, bytes, queue)?;
+                            copy_buffer(queue, b, &copy, bytes)?;
+                            copy
+                        } else {
+                            b.clone()
+                        };
+                        let origin = n.origin().unwrap_or(Origin::WrittenBy("a captured step's input"));
+                        State::Ready(memory, origin)
+                    }
                 };
-                let origin = n.origin().unwrap_or(Origin::WrittenBy("a captured step's input"));
-                let state = State::Ready(memory, origin);
                 placeholders.push(Node::new(self.ctx.clone(), n.dtype, n.shape.clone(), state));
             }
             let called_at = step::next_flush();
@@ -270,7 +351,11 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
                         traces.remove(0);
                     }
                     traces.push(Trace {
-                        shapes: nodes.iter().map(|n| n.shape.clone()).collect(),
+                        inputs: nodes
+                            .iter()
+                            .zip(bound)
+                            .map(|(n, b)| TracedInput::of(n, b))
+                            .collect(),
                         captured: Arc::new(captured),
                     });
                     return Ok(outputs);
@@ -287,7 +372,7 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
 impl<I: StepArrays, O: StepArrays> std::fmt::Debug for Step<'_, I, O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let traces = self.traces.lock().unwrap_or_else(|e| e.into_inner());
-        let shapes: Vec<_> = traces.iter().map(|t| &t.shapes).collect();
-        f.debug_struct("Step").field("traced_shapes", &shapes).finish()
+        let inputs: Vec<_> = traces.iter().map(|t| &t.inputs).collect();
+        f.debug_struct("Step").field("traced_inputs", &inputs).finish()
     }
 }

@@ -39,10 +39,19 @@ enum Leaf {
     Buffer(Arc<DeviceBuffer>),
     /// A scalar, as it was when traced.
     Scalar(ScalarBits),
-    /// Input `i` of the step: the run's.
+    /// Input `i` of the step: the run's memory or value.
     Input(usize),
     /// Computed by the flush.
     Computed,
+}
+
+/// What a run binds for one of the step's inputs.
+#[derive(Clone)]
+pub(crate) enum StepInput {
+    /// A materialized array: its memory.
+    Memory(Arc<DeviceBuffer>),
+    /// A host value (a lazy 0-d scalar array): a kernel argument.
+    Scalar(ScalarBits),
 }
 
 /// Where an output of a run comes from.
@@ -73,7 +82,8 @@ pub(crate) fn next_flush() -> u64 {
 /// Plans and launches the flush of `roots` (the outputs the closure recorded) on `queue`,
 /// `inputs` being the placeholders the closure was given (materialized nodes) and
 /// `called_at` [`next_flush`] before the closure was called; keeps what later runs need.
-/// The roots are materialized like any flush's.
+/// The roots are materialized like any flush's. A placeholder that is a lazy scalar (a
+/// host value) becomes a scalar leaf, which runs bind to their own value.
 pub(crate) fn trace(
     queue: &Arc<QueueInner>,
     inputs: &[NodeRef],
@@ -121,7 +131,7 @@ pub(crate) fn trace(
     let mut leaves = Vec::with_capacity(flush.graph.len());
     for (gi, g) in flush.graph.iter().enumerate() {
         leaves.push(match (&g.kind, input_at(gi)) {
-            (GKind::Ready(_), Some(i)) => Leaf::Input(i),
+            (GKind::Ready(_) | GKind::Scalar(_), Some(i)) => Leaf::Input(i),
             (GKind::Ready(b), None) => Leaf::Buffer(b.clone()),
             (GKind::Scalar(bits), _) => Leaf::Scalar(*bits),
             (GKind::Op(..), _) => Leaf::Computed,
@@ -177,7 +187,7 @@ pub(crate) fn trace(
 /// A run's view of the traced graph's leaves: the step's own, and this run's inputs.
 struct RunLeaves<'a> {
     leaves: &'a [Leaf],
-    inputs: &'a [Arc<DeviceBuffer>],
+    inputs: &'a [StepInput],
 }
 
 impl Leaves for RunLeaves<'_> {
@@ -188,7 +198,10 @@ impl Leaves for RunLeaves<'_> {
     fn buffer(&self, i: usize) -> Option<&Arc<DeviceBuffer>> {
         match self.leaves.get(i)? {
             Leaf::Buffer(b) => Some(b),
-            Leaf::Input(k) => self.inputs.get(*k),
+            Leaf::Input(k) => match self.inputs.get(*k)? {
+                StepInput::Memory(b) => Some(b),
+                StepInput::Scalar(_) => None,
+            },
             _ => None,
         }
     }
@@ -196,18 +209,22 @@ impl Leaves for RunLeaves<'_> {
     fn scalar(&self, i: usize) -> Option<ScalarBits> {
         match self.leaves.get(i)? {
             Leaf::Scalar(bits) => Some(*bits),
+            Leaf::Input(k) => match self.inputs.get(*k)? {
+                StepInput::Scalar(bits) => Some(*bits),
+                StepInput::Memory(_) => None,
+            },
             _ => None,
         }
     }
 }
 
-/// Launches `step`'s kernels on `queue` over `inputs` (nodes materialized in `buffers`, of
-/// the shapes and types traced); returns its outputs, in the closure's order.
+/// Launches `step`'s kernels on `queue` over `inputs` (nodes bound as `bound` says, of the
+/// shapes, types and kinds traced); returns its outputs, in the closure's order.
 pub(crate) fn replay(
     step: &Captured,
     queue: &Arc<QueueInner>,
     inputs: &[NodeRef],
-    buffers: &[Arc<DeviceBuffer>],
+    bound: &[StepInput],
 ) -> Result<Vec<NodeRef>> {
     let ctx = &step.ctx;
     queue.context.check(
@@ -217,7 +234,7 @@ pub(crate) fn replay(
     )?;
     let leaves = RunLeaves {
         leaves: &step.leaves,
-        inputs: buffers,
+        inputs: bound,
     };
     let find = |ki: usize, _: &_| Ok(step.kernels[ki].clone());
     let mut produced = launch_kernels(ctx, queue, &leaves, &step.replay, find, &[])?;
