@@ -1,41 +1,38 @@
 //! The host's own cost (`--host`, also part of the full report): time spent in lazycl's
 //! calls on the host, never waiting for the device, against what raw opencl3 spends on
-//! the host for the same launches in the same run. And `--nodes`: the host cost per
-//! recorded graph node of a long elementwise chain, recording and flushing apart.
+//! the host for the same launches in the same run (the first operation after a pause in
+//! `first_op`; the cost per graph node, `--nodes`, in `nodes`).
 
 use std::time::Instant;
 
-use lazycl::{Array, Context, Dims, Dispatch, Kernel, KernelArg, LaunchOptions};
+use lazycl::{Array, Context, Dims, Dispatch, Kernel, LaunchOptions};
 use opencl3::kernel::Kernel as RawKernel;
 use opencl3::memory::{Buffer, ClMem};
 
 use super::raw::{self, Raw, R};
 use super::workloads::logreg;
-use super::{calibrate_spin, chain8, lz, median, per_call, Report, ADD_ONE, SPIN};
-
-/// The target for the host's cost of one recorded node, µs (lazycl #24).
-const TARGET_US_PER_NODE: f64 = 1.0;
+use super::{chain8, lz, median, per_call, Report, ADD_ONE};
 
 /// The contexts of `ctx`'s device that the host rows run `eval()`s on, one per dispatch
 /// mode (`LAZYCL_DISPATCH` does not change them).
-struct Modes {
+pub struct Modes {
     /// `Dispatch::Auto`, what `Context::new()` gives: after-pause on GPUs, inline on CPUs.
-    default: Context,
+    pub default: Context,
     /// Every `eval()` handed to the dispatch thread.
-    background: Context,
+    pub background: Context,
     /// Every `eval()` flushed on the caller.
-    inline: Context,
+    pub inline: Context,
 }
 
 impl Modes {
     /// How the default context's `eval()`s flush, for row names.
-    fn default_name(&self) -> String {
+    pub fn default_name(&self) -> String {
         format!("default dispatch, {:?} here", self.default.dispatch())
     }
 }
 
 /// Every host row: a bound kernel's launch, a cached flush, a logistic-regression step,
-/// the first lazy operation after a long kernel; `eval()`s on the contexts of [`Modes`].
+/// the first lazy operation after a long kernel, and after a pause with a read; `eval()`s on the contexts of [`Modes`].
 pub fn rows(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usize) -> R<()> {
     let reps = if quick { 2000 } else { 20000 };
     let modes = Modes {
@@ -52,11 +49,12 @@ pub fn rows(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usi
     }
     launch(rep, &modes, raw, trials, reps)?;
     logreg_step(rep, &modes, raw, quick, trials, reps / 4)?;
-    after_long_kernel(rep, &modes, raw)
+    super::first_op::after_long_kernel(rep, &modes, raw)?;
+    super::first_op::eval_then_read(rep, &modes, raw)
 }
 
 /// A context like `Context::new()`'s whose `eval()` flushes as `dispatch` says.
-fn dispatch_context(dispatch: Dispatch) -> R<Context> {
+pub fn dispatch_context(dispatch: Dispatch) -> R<Context> {
     lz(Context::builder().dispatch(dispatch).build())
 }
 
@@ -310,239 +308,4 @@ fn block(ctx: &Context, steps: usize, mut step: impl FnMut() -> R<()>) -> R<f64>
         ));
     }
     Ok(took / steps as f64)
-}
-
-/// A `SPIN` kernel bound on one context: a ~`TARGET`-second kernel on its default queue.
-struct Spin {
-    kernel: Kernel,
-    items: usize,
-    arg: lazycl::ArrayArg,
-    _buf: Array<f32>,
-}
-
-impl Spin {
-    fn new(ctx: &Context) -> R<Spin> {
-        let items = (ctx.device().compute_units as usize * 256).max(256);
-        let buf = lz(ctx.full(items, 1.0f32))?;
-        Ok(Spin {
-            kernel: lz(Kernel::bind(ctx, &SPIN))?,
-            items,
-            arg: lz(buf.kernel_arg())?,
-            _buf: buf,
-        })
-    }
-
-    fn launch(&self, iters: u32) -> R<()> {
-        let args = [
-            self.arg.mem(),
-            KernelArg::Scalar(lazycl::Element::to_arg_bits(iters)),
-        ];
-        lz(self.kernel.launch(Dims::from(self.items), None, &args))
-    }
-}
-
-/// The first lazy operation after a long kernel: `2.0 * &x` + `eval()` (x of 2^16 f32,
-/// its program built before) right after a ~80 ms kernel was enqueued on the same queue,
-/// on each context of [`Modes`], and its captured form; against a raw enqueue (arguments
-/// set, no event) of a kernel computing the same, right after a raw long kernel on the
-/// raw queue. Each trial is one operation, timed alone; every queue is finished between
-/// trials, outside the timing.
-fn after_long_kernel(rep: &mut Report, modes: &Modes, raw: &Raw) -> R<()> {
-    const TRIALS: usize = 7;
-    const TARGET: f64 = 0.080;
-    let n = 1usize << 16;
-    let host: Vec<f32> = (0..n).map(|i| (i % 100) as f32 / 100.0 - 0.5).collect();
-    let ctx = &modes.default;
-    let contexts = [&modes.default, &modes.background, &modes.inline];
-    let spins = contexts.iter().map(|c| Spin::new(c)).collect::<R<Vec<_>>>()?;
-    let xs = contexts
-        .iter()
-        .map(|c| lz(c.from_slice(&host)))
-        .collect::<R<Vec<_>>>()?;
-    let (iters, spin_time) = calibrate_spin(TARGET, |iters| {
-        spins[0].launch(iters)?;
-        lz(ctx.synchronize())
-    })?;
-    for (c, x) in contexts.iter().zip(&xs) {
-        lz((2.0 * x).eval().map(drop))?;
-        lz(c.synchronize())?;
-    }
-    let spin = &spins[0];
-    let rspin = raw.kernel(raw::SPIN, "spin")?;
-    let rbuf = raw.buffer_f32(&vec![1.0; spin.items])?;
-    raw.set_mem(&rspin, 0, rbuf.get())?;
-    let rlong = |iters: u32| -> R<()> {
-        raw.set(&rspin, 1, &iters)?;
-        raw.enqueue_no_event(&rspin, spin.items, None)
-    };
-    // The same kernel with the same iterations on the same device: as long as lazycl's.
-    let t = Instant::now();
-    rlong(iters)?;
-    raw.finish()?;
-    let rspin_time = t.elapsed().as_secs_f64();
-    let rs = raw.kernel(raw::SCALE2, "scale2")?;
-    let rin = raw.buffer_f32(&host)?;
-    let rout = raw.empty::<f32>(n)?;
-    let rscale = || -> R<()> {
-        raw.set_mem(&rs, 0, rin.get())?;
-        raw.set_mem(&rs, 1, rout.get())?;
-        raw.set(&rs, 2, &(n as u32))?;
-        raw.enqueue_no_event(&rs, n, None)
-    };
-    rscale()?;
-    raw.finish()?;
-    // The same operation captured: `scale.run(&x)`.
-    let scale = ctx.capture(|x: Array<f32>| Ok(2.0 * &x));
-    lz(scale.run(&xs[0]).map(drop))?;
-    lz(ctx.synchronize())?;
-    // Interleaved trials (each context's eval, captured, raw, ...), so that drift of the
-    // machine's speed does not favour any side.
-    let mut evals: Vec<Vec<f64>> = vec![Vec::new(); contexts.len()];
-    let (mut captured, mut theirs) = (vec![], vec![]);
-    let timed = |c: &Context, spin: &Spin, out: &mut Vec<f64>, op: &dyn Fn() -> R<()>| -> R<()> {
-        spin.launch(iters)?;
-        let t = Instant::now();
-        op()?;
-        out.push(t.elapsed().as_secs_f64());
-        lz(c.synchronize())
-    };
-    for _ in 0..TRIALS {
-        for (i, c) in contexts.iter().enumerate() {
-            let x = &xs[i];
-            timed(c, &spins[i], &mut evals[i], &|| lz((2.0 * x).eval().map(drop)))?;
-        }
-        timed(ctx, spin, &mut captured, &|| lz(scale.run(&xs[0]).map(drop)))?;
-        rlong(iters)?;
-        let t = Instant::now();
-        rscale()?;
-        theirs.push(t.elapsed().as_secs_f64());
-        raw.finish()?;
-    }
-    let mut out = vec![0.0f32; n];
-    raw.read(&rout, &mut out)?;
-    if out[1] != 2.0 * host[1] {
-        return Err("the raw scale2 kernel gave a wrong result".into());
-    }
-    eprintln!(
-        "  long kernels ({iters} iterations): lazycl {:.1} ms, raw {:.1} ms",
-        spin_time * 1e3,
-        rspin_time * 1e3
-    );
-    let worst = |v: &[f64]| v.iter().fold(0.0f64, |m, &t| m.max(t));
-    let raw_median = median(theirs.clone()) * 1e6;
-    let default = format!("`2.0 * &x` + eval ({})", modes.default_name());
-    for (what, times) in [
-        (default.as_str(), &evals[0]),
-        ("`2.0 * &x` + eval handed over (Background)", &evals[1]),
-        ("`2.0 * &x` + eval flushed by the caller (Inline)", &evals[2]),
-        ("captured `2.0 * &x` run", &captured),
-    ] {
-        rep.add(
-            format!("host time of the first {what} after a ~80 ms kernel (median of {TRIALS})"),
-            median(times.clone()) * 1e6,
-            raw_median,
-            "µs",
-            "raw enqueue after a raw long kernel",
-        );
-    }
-    rep.add(
-        format!("host time of the first {default} after a ~80 ms kernel (worst of {TRIALS})"),
-        worst(&evals[0]) * 1e6,
-        worst(&theirs) * 1e6,
-        "µs",
-        "same, raw (a wait would read as the long kernel's duration)",
-    );
-    Ok(())
-}
-
-/// `--nodes`: the host's cost per graph node. For each N, an N-node elementwise chain
-/// (`y = y * 1.0001 + 0.5`, two operations a link, each a node with its scalar stored
-/// inline and passed as a kernel argument) from 16 elements is recorded, then flushed with `eval()`; the same N runs
-/// once before, so that every program is cached and the figures are the host's recording
-/// and planning. Each trial is timed in two parts (record, flush) and finished outside
-/// the timing; medians over the trials, on a context that flushes inline
-/// (`Dispatch::Inline`). The baseline is the target, 1 µs a node:
-/// the ratio reads as the fraction of it.
-pub fn nodes(rep: &mut Report, quick: bool, trials: usize) -> R<()> {
-    // Flushed by the caller, so that "flush" times the flush (not a hand-over).
-    let ctx = &dispatch_context(Dispatch::Inline)?;
-    let most = if quick { 10_000 } else { 100_000 };
-    let x = lz(ctx.from_slice(&[0.5f32; 16]))?;
-    let record = |n: usize| -> Array<f32> {
-        let mut y = x.clone();
-        for _ in 0..n / 2 {
-            y = &y * 1.0001f32 + 0.5f32;
-        }
-        y
-    };
-    let mut n = 10;
-    while n <= most {
-        // The first flush of this length plans it (and loads or builds its few programs):
-        // planning must stay linear in the graph.
-        let y = record(n);
-        let s0 = ctx.stats();
-        let t = Instant::now();
-        lz(y.eval().map(drop))?;
-        let first = t.elapsed().as_secs_f64();
-        let d = ctx.stats() - s0;
-        drop(y);
-        lz(ctx.synchronize())?;
-        let (mut rec, mut flush, mut kernels, mut built) = (vec![], vec![], 0, 0);
-        for _ in 0..trials.max(9) {
-            let t = Instant::now();
-            let y = record(n);
-            let t_rec = t.elapsed().as_secs_f64();
-            let s0 = ctx.stats();
-            let t = Instant::now();
-            lz(y.eval().map(drop))?;
-            flush.push(t.elapsed().as_secs_f64());
-            rec.push(t_rec);
-            let d = ctx.stats() - s0;
-            (kernels, built) = (d.kernels_launched, built + d.programs_built);
-            drop(y);
-            lz(ctx.synchronize())?;
-        }
-        if built != 0 {
-            eprintln!("  (the {n}-op chain built {built} programs after its warm-up)");
-        }
-        let total: Vec<f64> = rec.iter().zip(&flush).map(|(a, b)| a + b).collect();
-        let per_node = |v: Vec<f64>| median(v) * 1e6 / n as f64;
-        let plural = if kernels == 1 { "" } else { "s" };
-        let what = format!("{n}-op chain, n=16, {kernels} kernel{plural} a flush");
-        let target = "target: 1 µs a node (lazycl #24)";
-        rep.add(
-            format!("host µs a node, record, {what}"),
-            per_node(rec),
-            TARGET_US_PER_NODE,
-            "µs",
-            target,
-        );
-        rep.add(
-            format!("host µs a node, flush, {what}"),
-            per_node(flush),
-            TARGET_US_PER_NODE,
-            "µs",
-            target,
-        );
-        let cached = per_node(total);
-        rep.add(
-            format!("host µs a node, record + flush, {what}"),
-            cached,
-            TARGET_US_PER_NODE,
-            "µs",
-            target,
-        );
-        rep.add(
-            format!(
-                "host µs a node, first flush (planned; {} programs built, {} loaded), {what}",
-                d.programs_built, d.programs_loaded
-            ),
-            first * 1e6 / n as f64,
-            cached,
-            "µs",
-            "the same chain recorded + flushed again (replayed)",
-        );
-        n *= 10;
-    }
-    Ok(())
 }

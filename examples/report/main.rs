@@ -14,10 +14,12 @@
 mod arrays;
 mod builds;
 mod chart;
+mod first_op;
 mod footprint;
 mod gemm;
 mod host;
 mod multi;
+mod nodes;
 mod random;
 mod raw;
 mod reference;
@@ -564,7 +566,7 @@ fn run() -> R<()> {
         return rep.finish(&out);
     }
     if cli.nodes {
-        host::nodes(&mut rep, quick, trials)?;
+        nodes::nodes(&mut rep, quick, trials)?;
         return rep.finish(&out);
     }
     // `--gemm`: the matrix products' rows only.
@@ -575,7 +577,7 @@ fn run() -> R<()> {
 
     // --- the host's own cost: launches, flushes, a training step, after a long kernel --
     host::rows(&mut rep, &ctx, &raw, quick, trials)?;
-    host::nodes(&mut rep, quick, trials)?;
+    nodes::nodes(&mut rep, quick, trials)?;
 
     // --- bitonic sort, 64Ki i32: 136 launches and one read ----------------------------
     {
