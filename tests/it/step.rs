@@ -305,3 +305,34 @@ fn host_values_of_every_use() {
         other => panic!("expected InvalidStep, got {other:?}"),
     }
 }
+
+/// A step is shared by threads (`Send + Sync`): four threads run one step at once, each
+/// on its own inputs and host values, and every result is its own; the shapes are traced
+/// once however the threads race.
+#[test]
+fn threads_share_a_step() {
+    fn assert_send_sync<T: Send + Sync>(_: &T) {}
+    let ctx = ctx();
+    let bias = ctx.from_slice(&[0.5f32, -0.5, 1.0]).unwrap();
+    let step = ctx.capture(|(x, k): (Array<f32>, Array<f32>)| Ok(&x * &k + &bias));
+    assert_send_sync(&step);
+    let before = ctx.stats();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (ctx, step) = (&ctx, &step);
+            s.spawn(move || {
+                for i in 0..20 {
+                    let xs = [t as f32, i as f32, (t * i) as f32];
+                    let x = ctx.from_slice(&xs).unwrap();
+                    let k = (t + 1) as f32 * 0.25;
+                    let y = step.run((&x, k)).unwrap().to_vec().unwrap();
+                    let want = [xs[0] * k + 0.5, xs[1] * k - 0.5, xs[2] * k + 1.0];
+                    assert_eq!(y, want, "thread {t}, run {i}");
+                }
+            });
+        }
+    });
+    let d = ctx.stats() - before;
+    assert_eq!(d.steps_replayed + d.flushes_planned + d.plans_reused, 80, "{d}");
+    assert_eq!(format!("{step:?}").matches("shape").count(), 2, "{step:?}");
+}

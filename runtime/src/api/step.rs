@@ -149,13 +149,14 @@ const TRACES_KEPT: usize = 8;
 /// constant), and the arrays it reads besides its inputs (their memory, as it is when
 /// the run's kernels execute). Pass whatever changes between runs as an input: an array,
 /// or a host value ([`StepArg`]: `step.run((&w, lr))`), which the closure sees as a 0-d
-/// array and the kernels take as an argument. Refused,
+/// array and the kernels take as an argument. A step is `Send + Sync` (its closure must
+/// be): threads may run one step at once, each run on its own inputs. Refused,
 /// with [`Error::InvalidStep`]: a step that draws random numbers (every run would draw
 /// the same ones), and one whose closure evaluates an array it then uses (every run
 /// would read the traced value).
 pub struct Step<'f, I: StepArrays, O: StepArrays> {
     ctx: Arc<ContextInner>,
-    f: Box<dyn Fn(I) -> Result<O> + 'f>,
+    f: Box<dyn Fn(I) -> Result<O> + Send + Sync + 'f>,
     traces: Mutex<Vec<Trace>>,
 }
 
@@ -222,7 +223,7 @@ impl Context {
     where
         I: StepArrays,
         O: StepArrays,
-        F: Fn(I) -> Result<O> + 'f,
+        F: Fn(I) -> Result<O> + Send + Sync + 'f,
     {
         Step {
             ctx: self.inner.clone(),
@@ -346,18 +347,22 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
             }
             match step::trace(queue, &placeholders, &roots, called_at)? {
                 Traced::Captured(captured) => {
+                    let inputs: Vec<TracedInput> = nodes
+                        .iter()
+                        .zip(bound)
+                        .map(|(n, b)| TracedInput::of(n, b))
+                        .collect();
                     let mut traces = self.traces.lock().unwrap_or_else(|e| e.into_inner());
-                    if traces.len() == TRACES_KEPT {
-                        traces.remove(0);
+                    // (Another thread may have traced these inputs meanwhile: one is kept.)
+                    if !traces.iter().any(|t| t.inputs == inputs) {
+                        if traces.len() == TRACES_KEPT {
+                            traces.remove(0);
+                        }
+                        traces.push(Trace {
+                            inputs,
+                            captured: Arc::new(captured),
+                        });
                     }
-                    traces.push(Trace {
-                        inputs: nodes
-                            .iter()
-                            .zip(bound)
-                            .map(|(n, b)| TracedInput::of(n, b))
-                            .collect(),
-                        captured: Arc::new(captured),
-                    });
                     return Ok(outputs);
                 }
                 Traced::Aliased => continue,
