@@ -273,8 +273,9 @@ fn host_values_are_bound_as_arguments() {
     }
 }
 
-/// Host values of other element types; one returned as an output (each run returns its
-/// own), one the closure does not read, one evaluated inside (an error).
+/// Host values of other element types (integers, a flag, 64-bit values past 32 bits,
+/// `f64`); one returned as an output (each run returns its own), one the closure does not
+/// read, one evaluated inside (an error).
 #[test]
 fn host_values_of_every_use() {
     let ctx = ctx();
@@ -288,6 +289,21 @@ fn host_values_of_every_use() {
         let want: Vec<i32> = [1, -2, 3, 40, 5].iter().map(|v| v * k + 1).collect();
         assert_eq!(y.to_vec().unwrap(), want, "k = {k}");
         assert_eq!(k_out.item().unwrap(), k);
+    }
+    // A flag and a 64-bit value past 32 bits.
+    let sign = ctx.capture(|(x, on): (Array<i32>, Array<bool>)| Ok(lazycl::select(&on, &x, -&x)));
+    for on in [true, false, true] {
+        let want: Vec<i32> = [1, -2, 3, 40, 5]
+            .iter()
+            .map(|v| if on { *v } else { -v })
+            .collect();
+        assert_eq!(sign.run((&x, on)).unwrap().to_vec().unwrap(), want, "on = {on}");
+    }
+    let wide = ctx.from_slice(&[1i64, -2]).unwrap();
+    let shift = ctx.capture(|(w, k): (Array<i64>, Array<u64>)| Ok(&w + k.cast::<i64>()));
+    for k in [5u64, 1 << 40] {
+        let want = [1 + k as i64, -2 + k as i64];
+        assert_eq!(shift.run((&wide, k)).unwrap().to_vec().unwrap(), want, "k = {k}");
     }
     if ctx.device().fp64 {
         let f = ctx.from_slice(&[0.5f64, 2.0]).unwrap();
