@@ -439,3 +439,36 @@ fn a_context_whose_last_array_is_in_a_handed_over_eval_drops_cleanly() {
     y.eval().unwrap();
     assert_eq!(y.item().unwrap(), 2.0);
 }
+
+/// The dispatch thread is a batch thread on Linux (`SCHED_BATCH`: a wake-up never takes
+/// the core of the thread that handed the work over), read from `/proc`.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_dispatch_thread_never_preempts_its_callers() {
+    /// `SCHED_BATCH` in `linux/sched.h`.
+    const SCHED_BATCH: u32 = 3;
+    let ctx = background_ctx();
+    let y = ctx.from_slice(&[1.0f32, 2.0]).unwrap() * 2.0;
+    y.eval().unwrap();
+    assert_eq!(y.to_vec().unwrap(), [2.0, 4.0]);
+    assert_eq!(ctx.stats().evals_dispatched, 1);
+    // Every dispatch thread of the process (other tests' too): the stat line's policy,
+    // the 41st field, 39 fields after the name's closing parenthesis.
+    let policies: Vec<u32> = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm")).is_ok_and(|c| c.trim() == "lazycl-dispatch")
+        })
+        .filter_map(|task| {
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            let after_name = &stat[stat.rfind(')')? + 1..];
+            after_name.split_whitespace().nth(38)?.parse().ok()
+        })
+        .collect();
+    assert!(!policies.is_empty(), "no dispatch thread found");
+    assert!(
+        policies.iter().all(|&p| p == SCHED_BATCH),
+        "policies {policies:?}"
+    );
+}

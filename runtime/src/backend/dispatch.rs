@@ -22,6 +22,8 @@
 //! - A job's error is kept for the thread that handed it over (its first one only: the
 //!   later ones follow from it) and returned by that thread's next settle.
 //! - A thread that hands over a job while [`MAX_PENDING_JOBS`] are pending settles first.
+//! - The dispatch thread is a batch thread (Linux): waking it does not preempt the thread
+//!   that handed the job over ([`yield_to_callers`]).
 //! - Waiting is [`Waits::Poll`] on devices with their own processors: a thread that
 //!   waits for a job polls for [`POLL`] before it sleeps, and the dispatch thread stays
 //!   awake [`LINGER`] after its last job, since waking a sleeping thread took 20–150 µs
@@ -126,6 +128,23 @@ fn poll(limit: std::time::Duration, mut ready: impl FnMut() -> bool) {
         if polls.is_multiple_of(64) && start.elapsed() > limit {
             return;
         }
+    }
+}
+
+/// Makes the calling thread (the dispatch thread) one whose wake-up does not preempt the
+/// thread that woke it (Linux's `SCHED_BATCH`): it lands on an idle core at once, and
+/// where none is idle the job waits for the caller to block or to take it back, instead
+/// of taking the caller's core for a time slice. On a CPU device whose kernel holds every
+/// core, an `eval()` handed over took over 1 ms in 13 of 150 trials, and in 2 of 150 as
+/// a batch thread (BENCHMARKS.md, twenty-fourth session). Elsewhere, or where the system
+/// refuses, the thread stays as it is.
+fn yield_to_callers() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: sets this thread's own policy; `param` outlives the call. (Unprivileged:
+        // SCHED_BATCH is not a real-time policy. A refusal leaves the policy unchanged.)
+        let _ = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_BATCH, &param) };
     }
 }
 
@@ -351,6 +370,7 @@ impl Shared {
 
     /// The dispatch thread: runs jobs in order until the dispatcher closes.
     fn work_loop(&self) {
+        yield_to_callers();
         loop {
             let Some(Pending { thread, job }) = self.next_job() else {
                 return;
