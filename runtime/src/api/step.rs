@@ -136,7 +136,8 @@ step_tuple!(A PA 0, B PB 1, C PC 2, D PD 3, E PE 4, F PF 5);
 step_tuple!(A PA 0, B PB 1, C PC 2, D PD 3, E PE 4, F PF 5, G PG 6);
 step_tuple!(A PA 0, B PB 1, C PC 2, D PD 3, E PE 4, F PF 5, G PG 6, H PH 7);
 
-/// Traces kept per step, one per combination of input shapes (the oldest goes first).
+/// Traces kept per step, one per combination of input shapes and kinds (the oldest goes
+/// first).
 const TRACES_KEPT: usize = 8;
 
 /// A computation over arrays captured once and run many times (`Context::capture`): a

@@ -80,8 +80,8 @@ struct Shared {
     work: Condvar,
     /// Signalled when a job has run while a thread sleeps waiting (`State::sleepers`).
     ran: Condvar,
-    /// Jobs handed over and neither run nor taken back, plus errors not yet taken: while it is 0 (nearly
-    /// always, once a thread has settled), settling is one atomic load.
+    /// Jobs handed over and neither run nor taken back, plus errors not yet taken: while
+    /// it is 0 (nearly always, once a thread has settled), settling is one atomic load.
     busy: AtomicUsize,
     /// Jobs handed over so far (`linger` watches it).
     handed: AtomicU64,

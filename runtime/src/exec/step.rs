@@ -46,7 +46,6 @@ enum Leaf {
 }
 
 /// What a run binds for one of the step's inputs.
-#[derive(Clone)]
 pub(crate) enum StepInput {
     /// A materialized array: its memory.
     Memory(Arc<DeviceBuffer>),
@@ -80,7 +79,8 @@ pub(crate) fn next_flush() -> u64 {
 }
 
 /// Plans and launches the flush of `roots` (the outputs the closure recorded) on `queue`,
-/// `inputs` being the placeholders the closure was given (materialized nodes) and
+/// `inputs` being the placeholders the closure was given (materialized nodes; lazy
+/// scalars for host values) and
 /// `called_at` [`next_flush`] before the closure was called; keeps what later runs need.
 /// The roots are materialized like any flush's. A placeholder that is a lazy scalar (a
 /// host value) becomes a scalar leaf, which runs bind to their own value.
