@@ -116,26 +116,30 @@ fn main() -> lazycl::Result<()> {
     println!("best of each row {:?}", scores.to_vec()?);
 
     println!("\n== a repeated step, captured: launches only ==");
-    // One gradient step of |x·w - 1|² per run. The first run traces the closure (one
-    // ordinary flush); later runs launch its kernels with the new `w` bound, recording
-    // nothing (like JAX's `jit`: `x`, `n` and the step size are the trace's).
+    // One gradient step of |x·w - 1|² per run, its step size an input. The first run
+    // traces the closure (one ordinary flush); later runs launch its kernels with the new
+    // `w` bound and the step size, a host value, passed as a kernel argument: nothing is
+    // recorded or uploaded (like JAX's `jit`: `x` and `n` are the trace's).
     let inv_n = 1.0 / n as f32;
-    let step = ctx.capture(|w: lazycl::Array<f32>| {
+    let step = ctx.capture(|(w, lr): (lazycl::Array<f32>, lazycl::Array<f32>)| {
         let r = (&x * &w).sum() - 1.0; // the residual, on the device
-        Ok(&w - &x * r * (0.5 * inv_n))
+        Ok(&w - &x * r * lr * inv_n)
     });
     let mut wv = ctx.zeros::<f32>(n)?;
-    wv = step.run(&wv)?;
+    let mut lr = 1.0f32;
+    wv = step.run((&wv, lr))?;
     let before = ctx.stats();
     for _ in 0..10 {
-        wv = step.run(&wv)?;
+        lr *= 0.9; // a decaying step size
+        wv = step.run((&wv, lr))?;
     }
     let d = ctx.stats() - before;
     println!(
-        "10 runs: {} kernels, {} planned, {} replayed by the step; x·w = {:.4}",
+        "10 runs: {} kernels, {} planned, {} replayed by the step, {} bytes uploaded; x·w = {:.4}",
         d.kernels_launched,
         d.flushes_planned + d.plans_reused,
         d.steps_replayed,
+        d.bytes_uploaded,
         (&x * &wv).sum().item()?
     );
 
