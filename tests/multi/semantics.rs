@@ -183,6 +183,14 @@ fn captured_steps_run_their_closure_on_several_devices() {
     for (g, h) in w.to_vec().unwrap().iter().zip(&want) {
         assert!((g - h).abs() < 1e-6, "{g} {h}");
     }
+    // A host value as an input: each run's own.
+    let scaled = ctx.capture(|(w, k): (Array<f32>, Array<f32>)| Ok(&w * &k));
+    for k in [2.0f32, -0.5] {
+        let got = scaled.run((&w, k)).unwrap().to_vec().unwrap();
+        for (g, h) in got.iter().zip(&want) {
+            assert!((g - h * k).abs() < 1e-5, "k = {k}: {g} {h}");
+        }
+    }
 }
 
 #[test]
