@@ -19,21 +19,21 @@ use crate::graph::{Node, NodeRef, Op, Origin, Shape, State};
 /// The arrays a captured step takes or returns: one [`Array`], or a tuple of up to eight
 /// (element types may differ). Sealed: implemented for those types only.
 pub trait StepArrays: Sized + sealed::Sealed {
-    /// The arrays' graph nodes, in order.
+    /// Gives `push` the arrays' graph nodes, in order.
     #[doc(hidden)]
-    fn step_nodes(&self) -> Vec<NodeHandle>;
+    fn step_nodes(&self, push: &mut dyn FnMut(NodeHandle));
     /// The arrays of `nodes` (as many as this type holds, of its element types).
     #[doc(hidden)]
-    fn from_step_nodes(nodes: Vec<NodeHandle>) -> Result<Self>;
+    fn from_step_nodes(nodes: &mut dyn Iterator<Item = NodeHandle>) -> Result<Self>;
 }
 
 /// What [`Step::run`] takes for a step whose inputs are `I`: for each input a
 /// [`StepArg`], a reference to an array or a host value (`&x`, or `(&w, &b)`, or
 /// `(&w, 0.1f32)` for a step over `(Array<f32>, Array<f32>)`). Sealed.
 pub trait StepArgs<I: StepArrays>: sealed::Sealed {
-    /// The arguments' graph nodes, in order.
+    /// Gives `push` the arguments' graph nodes, in order.
     #[doc(hidden)]
-    fn step_nodes(&self, ctx: CtxRef<'_>) -> Vec<NodeHandle>;
+    fn step_nodes(&self, ctx: CtxRef<'_>, push: &mut dyn FnMut(NodeHandle));
 }
 
 /// One input of a [`Step::run`] for an `Array<T>` of the closure: a reference to an
@@ -58,8 +58,25 @@ impl<T: Element> StepArg<T> for T {
     }
 }
 
+/// The graph nodes of a step's arrays or arguments (at most eight: stored inline).
+type StepNodes = smallvec::SmallVec<[NodeRef; 8]>;
+
+/// The graph nodes of `arrays`, in order.
+fn nodes_of(arrays: &impl StepArrays) -> StepNodes {
+    let mut nodes = StepNodes::new();
+    arrays.step_nodes(&mut |h| nodes.push(h.0));
+    nodes
+}
+
+/// The graph nodes of a run's arguments `args` (host values become scalars of `ctx`).
+fn args_of<I: StepArrays>(ctx: &Arc<ContextInner>, args: &impl StepArgs<I>) -> StepNodes {
+    let mut nodes = StepNodes::new();
+    args.step_nodes(CtxRef(ctx), &mut |h| nodes.push(h.0));
+    nodes
+}
+
 /// The next of a step's nodes; an internal error if there are fewer than the type holds.
-fn next_node(nodes: &mut impl Iterator<Item = NodeHandle>) -> Result<NodeRef> {
+fn next_node(nodes: &mut dyn Iterator<Item = NodeHandle>) -> Result<NodeRef> {
     nodes
         .next()
         .map(|h| h.0)
@@ -78,13 +95,12 @@ impl<T: Element> sealed::Arg for &Array<T> {}
 impl<T: Element> sealed::Arg for T {}
 
 impl<T: Element> StepArrays for Array<T> {
-    fn step_nodes(&self) -> Vec<NodeHandle> {
-        vec![NodeHandle(self.node.clone())]
+    fn step_nodes(&self, push: &mut dyn FnMut(NodeHandle)) {
+        push(NodeHandle(self.node.clone()))
     }
 
-    fn from_step_nodes(nodes: Vec<NodeHandle>) -> Result<Self> {
-        let mut nodes = nodes.into_iter();
-        Ok(Array::from_node(next_node(&mut nodes)?))
+    fn from_step_nodes(nodes: &mut dyn Iterator<Item = NodeHandle>) -> Result<Self> {
+        Ok(Array::from_node(next_node(nodes)?))
     }
 }
 
@@ -93,14 +109,14 @@ impl<T: Element> sealed::Sealed for &Array<T> {}
 impl<T: Element> sealed::Sealed for T {}
 
 impl<T: Element> StepArgs<Array<T>> for &Array<T> {
-    fn step_nodes(&self, ctx: CtxRef<'_>) -> Vec<NodeHandle> {
-        vec![self.step_node(ctx)]
+    fn step_nodes(&self, ctx: CtxRef<'_>, push: &mut dyn FnMut(NodeHandle)) {
+        push(self.step_node(ctx))
     }
 }
 
 impl<T: Element> StepArgs<Array<T>> for T {
-    fn step_nodes(&self, ctx: CtxRef<'_>) -> Vec<NodeHandle> {
-        vec![self.step_node(ctx)]
+    fn step_nodes(&self, ctx: CtxRef<'_>, push: &mut dyn FnMut(NodeHandle)) {
+        push(self.step_node(ctx))
     }
 }
 
@@ -110,19 +126,18 @@ macro_rules! step_tuple {
         impl<$($a: sealed::Arg),*> sealed::Sealed for ($($a,)*) {}
 
         impl<$($t: Element),*> StepArrays for ($(Array<$t>,)*) {
-            fn step_nodes(&self) -> Vec<NodeHandle> {
-                vec![$(NodeHandle(self.$i.node.clone())),*]
+            fn step_nodes(&self, push: &mut dyn FnMut(NodeHandle)) {
+                $(push(NodeHandle(self.$i.node.clone()));)*
             }
 
-            fn from_step_nodes(nodes: Vec<NodeHandle>) -> Result<Self> {
-                let mut nodes = nodes.into_iter();
-                Ok(($(Array::<$t>::from_node(next_node(&mut nodes)?),)*))
+            fn from_step_nodes(nodes: &mut dyn Iterator<Item = NodeHandle>) -> Result<Self> {
+                Ok(($(Array::<$t>::from_node(next_node(nodes)?),)*))
             }
         }
 
         impl<$($t: Element, $a: StepArg<$t>),*> StepArgs<($(Array<$t>,)*)> for ($($a,)*) {
-            fn step_nodes(&self, ctx: CtxRef<'_>) -> Vec<NodeHandle> {
-                vec![$(self.$i.step_node(ctx)),*]
+            fn step_nodes(&self, ctx: CtxRef<'_>, push: &mut dyn FnMut(NodeHandle)) {
+                $(push(self.$i.step_node(ctx));)*
             }
         }
     };
@@ -242,18 +257,17 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
     /// kinds (host value or memory) not seen before trace the step again.
     pub fn run<A: StepArgs<I>>(&self, inputs: A) -> Result<O> {
         let queue = self.ctx.queue().clone();
-        self.run_impl(&queue, inputs.step_nodes(CtxRef(&self.ctx)))
+        self.run_impl(&queue, &args_of(&self.ctx, &inputs))
     }
 
     /// Like [`run`](Step::run), on `queue`.
     pub fn run_on<A: StepArgs<I>>(&self, queue: &Queue, inputs: A) -> Result<O> {
         queue.check_context(&self.ctx, || "Step::run_on".into())?;
         crate::api::array::one_device(&self.ctx, "Step::run_on")?;
-        self.run_impl(&queue.inner, inputs.step_nodes(CtxRef(&self.ctx)))
+        self.run_impl(&queue.inner, &args_of(&self.ctx, &inputs))
     }
 
-    fn run_impl(&self, queue: &Arc<QueueInner>, inputs: Vec<NodeHandle>) -> Result<O> {
-        let nodes: Vec<NodeRef> = inputs.into_iter().map(|h| h.0).collect();
+    fn run_impl(&self, queue: &Arc<QueueInner>, nodes: &StepNodes) -> Result<O> {
         for (i, n) in nodes.iter().enumerate() {
             self.ctx.tag.check(
                 &n.ctx.tag,
@@ -264,9 +278,8 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
         if crate::multi::is_multi(&self.ctx) {
             // Several devices: the closure runs and its outputs are evaluated, each time
             // (no trace is kept: every device's flush replays its own plans).
-            let outputs = (self.f)(I::from_step_nodes(nodes.into_iter().map(NodeHandle).collect())?)?;
-            let roots: Vec<NodeRef> = outputs.step_nodes().into_iter().map(|h| h.0).collect();
-            crate::multi::materialize(&roots)?;
+            let outputs = (self.f)(I::from_step_nodes(&mut nodes.iter().cloned().map(NodeHandle))?)?;
+            crate::multi::materialize(&nodes_of(&outputs))?;
             return Ok(outputs);
         }
         // Inputs still lazy are evaluated, but for host values, bound as arguments.
@@ -302,10 +315,10 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
             .map(|t| t.captured.clone());
         match found {
             Some(captured) => {
-                let out = step::replay(&captured, queue, &nodes, &bound)?;
-                O::from_step_nodes(out.into_iter().map(NodeHandle).collect())
+                let out = step::replay(&captured, queue, nodes, &bound)?;
+                O::from_step_nodes(&mut out.into_iter().map(NodeHandle))
             }
-            None => self.trace(queue, &nodes, &bound),
+            None => self.trace(queue, nodes, &bound),
         }
     }
 
@@ -336,9 +349,10 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
                 placeholders.push(Node::new(self.ctx.clone(), n.dtype, n.shape.clone(), state));
             }
             let called_at = step::next_flush();
-            let handles = placeholders.iter().cloned().map(NodeHandle).collect();
-            let outputs = (self.f)(I::from_step_nodes(handles)?)?;
-            let roots: Vec<NodeRef> = outputs.step_nodes().into_iter().map(|h| h.0).collect();
+            let outputs = (self.f)(I::from_step_nodes(
+                &mut placeholders.iter().cloned().map(NodeHandle),
+            )?)?;
+            let roots = nodes_of(&outputs);
             for (i, r) in roots.iter().enumerate() {
                 self.ctx.tag.check(
                     &r.ctx.tag,

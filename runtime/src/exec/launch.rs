@@ -23,8 +23,9 @@ use super::replay::Replay;
 use super::rows::launch_rows;
 use super::scan;
 
-/// The buffers a flush materialized, by graph index, with the kernel that wrote each.
-pub(super) type Produced = Vec<Option<(Arc<DeviceBuffer>, u32)>>;
+/// The buffers a flush materialized, by graph index, with the kernel that wrote each
+/// (inline up to a small graph's size: a captured run allocates none).
+pub(super) type Produced = smallvec::SmallVec<[Option<(Arc<DeviceBuffer>, u32)>; 16]>;
 
 /// Launches `replay`'s kernels on `queue`, in order, reading the flush's leaves from
 /// `leaves` (a graph of `leaves.len()` nodes) and each kernel from `find` (`None`: an
@@ -61,7 +62,7 @@ fn launch_with<L: Leaves + ?Sized>(
     targets: &[(usize, Arc<DeviceBuffer>)],
     args: &mut Vec<KernelArg>,
 ) -> Result<Produced> {
-    let mut produced: Produced = vec![None; leaves.len()];
+    let mut produced: Produced = smallvec::smallvec![None; leaves.len()];
     // Partials of split reductions that their consumer finishes.
     let mut partials: Vec<LeftPartials> = Vec::new();
     for (ki, plan) in replay.kernels.iter().enumerate() {

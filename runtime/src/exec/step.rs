@@ -225,7 +225,7 @@ pub(crate) fn replay(
     queue: &Arc<QueueInner>,
     inputs: &[NodeRef],
     bound: &[StepInput],
-) -> Result<Vec<NodeRef>> {
+) -> Result<smallvec::SmallVec<[NodeRef; 8]>> {
     let ctx = &step.ctx;
     queue.context.check(
         &ctx.tag,
@@ -240,7 +240,7 @@ pub(crate) fn replay(
     let mut produced = launch_kernels(ctx, queue, &leaves, &step.replay, find, &[])?;
     Counters::add(&ctx.counters.steps_replayed, 1);
     let number = FLUSHES.fetch_add(1, Ordering::Relaxed);
-    let mut out: Vec<NodeRef> = Vec::with_capacity(step.outputs.len());
+    let mut out = smallvec::SmallVec::<[NodeRef; 8]>::with_capacity(step.outputs.len());
     for (k, o) in step.outputs.iter().enumerate() {
         out.push(match o {
             // (An output returned twice is one array, as in any flush.)
