@@ -10,7 +10,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::raw::R;
-use crate::{Report, Row};
+use crate::table::{Report, Row};
 
 /// Pixels: a row's height, the font's size, and the most characters of a row's name
 /// shown (longer names end in "...").

@@ -4,10 +4,11 @@
 //! `--quick` (PoCL), small sizes against the host's stable sort and filter.
 
 use lazycl::{Array, Context};
+use opencl3::memory::ClMem;
 
-use crate::raw::R;
+use crate::raw::{Raw, R};
 use crate::reference::Reference;
-use crate::{lz, median, per_run, Report};
+use crate::{bitonic_steps, lz, median, per_run, swap_pairs, Report};
 
 /// What a sort row sorts.
 #[derive(Clone, Copy, PartialEq)]
@@ -205,5 +206,64 @@ fn compact_rows(rep: &mut Report, ctx: &Context, refs: &Reference, quick: bool, 
             "JAX jit nonzero(size=n) (same call)",
         );
     }
+    Ok(())
+}
+
+/// A bitonic sort of 64Ki `i32` by a `#[kernel]` (136 launches and one read) against the
+/// same kernel launched raw.
+pub fn bitonic(rep: &mut Report, ctx: &Context, raw: &Raw, trials: usize) -> R<()> {
+    let n = 64 * 1024;
+    let data: Vec<i32> = (0..n as u64)
+        .map(|i| (i.wrapping_mul(2654435761) % 1000003) as i32 - 500000)
+        .collect();
+    let steps = bitonic_steps(n);
+    let k = lz(swap_pairs::bind(ctx))?;
+    let mut out = vec![0i32; n];
+    let ours = per_run(
+        trials,
+        1,
+        || {
+            let mut arr = lz(ctx.from_slice(&data))?;
+            for &x in &steps {
+                lz(k.global(n).launch(&mut arr, x, n as i32))?;
+            }
+            out = lz(arr.to_vec())?;
+            Ok(())
+        },
+        || Ok(()),
+    )?;
+    let mut expect = data.clone();
+    expect.sort_unstable();
+    if out != expect {
+        return Err("lazycl bitonic sort gave a wrong result".into());
+    }
+    let rk = raw.kernel(swap_pairs::SOURCE, "swap_pairs")?;
+    let mut raw_out = vec![0i32; n];
+    let theirs = per_run(
+        trials,
+        1,
+        || {
+            let b = raw.buffer_i32(&data)?;
+            raw.set_mem(&rk, 0, b.get())?;
+            raw.set(&rk, 1, &(n as u64))?;
+            raw.set(&rk, 3, &(n as i32))?;
+            for &x in &steps {
+                raw.set(&rk, 2, &x)?;
+                raw.enqueue_no_event(&rk, n, None)?;
+            }
+            raw.read_i32(&b, &mut raw_out)
+        },
+        || Ok(()),
+    )?;
+    if raw_out != expect {
+        return Err("raw bitonic sort gave a wrong result".into());
+    }
+    rep.add(
+        format!("bitonic sort 64Ki i32 ({} launches + read)", steps.len()),
+        ours * 1e3,
+        theirs * 1e3,
+        "ms",
+        "raw opencl3, same kernel",
+    );
     Ok(())
 }
