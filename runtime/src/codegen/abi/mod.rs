@@ -50,9 +50,10 @@ pub(crate) enum Param {
     Segments,
     /// 1 with one segment: the kernel writes the final results (`fin`).
     OneSegment,
-    /// The results of a reduction that finishes itself in its last work-group (`finv`).
+    /// The results of a reduction that finishes itself in its last work-group (`finv`;
+    /// not an arg reduction's, whose results are [`Param::ResultIndices`]).
     Results,
-    /// Their indices, for an arg reduction (`fini`).
+    /// An arg reduction's results: its indices (`fini`).
     ResultIndices,
     /// The queue's counters of finished work-groups per block of outputs (`done`).
     FinishCounters,
@@ -142,6 +143,9 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
         plan.dims.len()
     };
     let finish_in_kernel = plan.reduce.is_some_and(|r| r.finish == Finish::InKernel);
+    // (Indices travel beside the values of arg reductions only, whose results are their
+    // indices alone: a launch pays for every argument it passes.)
+    let arg = plan.reduce.is_some_and(|r| r.op.is_arg());
     let scan = plan.scan.is_some();
     let tiled_scan = plan.scan.is_some_and(|s| s.layout != ScanLayout::Serial);
     (0..plan.inputs.len())
@@ -157,10 +161,9 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
         .chain((0..outputs).map(Output))
         .chain(when(!reduce && !gemm, [Numel]))
         .chain(when(reduce && plan.row.is_some(), [RowResult]))
-        .chain(when(
-            reduce,
-            [Partials, PartialIndices, NOut, NRed, Segments, OneSegment],
-        ))
+        .chain(when(reduce, [Partials]))
+        .chain(when(arg, [PartialIndices]))
+        .chain(when(reduce, [NOut, NRed, Segments, OneSegment]))
         .chain((0..dims).map(Dim))
         .chain(when(scan, [ScanLen, ScanInner, ScanColumns]))
         .chain(when(
@@ -176,7 +179,9 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
             plan.gemm.as_ref().is_some_and(|g| g.row.is_some()),
             [GemmRowResults],
         ))
-        .chain(when(finish_in_kernel, [Results, ResultIndices, FinishCounters]))
+        .chain(when(finish_in_kernel && !arg, [Results]))
+        .chain(when(finish_in_kernel && arg, [ResultIndices]))
+        .chain(when(finish_in_kernel, [FinishCounters]))
         .chain(when(
             reduce && plan.row_total.is_some(),
             [TotalParts, TotalResult, TotalCounters],

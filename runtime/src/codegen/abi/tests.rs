@@ -339,10 +339,31 @@ fn kernels_declare_the_listed_parameters() {
     assert!(sources[4].contains("while (p2 < per_row)"), "the row loop");
     assert!(sources[5].contains("float rowv;"), "rows per work-item");
     assert!(sources[6].contains("reqd_work_group_size"), "rows per work-group");
-    // The reduction kernels end with what they finish or compute beside.
+    // The reduction kernels end with what they finish or compute beside; indices travel
+    // beside the values of arg reductions only.
     let finished = declared(&fused_source(&plans[3]));
     assert!(finished.ends_with(&[
         "__global float* finv".into(),
+        "volatile __global uint* done".into()
+    ]));
+    assert!(
+        !finished
+            .iter()
+            .any(|p| p.ends_with("outi") || p.ends_with("fini")),
+        "{finished:?}"
+    );
+    let mut arg = lanes_reduction(true);
+    if let Some(r) = arg.reduce.as_mut() {
+        r.op = ReduceOp::ArgMax;
+    }
+    let arg_source = fused_source(&arg);
+    let declared_arg = declared(&arg_source);
+    assert_eq!(declared_arg.len(), params(&arg).count(), "{arg_source}");
+    assert!(
+        declared_arg.contains(&"__global ulong* outi".into()),
+        "{declared_arg:?}"
+    );
+    assert!(declared_arg.ends_with(&[
         "__global ulong* fini".into(),
         "volatile __global uint* done".into()
     ]));

@@ -21,8 +21,9 @@ pub(super) fn lanes_finish(red: &Reduction, lanes: u32, src: &mut Src) {
     src.line(format_args!("acc = {}; acci = NONE;", identity(op, d)));
     src.open("if (last && o < n_out) {");
     src.line(format_args!("volatile __global const {t}* pvv = outv;"));
-    src.line("volatile __global const ulong* piv = outi;");
-    src.line("(void)piv;");
+    if op.is_arg() {
+        src.line("volatile __global const ulong* piv = outi;");
+    }
     combine_partials(src, op, d, ix, lanes, ("pvv", "piv"));
     src.close();
     combine_lanes(src, op, d, lanes, "last && ", &IN_KERNEL.store(op, t, "", "o"));
