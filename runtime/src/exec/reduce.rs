@@ -134,8 +134,9 @@ fn launch_combine(
     let group = ctx.profile.reduce_group_size();
     let lanes = (s.next_power_of_two() as u32).clamp(1, group);
     let combine = combine_kernel(ctx, r.op, r.in_dtype, group, lanes)?;
-    let mut cargs = Vec::with_capacity(abi::COMBINE_PARAMS.len());
-    abi::bind(abi::COMBINE_PARAMS, &mut cargs, |p| {
+    let params = abi::combine_params(r.op);
+    let mut cargs = Vec::with_capacity(params.len());
+    abi::bind(params.iter().copied(), &mut cargs, |p| {
         Ok(match p {
             CombineParam::Partials => KernelArg::Mem(partials.values.mem()),
             CombineParam::PartialIndices => KernelArg::Mem(partials.indices.mem()),

@@ -8,6 +8,7 @@ pub(crate) mod sort;
 use super::ops::vt;
 use super::writer::Src;
 use crate::dtype::DType;
+use crate::graph::ReduceOp;
 use crate::plan::access::Affine;
 use crate::plan::{Finish, KernelPlan, ScanLayout, Value};
 
@@ -255,9 +256,9 @@ pub(crate) enum CombineParam {
     Partials,
     /// Their indices, for an arg reduction (`pi`).
     PartialIndices,
-    /// The results (`outv`).
+    /// The results (`outv`; not an arg reduction's).
     Results,
-    /// Their indices (`outi`).
+    /// An arg reduction's results: its indices (`outi`).
     ResultIndices,
     /// Segments per output (`S`).
     Segments,
@@ -267,19 +268,20 @@ pub(crate) enum CombineParam {
     NOut,
 }
 
-/// The parameters of the combine kernel, in order.
-pub(crate) const COMBINE_PARAMS: [CombineParam; 7] = [
-    CombineParam::Partials,
-    CombineParam::PartialIndices,
-    CombineParam::Results,
-    CombineParam::ResultIndices,
-    CombineParam::Segments,
-    CombineParam::NRed,
-    CombineParam::NOut,
-];
+/// The parameters of the combine kernel of a reduction `op`, in order: an arg
+/// reduction's partials with their indices and its results as indices, another's values
+/// only.
+pub(crate) fn combine_params(op: ReduceOp) -> &'static [CombineParam] {
+    use CombineParam::*;
+    if op.is_arg() {
+        &[Partials, PartialIndices, ResultIndices, Segments, NRed, NOut]
+    } else {
+        &[Partials, Results, Segments, NRed, NOut]
+    }
+}
 
 /// Sets `args` to the arguments of a launch: one per parameter of `params` ([`params`]
-/// of the plan, or [`COMBINE_PARAMS`]), in order, each the one `arg` gives for it (a
+/// of the plan, or [`combine_params`]), in order, each the one `arg` gives for it (a
 /// `KernelArg` in exec). The first error `arg` returns ends
 /// the binding and is returned.
 pub(crate) fn bind<P, A, E>(
@@ -404,8 +406,8 @@ pub(super) fn signature(plan: &KernelPlan, name: &str, attributes: &str) -> Stri
 }
 
 /// The first line of the combine kernel for element type `d`.
-pub(super) fn combine_signature(d: DType) -> String {
-    let params: Vec<String> = COMBINE_PARAMS
+pub(super) fn combine_signature(op: ReduceOp, d: DType) -> String {
+    let params: Vec<String> = combine_params(op)
         .iter()
         .map(|&p| combine_declaration(p, d))
         .collect();

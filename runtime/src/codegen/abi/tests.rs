@@ -1,6 +1,6 @@
 //! Unit tests of the kernel parameter list: every kernel declares exactly the
 //! parameters `params` lists, for plans of each kind and layout. No device.
-use super::{bind, params, COMBINE_PARAMS};
+use super::{bind, combine_params, params};
 use crate::codegen::combine_source;
 use crate::dtype::DType;
 use crate::graph::{BinaryOp, ReduceOp, ReduceSpec, TernaryOp};
@@ -398,6 +398,9 @@ fn kernels_declare_the_listed_parameters() {
     for source in &sources[9..] {
         assert_eq!(source.matches("uint4 lzc_philox4x32_10(").count(), 1, "{source}");
     }
-    let combine = combine_source(ReduceOp::ArgMax, DType::F64, 256, 8);
-    assert_eq!(declared(&combine).len(), COMBINE_PARAMS.len());
+    for op in [ReduceOp::ArgMax, ReduceOp::Sum] {
+        let combine = combine_source(op, DType::F64, 256, 8);
+        assert_eq!(declared(&combine).len(), combine_params(op).len(), "{combine}");
+        assert_eq!(combine.contains("ulong* pi"), op.is_arg(), "{combine}");
+    }
 }

@@ -19,12 +19,12 @@ pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32, lanes: u32) -> 
     let mut src = Src::at(0);
     src.text(&pragmas(d == DType::F64));
     src.line("#define NONE ULONG_MAX");
-    src.open(combine_signature(d));
+    src.open(combine_signature(op, d));
     src.line(format_args!("__local {t} sv[{group}];"));
     src.line(format_args!("__local ulong si[{group}];"));
     lanes_of_outputs(&mut src, group, lanes);
     src.line(format_args!("{t} acc = {}; ulong acci = NONE;", identity(op, d)));
-    src.line("(void)acci; (void)pi; (void)outi; (void)outv; (void)n_total;");
+    src.line("(void)acci; (void)n_total;");
     src.open("if (o < n_out) {");
     combine_partials(&mut src, op, d, "ulong", lanes, ("pv", "pi"));
     src.close();
