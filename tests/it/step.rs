@@ -251,6 +251,22 @@ fn host_values_are_bound_as_arguments() {
         );
         close(&out.to_vec().unwrap(), &want(lr), 1e-5, &format!("lr = {lr}"));
     }
+    // Empty and one-element arrays beside a host value.
+    for len in [0usize, 1] {
+        let (w0, g0) = (
+            ctx.from_slice(&wh[..len]).unwrap(),
+            ctx.from_slice(&gh[..len]).unwrap(),
+        );
+        for lr in [2.0f32, -3.0] {
+            let got = step.run((&w0, &g0, lr)).unwrap().to_vec().unwrap();
+            close(
+                &got,
+                &want(lr)[..len],
+                1e-5,
+                &format!("{len} elements, lr = {lr}"),
+            );
+        }
+    }
     // A lazy scalar array is the same kind of input.
     let s0 = ctx.stats();
     let out = step.run((&w, &g, &ctx.scalar(2.0f32).unwrap())).unwrap();
