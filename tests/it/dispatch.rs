@@ -440,11 +440,11 @@ fn a_context_whose_last_array_is_in_a_handed_over_eval_drops_cleanly() {
     assert_eq!(y.item().unwrap(), 2.0);
 }
 
-/// The dispatch thread is a batch thread on Linux (`SCHED_BATCH`: a wake-up never takes
-/// the core of the thread that handed the work over), read from `/proc`.
+/// The dispatch thread is a batch thread on Linux (`SCHED_BATCH`: its wake-up does not
+/// preempt the thread that handed the work over), its policy read from `/proc`.
 #[cfg(target_os = "linux")]
 #[test]
-fn the_dispatch_thread_never_preempts_its_callers() {
+fn the_dispatch_thread_is_a_batch_thread() {
     /// `SCHED_BATCH` in `linux/sched.h`.
     const SCHED_BATCH: u32 = 3;
     let ctx = background_ctx();
