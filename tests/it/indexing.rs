@@ -463,3 +463,110 @@ fn bad_scatters_are_errors_naming_the_problem() {
     assert!(e.contains("bincount"), "{e}");
     assert_eq!(d.to_vec().unwrap(), vec![0.0; 6], "nothing was added");
 }
+
+/// Indices at the ends of every index type clamp as numbers, not as bit patterns: a `u64`
+/// past `i64::MAX` (or `u32::MAX`) is past the end and picks the last element, a negative
+/// one the first; in `take`, in `take_along_axis`, and through a lazy index expression.
+#[test]
+fn extreme_indices_clamp_to_the_nearest_end() {
+    let ctx = ctx();
+    let data = ctx.from_slice(&[10i32, 20, 30]).unwrap();
+    let wide = [u64::MAX, 1 << 63, (1 << 63) - 1, 1 << 32, 3, 2, 1, 0];
+    let want = [30, 30, 30, 30, 30, 30, 20, 10];
+    let idx = ctx.from_slice(&wide).unwrap();
+    assert_eq!(data.take(0, &idx).to_vec().unwrap(), want, "take, u64");
+    assert_eq!(
+        data.take_along_axis(0, &idx).to_vec().unwrap(),
+        want,
+        "take_along_axis, u64"
+    );
+    // Computed on the device: u64::MAX - i past i64::MAX.
+    let from_max = ctx.from_slice(&[0u64, 1, 2]).unwrap();
+    let lazy = (&from_max * u64::MAX) + 0u64; // 0, u64::MAX, u64::MAX - 1 (wrapping)
+    assert_eq!(data.take(0, &lazy).to_vec().unwrap(), [10, 30, 30], "lazy u64");
+    let narrow = ctx.from_slice(&[u32::MAX, 1 << 31, 2, 0]).unwrap();
+    assert_eq!(data.take(0, &narrow).to_vec().unwrap(), [30, 30, 30, 10], "u32");
+    let signed = ctx.from_slice(&[i64::MIN, -1, i64::MAX, 1]).unwrap();
+    assert_eq!(data.take(0, &signed).to_vec().unwrap(), [10, 10, 30, 20], "i64");
+    let small = ctx.from_slice(&[i32::MIN, i32::MAX, -1, 2]).unwrap();
+    assert_eq!(data.take(0, &small).to_vec().unwrap(), [10, 30, 10, 30], "i32");
+    // On a 2-D array along both axes.
+    let m = ctx
+        .from_shape_slice([2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
+        .unwrap();
+    let cols = ctx.from_slice(&[u64::MAX, 0]).unwrap();
+    assert_eq!(m.take(1, &cols).to_vec().unwrap(), [3.0, 1.0, 6.0, 4.0]);
+    assert_eq!(m.take(0, &cols).to_vec().unwrap(), [4.0, 5.0, 6.0, 1.0, 2.0, 3.0]);
+}
+
+/// Scatters and `bincount` whose indices are computed by whole kernels (a scan, a
+/// reduction, a product, a sort) or views of them, against the host: every element lands
+/// where its index says, not one.
+#[test]
+fn scatter_indices_computed_by_any_kernel_match_the_host() {
+    let ctx = ctx();
+    let host_count = |idx: &[i64], len: usize| -> Vec<u64> {
+        let mut c = vec![0u64; len];
+        for &i in idx {
+            if (0..len as i64).contains(&i) {
+                c[i as usize] += 1;
+            }
+        }
+        c
+    };
+    let steps = ctx.from_slice(&[0i64, 1, 0, 1, 1, 0, 2]).unwrap();
+    // cumsum: 0 1 1 2 3 3 5
+    let scanned = steps.cumsum(0);
+    assert_eq!(
+        scanned.bincount(6).unwrap().to_vec().unwrap(),
+        host_count(&[0, 1, 1, 2, 3, 3, 5], 6)
+    );
+    let twice = steps.cumsum(0).cumsum(0); // 0 1 2 4 7 10 15
+    assert_eq!(
+        twice.bincount(16).unwrap().to_vec().unwrap(),
+        host_count(&[0, 1, 2, 4, 7, 10, 15], 16)
+    );
+    let y = ctx.from_slice(&[5i32, 6, 6, 7, 9]).unwrap();
+    let shifted = &y - y.amin(); // 0 1 1 2 4
+    assert_eq!(
+        shifted.bincount(3).unwrap().to_vec().unwrap(),
+        host_count(&[0, 1, 1, 2, 4], 3)
+    );
+    // A view of a scan (reversed), and a sort's result.
+    let reversed = scanned.slice(lazycl::s![..;-1]);
+    assert_eq!(
+        reversed.bincount(6).unwrap().to_vec().unwrap(),
+        host_count(&[5, 3, 3, 2, 1, 1, 0], 6)
+    );
+    let sorted = ctx.from_slice(&[3u32, 0, 2, 2]).unwrap().sort().unwrap();
+    assert_eq!(sorted.bincount(4).unwrap().to_vec().unwrap(), [1, 0, 2, 1]);
+    // A product's column as indices, and scatter_add of values along both axes.
+    let a = ctx.from_shape_slice([3, 2], &[1i32, 0, 0, 1, 1, 1]).unwrap();
+    let b = ctx.from_shape_slice([2, 1], &[1i32, 2]).unwrap();
+    let picked = a.matmul(&b).reshape([3]); // 1 2 3
+    let vals = ctx.from_slice(&[1.5f32, -2.0, 4.0]).unwrap();
+    let mut d = ctx.zeros::<f32>(4).unwrap();
+    lazycl::scatter_add(&mut d, 0, &picked, &vals).unwrap();
+    assert_eq!(d.to_vec().unwrap(), [0.0, 1.5, -2.0, 4.0]);
+    let mut r = rng(8);
+    let x = f32::random_vec(&mut r, 7);
+    let mut sums = ctx.zeros::<f32>(6).unwrap();
+    lazycl::scatter_add(&mut sums, 0, &scanned, &ctx.from_slice(&x).unwrap()).unwrap();
+    let mut want = [0.0f32; 6];
+    for (i, &p) in [0usize, 1, 1, 2, 3, 3, 5].iter().enumerate() {
+        want[p] += x[i];
+    }
+    let got = sums.to_vec().unwrap();
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= 1e-5 * (1.0 + w.abs()), "{got:?} vs {want:?}");
+    }
+    let mut m = ctx.zeros::<f32>([2, 6]).unwrap();
+    let rows = ctx
+        .from_shape_slice([2, 7], &[x.clone(), x.clone()].concat())
+        .unwrap();
+    lazycl::scatter_add(&mut m, 1, &scanned, &rows).unwrap();
+    let got = m.to_vec().unwrap();
+    for (k, w) in want.iter().chain(&want).enumerate() {
+        assert!((got[k] - w).abs() <= 1e-5 * (1.0 + w.abs()), "{got:?}");
+    }
+}

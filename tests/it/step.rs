@@ -3,7 +3,16 @@
 //! that kept an old input, output or scalar would fail), and the counters say what ran.
 
 use crate::common::{ctx, rng, Random};
-use lazycl::{Array, Error};
+use lazycl::prelude::*;
+use lazycl::{s, Array, Error};
+
+#[kernel]
+fn double_in_place(x: &mut [f32]) {
+    let i = global_id(0);
+    if i < x.len() {
+        x[i] *= 2.0;
+    }
+}
 
 fn close(got: &[f32], want: &[f64], tol: f64, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}");
@@ -192,7 +201,7 @@ fn bad_steps_are_errors() {
         Ok(&y + 1.0f32)
     });
     match evaluates.run(&x) {
-        Err(Error::InvalidStep { reason }) => assert!(reason.contains("evaluated"), "{reason}"),
+        Err(Error::InvalidStep { reason }) => assert!(reason.contains("an evaluation"), "{reason}"),
         other => panic!("expected InvalidStep, got {other:?}"),
     }
     let other = lazycl::Context::new().unwrap();
@@ -333,7 +342,7 @@ fn host_values_of_every_use() {
         Ok(&x * &k)
     });
     match evaluates.run((&x, 2i32)) {
-        Err(Error::InvalidStep { reason }) => assert!(reason.contains("evaluated"), "{reason}"),
+        Err(Error::InvalidStep { reason }) => assert!(reason.contains("an evaluation"), "{reason}"),
         other => panic!("expected InvalidStep, got {other:?}"),
     }
 }
@@ -367,4 +376,99 @@ fn threads_share_a_step() {
     let d = ctx.stats() - before;
     assert_eq!(d.steps_replayed + d.flushes_planned + d.plans_reused, 80, "{d}");
     assert_eq!(format!("{step:?}").matches("shape").count(), 2, "{step:?}");
+}
+
+/// What a closure runs on the device when called, instead of recording it, is refused at
+/// capture time by name (a run would replay its traced result, or skip its write): every
+/// operation outside the lazy graph, one case each. Uploads and fills inside the closure
+/// are constants, allowed; and the same operations outside the step, their results passed
+/// in, give each run its own answer.
+#[test]
+fn eager_operations_inside_a_step_are_refused_by_name() {
+    let ctx = ctx();
+    let x = ctx.from_slice(&[3.0f32, -1.0, 2.0, 0.5]).unwrap();
+    let idx = ctx.from_slice(&[1u32, 0, 1, 3]).unwrap();
+    let refused = |what: &str, got: lazycl::Result<Array<f32>>, names: &str| match got {
+        Err(Error::InvalidStep { reason }) => {
+            assert!(reason.contains(names), "{what}: {reason}")
+        }
+        other => panic!("{what}: expected InvalidStep, got {other:?}"),
+    };
+    let sort = ctx.capture(|x: Array<f32>| Ok(&x.sort()? + 0.0f32));
+    refused("sort", sort.run(&x), "a sort");
+    let argsort = ctx.capture(|x: Array<f32>| Ok(x.take(0, &x.argsort()?)));
+    refused("argsort", argsort.run(&x), "a sort");
+    let topk = ctx.capture(|x: Array<f32>| Ok(x.topk(2)?.values));
+    refused("topk", topk.run(&x), "a sort");
+    let compress = ctx.capture(|x: Array<f32>| Ok(x.compress(&x.gt(0.0f32))?.into_array()? * 2.0f32));
+    refused("compress", compress.run(&x), "a compaction");
+    let bincount = ctx.capture(|x: Array<f32>| Ok(&x + idx.bincount(4)?.cast::<f32>()));
+    refused("bincount", bincount.run(&x), "scatter_add");
+    let scatter = ctx.capture(|x: Array<f32>| {
+        let mut d = ctx.zeros::<f32>(4)?;
+        lazycl::scatter_add(&mut d, 0, &idx, &x)?;
+        Ok(d)
+    });
+    refused("scatter_add", scatter.run(&x), "scatter_add");
+    let region = ctx.capture(|x: Array<f32>| {
+        let mut y = &x * 1.0f32;
+        y.slice_mut(s![1..3]).assign(5.0f32)?;
+        Ok(y)
+    });
+    refused("slice_mut", region.run(&x), "slice_mut(..).assign");
+    let double = double_in_place::bind(&ctx).unwrap();
+    let launch = ctx.capture(|x: Array<f32>| {
+        let mut y = ctx.from_slice(&[1.0f32, 2.0, 3.0, 4.0])?;
+        double.global([4]).launch(&mut y)?;
+        Ok(&x + &y)
+    });
+    refused("kernel", launch.run(&x), "#[kernel]");
+    // Work written into an array outside the step and not returned: skipped by every run.
+    let mut total = ctx.zeros::<f32>(4).unwrap();
+    let side = std::sync::Mutex::new(&mut total);
+    let assigns = ctx.capture(|x: Array<f32>| {
+        let mut t = side.lock().unwrap();
+        let sum = &**t + &x;
+        t.assign(sum)?;
+        Ok(&x * 2.0f32)
+    });
+    refused("assign", assigns.run(&x), "an evaluation");
+    let reads = ctx.capture(|x: Array<f32>| {
+        let m = (&x * 3.0f32).sum().item()?;
+        Ok(&x * m)
+    });
+    refused("read", reads.run(&x), "an evaluation");
+    let inner = ctx.capture(|x: Array<f32>| Ok(&x + 1.0f32));
+    let nested = ctx.capture(|x: Array<f32>| Ok(&inner.run(&x)? * 2.0f32));
+    refused("nested step", nested.run(&x), "an evaluation");
+
+    // Constants made inside the closure are allowed, and read by every run.
+    let constants = ctx.capture(|x: Array<f32>| {
+        let c = ctx.from_slice(&[1.0f32, 2.0, 3.0, 4.0])?;
+        let z = ctx.zeros::<f32>(4)?;
+        Ok(&x * &c + &z)
+    });
+    let mut r = rng(5);
+    for _ in 0..3 {
+        let v = f32::random_vec(&mut r, 4);
+        let got = constants
+            .run(&ctx.from_slice(&v).unwrap())
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        let want: Vec<f64> = v.iter().zip(1..).map(|(&a, c)| a as f64 * c as f64).collect();
+        close(&got, &want, 1e-6, "constants");
+    }
+    // A sort outside the step, passed in: each run sorts its own input.
+    let after_sort = ctx.capture(|s: Array<f32>| Ok(&s + 1.0f32));
+    for _ in 0..3 {
+        let v = f32::random_vec(&mut r, 9);
+        let sorted = ctx.from_slice(&v).unwrap().sort().unwrap();
+        let got = after_sort.run(&sorted).unwrap().to_vec().unwrap();
+        let mut want: Vec<f64> = v.iter().map(|&a| a as f64 + 1.0).collect();
+        want.sort_by(f64::total_cmp);
+        close(&got, &want, 1e-6, "sorted outside");
+    }
+    // The refusal leaves the step usable for nothing else, and the context working.
+    assert_eq!((&x * 2.0f32).to_vec().unwrap(), [6.0, -2.0, 4.0, 1.0]);
 }

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use crate::api::array::Array;
 use crate::api::ops::{failure, CtxRef, Operand};
 use crate::api::views::AsAxis;
+use crate::backend::buffer::DeviceBuffer;
 use crate::backend::context::Context;
+use crate::backend::queue::QueueInner;
 use crate::dtype::{Element, Integer, Numeric};
 use crate::error::{Error, Result};
 use crate::exec;
@@ -221,36 +223,17 @@ pub fn scatter_add<T: Numeric, I: Integer>(
     if src_shape.contains(&0) {
         return Ok(());
     }
+    let q = ctx.queue().clone();
+    let buffer = dst.private_buffer(None, "scatter_add")?;
+    // What the adding kernel computes: elementwise work over memory other than `dst`'s.
+    // Values or indices that read `dst` itself, or hold a product, reduction or scan
+    // (kernels of their own), are computed first, into memory of their own.
+    let v = computed_apart(&q, v, &buffer)?;
+    let indices = computed_apart(&q, indices.clone(), &buffer)?;
     // The indices in the values' shape: `m` along `axis`, broadcast along the others.
     let mut along = vec![1; shape.len()];
     along[axis] = m;
     let ix = indices.reshape(along).broadcast_to(&src_shape);
-    let q = ctx.queue().clone();
-    let buffer = dst.private_buffer(None, "scatter_add")?;
-    // What the adding kernel computes: never a read of `dst` itself (computed first), nor
-    // a product, reduction or scan (kernels of their own, whose arrays are then copied).
-    let mut v = v;
-    let whole_kernels = {
-        let graph = crate::plan::collect::collect(std::slice::from_ref(&v.node))?;
-        graph
-            .graph
-            .iter()
-            .any(|g| matches!(g.kind, GKind::Op(code, _) if !code.is_elementwise()))
-    };
-    if whole_kernels || v.reads_buffer(&buffer)? || ix.reads_buffer(&buffer)? {
-        v = v.to_contiguous();
-        exec::materialize_on(&q, std::slice::from_ref(&v.node))?;
-    }
-    if v.is_materialized() {
-        v = v.to_contiguous();
-    }
-    let ix = if ix.reads_buffer(&buffer)? {
-        let copy = ix.to_contiguous();
-        exec::materialize_on(&q, std::slice::from_ref(&copy.node))?;
-        copy
-    } else {
-        ix
-    };
     let map = ViewMap {
         axes: (0..shape.len())
             .map(|d| SourceAxis {
@@ -261,6 +244,26 @@ pub fn scatter_add<T: Numeric, I: Integer>(
             .collect(),
     };
     exec::materialize_scatter(&q, &v.node, &ix.node, axis, buffer, &Arc::new(map), &shape)
+}
+
+/// `a` as an operand of a scatter into `target`: itself where it is elementwise work over
+/// other memory (computed inside the adding kernel), else computed first on `queue`
+/// into memory of its own (contiguous, which the adding kernel reads plainly).
+fn computed_apart<X: Element>(
+    queue: &Arc<QueueInner>,
+    a: Array<X>,
+    target: &Arc<DeviceBuffer>,
+) -> Result<Array<X>> {
+    let whole_kernels = crate::plan::collect::collect(std::slice::from_ref(&a.node))?
+        .graph
+        .iter()
+        .any(|g| matches!(g.kind, GKind::Op(code, _) if !code.is_elementwise()));
+    if whole_kernels || a.reads_buffer(target)? {
+        let copy = a.to_contiguous();
+        exec::materialize_on(queue, std::slice::from_ref(&copy.node))?;
+        return Ok(copy);
+    }
+    Ok(if a.is_materialized() { a.to_contiguous() } else { a })
 }
 
 impl<I: Integer> Array<I> {

@@ -14,6 +14,7 @@ use crate::backend::queue::QueueInner;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::exec::step::{self, Captured, StepInput, Traced};
+use crate::graph::eager::Watch;
 use crate::graph::{Node, NodeRef, Op, Origin, Shape, State};
 
 /// The arrays a captured step takes or returns: one [`Array`], or a tuple of up to eight
@@ -167,9 +168,13 @@ const TRACES_KEPT: usize = 8;
 /// or a host value ([`StepArg`]: `step.run((&w, lr))`), which the closure sees as a 0-d
 /// array and the kernels take as an argument. A step is `Send + Sync` (its closure must
 /// be): threads may run one step at once, each run on its own inputs. Refused,
-/// with [`Error::InvalidStep`]: a step that draws random numbers (every run would draw
-/// the same ones), and one whose closure evaluates an array it then uses (every run
-/// would read the traced value).
+/// with [`Error::InvalidStep`] naming what the closure did: a step that draws random
+/// numbers (every run would draw the same ones), and one whose closure runs anything on
+/// the device when called instead of recording it — an evaluation (`eval`, `assign`, a
+/// read), a sort (`sort`, `argsort`, `topk`), a compaction, `scatter_add` or `bincount`,
+/// `slice_mut(..).assign`, a `#[kernel]` launch — since every run would read what that
+/// produced when traced. Uploads and fills (`from_slice`, `zeros`) inside the closure are
+/// constants and allowed.
 pub struct Step<'f, I: StepArrays, O: StepArrays> {
     ctx: Arc<ContextInner>,
     f: Box<dyn Fn(I) -> Result<O> + Send + Sync + 'f>,
@@ -348,10 +353,21 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
                 };
                 placeholders.push(Node::new(self.ctx.clone(), n.dtype, n.shape.clone(), state));
             }
-            let called_at = step::next_flush();
+            let watch = Watch::open();
             let outputs = (self.f)(I::from_step_nodes(
                 &mut placeholders.iter().cloned().map(NodeHandle),
             )?)?;
+            if let Some(what) = watch.seen() {
+                return Err(Error::InvalidStep {
+                    reason: format!(
+                        "the closure ran {what} on the device when called, outside the lazy \
+                         graph a run replays: every run would read the result it had when traced \
+                         instead of computing it from its own inputs; run it outside the step and \
+                         pass its result as an input"
+                    ),
+                });
+            }
+            drop(watch);
             let roots = nodes_of(&outputs);
             for (i, r) in roots.iter().enumerate() {
                 self.ctx.tag.check(
@@ -360,7 +376,7 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
                     || format!("output {} of {} (shape {:?})", i + 1, roots.len(), r.shape),
                 )?;
             }
-            match step::trace(queue, &placeholders, &roots, called_at)? {
+            match step::trace(queue, &placeholders, &roots)? {
                 Traced::Captured(captured) => {
                     let inputs: Vec<TracedInput> = nodes
                         .iter()

@@ -69,12 +69,13 @@ pub(super) fn value_expr(
             (None, Some(l)) => super::random::from_block(plan, idx, l, helpers),
         },
         Value::Gather { slot, index, .. } => {
+            let index_type = plan.values[*index].dtype;
             let index = match plan.values[*index].in_branch {
                 true => format!("({})", value_expr(plan, *index, full, lane, helpers)),
                 false => format!("v{index}{sfx}"),
             };
             match &plan.inputs[*slot].strided {
-                Some(a) => super::views::gather(plan, *slot, a, t, lane, &index),
+                Some(a) => super::views::gather(plan, *slot, a, t, lane, &index, index_type),
                 None => format!("/* a gather without its offset */ ({t})0"),
             }
         }

@@ -6,6 +6,7 @@
 //! coordinates are the kernel's collapsed indices `i{k}`, or `i{k} + l` along the innermost
 //! dim in lane `l` of a vector step.
 
+use crate::dtype::DType;
 use crate::plan::access::{Affine, Bound};
 use crate::plan::KernelPlan;
 
@@ -126,10 +127,23 @@ pub(super) fn gather(
     t: &str,
     lane: Option<usize>,
     index: &str,
+    index_type: DType,
 ) -> String {
     let ot = offset_type(plan);
-    let plus = format!(" + ({ot})clamp((long){index}, 0L, gn{slot} - 1L) * ({ot})gs{slot}");
+    let at = clamped(index, index_type, &format!("gn{slot}"));
+    let plus = format!(" + ({ot})({at}) * ({ot})gs{slot}");
     guarded(plan, slot, a, t, lane, &plus)
+}
+
+/// `index` (the text of a value of integer type `index_type`) clamped into `0..len` (a
+/// `long` text, at least 1), as a `long`. An unsigned index is clamped as unsigned: a
+/// `ulong` past `LONG_MAX` is past the end, not negative.
+fn clamped(index: &str, index_type: DType, len: &str) -> String {
+    if index_type.is_signed() || !index_type.is_int() {
+        format!("clamp((long){index}, 0L, {len} - 1L)")
+    } else {
+        format!("(long)min((ulong){index}, (ulong)({len} - 1L))")
+    }
 }
 
 /// `in{slot}` at its offset (plus `plus`), 0 outside the load's guard where it has one.

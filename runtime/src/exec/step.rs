@@ -12,7 +12,7 @@ use crate::backend::kernel::CompiledKernel;
 use crate::backend::queue::QueueInner;
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
-use crate::graph::{Node, NodeRef, Origin, Shape, State};
+use crate::graph::{Node, NodeRef, Shape, State};
 use crate::plan::{GKind, Leaves, OpCode};
 use crate::stats::Counters;
 
@@ -72,24 +72,12 @@ pub(crate) enum Traced {
     Aliased,
 }
 
-/// The number the next flush of this process will have: taken before a step's closure is
-/// called, so that [`trace`] can tell arrays the closure evaluated.
-pub(crate) fn next_flush() -> u64 {
-    FLUSHES.load(Ordering::Relaxed)
-}
-
 /// Plans and launches the flush of `roots` (the outputs the closure recorded) on `queue`,
 /// `inputs` being the placeholders the closure was given (materialized nodes; lazy
-/// scalars for host values) and
-/// `called_at` [`next_flush`] before the closure was called; keeps what later runs need.
+/// scalars for host values); keeps what later runs need.
 /// The roots are materialized like any flush's. A placeholder that is a lazy scalar (a
 /// host value) becomes a scalar leaf, which runs bind to their own value.
-pub(crate) fn trace(
-    queue: &Arc<QueueInner>,
-    inputs: &[NodeRef],
-    roots: &[NodeRef],
-    called_at: u64,
-) -> Result<Traced> {
+pub(crate) fn trace(queue: &Arc<QueueInner>, inputs: &[NodeRef], roots: &[NodeRef]) -> Result<Traced> {
     let Some(first) = inputs.first().or(roots.first()) else {
         return Err(Error::InvalidStep {
             reason: "the step has no inputs and no outputs".into(),
@@ -110,20 +98,6 @@ pub(crate) fn trace(
             reason: "it draws random numbers: a run replays the scalars the closure recorded, \
                      seeds and offsets included, so every run would draw the same numbers; draw \
                      them outside the step and pass them as an input"
-                .into(),
-        });
-    }
-    // An array the closure evaluated is memory to the flush: every run would read the
-    // value of the trace.
-    let evaluated = flush.graph.iter().any(|g| {
-        matches!(g.kind, GKind::Ready(_))
-            && matches!(g.node.origin(), Some(Origin::Flush(f)) if f.flush >= called_at)
-    });
-    if evaluated {
-        return Err(Error::InvalidStep {
-            reason: "the closure evaluated an array it then used (`eval`, a read): a run \
-                     would read the value it had when traced; let the step return it instead, \
-                     or evaluate it outside"
                 .into(),
         });
     }

@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub(crate) mod eager;
 pub(crate) mod op;
 pub(crate) mod origin;
 pub(crate) mod parts;
@@ -54,6 +55,9 @@ pub(crate) enum State {
 impl Node {
     pub(crate) fn new(ctx: Arc<ContextInner>, dtype: DType, shape: Shape, state: State) -> NodeRef {
         let failed = matches!(state, State::Failed(_));
+        if let State::Ready(_, origin) = &state {
+            eager::note(origin);
+        }
         Arc::new(Node {
             ctx,
             dtype,
@@ -131,6 +135,7 @@ impl Node {
 
     /// Records that `origin` wrote the memory of this materialized node (in place).
     pub(crate) fn set_origin(&self, origin: Origin) {
+        eager::note(&origin);
         if let State::Ready(_, o) = &mut *self.state() {
             *o = origin;
         }
@@ -139,6 +144,7 @@ impl Node {
     /// Replaces the state with a materialized buffer that `origin` wrote, releasing the
     /// inputs.
     pub(crate) fn set_ready(&self, buffer: Arc<DeviceBuffer>, origin: Origin) {
+        eager::note(&origin);
         let old = std::mem::replace(&mut *self.state(), State::Ready(buffer, origin));
         drop_state(old);
     }

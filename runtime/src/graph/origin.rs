@@ -23,6 +23,21 @@ pub(crate) enum Origin {
     WrittenBy(&'static str),
 }
 
+impl Origin {
+    /// What [`eager`](Origin::eager) calls a flush.
+    pub(crate) const EVALUATION: &'static str = "an evaluation (`eval`, `assign`, a read)";
+
+    /// The operation that wrote the memory when it was called, as a user names it: `None`
+    /// for an upload or a fill, which write the same values whenever they run.
+    pub(crate) fn eager(&self) -> Option<&'static str> {
+        match self {
+            Origin::Upload | Origin::Fill => None,
+            Origin::Flush(_) => Some(Origin::EVALUATION),
+            Origin::Algorithm(what) | Origin::WrittenBy(what) => Some(what),
+        }
+    }
+}
+
 /// The kernel of a flush that computed a node.
 #[derive(Clone, Debug)]
 pub(crate) struct FlushOrigin {
