@@ -570,3 +570,69 @@ fn scatter_indices_computed_by_any_kernel_match_the_host() {
         assert!((got[k] - w).abs() <= 1e-5 * (1.0 + w.abs()), "{got:?}");
     }
 }
+
+/// `take` and `take_along_axis` of whole kernels' results (a product, a scan, a scan of a
+/// scan, a reduction along an axis), each against the host.
+#[test]
+fn takes_of_products_scans_and_reductions_match_the_host() {
+    let ctx = ctx();
+    let a = ctx
+        .from_shape_slice([2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
+        .unwrap();
+    let b = ctx
+        .from_shape_slice([3, 2], &[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0])
+        .unwrap();
+    // a·b = [[4, 5], [10, 11]]
+    let idx = ctx.from_slice(&[1u32, 0, 1]).unwrap();
+    let p = a.matmul(&b);
+    assert_eq!(
+        p.take(0, &idx).to_vec().unwrap(),
+        [10.0, 11.0, 4.0, 5.0, 10.0, 11.0]
+    );
+    assert_eq!(
+        p.take(1, &idx).to_vec().unwrap(),
+        [5.0, 4.0, 5.0, 11.0, 10.0, 11.0]
+    );
+    assert_eq!(
+        (a.matmul(&b) * 2.0f32).take(0, &idx).to_vec().unwrap(),
+        [20.0, 22.0, 8.0, 10.0, 20.0, 22.0]
+    );
+    let x = ctx.from_slice(&[1i32, 2, 3, 4]).unwrap();
+    let pick = ctx.from_slice(&[3i64, 0, 2]).unwrap();
+    // cumsum 1 3 6 10; twice 1 4 10 20
+    assert_eq!(x.cumsum(0).take(0, &pick).to_vec().unwrap(), [10, 1, 6]);
+    assert_eq!(
+        x.cumsum(0).cumsum(0).take(0, &pick).to_vec().unwrap(),
+        [20, 1, 10]
+    );
+    assert_eq!(a.sum_axis(1).take(0, &idx).to_vec().unwrap(), [15.0, 6.0, 15.0]);
+    let along = ctx.from_shape_slice([2, 1], &[1u32, 0]).unwrap();
+    assert_eq!(p.take_along_axis(1, &along).to_vec().unwrap(), [5.0, 10.0]);
+    assert_eq!(
+        a.cumsum(1).take_along_axis(1, &along).to_vec().unwrap(),
+        [3.0, 4.0]
+    );
+    // Takes of the product's own shape (which an epilogue could take in).
+    let two = ctx.from_slice(&[1u64, 0]).unwrap();
+    assert_eq!(p.take(0, &two).to_vec().unwrap(), [10.0, 11.0, 4.0, 5.0]);
+    assert_eq!((p.take(1, &two) + &p).to_vec().unwrap(), [9.0, 9.0, 21.0, 21.0]);
+    let four = ctx.from_slice(&[3u32, 0, 2, 2]).unwrap();
+    assert_eq!(x.cumsum(0).take(0, &four).to_vec().unwrap(), [10, 1, 6, 6]);
+    assert_eq!(
+        x.cumsum(0).cumsum(0).take(0, &four).to_vec().unwrap(),
+        [20, 1, 10, 10]
+    );
+    assert_eq!(
+        (x.cumsum(0).take(0, &four) + x.cumsum(0)).to_vec().unwrap(),
+        [11, 4, 12, 16]
+    );
+    let rows = ctx.from_shape_slice([2, 3], &[2u32, 0, 1, 1, 1, 0]).unwrap();
+    assert_eq!(
+        a.cumsum(1).take_along_axis(1, &rows).to_vec().unwrap(),
+        [6.0, 1.0, 3.0, 9.0, 9.0, 4.0]
+    );
+    // A take as the indices of another take of a scan.
+    let again = x.cumsum(0).take(0, &x.take(0, &pick).cast::<u32>().take(0, &idx));
+    // x.take(pick) = 4 1 3; .take(idx 1 0 1) = 1 4 1; cumsum(1 3 6 10) at [1, 4->3, 1] = 3 10 3
+    assert_eq!(again.to_vec().unwrap(), [3, 10, 3]);
+}

@@ -23,6 +23,7 @@ mod expr_runtime;
 mod finish_in_consumer;
 mod foundation;
 mod generic_kernels;
+mod graph_property;
 mod indexing;
 mod kernel_features;
 mod kernel_ops;

@@ -48,14 +48,14 @@ num!(f64, true, |a: f64, b| a + b, |a: f64, b| a * b);
 num!(i32, false, i32::wrapping_add, i32::wrapping_mul);
 
 /// One value of the chain on both sides.
-struct Pair<T: Element> {
-    dev: Array<T>,
-    host: ArrayD<T>,
+pub(crate) struct Pair<T: Element> {
+    pub(crate) dev: Array<T>,
+    pub(crate) host: ArrayD<T>,
     /// The largest magnitude of any element (for float tolerances).
-    bound: f64,
+    pub(crate) bound: f64,
 }
 
-fn random_shape(r: &mut StdRng) -> Vec<usize> {
+pub(crate) fn random_shape(r: &mut StdRng) -> Vec<usize> {
     let rank = r.gen_range(1..=4);
     (0..rank)
         .map(|_| match r.gen_range(0..10) {
@@ -66,7 +66,7 @@ fn random_shape(r: &mut StdRng) -> Vec<usize> {
         .collect()
 }
 
-fn upload<T: Num>(ctx: &Context, r: &mut StdRng, shape: Vec<usize>) -> Pair<T> {
+pub(crate) fn upload<T: Num>(ctx: &Context, r: &mut StdRng, shape: Vec<usize>) -> Pair<T> {
     let n: usize = shape.iter().product();
     let data: Vec<T> = T::random_vec(r, n)
         .into_iter()
@@ -142,7 +142,7 @@ fn host_pad<T: Element>(a: &ArrayD<T>, widths: &[(usize, usize)], value: T) -> A
 
 /// One random step of the chain: a view, a region, an elementwise op, a reduction or a
 /// materialization.
-fn step<T: Num>(r: &mut StdRng, a: Pair<T>) -> Pair<T> {
+pub(crate) fn step<T: Num>(r: &mut StdRng, a: Pair<T>) -> Pair<T> {
     let rank = a.host.ndim();
     let bound = a.bound;
     let same = |dev: Array<T>, host: ArrayD<T>| Pair { dev, host, bound };
@@ -295,7 +295,7 @@ fn step<T: Num>(r: &mut StdRng, a: Pair<T>) -> Pair<T> {
     }
 }
 
-fn check<T: Num>(case: u64, got: &ArrayD<T>, want: &ArrayD<T>, bound: f64) {
+pub(crate) fn check<T: Num>(case: u64, got: &ArrayD<T>, want: &ArrayD<T>, bound: f64) {
     assert_eq!(got.shape(), want.shape(), "case {case}: shape");
     let tol = if T::FLOAT { 1e-5 * (bound + 1.0) * 8.0 } else { 0.0 };
     for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {

@@ -91,8 +91,20 @@ fn products_transposes_gathers_and_concatenations_match_one_device() {
     let (ya, yb) = (one.array(&a).unwrap(), one.array(&b).unwrap());
     let idx: Vec<u32> = vec![36, 0, 5, 5, 20];
     let (xi, yi) = (ctx.from_slice(&idx).unwrap(), one.from_slice(&idx).unwrap());
+    // Indices as many as the rows (a gather of a product's or a scan's own shape).
+    let rows: Vec<u64> = (0..37u64)
+        .map(|i| (i * 7 + 3) % 37)
+        .chain([u64::MAX])
+        .skip(1)
+        .collect();
+    let (xr, yr) = (ctx.from_slice(&rows).unwrap(), one.from_slice(&rows).unwrap());
     let pairs: Vec<(Array<f32>, Array<f32>)> = vec![
         (xa.matmul(&xb), ya.matmul(&yb)),
+        (xa.matmul(&xb).take(0, &xr), ya.matmul(&yb).take(0, &yr)),
+        (
+            xa.cumsum(0).cumsum(0).take(0, &xr),
+            ya.cumsum(0).cumsum(0).take(0, &yr),
+        ),
         (xa.t().matmul(&xa), ya.t().matmul(&ya)),
         (xa.t().to_contiguous(), ya.t().to_contiguous()),
         (xa.flip(0) * 2.0, ya.flip(0) * 2.0),
@@ -221,4 +233,22 @@ fn device_lists_parse() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("99:*"), "{e}");
+    // An empty list names no device: an error, as a selection of none, not a panic.
+    for builder in [
+        Context::builder()
+            .device(DeviceSelector::List(vec![]))
+            .multi(true),
+        Context::builder().device(DeviceSelector::List(vec![])),
+    ] {
+        match builder.build() {
+            Err(lazycl::Error::NoMatchingDevice { request, .. }) => {
+                assert!(request.contains("empty list"), "{request}")
+            }
+            other => panic!(
+                "expected NoMatchingDevice, got {:?}",
+                other.map(|c| c.device_count())
+            ),
+        }
+    }
+    assert!(Context::multi(DeviceSelector::List(vec![])).is_err());
 }

@@ -283,6 +283,7 @@ impl std::fmt::Display for DeviceSelector {
             DeviceSelector::AllGpus => f.write_str("gpu:*"),
             DeviceSelector::AllCpus => f.write_str("cpu:*"),
             DeviceSelector::Platform(p) => write!(f, "{p}:*"),
+            DeviceSelector::List(items) if items.is_empty() => f.write_str("(an empty list of devices)"),
             DeviceSelector::List(items) => {
                 let texts: Vec<String> = items.iter().map(|s| s.to_string()).collect();
                 f.write_str(&texts.join(","))
@@ -357,9 +358,10 @@ impl DeviceSelector {
             DeviceSelector::AllGpus => list.iter().filter(|d| d.device_type == DeviceType::Gpu).collect(),
             DeviceSelector::AllCpus => list.iter().filter(|d| d.device_type == DeviceType::Cpu).collect(),
             DeviceSelector::Platform(p) => list.iter().filter(|d| d.platform_index == *p).collect(),
-            DeviceSelector::List(items) => {
-                return items.iter().map(|s| s.choose(list, request)).collect();
-            }
+            DeviceSelector::List(items) => items
+                .iter()
+                .map(|s| s.choose(list, request))
+                .collect::<Result<_>>()?,
             single => return Ok(vec![single.choose(list, request)?]),
         };
         if found.is_empty() {

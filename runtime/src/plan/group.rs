@@ -234,8 +234,8 @@ fn joins_as_row(graph: &[GNode], mat: &[bool], members: &[usize], r: usize, prod
 /// Whether elementwise point `q` may be computed in the epilogue of the GEMM kernel of
 /// `product` (whose members so far are `members`): every node through which `q` reads
 /// the product, computed inside that kernel, reads it at the product's own coordinates
-/// (has its shape, and is no view, region or reshape), since the epilogue holds the
-/// product only there, in its accumulators.
+/// (has its shape, and is no view, region or reshape, nor a take of it as data), since
+/// the epilogue holds the product only there, in its accumulators.
 fn joins_epilogue(graph: &[GNode], mat: &[bool], members: &[usize], q: usize, product: usize) -> bool {
     let inside = |j: usize| j == q || (j != product && (!mat[j] || members.contains(&j)));
     // The nodes computed inside that q reads, in graph (topological) order.
@@ -259,8 +259,13 @@ fn joins_epilogue(graph: &[GNode], mat: &[bool], members: &[usize], q: usize, pr
             continue;
         }
         reaches.insert(j);
-        let plain =
-            graph[j].node.shape == *shape && !matches!(code, OpCode::View | OpCode::Region | OpCode::Reshape);
+        // (A take reads its data through its indices, from memory: never the product's
+        // accumulators; reading the product as its indices is a read at its coordinates.)
+        let gathers =
+            matches!(code, OpCode::Take(_)) && (inputs[0] == product || reaches.contains(&inputs[0]));
+        let plain = graph[j].node.shape == *shape
+            && !gathers
+            && !matches!(code, OpCode::View | OpCode::Region | OpCode::Reshape);
         if !plain {
             return false;
         }

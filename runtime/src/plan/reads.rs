@@ -123,10 +123,12 @@ impl ConeView<'_> {
 
 /// How a take of `spec` (of shape `shape`) reads its data (the picked axis fixed at 0:
 /// the index adds to the offset) and its indices (at the coordinates they fill; where
-/// their shapes broadcast, axes of length 1 at 0).
+/// their shapes broadcast, axes of length 1 at 0). As [`Access::broadcast`] reads: an
+/// axis as long as the take's own is read at its coordinate, even of length 1, so that
+/// indices of the take's shape are read at its own coordinates (what an epilogue asks).
 fn take_maps(spec: TakeSpec, shape: &[usize], data: &[usize], indices: &[usize]) -> (ViewMap, ViewMap) {
     let at = |k: usize, n: usize| SourceAxis {
-        from: (n == shape[k] && n != 1).then_some(k),
+        from: (n == shape[k]).then_some(k),
         start: 0,
         step: 1,
     };
