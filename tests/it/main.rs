@@ -34,6 +34,7 @@ mod lazy_ops;
 mod lazy_property;
 mod math;
 mod matmul;
+mod memory;
 mod program_cache;
 mod random;
 mod reductions;
