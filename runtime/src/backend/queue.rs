@@ -207,12 +207,19 @@ impl QueueInner {
         &self,
         create: impl FnOnce(usize) -> Result<cl3::types::cl_mem>,
     ) -> Result<cl3::types::cl_mem> {
-        let mut st = self.lock();
-        if let Some(mem) = st.finish_counters {
+        if let Some(mem) = self.lock().finish_counters {
             return Ok(mem);
         }
+        // Made without the queue's lock: making room may flush this queue.
         let bytes = FINISH_COUNTER_BYTES;
         let mem = create(bytes)?;
+        let mut st = self.lock();
+        if let Some(made) = st.finish_counters {
+            // Another thread's came first.
+            drop(st);
+            self.memory.release(mem, bytes);
+            return Ok(made);
+        }
         if let Err(e) = cl::fill_buffer(self.raw, mem, &[0u8; 4], bytes, &[], false) {
             self.memory.release(mem, bytes);
             return Err(e);
