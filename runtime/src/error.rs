@@ -1,6 +1,7 @@
 //! The one error type of lazycl, with variants a user can match on.
 
 use crate::dtype::DType;
+use crate::stats::MemoryStats;
 
 /// Every fallible lazycl call returns this.
 pub type Result<T> = std::result::Result<T, Error>;
@@ -141,13 +142,22 @@ pub enum Error {
     #[error("internal error (a bug in lazycl, please report it): {0}")]
     Internal(String),
 
-    /// The device ran out of memory.
-    #[error("out of device memory while {what} ({bytes} bytes requested)")]
+    /// Device memory ran out: a request over the device's largest buffer or over the
+    /// context's whole memory limit, one that would pass the limit even after the pool's
+    /// free buffers were released (`ContextBuilder::memory_limit`), or one the driver
+    /// refused. Returned by the call that needed the memory (for lazy arrays, the one
+    /// that materializes them); the context keeps working, and dropping arrays gives
+    /// their memory back.
+    #[error("out of device memory allocating {what} ({bytes} bytes requested): {reason}; {memory}")]
     OutOfMemory {
-        /// What was being allocated.
+        /// What was being allocated, e.g. `"a kernel's output"`, `"an upload"`.
         what: &'static str,
-        /// How many bytes.
+        /// How many bytes (rounded up to the pool's size class).
         bytes: usize,
+        /// Why it could not be had.
+        reason: String,
+        /// The context's device memory when it failed: bytes live, pooled, the limit.
+        memory: MemoryStats,
     },
 
     /// The OpenCL compiler rejected a program.
@@ -268,14 +278,10 @@ impl Error {
         }
     }
 
-    /// Maps allocation failures to [`Error::OutOfMemory`], anything else to [`Error::Cl`].
-    pub(crate) fn alloc(call: &'static str, code: i32, what: &'static str, bytes: usize) -> Self {
+    /// Whether `code` says the driver had no memory for an allocation.
+    pub(crate) fn is_alloc_failure(code: i32) -> bool {
         use cl3::error_codes::{CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES};
-        if code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES {
-            Error::OutOfMemory { what, bytes }
-        } else {
-            Error::cl(call, code)
-        }
+        code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES
     }
 }
 

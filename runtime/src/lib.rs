@@ -66,4 +66,4 @@ pub use graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
 pub use layout::GemmTile;
 pub use ndarray::{s, Axis, NewAxis, SliceInfoElem};
 pub use profile::Tuning;
-pub use stats::Stats;
+pub use stats::{MemoryStats, Stats};

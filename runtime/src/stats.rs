@@ -142,6 +142,12 @@ counters! {
     buffers_allocated,
     /// Bytes of device memory created with `clCreateBuffer`.
     bytes_allocated,
+    /// Device buffers released: pooled memory beyond the pool's share of the memory
+    /// limit, the pool emptied to make room under the limit, the context dropped.
+    buffers_released,
+    /// Allocations that would have passed the context's memory limit
+    /// (`ContextBuilder::memory_limit`) and released the pool's free buffers first.
+    pool_trims,
     /// Device buffers taken from the pool instead of `clCreateBuffer`.
     buffers_reused,
     /// Fills and device-to-device copies enqueued.
@@ -166,6 +172,55 @@ counters! {
     /// Partial results of several devices combined into one (a full or axis-0 reduction
     /// of an array split across devices), counted on the device that combines them.
     device_combines,
+}
+
+/// A context's device memory at one moment, returned by `Context::memory_stats()` (and
+/// carried by [`Error::OutOfMemory`](crate::Error::OutOfMemory)): every buffer lazycl
+/// holds counts from its `clCreateBuffer` until OpenCL frees it, which is after the last
+/// command using it has completed.
+///
+/// ```
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::builder().memory_limit(64 << 20).build()?;
+/// let x = ctx.zeros::<f32>(1 << 20)?;
+/// let m = ctx.memory_stats();
+/// assert!(m.bytes_live >= 4 << 20);
+/// assert_eq!(m.bytes_limit, 64 << 20);
+/// drop(x); // its buffer goes to the pool: still held, ready for the next array
+/// assert!(ctx.memory_stats().bytes_pooled >= 4 << 20);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryStats {
+    /// Bytes of buffers in use: arrays' memory, scratch of queued commands, and memory
+    /// released whose commands have not completed yet.
+    pub bytes_live: u64,
+    /// Bytes of free buffers the pool keeps for reuse (released first when an
+    /// allocation would pass the limit).
+    pub bytes_pooled: u64,
+    /// The most this context may hold (`ContextBuilder::memory_limit`).
+    pub bytes_limit: u64,
+    /// The most it held at once (live and pooled) since it was opened.
+    pub peak_bytes_in_use: u64,
+}
+
+impl MemoryStats {
+    /// Bytes held now, live and pooled: what counts against the limit.
+    pub fn bytes_in_use(&self) -> u64 {
+        self.bytes_live.saturating_add(self.bytes_pooled)
+    }
+}
+
+impl fmt::Display for MemoryStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} bytes live, {} bytes pooled, limit {} bytes",
+            self.bytes_live, self.bytes_pooled, self.bytes_limit
+        )
+    }
 }
 
 /// Why the host waited for the device.

@@ -35,6 +35,7 @@ mod lazy_ops;
 mod lazy_property;
 mod math;
 mod matmul;
+mod memory;
 mod program_cache;
 mod random;
 mod reductions;

@@ -380,7 +380,7 @@ impl<T: Element> Array<T> {
             let ctx = self.node.ctx.clone();
             let bytes = self.len() * T::DTYPE.size();
             let q = queue.map_or(ctx.queue(), |q| &q.inner);
-            let copy = DeviceBuffer::uninit(&ctx.cl, bytes, q)?;
+            let copy = DeviceBuffer::uninit(&ctx.cl, bytes, q, "a copy of an array written in place")?;
             copy_buffer(q, &buffer, &copy, bytes)?;
             *self = Array::ready(
                 &ctx,

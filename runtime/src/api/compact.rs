@@ -139,8 +139,13 @@ fn compacted<T: Element>(
         Some(v) => Some(v.materialized_buffer("a compaction (compress, nonzero)")?),
         None => None,
     };
-    let out = DeviceBuffer::uninit(&ctx.cl, (n * T::DTYPE.size()).max(1), ctx.queue())?;
-    let count = DeviceBuffer::uninit(&ctx.cl, 8, ctx.queue())?;
+    let out = DeviceBuffer::uninit(
+        &ctx.cl,
+        (n * T::DTYPE.size()).max(1),
+        ctx.queue(),
+        "a compaction's output",
+    )?;
+    let count = DeviceBuffer::uninit(&ctx.cl, 8, ctx.queue(), "a compaction's count")?;
     compact(
         &ctx,
         ctx.queue(),

@@ -113,7 +113,7 @@ impl Context {
         let bytes = n
             .checked_mul(size)
             .ok_or_else(|| Error::InvalidShape(format!("shape {shape:?} is too large")))?;
-        let buffer = DeviceBuffer::uninit(&self.inner.cl, bytes, self.inner.queue())?;
+        let buffer = DeviceBuffer::uninit(&self.inner.cl, bytes, self.inner.queue(), "a filled array")?;
         let bits = value.to_arg_bits().bits.to_le_bytes();
         if bytes > 0 {
             let b: &DeviceBuffer = &buffer;

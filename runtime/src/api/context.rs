@@ -12,7 +12,7 @@ use crate::backend::context::{Context, ContextInner, Multi, Options};
 use crate::backend::device::{devices, DeviceInfo, DeviceSelector};
 use crate::backend::dispatch_mode::Dispatch;
 use crate::error::{Error, Result};
-use crate::stats::{Stats, WaitReason};
+use crate::stats::{MemoryStats, Stats, WaitReason};
 
 /// Chooses a device and options for a new [`Context`] ([`Context::builder`]).
 ///
@@ -37,6 +37,8 @@ pub struct ContextBuilder {
     cache: CacheDir,
     max_queued_commands: usize,
     spare_buffers: usize,
+    /// `None`: the device's memory but a sixteenth.
+    memory_limit: Option<u64>,
     tuning: crate::profile::Tuning,
     /// `None`: `LAZYCL_DUMP_DOT` decides; `Some(None)`: off.
     dump_dot: Option<Option<PathBuf>>,
@@ -162,6 +164,37 @@ impl ContextBuilder {
         self
     }
 
+    /// The most device memory the context may hold, in bytes (default: what the device
+    /// reports, `CL_DEVICE_GLOBAL_MEM_SIZE`, but a sixteenth, which the driver's own
+    /// allocations take; [`DeviceInfo::global_mem_bytes`] before opening one). Its
+    /// buffers count from their creation until OpenCL frees them: arrays' memory, scratch
+    /// of queued commands, and the free buffers the pool keeps
+    /// ([`Context::memory_stats`]). An allocation that would pass the limit releases the
+    /// pool's free buffers first, waits for memory already released to come back from
+    /// commands still using it if that makes room, and otherwise fails with
+    /// [`Error::OutOfMemory`] naming the request and the memory in use; the context
+    /// keeps working. The limit is this context's alone (each device's, on a
+    /// multi-device one): other contexts and processes on the device count their own.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::builder().memory_limit(1 << 20).build()?; // 1 MiB
+    /// let a = ctx.zeros::<f32>(200_000)?; // 800 kB
+    /// match ctx.zeros::<f32>(100_000) {
+    ///     Err(e @ Error::OutOfMemory { .. }) => println!("{e}"),
+    ///     other => panic!("expected OutOfMemory, got {other:?}"),
+    /// }
+    /// drop(a);
+    /// assert_eq!(ctx.zeros::<f32>(100_000)?.sum().item()?, 0.0); // room again
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn memory_limit(mut self, bytes: u64) -> Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
     /// Opens a multi-device context ([`Context::multi`]) even when the selection names a
     /// single device (a one-device multi context runs like a plain one).
     pub fn multi(mut self, on: bool) -> Self {
@@ -240,6 +273,7 @@ impl ContextBuilder {
             precise_div_sqrt: self.precise_div_sqrt && info.correctly_rounded_div_sqrt,
             max_queued_commands: self.max_queued_commands,
             spare_buffers: self.spare_buffers,
+            memory_limit: self.memory_limit,
             tuning: self.tuning,
         };
         let first = chosen[0].clone();
@@ -306,6 +340,7 @@ impl Context {
             cache: CacheDir::FromEnv,
             max_queued_commands: DEFAULT_MAX_QUEUED_COMMANDS,
             spare_buffers: DEFAULT_SPARE_BUFFERS,
+            memory_limit: None,
             tuning: Default::default(),
             dump_dot: None,
             multi: false,
@@ -392,6 +427,31 @@ impl Context {
             None => own,
             Some(m) => m.parts.iter().fold(own, |sum, p| sum + p.counters.snapshot()),
         }
+    }
+
+    /// The context's device memory now: bytes live (arrays, scratch of queued commands,
+    /// memory released whose commands have not completed), bytes the pool keeps for
+    /// reuse, the limit ([`ContextBuilder::memory_limit`]) and the peak; a multi-device
+    /// context's are its devices' added up.
+    pub fn memory_stats(&self) -> MemoryStats {
+        // Including what this thread's `eval()`s handed to the dispatch thread did.
+        self.inner.jobs().wait();
+        let parts = match &self.inner.multi {
+            None => return self.inner.cl.memory_stats(),
+            Some(m) => m.parts.iter().map(|p| p.cl.memory_stats()),
+        };
+        // (The recording context's own memory counts; its limit is its first device's,
+        // counted with that device.)
+        let own = MemoryStats {
+            bytes_limit: 0,
+            ..self.inner.cl.memory_stats()
+        };
+        parts.fold(own, |sum, p| MemoryStats {
+            bytes_live: sum.bytes_live + p.bytes_live,
+            bytes_pooled: sum.bytes_pooled + p.bytes_pooled,
+            bytes_limit: sum.bytes_limit + p.bytes_limit,
+            peak_bytes_in_use: sum.peak_bytes_in_use + p.peak_bytes_in_use,
+        })
     }
 
     /// Returns once the `eval()`s this thread handed to the context's dispatch thread

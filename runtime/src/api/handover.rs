@@ -44,7 +44,7 @@ pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: &[NodeRef]) -> 
         // known now (an operand too large to compute is found by the flush).
         crate::plan::check_iteration_space(&n.shape)?;
         let bytes = n.numel().saturating_mul(n.dtype.size());
-        DeviceBuffer::check_size(&ctx.cl, bytes)?;
+        DeviceBuffer::check_size(&ctx.cl, bytes, "a kernel's output")?;
     }
     if !lazy {
         return Ok(());

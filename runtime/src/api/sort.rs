@@ -231,14 +231,19 @@ impl<T: Numeric> Array<T> {
             (true, None) => Some(moved_back(
                 self,
                 req.axis,
-                DeviceBuffer::uninit(&ctx.cl, 1, ctx.queue())?,
+                DeviceBuffer::uninit(&ctx.cl, 1, ctx.queue(), "an empty sort result")?,
             )?),
             (false, _) => None,
         };
         let payload = match (req.payload, sorted.values) {
             (Payload::None, _) => None,
             (_, Some(b)) => Some(b),
-            (_, None) => Some(DeviceBuffer::uninit(&ctx.cl, 1, ctx.queue())?),
+            (_, None) => Some(DeviceBuffer::uninit(
+                &ctx.cl,
+                1,
+                ctx.queue(),
+                "an empty sort result",
+            )?),
         };
         Ok(Made { keys, payload })
     }

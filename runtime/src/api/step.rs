@@ -341,7 +341,12 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
                     StepInput::Memory(b) => {
                         let memory = if own_memory {
                             let bytes = n.numel() * n.dtype.size();
-                            let copy = DeviceBuffer::uninit(&self.ctx.cl, bytes, queue)?;
+                            let copy = DeviceBuffer::uninit(
+                                &self.ctx.cl,
+                                bytes,
+                                queue,
+                                "a step's copy of an input",
+                            )?;
                             copy_buffer(queue, b, &copy, bytes)?;
                             copy
                         } else {

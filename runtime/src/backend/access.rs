@@ -67,6 +67,17 @@ impl Access {
         self.write.as_ref().is_none_or(clear) && self.reads.iter().all(clear)
     }
 
+    /// Submits the recorded commands not known complete to the device (`clFlush`), so
+    /// that memory released after them comes back once they run.
+    pub(crate) fn submit_pending(&self) {
+        for m in self.write.iter().chain(&self.reads) {
+            if !m.known_done() {
+                // A queue that cannot flush reports it on its next command.
+                let _ = m.queue.flush_through(m.seq);
+            }
+        }
+    }
+
     /// Records a read by `mark`: the latest per queue. Reads known complete are forgotten
     /// when another queue's read is added, so a buffer that many short-lived queues read
     /// does not keep those queues alive once they are known to be done.

@@ -51,7 +51,7 @@ pub(crate) struct Crossing<'a> {
 /// Copies `c.bytes` bytes of `c.src` at `c.offset` into a new buffer of the destination
 /// context; returns without waiting.
 pub(crate) fn copy_across(c: Crossing<'_>) -> Result<Arc<DeviceBuffer>> {
-    let out = DeviceBuffer::uninit(c.dst, c.bytes, c.dst_queue)?;
+    let out = DeviceBuffer::uninit(c.dst, c.bytes, c.dst_queue, "a copy from another device")?;
     if c.bytes == 0 {
         return Ok(out);
     }

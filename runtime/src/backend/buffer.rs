@@ -1,5 +1,6 @@
-//! Device memory: [`DeviceBuffer`] (one `cl_mem`) and the per-context pool that recycles
-//! buffers by size, so iterative code does not call `clCreateBuffer` every step.
+//! Device memory: [`DeviceBuffer`] (one `cl_mem`), taken from the per-context pool that
+//! recycles buffers by size (so iterative code does not call `clCreateBuffer` every step)
+//! or created within the context's memory limit, emptying the pool when that makes room.
 
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -50,33 +51,39 @@ impl DeviceBuffer {
         self.access.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A buffer of at least `bytes` bytes from the pool, or newly created, for commands on
-    /// `queue` (the pool prefers a buffer that needs no wait there). Contents undefined.
+    /// A buffer of at least `bytes` bytes of `what` (named by an out-of-memory error, e.g.
+    /// `"a kernel's output"`) for commands on `queue`: from the pool (which prefers a
+    /// buffer that needs no wait there), else new if the memory limit and the driver
+    /// allow, else a pooled one still in use (with a wait), else new after the pool is
+    /// emptied ([`create`](Self::create)). Contents undefined.
     pub(crate) fn uninit(
         ctx: &Arc<ClContext>,
         bytes: usize,
         queue: &QueueInner,
+        what: &'static str,
     ) -> Result<Arc<DeviceBuffer>> {
         let capacity = size_class(bytes);
-        Self::check_size(ctx, capacity)?;
+        Self::check_size(ctx, capacity, what)?;
         let mut taken = ctx.pool.take(capacity, queue);
         if taken.is_none() {
-            match Self::create_once(ctx, capacity) {
-                Ok(mem) => return Ok(Self::wrap(ctx, mem, capacity, Access::default())),
-                // No memory for a new one: a free one still in use, with a wait.
-                Err(_) => taken = ctx.pool.take_any(capacity),
+            if let Some(mem) = Self::create_within_limit(ctx, capacity) {
+                return Ok(Self::wrap_new(ctx, mem, capacity));
             }
+            // No room for a new one: a free one still in use, with a wait.
+            taken = ctx.pool.take_any(capacity);
         }
         if let Some((mem, access)) = taken {
             Counters::add(&ctx.counters.buffers_reused, 1);
             return Ok(Self::wrap(ctx, mem, capacity, access));
         }
-        Ok(Self::wrap(
-            ctx,
-            Self::create(ctx, capacity)?,
-            capacity,
-            Access::default(),
-        ))
+        Ok(Self::wrap_new(ctx, Self::create(ctx, capacity, what)?, capacity))
+    }
+
+    /// A buffer just created, counted as allocated.
+    fn wrap_new(ctx: &Arc<ClContext>, mem: cl_mem, capacity: usize) -> Arc<DeviceBuffer> {
+        Counters::add(&ctx.counters.buffers_allocated, 1);
+        Counters::add(&ctx.counters.bytes_allocated, capacity as u64);
+        Self::wrap(ctx, mem, capacity, Access::default())
     }
 
     fn wrap(ctx: &Arc<ClContext>, mem: cl_mem, capacity: usize, access: Access) -> Arc<DeviceBuffer> {
@@ -101,48 +108,87 @@ impl DeviceBuffer {
         data: &[u8],
     ) -> Result<Arc<DeviceBuffer>> {
         if data.is_empty() {
-            return Self::uninit(ctx, 0, queue);
+            return Self::uninit(ctx, 0, queue, "an upload");
         }
         let capacity = size_class(data.len());
-        let mem = Self::create(ctx, capacity)?;
-        let buffer = Arc::new(DeviceBuffer {
-            mem,
-            capacity,
-            access: Mutex::default(),
-            ctx: ctx.clone(),
-        });
+        let buffer = Self::wrap_new(ctx, Self::create(ctx, capacity, "an upload")?, capacity);
+        let mem = buffer.mem;
         cl::write_buffer_blocking(queue.raw(), mem, data.len(), data.as_ptr() as *const c_void)?;
         Counters::add(&ctx.counters.bytes_uploaded, data.len() as u64);
         Ok(buffer)
     }
 
-    /// A new buffer; if the device has no memory for it, the pool's buffers are released
-    /// and it is tried once more.
-    fn create(ctx: &Arc<ClContext>, capacity: usize) -> Result<cl_mem> {
-        Self::check_size(ctx, capacity)?;
-        Self::create_once(ctx, capacity).or_else(|_| {
-            ctx.pool.clear();
-            Self::create_once(ctx, capacity)
-        })
+    /// A new buffer of `capacity` bytes of `what`. When it would pass the context's
+    /// memory limit, or the driver has no memory for it, the pool's free buffers are
+    /// released first; memory released but still used by queued commands is waited for
+    /// when it makes room. `OutOfMemory` otherwise, naming the request and what is held.
+    /// The caller wraps it (a `DeviceBuffer` returns it to the pool) or releases it
+    /// through the context's memory
+    /// ([`DeviceMemory::release`](crate::backend::memory::DeviceMemory::release)).
+    pub(crate) fn create(ctx: &Arc<ClContext>, capacity: usize, what: &'static str) -> Result<cl_mem> {
+        Self::check_size(ctx, capacity, what)?;
+        if let Some(mem) = Self::create_within_limit(ctx, capacity) {
+            return Ok(mem);
+        }
+        if ctx.pool.clear() > 0 {
+            Counters::add(&ctx.counters.pool_trims, 1);
+        }
+        let mut refused = false;
+        loop {
+            let reserved = ctx.memory.reserve(capacity as u64) || ctx.memory.wait_for_room(capacity as u64);
+            if !reserved {
+                return Err(ctx.out_of_memory(
+                    what,
+                    capacity,
+                    "it would pass the context's memory limit (ContextBuilder::memory_limit), \
+                     with the pool's free buffers released"
+                        .into(),
+                ));
+            }
+            match ctx.memory.create(ctx.cl_context_handle(), capacity) {
+                Ok(mem) => return Ok(mem),
+                // The driver refused below the limit: memory released by this context
+                // comes back when the commands still using it complete; then once more.
+                Err(code) if Error::is_alloc_failure(code) && !refused => {
+                    refused = true;
+                    ctx.memory.wait_released();
+                }
+                Err(code) if Error::is_alloc_failure(code) => {
+                    let reason = format!(
+                        "the driver has no memory for it ({}) although the context's limit \
+                         allows it: other contexts or processes use the device",
+                        cl3::error_codes::error_text(code)
+                    );
+                    return Err(ctx.out_of_memory(what, capacity, reason));
+                }
+                Err(code) => return Err(Error::cl("clCreateBuffer", code)),
+            }
+        }
     }
 
-    /// `Ok` if a buffer of `capacity` bytes may be created on the context's device.
-    pub(crate) fn check_size(ctx: &ClContext, capacity: usize) -> Result<()> {
-        if capacity as u64 > ctx.device.max_alloc_bytes {
-            return Err(Error::OutOfMemory {
-                what: "allocating a device buffer (over CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
-                bytes: capacity,
-            });
+    /// A new buffer of `capacity` bytes if it fits under the memory limit and the driver
+    /// has the memory, freeing nothing.
+    fn create_within_limit(ctx: &Arc<ClContext>, capacity: usize) -> Option<cl_mem> {
+        if !ctx.memory.reserve(capacity as u64) {
+            return None;
+        }
+        ctx.memory.create(ctx.cl_context_handle(), capacity).ok()
+    }
+
+    /// `Ok` if a buffer of `capacity` bytes of `what` may be created on the context's
+    /// device: no larger than its largest buffer, nor than the context's memory limit.
+    pub(crate) fn check_size(ctx: &ClContext, capacity: usize, what: &'static str) -> Result<()> {
+        let max = ctx.device.max_alloc_bytes;
+        if capacity as u64 > max {
+            let reason =
+                format!("over the device's largest buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE, {max} bytes)");
+            return Err(ctx.out_of_memory(what, capacity, reason));
+        }
+        if capacity as u64 > ctx.memory.limit() {
+            let reason = "over the context's whole memory limit (ContextBuilder::memory_limit)".into();
+            return Err(ctx.out_of_memory(what, capacity, reason));
         }
         Ok(())
-    }
-
-    fn create_once(ctx: &Arc<ClContext>, capacity: usize) -> Result<cl_mem> {
-        let mem = cl::create_buffer(ctx.cl_context_handle(), capacity)
-            .map_err(|code| Error::alloc("clCreateBuffer", code, "allocating a device buffer", capacity))?;
-        Counters::add(&ctx.counters.buffers_allocated, 1);
-        Counters::add(&ctx.counters.bytes_allocated, capacity as u64);
-        Ok(mem)
     }
 }
 

@@ -271,6 +271,18 @@ pub(crate) fn create_buffer(
     unsafe { cl3::memory::create_buffer(context, cl3::memory::CL_MEM_READ_WRITE, bytes, ptr::null_mut()) }
 }
 
+/// `clSetMemObjectDestructorCallback`: `notify(mem, user_data)` runs (on a driver
+/// thread, or within the release) once OpenCL has freed `mem`, after the last command
+/// using it completed.
+pub(crate) fn set_destructor_callback(
+    mem: cl_mem,
+    notify: extern "C" fn(cl_mem, *mut c_void),
+    user_data: *mut c_void,
+) -> std::result::Result<(), i32> {
+    // The buffer is valid; `notify` and what `user_data` points to live until it runs.
+    unsafe { cl3::memory::set_mem_object_destructor_callback(mem, notify, user_data) }
+}
+
 /// `clReleaseMemObject`.
 pub(crate) fn release_mem(mem: cl_mem) {
     // called once per created buffer, when its last owner lets go.

@@ -1,5 +1,6 @@
 //! [`ClContext`]: a device's OpenCL context and what every object created in it needs
-//! (the device, counters, the buffer pool, the disk cache and build settings). Buffers,
+//! (the device, counters, its device memory and the buffer pool, the disk cache and build
+//! settings). Buffers,
 //! programs and kernels hold this, not the whole context, so that the context (which
 //! owns their caches and its queues) sits above them.
 
@@ -9,17 +10,20 @@ use cl3::types::cl_context;
 
 use crate::backend::cache::DiskCache;
 use crate::backend::device::DeviceInfo;
+use crate::backend::memory::DeviceMemory;
 use crate::backend::pool::BufferPool;
 use crate::backend::tag::ContextTag;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::stats::Counters;
+use crate::stats::{Counters, MemoryStats};
 
 pub(crate) struct ClContext {
     pub(crate) device: DeviceInfo,
     /// This context's identity, which its queues (and their events) carry too.
     pub(crate) tag: ContextTag,
     pub(crate) counters: Arc<Counters>,
+    /// What the context's buffers hold, against its limit.
+    pub(crate) memory: Arc<DeviceMemory>,
     pub(crate) pool: BufferPool,
     pub(crate) show_kernels: bool,
     /// Build `float` division and `sqrt` correctly rounded (asked for, and supported).
@@ -32,6 +36,31 @@ impl ClContext {
     pub(crate) fn cl_context_handle(&self) -> cl_context {
         self.cl_context.get()
     }
+    /// The context's device memory now.
+    pub(crate) fn memory_stats(&self) -> MemoryStats {
+        // (Two reads: a buffer another thread takes or gives back meanwhile may be
+        // counted on the wrong side.)
+        let pooled = self.pool.bytes();
+        let (held, peak) = self.memory.held();
+        MemoryStats {
+            bytes_live: held.saturating_sub(pooled),
+            bytes_pooled: pooled,
+            bytes_limit: self.memory.limit(),
+            peak_bytes_in_use: peak,
+        }
+    }
+
+    /// [`Error::OutOfMemory`] for `bytes` bytes of `what`, which could not be had
+    /// because of `reason`, with the memory in use now.
+    pub(crate) fn out_of_memory(&self, what: &'static str, bytes: usize, reason: String) -> Error {
+        Error::OutOfMemory {
+            what,
+            bytes,
+            reason,
+            memory: self.memory_stats(),
+        }
+    }
+
     /// Errors unless the device can hold elements of `dtype`.
     pub(crate) fn check_dtype(&self, dtype: DType) -> Result<()> {
         if dtype == DType::F64 && !self.device.fp64 {

@@ -11,6 +11,7 @@ use crate::backend::device::{DeviceInfo, DeviceType};
 use crate::backend::dispatch::{Dispatcher, Jobs, Waits};
 use crate::backend::dispatch_mode::Dispatch;
 use crate::backend::kernel::CompiledKernel;
+use crate::backend::memory::DeviceMemory;
 use crate::backend::pool::BufferPool;
 use crate::backend::queue::QueueInner;
 use crate::backend::tag::ContextTag;
@@ -177,6 +178,9 @@ pub(crate) struct Options {
     pub(crate) max_queued_commands: usize,
     /// [`ContextBuilder::spare_buffers`](crate::ContextBuilder::spare_buffers).
     pub(crate) spare_buffers: usize,
+    /// [`ContextBuilder::memory_limit`](crate::ContextBuilder::memory_limit) (`None`: the
+    /// default for the device, [`default_memory_limit`]).
+    pub(crate) memory_limit: Option<u64>,
     pub(crate) tuning: crate::profile::Tuning,
     pub(crate) dump_dot: Option<std::path::PathBuf>,
     pub(crate) dispatch: Dispatch,
@@ -202,6 +206,11 @@ impl ContextInner {
             _ => Waits::Poll,
         };
         let dispatcher = Dispatcher::new(counters.clone(), waits);
+        let memory = DeviceMemory::new(
+            options
+                .memory_limit
+                .unwrap_or_else(|| default_memory_limit(device.global_mem_bytes)),
+        );
         let default_queue = Arc::new(QueueInner::new(
             0,
             create_queue(&cl_context, &device)?,
@@ -209,14 +218,16 @@ impl ContextInner {
             tag.clone(),
             dispatcher.jobs.clone(),
             options.max_queued_commands,
+            memory.clone(),
         ));
-        let pool = BufferPool::new(device.global_mem_bytes, options.spare_buffers);
+        let pool = BufferPool::new(memory.clone(), options.spare_buffers, counters.clone());
         Ok(Arc::new(ContextInner {
             profile: device.profile(options.tuning),
             cl: Arc::new(ClContext {
                 device,
                 tag,
                 counters,
+                memory,
                 pool,
                 show_kernels: options.show_kernels,
                 precise_div_sqrt: options.precise_div_sqrt,
@@ -302,6 +313,7 @@ impl ContextInner {
             self.tag.clone(),
             self.jobs().clone(),
             self.max_queued_commands,
+            self.memory.clone(),
         ));
         // Another thread may have won the race; its queue is kept and ours released.
         Ok(self.transfer_queue.get_or_init(|| q))
@@ -327,6 +339,7 @@ impl ContextInner {
             self.tag.clone(),
             self.jobs().clone(),
             self.max_queued_commands,
+            self.memory.clone(),
         ));
         queues.next_id += 1;
         queues.live.retain(|q| q.strong_count() > 0);
@@ -351,6 +364,13 @@ impl Drop for ContextInner {
         }
         self.pool.clear();
     }
+}
+
+/// The memory limit of a context on a device that reports `global_mem_bytes`
+/// (`CL_DEVICE_GLOBAL_MEM_SIZE`) when none is set: all of it but a sixteenth, which the
+/// driver's own allocations take from the same memory without lazycl seeing them.
+pub(crate) fn default_memory_limit(global_mem_bytes: u64) -> u64 {
+    global_mem_bytes - global_mem_bytes / 16
 }
 
 /// Creates an in-order command queue without profiling (the cheapest launches).

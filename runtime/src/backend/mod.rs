@@ -13,6 +13,7 @@ pub(crate) mod device;
 pub(crate) mod dispatch;
 pub(crate) mod dispatch_mode;
 pub(crate) mod kernel;
+pub(crate) mod memory;
 pub(crate) mod pool;
 pub(crate) mod program;
 pub(crate) mod queue;

@@ -9,17 +9,21 @@
 //! work (independent queues each settle on buffers of their own); beyond that, or when
 //! the device has no memory for a new one, it hands out the oldest of them, and the new
 //! owner's first command waits for its old commands on the device.
+//!
+//! Pooled buffers count as held against the context's memory limit (`memory`); an
+//! allocation that would pass it empties the pool first ([`BufferPool::clear`]).
 
 use rustc_hash::FxHashMap as HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use cl3::types::cl_mem;
 
 use crate::backend::access::Access;
-use crate::backend::cl;
+use crate::backend::memory::DeviceMemory;
 use crate::backend::queue::QueueInner;
+use crate::stats::Counters;
 
-/// Pooled memory beyond this fraction of the device's global memory is released.
+/// Pooled memory beyond this fraction of the context's memory limit is released.
 const POOL_FRACTION: u64 = 4;
 
 /// How many of a size class's free buffers, newest first, `take` looks at for one that
@@ -28,13 +32,14 @@ const LOOK_AT: usize = 64;
 
 /// Free device buffers by size class, each with the record of the commands that last used
 /// it (so its next owner orders its commands after them).
-#[derive(Default)]
 pub(crate) struct BufferPool {
     free: Mutex<PoolState>,
     limit_bytes: u64,
     /// How many free buffers of one class that other queues still use the pool passes
     /// over (making a new buffer instead) before it hands one out with a wait.
     spare: usize,
+    memory: Arc<DeviceMemory>,
+    counters: Arc<Counters>,
 }
 
 #[derive(Default)]
@@ -48,12 +53,19 @@ unsafe impl Send for BufferPool {}
 unsafe impl Sync for BufferPool {}
 
 impl BufferPool {
-    pub(crate) fn new(global_mem_bytes: u64, spare: usize) -> Self {
+    pub(crate) fn new(memory: Arc<DeviceMemory>, spare: usize, counters: Arc<Counters>) -> Self {
         BufferPool {
             free: Mutex::default(),
-            limit_bytes: global_mem_bytes / POOL_FRACTION,
+            limit_bytes: memory.limit() / POOL_FRACTION,
             spare,
+            memory,
+            counters,
         }
+    }
+
+    /// Bytes of the free buffers held now.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.free.lock().unwrap_or_else(|e| e.into_inner()).bytes
     }
 
     /// A free buffer of `capacity` bytes for a command on `queue`: the newest whose record
@@ -92,24 +104,35 @@ impl BufferPool {
         let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
         if st.bytes + capacity as u64 > self.limit_bytes {
             drop(st);
-            // OpenCL frees the memory once the commands using it have completed.
-            cl::release_mem(mem);
-            drop(access);
+            self.release(mem, capacity, access);
             return;
         }
         st.bytes += capacity as u64;
         st.by_size.entry(capacity).or_default().push((mem, access));
     }
 
-    /// Releases every pooled buffer.
-    pub(crate) fn clear(&self) {
+    /// Releases every pooled buffer; returns how many there were.
+    pub(crate) fn clear(&self) -> usize {
         let drained: Vec<_> = {
             let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
             st.bytes = 0;
-            st.by_size.drain().flat_map(|(_, v)| v).collect()
+            st.by_size
+                .drain()
+                .flat_map(|(size, v)| v.into_iter().map(move |e| (size, e)))
+                .collect()
         };
-        for (mem, _access) in drained {
-            cl::release_mem(mem);
+        let count = drained.len();
+        for (capacity, (mem, access)) in drained {
+            self.release(mem, capacity, access);
         }
+        count
+    }
+
+    /// Releases a buffer: OpenCL frees its memory once the commands using it have
+    /// completed, which are submitted now so that they do.
+    fn release(&self, mem: cl_mem, capacity: usize, access: Access) {
+        access.submit_pending();
+        self.memory.release(mem, capacity);
+        Counters::add(&self.counters.buffers_released, 1);
     }
 }

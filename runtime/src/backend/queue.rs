@@ -27,10 +27,14 @@ use cl3::types::{cl_command_queue, cl_event, cl_mem};
 
 use crate::backend::cl;
 use crate::backend::dispatch::Jobs;
+use crate::backend::memory::DeviceMemory;
 use crate::backend::tag::ContextTag;
 use crate::error::{Error, Result};
 use crate::layout::FINISH_COUNTERS;
 use crate::stats::{Counters, WaitReason};
+
+/// The bytes of a queue's finish counters ([`QueueInner::finish_counters`]).
+const FINISH_COUNTER_BYTES: usize = FINISH_COUNTERS * 4;
 
 /// The shared part of a queue. Lives while a `Queue` handle, an `Event` or a buffer's
 /// record of a command names it (the default queue also while its context lives);
@@ -52,6 +56,8 @@ pub(crate) struct QueueInner {
     /// Commands up to this position are known to have completed.
     done: AtomicU64,
     state: Mutex<QueueState>,
+    /// The context's device memory, which the queue's finish counters count in.
+    memory: Arc<DeviceMemory>,
 }
 
 #[derive(Default)]
@@ -91,6 +97,7 @@ impl QueueInner {
         context: ContextTag,
         jobs: Jobs,
         max_queued: usize,
+        memory: Arc<DeviceMemory>,
     ) -> Self {
         Counters::add(&counters.queues_created, 1);
         QueueInner {
@@ -103,6 +110,7 @@ impl QueueInner {
             checkpoint_stride: (max_queued as u64 / CHECKPOINTS_PER_BOUND).max(1),
             done: AtomicU64::new(0),
             state: Mutex::default(),
+            memory,
         }
     }
 
@@ -193,17 +201,27 @@ impl QueueInner {
     /// their own kernel: each block of outputs counts its finished work-groups in one, and
     /// the last group sets it back to zero. One set per queue is enough: commands on a
     /// queue run one after another. Created (and zeroed by a fill queued here) on first
-    /// use; released with the queue.
-    pub(crate) fn finish_counters(&self, context: cl3::types::cl_context) -> Result<cl3::types::cl_mem> {
-        let mut st = self.lock();
-        if let Some(mem) = st.finish_counters {
+    /// use, by `create` (given the bytes: a buffer of the context's
+    /// [`DeviceMemory`]); released with the queue.
+    pub(crate) fn finish_counters(
+        &self,
+        create: impl FnOnce(usize) -> Result<cl3::types::cl_mem>,
+    ) -> Result<cl3::types::cl_mem> {
+        if let Some(mem) = self.lock().finish_counters {
             return Ok(mem);
         }
-        let bytes = FINISH_COUNTERS * 4;
-        let mem = cl::create_buffer(context, bytes)
-            .map_err(|code| Error::alloc("clCreateBuffer", code, "allocating reduction counters", bytes))?;
+        // Made without the queue's lock: making room may flush this queue.
+        let bytes = FINISH_COUNTER_BYTES;
+        let mem = create(bytes)?;
+        let mut st = self.lock();
+        if let Some(made) = st.finish_counters {
+            // Another thread's came first.
+            drop(st);
+            self.memory.release(mem, bytes);
+            return Ok(made);
+        }
         if let Err(e) = cl::fill_buffer(self.raw, mem, &[0u8; 4], bytes, &[], false) {
-            cl::release_mem(mem);
+            self.memory.release(mem, bytes);
             return Err(e);
         }
         st.finish_counters = Some(mem);
@@ -301,7 +319,8 @@ impl Drop for QueueInner {
             .map(|s| s.finish_counters.take())
             .unwrap_or(None)
         {
-            cl::release_mem(mem);
+            // Released before the queue, whose release submits what still uses it.
+            self.memory.release(mem, FINISH_COUNTER_BYTES);
         }
         cl::release_queue(self.raw);
     }

@@ -34,7 +34,7 @@ pub(crate) fn compact(
     }
     let tiles = plan.tiles();
     // The tile counter, then each tile's state, all zero.
-    let status = DeviceBuffer::uninit(&ctx.cl, (tiles + 1) * 8, queue)?;
+    let status = DeviceBuffer::uninit(&ctx.cl, (tiles + 1) * 8, queue, "a compaction's tile counts")?;
     zero(ctx, queue, &status, (tiles + 1) * 8)?;
     let kernel = cached_kernel(ctx, &key::compact(plan), COMPACT_KERNEL_NAME, || {
         Ok(compact_source(plan))

@@ -28,7 +28,12 @@ pub(super) fn gemm_row_results(
     };
     Ok(Some(match targets.iter().find(|(t, _)| *t == row.node) {
         Some((_, b)) => b.clone(),
-        None => DeviceBuffer::uninit(&ctx.cl, g.matrices() * g.m * row.dtype.size(), queue)?,
+        None => DeviceBuffer::uninit(
+            &ctx.cl,
+            g.matrices() * g.m * row.dtype.size(),
+            queue,
+            "a matrix product's row results",
+        )?,
     }))
 }
 
@@ -58,6 +63,7 @@ pub(crate) fn launch_gemm(
             &ctx.cl,
             s * plan.numel * g.dtype.size(),
             queue,
+            "a split matrix product's partial products",
         )?),
     };
     Bindings {

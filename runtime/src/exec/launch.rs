@@ -82,7 +82,7 @@ fn launch_with<L: Leaves + ?Sized>(
                         Some(r) => r.rows,
                         None => plan.reduce.map_or(plan.numel, |r| r.n_out),
                     };
-                    DeviceBuffer::uninit(&ctx.cl, n * o.dtype.size(), queue)?
+                    DeviceBuffer::uninit(&ctx.cl, n * o.dtype.size(), queue, "a kernel's output")?
                 }
             };
             // Its later phases read it as an input (from local memory in fact).
@@ -208,7 +208,12 @@ fn side_buffers(
         Some(row) => {
             let buffer = match targets.iter().find(|(t, _)| *t == row.node) {
                 Some((_, b)) => b.clone(),
-                None => DeviceBuffer::uninit(&ctx.cl, r.n_red * row.dtype.size(), queue)?,
+                None => DeviceBuffer::uninit(
+                    &ctx.cl,
+                    r.n_red * row.dtype.size(),
+                    queue,
+                    "a row kernel's row results",
+                )?,
             };
             Some(buffer)
         }
@@ -218,10 +223,15 @@ fn side_buffers(
         Some(t) => {
             let result = match targets.iter().find(|(n, _)| *n == t.node) {
                 Some((_, b)) => b.clone(),
-                None => DeviceBuffer::uninit(&ctx.cl, t.dtype.size(), queue)?,
+                None => DeviceBuffer::uninit(&ctx.cl, t.dtype.size(), queue, "a reduction's total")?,
             };
             let parts = if r.segments > 1 {
-                DeviceBuffer::uninit(&ctx.cl, r.segments * t.dtype.size(), queue)?
+                DeviceBuffer::uninit(
+                    &ctx.cl,
+                    r.segments * t.dtype.size(),
+                    queue,
+                    "a total's partial results",
+                )?
             } else {
                 result.clone()
             };

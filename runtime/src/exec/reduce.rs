@@ -34,9 +34,14 @@ pub(crate) fn launch_reduce(
     let s = r.segments;
     let n_parts = r.n_out * s;
     let (pv, pi) = if s > 1 {
-        let pv = DeviceBuffer::uninit(&ctx.cl, n_parts * r.in_dtype.size(), queue)?;
+        let pv = DeviceBuffer::uninit(
+            &ctx.cl,
+            n_parts * r.in_dtype.size(),
+            queue,
+            "a reduction's partial results",
+        )?;
         let pi = if r.op.is_arg() {
-            DeviceBuffer::uninit(&ctx.cl, n_parts * 8, queue)?
+            DeviceBuffer::uninit(&ctx.cl, n_parts * 8, queue, "a reduction's partial indices")?
         } else {
             pv.clone()
         };
@@ -44,11 +49,14 @@ pub(crate) fn launch_reduce(
     } else {
         (out.clone(), out.clone())
     };
-    let counters = if r.finish == Finish::InKernel || total.is_some() {
-        Some(queue.finish_counters(ctx.cl_context_handle())?)
-    } else {
-        None
-    };
+    let counters =
+        if r.finish == Finish::InKernel || total.is_some() {
+            Some(queue.finish_counters(|bytes| {
+                DeviceBuffer::create(&ctx.cl, bytes, "a reduction's finish counters")
+            })?)
+        } else {
+            None
+        };
     Bindings {
         io,
         row_out,

@@ -50,9 +50,9 @@ pub(crate) fn launch_scan(
     let status_bytes = 4;
     // Each tile's total and prefix: a 64-bit word per 32 bits, zero until published.
     let words_bytes = tiles * s.dtype.size().div_ceil(4) * 8;
-    let status = DeviceBuffer::uninit(&ctx.cl, status_bytes, queue)?;
-    let totals = DeviceBuffer::uninit(&ctx.cl, words_bytes, queue)?;
-    let prefixes = DeviceBuffer::uninit(&ctx.cl, words_bytes, queue)?;
+    let status = DeviceBuffer::uninit(&ctx.cl, status_bytes, queue, "a scan's tile states")?;
+    let totals = DeviceBuffer::uninit(&ctx.cl, words_bytes, queue, "a scan's tile sums")?;
+    let prefixes = DeviceBuffer::uninit(&ctx.cl, words_bytes, queue, "a scan's tile sums")?;
     for (buffer, bytes) in [
         (&status, status_bytes),
         (&totals, words_bytes),

@@ -53,7 +53,8 @@ pub(crate) fn sort_rows(
     let n = plan.rows * plan.len;
     let key_bytes = n * plan.dtype.size();
     let value_bytes = n * plan.payload.bytes() as usize;
-    let new = |bytes: usize| DeviceBuffer::uninit(&ctx.cl, bytes.max(1), queue);
+    let new =
+        |bytes: usize| DeviceBuffer::uninit(&ctx.cl, bytes.max(1), queue, "a sort's results and scratch");
     match plan.layout {
         SortLayout::Local { group, .. } => {
             let keys_out = new(key_bytes)?;
@@ -102,7 +103,8 @@ fn radix(
     key_bytes: usize,
     value_bytes: usize,
 ) -> Result<Sorted> {
-    let new = |bytes: usize| DeviceBuffer::uninit(&ctx.cl, bytes.max(1), queue);
+    let new =
+        |bytes: usize| DeviceBuffer::uninit(&ctx.cl, bytes.max(1), queue, "a sort's results and scratch");
     let passes = plan.passes();
     let digits = RADIX_DIGITS as usize;
     let hist = new(plan.rows * passes as usize * digits * 4)?;

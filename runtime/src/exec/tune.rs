@@ -193,7 +193,7 @@ impl Buffers {
         let spaces = g.spaces();
         let zeroed = |elements: usize, size: usize| -> Result<Arc<DeviceBuffer>> {
             let bytes = (elements.max(1) * size).next_multiple_of(8);
-            let b = DeviceBuffer::uninit(&ctx.cl, bytes, queue)?;
+            let b = DeviceBuffer::uninit(&ctx.cl, bytes, queue, "a tile search's test data")?;
             cl::fill_buffer(queue.raw(), b.mem(), &[0u8; 4], bytes, &[], false)?;
             Ok(b)
         };

@@ -152,7 +152,7 @@ fn build(
         ),
         Build::Operand => inputs[0].clone(),
         Build::Empty => {
-            let buffer = DeviceBuffer::uninit(&part.cl, 0, part.queue())?;
+            let buffer = DeviceBuffer::uninit(&part.cl, 0, part.queue(), "an empty part")?;
             Node::new(
                 part.clone(),
                 node.dtype,
