@@ -35,6 +35,7 @@ mod lazy_property;
 mod math;
 mod matmul;
 mod program_cache;
+mod program_cache_files;
 mod random;
 mod reductions;
 mod replay;

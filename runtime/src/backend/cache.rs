@@ -5,7 +5,11 @@
 //! platform name and version, device name, driver version, lazycl version), the binary,
 //! and a checksum of everything before it. A file is used only when its magic, lengths,
 //! checksum and full key all match; anything else (truncated, corrupt, foreign, of an
-//! older format) is rebuilt from source and replaced. Files are written to a unique
+//! older format) is rebuilt from source and replaced. The binary carries its key too:
+//! every program is compiled with an empty kernel named by the key's hash
+//! ([`DiskCache::identity`]), which `program::obtain` looks for in a loaded binary, so a
+//! file whose header is right but whose binary is another program's is not used either.
+//! Files are written to a unique
 //! temporary file (`tempfile`) and renamed into place, so processes racing on one key all
 //! succeed. A directory that cannot be written degrades to in-memory caching with a
 //! one-time warning.
@@ -21,10 +25,12 @@ use crate::backend::device::DeviceInfo;
 use crate::env;
 use crate::error::Result;
 
-/// The file format's magic and version. Version 2: the checksum is xxh3 of every byte
-/// before it (version 1's was FNV-1a of the key and binary, and its files were named by
-/// FNV-1a, so this version never opens them; they stay until the directory is cleared).
-const MAGIC: &[u8; 8] = b"LZCLBIN2";
+/// The file format's magic and version. Version 3: binaries carry their identity kernel
+/// (version 2's do not, so their files are misses, rebuilt and replaced). The checksum is
+/// xxh3 of every byte before it since version 2 (version 1's was FNV-1a of the key and
+/// binary, and its files were named by FNV-1a, so this version never opens them; they
+/// stay until the directory is cleared).
+const MAGIC: &[u8; 8] = b"LZCLBIN3";
 
 /// Where (and whether) programs are cached on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +105,14 @@ impl DiskCache {
 
     fn key(&self, source: &str, options: &str) -> String {
         format!("{}|options={options}|source={source}", self.device_key)
+    }
+
+    /// The name of the empty kernel that every program of `source` and `options` is
+    /// compiled with on this device: `lazycl_id_` and the hash of the full key. Found in
+    /// a binary, it says the binary was compiled from this key's source, whatever the
+    /// file around it says.
+    pub(crate) fn identity(&self, source: &str, options: &str) -> String {
+        format!("lazycl_id_{:016x}", hash(self.key(source, options).as_bytes()))
     }
 
     fn path(&self, dir: &Path, key: &str) -> PathBuf {
@@ -233,9 +247,9 @@ mod tests {
 
     #[test]
     fn a_file_of_another_format_version_is_a_miss() {
-        // Version 1's magic with a checksum that is right for the bytes.
+        // Version 2's magic with a checksum that is right for the bytes.
         let mut old = encode(b"key", b"binary");
-        old[7] = b'1';
+        old[7] = b'2';
         let body = old.len() - 8;
         let sum = hash(&old[..body]).to_le_bytes();
         old[body..].copy_from_slice(&sum);
