@@ -34,6 +34,7 @@ mod lazy_ops;
 mod lazy_property;
 mod math;
 mod matmul;
+mod matmul_tiles;
 mod program_cache;
 mod program_cache_files;
 mod random;

@@ -14,10 +14,7 @@ use crate::common::{rng, Random};
 
 /// A fresh directory for one case.
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "lazycl-cache-files-{}-{name}",
-        std::process::id()
-    ));
+    let d = std::env::temp_dir().join(format!("lazycl-cache-files-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }
@@ -147,9 +144,21 @@ fn a_file_that_is_not_the_programs_own_is_rebuilt_from_source() {
     // told apart by the binary itself)
     let cases: Vec<(&str, Vec<u8>, bool)> = vec![
         ("another program's file", other.clone(), false),
-        ("another program's file cut or padded to this one's length", same_length, false),
-        ("this file truncated by half", own[..own.len() / 2].to_vec(), false),
-        ("this file less its last byte", own[..own.len() - 1].to_vec(), false),
+        (
+            "another program's file cut or padded to this one's length",
+            same_length,
+            false,
+        ),
+        (
+            "this file truncated by half",
+            own[..own.len() / 2].to_vec(),
+            false,
+        ),
+        (
+            "this file less its last byte",
+            own[..own.len() - 1].to_vec(),
+            false,
+        ),
         ("an empty file", Vec::new(), false),
         ("garbage of this file's length", garbage, false),
         ("a short text", b"not a program".to_vec(), false),

@@ -66,6 +66,10 @@ impl CacheDir {
     }
 }
 
+/// The largest table file read: a table of every shape class a device can meet is a few
+/// kilobytes; a larger file is not one lazycl wrote, and is ignored (then replaced).
+const MAX_TABLE_BYTES: u64 = 1 << 20;
+
 /// A context's disk cache.
 pub(crate) struct DiskCache {
     dir: Option<PathBuf>,
@@ -150,12 +154,24 @@ impl DiskCache {
     }
 
     /// This device's table `name`, if one was written: the lines after its first, which
-    /// names the device (a file of another device, a hash collision, is ignored).
+    /// names the device (a file of another device, a hash collision, is ignored, and so
+    /// is one that is not UTF-8 or larger than [`MAX_TABLE_BYTES`]).
     pub(crate) fn read_table(&self, name: &str) -> Option<String> {
         let dir = self.dir.as_ref()?;
-        let text = fs::read_to_string(self.table_path(dir, name)).ok()?;
+        let path = self.table_path(dir, name);
+        if fs::metadata(&path).ok()?.len() > MAX_TABLE_BYTES {
+            return None;
+        }
+        let text = fs::read_to_string(path).ok()?;
         let (first, rest) = text.split_once('\n')?;
         (first == self.device_key).then(|| rest.to_string())
+    }
+
+    /// The file of this device's table `name` and the line it starts with (for tests
+    /// that write one), if there is a disk cache.
+    pub(crate) fn table_file(&self, name: &str) -> Option<(PathBuf, String)> {
+        let dir = self.dir.as_ref()?;
+        Some((self.table_path(dir, name), self.device_key.clone()))
     }
 
     /// Writes this device's table `name` (atomically, like a binary).
