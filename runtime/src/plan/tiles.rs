@@ -392,6 +392,12 @@ mod tests {
         ] {
             assert!(!fits(&t, &wide, f32), "{what}: {t}");
         }
+        // The limits exclude no tile of the tables on the devices they are for.
+        for (gpu, list) in [(true, &GPU_CANDIDATES[..]), (false, &CPU_CANDIDATES[..])] {
+            for t in list {
+                assert!(fits(t, &profile(gpu), f32), "{t}");
+            }
+        }
         // On PoCL's profile: the tile that crashed the process (4 MiB of accumulators
         // per work-group) and the one whose compile took minutes.
         let p = profile(false);
