@@ -21,6 +21,10 @@ pub struct Tuning {
     /// Every GEMM kernel takes this tile (where it fits the device), with no search: so
     /// that tests cover each tile a search may choose.
     pub gemm_tile: Option<crate::layout::GemmTile>,
+    /// How long the trial of a tile read from the disk cache's table may take before the
+    /// tile is discarded (by default `exec::tune`'s limit): so that tests can make a
+    /// trial fail.
+    pub tile_trial_limit: Option<std::time::Duration>,
     /// Every row kernel's work-items take about this many elements of a row each (at
     /// most what registers hold): so that a sweep measures the rule's choice.
     pub row_items: Option<u32>,
@@ -50,14 +54,25 @@ pub(crate) struct DeviceProfile {
     pub(crate) gpu: bool,
     /// `CL_DEVICE_MAX_COMPUTE_UNITS`.
     pub(crate) compute_units: u32,
-    /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
+    /// The largest work-group of a one-dimensional launch: `CL_DEVICE_MAX_WORK_GROUP_SIZE`,
+    /// or the first of `CL_DEVICE_MAX_WORK_ITEM_SIZES` if that is smaller.
     pub(crate) max_group: usize,
     /// `CL_DEVICE_LOCAL_MEM_SIZE`.
     pub(crate) local_mem_bytes: u64,
+    /// The most bytes of values a work-group's work-items may keep live together (in
+    /// registers on a GPU, in the work-group function's stack frame on PoCL): the
+    /// registers of a work-group where the device says (NVIDIA's
+    /// `CL_DEVICE_REGISTERS_PER_BLOCK_NV`, 4 bytes each), else [`GROUP_PRIVATE_BYTES`].
+    pub(crate) private_bytes: u64,
     /// `CL_DEVICE_MAX_PARAMETER_SIZE`.
     pub(crate) parameter_bytes: usize,
     pub(crate) tuning: Tuning,
 }
+
+/// The private bytes of a work-group on a device that does not say
+/// ([`DeviceProfile::private_bytes`]): on PoCL (CPU) a GEMM tile whose work-group kept
+/// 2 MiB of accumulators ran and one of 4 MiB crashed the process.
+pub(crate) const GROUP_PRIVATE_BYTES: u64 = 1 << 20;
 
 /// Fixed kernel arguments besides inputs, scalars and outputs: `n` and up to this many dims.
 const MAX_ARGS_CEILING: usize = 96;

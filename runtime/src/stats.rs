@@ -127,13 +127,20 @@ counters! {
     /// Host waits because a queue held as many unfinished commands as
     /// `ContextBuilder::max_queued_commands` allows (back-pressure).
     waits_backpressure,
-    /// Host waits to time the candidate tiles of a GEMM search.
+    /// Host waits to time the candidate tiles of a GEMM search, or to try a tile of the
+    /// disk cache's table.
     waits_search,
     /// Searches for a GEMM kernel's tiles (once per shape class and device: the result
     /// is kept beside the program cache).
     gemm_searches,
     /// Candidate tiles a search built and timed.
     gemm_candidates,
+    /// Trials of GEMM tiles read from the disk cache's table and not known to run on the
+    /// device: each built, launched once and waited for before it is used.
+    gemm_tile_trials,
+    /// Entries of the disk cache's table of GEMM tiles found unusable (outside the
+    /// device's limits, or their trial failed) and marked bad: never used or tried again.
+    gemm_tiles_discarded,
     /// Bytes copied host to device.
     bytes_uploaded,
     /// Bytes copied device to host.

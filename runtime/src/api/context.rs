@@ -407,6 +407,14 @@ impl Context {
         &self.inner.device
     }
 
+    /// The file of the disk cache's table of GEMM tiles for this device, and the line it
+    /// starts with (naming the device); `None` without a disk cache. For tests that write
+    /// one.
+    #[doc(hidden)]
+    pub fn tile_table_file(&self) -> Option<(std::path::PathBuf, String)> {
+        self.inner.tile_table_file()
+    }
+
     /// Where this context's `eval()`s flush: the mode it was built with, with
     /// [`Dispatch::Auto`] resolved for its device (`Inline` on a multi-device context,
     /// which always flushes on the caller).

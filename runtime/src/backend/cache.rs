@@ -5,7 +5,11 @@
 //! platform name and version, device name, driver version, lazycl version), the binary,
 //! and a checksum of everything before it. A file is used only when its magic, lengths,
 //! checksum and full key all match; anything else (truncated, corrupt, foreign, of an
-//! older format) is rebuilt from source and replaced. Files are written to a unique
+//! older format) is rebuilt from source and replaced. The binary carries its key too:
+//! every program is compiled with an empty kernel named by the key's hash
+//! ([`DiskCache::identity`]), which `program::obtain` looks for in a loaded binary, so a
+//! file whose header is right but whose binary is another program's is not used either.
+//! Files are written to a unique
 //! temporary file (`tempfile`) and renamed into place, so processes racing on one key all
 //! succeed. A directory that cannot be written degrades to in-memory caching with a
 //! one-time warning.
@@ -21,10 +25,12 @@ use crate::backend::device::DeviceInfo;
 use crate::env;
 use crate::error::Result;
 
-/// The file format's magic and version. Version 2: the checksum is xxh3 of every byte
-/// before it (version 1's was FNV-1a of the key and binary, and its files were named by
-/// FNV-1a, so this version never opens them; they stay until the directory is cleared).
-const MAGIC: &[u8; 8] = b"LZCLBIN2";
+/// The file format's magic and version. Version 3: binaries carry their identity kernel
+/// (version 2's do not, so their files are misses, rebuilt and replaced). The checksum is
+/// xxh3 of every byte before it since version 2 (version 1's was FNV-1a of the key and
+/// binary, and its files were named by FNV-1a, so this version never opens them; they
+/// stay until the directory is cleared).
+const MAGIC: &[u8; 8] = b"LZCLBIN3";
 
 /// Where (and whether) programs are cached on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,6 +65,10 @@ impl CacheDir {
         })
     }
 }
+
+/// The largest table file read: a table of every shape class a device can meet is a few
+/// kilobytes; a larger file is not one lazycl wrote, and is ignored (then replaced).
+const MAX_TABLE_BYTES: u64 = 1 << 20;
 
 /// A context's disk cache.
 pub(crate) struct DiskCache {
@@ -101,6 +111,14 @@ impl DiskCache {
         format!("{}|options={options}|source={source}", self.device_key)
     }
 
+    /// The name of the empty kernel that every program of `source` and `options` is
+    /// compiled with on this device: `lazycl_id_` and the hash of the full key. Found in
+    /// a binary, it says the binary was compiled from this key's source, whatever the
+    /// file around it says.
+    pub(crate) fn identity(&self, source: &str, options: &str) -> String {
+        format!("lazycl_id_{:016x}", hash(self.key(source, options).as_bytes()))
+    }
+
     fn path(&self, dir: &Path, key: &str) -> PathBuf {
         dir.join(format!("{:016x}.bin", hash(key.as_bytes())))
     }
@@ -136,12 +154,24 @@ impl DiskCache {
     }
 
     /// This device's table `name`, if one was written: the lines after its first, which
-    /// names the device (a file of another device, a hash collision, is ignored).
+    /// names the device (a file of another device, a hash collision, is ignored, and so
+    /// is one that is not UTF-8 or larger than [`MAX_TABLE_BYTES`]).
     pub(crate) fn read_table(&self, name: &str) -> Option<String> {
         let dir = self.dir.as_ref()?;
-        let text = fs::read_to_string(self.table_path(dir, name)).ok()?;
+        let path = self.table_path(dir, name);
+        if fs::metadata(&path).ok()?.len() > MAX_TABLE_BYTES {
+            return None;
+        }
+        let text = fs::read_to_string(path).ok()?;
         let (first, rest) = text.split_once('\n')?;
         (first == self.device_key).then(|| rest.to_string())
+    }
+
+    /// The file of this device's table `name` and the line it starts with (for tests
+    /// that write one), if there is a disk cache.
+    pub(crate) fn table_file(&self, name: &str) -> Option<(PathBuf, String)> {
+        let dir = self.dir.as_ref()?;
+        Some((self.table_path(dir, name), self.device_key.clone()))
     }
 
     /// Writes this device's table `name` (atomically, like a binary).
@@ -233,9 +263,9 @@ mod tests {
 
     #[test]
     fn a_file_of_another_format_version_is_a_miss() {
-        // Version 1's magic with a checksum that is right for the bytes.
+        // Version 2's magic with a checksum that is right for the bytes.
         let mut old = encode(b"key", b"binary");
-        old[7] = b'1';
+        old[7] = b'2';
         let body = old.len() - 8;
         let sum = hash(&old[..body]).to_le_bytes();
         old[body..].copy_from_slice(&sum);

@@ -15,6 +15,7 @@ use crate::backend::memory::DeviceMemory;
 use crate::backend::pool::BufferPool;
 use crate::backend::queue::QueueInner;
 use crate::backend::tag::ContextTag;
+use crate::backend::tile_table::{TileEntry, TileState, TileTable};
 use crate::error::{ClResultExt, Error, Result};
 use crate::layout::GemmTile;
 use crate::stats::{Counters, WaitReason};
@@ -72,9 +73,9 @@ pub(crate) struct ContextInner {
     /// Planned flushes, by their graph's signature: kept and read by `exec::replay`, and
     /// opaque here (the backend sits below planning).
     pub(crate) replays: Mutex<Replays>,
-    /// The GEMM tiles searches chose on this device, by shape class (its words): read
-    /// from the disk cache on first use (`None` until then).
-    gemm_tiles: Mutex<Option<HashMap<String, GemmTile>>>,
+    /// The GEMM tiles chosen on this device, by shape class (its words), and what is
+    /// known of each: read from the disk cache on first use (`None` until then).
+    gemm_tiles: Mutex<Option<TileTable>>,
     /// Back-pressure bound of every queue ([`ContextBuilder::max_queued_commands`]).
     max_queued_commands: usize,
     /// The default queue (id 0).
@@ -256,38 +257,32 @@ impl ContextInner {
         }))
     }
 
-    /// The tile a search chose for GEMM shape class `class` on this device (in this
-    /// process, or in another one that wrote the disk cache's table).
-    pub(crate) fn searched_tile(&self, class: &str) -> Option<GemmTile> {
+    /// The entry of GEMM shape class `class` in this device's table of tiles (chosen in
+    /// this process, or read from the disk cache's table, which another process wrote).
+    pub(crate) fn tile_entry(&self, class: &str) -> Option<TileEntry> {
         let mut tiles = self.gemm_tiles.lock().unwrap_or_else(|e| e.into_inner());
-        tiles.get_or_insert_with(|| self.read_tiles()).get(class).copied()
+        tiles.get_or_insert_with(|| self.read_tiles()).get(class)
     }
 
-    /// Keeps a search's choice, in memory and in the disk cache's table (merged with
-    /// what other processes wrote there meanwhile).
-    pub(crate) fn remember_tile(&self, class: &str, tile: GemmTile) {
+    /// Records `tile` for shape class `class` with what is known of it, in memory and in
+    /// the disk cache's table (merged with what other processes wrote there meanwhile).
+    pub(crate) fn set_tile(&self, class: &str, tile: GemmTile, state: TileState) {
         let mut tiles = self.gemm_tiles.lock().unwrap_or_else(|e| e.into_inner());
         let table = tiles.get_or_insert_with(|| self.read_tiles());
-        table.extend(self.read_tiles());
-        table.insert(class.to_string(), tile);
-        let mut lines: Vec<String> = table
-            .iter()
-            .map(|(c, t)| format!("{c} | {}\n", t.words()))
-            .collect();
-        lines.sort();
-        self.cl.disk_cache.write_table(TILE_TABLE, &lines.concat());
+        table.merge(self.read_tiles(), class);
+        table.set(class, TileEntry { tile, state });
+        self.cl.disk_cache.write_table(TILE_TABLE, &table.render());
     }
 
-    /// The tiles table of the disk cache (empty without one; malformed lines skipped).
-    fn read_tiles(&self) -> HashMap<String, GemmTile> {
-        let text = self.cl.disk_cache.read_table(TILE_TABLE).unwrap_or_default();
-        text.lines()
-            .filter_map(|line| {
-                let (class, tile) = line.split_once(" | ")?;
-                let words: Vec<&str> = tile.split_whitespace().collect();
-                Some((class.to_string(), GemmTile::parse(&words)?))
-            })
-            .collect()
+    /// The tiles table of the disk cache (empty without one; lines that are not entries
+    /// skipped).
+    fn read_tiles(&self) -> TileTable {
+        TileTable::parse(&self.cl.disk_cache.read_table(TILE_TABLE).unwrap_or_default())
+    }
+
+    /// The file of the disk cache's table of GEMM tiles and the line it starts with.
+    pub(crate) fn tile_table_file(&self) -> Option<(std::path::PathBuf, String)> {
+        self.cl.disk_cache.table_file(TILE_TABLE)
     }
 
     /// The jobs this context's `eval()`s handed to its dispatch thread.

@@ -8,7 +8,7 @@ use opencl3::device::{Device, CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT};
 use opencl3::platform::{get_platforms, Platform};
 
 use crate::error::{ClResultExt, Error, Result};
-use crate::profile::{DeviceProfile, Tuning};
+use crate::profile::{DeviceProfile, Tuning, GROUP_PRIVATE_BYTES};
 
 /// The kind of an OpenCL device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +74,9 @@ pub struct DeviceInfo {
     pub max_parameter_bytes: usize,
     /// `CL_DEVICE_LOCAL_MEM_SIZE` in bytes.
     pub local_mem_bytes: u64,
+    /// 32-bit registers available to a work-group, where the device says
+    /// (`CL_DEVICE_REGISTERS_PER_BLOCK_NV` of `cl_nv_device_attribute_query`).
+    pub registers_per_group: Option<u32>,
     /// Whether `float` division and `sqrt` can be correctly rounded
     /// (`CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT`; see `ContextBuilder::correctly_rounded_div_sqrt`).
     pub correctly_rounded_div_sqrt: bool,
@@ -124,6 +127,12 @@ impl DeviceInfo {
             address_bits: d.address_bits().cl("clGetDeviceInfo")?,
             max_parameter_bytes: d.max_parameter_size().cl("clGetDeviceInfo")?,
             local_mem_bytes: d.local_mem_size().cl("clGetDeviceInfo")?,
+            registers_per_group: extensions
+                .split_whitespace()
+                .any(|e| e == "cl_nv_device_attribute_query")
+                .then(|| d.registers_per_block_nv().ok())
+                .flatten()
+                .filter(|&r| r > 0),
             correctly_rounded_div_sqrt: d
                 .single_fp_config()
                 .is_ok_and(|c| c & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT != 0),
@@ -417,8 +426,14 @@ impl DeviceInfo {
         DeviceProfile {
             gpu: self.device_type == DeviceType::Gpu,
             compute_units: self.compute_units,
-            max_group: self.max_work_group_size,
+            max_group: self
+                .max_work_item_sizes
+                .first()
+                .map_or(self.max_work_group_size, |&d| d.min(self.max_work_group_size)),
             local_mem_bytes: self.local_mem_bytes,
+            private_bytes: self
+                .registers_per_group
+                .map_or(GROUP_PRIVATE_BYTES, |r| u64::from(r) * 4),
             parameter_bytes: self.max_parameter_bytes,
             tuning,
         }

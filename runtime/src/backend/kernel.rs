@@ -252,6 +252,15 @@ impl CompiledKernel {
         self.lock().kernel.num_args().cl("clGetKernelInfo")
     }
 
+    /// `CL_KERNEL_WORK_GROUP_SIZE` on `ctx`'s device: the largest work-group this kernel
+    /// can be launched with (smaller than the device's where it needs many registers).
+    pub(crate) fn max_group(&self, ctx: &ClContext) -> Result<usize> {
+        self.lock()
+            .kernel
+            .get_work_group_size(ctx.device.id)
+            .cl("clGetKernelWorkGroupInfo")
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, KernelState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -19,3 +19,4 @@ pub(crate) mod program;
 pub(crate) mod queue;
 pub(crate) mod submit;
 pub(crate) mod tag;
+pub(crate) mod tile_table;

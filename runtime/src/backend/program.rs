@@ -20,13 +20,18 @@ pub(crate) fn build_options(ctx: &ClContext, generated: bool) -> &'static str {
     }
 }
 
-/// Compiles `source` for the context's device. `name` labels errors and the
-/// `LAZYCL_SHOW_KERNELS` printout.
+/// Compiles `source` for the context's device, with its identity kernel (see
+/// [`obtain`]). `name` labels errors and the `LAZYCL_SHOW_KERNELS` printout.
 pub(crate) fn build_from_source(ctx: &ClContext, name: &str, source: &str, options: &str) -> Result<Program> {
     if ctx.show_kernels {
         eprintln!("lazycl: building {name}:\n{source}");
     }
-    let mut program = Program::create_from_source(&ctx.cl_context, source).cl("clCreateProgramWithSource")?;
+    // After the source, so that the build log's line numbers are the source's.
+    let text = format!(
+        "{source}\n__kernel void {}(void) {{}}\n",
+        ctx.disk_cache.identity(source, options)
+    );
+    let mut program = Program::create_from_source(&ctx.cl_context, &text).cl("clCreateProgramWithSource")?;
     Counters::add(&ctx.counters.programs_built, 1);
     if let Err(e) = program.build(&[ctx.device.id], options) {
         let log = program.get_build_log(ctx.device.id).unwrap_or_else(|_| {
@@ -63,10 +68,14 @@ pub(crate) struct Obtained {
 /// valid binary exists (counted as `programs_loaded`) and it fits, else compiled
 /// (`programs_built`) and stored there.
 ///
-/// A binary fits when it has a kernel `name` with as many parameters as the source
-/// declares. One that does not (a file holding another program's binary under this key)
-/// is deleted, counted as `programs_rejected`, and replaced by a build from source; a
-/// loaded binary the driver later refuses at launch goes the same way ([`rebuild`]).
+/// Every program is compiled with an empty kernel named by the hash of its full key
+/// (source, options, platform, device, driver, lazycl version: `DiskCache::identity`),
+/// so a binary says which source it was compiled from. A loaded binary fits when it has
+/// that kernel, and a kernel `name` with as many parameters as the source declares. One
+/// that does not (a file holding another program's binary under this key, whatever its
+/// header says) is deleted, counted as `programs_rejected`, and replaced by a build from
+/// source; a loaded binary the driver later refuses at launch goes the same way
+/// ([`rebuild`]).
 pub(crate) fn obtain(ctx: &ClContext, name: &str, source: &str, options: &'static str) -> Result<Obtained> {
     let start = std::time::Instant::now();
     let program = obtain_untimed(ctx, name, source, options);
@@ -77,7 +86,7 @@ pub(crate) fn obtain(ctx: &ClContext, name: &str, source: &str, options: &'stati
 fn obtain_untimed(ctx: &ClContext, name: &str, source: &str, options: &'static str) -> Result<Obtained> {
     if let Some(binary) = ctx.disk_cache.load(source, options) {
         if let Some(program) = from_binary(ctx, &binary, options) {
-            if fits(&program, name, source) {
+            if fits(&program, name, source, &ctx.disk_cache.identity(source, options)) {
                 if ctx.show_kernels {
                     eprintln!("lazycl: loaded {name} from the program cache:\n{source}");
                 }
@@ -121,9 +130,13 @@ fn build_and_store(ctx: &ClContext, name: &str, source: &str, options: &str) -> 
     Ok(program)
 }
 
-/// Whether `program` has a kernel `name` with the parameter count `source` declares
-/// (when the declaration can be read; the kernel must exist either way).
-fn fits(program: &Program, name: &str, source: &str) -> bool {
+/// Whether `program` was compiled from `source` (it has the kernel `identity`) and has a
+/// kernel `name` with the parameter count `source` declares (when the declaration can be
+/// read; the kernel must exist either way).
+fn fits(program: &Program, name: &str, source: &str, identity: &str) -> bool {
+    if opencl3::kernel::Kernel::create(program, identity).is_err() {
+        return false;
+    }
     let Ok(kernel) = opencl3::kernel::Kernel::create(program, name) else {
         return false;
     };

@@ -32,6 +32,7 @@ mod rows;
 mod scan;
 pub(crate) mod sort;
 pub(crate) mod step;
+mod tile_runs;
 pub(crate) mod tune;
 
 use build::{has_work, kernel_for};

@@ -1,8 +1,18 @@
 //! Choosing each GEMM kernel's tiles before it is generated: the tile a test forces
-//! (`Tuning::gemm_tile`), else the one a search chose for its shape class on this device
-//! (kept by the context and in the disk cache's table, so a second process searches
-//! nothing), else — for a product large enough to be worth it, unless `LAZYCL_TUNE=off` —
-//! a search now, else the fixed default (`plan::tiles`).
+//! (`Tuning::gemm_tile`), else the one remembered for its shape class on this device
+//! (chosen by a search in this process, or read from the disk cache's table, so a second
+//! process searches nothing), else — for a product large enough to be worth it, unless
+//! `LAZYCL_TUNE=off` — a search now, else the fixed default (`plan::tiles`).
+//!
+//! The table is a file, so user input: an entry is used only if its tile fits the device
+//! (`tiles::fits`: work-group, local memory, the values its work-items keep live, the size
+//! of its code) and is known to run on it. An entry not known to run (written by hand, or
+//! by an older lazycl) is tried once first: marked `trial` in the table, its kernel built
+//! and checked against its work-group, launched once on zeroed buffers and waited for,
+//! within [`TRIAL_LIMIT`]; then marked `ok`. An entry that does not fit, or whose trial
+//! fails, is marked `bad`, and one left marked `trial` (the process did not survive its
+//! trial) counts as bad: neither is used or tried again, and the product takes the search
+//! or the default as if there were no entry (`gemm_tiles_discarded`, `gemm_tile_trials`).
 //!
 //! A search times the kernel itself, on buffers of the right sizes filled with zeros:
 //! each candidate tile is built (through the kernel cache, so the winner is built once),
@@ -12,26 +22,27 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::backend::buffer::DeviceBuffer;
-use crate::backend::cl;
 use crate::backend::context::ContextInner;
-use crate::backend::kernel::KernelArg;
 use crate::backend::queue::QueueInner;
+use crate::backend::tile_table::TileState;
 use crate::dtype::ScalarBits;
 use crate::error::Result;
 use crate::layout::GemmTile;
-use crate::plan::access::Affine;
 use crate::plan::gemm::set_tile;
 use crate::plan::tiles::{self, GemmClass, SEARCH_FROM};
 use crate::plan::{GNode, KernelPlan};
 use crate::stats::{Counters, WaitReason};
 
-use super::bind::Io;
-use super::build::kernel_for;
 use super::scalars_of;
+use super::tile_runs::{Buffers, TileRun};
 
 /// How long a search times each candidate, at least (one launch when that takes longer).
 const TIMED: Duration = Duration::from_millis(10);
+
+/// How long the trial of a tile from the table may take, its build included
+/// (`Tuning::tile_trial_limit` overrides): a GEMM kernel builds in seconds on PoCL and
+/// launches in far less; a tile past this is not worth its compile.
+pub(crate) const TRIAL_LIMIT: Duration = Duration::from_secs(60);
 
 /// Chooses the tile of every GEMM kernel of a flush that has none, searching where a
 /// search is due (on `queue`, before the flush's kernels are enqueued).
@@ -59,7 +70,8 @@ pub(crate) struct OnDevice<'a> {
 }
 
 /// The tile for GEMM plan `plan` (see the module's rules); with no `device`, never a new
-/// search (`explain` shows what a launch would use, short of one).
+/// search or trial, and nothing written (`explain` shows what a launch would use, short
+/// of a search).
 pub(crate) fn choose(
     ctx: &Arc<ContextInner>,
     device: Option<OnDevice<'_>>,
@@ -83,17 +95,77 @@ pub(crate) fn choose(
         return Ok(t);
     }
     let words = class.words();
-    if let Some(t) = ctx.searched_tile(&words).filter(usable) {
+    if let Some(t) = remembered(ctx, device, plan, &words, &usable) {
         return Ok(t);
     }
     match device {
         Some(device) if g.work() >= SEARCH_FROM && searching()? => {
             let t = search(ctx, device, plan, &class)?;
-            ctx.remember_tile(&words, t);
+            ctx.set_tile(&words, t, TileState::Checked);
             Ok(t)
         }
         _ => Ok(fallback(profile, &class)),
     }
+}
+
+/// The table's tile for shape class `words`, where it may be used (the module's rules):
+/// it fits, and is known to run or passes its trial now. With no `device`, a tile that
+/// fits, known to run or not (what a launch would try).
+fn remembered(
+    ctx: &Arc<ContextInner>,
+    device: Option<OnDevice<'_>>,
+    plan: &KernelPlan,
+    words: &str,
+    usable: &dyn Fn(&GemmTile) -> bool,
+) -> Option<GemmTile> {
+    let entry = ctx.tile_entry(words)?;
+    let tile = entry.tile;
+    match entry.state {
+        TileState::Bad | TileState::OnTrial => return None,
+        TileState::Checked | TileState::Unchecked => {}
+    }
+    let Some(device) = device else {
+        return usable(&tile).then_some(tile);
+    };
+    if !usable(&tile) {
+        discard(ctx, words, tile);
+        return None;
+    }
+    if entry.state == TileState::Checked {
+        return Some(tile);
+    }
+    // Marked first: should the trial never end, no process tries it again.
+    ctx.set_tile(words, tile, TileState::OnTrial);
+    Counters::add(&ctx.counters.gemm_tile_trials, 1);
+    if trial(ctx, device, plan, tile) {
+        ctx.set_tile(words, tile, TileState::Checked);
+        Some(tile)
+    } else {
+        discard(ctx, words, tile);
+        None
+    }
+}
+
+/// Marks the table's `tile` for class `words` bad: never used or tried again.
+fn discard(ctx: &ContextInner, words: &str, tile: GemmTile) {
+    ctx.set_tile(words, tile, TileState::Bad);
+    Counters::add(&ctx.counters.gemm_tiles_discarded, 1);
+}
+
+/// Whether `plan` runs with `tile`: its kernel builds and takes the tile's work-group,
+/// one launch on zeroed buffers completes, and all of it within the trial's limit.
+fn trial(ctx: &Arc<ContextInner>, device: OnDevice<'_>, plan: &KernelPlan, tile: GemmTile) -> bool {
+    let limit = ctx.profile.tuning.tile_trial_limit.unwrap_or(TRIAL_LIMIT);
+    let start = Instant::now();
+    let mut trial = plan.clone();
+    set_tile(&mut trial, tile, &ctx.profile);
+    let ran = (|| -> Result<()> {
+        let scalars = scalars_of(&trial, device.graph)?;
+        let buffers = Buffers::for_plan(ctx, device.queue, &trial)?;
+        TileRun::new(ctx, device.queue, &trial, &buffers, &scalars)?.launch()?;
+        device.queue.finish(WaitReason::Search)
+    })();
+    ran.is_ok() && start.elapsed() <= limit
 }
 
 /// The tile without a search: the default table's, or for a kernel that reduces its rows
@@ -148,98 +220,18 @@ fn time(
     buffers: &Buffers,
     scalars: &[ScalarBits],
 ) -> Result<Duration> {
-    let kernel = kernel_for(ctx, plan)?;
-    let reads: Vec<&DeviceBuffer> = buffers.inputs.iter().map(|b| &**b).collect();
-    let io = Io {
-        inputs: &reads,
-        outputs: &buffers.outputs,
-        scalars,
-        params: None,
-    };
-    let mut args: Vec<KernelArg> = Vec::new();
-    let mut launch =
-        || super::gemm::launch_gemm(ctx, queue, &kernel, plan, &mut args, io, buffers.rows.as_deref());
-    launch()?;
+    let mut run = TileRun::new(ctx, queue, plan, buffers, scalars)?;
+    run.launch()?;
     queue.finish(WaitReason::Search)?;
     let start = Instant::now();
-    launch()?;
+    run.launch()?;
     queue.finish(WaitReason::Search)?;
     let once = start.elapsed();
     let reps = (TIMED.as_secs_f64() / once.as_secs_f64().max(1e-6)).clamp(1.0, 50.0) as u32;
     let start = Instant::now();
     for _ in 0..reps {
-        launch()?;
+        run.launch()?;
     }
     queue.finish(WaitReason::Search)?;
     Ok(start.elapsed() / reps)
-}
-
-/// Zeroed buffers as large as a GEMM plan's inputs and outputs read and write.
-struct Buffers {
-    inputs: Vec<Arc<DeviceBuffer>>,
-    outputs: Vec<Arc<DeviceBuffer>>,
-    rows: Option<Arc<DeviceBuffer>>,
-}
-
-impl Buffers {
-    fn for_plan(ctx: &Arc<ContextInner>, queue: &Arc<QueueInner>, plan: &KernelPlan) -> Result<Buffers> {
-        let Some(g) = &plan.gemm else {
-            return Ok(Buffers {
-                inputs: Vec::new(),
-                outputs: Vec::new(),
-                rows: None,
-            });
-        };
-        let spaces = g.spaces();
-        let zeroed = |elements: usize, size: usize| -> Result<Arc<DeviceBuffer>> {
-            let bytes = (elements.max(1) * size).next_multiple_of(8);
-            let b = DeviceBuffer::uninit(&ctx.cl, bytes, queue, "a tile search's test data")?;
-            cl::fill_buffer(queue.raw(), b.mem(), &[0u8; 4], bytes, &[], false)?;
-            Ok(b)
-        };
-        let inputs = (0..plan.inputs.len())
-            .map(|slot| {
-                let input = &plan.inputs[slot];
-                // The phase of the first value that loads it.
-                let phase = plan
-                    .values
-                    .iter()
-                    .position(|v| v.value == crate::plan::Value::Load { slot })
-                    .map_or(2, |v| g.phase_of(v));
-                let elements = input
-                    .strided
-                    .as_ref()
-                    .map_or(plan.numel, |a| extent(a, &spaces[phase]));
-                zeroed(elements, input.dtype.size())
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let outputs = plan
-            .outputs
-            .iter()
-            .map(|o| {
-                let elements = o.store.as_ref().map_or(plan.numel, |a| extent(a, &spaces[2]));
-                zeroed(elements, o.dtype.size())
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let rows = g
-            .row
-            .map(|r| zeroed(g.matrices() * g.m, r.dtype.size()))
-            .transpose()?;
-        Ok(Buffers {
-            inputs,
-            outputs,
-            rows,
-        })
-    }
-}
-
-/// One past the largest element offset `a` reaches over `dims` (0 when it reaches
-/// nothing: offsets are non-negative where they are read).
-fn extent(a: &Affine, dims: &[usize]) -> usize {
-    let most = a
-        .stride
-        .iter()
-        .zip(dims)
-        .fold(a.base, |acc, (&s, &d)| acc + (s * (d as i64 - 1).max(0)).max(0));
-    usize::try_from(most + 1).unwrap_or(0)
 }

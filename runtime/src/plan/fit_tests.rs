@@ -10,12 +10,14 @@ const H200: DeviceProfile = DeviceProfile {
     compute_units: 132,
     max_group: 1024,
     local_mem_bytes: 48 * 1024,
+    private_bytes: 1 << 20,
     parameter_bytes: 4352,
     tuning: Tuning {
         combine_pass_only: false,
         shared_rows_anywhere: false,
         tiles_anywhere: false,
         gemm_tile: None,
+        tile_trial_limit: None,
         row_items: None,
         row_work_items: None,
         rows_per_group: None,
@@ -29,6 +31,7 @@ const POCL: DeviceProfile = DeviceProfile {
     compute_units: 2,
     max_group: 4096,
     local_mem_bytes: 256 * 1024,
+    private_bytes: 1 << 20,
     parameter_bytes: 1024,
     ..H200
 };
@@ -36,6 +39,7 @@ const SMALL_GPU: DeviceProfile = DeviceProfile {
     compute_units: 8,
     max_group: 256,
     local_mem_bytes: 16 * 1024,
+    private_bytes: 1 << 20,
     parameter_bytes: 256,
     ..H200
 };

@@ -271,6 +271,7 @@ mod tests {
             compute_units: 132,
             max_group: 1024,
             local_mem_bytes: 48 * 1024,
+            private_bytes: 1 << 20,
             parameter_bytes: 4352,
             tuning: Tuning::default(),
         }
@@ -350,6 +351,7 @@ mod tests {
         assert_eq!(e, Err(SortLimit::RowTooLong(1 << 31)));
         let tiny = DeviceProfile {
             local_mem_bytes: 1024,
+            private_bytes: 1 << 20,
             ..gpu()
         };
         let e = sort_plan(

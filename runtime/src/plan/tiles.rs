@@ -81,8 +81,25 @@ impl GemmClass {
     }
 }
 
+/// The most accumulators (`tm x tn`) a work-item of a tile may own. The tiles of the
+/// tables below own at most 128; on PoCL a tile of 1024 took minutes to compile.
+pub(crate) const MAX_ACCUMULATORS: usize = 256;
+
+/// The most elements of one operand a work-item of a tile may load per step (held in
+/// registers until they are staged, each load written out in the kernel); the tables'
+/// tiles load at most 16.
+pub(crate) const MAX_LOADS: usize = 64;
+
+/// The most multiply-adds one unrolled stretch of a tile's `k` loop may hold (steps
+/// unrolled times accumulators); the tables' tiles hold at most 1024.
+pub(crate) const MAX_UNROLLED: usize = 2048;
+
 /// Whether the tile is well formed (every division exact, every work-item loading
-/// the same number of each operand's elements) and fits the device.
+/// the same number of each operand's elements) and fits the device: its work-group, its
+/// local memory, the values its work-items keep live (accumulators and staged loads,
+/// against [`DeviceProfile::private_bytes`]), and the size of its code (accumulators,
+/// loads and unrolled steps, so that no compile takes minutes). Every tile lazycl builds
+/// passes this, whether it comes from the tables below or from the disk cache's table.
 pub(crate) fn fits(t: &GemmTile, profile: &DeviceProfile, dtype: DType) -> bool {
     let v = t.vector;
     let shaped = [t.bm, t.bn, t.bk, t.tm, t.tn, v].iter().all(|&x| x > 0)
@@ -91,11 +108,25 @@ pub(crate) fn fits(t: &GemmTile, profile: &DeviceProfile, dtype: DType) -> bool 
         && t.tm.is_multiple_of(v)
         && t.tn.is_multiple_of(v)
         && matches!(v, 1 | 2 | 4 | 8 | 16);
-    shaped
-        && (t.bm as usize * t.bk as usize).is_multiple_of(t.group())
-        && (t.bn as usize * t.bk as usize).is_multiple_of(t.group())
-        && t.group() <= profile.max_group
+    if !shaped {
+        return false;
+    }
+    let group = t.group();
+    let loads = |side: u16| side as usize * t.bk as usize / group;
+    let accumulators = t.tm as usize * t.tn as usize;
+    let steps = match t.unroll {
+        0 => t.bk,
+        u => u.min(t.bk),
+    } as usize;
+    let live = (accumulators + loads(t.bm) + loads(t.bn)) as u64 * dtype.size() as u64;
+    (t.bm as usize * t.bk as usize).is_multiple_of(group)
+        && (t.bn as usize * t.bk as usize).is_multiple_of(group)
+        && group <= profile.max_group
         && t.local_bytes(dtype) <= profile.local_mem_bytes
+        && accumulators <= MAX_ACCUMULATORS
+        && loads(t.bm).max(loads(t.bn)) <= MAX_LOADS
+        && steps * accumulators <= MAX_UNROLLED
+        && group as u64 * live <= profile.private_bytes
 }
 
 /// Whether tile `t` can reduce rows of `n` elements of type `dtype` in its kernel: its
@@ -271,6 +302,7 @@ mod tests {
             compute_units: if gpu { 132 } else { 2 },
             max_group: if gpu { 1024 } else { 4096 },
             local_mem_bytes: if gpu { 49152 } else { 65536 },
+            private_bytes: if gpu { 256 * 1024 } else { 1 << 20 },
             parameter_bytes: 4096,
             tuning: Default::default(),
         }
@@ -309,6 +341,68 @@ mod tests {
                 Some(*t)
             );
         }
+    }
+
+    /// Each limit `fits` checks, broken alone by a tile that is well formed and within
+    /// every other limit (as a line of the disk cache's table could be).
+    #[test]
+    fn each_limit_of_the_device_is_checked() {
+        let f32 = DType::F32;
+        let wide = DeviceProfile {
+            max_group: 1 << 20,
+            local_mem_bytes: 1 << 40,
+            private_bytes: 1 << 40,
+            ..profile(false)
+        };
+        // 256 work-items of 16 accumulators and 2 + 2 loads, 8704 bytes of local memory.
+        let t = GemmTile::new(64, 64, 8, 4, 4, 4);
+        assert!(fits(&t, &wide, f32));
+        for (what, limited) in [
+            (
+                "work-group",
+                DeviceProfile {
+                    max_group: 128,
+                    ..wide
+                },
+            ),
+            (
+                "local memory",
+                DeviceProfile {
+                    local_mem_bytes: 4096,
+                    ..wide
+                },
+            ),
+            (
+                "private bytes",
+                DeviceProfile {
+                    private_bytes: 16 * 1024,
+                    ..wide
+                },
+            ),
+        ] {
+            assert!(!fits(&t, &limited, f32), "{what}");
+        }
+        for (what, t) in [
+            // 1024 accumulators (2048 unrolled multiply-adds, 4 loads).
+            ("accumulators", GemmTile::new(512, 512, 2, 32, 32, 16)),
+            // 256 loads of each operand (256 accumulators, 1 step unrolled).
+            ("loads", GemmTile::new(128, 128, 128, 16, 16, 16).unrolled(1)),
+            // 16 steps of 256 accumulators unrolled (32 loads).
+            ("unrolled steps", GemmTile::new(128, 128, 16, 16, 16, 16)),
+        ] {
+            assert!(!fits(&t, &wide, f32), "{what}: {t}");
+        }
+        // The limits exclude no tile of the tables on the devices they are for.
+        for (gpu, list) in [(true, &GPU_CANDIDATES[..]), (false, &CPU_CANDIDATES[..])] {
+            for t in list {
+                assert!(fits(t, &profile(gpu), f32), "{t}");
+            }
+        }
+        // On PoCL's profile: the tile that crashed the process (4 MiB of accumulators
+        // per work-group) and the one whose compile took minutes.
+        let p = profile(false);
+        assert!(!fits(&GemmTile::new(1024, 1024, 4, 16, 16, 16), &p, f32));
+        assert!(!fits(&GemmTile::new(1024, 1024, 4, 32, 32, 16), &p, f32));
     }
 
     #[test]
