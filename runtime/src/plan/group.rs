@@ -127,10 +127,12 @@ pub(crate) const MAX_KERNEL_NODES: usize = 4 * MAX_CONE_NODES;
 
 impl Group {
     /// Whether a point computing `nodes` nodes and reading `leaves` keeps this kernel
-    /// within [`MAX_KERNEL_NODES`] and `max_args` arguments (what it reads and writes).
+    /// within [`MAX_KERNEL_NODES`] and half of `max_args` arguments (what it reads and
+    /// writes): points that share little gain only a launch from sharing a kernel, and
+    /// a larger kernel costs its build (on PoCL, more than in proportion to its size).
     fn has_room(&self, nodes: usize, leaves: &NodeSet, max_args: usize) -> bool {
         let new = leaves.iter().filter(|j| !self.leaves.contains(j)).count();
-        self.nodes + nodes <= MAX_KERNEL_NODES && self.leaves.len() + new + self.members.len() < max_args
+        self.nodes + nodes <= MAX_KERNEL_NODES && self.leaves.len() + new + self.members.len() < max_args / 2
     }
 }
 
