@@ -127,12 +127,10 @@ pub(crate) const MAX_KERNEL_NODES: usize = 4 * MAX_CONE_NODES;
 
 impl Group {
     /// Whether a point computing `nodes` nodes and reading `leaves` keeps this kernel
-    /// within [`MAX_KERNEL_NODES`] and half of `max_args` arguments (what it reads and
-    /// writes): points that share little gain only a launch from sharing a kernel, and
-    /// a larger kernel costs its build (on PoCL, more than in proportion to its size).
-    fn has_room(&self, nodes: usize, leaves: &NodeSet, max_args: usize) -> bool {
+    /// within [`MAX_KERNEL_NODES`] and `args` arguments (what it reads and writes).
+    fn has_room(&self, nodes: usize, leaves: &NodeSet, args: usize) -> bool {
         let new = leaves.iter().filter(|j| !self.leaves.contains(j)).count();
-        self.nodes + nodes <= MAX_KERNEL_NODES && self.leaves.len() + new + self.members.len() < max_args / 2
+        self.nodes + nodes <= MAX_KERNEL_NODES && self.leaves.len() + new + self.members.len() < args
     }
 }
 
@@ -207,11 +205,15 @@ pub(crate) fn group_kernels(
             _ => GroupKind::Elementwise,
         };
         // Elementwise points join the latest kernel of their shape when their
-        // dependencies allow.
+        // dependencies allow. A cut point, materialized only to bound kernel sizes, joins
+        // within half the argument budget: cut points that share little (a long
+        // concatenation's parts) gain only a launch from one kernel, and a larger kernel
+        // costs its build (on PoCL, more than in proportion to its size).
+        let args = if cut[p] { max_args / 2 } else { max_args };
         let candidate = match kind {
             GroupKind::Elementwise => groups.iter().rposition(|g| {
                 g.shape[..] == shape[..]
-                    && g.has_room(nodes, &leaves, max_args)
+                    && g.has_room(nodes, &leaves, args)
                     && match g.kind {
                         GroupKind::Elementwise => true,
                         GroupKind::Reduction => false,
