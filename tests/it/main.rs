@@ -37,6 +37,7 @@ mod matmul;
 mod program_cache;
 mod random;
 mod reductions;
+mod regions_many;
 mod replay;
 mod row_column;
 mod row_kernels;
