@@ -24,10 +24,12 @@ use crate::plan::MAX_ELEMENTS;
 
 /// The arrays joined along `axis`, one after another (ndarray's `concatenate`): every
 /// other axis must have the same length in all of them. Lazy: each element of the result
-/// reads its source in the kernel that consumes it, and no array is copied.
+/// reads its source in the kernel that consumes it, and no array is copied. Any number of
+/// arrays may be joined: more than 16 are concatenated in parts of at most 16 (a part
+/// may be computed into memory of its own), so that every kernel stays small.
 ///
-/// An empty list, arrays of other ranks or lengths, an axis out of range or arrays of two
-/// contexts are an error, naming the shapes.
+/// An empty list, arrays of other ranks or lengths, an axis out of range, arrays of two
+/// contexts or a result too large to compute are an error, naming the shapes.
 ///
 /// ```
 /// # use lazycl::prelude::*;
