@@ -160,7 +160,8 @@ pub enum Error {
         memory: MemoryStats,
     },
 
-    /// The OpenCL compiler rejected a program.
+    /// The OpenCL compiler rejected a program of the user's (a `#[kernel]`). A kernel
+    /// lazycl generated that fails to build is an [`Internal`](Error::Internal) error.
     #[error(
         "building OpenCL program {name:?} failed:\n--- build log ---\n{log}\n--- source ---\n{source_code}"
     )]
@@ -195,8 +196,9 @@ pub enum Error {
         found: String,
     },
 
-    /// An array too large to compute: its element count or byte size overflows, or its
-    /// iteration space is more than a kernel may cover.
+    /// An array too large to compute: its element count or byte size overflows, its
+    /// iteration space is more than a kernel may cover, or memory it must be computed
+    /// into is more than the device allocates at once (a large `tile`).
     #[error("{op}: an array of shape {shape:?} is too large: {reason}")]
     TooLarge {
         /// The operation that needed the array.

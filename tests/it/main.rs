@@ -41,6 +41,7 @@ mod program_cache;
 mod program_cache_files;
 mod random;
 mod reductions;
+mod regions_many;
 mod replay;
 mod row_column;
 mod row_kernels;

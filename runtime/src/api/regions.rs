@@ -1,6 +1,11 @@
 //! Results assembled from several sources without copies: `concatenate`, `stack`,
-//! `pad` and `tile`. Each is one lazy node ([`Region`]): every element of the result
+//! `pad` and `tile`. Each is a lazy node ([`Region`]): every element of the result
 //! reads the source whose range holds it, inside the kernel that consumes the result.
+//! A concatenation of more than [`MAX_REGION_SOURCES`] arrays is a tree of region nodes
+//! of at most that many sources each, which planning cuts into kernels of bounded size;
+//! a tile of more copies is a periodic index map over the one source (a broadcast over
+//! new axes, read in the result's shape), not a node per copy. Every result's size is
+//! checked when it is recorded, before anything proportional to it is allocated.
 
 use std::sync::Arc;
 
@@ -10,17 +15,21 @@ use smallvec::SmallVec;
 use crate::api::array::Array;
 use crate::api::ops::{CtxRef, Operand};
 use crate::api::views::AsAxis;
+use crate::backend::context::ContextInner;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
-use crate::graph::view::Region;
+use crate::graph::view::{Region, MAX_REGION_SOURCES};
 use crate::graph::{NodeRef, Op, Shape};
+use crate::plan::MAX_ELEMENTS;
 
 /// The arrays joined along `axis`, one after another (ndarray's `concatenate`): every
 /// other axis must have the same length in all of them. Lazy: each element of the result
-/// reads its source in the kernel that consumes it, and no array is copied.
+/// reads its source in the kernel that consumes it, and no array is copied. Any number of
+/// arrays may be joined: more than 16 are concatenated in parts of at most 16 (a part
+/// may be computed into memory of its own), so that every kernel stays small.
 ///
-/// An empty list, arrays of other ranks or lengths, an axis out of range or arrays of two
-/// contexts are an error, naming the shapes.
+/// An empty list, arrays of other ranks or lengths, an axis out of range, arrays of two
+/// contexts or a result too large to compute are an error, naming the shapes.
 ///
 /// ```
 /// # use lazycl::prelude::*;
@@ -91,7 +100,7 @@ fn join<T: Element>(op: &str, axis: Axis, arrays: &[&Array<T>]) -> Result<Array<
         });
     }
     let ctx = &first.node.ctx;
-    let mut offsets: SmallVec<[usize; 4]> = smallvec::smallvec![0];
+    let mut length = 0usize;
     for a in arrays {
         ctx.tag.check(&a.node.ctx.tag, what, || {
             format!("an array of shape {:?}", a.shape())
@@ -109,17 +118,98 @@ fn join<T: Element>(op: &str, axis: Axis, arrays: &[&Array<T>]) -> Result<Array<
         if let Some(e) = a.recording_error() {
             return Err(e);
         }
-        let end = offsets[offsets.len() - 1] + a.shape()[d];
-        offsets.push(end);
+        length = length.checked_add(a.shape()[d]).ok_or_else(|| Error::TooLarge {
+            op: format!("{} of {} arrays", what(), arrays.len()),
+            shape: first.shape().to_vec(),
+            reason: format!("the result's length along axis {d} overflows usize"),
+        })?;
     }
     if arrays.len() == 1 {
         return Ok((*first).clone());
     }
     let mut shape: Shape = first.node.shape.clone();
-    shape[d] = offsets[offsets.len() - 1];
-    let sources: SmallVec<[NodeRef; 4]> = arrays.iter().map(|a| a.node.clone()).collect();
-    let region = Region::Concat { axis: d, offsets };
-    Ok(Array::lazy(ctx, shape, Op::Region(Arc::new(region), sources)))
+    shape[d] = length;
+    let whole = || format!("{} of {} arrays like {:?}", what(), arrays.len(), first.shape());
+    check_size::<T>(ctx, whole, &shape, false)?;
+    // Concatenations of at most MAX_REGION_SOURCES sources, joined again level by level;
+    // a source of length 0 along the axis adds nothing.
+    let mut level: Vec<(NodeRef, usize)> = arrays
+        .iter()
+        .filter(|a| a.shape()[d] > 0)
+        .map(|a| (a.node.clone(), a.shape()[d]))
+        .collect();
+    if level.is_empty() {
+        return Ok((*first).clone());
+    }
+    while level.len() > 1 {
+        level = level
+            .chunks(MAX_REGION_SOURCES)
+            .map(|part| concat_node::<T>(ctx, &shape, d, part))
+            .collect();
+    }
+    Ok(Array::from_node(level.swap_remove(0).0))
+}
+
+/// One region node joining `parts` (each a node and its length along `axis`; more than
+/// one) along `axis`, its other axes those of `shape`; or the node itself, alone.
+fn concat_node<T: Element>(
+    ctx: &Arc<ContextInner>,
+    shape: &[usize],
+    axis: usize,
+    parts: &[(NodeRef, usize)],
+) -> (NodeRef, usize) {
+    if let [one] = parts {
+        return one.clone();
+    }
+    let mut offsets: SmallVec<[usize; 4]> = smallvec::smallvec![0];
+    for (_, n) in parts {
+        // (Within the whole result's length, checked by the caller.)
+        offsets.push(offsets[offsets.len() - 1] + n);
+    }
+    let length = offsets[offsets.len() - 1];
+    let mut part_shape: Shape = shape.into();
+    part_shape[axis] = length;
+    let sources: SmallVec<[NodeRef; 4]> = parts.iter().map(|(n, _)| n.clone()).collect();
+    let region = Region::Concat { axis, offsets };
+    let node = Array::<T>::lazy(ctx, part_shape, Op::Region(Arc::new(region), sources)).node;
+    (node, length)
+}
+
+/// `Ok` if a result of `shape` recorded by `op` can be computed: at most
+/// [`MAX_ELEMENTS`] elements and, where it is computed into memory of its own
+/// (`whole`) on a device of one context, no more bytes than one allocation may have.
+/// (A fused result is read where it is consumed; materializing it checks its size then.)
+fn check_size<T: Element>(
+    ctx: &ContextInner,
+    op: impl FnOnce() -> String,
+    shape: &[usize],
+    whole: bool,
+) -> Result<()> {
+    let too_large = |reason: String| Error::TooLarge {
+        op: op(),
+        shape: shape.to_vec(),
+        reason,
+    };
+    let n = shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
+    let n = match n {
+        Some(n) if n <= MAX_ELEMENTS => n,
+        _ => {
+            return Err(too_large(format!(
+                "{} elements; a computed array may have at most 2^48 = {MAX_ELEMENTS}",
+                n.map_or("more than 2^64".to_string(), |n| n.to_string())
+            )))
+        }
+    };
+    let bytes = n * T::DTYPE.size() as u64;
+    let limit = ctx.cl.device.max_alloc_bytes;
+    if whole && ctx.multi.is_none() && bytes > limit {
+        return Err(too_large(format!(
+            "{n} elements of {} bytes are {bytes} bytes; the device allocates at most {limit} bytes \
+             at once (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+            T::DTYPE.size()
+        )));
+    }
+    Ok(())
 }
 
 impl<T: Element> Array<T> {
@@ -155,12 +245,25 @@ impl<T: Element> Array<T> {
         if widths.iter().all(|&(b, a)| b == 0 && a == 0) {
             return self.clone();
         }
-        let shape: Shape = self
+        let op = || format!("pad by {widths:?}");
+        let shape: Option<Shape> = self
             .shape()
             .iter()
             .zip(widths)
-            .map(|(&n, &(b, a))| n.saturating_add(b).saturating_add(a))
+            .map(|(&n, &(b, a))| n.checked_add(b)?.checked_add(a))
             .collect();
+        let checked = match shape {
+            Some(shape) => check_size::<T>(&self.node.ctx, op, &shape, false).map(|()| shape),
+            None => Err(Error::TooLarge {
+                op: op(),
+                shape: self.shape().to_vec(),
+                reason: "a length of the result overflows usize".into(),
+            }),
+        };
+        let shape = match checked {
+            Ok(shape) => shape,
+            Err(e) => return Array::failed(&self.node.ctx, self.node.shape.clone(), e),
+        };
         let fill = value.into_array(CtxRef(&self.node.ctx));
         let region = Region::Pad {
             before: widths.iter().map(|w| w.0).collect(),
@@ -170,21 +273,82 @@ impl<T: Element> Array<T> {
     }
 
     /// `self` repeated `reps[d]` times along each axis `d` (numpy's `tile`; `reps` may be
-    /// shorter than the rank: leading axes are repeated once). Lazy: a concatenation of
-    /// `self` with itself, no copy.
+    /// shorter than the rank: leading axes are repeated once). Lazy: up to
+    /// [`MAX_REGION_SOURCES`] copies in all are a concatenation of `self` with itself,
+    /// read where it is consumed; more are a periodic index map over `self` (a broadcast
+    /// over new axes, computed into memory of its own in the consumer's flush and read
+    /// in the result's shape), so any number of copies costs one pass over the result.
+    ///
+    /// More repetitions than the rank, or a result too large to compute (its element
+    /// count overflowing, or more bytes than the device allocates at once), are an error
+    /// reported when materialized, naming `reps` and the shapes.
     pub fn tile(&self, reps: &[usize]) -> Array<T> {
         let rank = self.ndim();
+        let fail = |e| Array::failed(&self.node.ctx, self.node.shape.clone(), e);
+        if self.node.failed {
+            return self.clone();
+        }
         if reps.len() > rank {
-            let e = Error::InvalidView {
+            return fail(Error::InvalidView {
                 op: format!("tile by {reps:?}"),
                 shape: self.shape().to_vec(),
                 reason: format!("{} repetitions for {rank} axes", reps.len()),
-            };
-            return Array::failed(&self.node.ctx, self.node.shape.clone(), e);
+            });
         }
+        let op = || format!("tile by {reps:?} of an array of shape {:?}", self.shape());
+        // Every axis's repetitions (leading axes once), and the result's shape.
+        let all: SmallVec<[usize; 4]> = std::iter::repeat_n(1, rank - reps.len())
+            .chain(reps.iter().copied())
+            .collect();
+        let Some(shape) = self
+            .shape()
+            .iter()
+            .zip(&all)
+            .map(|(&n, &r)| n.checked_mul(r))
+            .collect::<Option<Shape>>()
+        else {
+            return fail(Error::TooLarge {
+                op: op(),
+                shape: self.shape().to_vec(),
+                reason: "a length of the result overflows usize".into(),
+            });
+        };
+        let copies = all.iter().try_fold(1usize, |acc, &r| acc.checked_mul(r));
+        if copies.is_some_and(|c| c <= MAX_REGION_SOURCES) {
+            return self.tile_by_joins(&all);
+        }
+        if let Err(e) = check_size::<T>(&self.node.ctx, op, &shape, true) {
+            return fail(e);
+        }
+        if shape.contains(&0) {
+            return T::default()
+                .into_array(CtxRef(&self.node.ctx))
+                .broadcast_to(&shape);
+        }
+        // Result coordinate `r * n + i` along an axis of length `n` repeated `r` times is
+        // `self`'s `i`: `self` broadcast to `[r0, n0, r1, n1, ..]`, read row-major as
+        // `[r0 * n0, r1 * n1, ..]`.
+        let interleaved = |k: usize| -> Shape {
+            self.shape()
+                .iter()
+                .zip(&all)
+                .flat_map(|(&n, &r)| [if k == 0 { 1 } else { r }, n])
+                .collect()
+        };
+        self.reshape(&interleaved(0)[..])
+            .broadcast_to(&interleaved(1))
+            .reshape(&shape[..])
+    }
+
+    /// [`tile`](Self::tile) as concatenations of `self` with itself (`all`: each axis's
+    /// repetitions; at most [`MAX_REGION_SOURCES`] copies in all).
+    fn tile_by_joins(&self, all: &[usize]) -> Array<T> {
+        let rank = self.ndim();
         let mut out = self.clone();
-        for (k, &r) in reps.iter().enumerate() {
-            let d = rank - reps.len() + k;
+        for (d, &r) in all.iter().enumerate() {
+            if r == 1 {
+                continue;
+            }
             let copies: Vec<&Array<T>> = std::iter::repeat_n(&out, r).collect();
             out = match copies.is_empty() {
                 true => out.slice(empty_axis(rank, d)),

@@ -17,20 +17,44 @@ use crate::codegen::{combine_source, fused_source, COMBINE_KERNEL_NAME, FUSED_KE
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::ReduceOp;
+use crate::plan::describe::operations;
 use crate::plan::{key, KernelPlan};
 use crate::stats::Counters;
 
 /// Finds or builds the kernel for a plan. A hit builds no string and no program.
 pub(super) fn kernel_for(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<CompiledKernel>> {
-    cached_kernel(ctx, &plan.key, FUSED_KERNEL_NAME, || {
-        fused_source_checked(ctx, plan)
-    })
+    cached_kernel_for(
+        ctx,
+        &plan.key,
+        FUSED_KERNEL_NAME,
+        || fused_source_checked(ctx, plan),
+        || operations(plan),
+    )
 }
 
 /// Generates and builds the kernel for a plan, without looking in the cache.
 fn new_kernel(ctx: &ContextInner, plan: &KernelPlan) -> Result<Arc<CompiledKernel>> {
     let source = fused_source_checked(ctx, plan)?;
-    build_kernel(ctx, FUSED_KERNEL_NAME, &source)
+    build_kernel(ctx, FUSED_KERNEL_NAME, &source).map_err(|e| generated_build_failed(e, || operations(plan)))
+}
+
+/// A build failure of a kernel lazycl generated (`what` it computes, in users' words) as
+/// what it is: a bug in lazycl, not in the user's code, with the build log and the
+/// source. Other errors pass unchanged.
+pub(super) fn generated_build_failed(e: Error, what: impl FnOnce() -> String) -> Error {
+    match e {
+        Error::Build {
+            name,
+            log,
+            source_code,
+        } => Error::Internal(format!(
+            "the OpenCL compiler rejected the kernel `{name}` that lazycl generated for {}; \
+             the operations are valid, the generated code is not\n--- build log ---\n{log}\n\
+             --- source ---\n{source_code}",
+            what()
+        )),
+        e => e,
+    }
 }
 
 /// The source of a plan's kernel, once the device is known to hold its types.
@@ -64,11 +88,26 @@ pub(super) fn combine_kernel(
     })
 }
 
+/// Finds or builds a helper kernel of lazycl's own algorithms (a sort's, a compaction's,
+/// a reduction's second pass) under `key`.
 pub(super) fn cached_kernel(
     ctx: &ContextInner,
     key: &[u32],
     name: &str,
     source: impl FnOnce() -> Result<String>,
+) -> Result<Arc<CompiledKernel>> {
+    let what = || format!("its own step `{name}` (of a sort, a compaction or a reduction)");
+    cached_kernel_for(ctx, key, name, source, what)
+}
+
+/// Finds or builds the kernel `name` under `key`; `what` says what it computes, should
+/// the compiler reject it.
+fn cached_kernel_for(
+    ctx: &ContextInner,
+    key: &[u32],
+    name: &str,
+    source: impl FnOnce() -> Result<String>,
+    what: impl FnOnce() -> String,
 ) -> Result<Arc<CompiledKernel>> {
     if let Some(k) = ctx
         .fused_kernels
@@ -82,7 +121,7 @@ pub(super) fn cached_kernel(
     Counters::add(&ctx.counters.kernel_cache_misses, 1);
     let source = source()?;
     // Built outside the cache lock: launches of cached kernels on other threads go on.
-    let fused = build_kernel(ctx, name, &source)?;
+    let fused = build_kernel(ctx, name, &source).map_err(|e| generated_build_failed(e, what))?;
     let mut cache = ctx.fused_kernels.lock().unwrap_or_else(|e| e.into_inner());
     Ok(cache.entry(key.to_vec()).or_insert(fused).clone())
 }
@@ -235,4 +274,32 @@ fn with_notice<R>(ctx: &ContextInner, programs: usize, build: impl FnOnce() -> R
 fn notice_text(programs: usize, device: &str) -> String {
     let kernels = if programs == 1 { "kernel" } else { "kernels" };
     format!("lazycl: building {programs} {kernels} for {device} (first run; cached afterwards)…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_generated_kernel_the_compiler_rejects_is_an_internal_error_naming_its_operations() {
+        let build = Error::Build {
+            name: FUSED_KERNEL_NAME.into(),
+            log: "error: use of undeclared identifier 'v9'".into(),
+            source_code: "__kernel void k() { v9; }".into(),
+        };
+        let e = generated_build_failed(build, || "elementwise over [7] computing +, exp".into());
+        assert!(matches!(e, Error::Internal(_)), "{e:?}");
+        let msg = e.to_string();
+        for w in [
+            "internal error (a bug in lazycl",
+            "elementwise over [7] computing +, exp",
+            "use of undeclared identifier 'v9'",
+            "__kernel void k()",
+        ] {
+            assert!(msg.contains(w), "{w:?} missing in: {msg}");
+        }
+        // Any other error passes unchanged.
+        let other = generated_build_failed(Error::InvalidShape("x".into()), || unreachable!());
+        assert!(matches!(other, Error::InvalidShape(_)));
+    }
 }

@@ -25,8 +25,9 @@
 
 use std::fmt::Write;
 
-use crate::graph::{BinaryOp, Origin, TernaryOp, UnaryOp};
-use crate::plan::{GKind, GNode, KernelPlan, OpCode};
+use crate::graph::Origin;
+use crate::plan::describe::op_name;
+use crate::plan::{GKind, GNode, KernelPlan};
 
 /// What to draw: a flush's graph, roots and plans, and which kernels are cached.
 pub(crate) struct Picture<'a> {
@@ -170,7 +171,7 @@ fn op_attrs(p: &Picture, j: usize, writes: bool, readers: &[usize]) -> String {
     let GKind::Op(code, _) = &g.kind else {
         return String::new();
     };
-    let mut label = format!("{}\n{}", op_name(*code, g), type_of(g));
+    let mut label = format!("{}\n{}", op_name(*code, g.node.dtype), type_of(g));
     if !writes {
         return format!("label={}, shape=box, style=rounded", quote(&label));
     }
@@ -250,54 +251,6 @@ fn outside_attrs(p: &Picture, j: usize) -> String {
 /// `f32 [1000, 3]`.
 fn type_of(g: &GNode) -> String {
     format!("{} {:?}", g.node.dtype, &g.node.shape[..])
-}
-
-/// An operation's name as users write it.
-fn op_name(code: OpCode, g: &GNode) -> String {
-    let lower = |d: &dyn std::fmt::Debug| format!("{d:?}").to_lowercase();
-    match code {
-        OpCode::Unary(UnaryOp::Cast) => format!("as {}", g.node.dtype),
-        OpCode::Unary(u) => lower(&u),
-        OpCode::Binary(b) => match b {
-            BinaryOp::Add => "+".into(),
-            BinaryOp::Sub => "-".into(),
-            BinaryOp::Mul => "*".into(),
-            BinaryOp::Div => "/".into(),
-            BinaryOp::Rem => "%".into(),
-            BinaryOp::BitAnd => "&".into(),
-            BinaryOp::BitOr => "|".into(),
-            BinaryOp::BitXor => "^".into(),
-            BinaryOp::Lt => "<".into(),
-            BinaryOp::Le => "<=".into(),
-            BinaryOp::Gt => ">".into(),
-            BinaryOp::Ge => ">=".into(),
-            BinaryOp::Eq => "==".into(),
-            BinaryOp::Ne => "!=".into(),
-            other => lower(&other),
-        },
-        OpCode::Ternary(TernaryOp::MulAdd) => "mul_add".into(),
-        OpCode::Ternary(t) => lower(&t),
-        OpCode::Reduce(spec) => {
-            let axes: Vec<String> = (0..64)
-                .filter(|d| spec.axes >> d & 1 == 1)
-                .map(|d| d.to_string())
-                .collect();
-            format!("{} over axes {}", lower(&spec.op), axes.join(", "))
-        }
-        OpCode::Scan(spec) => format!(
-            "{}cum{} along axis {}",
-            if spec.exclusive { "exclusive " } else { "" },
-            lower(&spec.op),
-            spec.axis
-        ),
-        OpCode::Expr(_) => "expr!".into(),
-        OpCode::View => "view".into(),
-        OpCode::Reshape => "reshape".into(),
-        OpCode::Region => "region".into(),
-        OpCode::Take(spec) => format!("take along axis {}", spec.axis),
-        OpCode::MatMul => "matmul".into(),
-        OpCode::Random(spec) => format!("random {}", lower(&spec.draw)),
-    }
 }
 
 /// `text` as a DOT string: quoted, `"` and `\` escaped, line breaks as `\n`.

@@ -9,7 +9,8 @@
 //!
 //! Regions that pick from several sources (`concatenate`, `stack`, `pad`) are not maps
 //! but their own nodes ([`Region`]): each element of the result tests its coordinate
-//! along one axis (or against a box) and reads the source whose range holds it.
+//! along one axis (or against a box) and reads the source whose range holds it. A node
+//! has at most [`MAX_REGION_SOURCES`] sources; more are a tree of such nodes.
 
 use smallvec::SmallVec;
 
@@ -87,6 +88,13 @@ impl ViewMap {
         }
     }
 }
+
+/// Most sources one [`Region::Concat`] node has. A longer concatenation is recorded as a
+/// tree of concatenations of at most this many sources each, so that planning's cut
+/// budget (nodes and kernel arguments per kernel) can split it into kernels of bounded
+/// size: a node's sources are read inside the kernel that computes it, and no cut can
+/// divide one node.
+pub(crate) const MAX_REGION_SOURCES: usize = 16;
 
 /// A result whose elements come from several sources, each over a box of the result.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -2,11 +2,16 @@
 //! kernel, scan, matrix product) and sizes, its clauses separated by `; ` (the DOT
 //! picture puts each on a line of its own). Read by `explain` of an array a flush
 //! computed, by the DOT picture's cluster labels, and kept per flush structure with the
-//! arrays it materializes (`graph::Origin`), so it is short and never the source.
+//! arrays it materializes (`graph::Origin`), so it is short and never the source. Also
+//! the operations a kernel computes in users' words (`op_name`, `operations`), for the
+//! DOT picture and for the error of a generated kernel the compiler rejects.
 
-use super::kernel_plan::{Finish, KernelPlan, Layout};
+use super::collect::OpCode;
+use super::kernel_plan::{Finish, KernelPlan, Layout, Value};
 use super::rows_plan::Hold;
 use super::scan_plan::{ScanLayout, ScanPlan};
+use crate::dtype::DType;
+use crate::graph::{BinaryOp, TernaryOp, UnaryOp};
 
 /// What kind of kernel `plan` is, with its sizes, in one line.
 pub(crate) fn kernel_kind(plan: &KernelPlan) -> String {
@@ -105,6 +110,77 @@ pub(crate) fn kernel_kind(plan: &KernelPlan) -> String {
         s.push_str("; storing into a region of an array");
     }
     s
+}
+
+/// An operation's name as users write it.
+pub(crate) fn op_name(code: OpCode, dtype: DType) -> String {
+    let lower = |d: &dyn std::fmt::Debug| format!("{d:?}").to_lowercase();
+    match code {
+        OpCode::Unary(UnaryOp::Cast) => format!("as {dtype}"),
+        OpCode::Unary(u) => lower(&u),
+        OpCode::Binary(b) => match b {
+            BinaryOp::Add => "+".into(),
+            BinaryOp::Sub => "-".into(),
+            BinaryOp::Mul => "*".into(),
+            BinaryOp::Div => "/".into(),
+            BinaryOp::Rem => "%".into(),
+            BinaryOp::BitAnd => "&".into(),
+            BinaryOp::BitOr => "|".into(),
+            BinaryOp::BitXor => "^".into(),
+            BinaryOp::Lt => "<".into(),
+            BinaryOp::Le => "<=".into(),
+            BinaryOp::Gt => ">".into(),
+            BinaryOp::Ge => ">=".into(),
+            BinaryOp::Eq => "==".into(),
+            BinaryOp::Ne => "!=".into(),
+            other => lower(&other),
+        },
+        OpCode::Ternary(TernaryOp::MulAdd) => "mul_add".into(),
+        OpCode::Ternary(t) => lower(&t),
+        OpCode::Reduce(spec) => {
+            let axes: Vec<String> = (0..64)
+                .filter(|d| spec.axes >> d & 1 == 1)
+                .map(|d| d.to_string())
+                .collect();
+            format!("{} over axes {}", lower(&spec.op), axes.join(", "))
+        }
+        OpCode::Scan(spec) => format!(
+            "{}cum{} along axis {}",
+            if spec.exclusive { "exclusive " } else { "" },
+            lower(&spec.op),
+            spec.axis
+        ),
+        OpCode::Expr(_) => "expr!".into(),
+        OpCode::View => "view".into(),
+        OpCode::Reshape => "reshape".into(),
+        OpCode::Region => "region (concatenate, stack, pad or tile)".into(),
+        OpCode::Take(spec) => format!("take along axis {}", spec.axis),
+        OpCode::MatMul => "matmul".into(),
+        OpCode::Random(spec) => format!("random {}", lower(&spec.draw)),
+    }
+}
+
+/// The operations `plan`'s kernel computes, in users' words, each once, in the order
+/// they are first computed (`"+, exp, concatenate, stack, pad or tile"`); its kind and
+/// sizes first.
+pub(crate) fn operations(plan: &KernelPlan) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for v in &plan.values {
+        let name = match &v.value {
+            Value::Op { code, .. } => op_name(*code, v.dtype),
+            Value::Inside { .. } => op_name(OpCode::Region, v.dtype),
+            Value::Gather { .. } => "take".into(),
+            Value::Random { draw, .. } => format!("random {}", format!("{draw:?}").to_lowercase()),
+            Value::Load { .. } | Value::Scalar { .. } => continue,
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    match names.is_empty() {
+        true => format!("{} (copying its input)", kernel_kind(plan)),
+        false => format!("{} computing {}", kernel_kind(plan), names.join(", ")),
+    }
 }
 
 /// A scan's operation and sizes: `"exclusive Sum scan of 4 rows of 100 (x 1 inner)"`.

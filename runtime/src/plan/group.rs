@@ -11,7 +11,10 @@ use crate::profile::DeviceProfile;
 pub(crate) const MAX_CONE_NODES: usize = 64;
 
 /// Chooses the nodes to materialize: the roots, plus cut points that keep every kernel
-/// within [`MAX_CONE_NODES`] and `max_args` arguments.
+/// within [`MAX_CONE_NODES`] and `max_args` arguments. A node over the budget has its
+/// computed operands cut, then itself if it is still over (its own operands are that
+/// many: a region's sources are at most
+/// [`MAX_REGION_SOURCES`](crate::graph::view::MAX_REGION_SOURCES)).
 pub(crate) fn materialization_points(graph: &[GNode], roots: &[usize], max_args: usize) -> Vec<bool> {
     let mut mat = vec![false; graph.len()];
     for &r in roots {
@@ -55,10 +58,27 @@ pub(crate) fn materialization_points(graph: &[GNode], roots: &[usize], max_args:
                         }
                     }
                 }
-                let c = 1 + inputs.iter().map(|&j| cone[j]).sum::<usize>();
-                let a = inputs.iter().map(|&j| args[j]).sum::<usize>();
-                if c >= MAX_CONE_NODES || a >= max_args {
-                    mat[i] = true;
+                let mut c = 1 + inputs.iter().map(|&j| cone[j]).sum::<usize>();
+                let mut a = inputs.iter().map(|&j| args[j]).sum::<usize>();
+                let over = |c: usize, a: usize| c >= MAX_CONE_NODES || a >= max_args;
+                if over(c, a) {
+                    // Its computed operands are cut first: each is within the budget, and
+                    // the node starts a kernel of its own operands' loads. (Cutting the
+                    // node alone would keep them all inside it: for a node of many
+                    // operands, a concatenation's, a kernel many times the budget.)
+                    for (k, &j) in inputs.iter().enumerate() {
+                        if matches!(graph[j].kind, GKind::Op(..)) && !mat[j] && !inputs[..k].contains(&j) {
+                            let times = inputs.iter().filter(|&&o| o == j).count();
+                            c -= times * cone[j];
+                            a = a - times * args[j] + times;
+                            mat[j] = true;
+                            cone[j] = 0;
+                            args[j] = 1;
+                        }
+                    }
+                    if over(c, a) {
+                        mat[i] = true;
+                    }
                 }
                 if mat[i] {
                     cone[i] = 0;
@@ -95,10 +115,27 @@ struct Group {
     shape: Vec<usize>,
     members: Vec<usize>,
     kind: GroupKind,
+    /// The nodes its members compute inside (a node shared by two members counted twice).
+    nodes: usize,
+    /// What its members read: leaves and materialized nodes, each once.
+    leaves: NodeSet,
+}
+
+/// Most nodes the members of one kernel compute together: several points of one shape
+/// share a kernel up to this size (one point's cone is bounded by [`MAX_CONE_NODES`]).
+pub(crate) const MAX_KERNEL_NODES: usize = 4 * MAX_CONE_NODES;
+
+impl Group {
+    /// Whether a point computing `nodes` nodes and reading `leaves` keeps this kernel
+    /// within [`MAX_KERNEL_NODES`] and `args` arguments (what it reads and writes).
+    fn has_room(&self, nodes: usize, leaves: &NodeSet, args: usize) -> bool {
+        let new = leaves.iter().filter(|j| !self.leaves.contains(j)).count();
+        self.nodes + nodes <= MAX_KERNEL_NODES && self.leaves.len() + new + self.members.len() < args
+    }
 }
 
 /// Groups materialization points into kernels: one kernel per output shape where the
-/// dependencies allow, in an order where every kernel runs after those it reads from.
+/// dependencies and the kernel's size ([`Group::has_room`]) allow, in an order where every kernel runs after those it reads from.
 /// A point that reads a cut point (`cut[d]`: materialized only to bound kernel size) goes
 /// to a later kernel than the cut, so cuts really split. A reduction and a matrix product
 /// each start a kernel of their own; elementwise points of a product's (or a scan's)
@@ -115,6 +152,7 @@ pub(crate) fn group_kernels(
     cut: &[bool],
     profile: &DeviceProfile,
 ) -> Vec<Vec<usize>> {
+    let max_args = profile.max_args();
     let mut groups: Vec<Group> = Vec::new();
     let mut group_of: Vec<Option<usize>> = vec![None; graph.len()];
     for p in (0..graph.len()).filter(|&i| mat[i]) {
@@ -123,6 +161,7 @@ pub(crate) fn group_kernels(
         let mut latest_dep: Option<usize> = None;
         let mut after_cut: Option<usize> = None;
         let mut seen = NodeSet::default();
+        let (mut nodes, mut leaves) = (1, NodeSet::default());
         let mut stack = match &graph[p].kind {
             GKind::Op(_, inputs) => inputs.to_vec(),
             _ => Vec::new(),
@@ -136,10 +175,17 @@ pub(crate) fn group_kernels(
                 if cut[j] {
                     after_cut = after_cut.max(group_of[j]);
                 }
+                leaves.insert(j);
                 continue;
             }
-            if let GKind::Op(_, inputs) = &graph[j].kind {
-                stack.extend(inputs.iter().copied());
+            match &graph[j].kind {
+                GKind::Op(_, inputs) => {
+                    nodes += 1;
+                    stack.extend(inputs.iter().copied());
+                }
+                _ => {
+                    leaves.insert(j);
+                }
             }
         }
         let rows = row_kernel(graph, p, profile);
@@ -159,10 +205,15 @@ pub(crate) fn group_kernels(
             _ => GroupKind::Elementwise,
         };
         // Elementwise points join the latest kernel of their shape when their
-        // dependencies allow.
+        // dependencies allow. A cut point, materialized only to bound kernel sizes, joins
+        // within half the argument budget: cut points that share little (a long
+        // concatenation's parts) gain only a launch from one kernel, and a larger kernel
+        // costs its build (on PoCL, more than in proportion to its size).
+        let args = if cut[p] { max_args / 2 } else { max_args };
         let candidate = match kind {
             GroupKind::Elementwise => groups.iter().rposition(|g| {
                 g.shape[..] == shape[..]
+                    && g.has_room(nodes, &leaves, args)
                     && match g.kind {
                         GroupKind::Elementwise => true,
                         GroupKind::Reduction => false,
@@ -195,10 +246,14 @@ pub(crate) fn group_kernels(
                     shape: shape.to_vec(),
                     members: Vec::new(),
                     kind,
+                    nodes: 0,
+                    leaves: NodeSet::default(),
                 });
                 groups.len() - 1
             }
         };
+        groups[g].nodes += nodes;
+        groups[g].leaves.extend(leaves);
         groups[g].members.push(p);
         group_of[p] = Some(g);
     }
