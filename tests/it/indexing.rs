@@ -551,7 +551,7 @@ fn scatter_indices_computed_by_any_kernel_match_the_host() {
     let mut r = rng(8);
     let x = f32::random_vec(&mut r, 7);
     let mut sums = ctx.zeros::<f32>(6).unwrap();
-    lazycl::scatter_add(&mut sums, 0, &scanned, &ctx.from_slice(&x).unwrap()).unwrap();
+    lazycl::scatter_add(&mut sums, 0, &scanned, ctx.from_slice(&x).unwrap()).unwrap();
     let mut want = [0.0f32; 6];
     for (i, &p) in [0usize, 1, 1, 2, 3, 3, 5].iter().enumerate() {
         want[p] += x[i];
