@@ -8,6 +8,7 @@
 //! Tests that spawn this binary as a child process name the child test with its module:
 //! `--exact program_cache::child_process_loads_from_disk`.
 
+mod axes;
 mod cold_start;
 mod common;
 mod compact;

@@ -340,7 +340,7 @@ fn bad_sorts_are_errors() {
     let msg = |e: Error| e.to_string();
     let e = msg(a.sort_axis(2).err().unwrap());
     assert!(
-        e.contains("sort: axis 2 is out of range for an array of shape [2, 3]"),
+        e.contains("sort_axis: axis 2 is out of range for an array of shape [2, 3]"),
         "{e}"
     );
     let e = msg(a.topk(4).err().unwrap());

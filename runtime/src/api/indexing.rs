@@ -44,7 +44,10 @@ impl<T: Element> Array<T> {
     /// # }
     /// ```
     pub fn take<I: Integer>(&self, axis: impl AsAxis, indices: &Array<I>) -> Array<T> {
-        let axis = axis.axis_index();
+        let axis = match self.axis_or_failed("take", axis, false) {
+            Ok(d) => d,
+            Err(failed) => return failed,
+        };
         let data = self.shape();
         let picked = indices.shape();
         if let Err(e) = self.check_take("take", axis, indices) {
@@ -76,7 +79,10 @@ impl<T: Element> Array<T> {
     /// # }
     /// ```
     pub fn take_along_axis<I: Integer>(&self, axis: impl AsAxis, indices: &Array<I>) -> Array<T> {
-        let axis = axis.axis_index();
+        let axis = match self.axis_or_failed("take_along_axis", axis, false) {
+            Ok(d) => d,
+            Err(failed) => return failed,
+        };
         let data = self.shape();
         let picked = indices.shape();
         let name = "take_along_axis";
@@ -176,7 +182,7 @@ pub fn scatter_add<T: Numeric, I: Integer>(
     indices: &Array<I>,
     src: impl Operand<T>,
 ) -> Result<()> {
-    let axis = axis.axis_index();
+    let axis = crate::api::views::resolve_axis("scatter_add", axis.axis_value(), dst.shape(), false)?;
     let ctx = dst.node.ctx.clone();
     for n in [&dst.node, &indices.node] {
         if let Some(e) = failure(n) {

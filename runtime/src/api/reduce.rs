@@ -81,7 +81,10 @@ macro_rules! reductions {
         }
         #[doc = concat!($doc, " along `axis`, which is removed from the shape.")]
         pub fn $axis(&self, axis: impl AsAxis) -> Array<T> {
-            let axis = axis.axis_index();
+            let axis = match self.axis_or_failed(stringify!($axis), axis, false) {
+                Ok(d) => d,
+                Err(failed) => return failed,
+            };
             if ReduceOp::$op.is_linear() {
                 if let Some(r) = self.reduced_product(axis, |x, a| x.$axis(a)) {
                     return r;
@@ -91,7 +94,14 @@ macro_rules! reductions {
         }
         #[doc = concat!($doc, " along several axes ([`Axis`](ndarray::Axis) or indices); `keep_dims` keeps them as size 1.")]
         pub fn $axes(&self, axes: &(impl AsAxes + ?Sized), keep_dims: bool) -> Array<T> {
-            self.record_reduce(ReduceOp::$op, Some(&axes.axis_indices()), keep_dims)
+            let mut resolved: smallvec::SmallVec<[usize; 4]> = smallvec::SmallVec::new();
+            for a in axes.axis_values() {
+                match self.axis_or_failed(stringify!($axes), a, false) {
+                    Ok(d) => resolved.push(d),
+                    Err(failed) => return failed,
+                }
+            }
+            self.record_reduce(ReduceOp::$op, Some(&resolved), keep_dims)
         }
     )*};
 }
@@ -141,11 +151,17 @@ impl<T: Numeric> Array<T> {
     }
     /// Index along `axis` of the first smallest element (the axis is removed).
     pub fn argmin_axis(&self, axis: impl AsAxis) -> Array<u64> {
-        self.record_reduce(ReduceOp::ArgMin, Some(&[axis.axis_index()]), false)
+        match self.axis_or_failed("argmin_axis", axis, false) {
+            Ok(d) => self.record_reduce(ReduceOp::ArgMin, Some(&[d]), false),
+            Err(failed) => failed,
+        }
     }
     /// Index along `axis` of the first largest element (the axis is removed).
     pub fn argmax_axis(&self, axis: impl AsAxis) -> Array<u64> {
-        self.record_reduce(ReduceOp::ArgMax, Some(&[axis.axis_index()]), false)
+        match self.axis_or_failed("argmax_axis", axis, false) {
+            Ok(d) => self.record_reduce(ReduceOp::ArgMax, Some(&[d]), false),
+            Err(failed) => failed,
+        }
     }
 }
 

@@ -46,23 +46,17 @@ use crate::plan::MAX_ELEMENTS;
 /// # }
 /// ```
 pub fn concatenate<T: Element>(axis: impl AsAxis, arrays: &[&Array<T>]) -> Result<Array<T>> {
-    join("concatenate", Axis(axis.axis_index()), arrays)
+    let axis = along("concatenate", axis.axis_value(), arrays, false)?;
+    join("concatenate", axis, arrays)
 }
 
 /// The arrays, all of one shape, placed side by side along a new axis `axis`
 /// (ndarray's `stack`): the result has one axis more. Lazy, as [`concatenate`].
 pub fn stack<T: Element>(axis: impl AsAxis, arrays: &[&Array<T>]) -> Result<Array<T>> {
-    let axis = Axis(axis.axis_index());
+    let axis = along("stack", axis.axis_value(), arrays, true)?;
     let Some(first) = arrays.first() else {
-        return Err(empty("stack", axis));
+        return Err(empty("stack", axis.index() as isize));
     };
-    if axis.index() > first.ndim() {
-        return Err(Error::InvalidView {
-            op: format!("stack along Axis({})", axis.index()),
-            shape: first.shape().to_vec(),
-            reason: format!("the result has {} axes", first.ndim() + 1),
-        });
-    }
     for a in arrays {
         if a.shape() != first.shape() {
             return Err(Error::ShapeMismatch {
@@ -78,9 +72,18 @@ pub fn stack<T: Element>(axis: impl AsAxis, arrays: &[&Array<T>]) -> Result<Arra
     join("stack", axis, &refs)
 }
 
-fn empty(op: &str, axis: Axis) -> Error {
+/// `axis` as written (negative counts from the end) of the arrays' shape, for `op`; `new`
+/// for the position of a new axis (`stack`).
+fn along<T: Element>(op: &str, axis: isize, arrays: &[&Array<T>], new: bool) -> Result<Axis> {
+    match arrays.first() {
+        None => Err(empty(op, axis)),
+        Some(first) => crate::api::views::resolve_axis(op, axis, first.shape(), new).map(Axis),
+    }
+}
+
+fn empty(op: &str, axis: isize) -> Error {
     Error::InvalidView {
-        op: format!("{op} along Axis({})", axis.index()),
+        op: format!("{op} along axis {axis}"),
         shape: Vec::new(),
         reason: "no arrays given".into(),
     }
@@ -88,7 +91,7 @@ fn empty(op: &str, axis: Axis) -> Error {
 
 fn join<T: Element>(op: &str, axis: Axis, arrays: &[&Array<T>]) -> Result<Array<T>> {
     let Some(first) = arrays.first() else {
-        return Err(empty(op, axis));
+        return Err(empty(op, axis.index() as isize));
     };
     let d = axis.index();
     let what = || format!("{op} along Axis({d})");

@@ -41,7 +41,10 @@ impl<T: Numeric> Array<T> {
     /// # }
     /// ```
     pub fn cumsum(&self, axis: impl AsAxis) -> Array<T> {
-        self.record_scan(ReduceOp::Sum, axis.axis_index(), false, "cumsum")
+        match self.axis_or_failed("cumsum", axis, false) {
+            Ok(d) => self.record_scan(ReduceOp::Sum, d, false, "cumsum"),
+            Err(failed) => failed,
+        }
     }
 
     /// The cumulative product along `axis` (numpy's `cumprod`; integer products wrap).
@@ -57,7 +60,10 @@ impl<T: Numeric> Array<T> {
     /// # }
     /// ```
     pub fn cumprod(&self, axis: impl AsAxis) -> Array<T> {
-        self.record_scan(ReduceOp::Prod, axis.axis_index(), false, "cumprod")
+        match self.axis_or_failed("cumprod", axis, false) {
+            Ok(d) => self.record_scan(ReduceOp::Prod, d, false, "cumprod"),
+            Err(failed) => failed,
+        }
     }
 
     /// The exclusive cumulative sum along `axis`: element `i` is the sum of the elements
@@ -73,12 +79,18 @@ impl<T: Numeric> Array<T> {
     /// # }
     /// ```
     pub fn cumsum_exclusive(&self, axis: impl AsAxis) -> Array<T> {
-        self.record_scan(ReduceOp::Sum, axis.axis_index(), true, "cumsum_exclusive")
+        match self.axis_or_failed("cumsum_exclusive", axis, false) {
+            Ok(d) => self.record_scan(ReduceOp::Sum, d, true, "cumsum_exclusive"),
+            Err(failed) => failed,
+        }
     }
 
     /// The exclusive cumulative product along `axis`: element `i` is the product of the
     /// elements `0..i`, so the first is 1.
     pub fn cumprod_exclusive(&self, axis: impl AsAxis) -> Array<T> {
-        self.record_scan(ReduceOp::Prod, axis.axis_index(), true, "cumprod_exclusive")
+        match self.axis_or_failed("cumprod_exclusive", axis, false) {
+            Ok(d) => self.record_scan(ReduceOp::Prod, d, true, "cumprod_exclusive"),
+            Err(failed) => failed,
+        }
     }
 }

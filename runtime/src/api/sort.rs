@@ -74,12 +74,21 @@ impl<T: Numeric> Array<T> {
         self.sort_axis(self.ndim().saturating_sub(1))
     }
 
+    /// `axis` of this array for sorting operation `op` (negative counts from the end); a
+    /// 0-d array's is left for the sort to refuse, naming its rank.
+    fn sorted_axis(&self, op: &str, axis: impl AsAxis) -> Result<usize> {
+        match self.ndim() {
+            0 => Ok(0),
+            _ => crate::api::views::resolve_axis(op, axis.axis_value(), self.shape(), false),
+        }
+    }
+
     /// This array sorted along `axis`, each lane independently (numpy's `np.sort(a,
     /// axis)`).
     pub fn sort_axis(&self, axis: impl AsAxis) -> Result<Array<T>> {
         let req = Request {
             op: "sort",
-            axis: axis.axis_index(),
+            axis: self.sorted_axis("sort_axis", axis)?,
             order: Order::Ascending,
             payload: Payload::None,
             keys_out: true,
@@ -109,7 +118,7 @@ impl<T: Numeric> Array<T> {
     pub fn argsort_axis(&self, axis: impl AsAxis) -> Result<Array<u32>> {
         let req = Request {
             op: "argsort",
-            axis: axis.axis_index(),
+            axis: self.sorted_axis("argsort_axis", axis)?,
             order: Order::Ascending,
             payload: Payload::Index,
             keys_out: false,
@@ -139,7 +148,7 @@ impl<T: Numeric> Array<T> {
 
     /// The `k` largest elements along `axis` and their positions.
     pub fn topk_axis(&self, k: usize, axis: impl AsAxis) -> Result<TopK<T>> {
-        let axis = axis.axis_index();
+        let axis = self.sorted_axis("topk_axis", axis)?;
         if let Some(&n) = self.shape().get(axis) {
             if k > n {
                 return Err(Error::InvalidShape(format!(

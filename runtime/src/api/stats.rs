@@ -16,19 +16,14 @@ use crate::graph::Op;
 
 /// An array that fails with "`op`: axis out of range" when materialized, if `axis` is
 /// not an axis of `a` (of the result's shape `out`).
-fn bad_axis<T: crate::dtype::Element, U: crate::dtype::Element>(
+fn resolved<T: crate::dtype::Element, U: crate::dtype::Element>(
     a: &Array<T>,
     op: &str,
-    axis: usize,
+    axis: impl AsAxis,
     out: impl FnOnce() -> Vec<usize>,
-) -> Option<Array<U>> {
-    (axis >= a.ndim()).then(|| {
-        let e = Error::InvalidShape(format!(
-            "{op}: axis {axis} is out of range for an array of shape {:?}",
-            a.shape()
-        ));
-        Array::failed(&a.node.ctx, out(), e)
-    })
+) -> Result<usize, Array<U>> {
+    crate::api::views::resolve_axis(op, axis.axis_value(), a.shape(), false)
+        .map_err(|e| Array::failed(&a.node.ctx, out(), e))
 }
 
 /// A float element as an `f64` (exact).
@@ -73,12 +68,18 @@ impl<T: Float> Array<T> {
     /// # }
     /// ```
     pub fn var_axis(&self, axis: impl AsAxis, ddof: T) -> Array<T> {
-        self.variance("var_axis", Some(axis.axis_index()), ddof)
+        match resolved(self, "var_axis", axis, Vec::new) {
+            Ok(d) => self.variance("var_axis", Some(d), ddof),
+            Err(failed) => failed,
+        }
     }
 
     /// The standard deviation along `axis`: the square root of [`var_axis`](Self::var_axis).
     pub fn std_axis(&self, axis: impl AsAxis, ddof: T) -> Array<T> {
-        self.variance("std_axis", Some(axis.axis_index()), ddof).sqrt()
+        match resolved(self, "std_axis", axis, Vec::new) {
+            Ok(d) => self.variance("std_axis", Some(d), ddof).sqrt(),
+            Err(failed) => failed,
+        }
     }
 
     /// The variance of all elements with `ddof` delta degrees of freedom (ndarray's `var`).
@@ -145,10 +146,10 @@ impl<T: Float> Array<T> {
     /// # }
     /// ```
     pub fn logsumexp(&self, axis: impl AsAxis) -> Array<T> {
-        let axis = axis.axis_index();
-        if let Some(e) = bad_axis(self, "logsumexp", axis, Vec::new) {
-            return e;
-        }
+        let axis = match resolved(self, "logsumexp", axis, Vec::new) {
+            Ok(d) => d,
+            Err(failed) => return failed,
+        };
         let (m, shifted) = self.shifted(axis);
         (shifted.exp().sum_axes(&[axis], true).ln() + &m).remove_axis(axis)
     }
@@ -166,20 +167,20 @@ impl<T: Float> Array<T> {
     /// # }
     /// ```
     pub fn softmax(&self, axis: impl AsAxis) -> Array<T> {
-        let axis = axis.axis_index();
-        if let Some(e) = bad_axis(self, "softmax", axis, || self.shape().to_vec()) {
-            return e;
-        }
+        let axis = match resolved(self, "softmax", axis, || self.shape().to_vec()) {
+            Ok(d) => d,
+            Err(failed) => return failed,
+        };
         let e = self.shifted(axis).1.exp();
         &e / &e.sum_axes(&[axis], true)
     }
 
     /// `x - logsumexp(x)` along `axis` (torch's `log_softmax(dim)`), computed stably.
     pub fn log_softmax(&self, axis: impl AsAxis) -> Array<T> {
-        let axis = axis.axis_index();
-        if let Some(e) = bad_axis(self, "log_softmax", axis, || self.shape().to_vec()) {
-            return e;
-        }
+        let axis = match resolved(self, "log_softmax", axis, || self.shape().to_vec()) {
+            Ok(d) => d,
+            Err(failed) => return failed,
+        };
         let shifted = self.shifted(axis).1;
         &shifted - &shifted.exp().sum_axes(&[axis], true).ln()
     }
@@ -224,19 +225,19 @@ impl Array<bool> {
 
     /// Whether any element along `axis` is true.
     pub fn any_axis(&self, axis: impl AsAxis) -> Array<bool> {
-        let axis = axis.axis_index();
-        if let Some(e) = bad_axis(self, "any_axis", axis, Vec::new) {
-            return e;
-        }
+        let axis = match resolved(self, "any_axis", axis, Vec::new) {
+            Ok(d) => d,
+            Err(failed) => return failed,
+        };
         self.cast::<u64>().sum_axis(axis).gt(0u64)
     }
 
     /// Whether every element along `axis` is true.
     pub fn all_axis(&self, axis: impl AsAxis) -> Array<bool> {
-        let axis = axis.axis_index();
-        if let Some(e) = bad_axis(self, "all_axis", axis, Vec::new) {
-            return e;
-        }
+        let axis = match resolved(self, "all_axis", axis, Vec::new) {
+            Ok(d) => d,
+            Err(failed) => return failed,
+        };
         let n = self.shape().get(axis).copied().unwrap_or(0) as u64;
         self.cast::<u64>().sum_axis(axis).eq(n)
     }

@@ -15,47 +15,109 @@ use crate::graph::shape::{checked_numel, IntoShape};
 use crate::graph::view::{SourceAxis, ViewMap};
 use crate::graph::{Op, Shape};
 
-/// An axis argument: ndarray's [`Axis`] or a plain index (`sum_axis(Axis(1))` and
-/// `sum_axis(1)` mean the same).
+/// An axis argument: ndarray's [`Axis`], a plain index, or a negative index counting from
+/// the end as numpy's axes do (`-1` is the last axis): `sum_axis(Axis(1))`, `sum_axis(1)`
+/// and, on a 2-d array, `sum_axis(-1)` mean the same. An axis out of range is an error
+/// naming the operation, the axis as written and the array's shape.
 pub trait AsAxis: Copy {
-    /// The axis index.
-    fn axis_index(self) -> usize;
+    /// The axis as written: an index from the front, or a negative one from the end.
+    fn axis_value(self) -> isize;
 }
 
 impl AsAxis for Axis {
-    fn axis_index(self) -> usize {
-        self.index()
+    fn axis_value(self) -> isize {
+        isize::try_from(self.index()).unwrap_or(isize::MAX)
     }
 }
 
 impl AsAxis for usize {
-    fn axis_index(self) -> usize {
+    fn axis_value(self) -> isize {
+        isize::try_from(self).unwrap_or(isize::MAX)
+    }
+}
+
+impl AsAxis for isize {
+    fn axis_value(self) -> isize {
         self
     }
 }
 
-/// Several axes: a slice, array or `Vec` of [`Axis`] or of plain indices
-/// (`sum_axes(&[Axis(0), Axis(2)], false)` and `sum_axes(&[0, 2], false)` mean the same).
+impl AsAxis for i32 {
+    fn axis_value(self) -> isize {
+        self as isize
+    }
+}
+
+impl AsAxis for i64 {
+    fn axis_value(self) -> isize {
+        isize::try_from(self).unwrap_or(if self < 0 { isize::MIN } else { isize::MAX })
+    }
+}
+
+/// Several axes: a slice, array or `Vec` of [`Axis`], plain indices or negative ones
+/// (`sum_axes(&[Axis(0), Axis(2)], false)`, `sum_axes(&[0, 2], false)` and, on a 3-d
+/// array, `sum_axes(&[0, -1], false)` mean the same).
 pub trait AsAxes {
-    /// The axis indices, in the order given.
-    fn axis_indices(&self) -> SmallVec<[usize; 4]>;
+    /// The axes as written, in the order given.
+    fn axis_values(&self) -> SmallVec<[isize; 4]>;
 }
 
 impl<A: AsAxis> AsAxes for [A] {
-    fn axis_indices(&self) -> SmallVec<[usize; 4]> {
-        self.iter().map(|a| a.axis_index()).collect()
+    fn axis_values(&self) -> SmallVec<[isize; 4]> {
+        self.iter().map(|a| a.axis_value()).collect()
     }
 }
 
 impl<A: AsAxis, const N: usize> AsAxes for [A; N] {
-    fn axis_indices(&self) -> SmallVec<[usize; 4]> {
-        self.as_slice().axis_indices()
+    fn axis_values(&self) -> SmallVec<[isize; 4]> {
+        self.as_slice().axis_values()
     }
 }
 
 impl<A: AsAxis> AsAxes for Vec<A> {
-    fn axis_indices(&self) -> SmallVec<[usize; 4]> {
-        self.as_slice().axis_indices()
+    fn axis_values(&self) -> SmallVec<[isize; 4]> {
+        self.as_slice().axis_values()
+    }
+}
+
+/// `axis` (as written: negative counts from the end) of an array of shape `shape`; `new`
+/// when it names a position for a new axis (`insert_axis`, `stack`: one more than the
+/// rank). When it is out of range, the reason, naming the axis and the shape.
+fn axis_in(axis: isize, shape: &[usize], new: bool) -> std::result::Result<usize, String> {
+    let rank = shape.len() as isize + isize::from(new);
+    let d = if axis < 0 { axis.saturating_add(rank) } else { axis };
+    if (0..rank).contains(&d) {
+        return Ok(d as usize);
+    }
+    let what = if new { "a new axis of an array" } else { "an array" };
+    Err(format!(
+        "axis {axis} is out of range for {what} of shape {shape:?} (axes {} to {}; negative axes count from the end)",
+        -rank,
+        rank - 1
+    ))
+}
+
+/// [`axis_in`], out of range an [`Error::InvalidShape`] naming operation `op`.
+pub(crate) fn resolve_axis(op: &str, axis: isize, shape: &[usize], new: bool) -> crate::error::Result<usize> {
+    axis_in(axis, shape, new).map_err(|reason| Error::InvalidShape(format!("{op}: {reason}")))
+}
+
+impl<T: Element> Array<T> {
+    /// [`resolve_axis`] against this array's shape; a recorded failure (an array of
+    /// element type `U`, the operation's result) when it is out of range.
+    pub(crate) fn axis_or_failed<U: Element>(
+        &self,
+        op: &str,
+        axis: impl AsAxis,
+        new: bool,
+    ) -> std::result::Result<usize, Array<U>> {
+        resolve_axis(op, axis.axis_value(), self.shape(), new)
+            .map_err(|e| Array::failed(&self.node.ctx, self.shape().to_vec(), e))
+    }
+
+    /// [`axis_in`] for view `op`: out of range, a failed view ([`Error::InvalidView`]).
+    fn view_axis(&self, op: &str, axis: impl AsAxis, new: bool) -> std::result::Result<usize, Array<T>> {
+        axis_in(axis.axis_value(), self.shape(), new).map_err(|reason| self.view_error(op, reason))
     }
 }
 
@@ -232,15 +294,17 @@ impl<T: Element> Array<T> {
     }
 
     /// A new array with axes `a` and `b` exchanged (ndarray's `swap_axes` swaps in
-    /// place; this returns the view). Lazy, no copy.
-    pub fn swap_axes(&self, a: usize, b: usize) -> Array<T> {
+    /// place; this returns the view; negative axes count from the end, as numpy's
+    /// `swapaxes`). Lazy, no copy.
+    pub fn swap_axes(&self, a: impl AsAxis, b: impl AsAxis) -> Array<T> {
         let rank = self.ndim();
-        if a >= rank || b >= rank {
-            return self.view_error(
-                "swap_axes",
-                format!("axes {a} and {b} of an array with {rank} axes"),
-            );
-        }
+        let (a, b) = match (
+            self.view_axis("swap_axes", a, false),
+            self.view_axis("swap_axes", b, false),
+        ) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(failed), _) | (_, Err(failed)) => return failed,
+        };
         let mut order: Vec<usize> = (0..rank).collect();
         order.swap(a, b);
         self.permuted_axes(order)
@@ -249,10 +313,10 @@ impl<T: Element> Array<T> {
     /// The elements along `axis` in reverse order (numpy's `flip`; ndarray's
     /// `invert_axis` in place). Lazy, no copy.
     pub fn flip(&self, axis: impl AsAxis) -> Array<T> {
-        let d = axis.axis_index();
-        if d >= self.ndim() {
-            return self.view_error("flip", format!("axis {d} of an array with {} axes", self.ndim()));
-        }
+        let d = match self.view_axis("flip", axis, false) {
+            Ok(d) => d,
+            Err(failed) => return failed,
+        };
         let mut map = ViewMap::identity(self.ndim());
         let len = self.shape()[d] as isize;
         map.axes[d].start = (len - 1).max(0);
@@ -277,13 +341,10 @@ impl<T: Element> Array<T> {
     /// # }
     /// ```
     pub fn insert_axis(&self, axis: impl AsAxis) -> Array<T> {
-        let d = axis.axis_index();
-        if d > self.ndim() {
-            return self.view_error(
-                "insert_axis",
-                format!("axis {d} of an array with {} axes", self.ndim()),
-            );
-        }
+        let d = match self.view_axis("insert_axis", axis, true) {
+            Ok(d) => d,
+            Err(failed) => return failed,
+        };
         let mut info: Vec<SliceInfoElem> = vec![SliceInfoElem::from(..); self.ndim()];
         info.insert(d, SliceInfoElem::NewAxis);
         self.slice(info)
@@ -302,8 +363,11 @@ impl<T: Element> Array<T> {
     }
 
     fn index_axis_named(&self, op: &str, axis: impl AsAxis, index: usize) -> Array<T> {
-        let d = axis.axis_index();
-        if d >= self.ndim() || index >= self.shape()[d] {
+        let d = match self.view_axis(op, axis, false) {
+            Ok(d) => d,
+            Err(failed) => return failed,
+        };
+        if index >= self.shape()[d] {
             return self.view_error(op, format!("index {index} of axis {d}"));
         }
         let mut info: Vec<SliceInfoElem> = vec![SliceInfoElem::from(..); self.ndim()];
