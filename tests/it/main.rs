@@ -12,6 +12,7 @@ mod cold_start;
 mod common;
 mod compact;
 mod dispatch;
+mod display;
 mod error_texts;
 
 mod explain;
