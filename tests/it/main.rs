@@ -34,6 +34,7 @@ mod layouts;
 mod lazy_counters;
 mod lazy_ops;
 mod lazy_property;
+mod masks;
 mod math;
 mod matmul;
 mod matmul_tiles;
