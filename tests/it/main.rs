@@ -13,6 +13,7 @@ mod cold_start;
 mod common;
 mod compact;
 mod dispatch;
+mod display;
 mod error_texts;
 
 mod explain;
@@ -34,6 +35,7 @@ mod layouts;
 mod lazy_counters;
 mod lazy_ops;
 mod lazy_property;
+mod masks;
 mod math;
 mod matmul;
 mod matmul_tiles;

@@ -55,7 +55,9 @@ use crate::stats::{Counters, WaitReason};
 /// # }
 /// ```
 ///
-/// Comparisons give `Array<bool>` masks, and math follows the names of `f32`'s methods:
+/// Comparisons give `Array<bool>` masks; in `+ - * / %` with a numeric array a mask counts
+/// as 0 and 1 of that array's type (numpy's rule; the cast fuses). Math follows the names
+/// of `f32`'s methods:
 ///
 /// ```
 /// # use lazycl::prelude::*;
@@ -64,6 +66,8 @@ use crate::stats::{Counters, WaitReason};
 /// let x = ctx.from_slice(&[-4.0f32, -0.5, 0.5, 9.0])?;
 /// let relu = x.gt(0.0).select(&x, 0.0); // numpy's where(x > 0, x, 0)
 /// assert_eq!(relu.to_vec()?, [0.0, 0.0, 0.5, 9.0]);
+/// let step = &x * x.gt(0.0); // the mask as 0.0 and 1.0
+/// assert_eq!(step.to_vec()?, [0.0, 0.0, 0.5, 9.0]);
 /// let y = x.abs().clamp(0.0, 2.0).powi(2);
 /// assert_eq!(y.to_vec()?, [4.0, 0.25, 0.25, 4.0]);
 /// let e = x.exp();

@@ -7,6 +7,7 @@ pub(crate) mod array;
 pub(crate) mod compact;
 pub(crate) mod construct;
 pub(crate) mod context;
+pub(crate) mod display;
 pub(crate) mod eval;
 pub(crate) mod explain;
 pub(crate) mod handover;

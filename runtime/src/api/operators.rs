@@ -1,6 +1,6 @@
 //! The operators of [`Array`] (`+`, `-`, `*`, `/`, `%`, `&`, `|`, `^`, unary `-` and `!`):
-//! between arrays, with a scalar on either side, owned or borrowed; each records through
-//! the methods of `ops`.
+//! between arrays, with a scalar on either side, or a numeric array with a mask (0 and 1 of
+//! its type), owned or borrowed; each records through the methods of `ops`.
 
 use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Sub};
 
@@ -105,3 +105,48 @@ impl<T: Integer> Not for &Array<T> {
         self.unary(UnaryOp::Not)
     }
 }
+
+/// A mask next to a numeric array in arithmetic counts as 0 and 1 of the array's type,
+/// as in numpy: `&g * h.gt(0.0)` is `&g * h.gt(0.0).cast::<f32>()`. The cast is recorded
+/// lazily and fuses with the operation. Implemented per numeric type, so that `bool`
+/// never meets a blanket impl.
+macro_rules! mask_ops {
+    ($($t:ty),*) => {$(
+        mask_ops!(@type $t: Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div, Rem rem => Rem);
+    )*};
+    (@type $t:ty: $($Trait:ident $method:ident => $op:ident),*) => {$(
+        impl $Trait<&Array<bool>> for &Array<$t> {
+            type Output = Array<$t>;
+            fn $method(self, rhs: &Array<bool>) -> Array<$t> { self.binary(BinaryOp::$op, rhs.cast::<$t>()) }
+        }
+        impl $Trait<Array<bool>> for &Array<$t> {
+            type Output = Array<$t>;
+            fn $method(self, rhs: Array<bool>) -> Array<$t> { self.binary(BinaryOp::$op, rhs.cast::<$t>()) }
+        }
+        impl $Trait<&Array<bool>> for Array<$t> {
+            type Output = Array<$t>;
+            fn $method(self, rhs: &Array<bool>) -> Array<$t> { (&self).binary(BinaryOp::$op, rhs.cast::<$t>()) }
+        }
+        impl $Trait<Array<bool>> for Array<$t> {
+            type Output = Array<$t>;
+            fn $method(self, rhs: Array<bool>) -> Array<$t> { (&self).binary(BinaryOp::$op, rhs.cast::<$t>()) }
+        }
+        impl $Trait<&Array<$t>> for &Array<bool> {
+            type Output = Array<$t>;
+            fn $method(self, rhs: &Array<$t>) -> Array<$t> { self.cast::<$t>().binary(BinaryOp::$op, rhs.clone()) }
+        }
+        impl $Trait<Array<$t>> for &Array<bool> {
+            type Output = Array<$t>;
+            fn $method(self, rhs: Array<$t>) -> Array<$t> { self.cast::<$t>().binary(BinaryOp::$op, rhs) }
+        }
+        impl $Trait<&Array<$t>> for Array<bool> {
+            type Output = Array<$t>;
+            fn $method(self, rhs: &Array<$t>) -> Array<$t> { self.cast::<$t>().binary(BinaryOp::$op, rhs.clone()) }
+        }
+        impl $Trait<Array<$t>> for Array<bool> {
+            type Output = Array<$t>;
+            fn $method(self, rhs: Array<$t>) -> Array<$t> { self.cast::<$t>().binary(BinaryOp::$op, rhs) }
+        }
+    )*};
+}
+mask_ops!(f32, f64, i32, u32, i64, u64);
