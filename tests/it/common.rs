@@ -1,7 +1,9 @@
 //! Helpers shared by the integration tests: one context, seeded random data.
 #![allow(dead_code)]
 
-use lazycl::Context;
+use std::path::{Path, PathBuf};
+
+use lazycl::{CacheDir, Context};
 use rand::distributions::{Distribution, Uniform};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -50,4 +52,20 @@ impl Random for bool {
         }
         v
     }
+}
+
+/// A fresh directory (removed if it exists) under the system's temporary one, for test
+/// file `file`'s case `name`, apart from other processes' (`lazycl-<file>-<pid>-<name>`).
+pub fn temp_dir(file: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lazycl-{file}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// A context whose program cache is `dir`.
+pub fn ctx_in(dir: &Path) -> Context {
+    Context::builder()
+        .program_cache(CacheDir::Dir(dir.to_path_buf()))
+        .build()
+        .expect("an OpenCL device")
 }

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::common::{ctx_in, temp_dir};
 use lazycl::prelude::*;
 use lazycl::CacheDir;
 
@@ -13,19 +14,6 @@ fn scale_add(a: f32, x: &[f32], y: &mut [f32]) {
     if i < y.len() {
         y[i] = a * x[i] + y[i];
     }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lazycl-cache-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn ctx_in(dir: &Path) -> Context {
-    Context::builder()
-        .program_cache(CacheDir::Dir(dir.to_path_buf()))
-        .build()
-        .expect("an OpenCL device")
 }
 
 /// Runs the `#[kernel]` and a fused expression; returns (built, loaded) and checks results.
@@ -59,7 +47,7 @@ fn cache_files(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn cold_then_warm_then_another_process() {
-    let dir = temp_dir("warm");
+    let dir = temp_dir("cache-test", "warm");
     assert_eq!(
         work(&ctx_in(&dir)),
         (2, 0),
@@ -98,7 +86,7 @@ fn child_process_loads_from_disk() {
 #[cfg(target_os = "linux")]
 #[test]
 fn the_default_directory_is_the_users_cache_directory() {
-    let root = temp_dir("default");
+    let root = temp_dir("cache-test", "default");
     std::fs::create_dir_all(&root).unwrap();
     // (what the case is, its XDG_CACHE_HOME, its HOME, where its files must go)
     let cases = [
@@ -161,7 +149,7 @@ fn child_uses_the_default_directory() {
 
 #[test]
 fn corrupt_truncated_and_foreign_files_are_rebuilt_and_replaced() {
-    let dir = temp_dir("bad");
+    let dir = temp_dir("cache-test", "bad");
     work(&ctx_in(&dir));
     let files = cache_files(&dir);
     assert_eq!(files.len(), 2);
@@ -190,7 +178,7 @@ fn corrupt_truncated_and_foreign_files_are_rebuilt_and_replaced() {
 
 #[test]
 fn racing_writers_all_succeed() {
-    let dir = temp_dir("race");
+    let dir = temp_dir("cache-test", "race");
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..4).map(|_| s.spawn(|| work(&ctx_in(&dir)))).collect();
         for h in handles {
@@ -213,7 +201,7 @@ fn racing_writers_all_succeed() {
 #[test]
 fn an_unwritable_directory_degrades_to_memory() {
     // A path below a regular file cannot be created.
-    let file = temp_dir("file");
+    let file = temp_dir("cache-test", "file");
     std::fs::write(&file, b"x").unwrap();
     let ctx = ctx_in(&file.join("sub"));
     assert_eq!(work(&ctx), (2, 0));

@@ -8,23 +8,9 @@
 use std::path::{Path, PathBuf};
 
 use lazycl::prelude::*;
-use lazycl::{CacheDir, Stats};
+use lazycl::Stats;
 
-use crate::common::{rng, Random};
-
-/// A fresh directory for one case.
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lazycl-cache-files-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn ctx_in(dir: &Path) -> Context {
-    Context::builder()
-        .program_cache(CacheDir::Dir(dir.to_path_buf()))
-        .build()
-        .expect("an OpenCL device")
-}
+use crate::common::{ctx_in, rng, temp_dir, Random};
 
 /// The two programs: one fused kernel each, with the same name and parameters, so that
 /// either's binary would launch in place of the other's and compute the wrong function.
@@ -75,7 +61,7 @@ fn the_file(dir: &Path) -> PathBuf {
 
 /// `program`'s cache file, as a context writes it into an empty directory.
 fn file_of(program: Program, name: &str) -> (String, Vec<u8>) {
-    let dir = temp_dir(name);
+    let dir = temp_dir("cache-files", name);
     let built = run(&ctx_in(&dir), program);
     assert_eq!((built.programs_built, built.programs_loaded), (1, 0));
     let path = the_file(&dir);
@@ -180,7 +166,7 @@ fn a_file_that_is_not_the_programs_own_is_rebuilt_from_source() {
         ),
     ];
     for (i, (what, bytes, reaches_driver)) in cases.into_iter().enumerate() {
-        let dir = temp_dir(&format!("case{i}"));
+        let dir = temp_dir("cache-files", &format!("case{i}"));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(&name), &bytes).unwrap();
         let ran = run(&ctx_in(&dir), Program::Exp);

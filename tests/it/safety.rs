@@ -8,9 +8,9 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
-use crate::common::ctx;
+use crate::common::{ctx, ctx_in, temp_dir};
 use lazycl::prelude::*;
-use lazycl::{CacheDir, Error};
+use lazycl::Error;
 
 #[kernel]
 fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
@@ -286,7 +286,7 @@ fn non_utf8(prefix: &str) -> OsString {
 
 #[test]
 fn unusable_environment_values_are_reported_not_ignored() {
-    let cache_dir = temp_dir("env-bytes").join(non_utf8("dir-"));
+    let cache_dir = temp_dir("safety", "env-bytes").join(non_utf8("dir-"));
     let cases = [
         EnvCase {
             name: "device",
@@ -410,19 +410,6 @@ fn child_reports_its_environment() {
     println!("child: ok");
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lazycl-safety-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn ctx_in(dir: &Path) -> Context {
-    Context::builder()
-        .program_cache(CacheDir::Dir(dir.to_path_buf()))
-        .build()
-        .unwrap()
-}
-
 /// The one cache file in `dir`.
 fn only_file(dir: &Path) -> PathBuf {
     let files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -461,8 +448,8 @@ fn write_entry(path: &Path, key: &[u8], binary: &[u8]) {
 /// Puts the binary `donor` builds into `victim`'s cache file (valid key and checksum).
 fn poison(name: &str, victim: impl Fn(&Context), donor: impl Fn(&Context)) -> PathBuf {
     let (dv, dd) = (
-        temp_dir(&format!("{name}-victim")),
-        temp_dir(&format!("{name}-donor")),
+        temp_dir("safety", &format!("{name}-victim")),
+        temp_dir("safety", &format!("{name}-donor")),
     );
     victim(&ctx_in(&dv));
     donor(&ctx_in(&dd));
