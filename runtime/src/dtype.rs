@@ -87,7 +87,8 @@ element!(f64, F64, |v| v.to_bits(), |f| f, |x| x);
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a numeric element type (`i32`, `u32`, `i64`, `u64`, `f32` or `f64`)",
     label = "arithmetic needs a numeric element type",
-    note = "`bool` arrays have no arithmetic: select with `mask.select(&a, &b)` or convert with `as`"
+    note = "a `bool` mask counts as 0 and 1 next to a numeric array (`&x * mask`); for arithmetic of its own, \
+            convert it: `mask.cast::<f32>()` (`as` inside expr!), or select with `mask.select(&a, &b)`"
 )]
 pub trait Numeric: Element {}
 impl Numeric for i32 {}
@@ -102,7 +103,7 @@ impl Numeric for f64 {}
     message = "`{Self}` is not a floating-point element type (`f32` or `f64`)",
     label = "needs `f32` or `f64` elements",
     note = "float methods (`sqrt`, `exp`, ...), float literals (`2.0`) and float constants apply to `f32` and `f64`; \
-            convert other elements with `as` (`x as f32` in expr!)"
+            convert an array first: `x.cast::<f32>()` (`x as f32` inside expr!)"
 )]
 pub trait Float: Numeric {}
 impl Float for f32 {}
@@ -112,8 +113,8 @@ impl Float for f64 {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an integer element type (`i32`, `u32`, `i64` or `u64`)",
     label = "needs integer elements",
-    note = "integer literals (`2`), bitwise operators and shifts apply to integers; for floats write `2.0`, \
-            or convert with `as`"
+    note = "indices, counts, bitwise operators, shifts and integer literals (`2`) need integers; convert an array \
+            first: `x.cast::<u32>()` (`x as u32` inside expr!), or write `2.0` for a float"
 )]
 pub trait Integer: Numeric {}
 impl Integer for i32 {}
@@ -125,7 +126,8 @@ impl Integer for u64 {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a signed element type (`i32`, `i64`, `f32` or `f64`)",
     label = "needs signed elements",
-    note = "negation and `abs` apply to signed types; convert unsigned elements with `as`"
+    note = "negation and `abs` apply to signed types; convert an unsigned array first: `x.cast::<i64>()` \
+            (`as` inside expr!)"
 )]
 pub trait Signed: Numeric {}
 impl Signed for i32 {}
