@@ -14,8 +14,8 @@ use crate::graph::{NodeRef, State};
 /// `eval()`'s flush of `nodes` on `queue` (`None`: the default queue): handed to the
 /// context's dispatch thread, where its dispatch mode says so, once what can be checked
 /// at once is (recording errors, one context, the queue's context, the roots' sizes);
-/// else run here (and always on a multi-device context), after the jobs this thread
-/// handed over before.
+/// else run here (and always on a multi-device context, and while a step's closure is
+/// traced), after the jobs this thread handed over before.
 pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: &[NodeRef]) -> Result<()> {
     let Some(first) = nodes.first() else {
         return Ok(());
@@ -24,7 +24,9 @@ pub(crate) fn eval_nodes(queue: Option<&Arc<QueueInner>>, nodes: &[NodeRef]) -> 
     if crate::multi::is_multi(&ctx) {
         return crate::multi::materialize(nodes);
     }
-    if !ctx.dispatch.hands_over() {
+    // (While a step's closure is traced, its evaluations run here, where the step's watch
+    // notices them: `graph::eager`.)
+    if !ctx.dispatch.hands_over() || crate::graph::eager::watching() {
         let flushed = match queue {
             Some(q) => exec::materialize_on(q, nodes),
             None => exec::materialize(nodes),

@@ -358,6 +358,9 @@ impl<I: StepArrays, O: StepArrays> Step<'_, I, O> {
                 };
                 placeholders.push(Node::new(self.ctx.clone(), n.dtype, n.shape.clone(), state));
             }
+            // (Flushes handed over before are finished first: one the closure's first
+            // command took back would run here, watched, as if the closure had asked.)
+            self.ctx.jobs().settle()?;
             let watch = Watch::open();
             let outputs = (self.f)(I::from_step_nodes(
                 &mut placeholders.iter().cloned().map(NodeHandle),

@@ -44,6 +44,12 @@ impl Drop for Watch {
     }
 }
 
+/// Whether a watch is open on this thread: work it would notice must then run here, not
+/// be handed to another thread (an `eval()` flushes inline while a step is traced).
+pub(crate) fn watching() -> bool {
+    WATCHING.with(|w| w.get().is_some())
+}
+
 /// Called where memory is labelled with `origin`: keeps the first eager write for the
 /// open watch, if any; a named operation replaces an evaluation seen before it (a
 /// compaction first evaluates its lazy mask: the compaction is what the user called).
