@@ -276,8 +276,8 @@ impl<T: Element> Array<T> {
     }
 
     /// `self` repeated `reps[d]` times along each axis `d` (numpy's `tile`; `reps` may be
-    /// shorter than the rank: leading axes are repeated once). Lazy: up to
-    /// [`MAX_REGION_SOURCES`] copies in all are a concatenation of `self` with itself,
+    /// shorter than the rank: leading axes are repeated once). Lazy: up to 16 copies in
+    /// all are a concatenation of `self` with itself,
     /// read where it is consumed; more are a periodic index map over `self` (a broadcast
     /// over new axes, computed into memory of its own in the consumer's flush and read
     /// in the result's shape), so any number of copies costs one pass over the result.
