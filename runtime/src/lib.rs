@@ -35,10 +35,10 @@ pub mod dist;
 mod expr;
 
 pub use api::array::Array;
-pub use api::compact::Compacted;
-pub use api::context::{
+pub use api::builder::{
     ContextBuilder, DEFAULT_BUILD_NOTICE_AFTER, DEFAULT_MAX_QUEUED_COMMANDS, DEFAULT_SPARE_BUFFERS,
 };
+pub use api::compact::Compacted;
 pub use api::eval::{eval, EvalList, NodeHandle};
 pub use api::indexing::scatter_add;
 pub use api::kernel::{Kernel, LaunchOptions};

@@ -45,7 +45,7 @@ impl<T: Element> Array<T> {
     /// data. `dot -Tsvg` renders it. Each flush that builds a kernel can also write its
     /// picture by itself: `LAZYCL_DUMP_DOT=dir` ([`ContextBuilder::dump_dot`]).
     ///
-    /// [`ContextBuilder::dump_dot`]: crate::api::context::ContextBuilder::dump_dot
+    /// [`ContextBuilder::dump_dot`]: crate::api::builder::ContextBuilder::dump_dot
     pub fn explain_dot(&self) -> Result<String> {
         crate::api::array::one_device(&self.node.ctx, "Array::explain_dot")?;
         explain_dot(std::slice::from_ref(&self.node))
