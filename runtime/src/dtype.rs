@@ -10,6 +10,17 @@ pub use lazycl_clc::DType;
 /// How a random element is drawn from Philox's words (the bit layouts, `lazycl-clc`'s).
 pub(crate) use lazycl_clc::Draw;
 
+/// The element type of every position an operation returns: `argmin`/`argmax`,
+/// `argsort`, `topk`'s indices, `nonzero`, `searchsorted`, `unique`'s inverse, and the
+/// counts of `bincount` and `histogram` (JAX's `int32` choice, unsigned).
+///
+/// 32 bits, not 64: positions are the payload that sorts and selections move, and on a
+/// GPU half the bytes is half the time. An operation whose positions or counts could
+/// pass `u32::MAX` (an axis, or an input, longer than that) refuses with an error
+/// instead of wrapping. `take`, `take_along_axis` and the scatters accept any integer
+/// element type as indices.
+pub type Index = u32;
+
 mod sealed {
     pub trait Sealed {}
 }
