@@ -33,7 +33,7 @@ pub fn make_blobs(n: usize, d: usize, k: usize) -> Vec<f32> {
 /// The assignment step as one hand-written kernel (`--assign kernel`): each work-item
 /// finds the nearest centroid of one point, so the `[n, k]` distances are never stored.
 #[kernel]
-fn nearest(x: &[f32], c: &[f32], d: usize, labels: &mut [u64]) {
+fn nearest(x: &[f32], c: &[f32], d: usize, labels: &mut [u32]) {
     let i = global_id(0);
     if i < labels.len() {
         let k = c.len() / d;
@@ -50,7 +50,7 @@ fn nearest(x: &[f32], c: &[f32], d: usize, labels: &mut [u64]) {
                 arg = j;
             }
         }
-        labels[i] = arg as u64;
+        labels[i] = arg as u32;
     }
 }
 
@@ -110,7 +110,7 @@ pub struct KMeans {
     /// Points, `[n, 1, d]` (the middle axis broadcasts against the centroids).
     x3: Array<f32>,
     /// Cluster ids `0..k` as `[1, k, 1]`, for the one-hot masks.
-    ids: Array<u64>,
+    ids: Array<Index>,
     /// Centroids, `[k, d]`.
     pub c: Array<f32>,
     n: usize,
@@ -120,7 +120,7 @@ pub struct KMeans {
     /// How the centroids are updated ([`Update::OneHot`] unless set).
     pub update: Update,
     /// For [`Assign::Kernel`]: the bound kernel and the labels it writes.
-    nearest: Option<(nearest::Bound, Array<u64>)>,
+    nearest: Option<(nearest::Bound, Array<Index>)>,
 }
 
 impl KMeans {
@@ -134,7 +134,7 @@ impl KMeans {
         k: usize,
         assign: Assign,
     ) -> lazycl::Result<Self> {
-        let ids: Vec<u64> = (0..k as u64).collect();
+        let ids: Vec<Index> = (0..k as Index).collect();
         Ok(KMeans {
             x3: ctx.from_shape_slice([n, 1, d], x)?,
             ids: ctx.from_shape_slice([1, k, 1], &ids)?,
@@ -145,7 +145,7 @@ impl KMeans {
             assign,
             update: Update::OneHot,
             nearest: if assign == Assign::Kernel {
-                Some((nearest::bind(ctx)?, ctx.zeros::<u64>([n])?))
+                Some((nearest::bind(ctx)?, ctx.zeros::<Index>([n])?))
             } else {
                 None
             },
@@ -160,7 +160,7 @@ impl KMeans {
 
     /// The nearest centroid of every point (lazy), by broadcast distances or, with
     /// [`Assign::Gemm`], by one matrix product.
-    pub fn labels(&self) -> Array<u64> {
+    pub fn labels(&self) -> Array<Index> {
         match self.assign {
             Assign::Gemm => {
                 let x = self.x3.reshape([self.n, self.d]);

@@ -4,7 +4,7 @@
 //! and the shape. The list below walks every axis-taking method of the API.
 
 use crate::common::{ctx, rng, Random};
-use lazycl::{Array, Context};
+use lazycl::{Array, Context, Index};
 
 /// A method taking one axis, applied with the axis given (as written), read to the host.
 type Apply = fn(&Context, &Array<f32>, isize) -> lazycl::Result<Vec<f64>>;
@@ -17,7 +17,7 @@ fn ints<I: lazycl::Element + Into<f64>>(a: Array<I>) -> lazycl::Result<Vec<f64>>
     Ok(a.to_vec()?.into_iter().map(Into::into).collect())
 }
 
-fn u64s(a: Array<u64>) -> lazycl::Result<Vec<f64>> {
+fn indices(a: Array<Index>) -> lazycl::Result<Vec<f64>> {
     Ok(a.to_vec()?.into_iter().map(|v| v as f64).collect())
 }
 
@@ -35,8 +35,8 @@ fn methods() -> Vec<(&'static str, Apply)> {
         ("mean_axis", |_, a, k| floats(a.mean_axis(k))),
         ("sum_axes", |_, a, k| floats(a.sum_axes(&[k], true))),
         ("amax_axes", |_, a, k| floats(a.amax_axes(&[k], false))),
-        ("argmin_axis", |_, a, k| u64s(a.argmin_axis(k))),
-        ("argmax_axis", |_, a, k| u64s(a.argmax_axis(k))),
+        ("argmin_axis", |_, a, k| indices(a.argmin_axis(k))),
+        ("argmax_axis", |_, a, k| indices(a.argmax_axis(k))),
         ("var_axis", |_, a, k| floats(a.var_axis(k, 1.0))),
         ("std_axis", |_, a, k| floats(a.std_axis(k, 0.0))),
         ("logsumexp", |_, a, k| floats(a.logsumexp(k))),

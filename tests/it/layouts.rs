@@ -60,7 +60,7 @@ fn both_ways_of_finishing_a_split_reduction_agree() {
         let want_sum: Vec<i32> = (0..cols)
             .map(|j| (0..rows).map(|i| data[i * cols + j]).sum())
             .collect();
-        let want_arg: Vec<u64> = (0..cols)
+        let want_arg: Vec<u32> = (0..cols)
             .map(|j| {
                 let mut best = 0;
                 for i in 1..rows {
@@ -68,7 +68,7 @@ fn both_ways_of_finishing_a_split_reduction_agree() {
                         best = i;
                     }
                 }
-                best as u64
+                best as u32
             })
             .collect();
         let row_sum = |i: usize| (0..cols).fold(0i32, |a, k| a.wrapping_add(data[i * cols + k]));

@@ -3,7 +3,7 @@
 //! float sums, and the counters (fused producers, no host wait before the final read).
 
 use crate::common::{ctx, rng, Random};
-use lazycl::{Array, Context, Error};
+use lazycl::{Array, Context, Error, Index};
 use ndarray::{ArrayD, Axis, IxDyn};
 use rand::Rng;
 
@@ -168,11 +168,11 @@ fn arg_reductions_take_the_first_and_skip_nan() {
             bi = i;
         }
     }
-    assert_eq!(big.argmax().item().unwrap(), bi as u64);
+    assert_eq!(big.argmax().item().unwrap(), bi as u32);
     let ints = i64::random_vec(&mut r, 70_001);
     let bigi = ctx.from_slice(&ints).unwrap();
     let mi = ints.iter().enumerate().min_by_key(|(i, v)| (**v, *i)).unwrap().0;
-    assert_eq!(bigi.argmin().item().unwrap(), mi as u64);
+    assert_eq!(bigi.argmin().item().unwrap(), mi as u32);
 }
 
 #[test]
@@ -192,6 +192,26 @@ fn empty_and_bad_reductions() {
     let one = ctx.full((), 4.5f32).unwrap();
     assert_eq!(one.sum().item().unwrap(), 4.5);
     assert_eq!(one.argmax().item().unwrap(), 0);
+}
+
+#[test]
+fn positions_past_the_index_type_are_refused() {
+    // Broadcast views hold no memory: shapes past u32::MAX elements cost nothing to record.
+    let ctx = ctx();
+    let wide = ctx.zeros::<f32>([1, 1]).unwrap().broadcast_to(&[2, 1 << 32]);
+    for (name, arg) in [("argmax", wide.argmax()), ("argmin_axis", wide.argmin_axis(-1))] {
+        match arg.to_vec().unwrap_err() {
+            Error::TooLarge { op, .. } => assert!(op.starts_with(name), "{op}"),
+            other => panic!("{name}: expected TooLarge, got {other}"),
+        }
+    }
+    // Along the short axis the positions fit: recorded, not refused.
+    let failed = |a: &Array<Index>| format!("{a:?}").ends_with("(failed)");
+    assert!(!failed(&wide.argmax_axis(0)));
+    let at_limit = ctx.zeros::<f32>([1]).unwrap().broadcast_to(&[u32::MAX as usize]);
+    assert!(!failed(&at_limit.argmax()));
+    let past = ctx.zeros::<f32>([1]).unwrap().broadcast_to(&[1 << 32]);
+    assert!(failed(&past.argmax()));
 }
 
 #[test]
@@ -472,7 +492,7 @@ fn reductions_finished_in_kernel_many_in_a_row() {
         let want_sum: i32 = data.iter().sum();
         let want_max = *data.iter().max().unwrap();
         let min = *data.iter().min().unwrap();
-        let want_argmin = data.iter().position(|&v| v == min).unwrap() as u64;
+        let want_argmin = data.iter().position(|&v| v == min).unwrap() as u32;
         let want_mean = data.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
         assert_eq!(outs.0.item().unwrap(), want_sum, "sum of {n}");
         assert_eq!(outs.1.item().unwrap(), want_max, "amax of {n}");

@@ -190,7 +190,7 @@ macro_rules! all_nan_extrema {
                 v[n / 2] = -3.5;
                 let y = ctx.from_vec(v).unwrap();
                 assert_eq!(y.amax().item().unwrap(), -3.5, "amax of {n} with one number");
-                assert_eq!(y.argmin().item().unwrap(), (n / 2) as u64);
+                assert_eq!(y.argmin().item().unwrap(), (n / 2) as u32);
             }
             // Along an axis: all-NaN rows and columns give NaN there, and only there; long
             // columns, long rows, and both (column, lanes and serial layouts).

@@ -5,7 +5,7 @@
 
 use crate::api::array::Array;
 use crate::api::views::{AsAxes, AsAxis};
-use crate::dtype::{Element, Float, Numeric};
+use crate::dtype::{Element, Float, Index, Numeric};
 use crate::error::Error;
 use crate::graph::{Op, ReduceOp, ReduceSpec, State};
 
@@ -141,27 +141,55 @@ impl<T: Numeric> Array<T> {
         amax, amax_axis, amax_axes => Max, "Largest element";
     }
 
-    /// Flat (row-major) index of the first smallest element, as a lazy 0-d `u64` array.
-    pub fn argmin(&self) -> Array<u64> {
-        self.record_reduce(ReduceOp::ArgMin, None, false)
+    /// Flat (row-major) index of the first smallest element, as a lazy 0-d [`Index`]
+    /// array (NaN ignored; 0 if all are NaN).
+    pub fn argmin(&self) -> Array<Index> {
+        self.record_arg(ReduceOp::ArgMin, "argmin", None)
     }
-    /// Flat (row-major) index of the first largest element, as a lazy 0-d `u64` array.
-    pub fn argmax(&self) -> Array<u64> {
-        self.record_reduce(ReduceOp::ArgMax, None, false)
+    /// Flat (row-major) index of the first largest element, as a lazy 0-d [`Index`]
+    /// array (NaN ignored; 0 if all are NaN).
+    pub fn argmax(&self) -> Array<Index> {
+        self.record_arg(ReduceOp::ArgMax, "argmax", None)
     }
     /// Index along `axis` of the first smallest element (the axis is removed).
-    pub fn argmin_axis(&self, axis: impl AsAxis) -> Array<u64> {
+    pub fn argmin_axis(&self, axis: impl AsAxis) -> Array<Index> {
         match self.axis_or_failed("argmin_axis", axis, false) {
-            Ok(d) => self.record_reduce(ReduceOp::ArgMin, Some(&[d]), false),
+            Ok(d) => self.record_arg(ReduceOp::ArgMin, "argmin_axis", Some(d)),
             Err(failed) => failed,
         }
     }
     /// Index along `axis` of the first largest element (the axis is removed).
-    pub fn argmax_axis(&self, axis: impl AsAxis) -> Array<u64> {
+    pub fn argmax_axis(&self, axis: impl AsAxis) -> Array<Index> {
         match self.axis_or_failed("argmax_axis", axis, false) {
-            Ok(d) => self.record_reduce(ReduceOp::ArgMax, Some(&[d]), false),
+            Ok(d) => self.record_arg(ReduceOp::ArgMax, "argmax_axis", Some(d)),
             Err(failed) => failed,
         }
+    }
+
+    /// An arg reduction over `axis` (all axes, flat indices, when `None`) as [`Index`]
+    /// positions: refused where a position could pass `Index::MAX`.
+    fn record_arg(&self, op: ReduceOp, name: &str, axis: Option<usize>) -> Array<Index> {
+        let span = match axis {
+            Some(d) => self.shape().get(d).copied().unwrap_or(1),
+            None => self.node.numel(),
+        };
+        if span > Index::MAX as usize {
+            let e = Error::TooLarge {
+                op: name.into(),
+                shape: self.shape().to_vec(),
+                reason: format!("its positions pass {} (Index is u32)", Index::MAX),
+            };
+            let mut out = self.shape().to_vec();
+            match axis {
+                Some(d) => {
+                    out.remove(d);
+                }
+                None => out.clear(),
+            }
+            return Array::failed(&self.node.ctx, out, e);
+        }
+        let axes = axis.map(|d| [d]);
+        self.record_reduce::<Index>(op, axes.as_ref().map(|a| &a[..]), false)
     }
 }
 

@@ -41,7 +41,7 @@ pub(crate) fn launch_reduce(
             "a reduction's partial results",
         )?;
         let pi = if r.op.is_arg() {
-            DeviceBuffer::uninit(&ctx.cl, n_parts * 8, queue, "a reduction's partial indices")?
+            DeviceBuffer::uninit(&ctx.cl, n_parts * 4, queue, "a reduction's partial indices")?
         } else {
             pv.clone()
         };

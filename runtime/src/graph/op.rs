@@ -156,7 +156,7 @@ impl ReduceOp {
         matches!(self, ReduceOp::Sum | ReduceOp::Mean)
     }
 
-    /// ArgMin and ArgMax produce `u64` indices.
+    /// ArgMin and ArgMax produce [`Index`](crate::Index) positions (`uint` in kernels).
     pub fn is_arg(self) -> bool {
         matches!(self, ReduceOp::ArgMin | ReduceOp::ArgMax)
     }

@@ -360,11 +360,11 @@ fn kernels_declare_the_listed_parameters() {
     let declared_arg = declared(&arg_source);
     assert_eq!(declared_arg.len(), params(&arg).count(), "{arg_source}");
     assert!(
-        declared_arg.contains(&"__global ulong* outi".into()),
+        declared_arg.contains(&"__global uint* outi".into()),
         "{declared_arg:?}"
     );
     assert!(declared_arg.ends_with(&[
-        "__global ulong* fini".into(),
+        "__global uint* fini".into(),
         "volatile __global uint* done".into()
     ]));
     let total = declared(&fused_source(&plans[4]));
@@ -401,6 +401,6 @@ fn kernels_declare_the_listed_parameters() {
     for op in [ReduceOp::ArgMax, ReduceOp::Sum] {
         let combine = combine_source(op, DType::F64, 256, 8);
         assert_eq!(declared(&combine).len(), combine_params(op).len(), "{combine}");
-        assert_eq!(combine.contains("ulong* pi"), op.is_arg(), "{combine}");
+        assert_eq!(combine.contains("uint* pi"), op.is_arg(), "{combine}");
     }
 }

@@ -20,7 +20,7 @@ impl Kernel<'_> {
             let it = vt(self.plan.values[r.value].dtype);
             for i in 0..t.tm as usize {
                 src.line(format_args!(
-                    "{it} r{i} = {}; ulong ri{i} = NONE;",
+                    "{it} r{i} = {}; uint ri{i} = NONE;",
                     identity(r.op, self.plan.values[r.value].dtype)
                 ));
             }
@@ -44,7 +44,7 @@ impl Kernel<'_> {
                         r.op,
                         d,
                         (&acc, &acci),
-                        (&format!("v{}", r.value), "(ulong)col"),
+                        (&format!("v{}", r.value), "(uint)col"),
                     ));
                 }
                 src.close();
@@ -66,7 +66,7 @@ impl Kernel<'_> {
         let d = self.plan.values[r.value].dtype;
         let it = vt(d);
         src.line(format_args!("__local {it} rl[{}];", tiles::row_scratch(t)));
-        src.line(format_args!("__local ulong rli[{}];", tiles::row_scratch(t)));
+        src.line(format_args!("__local uint rli[{}];", tiles::row_scratch(t)));
         for i in 0..t.tm as usize {
             let row = (i / v) * wm * v + i % v;
             src.line(format_args!(
@@ -80,7 +80,7 @@ impl Kernel<'_> {
             t.group()
         ));
         src.line(format_args!(
-            "{it} acc = {}; ulong acci = NONE;",
+            "{it} acc = {}; uint acci = NONE;",
             identity(r.op, d)
         ));
         src.open(format_args!("for (int x = 0; x < {across}; x++) {{"));

@@ -39,7 +39,7 @@ pub(super) fn gemm_source(plan: &KernelPlan, g: &GemmPlan) -> Option<String> {
     let mut src = Src::at(0);
     src.text(&values.prelude());
     if g.row.is_some() {
-        src.line("#define NONE ULONG_MAX");
+        src.line("#define NONE UINT_MAX");
     }
     let group = t.group();
     src.open(abi::fused_signature(

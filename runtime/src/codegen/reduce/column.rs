@@ -36,7 +36,7 @@ pub(super) fn column_layout(
     let (g, w, tile) = (red.plan.group_size, c.width, c.tile);
     let body = accumulate_row(red, w, rows, v);
     src.line(format_args!("__local {t} sv[{g} * {w}];"));
-    src.line(format_args!("__local ulong si[{g}];"));
+    src.line(format_args!("__local uint si[{g}];"));
     src.line("__local uint last_group;");
     src.line("(void)si; (void)last_group;");
     src.line(format_args!(
@@ -55,7 +55,7 @@ pub(super) fn column_layout(
     src.line("const int active = row < P && o < n_out;");
     for j in 0..w {
         src.line(format_args!(
-            "{t} acc{j} = {}; {t} comp{j} = ({t})0; ulong acci{j} = NONE; (void)comp{j}; (void)acci{j};",
+            "{t} acc{j} = {}; {t} comp{j} = ({t})0; uint acci{j} = NONE; (void)comp{j}; (void)acci{j};",
             identity(r.op, red.d)
         ));
     }

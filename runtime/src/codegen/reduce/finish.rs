@@ -22,7 +22,7 @@ pub(super) fn lanes_finish(red: &Reduction, lanes: u32, src: &mut Src) {
     src.open("if (last && o < n_out) {");
     src.line(format_args!("volatile __global const {t}* pvv = outv;"));
     if op.is_arg() {
-        src.line("volatile __global const ulong* piv = outi;");
+        src.line("volatile __global const uint* piv = outi;");
     }
     combine_partials(src, op, d, ix, lanes, ("pvv", "piv"));
     src.close();

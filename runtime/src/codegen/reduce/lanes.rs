@@ -22,7 +22,7 @@ pub(super) fn lanes_layout(
     let (ix, t, w) = (red.ix, red.t, VECTOR_WIDTH);
     let g = red.plan.group_size;
     src.line(format_args!("__local {t} sv[{g}];"));
-    src.line(format_args!("__local ulong si[{g}];"));
+    src.line(format_args!("__local uint si[{g}];"));
     src.line("__local uint last_group;");
     src.line("(void)last_group;");
     src.line(format_args!(

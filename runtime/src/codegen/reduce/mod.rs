@@ -159,7 +159,7 @@ impl<'a> Reduction<'a> {
         ));
         narrow_dims(plan.dims.len(), ix, src);
         src.line(format_args!(
-            "{t} acc = {}; {t} comp = ({t})0; ulong acci = NONE;",
+            "{t} acc = {}; {t} comp = ({t})0; uint acci = NONE;",
             identity(self.r.op, self.d)
         ));
         src.line("(void)comp; (void)acci;");
@@ -192,7 +192,7 @@ pub(super) fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     let red = Reduction::new(plan, r, v.ix);
     let mut src = Src::at(0);
     src.text(&v.prelude());
-    src.line("#define NONE ULONG_MAX");
+    src.line("#define NONE UINT_MAX");
     red.header(&mut src);
     match &red.body {
         Body::RowsPerItem(rows) => row_column::rows_per_item(rows, &mut v, &mut src),
