@@ -264,6 +264,29 @@ impl std::fmt::Debug for Error {
 }
 
 impl Error {
+    /// This error of a recording made at `at` in the user's code: the operation it names
+    /// (or, without one, its message) says "recorded at file:line:column". Only the
+    /// first recording is named: an error that other operations carry on keeps it.
+    pub(crate) fn recorded_at(self, at: &std::panic::Location<'_>) -> Error {
+        let mark = |text: &mut String| {
+            if !text.contains(RECORDED_AT) {
+                text.push_str(&format!(" ({RECORDED_AT} {at})"));
+            }
+        };
+        let mut e = self;
+        match &mut e {
+            Error::ShapeMismatch { op, .. }
+            | Error::DivisionByZero { op, .. }
+            | Error::InvalidView { op, .. }
+            | Error::ContextMismatch { op, .. }
+            | Error::TooLarge { op, .. }
+            | Error::MultiDevice { op, .. } => mark(op),
+            Error::InvalidShape(text) => mark(text),
+            _ => {}
+        }
+        e
+    }
+
     /// The `why` of a [`ShapeMismatch`](Error::ShapeMismatch) of an elementwise
     /// operation: numpy's broadcasting rule.
     pub const BROADCAST: &'static str = "cannot be broadcast together (trailing axes must be equal, or 1)";
@@ -286,6 +309,9 @@ impl Error {
         code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES
     }
 }
+
+/// The words before a recording's source location in an error's text.
+const RECORDED_AT: &str = "recorded at";
 
 /// `result.cl("clFoo")?` turns a raw CL error code into an [`Error`].
 pub(crate) trait ClResultExt<T> {

@@ -34,6 +34,7 @@ pub trait ExprArg {
 impl<T: Element> ExprArg for Array<T> {
     type Elem = T;
     type Kind = kind::IsArray;
+    #[track_caller]
     fn operand(&self) -> ExprOperand {
         ExprOperand {
             kind: OperandKind::Array(self.node.clone()),
@@ -45,6 +46,7 @@ impl<T: Element> ExprArg for Array<T> {
 impl<A: ExprArg + ?Sized> ExprArg for &A {
     type Elem = A::Elem;
     type Kind = A::Kind;
+    #[track_caller]
     fn operand(&self) -> ExprOperand {
         (**self).operand()
     }
@@ -55,6 +57,7 @@ macro_rules! scalar_arg {
         impl ExprArg for $t {
             type Elem = $t;
             type Kind = kind::IsScalar;
+            #[track_caller]
             fn operand(&self) -> ExprOperand {
                 ExprOperand { kind: OperandKind::Scalar(self.to_arg_bits()), dtype: <$t>::DTYPE }
             }
@@ -75,6 +78,7 @@ pub trait ExprInput<T: Element> {
 
 impl<T: Element> ExprInput<T> for Array<T> {
     type Kind = kind::IsArray;
+    #[track_caller]
     fn operand(&self) -> ExprOperand {
         ExprArg::operand(self)
     }
@@ -82,6 +86,7 @@ impl<T: Element> ExprInput<T> for Array<T> {
 
 impl<T: Element, A: ExprInput<T> + ?Sized> ExprInput<T> for &A {
     type Kind = A::Kind;
+    #[track_caller]
     fn operand(&self) -> ExprOperand {
         (**self).operand()
     }
@@ -91,6 +96,7 @@ macro_rules! scalar_input {
     ($($t:ty),*) => {$(
         impl ExprInput<$t> for $t {
             type Kind = kind::IsScalar;
+            #[track_caller]
             fn operand(&self) -> ExprOperand {
                 ExprArg::operand(self)
             }
@@ -135,6 +141,7 @@ pub mod kind {
 ///
 /// `expr!` guarantees at compile time that at least one operand is an array; without one
 /// there is no context to record into, and this panics.
+#[track_caller]
 pub fn expr_node<R: Element>(template: &'static ExprTemplate, operands: &[ExprOperand]) -> Array<R> {
     let ctx: Arc<ContextInner> = operands
         .iter()

@@ -413,7 +413,13 @@ fn explain_says_what_made_a_materialized_array() {
     );
 
     // Lazy: the kernels; computed: the kernel and flush that did it.
-    assert!(y.explain().unwrap().starts_with("kernel 0: "));
+    let lazy = y.explain().unwrap();
+    let first = lazy.lines().next().unwrap_or_default();
+    assert!(first.contains("recorded at tests/it/explain.rs:"), "{lazy}");
+    assert!(
+        lazy.lines().nth(1).unwrap_or_default().starts_with("kernel 0: "),
+        "{lazy}"
+    );
     y.eval().unwrap();
     let computed = y.explain().unwrap();
     assert!(

@@ -43,6 +43,7 @@ mod memory;
 mod program_cache;
 mod program_cache_files;
 mod random;
+mod recorded_at;
 mod reductions;
 mod regions_many;
 mod replay;

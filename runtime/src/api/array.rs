@@ -112,6 +112,7 @@ impl<T: Element> Array<T> {
     }
 
     /// An array of `buffer`, which `origin` wrote.
+    #[track_caller]
     pub(crate) fn ready(
         ctx: &Arc<ContextInner>,
         shape: impl Into<Shape>,
@@ -126,11 +127,15 @@ impl<T: Element> Array<T> {
         ))
     }
 
+    #[track_caller]
     pub(crate) fn lazy(ctx: &Arc<ContextInner>, shape: impl Into<Shape>, op: Op) -> Self {
         Self::from_node(Node::new(ctx.clone(), T::DTYPE, shape.into(), State::Lazy(op)))
     }
 
+    /// An array whose recording failed with `error`, which names the caller's line.
+    #[track_caller]
     pub(crate) fn failed(ctx: &Arc<ContextInner>, shape: impl Into<Shape>, error: Error) -> Self {
+        let error = error.recorded_at(std::panic::Location::caller());
         Self::from_node(Node::new(
             ctx.clone(),
             T::DTYPE,

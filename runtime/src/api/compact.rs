@@ -26,11 +26,13 @@ pub struct Compacted<T: Element> {
 
 impl<T: Element> Compacted<T> {
     /// How many elements were picked, as a device scalar (no wait).
+    #[track_caller]
     pub fn count(&self) -> &Array<u64> {
         &self.count
     }
 
     /// The most elements there can be: the input's length.
+    #[track_caller]
     pub fn capacity(&self) -> usize {
         self.values.len()
     }
@@ -48,12 +50,14 @@ impl<T: Element> Compacted<T> {
 
     /// The picked elements as a one-dimensional array (a view of the first
     /// [`len`](Compacted::len)): waits for the count, not for the elements.
+    #[track_caller]
     pub fn into_array(self) -> Result<Array<T>> {
         let n = self.len()?;
         Ok(self.values.slice(ndarray::s![..n]))
     }
 
     /// The picked elements on the host.
+    #[track_caller]
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let n = self.len()?;
         if n == 0 {
@@ -80,6 +84,7 @@ impl<T: Element> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn compress(&self, mask: &Array<bool>) -> Result<Compacted<T>> {
         self.node.ctx.tag.check(
             &mask.node.ctx.tag,
@@ -115,12 +120,14 @@ impl Array<bool> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn nonzero(&self) -> Result<Compacted<u64>> {
         compacted::<u64>(self, None, Picked::Positions)
     }
 }
 
 /// Compacts `values` (or the positions) by `mask`, both of `mask`'s shape.
+#[track_caller]
 fn compacted<T: Element>(
     mask: &Array<bool>,
     values: Option<&Array<T>>,

@@ -35,6 +35,7 @@ impl Context {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn array<T: Element, S: Data<Elem = T>, D: Dimension>(
         &self,
         data: &ArrayBase<S, D>,
@@ -51,16 +52,19 @@ impl Context {
     }
 
     /// Uploads a slice as a 1-D array.
+    #[track_caller]
     pub fn from_slice<T: Element>(&self, data: &[T]) -> Result<Array<T>> {
         self.upload(data, vec![data.len()])
     }
 
     /// Uploads a `Vec` as a 1-D array.
+    #[track_caller]
     pub fn from_vec<T: Element>(&self, data: Vec<T>) -> Result<Array<T>> {
         self.from_slice(&data)
     }
 
     /// Uploads `data` (row-major) with the given shape.
+    #[track_caller]
     pub fn from_shape_slice<T: Element>(&self, shape: impl IntoShape, data: &[T]) -> Result<Array<T>> {
         let shape = shape.into_shape();
         let n = checked_numel(&shape)?;
@@ -73,6 +77,7 @@ impl Context {
         self.upload(data, shape)
     }
 
+    #[track_caller]
     fn upload<T: Element>(&self, data: &[T], shape: Vec<usize>) -> Result<Array<T>> {
         self.inner.check_dtype(T::DTYPE)?;
         if self.inner.multi.is_some() {
@@ -86,6 +91,7 @@ impl Context {
     }
 
     /// An array of zeros (a fill on the device, not an upload).
+    #[track_caller]
     pub fn zeros<T: Element>(&self, shape: impl IntoShape) -> Result<Array<T>> {
         self.full(shape, T::default())
     }
@@ -102,6 +108,7 @@ impl Context {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn full<T: Element>(&self, shape: impl IntoShape, value: T) -> Result<Array<T>> {
         self.inner.check_dtype(T::DTYPE)?;
         let shape = shape.into_shape();
@@ -129,6 +136,7 @@ impl Context {
 
     /// An array of a multi-device context made by `make` on each device, for that
     /// device's rows (given with their shape): uploads and fills split by rows.
+    #[track_caller]
     fn split<T: Element>(
         &self,
         shape: Vec<usize>,
@@ -186,6 +194,7 @@ impl Context {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn scalar<T: Element>(&self, value: T) -> Result<Array<T>> {
         self.inner.check_dtype(T::DTYPE)?;
         Ok(Array::lazy(
@@ -197,6 +206,7 @@ impl Context {
 }
 
 /// Reinterprets a slice of plain elements as bytes.
+#[track_caller]
 fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
     // SAFETY: every Element is a plain value type without padding (bool is one byte, 0 or 1).
     unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }

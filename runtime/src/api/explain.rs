@@ -64,6 +64,15 @@ fn explain(roots: &[NodeRef]) -> Result<String> {
         }
         return Ok(s);
     }
+    for root in roots {
+        let _ = writeln!(
+            s,
+            "{} {:?} recorded at {}",
+            root.dtype,
+            root.shape.as_slice(),
+            root.at
+        );
+    }
     for (k, p) in launch_plans(&flush)?.iter().enumerate() {
         let _ = writeln!(
             s,

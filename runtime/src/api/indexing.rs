@@ -43,6 +43,7 @@ impl<T: Element> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn take<I: Integer>(&self, axis: impl AsAxis, indices: &Array<I>) -> Array<T> {
         let axis = match self.axis_or_failed("take", axis, false) {
             Ok(d) => d,
@@ -78,6 +79,7 @@ impl<T: Element> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn take_along_axis<I: Integer>(&self, axis: impl AsAxis, indices: &Array<I>) -> Array<T> {
         let axis = match self.axis_or_failed("take_along_axis", axis, false) {
             Ok(d) => d,
@@ -107,6 +109,7 @@ impl<T: Element> Array<T> {
     }
 
     /// The errors both takes share: recording errors, another context, a bad axis.
+    #[track_caller]
     fn check_take<I: Integer>(&self, name: &str, axis: usize, indices: &Array<I>) -> Result<()> {
         for n in [&self.node, &indices.node] {
             if let Some(e) = failure(n) {
@@ -128,6 +131,7 @@ impl<T: Element> Array<T> {
     }
 
     /// Records a take of result shape `shape` (an error if it picks from an empty axis).
+    #[track_caller]
     fn record_take<I: Integer>(
         &self,
         spec: TakeSpec,
@@ -176,6 +180,7 @@ impl<T: Element> Array<T> {
 /// # Ok(())
 /// # }
 /// ```
+#[track_caller]
 pub fn scatter_add<T: Numeric, I: Integer>(
     dst: &mut Array<T>,
     axis: impl AsAxis,
@@ -255,6 +260,7 @@ pub fn scatter_add<T: Numeric, I: Integer>(
 /// `a` as an operand of a scatter into `target`: itself where it is elementwise work over
 /// other memory (computed inside the adding kernel), else computed first on `queue`
 /// into memory of its own (contiguous, which the adding kernel reads plainly).
+#[track_caller]
 fn computed_apart<X: Element>(
     queue: &Arc<QueueInner>,
     a: Array<X>,
@@ -287,6 +293,7 @@ impl<I: Integer> Array<I> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn bincount(&self, len: usize) -> Result<Array<u64>> {
         let ctx = Context {
             inner: self.node.ctx.clone(),

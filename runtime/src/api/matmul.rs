@@ -42,6 +42,7 @@ impl<T: Numeric> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn matmul(&self, other: &Array<T>) -> Array<T> {
         self.product(other, "matmul")
     }
@@ -62,6 +63,7 @@ impl<T: Numeric> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn dot(&self, other: &Array<T>) -> Array<T> {
         match (self.ndim(), other.ndim()) {
             (1 | 2, 1 | 2) => self.product(other, "dot"),
@@ -74,6 +76,7 @@ impl<T: Numeric> Array<T> {
     }
 
     /// [`matmul`](Array::matmul), its errors naming the user's `op`.
+    #[track_caller]
     fn product(&self, other: &Array<T>, op: &'static str) -> Array<T> {
         match (self.ndim(), other.ndim()) {
             (0, _) | (_, 0) => {
@@ -87,6 +90,7 @@ impl<T: Numeric> Array<T> {
     }
 
     /// `[k] · [k]`: one map-reduce kernel.
+    #[track_caller]
     fn inner(&self, other: &Array<T>, op: &'static str) -> Array<T> {
         if self.shape() != other.shape() {
             let why = format!(
@@ -100,6 +104,7 @@ impl<T: Numeric> Array<T> {
     }
 
     /// `[.., m, k] · [k] → [.., m]`: each row's inner product with the vector.
+    #[track_caller]
     fn matrix_vector(&self, other: &Array<T>, op: &'static str) -> Array<T> {
         let k = self.shape()[self.ndim() - 1];
         if other.shape()[0] != k {
@@ -113,6 +118,7 @@ impl<T: Numeric> Array<T> {
     }
 
     /// `[k] · [.., k, n] → [.., n]`: the vector's combination of each matrix's rows.
+    #[track_caller]
     fn vector_matrix(&self, other: &Array<T>, op: &'static str) -> Array<T> {
         let rank = other.ndim();
         if other.shape()[rank - 2] != self.shape()[0] {
@@ -127,6 +133,7 @@ impl<T: Numeric> Array<T> {
     }
 
     /// `[.., m, k] · [.., k, n] → [.., m, n]`: one [`Op::MatMul`] node.
+    #[track_caller]
     fn matrix_product(&self, other: &Array<T>, op: &'static str) -> Array<T> {
         let (a, b) = (self.shape(), other.shape());
         let (m, k) = (a[a.len() - 2], a[a.len() - 1]);
@@ -173,6 +180,7 @@ impl<T: Numeric> Array<T> {
     /// axes: the product of the operand reduced along its matching axis, `(a b) 1 = a (b
     /// 1)` and `1ᵀ (a b) = (1ᵀ a) b`, which never computes the product (a matrix-vector
     /// product instead of a matrix-matrix one). `None` for anything else.
+    #[track_caller]
     pub(crate) fn reduced_product(
         &self,
         axis: usize,
@@ -202,6 +210,7 @@ impl<T: Numeric> Array<T> {
     }
 
     /// A failed product of `self` and `other` under `op`, saying why.
+    #[track_caller]
     fn product_error(&self, op: &str, other: &Array<T>, why: String) -> Array<T> {
         if let Some(e) = self.recording_error().or_else(|| other.recording_error()) {
             return Array::failed(&self.node.ctx, self.shape().to_vec(), e);

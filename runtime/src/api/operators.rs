@@ -12,26 +12,32 @@ macro_rules! binary_ops {
     ($bound:ident: $($Trait:ident $method:ident => $op:ident),*) => {$(
         impl<T: $bound> $Trait<&Array<T>> for &Array<T> {
             type Output = Array<T>;
+            #[track_caller]
             fn $method(self, rhs: &Array<T>) -> Array<T> { self.binary(BinaryOp::$op, rhs.clone()) }
         }
         impl<T: $bound> $Trait<Array<T>> for &Array<T> {
             type Output = Array<T>;
+            #[track_caller]
             fn $method(self, rhs: Array<T>) -> Array<T> { self.binary(BinaryOp::$op, rhs) }
         }
         impl<T: $bound> $Trait<&Array<T>> for Array<T> {
             type Output = Array<T>;
+            #[track_caller]
             fn $method(self, rhs: &Array<T>) -> Array<T> { (&self).binary(BinaryOp::$op, rhs.clone()) }
         }
         impl<T: $bound> $Trait<Array<T>> for Array<T> {
             type Output = Array<T>;
+            #[track_caller]
             fn $method(self, rhs: Array<T>) -> Array<T> { (&self).binary(BinaryOp::$op, rhs) }
         }
         impl<T: $bound> $Trait<T> for &Array<T> {
             type Output = Array<T>;
+            #[track_caller]
             fn $method(self, rhs: T) -> Array<T> { self.binary_with(BinaryOp::$op, rhs) }
         }
         impl<T: $bound> $Trait<T> for Array<T> {
             type Output = Array<T>;
+            #[track_caller]
             fn $method(self, rhs: T) -> Array<T> { (&self).binary_with(BinaryOp::$op, rhs) }
         }
     )*};
@@ -44,14 +50,17 @@ macro_rules! bool_ops {
     ($($Trait:ident $method:ident => $op:ident),*) => {$(
         impl $Trait<&Array<bool>> for &Array<bool> {
             type Output = Array<bool>;
+            #[track_caller]
             fn $method(self, rhs: &Array<bool>) -> Array<bool> { self.binary(BinaryOp::$op, rhs.clone()) }
         }
         impl $Trait<Array<bool>> for Array<bool> {
             type Output = Array<bool>;
+            #[track_caller]
             fn $method(self, rhs: Array<bool>) -> Array<bool> { (&self).binary(BinaryOp::$op, rhs) }
         }
         impl $Trait<bool> for &Array<bool> {
             type Output = Array<bool>;
+            #[track_caller]
             fn $method(self, rhs: bool) -> Array<bool> { self.binary_with(BinaryOp::$op, rhs) }
         }
     )*};
@@ -77,30 +86,35 @@ scalar_lhs!(f32, f64, i32, u32, i64, u64);
 
 impl<T: Signed> Neg for &Array<T> {
     type Output = Array<T>;
+    #[track_caller]
     fn neg(self) -> Array<T> {
         self.unary(UnaryOp::Neg)
     }
 }
 impl<T: Signed> Neg for Array<T> {
     type Output = Array<T>;
+    #[track_caller]
     fn neg(self) -> Array<T> {
         self.unary(UnaryOp::Neg)
     }
 }
 impl Not for &Array<bool> {
     type Output = Array<bool>;
+    #[track_caller]
     fn not(self) -> Array<bool> {
         self.unary(UnaryOp::Not)
     }
 }
 impl Not for Array<bool> {
     type Output = Array<bool>;
+    #[track_caller]
     fn not(self) -> Array<bool> {
         self.unary(UnaryOp::Not)
     }
 }
 impl<T: Integer> Not for &Array<T> {
     type Output = Array<T>;
+    #[track_caller]
     fn not(self) -> Array<T> {
         self.unary(UnaryOp::Not)
     }
@@ -117,34 +131,42 @@ macro_rules! mask_ops {
     (@type $t:ty: $($Trait:ident $method:ident => $op:ident),*) => {$(
         impl $Trait<&Array<bool>> for &Array<$t> {
             type Output = Array<$t>;
+            #[track_caller]
             fn $method(self, rhs: &Array<bool>) -> Array<$t> { self.binary(BinaryOp::$op, rhs.cast::<$t>()) }
         }
         impl $Trait<Array<bool>> for &Array<$t> {
             type Output = Array<$t>;
+            #[track_caller]
             fn $method(self, rhs: Array<bool>) -> Array<$t> { self.binary(BinaryOp::$op, rhs.cast::<$t>()) }
         }
         impl $Trait<&Array<bool>> for Array<$t> {
             type Output = Array<$t>;
+            #[track_caller]
             fn $method(self, rhs: &Array<bool>) -> Array<$t> { (&self).binary(BinaryOp::$op, rhs.cast::<$t>()) }
         }
         impl $Trait<Array<bool>> for Array<$t> {
             type Output = Array<$t>;
+            #[track_caller]
             fn $method(self, rhs: Array<bool>) -> Array<$t> { (&self).binary(BinaryOp::$op, rhs.cast::<$t>()) }
         }
         impl $Trait<&Array<$t>> for &Array<bool> {
             type Output = Array<$t>;
+            #[track_caller]
             fn $method(self, rhs: &Array<$t>) -> Array<$t> { self.cast::<$t>().binary(BinaryOp::$op, rhs.clone()) }
         }
         impl $Trait<Array<$t>> for &Array<bool> {
             type Output = Array<$t>;
+            #[track_caller]
             fn $method(self, rhs: Array<$t>) -> Array<$t> { self.cast::<$t>().binary(BinaryOp::$op, rhs) }
         }
         impl $Trait<&Array<$t>> for Array<bool> {
             type Output = Array<$t>;
+            #[track_caller]
             fn $method(self, rhs: &Array<$t>) -> Array<$t> { self.cast::<$t>().binary(BinaryOp::$op, rhs.clone()) }
         }
         impl $Trait<Array<$t>> for Array<bool> {
             type Output = Array<$t>;
+            #[track_caller]
             fn $method(self, rhs: Array<$t>) -> Array<$t> { self.cast::<$t>().binary(BinaryOp::$op, rhs) }
         }
     )*};

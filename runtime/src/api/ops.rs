@@ -23,6 +23,7 @@ pub trait Operand<T: Element> {
     /// The operand's bits if it is a host scalar: operators store it inline in their
     /// node ([`Op::WithScalar`]) instead of recording a node for it.
     #[doc(hidden)]
+    #[track_caller]
     fn scalar_bits(&self) -> Option<ScalarBits> {
         None
     }
@@ -34,26 +35,31 @@ pub trait Operand<T: Element> {
 pub struct CtxRef<'a>(pub(crate) &'a Arc<ContextInner>);
 
 impl<T: Element> Operand<T> for T {
+    #[track_caller]
     fn into_array(self, ctx: CtxRef<'_>) -> Array<T> {
         Array::lazy(ctx.0, Vec::new(), Op::Scalar(self.to_arg_bits()))
     }
 
+    #[track_caller]
     fn scalar_bits(&self) -> Option<ScalarBits> {
         Some(self.to_arg_bits())
     }
 }
 impl<T: Element> Operand<T> for &Array<T> {
+    #[track_caller]
     fn into_array(self, _: CtxRef<'_>) -> Array<T> {
         self.clone()
     }
 }
 impl<T: Element> Operand<T> for Array<T> {
+    #[track_caller]
     fn into_array(self, _: CtxRef<'_>) -> Array<T> {
         self
     }
 }
 
 /// The recording error of a node, if recording it failed.
+#[track_caller]
 pub(crate) fn failure(node: &NodeRef) -> Option<Error> {
     if !node.failed {
         return None;
@@ -66,6 +72,7 @@ pub(crate) fn failure(node: &NodeRef) -> Option<Error> {
 
 /// Records `op` over `inputs` with numpy broadcasting; failures are kept in the result,
 /// naming the operation as `name` (the user's name for it) says.
+#[track_caller]
 pub(crate) fn record<R: Element>(
     name: &dyn Fn() -> String,
     inputs: &[&NodeRef],
@@ -103,6 +110,7 @@ pub(crate) fn record<R: Element>(
 
 impl<T: Element> Array<T> {
     /// The error recording this array failed with, if it did.
+    #[track_caller]
     pub(crate) fn recording_error(&self) -> Option<Error> {
         failure(&self.node)
     }
@@ -110,6 +118,7 @@ impl<T: Element> Array<T> {
     /// A copy of this array's elements in row-major order, in memory of its own (lazy:
     /// one copy kernel when materialized, fused with whatever computes this array). What
     /// a view needs before it is passed to a `#[kernel]`.
+    #[track_caller]
     pub fn to_contiguous(&self) -> Array<T> {
         if self.node.failed {
             return self.clone();
@@ -121,12 +130,14 @@ impl<T: Element> Array<T> {
         )
     }
 
+    #[track_caller]
     pub(super) fn unary<R: Element>(&self, op: UnaryOp) -> Array<R> {
         record(&|| format!("{op:?}").to_lowercase(), &[&self.node], || {
             Op::Unary(op, self.node.clone())
         })
     }
 
+    #[track_caller]
     pub(super) fn binary<U: Element, R: Element>(&self, op: BinaryOp, other: Array<U>) -> Array<R> {
         record(&|| op.user_name().into(), &[&self.node, &other.node], || {
             Op::Binary(op, self.node.clone(), other.node.clone())
@@ -134,6 +145,7 @@ impl<T: Element> Array<T> {
     }
 
     /// `op` between this array and `other`, a host scalar stored inline.
+    #[track_caller]
     pub(super) fn binary_with<U: Element, R: Element>(
         &self,
         op: BinaryOp,
@@ -146,6 +158,7 @@ impl<T: Element> Array<T> {
     }
 
     /// `op` between this array and a host scalar of type `dtype` on the `side` given.
+    #[track_caller]
     pub(super) fn with_scalar<R: Element>(
         &self,
         op: BinaryOp,
@@ -159,6 +172,7 @@ impl<T: Element> Array<T> {
         })
     }
 
+    #[track_caller]
     fn ternary<R: Element>(&self, op: TernaryOp, b: &NodeRef, c: &NodeRef) -> Array<R> {
         record(&|| op.user_name().into(), &[&self.node, b, c], || {
             Op::Ternary(op, self.node.clone(), b.clone(), c.clone())
@@ -166,6 +180,7 @@ impl<T: Element> Array<T> {
     }
 
     /// Converts each element with Rust's `as` semantics (float to int saturates, NaN → 0).
+    #[track_caller]
     pub fn cast<U: Element>(&self) -> Array<U> {
         if T::DTYPE == U::DTYPE {
             return Array::from_node(self.node.clone());
@@ -175,6 +190,7 @@ impl<T: Element> Array<T> {
 
     /// This array stretched to `shape` by broadcasting (numpy's rules; lazy, a view:
     /// no copy is made).
+    #[track_caller]
     pub fn broadcast_to(&self, shape: &[usize]) -> Array<T> {
         match broadcast(&self.node.shape, shape) {
             Some(s) if s[..] == shape[..] => {
@@ -208,18 +224,22 @@ impl<T: Element> Array<T> {
     }
 
     /// `self < other`, elementwise.
+    #[track_caller]
     pub fn lt(&self, other: impl Operand<T>) -> Array<bool> {
         self.binary_with(BinaryOp::Lt, other)
     }
     /// `self <= other`, elementwise.
+    #[track_caller]
     pub fn le(&self, other: impl Operand<T>) -> Array<bool> {
         self.binary_with(BinaryOp::Le, other)
     }
     /// `self > other`, elementwise.
+    #[track_caller]
     pub fn gt(&self, other: impl Operand<T>) -> Array<bool> {
         self.binary_with(BinaryOp::Gt, other)
     }
     /// `self >= other`, elementwise.
+    #[track_caller]
     pub fn ge(&self, other: impl Operand<T>) -> Array<bool> {
         self.binary_with(BinaryOp::Ge, other)
     }
@@ -235,6 +255,7 @@ impl<T: Element> Array<T> {
 
 impl Array<bool> {
     /// `if self { a } else { b }`, elementwise (with broadcasting).
+    #[track_caller]
     pub fn select<T: Element>(&self, a: impl Operand<T>, b: impl Operand<T>) -> Array<T> {
         let a = a.into_array(CtxRef(&self.node.ctx));
         let b = b.into_array(CtxRef(&self.node.ctx));
@@ -243,6 +264,7 @@ impl Array<bool> {
 }
 
 /// `if mask { a } else { b }`, elementwise (with broadcasting).
+#[track_caller]
 pub fn select<T: Element>(mask: &Array<bool>, a: impl Operand<T>, b: impl Operand<T>) -> Array<T> {
     mask.select(a, b)
 }
@@ -317,22 +339,27 @@ impl<T: Float> Array<T> {
     }
 
     /// `self^exp` with a float exponent.
+    #[track_caller]
     pub fn powf(&self, exp: impl Operand<T>) -> Array<T> {
         self.binary_with(BinaryOp::Pow, exp)
     }
     /// `self^n` with an integer exponent (a kernel argument, not part of the cache key).
+    #[track_caller]
     pub fn powi(&self, n: i32) -> Array<T> {
         self.binary_with(BinaryOp::PowI, n)
     }
     /// Four-quadrant arctangent of `self / other`.
+    #[track_caller]
     pub fn atan2(&self, other: impl Operand<T>) -> Array<T> {
         self.binary_with(BinaryOp::Atan2, other)
     }
     /// `sqrt(self² + other²)` without undue overflow.
+    #[track_caller]
     pub fn hypot(&self, other: impl Operand<T>) -> Array<T> {
         self.binary_with(BinaryOp::Hypot, other)
     }
     /// `self * a + b` with one rounding.
+    #[track_caller]
     pub fn mul_add(&self, a: impl Operand<T>, b: impl Operand<T>) -> Array<T> {
         let a = a.into_array(CtxRef(&self.node.ctx));
         let b = b.into_array(CtxRef(&self.node.ctx));
@@ -344,22 +371,27 @@ impl<T: Float> Array<T> {
 impl<T: Numeric> Array<T> {
     /// Sign. Floats: `1.0` for positive (and `+0.0`), `-1.0` for negative (and `-0.0`),
     /// NaN for NaN. Integers: `1`, `0` or `-1`.
+    #[track_caller]
     pub fn signum(&self) -> Array<T> {
         self.unary(UnaryOp::Signum)
     }
     /// Absolute value (wrapping for `i32::MIN`, like `wrapping_abs`).
+    #[track_caller]
     pub fn abs(&self) -> Array<T> {
         self.unary(UnaryOp::Abs)
     }
     /// Elementwise minimum (a NaN operand is ignored, like `f32::min`).
+    #[track_caller]
     pub fn min(&self, other: impl Operand<T>) -> Array<T> {
         self.binary_with(BinaryOp::Min, other)
     }
     /// Elementwise maximum (a NaN operand is ignored, like `f32::max`).
+    #[track_caller]
     pub fn max(&self, other: impl Operand<T>) -> Array<T> {
         self.binary_with(BinaryOp::Max, other)
     }
     /// Limits each element to `[lo, hi]`; NaN stays NaN.
+    #[track_caller]
     pub fn clamp(&self, lo: impl Operand<T>, hi: impl Operand<T>) -> Array<T> {
         let lo = lo.into_array(CtxRef(&self.node.ctx));
         let hi = hi.into_array(CtxRef(&self.node.ctx));
@@ -376,6 +408,7 @@ impl<T: Numeric> Array<T> {
 /// and [`checked_rem`](Self::checked_rem).
 impl<T: Integer> Array<T> {
     /// `self^exp`, wrapping on overflow.
+    #[track_caller]
     pub fn pow(&self, exp: u32) -> Array<T> {
         self.binary_with(BinaryOp::Pow, exp)
     }
@@ -384,16 +417,19 @@ impl<T: Integer> Array<T> {
     /// (Rust's `checked_div`, for the whole array). Unlike `/`, this waits: it computes
     /// whether `divisor` holds a zero and reads that one flag before returning the lazy
     /// quotient.
+    #[track_caller]
     pub fn checked_div(&self, divisor: impl Operand<T>) -> Result<Array<T>> {
         self.checked(BinaryOp::Div, "checked_div", divisor)
     }
 
     /// `self % divisor`, or [`Error::DivisionByZero`] if any element of `divisor` is 0;
     /// waits like [`checked_div`](Self::checked_div).
+    #[track_caller]
     pub fn checked_rem(&self, divisor: impl Operand<T>) -> Result<Array<T>> {
         self.checked(BinaryOp::Rem, "checked_rem", divisor)
     }
 
+    #[track_caller]
     fn checked(&self, op: BinaryOp, name: &str, divisor: impl Operand<T>) -> Result<Array<T>> {
         let divisor = divisor.into_array(CtxRef(&self.node.ctx));
         let result: Array<T> = self.binary(op, divisor.clone());

@@ -71,6 +71,7 @@ pub struct Rng {
 impl Rng {
     /// A generator of `seed` on `ctx` whose next draw takes stream `offset` (to resume a
     /// sequence at [`offset`](Rng::offset)).
+    #[track_caller]
     pub fn at(ctx: &Context, seed: u64, offset: u64) -> Rng {
         Rng {
             ctx: ctx.clone(),
@@ -80,21 +81,25 @@ impl Rng {
     }
 
     /// The seed.
+    #[track_caller]
     pub fn seed(&self) -> u64 {
         self.seed
     }
 
     /// The stream the next draw takes (the number of draws so far, from a fresh `rng`).
+    #[track_caller]
     pub fn offset(&self) -> u64 {
         self.offset
     }
 
     /// Sets the stream the next draw takes.
+    #[track_caller]
     pub fn set_offset(&mut self, offset: u64) {
         self.offset = offset;
     }
 
     /// Uniform floats in `[0, 1)` (numpy's `Generator.random`, torch's `rand`).
+    #[track_caller]
     pub fn random<T: Float>(&mut self, shape: impl IntoShape) -> Result<Array<T>> {
         let a = draw(
             &self.ctx,
@@ -110,6 +115,7 @@ impl Rng {
 
     /// Standard normal floats, mean 0 and variance 1 (numpy's
     /// `Generator.standard_normal`, torch's `randn`).
+    #[track_caller]
     pub fn standard_normal<T: Float>(&mut self, shape: impl IntoShape) -> Result<Array<T>> {
         let a = draw(
             &self.ctx,
@@ -125,6 +131,7 @@ impl Rng {
 
     /// Integers uniform in `[lo, hi)` (numpy's `Generator.integers`, torch's `randint`).
     /// An empty range (`hi <= lo`) is an error, and takes no stream.
+    #[track_caller]
     pub fn integers<T: Integer>(&mut self, shape: impl IntoShape, lo: T, hi: T) -> Result<Array<T>> {
         let a = integers(
             &self.ctx,
@@ -144,6 +151,7 @@ impl Rng {
 impl Context {
     /// A generator of successive independent random arrays from `seed`, starting at
     /// stream 0 ([`Rng`]; numpy's `default_rng(seed)`).
+    #[track_caller]
     pub fn rng(&self, seed: u64) -> Rng {
         Rng::at(self, seed, 0)
     }
@@ -165,6 +173,7 @@ impl Context {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn random_uniform<T: Float>(&self, shape: impl IntoShape, seed: u64) -> Result<Array<T>> {
         draw(self, shape.into_shape(), Draw::Uniform, seed, 0, None)
     }
@@ -184,6 +193,7 @@ impl Context {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn random_normal<T: Float>(&self, shape: impl IntoShape, seed: u64) -> Result<Array<T>> {
         draw(self, shape.into_shape(), Draw::Normal, seed, 0, None)
     }
@@ -203,6 +213,7 @@ impl Context {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn random_int<T: Integer>(&self, shape: impl IntoShape, lo: T, hi: T, seed: u64) -> Result<Array<T>> {
         integers(self, "random_int", shape.into_shape(), lo, hi, seed, 0)
     }
@@ -210,6 +221,7 @@ impl Context {
 
 /// Integers in `[lo, hi)`: the range's low end and length as bits of the element type's
 /// unsigned type, or the error of operation `op` for an empty range.
+#[track_caller]
 fn integers<T: Integer>(
     ctx: &Context,
     op: &str,
@@ -236,6 +248,7 @@ fn integers<T: Integer>(
 
 /// The random node drawing as `draw` from stream `offset` of `seed`, its integer range
 /// (low end, length) where it has one: operands that are scalars, kernel arguments.
+#[track_caller]
 fn draw<T: Element>(
     ctx: &Context,
     shape: Vec<usize>,

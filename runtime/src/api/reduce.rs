@@ -13,6 +13,7 @@ impl<T: Element> Array<T> {
     /// Records a reduction of `axes` (all axes when `None`), keeping reduced axes as size 1
     /// when `keep_dims`. Errors (bad axis, min/max of nothing) are reported when the result
     /// is materialized.
+    #[track_caller]
     fn record_reduce<R: Element>(&self, op: ReduceOp, axes: Option<&[usize]>, keep_dims: bool) -> Array<R> {
         let ctx = &self.node.ctx;
         let shape = self.shape().to_vec();
@@ -76,10 +77,12 @@ impl<T: Element> Array<T> {
 macro_rules! reductions {
     ($( $full:ident, $axis:ident, $axes:ident => $op:ident, $doc:literal );* $(;)?) => {$(
         #[doc = concat!($doc, " of all elements: a lazy 0-d array that stays on the device.")]
+        #[track_caller]
         pub fn $full(&self) -> Array<T> {
             self.record_reduce(ReduceOp::$op, None, false)
         }
         #[doc = concat!($doc, " along `axis`, which is removed from the shape.")]
+        #[track_caller]
         pub fn $axis(&self, axis: impl AsAxis) -> Array<T> {
             let axis = match self.axis_or_failed(stringify!($axis), axis, false) {
                 Ok(d) => d,
@@ -93,6 +96,7 @@ macro_rules! reductions {
             self.record_reduce(ReduceOp::$op, Some(&[axis]), false)
         }
         #[doc = concat!($doc, " along several axes ([`Axis`](ndarray::Axis) or indices); `keep_dims` keeps them as size 1.")]
+        #[track_caller]
         pub fn $axes(&self, axes: &(impl AsAxes + ?Sized), keep_dims: bool) -> Array<T> {
             let mut resolved: smallvec::SmallVec<[usize; 4]> = smallvec::SmallVec::new();
             for a in axes.axis_values() {
@@ -143,15 +147,18 @@ impl<T: Numeric> Array<T> {
 
     /// Flat (row-major) index of the first smallest element, as a lazy 0-d [`Index`]
     /// array (NaN ignored; 0 if all are NaN).
+    #[track_caller]
     pub fn argmin(&self) -> Array<Index> {
         self.record_arg(ReduceOp::ArgMin, "argmin", None)
     }
     /// Flat (row-major) index of the first largest element, as a lazy 0-d [`Index`]
     /// array (NaN ignored; 0 if all are NaN).
+    #[track_caller]
     pub fn argmax(&self) -> Array<Index> {
         self.record_arg(ReduceOp::ArgMax, "argmax", None)
     }
     /// Index along `axis` of the first smallest element (the axis is removed).
+    #[track_caller]
     pub fn argmin_axis(&self, axis: impl AsAxis) -> Array<Index> {
         match self.axis_or_failed("argmin_axis", axis, false) {
             Ok(d) => self.record_arg(ReduceOp::ArgMin, "argmin_axis", Some(d)),
@@ -159,6 +166,7 @@ impl<T: Numeric> Array<T> {
         }
     }
     /// Index along `axis` of the first largest element (the axis is removed).
+    #[track_caller]
     pub fn argmax_axis(&self, axis: impl AsAxis) -> Array<Index> {
         match self.axis_or_failed("argmax_axis", axis, false) {
             Ok(d) => self.record_arg(ReduceOp::ArgMax, "argmax_axis", Some(d)),
@@ -168,6 +176,7 @@ impl<T: Numeric> Array<T> {
 
     /// An arg reduction over `axis` (all axes, flat indices, when `None`) as [`Index`]
     /// positions: refused where a position could pass `Index::MAX`.
+    #[track_caller]
     fn record_arg(&self, op: ReduceOp, name: &str, axis: Option<usize>) -> Array<Index> {
         let span = match axis {
             Some(d) => self.shape().get(d).copied().unwrap_or(1),
@@ -214,6 +223,7 @@ impl<T: Float> Array<T> {
     }
 
     /// Euclidean norm of all elements, `sqrt(sum(x²))`, on the device.
+    #[track_caller]
     pub fn norm(&self) -> Array<T> {
         (self * self).sum().sqrt()
     }

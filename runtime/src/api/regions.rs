@@ -45,6 +45,7 @@ use crate::plan::MAX_ELEMENTS;
 /// # Ok(())
 /// # }
 /// ```
+#[track_caller]
 pub fn concatenate<T: Element>(axis: impl AsAxis, arrays: &[&Array<T>]) -> Result<Array<T>> {
     let axis = along("concatenate", axis.axis_value(), arrays, false)?;
     join("concatenate", axis, arrays)
@@ -52,6 +53,7 @@ pub fn concatenate<T: Element>(axis: impl AsAxis, arrays: &[&Array<T>]) -> Resul
 
 /// The arrays, all of one shape, placed side by side along a new axis `axis`
 /// (ndarray's `stack`): the result has one axis more. Lazy, as [`concatenate`].
+#[track_caller]
 pub fn stack<T: Element>(axis: impl AsAxis, arrays: &[&Array<T>]) -> Result<Array<T>> {
     let axis = along("stack", axis.axis_value(), arrays, true)?;
     let Some(first) = arrays.first() else {
@@ -74,6 +76,7 @@ pub fn stack<T: Element>(axis: impl AsAxis, arrays: &[&Array<T>]) -> Result<Arra
 
 /// `axis` as written (negative counts from the end) of the arrays' shape, for `op`; `new`
 /// for the position of a new axis (`stack`).
+#[track_caller]
 fn along<T: Element>(op: &str, axis: isize, arrays: &[&Array<T>], new: bool) -> Result<Axis> {
     match arrays.first() {
         None => Err(empty(op, axis)),
@@ -81,6 +84,7 @@ fn along<T: Element>(op: &str, axis: isize, arrays: &[&Array<T>], new: bool) -> 
     }
 }
 
+#[track_caller]
 fn empty(op: &str, axis: isize) -> Error {
     Error::InvalidView {
         op: format!("{op} along axis {axis}"),
@@ -89,6 +93,7 @@ fn empty(op: &str, axis: isize) -> Error {
     }
 }
 
+#[track_caller]
 fn join<T: Element>(op: &str, axis: Axis, arrays: &[&Array<T>]) -> Result<Array<T>> {
     let Some(first) = arrays.first() else {
         return Err(empty(op, axis.index() as isize));
@@ -155,6 +160,7 @@ fn join<T: Element>(op: &str, axis: Axis, arrays: &[&Array<T>]) -> Result<Array<
 
 /// One region node joining `parts` (each a node and its length along `axis`; more than
 /// one) along `axis`, its other axes those of `shape`; or the node itself, alone.
+#[track_caller]
 fn concat_node<T: Element>(
     ctx: &Arc<ContextInner>,
     shape: &[usize],
@@ -182,6 +188,7 @@ fn concat_node<T: Element>(
 /// [`MAX_ELEMENTS`] elements and, where it is computed into memory of its own
 /// (`whole`) on a device of one context, no more bytes than one allocation may have.
 /// (A fused result is read where it is consumed; materializing it checks its size then.)
+#[track_caller]
 fn check_size<T: Element>(
     ctx: &ContextInner,
     op: impl FnOnce() -> String,
@@ -233,6 +240,7 @@ impl<T: Element> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn pad(&self, widths: &[(usize, usize)], value: T) -> Array<T> {
         if self.node.failed {
             return self.clone();
@@ -285,9 +293,11 @@ impl<T: Element> Array<T> {
     /// More repetitions than the rank, or a result too large to compute (its element
     /// count overflowing, or more bytes than the device allocates at once), are an error
     /// reported when materialized, naming `reps` and the shapes.
+    #[track_caller]
     pub fn tile(&self, reps: &[usize]) -> Array<T> {
         let rank = self.ndim();
-        let fail = |e| Array::failed(&self.node.ctx, self.node.shape.clone(), e);
+        let at = std::panic::Location::caller();
+        let fail = |e: Error| Array::failed(&self.node.ctx, self.node.shape.clone(), e.recorded_at(at));
         if self.node.failed {
             return self.clone();
         }
@@ -345,6 +355,7 @@ impl<T: Element> Array<T> {
 
     /// [`tile`](Self::tile) as concatenations of `self` with itself (`all`: each axis's
     /// repetitions; at most [`MAX_REGION_SOURCES`] copies in all).
+    #[track_caller]
     fn tile_by_joins(&self, all: &[usize]) -> Array<T> {
         let rank = self.ndim();
         let mut out = self.clone();
@@ -366,6 +377,7 @@ impl<T: Element> Array<T> {
 }
 
 /// `s![.., 0..0, ..]` on axis `d` of a rank-`rank` array.
+#[track_caller]
 fn empty_axis(rank: usize, d: usize) -> Vec<ndarray::SliceInfoElem> {
     (0..rank)
         .map(|k| {

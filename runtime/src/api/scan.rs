@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::graph::{Op, ReduceOp, ScanSpec, State};
 
 impl<T: Numeric> Array<T> {
+    #[track_caller]
     fn record_scan(&self, op: ReduceOp, axis: usize, exclusive: bool, name: &str) -> Array<T> {
         let ctx = &self.node.ctx;
         let shape = self.shape().to_vec();
@@ -40,6 +41,7 @@ impl<T: Numeric> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn cumsum(&self, axis: impl AsAxis) -> Array<T> {
         match self.axis_or_failed("cumsum", axis, false) {
             Ok(d) => self.record_scan(ReduceOp::Sum, d, false, "cumsum"),
@@ -59,6 +61,7 @@ impl<T: Numeric> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn cumprod(&self, axis: impl AsAxis) -> Array<T> {
         match self.axis_or_failed("cumprod", axis, false) {
             Ok(d) => self.record_scan(ReduceOp::Prod, d, false, "cumprod"),
@@ -78,6 +81,7 @@ impl<T: Numeric> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn cumsum_exclusive(&self, axis: impl AsAxis) -> Array<T> {
         match self.axis_or_failed("cumsum_exclusive", axis, false) {
             Ok(d) => self.record_scan(ReduceOp::Sum, d, true, "cumsum_exclusive"),
@@ -87,6 +91,7 @@ impl<T: Numeric> Array<T> {
 
     /// The exclusive cumulative product along `axis`: element `i` is the product of the
     /// elements `0..i`, so the first is 1.
+    #[track_caller]
     pub fn cumprod_exclusive(&self, axis: impl AsAxis) -> Array<T> {
         match self.axis_or_failed("cumprod_exclusive", axis, false) {
             Ok(d) => self.record_scan(ReduceOp::Prod, d, true, "cumprod_exclusive"),

@@ -42,6 +42,7 @@ impl<T: Element> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn slice_mut(&mut self, info: impl AsRef<[SliceInfoElem]>) -> SliceMut<'_, T> {
         let info = info.as_ref().to_vec();
         let region = self.slice(&info);
@@ -65,21 +66,25 @@ impl<T: Element> SliceMut<'_, T> {
     ///
     /// A bad slice or a value that does not broadcast to the region is an error, and
     /// the array is left unchanged.
+    #[track_caller]
     pub fn assign(self, value: impl Operand<T>) -> Result<()> {
         self.assign_on_inner(None, value)
     }
 
     /// Like [`assign`](SliceMut::assign), evaluated on `queue`.
+    #[track_caller]
     pub fn assign_on(self, queue: &Queue, value: impl Operand<T>) -> Result<()> {
         queue.check_context(&self.array.node.ctx, || "SliceMut::assign_on".into())?;
         self.assign_on_inner(Some(queue), value)
     }
 
     /// Sets every element of the region to `value`.
+    #[track_caller]
     pub fn fill(self, value: T) -> Result<()> {
         self.assign(value)
     }
 
+    #[track_caller]
     fn assign_on_inner(self, queue: Option<&Queue>, value: impl Operand<T>) -> Result<()> {
         let SliceMut { array, info, region } = self;
         let ctx = array.node.ctx.clone();
@@ -152,6 +157,7 @@ impl<T: Element> SliceMut<'_, T> {
 }
 
 /// `slice_mut(..).assign` on an array split across devices (`multi::assign`).
+#[track_caller]
 fn assign_split<T: Element>(array: &mut Array<T>, info: &[SliceInfoElem], v: Array<T>) -> Result<()> {
     crate::multi::materialize(std::slice::from_ref(&array.node))?;
     let region = array.slice(info);
@@ -173,6 +179,7 @@ fn assign_split<T: Element>(array: &mut Array<T>, info: &[SliceInfoElem], v: Arr
 
 impl<T: Element> Array<T> {
     /// Whether computing this array reads `buffer` (the array itself or a view of it).
+    #[track_caller]
     pub(crate) fn reads_buffer(&self, buffer: &Arc<crate::backend::buffer::DeviceBuffer>) -> Result<bool> {
         let graph = crate::plan::collect::collect(std::slice::from_ref(&self.node))?;
         Ok(graph

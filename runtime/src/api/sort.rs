@@ -70,12 +70,14 @@ impl<T: Numeric> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn sort(&self) -> Result<Array<T>> {
         self.sort_axis(self.ndim().saturating_sub(1))
     }
 
     /// `axis` of this array for sorting operation `op` (negative counts from the end); a
     /// 0-d array's is left for the sort to refuse, naming its rank.
+    #[track_caller]
     fn sorted_axis(&self, op: &str, axis: impl AsAxis) -> Result<usize> {
         match self.ndim() {
             0 => Ok(0),
@@ -85,6 +87,7 @@ impl<T: Numeric> Array<T> {
 
     /// This array sorted along `axis`, each lane independently (numpy's `np.sort(a,
     /// axis)`).
+    #[track_caller]
     pub fn sort_axis(&self, axis: impl AsAxis) -> Result<Array<T>> {
         let req = Request {
             op: "sort",
@@ -110,11 +113,13 @@ impl<T: Numeric> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn argsort(&self) -> Result<Array<u32>> {
         self.argsort_axis(self.ndim().saturating_sub(1))
     }
 
     /// The positions that sort this array along `axis`.
+    #[track_caller]
     pub fn argsort_axis(&self, axis: impl AsAxis) -> Result<Array<u32>> {
         let req = Request {
             op: "argsort",
@@ -142,11 +147,13 @@ impl<T: Numeric> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn topk(&self, k: usize) -> Result<TopK<T>> {
         self.topk_axis(k, self.ndim().saturating_sub(1))
     }
 
     /// The `k` largest elements along `axis` and their positions.
+    #[track_caller]
     pub fn topk_axis(&self, k: usize, axis: impl AsAxis) -> Result<TopK<T>> {
         let axis = self.sorted_axis("topk_axis", axis)?;
         if let Some(&n) = self.shape().get(axis) {
@@ -177,6 +184,7 @@ impl<T: Numeric> Array<T> {
 
     /// Sorts along `req.axis`, moving `values` (a buffer in the sort's order) or an index
     /// payload with the keys.
+    #[track_caller]
     fn sort_with(&self, req: Request<'_>, values: Option<&Array<impl Element>>) -> Result<Made<T>> {
         let ctx = self.node.ctx.clone();
         let shape = self.shape().to_vec();
@@ -258,6 +266,7 @@ impl<T: Numeric> Array<T> {
     }
 
     /// The payload of a sort as an array of `U`, in this array's axis order.
+    #[track_caller]
     fn payload_array<U: Element>(&self, axis: usize, made: &Made<T>) -> Result<Array<U>> {
         let b = made
             .payload
@@ -268,6 +277,7 @@ impl<T: Numeric> Array<T> {
 }
 
 /// `buffer`, holding `like`'s shape with `axis` moved last, as an array in `like`'s order.
+#[track_caller]
 fn moved_back<T: Element, U: Element>(
     like: &Array<T>,
     axis: usize,
@@ -287,6 +297,7 @@ fn moved_back<T: Element, U: Element>(
 }
 
 /// The first `k` elements of `a` along `axis` (a view).
+#[track_caller]
 fn first_along<U: Element>(a: &Array<U>, axis: usize, k: usize) -> Array<U> {
     let info: Vec<SliceInfoElem> = (0..a.ndim())
         .map(|d| SliceInfoElem::Slice {
@@ -299,6 +310,7 @@ fn first_along<U: Element>(a: &Array<U>, axis: usize, k: usize) -> Array<U> {
 }
 
 /// The permutation that undoes `order`.
+#[track_caller]
 fn inverse(order: &[usize]) -> Vec<usize> {
     let mut inv = vec![0; order.len()];
     for (i, &o) in order.iter().enumerate() {
@@ -307,6 +319,7 @@ fn inverse(order: &[usize]) -> Vec<usize> {
     inv
 }
 
+#[track_caller]
 fn limit_error(op: &str, shape: &[usize], limit: SortLimit) -> Error {
     Error::InvalidShape(match limit {
         SortLimit::KeyType(d) => format!("{op}: {d:?} keys have no order to sort by"),
@@ -334,6 +347,7 @@ fn limit_error(op: &str, shape: &[usize], limit: SortLimit) -> Error {
 /// # Ok(())
 /// # }
 /// ```
+#[track_caller]
 pub fn sort_by_key<K: Numeric, V: Element>(keys: &Array<K>, values: &Array<V>) -> Result<SortedByKey<K, V>> {
     keys.node.ctx.tag.check(
         &values.node.ctx.tag,

@@ -16,17 +16,21 @@ use crate::graph::Op;
 
 /// An array that fails with "`op`: axis out of range" when materialized, if `axis` is
 /// not an axis of `a` (of the result's shape `out`).
+#[track_caller]
 fn resolved<T: crate::dtype::Element, U: crate::dtype::Element>(
     a: &Array<T>,
     op: &str,
     axis: impl AsAxis,
     out: impl FnOnce() -> Vec<usize>,
 ) -> Result<usize, Array<U>> {
-    crate::api::views::resolve_axis(op, axis.axis_value(), a.shape(), false)
-        .map_err(|e| Array::failed(&a.node.ctx, out(), e))
+    match crate::api::views::resolve_axis(op, axis.axis_value(), a.shape(), false) {
+        Ok(d) => Ok(d),
+        Err(e) => Err(Array::failed(&a.node.ctx, out(), e)),
+    }
 }
 
 /// A float element as an `f64` (exact).
+#[track_caller]
 fn to_f64<T: Float>(v: T) -> f64 {
     let bits = v.to_arg_bits().bits;
     match T::DTYPE {
@@ -37,6 +41,7 @@ fn to_f64<T: Float>(v: T) -> f64 {
 
 /// The constant `v` (rounded to `T`) as a 0-d array of `array`'s context: a kernel
 /// argument, like any scalar operand.
+#[track_caller]
 fn constant<T: Float>(array: &Array<T>, v: f64) -> Array<T> {
     let bits = match T::DTYPE {
         DType::F32 => ScalarBits {
@@ -67,6 +72,7 @@ impl<T: Float> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn var_axis(&self, axis: impl AsAxis, ddof: T) -> Array<T> {
         match resolved(self, "var_axis", axis, Vec::new) {
             Ok(d) => self.variance("var_axis", Some(d), ddof),
@@ -75,6 +81,7 @@ impl<T: Float> Array<T> {
     }
 
     /// The standard deviation along `axis`: the square root of [`var_axis`](Self::var_axis).
+    #[track_caller]
     pub fn std_axis(&self, axis: impl AsAxis, ddof: T) -> Array<T> {
         match resolved(self, "std_axis", axis, Vec::new) {
             Ok(d) => self.variance("std_axis", Some(d), ddof).sqrt(),
@@ -83,15 +90,18 @@ impl<T: Float> Array<T> {
     }
 
     /// The variance of all elements with `ddof` delta degrees of freedom (ndarray's `var`).
+    #[track_caller]
     pub fn var(&self, ddof: T) -> Array<T> {
         self.variance("var", None, ddof)
     }
 
     /// The standard deviation of all elements (ndarray's `std`).
+    #[track_caller]
     pub fn std(&self, ddof: T) -> Array<T> {
         self.variance("std", None, ddof).sqrt()
     }
 
+    #[track_caller]
     fn variance(&self, op: &str, axis: Option<usize>, ddof: T) -> Array<T> {
         let shape = self.shape().to_vec();
         let ctx = &self.node.ctx;
@@ -145,6 +155,7 @@ impl<T: Float> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn logsumexp(&self, axis: impl AsAxis) -> Array<T> {
         let axis = match resolved(self, "logsumexp", axis, Vec::new) {
             Ok(d) => d,
@@ -166,6 +177,7 @@ impl<T: Float> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn softmax(&self, axis: impl AsAxis) -> Array<T> {
         let axis = match resolved(self, "softmax", axis, || self.shape().to_vec()) {
             Ok(d) => d,
@@ -176,6 +188,7 @@ impl<T: Float> Array<T> {
     }
 
     /// `x - logsumexp(x)` along `axis` (torch's `log_softmax(dim)`), computed stably.
+    #[track_caller]
     pub fn log_softmax(&self, axis: impl AsAxis) -> Array<T> {
         let axis = match resolved(self, "log_softmax", axis, || self.shape().to_vec()) {
             Ok(d) => d,
@@ -189,6 +202,7 @@ impl<T: Float> Array<T> {
     /// finite, so that a lane of `-inf` does not give NaN, and where the axis is empty,
     /// which has no largest element: an empty softmax, a `logsumexp` of `-inf`), and this
     /// array minus it.
+    #[track_caller]
     fn shifted(&self, axis: usize) -> (Array<T>, Array<T>) {
         if self.shape()[axis] == 0 {
             let mut kept = self.shape().to_vec();
@@ -208,6 +222,7 @@ impl<T: Float> Array<T> {
 impl Array<bool> {
     /// Whether any element is true (numpy's `any`; false for no elements): a lazy 0-d
     /// array.
+    #[track_caller]
     pub fn any(&self) -> Array<bool> {
         if self.is_empty() {
             return self.node_ctx_scalar(false);
@@ -216,6 +231,7 @@ impl Array<bool> {
     }
 
     /// Whether every element is true (numpy's `all`; true for no elements).
+    #[track_caller]
     pub fn all(&self) -> Array<bool> {
         if self.is_empty() {
             return self.node_ctx_scalar(true);
@@ -224,6 +240,7 @@ impl Array<bool> {
     }
 
     /// Whether any element along `axis` is true.
+    #[track_caller]
     pub fn any_axis(&self, axis: impl AsAxis) -> Array<bool> {
         let axis = match resolved(self, "any_axis", axis, Vec::new) {
             Ok(d) => d,
@@ -233,6 +250,7 @@ impl Array<bool> {
     }
 
     /// Whether every element along `axis` is true.
+    #[track_caller]
     pub fn all_axis(&self, axis: impl AsAxis) -> Array<bool> {
         let axis = match resolved(self, "all_axis", axis, Vec::new) {
             Ok(d) => d,
@@ -242,6 +260,7 @@ impl Array<bool> {
         self.cast::<u64>().sum_axis(axis).eq(n)
     }
 
+    #[track_caller]
     fn node_ctx_scalar(&self, v: bool) -> Array<bool> {
         Array::lazy(&self.node.ctx, Vec::new(), Op::Scalar(v.to_arg_bits()))
     }

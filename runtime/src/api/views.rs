@@ -25,30 +25,35 @@ pub trait AsAxis: Copy {
 }
 
 impl AsAxis for Axis {
+    #[track_caller]
     fn axis_value(self) -> isize {
         isize::try_from(self.index()).unwrap_or(isize::MAX)
     }
 }
 
 impl AsAxis for usize {
+    #[track_caller]
     fn axis_value(self) -> isize {
         isize::try_from(self).unwrap_or(isize::MAX)
     }
 }
 
 impl AsAxis for isize {
+    #[track_caller]
     fn axis_value(self) -> isize {
         self
     }
 }
 
 impl AsAxis for i32 {
+    #[track_caller]
     fn axis_value(self) -> isize {
         self as isize
     }
 }
 
 impl AsAxis for i64 {
+    #[track_caller]
     fn axis_value(self) -> isize {
         isize::try_from(self).unwrap_or(if self < 0 { isize::MIN } else { isize::MAX })
     }
@@ -63,18 +68,21 @@ pub trait AsAxes {
 }
 
 impl<A: AsAxis> AsAxes for [A] {
+    #[track_caller]
     fn axis_values(&self) -> SmallVec<[isize; 4]> {
         self.iter().map(|a| a.axis_value()).collect()
     }
 }
 
 impl<A: AsAxis, const N: usize> AsAxes for [A; N] {
+    #[track_caller]
     fn axis_values(&self) -> SmallVec<[isize; 4]> {
         self.as_slice().axis_values()
     }
 }
 
 impl<A: AsAxis> AsAxes for Vec<A> {
+    #[track_caller]
     fn axis_values(&self) -> SmallVec<[isize; 4]> {
         self.as_slice().axis_values()
     }
@@ -83,6 +91,7 @@ impl<A: AsAxis> AsAxes for Vec<A> {
 /// `axis` (as written: negative counts from the end) of an array of shape `shape`; `new`
 /// when it names a position for a new axis (`insert_axis`, `stack`: one more than the
 /// rank). When it is out of range, the reason, naming the axis and the shape.
+#[track_caller]
 fn axis_in(axis: isize, shape: &[usize], new: bool) -> std::result::Result<usize, String> {
     let rank = shape.len() as isize + isize::from(new);
     let d = if axis < 0 { axis.saturating_add(rank) } else { axis };
@@ -98,6 +107,7 @@ fn axis_in(axis: isize, shape: &[usize], new: bool) -> std::result::Result<usize
 }
 
 /// [`axis_in`], out of range an [`Error::InvalidShape`] naming operation `op`.
+#[track_caller]
 pub(crate) fn resolve_axis(op: &str, axis: isize, shape: &[usize], new: bool) -> crate::error::Result<usize> {
     axis_in(axis, shape, new).map_err(|reason| Error::InvalidShape(format!("{op}: {reason}")))
 }
@@ -105,19 +115,27 @@ pub(crate) fn resolve_axis(op: &str, axis: isize, shape: &[usize], new: bool) ->
 impl<T: Element> Array<T> {
     /// [`resolve_axis`] against this array's shape; a recorded failure (an array of
     /// element type `U`, the operation's result) when it is out of range.
+    #[track_caller]
     pub(crate) fn axis_or_failed<U: Element>(
         &self,
         op: &str,
         axis: impl AsAxis,
         new: bool,
     ) -> std::result::Result<usize, Array<U>> {
-        resolve_axis(op, axis.axis_value(), self.shape(), new)
-            .map_err(|e| Array::failed(&self.node.ctx, self.shape().to_vec(), e))
+        // (A match, not `map_err`: a closure would record its own line, not the caller's.)
+        match resolve_axis(op, axis.axis_value(), self.shape(), new) {
+            Ok(d) => Ok(d),
+            Err(e) => Err(Array::failed(&self.node.ctx, self.shape().to_vec(), e)),
+        }
     }
 
     /// [`axis_in`] for view `op`: out of range, a failed view ([`Error::InvalidView`]).
+    #[track_caller]
     fn view_axis(&self, op: &str, axis: impl AsAxis, new: bool) -> std::result::Result<usize, Array<T>> {
-        axis_in(axis.axis_value(), self.shape(), new).map_err(|reason| self.view_error(op, reason))
+        match axis_in(axis.axis_value(), self.shape(), new) {
+            Ok(d) => Ok(d),
+            Err(reason) => Err(self.view_error(op, reason)),
+        }
     }
 }
 
@@ -131,6 +149,7 @@ struct AxisSlice {
 }
 
 /// Resolves ndarray's `Slice { start, end, step }` on an axis of `len` elements.
+#[track_caller]
 fn resolve_slice(len: usize, start: isize, end: Option<isize>, step: isize) -> Result<AxisSlice, String> {
     if step == 0 {
         return Err("a step of 0".into());
@@ -156,11 +175,13 @@ impl<T: Element> Array<T> {
     /// A view of `self` through `map` with shape `shape` (the source itself when the map
     /// reads it element for element; maps of views compose, so the result reads the
     /// original array directly).
+    #[track_caller]
     pub(crate) fn view(&self, map: ViewMap, shape: Shape) -> Array<T> {
         Array::from_node(self.node.view(map, shape))
     }
 
     /// `self` with a recording error of operation `op`.
+    #[track_caller]
     fn view_error(&self, op: &str, reason: impl Into<String>) -> Array<T> {
         let e = Error::InvalidView {
             op: op.to_string(),
@@ -194,6 +215,7 @@ impl<T: Element> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn slice(&self, info: impl AsRef<[SliceInfoElem]>) -> Array<T> {
         let info = info.as_ref();
         let rank = self.ndim();
@@ -260,6 +282,7 @@ impl<T: Element> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn permuted_axes(&self, axes: impl AsRef<[usize]>) -> Array<T> {
         let order = axes.as_ref();
         let rank = self.ndim();
@@ -283,12 +306,14 @@ impl<T: Element> Array<T> {
     }
 
     /// The axes in reverse order (the transpose of a matrix). Lazy, no copy.
+    #[track_caller]
     pub fn reversed_axes(&self) -> Array<T> {
         let order: Vec<usize> = (0..self.ndim()).rev().collect();
         self.permuted_axes(order)
     }
 
     /// The transpose: [`reversed_axes`](Array::reversed_axes), as ndarray's `t()`.
+    #[track_caller]
     pub fn t(&self) -> Array<T> {
         self.reversed_axes()
     }
@@ -296,6 +321,7 @@ impl<T: Element> Array<T> {
     /// A new array with axes `a` and `b` exchanged (ndarray's `swap_axes` swaps in
     /// place; this returns the view; negative axes count from the end, as numpy's
     /// `swapaxes`). Lazy, no copy.
+    #[track_caller]
     pub fn swap_axes(&self, a: impl AsAxis, b: impl AsAxis) -> Array<T> {
         let rank = self.ndim();
         let (a, b) = match (
@@ -312,6 +338,7 @@ impl<T: Element> Array<T> {
 
     /// The elements along `axis` in reverse order (numpy's `flip`; ndarray's
     /// `invert_axis` in place). Lazy, no copy.
+    #[track_caller]
     pub fn flip(&self, axis: impl AsAxis) -> Array<T> {
         let d = match self.view_axis("flip", axis, false) {
             Ok(d) => d,
@@ -340,6 +367,7 @@ impl<T: Element> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn insert_axis(&self, axis: impl AsAxis) -> Array<T> {
         let d = match self.view_axis("insert_axis", axis, true) {
             Ok(d) => d,
@@ -352,16 +380,19 @@ impl<T: Element> Array<T> {
 
     /// The sub-array at index 0 of `axis`, without that axis (ndarray's `remove_axis`,
     /// meant for axes of length 1). An empty axis or one out of range is an error.
+    #[track_caller]
     pub fn remove_axis(&self, axis: impl AsAxis) -> Array<T> {
         self.index_axis_named("remove_axis", axis, 0)
     }
 
     /// The sub-array at `index` along `axis`, without that axis (ndarray's
     /// `index_axis`). Lazy, no copy.
+    #[track_caller]
     pub fn index_axis(&self, axis: impl AsAxis, index: usize) -> Array<T> {
         self.index_axis_named("index_axis", axis, index)
     }
 
+    #[track_caller]
     fn index_axis_named(&self, op: &str, axis: impl AsAxis, index: usize) -> Array<T> {
         let d = match self.view_axis(op, axis, false) {
             Ok(d) => d,
@@ -376,6 +407,7 @@ impl<T: Element> Array<T> {
     }
 
     /// Every axis of length 1 removed (numpy's `squeeze`). Lazy, no copy.
+    #[track_caller]
     pub fn squeeze(&self) -> Array<T> {
         let info: Vec<SliceInfoElem> = self
             .shape()
@@ -411,6 +443,7 @@ impl<T: Element> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn reshape(&self, shape: impl IntoShape) -> Array<T> {
         let shape: Shape = shape.into_shape().into_iter().collect();
         if self.node.failed {

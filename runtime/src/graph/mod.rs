@@ -1,6 +1,7 @@
 //! The lazy graph: untyped nodes that either hold device memory or describe how to
 //! compute it. Recording a node never touches the device.
 
+use std::panic::Location;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub(crate) mod eager;
@@ -33,6 +34,10 @@ pub(crate) struct Node {
     /// Recording failed (set at creation: a node never fails later), so operators can
     /// check without taking the state lock.
     pub(crate) failed: bool,
+    /// Where the user's code recorded it: the caller of the public method that made it
+    /// (`#[track_caller]` through the recording path), shown by `explain` and by a
+    /// recording error.
+    pub(crate) at: &'static Location<'static>,
     state: Mutex<State>,
 }
 
@@ -53,6 +58,7 @@ pub(crate) enum State {
 }
 
 impl Node {
+    #[track_caller]
     pub(crate) fn new(ctx: Arc<ContextInner>, dtype: DType, shape: Shape, state: State) -> NodeRef {
         let failed = matches!(state, State::Failed(_));
         if let State::Ready(_, origin) = &state {
@@ -63,6 +69,7 @@ impl Node {
             dtype,
             shape,
             failed,
+            at: Location::caller(),
             state: Mutex::new(state),
         })
     }
@@ -106,6 +113,7 @@ impl Node {
     /// A view of this node through `map` (of the node's coordinates), with `shape`: the
     /// node itself where the map reads it element for element; a view of a view is one
     /// map over the original source.
+    #[track_caller]
     pub(crate) fn view(self: &Arc<Self>, map: view::ViewMap, shape: Shape) -> NodeRef {
         if self.failed || map.is_identity(&self.shape, &shape) {
             return self.clone();
