@@ -54,6 +54,7 @@ mod scans;
 mod sort;
 mod stats;
 mod step;
+mod topk;
 mod ui_api;
 mod ui_expr;
 mod ui_kernel;
