@@ -122,7 +122,7 @@ impl<T: Numeric> Array<T> {
     /// The first `k` of a whole sort along `axis` (nothing to select: `k = 0` also
     /// evaluates the operand, so that its failure is the error).
     fn first_k_sorted(&self, op: &str, k: usize, axis: usize, order: Order) -> Result<TopK<T>> {
-        if k == 0 && self.len() > 0 {
+        if k == 0 && !self.is_empty() {
             self.materialized_buffer("a selection (topk, bottomk)")?;
             let mut shape = self.shape().to_vec();
             shape[axis] = 0;
