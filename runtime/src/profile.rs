@@ -45,6 +45,10 @@ pub struct Tuning {
     /// A flush builds its new programs one after another, not together: the baseline
     /// the report measures parallel builds against.
     pub serial_builds: bool,
+    /// `topk` and `bottomk` sort the whole axis at every `k`, never select (by default
+    /// a `k` up to `plan::select_plan::max_select_k` is selected): the baseline a
+    /// benchmark measures the selection against.
+    pub topk_by_sort: bool,
 }
 
 /// What planning knows of a device.

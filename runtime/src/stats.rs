@@ -93,6 +93,13 @@ counters! {
     kernels_created,
     /// Kernels enqueued (`clEnqueueNDRangeKernel`).
     kernels_launched,
+    /// Kernels of sorts of whole rows enqueued (counted in `kernels_launched` too): a
+    /// row sorted in local memory, a radix histogram or pass. `sort`, `argsort`,
+    /// `sort_by_key`, and `topk`/`bottomk` of a `k` above the selection's.
+    sort_kernels_launched,
+    /// Kernels of selections enqueued (counted in `kernels_launched` too): `topk` and
+    /// `bottomk` of a small `k`, which never sort a whole row.
+    select_kernels_launched,
     /// Lazy flushes planned (their graph's structure was new to the context).
     flushes_planned,
     /// Lazy flushes that ran the plans of an earlier flush of the same structure (same

@@ -66,6 +66,12 @@ fn methods() -> Vec<(&'static str, Apply)> {
             v.extend(ints(t.indices)?);
             Ok(v)
         }),
+        ("bottomk_axis", |_, a, k| {
+            let t = a.bottomk_axis(2, k)?;
+            let mut v = floats(t.values)?;
+            v.extend(ints(t.indices)?);
+            Ok(v)
+        }),
         ("take", |ctx, a, k| {
             let idx = ctx.from_slice(&[1u32, 0, 1])?;
             floats(a.take(k, &idx))

@@ -55,6 +55,7 @@ mod scans;
 mod sort;
 mod stats;
 mod step;
+mod topk;
 mod ui_api;
 mod ui_expr;
 mod ui_kernel;

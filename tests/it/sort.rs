@@ -14,7 +14,7 @@ use rand::Rng;
 /// Lengths of rows: empty, one, odd, the largest local tile's edges, several tiles.
 const LENGTHS: [usize; 8] = [0, 1, 2, 7, 300, 4096, 4097, 13_001];
 
-trait Key: Element + Numeric + Random + std::fmt::Debug {
+pub(crate) trait Key: Element + Numeric + Random + std::fmt::Debug {
     /// The order of a stable ascending sort: NaN last, all NaNs equal, `-0.0 < +0.0`.
     fn order(a: Self, b: Self) -> Ordering;
     /// Equal as results: the same bits, or both NaN.
@@ -60,7 +60,7 @@ float_key!(f32, f64);
 
 /// The host's stable argsort of each lane along `axis` (ascending, or descending by the
 /// reversed order, still stable).
-fn host_argsort<T: Key>(a: &ArrayD<T>, axis: usize, descending: bool) -> ArrayD<u32> {
+pub(crate) fn host_argsort<T: Key>(a: &ArrayD<T>, axis: usize, descending: bool) -> ArrayD<u32> {
     let mut out = ArrayD::<u32>::zeros(a.raw_dim());
     for (lane, mut dst) in a
         .lanes(ndarray::Axis(axis))
@@ -85,7 +85,7 @@ fn host_argsort<T: Key>(a: &ArrayD<T>, axis: usize, descending: bool) -> ArrayD<
 }
 
 /// `a`'s elements along `axis` in the order `ix` gives.
-fn gather<T: Copy>(a: &ArrayD<T>, axis: usize, ix: &ArrayD<u32>) -> ArrayD<T> {
+pub(crate) fn gather<T: Copy>(a: &ArrayD<T>, axis: usize, ix: &ArrayD<u32>) -> ArrayD<T> {
     let mut out = a.clone();
     for ((lane, ixs), mut dst) in a
         .lanes(ndarray::Axis(axis))
@@ -100,7 +100,7 @@ fn gather<T: Copy>(a: &ArrayD<T>, axis: usize, ix: &ArrayD<u32>) -> ArrayD<T> {
     out
 }
 
-fn assert_same<T: Key>(got: &[T], want: &[T], what: &str) {
+pub(crate) fn assert_same<T: Key>(got: &[T], want: &[T], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
     if let Some(i) = (0..got.len()).find(|&i| !T::same(got[i], want[i])) {
         panic!("{what}: element {i} is {:?}, the host has {:?}", got[i], want[i]);

@@ -26,4 +26,5 @@ pub(crate) mod slice_mut;
 pub(crate) mod sort;
 pub(crate) mod stats;
 pub(crate) mod step;
+pub(crate) mod topk;
 pub(crate) mod views;

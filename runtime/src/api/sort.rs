@@ -1,7 +1,8 @@
-//! Sorting: `sort`, `argsort` (numpy's names; ndarray has none), `sort_by_key` and `topk`
-//! (torch's), along the last axis or any axis. A sort is a stable radix sort on the device
-//! (`plan::sort_plan`): equal keys keep their order, integers sort by value, floats too
-//! with `-0.0` before `+0.0` and every NaN last (first in `topk`, which wants the largest).
+//! Sorting: `sort`, `argsort` (numpy's names; ndarray has none) and `sort_by_key`, along
+//! the last axis or any axis; `api::topk` takes a sort's first `k` where it does not
+//! select them. A sort is a stable radix sort on the device (`plan::sort_plan`): equal
+//! keys keep their order, integers sort by value, floats too with `-0.0` before `+0.0`
+//! and every NaN last (first in descending order).
 //!
 //! A sort evaluates its operand when called (enqueued, never waited on) and returns
 //! arrays already computed on the device; a sort along another axis than the last sorts a
@@ -20,14 +21,6 @@ use crate::graph::Origin;
 use crate::plan::sort_plan::{sort_plan, Order, Payload, SortLimit};
 use ndarray::SliceInfoElem;
 
-/// The `k` largest elements along an axis and where they were ([`Array::topk`]).
-pub struct TopK<T: Numeric> {
-    /// The largest elements, largest first (equal elements in their order).
-    pub values: Array<T>,
-    /// Their positions along the axis.
-    pub indices: Array<u32>,
-}
-
 /// Keys sorted along the last axis and the values moved with them ([`sort_by_key`]).
 pub struct SortedByKey<K: Numeric, V: Element> {
     /// The keys, sorted.
@@ -38,20 +31,20 @@ pub struct SortedByKey<K: Numeric, V: Element> {
 
 /// What a sort is asked for.
 #[derive(Clone, Copy)]
-struct Request<'a> {
+pub(super) struct Request<'a> {
     /// The user's operation, as errors name it.
-    op: &'a str,
-    axis: usize,
-    order: Order,
-    payload: Payload,
-    keys_out: bool,
+    pub(super) op: &'a str,
+    pub(super) axis: usize,
+    pub(super) order: Order,
+    pub(super) payload: Payload,
+    pub(super) keys_out: bool,
 }
 
 /// The arrays a sort made, in the operand's axis order.
-struct Made<T: Element> {
-    keys: Option<Array<T>>,
+pub(super) struct Made<T: Element> {
+    pub(super) keys: Option<Array<T>>,
     /// The payload's buffer, in the sorted order (the axis last).
-    payload: Option<Arc<DeviceBuffer>>,
+    pub(super) payload: Option<Arc<DeviceBuffer>>,
 }
 
 impl<T: Numeric> Array<T> {
@@ -78,7 +71,7 @@ impl<T: Numeric> Array<T> {
     /// `axis` of this array for sorting operation `op` (negative counts from the end); a
     /// 0-d array's is left for the sort to refuse, naming its rank.
     #[track_caller]
-    fn sorted_axis(&self, op: &str, axis: impl AsAxis) -> Result<usize> {
+    pub(super) fn sorted_axis(&self, op: &str, axis: impl AsAxis) -> Result<usize> {
         match self.ndim() {
             0 => Ok(0),
             _ => crate::api::views::resolve_axis(op, axis.axis_value(), self.shape(), false),
@@ -132,60 +125,14 @@ impl<T: Numeric> Array<T> {
         self.payload_array(req.axis, &made)
     }
 
-    /// The `k` largest elements along the last axis, largest first, and their positions
-    /// (torch's `topk`; NaN counts as the largest, equal elements keep their order). The
-    /// whole axis is sorted.
-    ///
-    /// ```
-    /// # use lazycl::prelude::*;
-    /// # fn main() -> lazycl::Result<()> {
-    /// let ctx = Context::new()?;
-    /// let a = ctx.from_slice(&[1.0f32, 5.0, 3.0, 5.0])?;
-    /// let top = a.topk(3)?;
-    /// assert_eq!(top.values.to_vec()?, vec![5.0, 5.0, 3.0]);
-    /// assert_eq!(top.indices.to_vec()?, vec![1, 3, 2]);
-    /// # Ok(())
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn topk(&self, k: usize) -> Result<TopK<T>> {
-        self.topk_axis(k, self.ndim().saturating_sub(1))
-    }
-
-    /// The `k` largest elements along `axis` and their positions.
-    #[track_caller]
-    pub fn topk_axis(&self, k: usize, axis: impl AsAxis) -> Result<TopK<T>> {
-        let axis = self.sorted_axis("topk_axis", axis)?;
-        if let Some(&n) = self.shape().get(axis) {
-            if k > n {
-                return Err(Error::InvalidShape(format!(
-                    "topk: k = {k} is more than the {n} elements along axis {axis} of an array of shape {:?}",
-                    self.shape()
-                )));
-            }
-        }
-        let req = Request {
-            op: "topk",
-            axis,
-            order: Order::Descending,
-            payload: Payload::Index,
-            keys_out: true,
-        };
-        let made = self.sort_with(req, None::<&Array<u32>>)?;
-        let indices = self.payload_array(axis, &made)?;
-        let values = made
-            .keys
-            .ok_or_else(|| Error::Internal("a sort stored no keys".into()))?;
-        Ok(TopK {
-            values: first_along(&values, axis, k),
-            indices: first_along(&indices, axis, k),
-        })
-    }
-
     /// Sorts along `req.axis`, moving `values` (a buffer in the sort's order) or an index
     /// payload with the keys.
     #[track_caller]
-    fn sort_with(&self, req: Request<'_>, values: Option<&Array<impl Element>>) -> Result<Made<T>> {
+    pub(super) fn sort_with(
+        &self,
+        req: Request<'_>,
+        values: Option<&Array<impl Element>>,
+    ) -> Result<Made<T>> {
         let ctx = self.node.ctx.clone();
         let shape = self.shape().to_vec();
         if shape.is_empty() {
@@ -202,8 +149,7 @@ impl<T: Numeric> Array<T> {
         }
         let last = shape.len() - 1;
         // The axis last: a permuted view, materialized contiguous.
-        let mut order: Vec<usize> = (0..shape.len()).filter(|&d| d != req.axis).collect();
-        order.push(req.axis);
+        let order = axis_last(shape.len(), req.axis);
         let keys = if req.axis == last {
             self.clone()
         } else {
@@ -267,7 +213,7 @@ impl<T: Numeric> Array<T> {
 
     /// The payload of a sort as an array of `U`, in this array's axis order.
     #[track_caller]
-    fn payload_array<U: Element>(&self, axis: usize, made: &Made<T>) -> Result<Array<U>> {
+    pub(super) fn payload_array<U: Element>(&self, axis: usize, made: &Made<T>) -> Result<Array<U>> {
         let b = made
             .payload
             .clone()
@@ -283,22 +229,41 @@ fn moved_back<T: Element, U: Element>(
     axis: usize,
     buffer: Arc<DeviceBuffer>,
 ) -> Result<Array<U>> {
-    let shape = like.shape();
+    Ok(placed(like, like.shape(), axis, buffer, "a sort"))
+}
+
+/// `buffer`, holding `shape` with `axis` moved last, as an array of `shape` (in `like`'s
+/// context) made by `origin`.
+#[track_caller]
+pub(super) fn placed<T: Element, U: Element>(
+    like: &Array<T>,
+    shape: &[usize],
+    axis: usize,
+    buffer: Arc<DeviceBuffer>,
+    origin: &'static str,
+) -> Array<U> {
     let last = shape.len() - 1;
-    let mut order: Vec<usize> = (0..shape.len()).filter(|&d| d != axis).collect();
-    order.push(axis);
+    let order = axis_last(shape.len(), axis);
     let sorted_shape: Vec<usize> = order.iter().map(|&d| shape[d]).collect();
-    let a = Array::ready(&like.node.ctx, sorted_shape, buffer, Origin::Algorithm("a sort"));
-    Ok(if axis == last {
+    let a = Array::ready(&like.node.ctx, sorted_shape, buffer, Origin::Algorithm(origin));
+    if axis == last {
         a
     } else {
         a.permuted_axes(inverse(&order))
-    })
+    }
+}
+
+/// The order of `ndim` axes with `axis` moved last.
+#[track_caller]
+pub(super) fn axis_last(ndim: usize, axis: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..ndim).filter(|&d| d != axis).collect();
+    order.push(axis);
+    order
 }
 
 /// The first `k` elements of `a` along `axis` (a view).
 #[track_caller]
-fn first_along<U: Element>(a: &Array<U>, axis: usize, k: usize) -> Array<U> {
+pub(super) fn first_along<U: Element>(a: &Array<U>, axis: usize, k: usize) -> Array<U> {
     let info: Vec<SliceInfoElem> = (0..a.ndim())
         .map(|d| SliceInfoElem::Slice {
             start: 0,
@@ -320,7 +285,7 @@ fn inverse(order: &[usize]) -> Vec<usize> {
 }
 
 #[track_caller]
-fn limit_error(op: &str, shape: &[usize], limit: SortLimit) -> Error {
+pub(super) fn limit_error(op: &str, shape: &[usize], limit: SortLimit) -> Error {
     Error::InvalidShape(match limit {
         SortLimit::KeyType(d) => format!("{op}: {d:?} keys have no order to sort by"),
         SortLimit::RowTooLong(n) => format!(

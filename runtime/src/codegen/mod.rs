@@ -22,6 +22,7 @@ mod reduce;
 mod row_column;
 mod rows;
 mod scan;
+pub(crate) mod select;
 pub(crate) mod sort;
 mod tiled;
 mod values;

@@ -92,7 +92,7 @@ fn defines(kernel: SortKernel, p: &SortPlan, src: &mut Src) {
 }
 
 /// What every sort kernel shares: the key transform and the padded local indices.
-const CODING: &str = r"#define TILE (GROUP * ITEMS)
+pub(super) const CODING: &str = r"#define TILE (GROUP * ITEMS)
 #define ONES ((K)~(K)0)
 #define SIGN ((K)1 << (KBITS - 1))
 /* A word of padding per 32 keys, and per 16 counters, so that runs fall in different banks. */

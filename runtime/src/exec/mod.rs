@@ -30,6 +30,7 @@ mod reduce;
 mod replay;
 mod rows;
 mod scan;
+pub(crate) mod select;
 pub(crate) mod sort;
 pub(crate) mod step;
 mod tile_runs;

@@ -16,6 +16,7 @@ use crate::dtype::ScalarBits;
 use crate::error::Result;
 use crate::plan::key;
 use crate::plan::sort_plan::{flag, Payload, SortKernel, SortLayout, SortPlan, RADIX_DIGITS};
+use crate::stats::Counters;
 
 use super::build::cached_kernel;
 use super::zero;
@@ -254,5 +255,6 @@ fn launch(
         Some(&[group]),
         &args,
     )?;
+    Counters::add(&ctx.counters.sort_kernels_launched, 1);
     Ok(())
 }

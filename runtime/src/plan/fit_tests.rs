@@ -24,6 +24,7 @@ const H200: DeviceProfile = DeviceProfile {
         row_width: None,
         rows_online: false,
         serial_builds: false,
+        topk_by_sort: false,
     },
 };
 const POCL: DeviceProfile = DeviceProfile {

@@ -15,6 +15,7 @@ use super::compact_plan::{CompactPlan, Picked};
 use super::kernel_plan::{ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads};
 use super::rows_plan::{Hold, RowsLayout};
 use super::scan_plan::{ScanLayout, ScanPlan};
+use super::select_plan::{SelectPlan, SELECT_ITEMS};
 use super::sort_plan::{SortKernel, SortLayout, SortPlan};
 use super::tiles::{Along, GemmTile};
 
@@ -81,6 +82,8 @@ const TAG_COMBINE: u32 = 0xc0b1;
 const TAG_SORT: u32 = 0x5027;
 /// Compaction kernels ([`CompactPlan`]).
 const TAG_COMPACT: u32 = 0xc0c7;
+/// Selection kernels ([`SelectPlan`]).
+const TAG_SELECT: u32 = 0x5e1e;
 
 fn dtype_code(d: DType) -> u32 {
     d as u32
@@ -427,6 +430,13 @@ pub(crate) fn sort(kernel: SortKernel, p: &SortPlan) -> [u32; 7] {
         group,
         items,
     ]
+}
+
+/// The key of a selection kernel of `group` work-items: the sizes its source is written
+/// for. The key type's kind, the order, `k` and the row length are arguments, so that
+/// one program serves every selection of keys of a size with that group and buffer.
+pub(crate) fn select(p: &SelectPlan, group: u32) -> [u32; 5] {
+    [TAG_SELECT, p.dtype.size() as u32, group, SELECT_ITEMS, p.cap]
 }
 
 /// The key of a compaction kernel: what it picks and its tile (never the length).

@@ -23,6 +23,7 @@ pub(crate) mod rows;
 pub(crate) mod rows_plan;
 pub(crate) mod scan_epilogue;
 pub(crate) mod scan_plan;
+pub(crate) mod select_plan;
 pub(crate) mod signature;
 pub(crate) mod sort_plan;
 pub(crate) mod tiles;

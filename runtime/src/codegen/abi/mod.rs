@@ -3,6 +3,7 @@
 //! kernels' here; the sort kernels' in [`sort`], the compaction kernel's in [`compact`].
 
 pub(crate) mod compact;
+pub(crate) mod select;
 pub(crate) mod sort;
 
 use super::ops::vt;
