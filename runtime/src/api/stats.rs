@@ -27,7 +27,7 @@ fn resolved<T: crate::dtype::Element, U: crate::dtype::Element>(
 }
 
 /// A float element as an `f64` (exact).
-fn to_f64<T: Float>(v: T) -> f64 {
+pub(super) fn to_f64<T: Float>(v: T) -> f64 {
     let bits = v.to_arg_bits().bits;
     match T::DTYPE {
         DType::F32 => f64::from(f32::from_bits(bits as u32)),
@@ -37,7 +37,7 @@ fn to_f64<T: Float>(v: T) -> f64 {
 
 /// The constant `v` (rounded to `T`) as a 0-d array of `array`'s context: a kernel
 /// argument, like any scalar operand.
-fn constant<T: Float>(array: &Array<T>, v: f64) -> Array<T> {
+pub(super) fn constant<T: Float>(array: &Array<T>, v: f64) -> Array<T> {
     let bits = match T::DTYPE {
         DType::F32 => ScalarBits {
             bits: u64::from((v as f32).to_bits()),
