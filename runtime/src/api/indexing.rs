@@ -59,11 +59,16 @@ impl<T: Element> Array<T> {
             .chain(&data[axis + 1..])
             .copied()
             .collect();
-        self.record_take(TakeSpec {
+        self.record_take(
+            TakeSpec {
                 axis,
                 along: false,
                 search: None,
-            }, shape, indices, "take")
+            },
+            shape,
+            indices,
+            "take",
+        )
     }
 
     /// One element along `axis` per position of `indices`, an array of this array's rank:
@@ -107,11 +112,16 @@ impl<T: Element> Array<T> {
         let Some(shape) = broadcast(&along, picked) else {
             return Array::failed(&self.node.ctx, data.to_vec(), mismatch());
         };
-        self.record_take(TakeSpec {
+        self.record_take(
+            TakeSpec {
                 axis,
                 along: true,
                 search: None,
-            }, shape.to_vec(), indices, name)
+            },
+            shape.to_vec(),
+            indices,
+            name,
+        )
     }
 
     /// The errors both takes share: recording errors, another context, a bad axis.

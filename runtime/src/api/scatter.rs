@@ -55,7 +55,12 @@ impl<T: Element> Array<T> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn scatter<I: Integer>(&self, axis: impl AsAxis, indices: &Array<I>, values: impl Operand<T>) -> Result<Array<T>> {
+    pub fn scatter<I: Integer>(
+        &self,
+        axis: impl AsAxis,
+        indices: &Array<I>,
+        values: impl Operand<T>,
+    ) -> Result<Array<T>> {
         let shape = self.shape().to_vec();
         let axis = crate::api::views::resolve_axis("scatter", axis.axis_value(), &shape, false)?;
         let ctx = self.node.ctx.clone();
@@ -106,7 +111,9 @@ impl<T: Element> Array<T> {
         let v = v.broadcast_to(&space);
         if v.recording_error().is_some() {
             return Err(Error::ShapeMismatch {
-                op: format!("scatter along axis {axis} into an array of shape {shape:?} (values and positions)"),
+                op: format!(
+                    "scatter along axis {axis} into an array of shape {shape:?} (values and positions)"
+                ),
                 left: v_shape,
                 right: space,
                 why: "do not fit: the values cannot be broadcast to the indices' positions".into(),
@@ -137,6 +144,8 @@ impl<T: Element> Array<T> {
         let positions = ctx.from_vec(positions)?.reshape(&along[..]).broadcast_to(space);
         let q = ctx.inner.queue().clone();
         let buffer = winners.private_buffer(None, "scatter")?;
+        // (Both as elementwise work of the kernel: a materialized array is read through a copy node.)
+        let positions = computed_apart(&q, positions, &buffer)?;
         let ix = computed_apart(&q, indices.broadcast_to(space), &buffer)?;
         let map = ViewMap {
             axes: (0..shape.len())

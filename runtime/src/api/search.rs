@@ -49,7 +49,10 @@ impl<T: Numeric> Array<T> {
     pub fn searchsorted(&self, values: &Array<T>, side: SearchSide) -> Array<Index> {
         let ctx = &self.node.ctx;
         let fail = |e: Error| Array::failed(ctx, values.shape().to_vec(), e);
-        for e in [self.recording_error(), values.recording_error()].into_iter().flatten() {
+        for e in [self.recording_error(), values.recording_error()]
+            .into_iter()
+            .flatten()
+        {
             return fail(e);
         }
         if let Err(e) = ctx.tag.check(

@@ -117,7 +117,13 @@ pub(crate) fn dims(key: &mut Vec<u32>, rank: usize, narrow_index: bool) {
 /// output, the index's value, the size of a private copy (0: none) and how elements
 /// combine (`ScatterCombine` as a number).
 pub(crate) fn scatter(key: &mut Vec<u32>, output: usize, index: usize, private: Option<u32>, combine: u32) {
-    key.extend([TAG_SCATTER, output as u32, index as u32, private.unwrap_or(0), combine]);
+    key.extend([
+        TAG_SCATTER,
+        output as u32,
+        index as u32,
+        private.unwrap_or(0),
+        combine,
+    ]);
 }
 
 /// A load through an index (`take`), or a search for a value (`searchsorted`): the

@@ -115,10 +115,7 @@ pub(crate) fn collect(roots: &[NodeRef], target: Option<Target>) -> Result<Optio
         return Ok(None);
     }
     // (A scatter's index array is collected after the roots; no list is built without one.)
-    let scatter_index = target
-        .as_ref()
-        .and_then(|t| t.scatter.as_ref())
-        .map(|s| &s.index);
+    let scatter_index = target.as_ref().and_then(|t| t.scatter.as_ref()).map(|s| &s.index);
     let collect::Found {
         graph,
         roots: mut found,
