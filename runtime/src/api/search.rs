@@ -49,10 +49,7 @@ impl<T: Numeric> Array<T> {
     pub fn searchsorted(&self, values: &Array<T>, side: SearchSide) -> Array<Index> {
         let ctx = &self.node.ctx;
         let fail = |e: Error| Array::failed(ctx, values.shape().to_vec(), e);
-        for e in [self.recording_error(), values.recording_error()]
-            .into_iter()
-            .flatten()
-        {
+        if let Some(e) = self.recording_error().or_else(|| values.recording_error()) {
             return fail(e);
         }
         if let Err(e) = ctx.tag.check(
