@@ -89,7 +89,8 @@ pub mod prelude {
     pub use lazycl_macros::*;
     pub use lazycl_runtime::{
         concatenate, eval, s, scatter_add, select, sort_by_key, stack, Array, Axis, Context, DType,
-        DeviceSelector, Element, Error, Event, Float, Index, NewAxis, Numeric, Queue, Result, Rng, Step,
+        DeviceSelector, Element, Error, Event, Float, Index, NewAxis, Numeric, Queue, Result, Rng,
+        SearchSide, Step,
     };
 }
 

@@ -63,7 +63,7 @@ pub use dtype::{DType, Element, Float, Index, Integer, Numeric, ScalarBits, Sign
 pub use error::{Error, Result};
 pub use expr::{expr_node, kind as expr_kind, ExprArg, ExprInput, ExprOperand, ExprTemplate};
 pub use graph::shape::IntoShape;
-pub use graph::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
+pub use graph::{BinaryOp, ReduceOp, SearchSide, TernaryOp, UnaryOp};
 pub use layout::GemmTile;
 pub use ndarray::{s, Axis, NewAxis, SliceInfoElem};
 pub use profile::Tuning;

@@ -15,6 +15,8 @@ mod compact;
 mod dispatch;
 mod display;
 mod error_texts;
+mod everyday;
+mod everyday_indexed;
 
 mod explain;
 mod expr_device_fn;

@@ -19,7 +19,7 @@ use crate::exec;
 use crate::graph::shape::broadcast;
 use crate::graph::view::{SourceAxis, ViewMap};
 use crate::graph::{Op, TakeSpec};
-use crate::plan::GKind;
+use crate::plan::{GKind, ScatterCombine};
 
 impl<T: Element> Array<T> {
     /// The elements at `indices` along `axis`: numpy's `np.take(a, indices, axis,
@@ -60,7 +60,16 @@ impl<T: Element> Array<T> {
             .chain(&data[axis + 1..])
             .copied()
             .collect();
-        self.record_take(TakeSpec { axis, along: false }, shape, indices, "take")
+        self.record_take(
+            TakeSpec {
+                axis,
+                along: false,
+                search: None,
+            },
+            shape,
+            indices,
+            "take",
+        )
     }
 
     /// One element along `axis` per position of `indices`, an array of this array's rank:
@@ -105,7 +114,16 @@ impl<T: Element> Array<T> {
         let Some(shape) = broadcast(&along, picked) else {
             return Array::failed(&self.node.ctx, data.to_vec(), mismatch());
         };
-        self.record_take(TakeSpec { axis, along: true }, shape.to_vec(), indices, name)
+        self.record_take(
+            TakeSpec {
+                axis,
+                along: true,
+                search: None,
+            },
+            shape.to_vec(),
+            indices,
+            name,
+        )
     }
 
     /// The errors both takes share: recording errors, another context, a bad axis.
@@ -254,14 +272,23 @@ pub fn scatter_add<T: Numeric, I: Integer>(
             })
             .collect(),
     };
-    exec::materialize_scatter(&q, &v.node, &ix.node, axis, buffer, &Arc::new(map), &shape)
+    exec::materialize_scatter(
+        &q,
+        &v.node,
+        &ix.node,
+        axis,
+        ScatterCombine::Add,
+        buffer,
+        &Arc::new(map),
+        &shape,
+    )
 }
 
 /// `a` as an operand of a scatter into `target`: itself where it is elementwise work over
 /// other memory (computed inside the adding kernel), else computed first on `queue`
 /// into memory of its own (contiguous, which the adding kernel reads plainly).
 #[track_caller]
-fn computed_apart<X: Element>(
+pub(super) fn computed_apart<X: Element>(
     queue: &Arc<QueueInner>,
     a: Array<X>,
     target: &Arc<DeviceBuffer>,

@@ -31,7 +31,7 @@ fn resolved<T: crate::dtype::Element, U: crate::dtype::Element>(
 
 /// A float element as an `f64` (exact).
 #[track_caller]
-fn to_f64<T: Float>(v: T) -> f64 {
+pub(super) fn to_f64<T: Float>(v: T) -> f64 {
     let bits = v.to_arg_bits().bits;
     match T::DTYPE {
         DType::F32 => f64::from(f32::from_bits(bits as u32)),
@@ -42,7 +42,7 @@ fn to_f64<T: Float>(v: T) -> f64 {
 /// The constant `v` (rounded to `T`) as a 0-d array of `array`'s context: a kernel
 /// argument, like any scalar operand.
 #[track_caller]
-fn constant<T: Float>(array: &Array<T>, v: f64) -> Array<T> {
+pub(super) fn constant<T: Float>(array: &Array<T>, v: f64) -> Array<T> {
     let bits = match T::DTYPE {
         DType::F32 => ScalarBits {
             bits: u64::from((v as f32).to_bits()),

@@ -68,15 +68,18 @@ pub(super) fn value_expr(
             (None, None) => super::random::at_index(plan, idx, full, &sfx, helpers),
             (None, Some(l)) => super::random::from_block(plan, idx, l, helpers),
         },
-        Value::Gather { slot, index, .. } => {
+        Value::Gather {
+            slot, index, search, ..
+        } => {
             let index_type = plan.values[*index].dtype;
             let index = match plan.values[*index].in_branch {
                 true => format!("({})", value_expr(plan, *index, full, lane, helpers)),
                 false => format!("v{index}{sfx}"),
             };
-            match &plan.inputs[*slot].strided {
-                Some(a) => super::views::gather(plan, *slot, a, t, lane, &index, index_type),
-                None => format!("/* a gather without its offset */ ({t})0"),
+            match (&plan.inputs[*slot].strided, search) {
+                (Some(a), Some(side)) => super::views::search(plan, *slot, a, lane, &index, *side, helpers),
+                (Some(a), None) => super::views::gather(plan, *slot, a, t, lane, &index, index_type),
+                (None, _) => format!("/* a gather without its offset */ ({t})0"),
             }
         }
         Value::Scalar { slot } => match dtype {

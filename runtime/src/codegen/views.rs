@@ -6,9 +6,13 @@
 //! coordinates are the kernel's collapsed indices `i{k}`, or `i{k} + l` along the innermost
 //! dim in lane `l` of a vector step.
 
+use lazycl_clc::Helper;
+
+use super::helpers::Helpers;
 use crate::dtype::DType;
+use crate::graph::SearchSide;
 use crate::plan::access::{Affine, Bound};
-use crate::plan::KernelPlan;
+use crate::plan::{KernelPlan, ScatterCombine};
 
 /// The type views' offsets are computed in.
 pub(super) fn offset_type(plan: &KernelPlan) -> &'static str {
@@ -135,6 +139,70 @@ pub(super) fn gather(
     guarded(plan, slot, a, t, lane, &plus)
 }
 
+/// The position (a `uint`) a binary search along strided input `slot` finds for the
+/// value `value` (`searchsorted`): over the `gn{slot}` elements from its offset, `gs{slot}`
+/// apart, the first that `value` goes before (`side` left: the first not less than it;
+/// right: the first greater). Floats compare in numpy's sort order, NaN last. 0 outside
+/// the load's guard.
+pub(super) fn search(
+    plan: &KernelPlan,
+    slot: usize,
+    a: &Affine,
+    lane: Option<usize>,
+    value: &str,
+    side: SearchSide,
+    helpers: &mut Helpers,
+) -> String {
+    let ot = offset_type(plan);
+    let at = offset(a, &format!("ob{slot}"), &format!("os{slot}_"), lane, ot);
+    let helper = search_helper(plan.inputs[slot].dtype, side);
+    let call = helpers.call(
+        helper,
+        &[
+            &format!("in{slot}"),
+            &format!("(long)({at})"),
+            &format!("gn{slot}"),
+            &format!("gs{slot}"),
+            value,
+        ],
+    );
+    if a.bounds.is_empty() {
+        return call;
+    }
+    let guard = test(
+        &a.bounds,
+        plan.dims.len(),
+        &format!("lb{slot}_"),
+        &format!("ub{slot}_"),
+        lane,
+        ot,
+    );
+    format!("(({guard}) ? {call} : 0u)")
+}
+
+/// `uint lzc_search_<side>_<type>(p, at, n, s, x)`: the binary search of [`search`].
+fn search_helper(d: DType, side: SearchSide) -> Helper {
+    let c = d.cl_name();
+    // `lt(a, b)`: `a` sorts before `b` (floats: NaN after every number).
+    let lt = |a: &str, b: &str| match d.is_float() {
+        false => format!("({a} < {b})"),
+        true => format!("({a} < {b} || (isnan({b}) && !isnan({a})))"),
+    };
+    let (name, right_of_mid) = match side {
+        SearchSide::Left => ("left", lt("y", "x")),
+        SearchSide::Right => ("right", format!("!{}", lt("x", "y"))),
+    };
+    let name = format!("lzc_search_{name}_{c}");
+    let definition = format!(
+        "uint {name}(__global const {c}* p, long at, long n, long s, {c} x) {{ \
+         long lo = 0, hi = n; \
+         while (lo < hi) {{ const long mid = lo + (hi - lo) / 2; const {c} y = p[at + mid * s]; \
+         if ({right_of_mid}) lo = mid + 1; else hi = mid; }} \
+         return (uint)lo; }}"
+    );
+    Helper { name, definition }
+}
+
 /// `index` (the text of a value of integer type `index_type`) clamped into `0..len` (a
 /// `long` text, at least 1), as a `long`. An unsigned index is clamped as unsigned: a
 /// `ulong` past `LONG_MAX` is past the end, not negative.
@@ -180,10 +248,11 @@ pub(super) fn inside(plan: &KernelPlan, slot: usize, lane: Option<usize>) -> Str
 }
 
 /// The element of output `k` stored into a region at offsets `a`.
-/// The statement that adds `v` (of type `d`) into output `k` through an index (`scatter_add`):
-/// at the store's offset plus the index value (`index`'s text) times `ss{k}`, atomically,
-/// unless the index is outside `0..sn{k}`; into the group's private copy `acc{k}` in local
-/// memory when the output has one.
+/// The statement that combines `v` (of type `d`) into output `k` through an index
+/// (`scatter_add`: adds; `scatter`'s positions: keeps the larger): at the store's offset
+/// plus the index value (`index`'s text) times `ss{k}`, atomically, unless the index is
+/// outside `0..sn{k}`; into the group's private copy `acc{k}` in local memory when the
+/// output has one.
 pub(super) fn scatter_add(
     plan: &KernelPlan,
     k: usize,
@@ -199,7 +268,11 @@ pub(super) fn scatter_add(
     } else {
         (format!("out{k}"), "__global")
     };
-    let add = atomic_add(d, &format!("&{array}[{at} + (long)i * ss{k}]"), space, v);
+    let target = format!("&{array}[{at} + (long)i * ss{k}]");
+    let add = match plan.outputs[k].scatter.map(|s| s.combine) {
+        Some(ScatterCombine::Max) => atomic_max(d, &target, v),
+        _ => atomic_add(d, &target, space, v),
+    };
     format!("{{ const long i = (long){index}; if (i >= 0 && i < sn{k}) {{ {add} }} }}")
 }
 
@@ -223,6 +296,15 @@ pub(super) fn atomic_add(d: crate::dtype::DType, target: &str, space: &str, v: &
              do {{ was = seen; seen = atom_cmpxchg(p, was, as_ulong(as_double(was) + {v})); }} while (seen != was);"
         ),
         DType::Bool => format!("/* no sum of bools */ (void){v};"),
+    }
+}
+
+/// The statement that keeps the larger of `v` and the 32-bit integer of type `d` at
+/// `target`, atomically (OpenCL 1.1's core `atomic_max`; wider types have none there).
+fn atomic_max(d: DType, target: &str, v: &str) -> String {
+    match d {
+        DType::I32 | DType::U32 => format!("atomic_max({target}, {v});"),
+        _ => format!("/* no atomic maximum of {} */ (void){v};", d.cl_name()),
     }
 }
 

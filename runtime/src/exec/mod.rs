@@ -15,7 +15,7 @@ use crate::backend::submit::Command;
 use crate::error::{Error, Result};
 use crate::graph::view::ViewMap;
 use crate::graph::{FlushOrigin, NodeRef, Origin};
-use crate::plan::{GNode, KernelPlan, Target};
+use crate::plan::{GNode, KernelPlan, ScatterCombine, ScatterTarget, Target};
 use crate::stats::Counters;
 
 mod bind;
@@ -260,15 +260,17 @@ pub(crate) fn materialize_into_region(
     store_into(queue, value, target, Some(region))
 }
 
-/// Adds each element of `value` into `target`, the memory of an array of shape `shape`,
-/// at the position `map` gives with axis `axis` taken from `index` (an index array viewed
-/// in `value`'s shape), atomically; an element whose index is outside the axis is
-/// dropped (`scatter_add`).
+/// Combines each element of `value` into `target`, the memory of an array of shape
+/// `shape`, at the position `map` gives with axis `axis` taken from `index` (an index
+/// array viewed in `value`'s shape), atomically as `combine` says; an element whose
+/// index is outside the axis is dropped (`scatter_add`, `scatter`'s positions).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn materialize_scatter(
     queue: &Arc<QueueInner>,
     value: &NodeRef,
     index: &NodeRef,
     axis: usize,
+    combine: ScatterCombine,
     target: Arc<DeviceBuffer>,
     map: &Arc<ViewMap>,
     shape: &[usize],
@@ -276,7 +278,11 @@ pub(crate) fn materialize_scatter(
     let scatter = Target {
         map: map.clone(),
         shape: shape.iter().copied().collect(),
-        scatter: Some((index.clone(), axis)),
+        scatter: Some(ScatterTarget {
+            index: index.clone(),
+            axis,
+            combine,
+        }),
     };
     store_into(queue, value, target, Some(scatter))
 }

@@ -16,6 +16,7 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::backend::context::ContextInner;
 use crate::dtype::DType;
 use crate::error::Error;
+pub use op::SearchSide;
 pub use op::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
 pub(crate) use op::{Draw, InlineScalar, Op, RandomSpec, ReduceSpec, ScanSpec, Side, TakeSpec};
 pub(crate) use origin::{FlushOrigin, Origin};

@@ -186,6 +186,43 @@ pub(crate) struct ScanSpec {
 pub(crate) struct TakeSpec {
     pub(crate) axis: usize,
     pub(crate) along: bool,
+    /// Instead of loading at the index, a binary search along the axis for the
+    /// "index" operand's value, giving its insertion position (`searchsorted`; the
+    /// node's element type is then `Index`).
+    pub(crate) search: Option<SearchSide>,
+}
+
+impl TakeSpec {
+    /// The search as a small number: 0 none (a load), 1 left, 2 right.
+    pub(crate) fn search_code(&self) -> u8 {
+        match self.search {
+            None => 0,
+            Some(SearchSide::Left) => 1,
+            Some(SearchSide::Right) => 2,
+        }
+    }
+}
+
+/// Which insertion position `searchsorted` gives for a value equal to elements of the
+/// sorted array (numpy's `side`).
+///
+/// ```
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let sorted = ctx.from_slice(&[1.0f32, 2.0, 2.0, 3.0])?;
+/// let v = ctx.from_slice(&[2.0f32])?;
+/// assert_eq!(sorted.searchsorted(&v, SearchSide::Left).to_vec()?, [1]);
+/// assert_eq!(sorted.searchsorted(&v, SearchSide::Right).to_vec()?, [3]);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SearchSide {
+    /// Before the equal elements: the first position `i` with `v <= sorted[i]`.
+    Left,
+    /// After the equal elements: the first position `i` with `v < sorted[i]`.
+    Right,
 }
 
 /// What a random node draws (`api::random`): the distribution; the element type is the

@@ -14,7 +14,7 @@ use super::kernel_plan::{
     Value, VectorLoads,
 };
 use super::reads;
-use super::{key, values, Store};
+use super::{key, values, ScatterCombine, Store};
 
 /// Builds the plan of the kernel that computes `members`: materialization points of one
 /// shape, or a single reduction. Other materialization points and materialized nodes are
@@ -149,14 +149,19 @@ pub(crate) fn plan_kernel(
             .enumerate()
             .find(|(_, o)| o.node == s.node)
         {
-            let private = private_copy(plan.numel, s.shape.iter().product(), o.dtype.size());
+            // (A private copy starts at 0: a sum's neutral element, not a maximum's.)
+            let private = match sc.combine {
+                ScatterCombine::Add => private_copy(plan.numel, s.shape.iter().product(), o.dtype.size()),
+                ScatterCombine::Max => None,
+            };
             o.scatter = Some(ScatterStore {
                 index,
                 len: s.shape[sc.axis],
                 stride: s.shape[sc.axis + 1..].iter().product(),
                 private,
+                combine: sc.combine,
             });
-            key::scatter(&mut plan.key, k, index, private);
+            key::scatter(&mut plan.key, k, index, private, sc.combine as u32);
         }
     }
     // (An index times a stride may pass any bound the views know of: long offsets.)

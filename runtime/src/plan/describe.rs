@@ -154,6 +154,7 @@ pub(crate) fn op_name(code: OpCode, dtype: DType) -> String {
         OpCode::View => "view".into(),
         OpCode::Reshape => "reshape".into(),
         OpCode::Region => "region (concatenate, stack, pad or tile)".into(),
+        OpCode::Take(spec) if spec.search.is_some() => format!("searchsorted along axis {}", spec.axis),
         OpCode::Take(spec) => format!("take along axis {}", spec.axis),
         OpCode::MatMul => "matmul".into(),
         OpCode::Random(spec) => format!("random {}", lower(&spec.draw)),
@@ -169,6 +170,7 @@ pub(crate) fn operations(plan: &KernelPlan) -> String {
         let name = match &v.value {
             Value::Op { code, .. } => op_name(*code, v.dtype),
             Value::Inside { .. } => op_name(OpCode::Region, v.dtype),
+            Value::Gather { search: Some(_), .. } => "searchsorted".into(),
             Value::Gather { .. } => "take".into(),
             Value::Random { draw, .. } => format!("random {}", format!("{draw:?}").to_lowercase()),
             Value::Load { .. } | Value::Scalar { .. } => continue,

@@ -3,7 +3,7 @@
 //! data: the passes and `fit` fill it in, codegen prints it, exec binds it.
 
 use crate::dtype::{DType, Draw, ScalarBits};
-use crate::graph::ReduceOp;
+use crate::graph::{ReduceOp, SearchSide};
 pub(crate) use crate::layout::REDUCE_GROUP;
 
 use super::access::{Affine, Bound};
@@ -26,12 +26,15 @@ pub(crate) enum Value {
     Inside { slot: usize },
     /// A load from strided input `slot` at its offset plus value `index`, clamped into
     /// `0..len`, times `stride` (`take`: the picked axis is fixed at 0 in the offset).
-    /// `len` and `stride` are kernel arguments.
+    /// `len` and `stride` are kernel arguments. With `search`, instead the position
+    /// (`Index`) a binary search over those `len` elements finds for value `index`
+    /// (`searchsorted`).
     Gather {
         slot: usize,
         index: usize,
         len: usize,
         stride: usize,
+        search: Option<SearchSide>,
     },
     /// Random numbers drawn as `draw` from the scalars `args` (seed, stream offset, and
     /// for integers the range's low end and length), at the index of
@@ -142,6 +145,7 @@ pub(crate) struct ScatterStore {
     /// elements into the array: for a small array that many elements are added into,
     /// whose atomics would otherwise wait on each other ([`private_copy`]).
     pub(crate) private: Option<u32>,
+    pub(crate) combine: super::ScatterCombine,
 }
 
 /// Bytes of local memory a scatter's private copy may take (16 KiB: half what every

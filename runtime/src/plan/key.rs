@@ -104,7 +104,9 @@ fn op_code(c: OpCode) -> u32 {
         OpCode::MatMul => 0x503,
         // A scan is never a value inside a kernel.
         OpCode::Scan(_) => 0x504,
-        OpCode::Take(t) => 0x8000_0000 | u32::from(t.along) << 16 | t.axis as u32,
+        OpCode::Take(t) => {
+            0x8000_0000 | u32::from(t.search_code()) << 24 | u32::from(t.along) << 16 | t.axis as u32
+        }
         OpCode::Random(r) => 0x600 | r.draw as u32,
     }
 }
@@ -114,15 +116,23 @@ pub(crate) fn dims(key: &mut Vec<u32>, rank: usize, narrow_index: bool) {
     key.extend([TAG_DIMS, rank as u32, u32::from(narrow_index)]);
 }
 
-/// An output added through an index (`scatter_add`): the output, the index's value, and
-/// the size of a private copy (0: none).
-pub(crate) fn scatter(key: &mut Vec<u32>, output: usize, index: usize, private: Option<u32>) {
-    key.extend([TAG_SCATTER, output as u32, index as u32, private.unwrap_or(0)]);
+/// An output combined through an index (`scatter_add`, `scatter`'s positions): the
+/// output, the index's value, the size of a private copy (0: none) and how elements
+/// combine (`ScatterCombine` as a number).
+pub(crate) fn scatter(key: &mut Vec<u32>, output: usize, index: usize, private: Option<u32>, combine: u32) {
+    key.extend([
+        TAG_SCATTER,
+        output as u32,
+        index as u32,
+        private.unwrap_or(0),
+        combine,
+    ]);
 }
 
-/// A load through an index (`take`): the input slot and the index's value.
-pub(crate) fn gather(key: &mut Vec<u32>, slot: usize, index: usize) {
-    key.extend([TAG_GATHER, slot as u32, index as u32]);
+/// A load through an index (`take`), or a search for a value (`searchsorted`): the
+/// input slot, the index's (or value's) value, and the search (0: none).
+pub(crate) fn gather(key: &mut Vec<u32>, slot: usize, index: usize, search: u8) {
+    key.extend([TAG_GATHER, slot as u32, index as u32, u32::from(search)]);
 }
 
 /// A scan: its operation, type, whether exclusive, and its layout.

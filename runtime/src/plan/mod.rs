@@ -63,6 +63,24 @@ pub(crate) struct Scatter {
     /// Graph index of the index array, viewed in the root's shape.
     pub(crate) index: usize,
     pub(crate) axis: usize,
+    pub(crate) combine: ScatterCombine,
+}
+
+/// How a scattered element combines with the one it lands on, atomically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScatterCombine {
+    /// Added (`scatter_add`).
+    Add,
+    /// The larger of the two kept (32-bit integers: `scatter`'s winning positions).
+    Max,
+}
+
+/// A scatter's target beside the store: the index array (viewed in the value's shape)
+/// whose values pick the positions along `axis`, and how elements combine.
+pub(crate) struct ScatterTarget {
+    pub(crate) index: NodeRef,
+    pub(crate) axis: usize,
+    pub(crate) combine: ScatterCombine,
 }
 
 /// Where the first root of a flush goes when not into an array of its own: a region of
@@ -71,7 +89,7 @@ pub(crate) struct Scatter {
 pub(crate) struct Target {
     pub(crate) map: Arc<ViewMap>,
     pub(crate) shape: Shape,
-    pub(crate) scatter: Option<(NodeRef, usize)>,
+    pub(crate) scatter: Option<ScatterTarget>,
 }
 
 /// A flush's graph, collected: the lazy nodes its roots need, in topological order,
@@ -98,10 +116,7 @@ pub(crate) fn collect(roots: &[NodeRef], target: Option<Target>) -> Result<Optio
         return Ok(None);
     }
     // (A scatter's index array is collected after the roots; no list is built without one.)
-    let scatter_index = target
-        .as_ref()
-        .and_then(|t| t.scatter.as_ref())
-        .map(|(index, _)| index);
+    let scatter_index = target.as_ref().and_then(|t| t.scatter.as_ref()).map(|s| &s.index);
     let collect::Found {
         graph,
         roots: mut found,
@@ -122,9 +137,10 @@ pub(crate) fn collect(roots: &[NodeRef], target: Option<Target>) -> Result<Optio
     let root_idx = found;
     let store = target.and_then(|t| {
         let scatter = match &t.scatter {
-            Some((_, axis)) => Some(Scatter {
+            Some(s) => Some(Scatter {
                 index: scatter_at?,
-                axis: *axis,
+                axis: s.axis,
+                combine: s.combine,
             }),
             None => None,
         };

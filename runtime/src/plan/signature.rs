@@ -68,7 +68,7 @@ pub(crate) fn write(collected: &Collected, w: &mut Vec<u64>) {
             view_map(w, &s.map);
             match s.scatter {
                 None => w.push(0),
-                Some(sc) => w.extend([1, sc.index as u64, sc.axis as u64]),
+                Some(sc) => w.extend([1 + sc.combine as u64, sc.index as u64, sc.axis as u64]),
             }
         }
     }
@@ -117,7 +117,10 @@ fn op_code(w: &mut Vec<u64>, code: OpCode) {
             9 | (spec.op as u64) << 8 | u64::from(spec.exclusive) << 16,
             spec.axis as u64,
         ]),
-        OpCode::Take(t) => w.extend([10 | u64::from(t.along) << 8, t.axis as u64]),
+        OpCode::Take(t) => w.extend([
+            10 | u64::from(t.along) << 8 | u64::from(t.search_code()) << 16,
+            t.axis as u64,
+        ]),
         OpCode::Random(r) => w.push(11 | (r.draw as u64) << 8),
     }
 }

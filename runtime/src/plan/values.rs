@@ -165,12 +165,13 @@ impl<'a> Binder<'a> {
                 };
                 let shape = &self.walked.graph[inputs[0]].node.shape;
                 let slot = *slot;
-                key::gather(&mut plan.key, slot, index);
+                key::gather(&mut plan.key, slot, index, spec.search_code());
                 Value::Gather {
                     slot,
                     index,
                     len: shape[spec.axis],
                     stride: shape[spec.axis + 1..].iter().product(),
+                    search: spec.search,
                 }
             }
             (GKind::Op(OpCode::Random(spec), _), _) => {
