@@ -48,6 +48,10 @@ fn a_deferred_error_names_the_line_that_recorded_it() {
     names_its_line!("max", a.max(&b));
     names_its_line!("cast of a bad sum", (&a + &b).cast::<f64>());
     names_its_line!("expr!", expr!(a * b + 1.0f32));
+    names_its_line!("diff", a.diff(1, 5));
+    names_its_line!("roll", a.roll(1, -3));
+    names_its_line!("searchsorted", a.searchsorted(&i.cast::<f32>(), SearchSide::Left));
+    names_its_line!("cov", a.reshape([2, 3, 4]).cov(1.0));
 }
 
 #[test]

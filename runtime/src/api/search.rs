@@ -49,7 +49,8 @@ impl<T: Numeric> Array<T> {
     #[track_caller]
     pub fn searchsorted(&self, values: &Array<T>, side: SearchSide) -> Array<Index> {
         let ctx = &self.node.ctx;
-        let fail = |e: Error| Array::failed(ctx, values.shape().to_vec(), e);
+        let at = std::panic::Location::caller();
+        let fail = |e: Error| Array::failed(ctx, values.shape().to_vec(), e.recorded_at(at));
         if let Some(e) = self.recording_error().or_else(|| values.recording_error()) {
             return fail(e);
         }
