@@ -118,7 +118,7 @@ fn op_code(w: &mut Vec<u64>, code: OpCode) {
             spec.axis as u64,
         ]),
         OpCode::Take(t) => w.extend([10 | u64::from(t.along) << 8, t.axis as u64]),
-        OpCode::Random(r) => w.push(11 | (r.draw as u64) << 8),
+        OpCode::Random(r) => w.push(11 | u64::from(r.draw.code()) << 8),
     }
 }
 
