@@ -12,6 +12,9 @@ use lazycl::prelude::*;
 /// The smallest this many are summed.
 const K: usize = 1000;
 
+/// One way of filtering, sorting and summing.
+type Way = dyn Fn(&Array<f32>) -> lazycl::Result<Array<f32>>;
+
 /// What one way of filtering and sorting made: the sum, and the host waits, host time
 /// and total time of its enqueuing.
 struct StepRun {
@@ -22,11 +25,7 @@ struct StepRun {
 }
 
 /// Runs `step` on `x` and waits for the device; counts what happened before the wait.
-fn run(
-    ctx: &Context,
-    x: &Array<f32>,
-    step: &dyn Fn(&Array<f32>) -> lazycl::Result<Array<f32>>,
-) -> lazycl::Result<StepRun> {
+fn run(ctx: &Context, x: &Array<f32>, step: &Way) -> lazycl::Result<StepRun> {
     let before = ctx.stats();
     let start = Instant::now();
     let total = step(x)?;
@@ -60,7 +59,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn env(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn main() -> lazycl::Result<()> {
@@ -78,7 +80,7 @@ fn main() -> lazycl::Result<()> {
         "{:<44} {:>12} {:>14} {:>12}",
         "way", "waits/step", "enqueue ms", "step ms"
     );
-    let ways: [(&str, &dyn Fn(&Array<f32>) -> lazycl::Result<Array<f32>>); 2] = [
+    let ways: [(&str, &Way); 2] = [
         ("compress -> sort -> head -> sum (lazy count)", &lazy_step),
         ("compress -> into_array -> sort -> sum", &waiting_step),
     ];
