@@ -79,7 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .filter(|(_, &m)| m)
             .map(|(&v, _)| v)
             .collect();
-        let positions: Vec<u64> = (0..n as u64).filter(|&i| keep[i as usize]).collect();
+        let positions: Vec<u32> = (0..n).filter(|&i| keep[i]).map(|i| i as u32).collect();
         let m = ctx.from_slice(&keep)?;
         for _ in 0..2 {
             check(format!("2^{p} compress"), k.compress(&m)?.to_vec()? == picked);

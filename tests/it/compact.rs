@@ -35,7 +35,7 @@ fn check<T: Element + Random + PartialEq + std::fmt::Debug>(c: &Context, seed: u
                 "{:?} n {n} density {density}",
                 T::DTYPE
             );
-            let positions: Vec<u64> = (0..n as u64).filter(|&i| m[i as usize]).collect();
+            let positions: Vec<u32> = (0..n as u32).filter(|&i| m[i as usize]).collect();
             assert_eq!(
                 mk.nonzero().unwrap().to_vec().unwrap(),
                 positions,

@@ -1,30 +1,65 @@
 //! Boolean compaction: `compress` (numpy's boolean indexing `a[mask]`) and `nonzero`
 //! (numpy's `flatnonzero`). The result's length is only known once the mask is counted,
 //! on the device: a [`Compacted`] holds the picked elements in an array as long as the
-//! input and their count as a device scalar, and only asking for the length (or the
-//! elements) waits.
+//! input (its *capacity*) and their count as a device scalar. What users chain after a
+//! filter (`api/compacted.rs`: sort, reductions, maps, scatters) reads the count from
+//! device memory, so only asking for the length (or reading the elements) waits.
 
 use crate::api::array::Array;
+use crate::api::construct::positions;
 use crate::backend::buffer::DeviceBuffer;
-use crate::dtype::Element;
+use crate::dtype::{Element, Index};
 use crate::error::{Error, Result};
 use crate::exec::compact::compact;
 use crate::graph::Origin;
 use crate::plan::compact_plan::{compact_plan, Picked};
 
 /// The elements a mask picked, in row-major order, computed on the device
-/// ([`Array::compress`], [`Array::nonzero`]). Their number is on the device too:
-/// [`count`](Compacted::count) is a lazy scalar that other arrays may use without a wait;
-/// [`len`](Compacted::len), [`into_array`](Compacted::into_array) and
-/// [`to_vec`](Compacted::to_vec) read it.
+/// ([`Array::compress`], [`Array::nonzero`]): a one-dimensional array whose length lives
+/// on the device.
+///
+/// It holds the picked elements first in an array as long as the input
+/// ([`values`](Compacted::values), [`capacity`](Compacted::capacity) long; what follows
+/// them is unspecified) and their number as a `u64` device scalar
+/// ([`count`](Compacted::count)). Its operations — [`sort`](Compacted::sort),
+/// [`argsort`](Compacted::argsort), [`sum`](Compacted::sum), [`mean`](Compacted::mean),
+/// [`amin`](Compacted::amin), [`map`](Compacted::map), [`head`](Compacted::head),
+/// [`scatter_add`](Compacted::scatter_add), [`bincount`](Compacted::bincount), ... —
+/// compare each position with the count inside their kernels and never wait on the host.
+/// Only [`len`](Compacted::len), [`is_empty`](Compacted::is_empty),
+/// [`into_array`](Compacted::into_array) and [`to_vec`](Compacted::to_vec) wait (for the
+/// count).
+///
+/// ```
+/// # use lazycl::prelude::*;
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let x = ctx.from_slice(&[3.0f32, -1.0, 4.0, -1.5, 5.0, 0.5])?;
+/// let before = ctx.stats();
+/// let picked = x.compress(&x.gt(0.0))?; // 3, 4, 5, 0.5
+/// let smallest_two = picked.sort()?.head(2); // 0.5, 3
+/// let total = smallest_two.sum(); // a lazy 0-d array
+/// total.eval()?;
+/// assert_eq!((ctx.stats() - before).host_waits, 0);
+/// assert_eq!(total.item()?, 3.5);
+/// assert_eq!(smallest_two.to_vec()?, vec![0.5, 3.0]);
+/// # Ok(())
+/// # }
+/// ```
 pub struct Compacted<T: Element> {
     /// The picked elements first; as long as the input.
     values: Array<T>,
-    /// How many were picked (shape `[]`).
+    /// How many were picked (shape `[]`), at most the capacity.
     count: Array<u64>,
 }
 
 impl<T: Element> Compacted<T> {
+    /// `values` (one-dimensional, the picked elements first) with `count` of them.
+    #[track_caller]
+    pub(crate) fn from_parts(values: Array<T>, count: Array<u64>) -> Compacted<T> {
+        Compacted { values, count }
+    }
+
     /// How many elements were picked, as a device scalar (no wait).
     #[track_caller]
     pub fn count(&self) -> &Array<u64> {
@@ -35,6 +70,41 @@ impl<T: Element> Compacted<T> {
     #[track_caller]
     pub fn capacity(&self) -> usize {
         self.values.len()
+    }
+
+    /// The array of [`capacity`](Compacted::capacity) elements whose first
+    /// [`count`](Compacted::count) are the picked ones; the others are unspecified (no
+    /// wait). Arrays of the same capacity go with it: `vals.compress(&m)?.values()` as
+    /// the values of `keys.compress(&m)?.scatter_add(..)`.
+    #[track_caller]
+    pub fn values(&self) -> &Array<T> {
+        &self.values
+    }
+
+    /// Whether each position of [`values`](Compacted::values) holds a picked element
+    /// (position < count): a lazy `bool` array of the capacity's length that reads the
+    /// count from device memory (no wait).
+    #[track_caller]
+    pub fn valid(&self) -> Array<bool> {
+        positions::<u64>(&self.values.node.ctx, self.capacity()).lt(&self.count)
+    }
+
+    /// [`values`](Compacted::values) with every position past the count replaced by
+    /// `fill` (numpy's `masked_array.filled`): a lazy array of the capacity's length, no
+    /// wait.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let x = ctx.from_slice(&[1i32, -2, 3, -4])?;
+    /// assert_eq!(x.compress(&x.gt(0))?.filled(0).to_vec()?, vec![1, 3, 0, 0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn filled(&self, fill: T) -> Array<T> {
+        self.valid().select(&self.values, fill)
     }
 
     /// How many elements were picked: waits for the count.
@@ -48,15 +118,15 @@ impl<T: Element> Compacted<T> {
         Ok(self.len()? == 0)
     }
 
-    /// The picked elements as a one-dimensional array (a view of the first
-    /// [`len`](Compacted::len)): waits for the count, not for the elements.
+    /// The picked elements as a one-dimensional array of known length (a view of the
+    /// first [`len`](Compacted::len)): waits for the count, not for the elements.
     #[track_caller]
     pub fn into_array(self) -> Result<Array<T>> {
         let n = self.len()?;
         Ok(self.values.slice(ndarray::s![..n]))
     }
 
-    /// The picked elements on the host.
+    /// The picked elements on the host: waits for the count, then for the elements.
     #[track_caller]
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let n = self.len()?;
@@ -108,8 +178,10 @@ impl<T: Element> Array<T> {
 }
 
 impl Array<bool> {
-    /// The row-major positions of the `true` elements, as `u64` (numpy's
-    /// `np.flatnonzero`; `np.nonzero` of a one-dimensional mask).
+    /// The row-major positions of the `true` elements, as [`Index`] (`u32`; numpy's
+    /// `np.flatnonzero`; `np.nonzero` of a one-dimensional mask). A mask of more than
+    /// `u32::MAX` elements is refused (its positions would not fit). Enqueued at once;
+    /// the count stays on the device.
     ///
     /// ```
     /// # use lazycl::prelude::*;
@@ -121,8 +193,19 @@ impl Array<bool> {
     /// # }
     /// ```
     #[track_caller]
-    pub fn nonzero(&self) -> Result<Compacted<u64>> {
-        compacted::<u64>(self, None, Picked::Positions)
+    pub fn nonzero(&self) -> Result<Compacted<Index>> {
+        if self.len() > u32::MAX as usize {
+            return Err(Error::TooLarge {
+                op: "nonzero".into(),
+                shape: self.shape().to_vec(),
+                reason: format!(
+                    "{} elements; its positions are `u32` (lazycl::Index), so at most {} are",
+                    self.len(),
+                    u32::MAX
+                ),
+            });
+        }
+        compacted::<Index>(self, None, Picked::Positions)
     }
 }
 

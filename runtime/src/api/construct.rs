@@ -211,3 +211,13 @@ fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
     // SAFETY: every Element is a plain value type without padding (bool is one byte, 0 or 1).
     unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
 }
+
+/// The positions `0..n` as a lazy array of `T` that has no memory: each element is its
+/// own row-major index, computed inside whichever kernel reads it (a counter node, like
+/// random numbers). A compaction's readers compare it with the count on the device.
+pub(crate) fn positions<T: Element>(ctx: &Arc<crate::backend::context::ContextInner>, n: usize) -> Array<T> {
+    let spec = crate::graph::RandomSpec {
+        draw: crate::graph::Counted::Position,
+    };
+    Array::lazy(ctx, vec![n], Op::Random(spec, smallvec::SmallVec::new()))
+}

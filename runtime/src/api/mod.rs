@@ -6,6 +6,7 @@
 pub(crate) mod array;
 pub(crate) mod builder;
 pub(crate) mod compact;
+pub(crate) mod compacted;
 pub(crate) mod construct;
 pub(crate) mod context;
 pub(crate) mod covariance;

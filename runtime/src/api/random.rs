@@ -39,7 +39,7 @@ use crate::backend::context::Context;
 use crate::dtype::{DType, Element, Float, Integer, ScalarBits};
 use crate::error::{Error, Result};
 use crate::graph::shape::{checked_numel, IntoShape};
-use crate::graph::{Draw, Node, NodeRef, Op, RandomSpec, Shape, State};
+use crate::graph::{Counted, Draw, Node, NodeRef, Op, RandomSpec, Shape, State};
 
 use super::array::Array;
 
@@ -283,6 +283,11 @@ fn draw<T: Element>(
     Ok(Array::lazy(
         &ctx.inner,
         shape,
-        Op::Random(RandomSpec { draw }, operands),
+        Op::Random(
+            RandomSpec {
+                draw: Counted::Draw(draw),
+            },
+            operands,
+        ),
     ))
 }

@@ -8,12 +8,16 @@
 //! are four neighbours from an index that is a multiple of four, reading a random node
 //! at the kernel's own linear index, calls Philox once per counter for all four
 //! ([`blocks`], named `R{slot}_{h}`, and [`from_block`]): one call per four `f32`.
+//!
+//! A node of positions (`Counted::Position`) is the index itself in its element type;
+//! a vector step names its first lane's index `R{slot}_0` and adds the lane.
 
 use lazycl_clc::{self as clc, Draw};
 
 use super::helpers::{vt, Helpers};
 use super::writer::Src;
 use crate::dtype::DType;
+use crate::graph::Counted;
 use crate::layout::VECTOR_WIDTH;
 use crate::plan::{KernelPlan, Value};
 
@@ -31,8 +35,8 @@ fn operand(plan: &KernelPlan, v: usize, sfx: &str) -> String {
     }
 }
 
-/// `(seed, offset, [lo, range])` of random value `i`, and its draw.
-fn parts(plan: &KernelPlan, i: usize, sfx: &str) -> Option<(Draw, Vec<String>)> {
+/// `(seed, offset, [lo, range])` of random value `i`, and what it computes.
+fn parts(plan: &KernelPlan, i: usize, sfx: &str) -> Option<(Counted, Vec<String>)> {
     let Value::Random { draw, args, .. } = &plan.values[i].value else {
         return None;
     };
@@ -61,8 +65,10 @@ fn value(
 /// Random value `i` read at `idx` (an index expression): one Philox call.
 pub(super) fn at_index(plan: &KernelPlan, i: usize, idx: &str, sfx: &str, helpers: &mut Helpers) -> String {
     let dtype = plan.values[i].dtype;
-    let Some((draw, ops)) = parts(plan, i, sfx) else {
-        return format!("/* no random value */ ({})0", vt(dtype));
+    let (draw, ops) = match parts(plan, i, sfx) {
+        Some((Counted::Draw(draw), ops)) => (draw, ops),
+        Some((Counted::Position, _)) => return format!("(({})({idx}))", vt(dtype)),
+        None => return format!("/* no random value */ ({})0", vt(dtype)),
     };
     let per = per_call(draw, dtype);
     let shift = per.trailing_zeros();
@@ -76,11 +82,13 @@ pub(super) fn at_index(plan: &KernelPlan, i: usize, idx: &str, sfx: &str, helper
 /// whose [`blocks`] are in scope.
 pub(super) fn from_block(plan: &KernelPlan, i: usize, lane: usize, helpers: &mut Helpers) -> String {
     let dtype = plan.values[i].dtype;
-    let Some((draw, ops)) = parts(plan, i, "") else {
-        return format!("/* no random value */ ({})0", vt(dtype));
-    };
     let Value::Random { slot, .. } = plan.values[i].value else {
         return format!("/* no random value */ ({})0", vt(dtype));
+    };
+    let (draw, ops) = match parts(plan, i, "") {
+        Some((Counted::Draw(draw), ops)) => (draw, ops),
+        Some((Counted::Position, _)) => return format!("(({})(R{slot}_0 + {lane}ul))", vt(dtype)),
+        None => return format!("/* no random value */ ({})0", vt(dtype)),
     };
     let per = per_call(draw, dtype);
     let r = format!("R{slot}_{}", lane / per);
@@ -98,8 +106,12 @@ pub(super) fn plain(plan: &KernelPlan, i: usize) -> bool {
 /// the kernel's own index: `R{slot}_{h}`, counter `base / per + h`.
 pub(super) fn blocks(plan: &KernelPlan, base: &str, wanted: impl Fn(usize) -> bool, src: &mut Src) {
     for i in (0..plan.values.len()).filter(|&i| wanted(i) && plain(plan, i)) {
-        let (Some((draw, ops)), Value::Random { slot, .. }) = (parts(plan, i, ""), &plan.values[i].value)
+        let (Some((counted, ops)), Value::Random { slot, .. }) = (parts(plan, i, ""), &plan.values[i].value)
         else {
+            continue;
+        };
+        let Counted::Draw(draw) = counted else {
+            src.line(format_args!("const ulong R{slot}_0 = (ulong)({base});"));
             continue;
         };
         let per = per_call(draw, plan.values[i].dtype);

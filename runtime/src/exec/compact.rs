@@ -19,7 +19,8 @@ use super::build::cached_kernel;
 use super::zero;
 
 /// Writes the elements of `values` (or the positions, for a plan of positions) where
-/// `mask` is nonzero into `out`, in order, and their number into `count` (a `u64`).
+/// `mask` is nonzero into `out`, in order (positions as `u32`), and their number into
+/// `count` (a `u64`).
 pub(crate) fn compact(
     ctx: &Arc<ContextInner>,
     queue: &Arc<QueueInner>,

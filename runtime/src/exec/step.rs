@@ -92,7 +92,7 @@ pub(crate) fn trace(queue: &Arc<QueueInner>, inputs: &[NodeRef], roots: &[NodeRe
     if flush
         .graph
         .iter()
-        .any(|g| matches!(g.kind, GKind::Op(OpCode::Random(_), _)))
+        .any(|g| matches!(g.kind, GKind::Op(OpCode::Random(r), _) if r.draw.is_random()))
     {
         return Err(Error::InvalidStep {
             reason: "it draws random numbers: a run replays the scalars the closure recorded, \

@@ -225,13 +225,39 @@ pub enum SearchSide {
     Right,
 }
 
-/// What a random node draws (`api::random`): the distribution; the element type is the
-/// node's. Its operands are `u64` scalars, the seed and the stream's offset, and for
-/// [`Draw::Integers`] the range's low end and length in the element type's unsigned
-/// type: all kernel arguments, so a new seed builds nothing.
+/// What a counter node computes (`api::random`, and positions): the element at row-major
+/// index `i` is a function of `i` and the operands alone; the element type is the
+/// node's. A random draw's operands are `u64` scalars, the seed and the stream's offset,
+/// and for [`Draw::Integers`] the range's low end and length in the element type's
+/// unsigned type: all kernel arguments, so a new seed builds nothing. Positions have none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct RandomSpec {
-    pub(crate) draw: Draw,
+    pub(crate) draw: Counted,
+}
+
+/// What a counter node gives element `i`: a random draw, or `i` itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Counted {
+    /// A random number from Philox's words, drawn as `lazycl-clc`'s layouts say.
+    Draw(Draw),
+    /// The row-major index itself, converted to the element type (numpy's `arange`; the
+    /// positions a compaction's readers compare with its count).
+    Position,
+}
+
+impl Counted {
+    /// The word that names it in keys and signatures.
+    pub(crate) fn code(self) -> u32 {
+        match self {
+            Counted::Draw(d) => d as u32,
+            Counted::Position => 0xff,
+        }
+    }
+
+    /// Whether it draws random numbers (a captured step refuses those).
+    pub(crate) fn is_random(self) -> bool {
+        matches!(self, Counted::Draw(_))
+    }
 }
 
 /// How a random element is drawn (`lazycl-clc`'s table of the bit layouts).

@@ -13,7 +13,8 @@ pub(crate) const COMPACT_GROUP: u32 = 256;
 pub(crate) enum Picked {
     /// The element of the values beside it, of this many bytes (`compress`).
     Elements { bytes: u32 },
-    /// Its position, as a `u64` (`nonzero`).
+    /// Its position, as a `u32` (`crate::dtype::Index`; `nonzero`, which refuses masks
+    /// of more than `u32::MAX` elements).
     Positions,
 }
 
@@ -22,7 +23,7 @@ impl Picked {
     pub(crate) fn bytes(self) -> u32 {
         match self {
             Picked::Elements { bytes } => bytes,
-            Picked::Positions => 8,
+            Picked::Positions => 4,
         }
     }
 }

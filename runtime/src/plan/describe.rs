@@ -157,7 +157,15 @@ pub(crate) fn op_name(code: OpCode, dtype: DType) -> String {
         OpCode::Take(spec) if spec.search.is_some() => format!("searchsorted along axis {}", spec.axis),
         OpCode::Take(spec) => format!("take along axis {}", spec.axis),
         OpCode::MatMul => "matmul".into(),
-        OpCode::Random(spec) => format!("random {}", lower(&spec.draw)),
+        OpCode::Random(spec) => counted(spec.draw),
+    }
+}
+
+/// A counter node's operation in users' words: `random uniform`, `positions`.
+fn counted(c: crate::graph::Counted) -> String {
+    match c {
+        crate::graph::Counted::Draw(d) => format!("random {}", format!("{d:?}").to_lowercase()),
+        crate::graph::Counted::Position => "positions".into(),
     }
 }
 
@@ -172,7 +180,7 @@ pub(crate) fn operations(plan: &KernelPlan) -> String {
             Value::Inside { .. } => op_name(OpCode::Region, v.dtype),
             Value::Gather { search: Some(_), .. } => "searchsorted".into(),
             Value::Gather { .. } => "take".into(),
-            Value::Random { draw, .. } => format!("random {}", format!("{draw:?}").to_lowercase()),
+            Value::Random { draw, .. } => counted(*draw),
             Value::Load { .. } | Value::Scalar { .. } => continue,
         };
         if !names.contains(&name) {

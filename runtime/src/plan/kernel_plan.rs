@@ -2,8 +2,8 @@
 //! and for reductions the layout (`ReducePlan`) and the reductions joined into it. Plain
 //! data: the passes and `fit` fill it in, codegen prints it, exec binds it.
 
-use crate::dtype::{DType, Draw, ScalarBits};
-use crate::graph::{ReduceOp, SearchSide};
+use crate::dtype::{DType, ScalarBits};
+use crate::graph::{Counted, ReduceOp, SearchSide};
 pub(crate) use crate::layout::REDUCE_GROUP;
 
 use super::access::{Affine, Bound};
@@ -39,7 +39,11 @@ pub(crate) enum Value {
     /// Random numbers drawn as `draw` from the scalars `args` (seed, stream offset, and
     /// for integers the range's low end and length), at the index of
     /// [`KernelPlan::randoms`] `slot`: no memory is read.
-    Random { slot: usize, draw: Draw, args: Inputs },
+    Random {
+        slot: usize,
+        draw: Counted,
+        args: Inputs,
+    },
 }
 
 /// Where a kernel reads random numbers ([`Value::Random`]): the row-major index, in the

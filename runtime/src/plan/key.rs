@@ -107,7 +107,7 @@ fn op_code(c: OpCode) -> u32 {
         OpCode::Take(t) => {
             0x8000_0000 | u32::from(t.search_code()) << 24 | u32::from(t.along) << 16 | t.axis as u32
         }
-        OpCode::Random(r) => 0x600 | r.draw as u32,
+        OpCode::Random(r) => 0x600 | r.draw.code(),
     }
 }
 
@@ -224,7 +224,7 @@ fn bounded(bounds: &[Bound]) -> u32 {
 /// and strides are kernel arguments, never the seed, stream or range either).
 pub(crate) fn random(
     key: &mut Vec<u32>,
-    draw: crate::dtype::Draw,
+    draw: crate::graph::Counted,
     dtype: DType,
     slot: usize,
     index: Option<&Affine>,
@@ -243,7 +243,7 @@ pub(crate) fn random(
     };
     key.extend([
         TAG_RANDOM,
-        draw as u32,
+        draw.code(),
         dtype_code(dtype),
         slot as u32,
         strided,

@@ -121,7 +121,7 @@ fn op_code(w: &mut Vec<u64>, code: OpCode) {
             10 | u64::from(t.along) << 8 | u64::from(t.search_code()) << 16,
             t.axis as u64,
         ]),
-        OpCode::Random(r) => w.push(11 | (r.draw as u64) << 8),
+        OpCode::Random(r) => w.push(11 | u64::from(r.draw.code()) << 8),
     }
 }
 

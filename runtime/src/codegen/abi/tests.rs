@@ -288,7 +288,7 @@ fn random(tiled: bool, index: Option<Affine>) -> KernelPlan {
         vec![
             Value::Random {
                 slot: 0,
-                draw: crate::dtype::Draw::Uniform,
+                draw: crate::graph::Counted::Draw(crate::dtype::Draw::Uniform),
                 args: smallvec::smallvec![4, 5],
             },
             op(OpCode::Binary(BinaryOp::Add), &[3, 6]),
