@@ -140,15 +140,15 @@ fn nan_and_the_largest_value_among_the_picked_stay_before_the_tail() {
 }
 
 /// Sum, mean, smallest and largest (and where) of the picked `f64`s of `x`.
-fn host_stats(want: &[f64]) -> (f64, f64, f64, f64, u64, u64) {
+fn host_stats(want: &[f64]) -> (f64, f64, f64, f64, u32, u32) {
     let sum: f64 = want.iter().sum();
     let (mut lo, mut hi, mut at_lo, mut at_hi) = (f64::NAN, f64::NAN, 0, 0);
     for (i, &e) in want.iter().enumerate() {
         if lo.is_nan() || e < lo {
-            (lo, at_lo) = (e, i as u64);
+            (lo, at_lo) = (e, i as u32);
         }
         if hi.is_nan() || e > hi {
-            (hi, at_hi) = (e, i as u64);
+            (hi, at_hi) = (e, i as u32);
         }
     }
     (sum, sum / want.len() as f64, lo, hi, at_lo, at_hi)
