@@ -51,6 +51,7 @@ mod row_kernels;
 mod row_total;
 mod safety;
 mod scans;
+mod sets;
 mod sort;
 mod stats;
 mod step;
