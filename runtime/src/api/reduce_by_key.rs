@@ -83,10 +83,7 @@ pub fn reduce_by_key<K: Numeric, V: Numeric>(
         || name.clone(),
         || format!("the values (shape {:?})", values.shape()),
     )?;
-    for e in [keys.recording_error(), values.recording_error()]
-        .into_iter()
-        .flatten()
-    {
+    if let Some(e) = keys.recording_error().or_else(|| values.recording_error()) {
         return Err(e);
     }
     let [n] = keys.shape()[..] else {

@@ -284,7 +284,7 @@ pub fn intersect1d<T: Numeric>(a: &Array<T>, b: &Array<T>) -> Result<Array<T>> {
         return Ok(both.slice(s![..0]));
     }
     let first = both.slice(s![..m - 1]);
-    let pairs = first.eq(&both.slice(s![1..]));
+    let pairs = first.eq(both.slice(s![1..]));
     first.compress(&pairs)?.into_array()
 }
 
@@ -307,7 +307,7 @@ pub fn setdiff1d<T: Numeric>(a: &Array<T>, b: &Array<T>) -> Result<Array<T>> {
     let ua = a.unique()?;
     let ub = b.unique()?;
     let ka = ua.len();
-    if ka == 0 || ub.len() == 0 {
+    if ka == 0 || ub.is_empty() {
         return Ok(ua);
     }
     // One stable sort of both sets, remembering which set each element came from. Each
