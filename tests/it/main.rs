@@ -52,6 +52,7 @@ mod row_total;
 mod safety;
 mod scans;
 mod sets;
+mod sets_by_key;
 mod sort;
 mod stats;
 mod step;
