@@ -7,9 +7,10 @@
 //! inverse.
 //!
 //! The number of distinct elements depends on the data: like numpy and CuPy, these
-//! functions wait on the host for it (one wait, for the compaction's count) and return
-//! arrays of that length. The results' elements are computed on the device and are not
-//! waited for.
+//! functions wait on the host for it (a compaction's count) and return arrays of that
+//! length: `unique` and its siblings and `union1d` wait once, `intersect1d` and
+//! `setdiff1d` three times (each set's `unique`, then the result). The results' elements
+//! are computed on the device and are not waited for.
 //!
 //! Equality: `-0.0` and `+0.0` are equal, and `unique` keeps one NaN for all NaNs (numpy's
 //! `equal_nan=True`, its default since 1.21). Where numpy keeps whichever zero its sort
