@@ -71,6 +71,7 @@
 //! | views and regions | [`Array::slice`] (with [`s!`]), [`Array::t`], [`Array::reshape`], [`concatenate`], [`Array::slice_mut`] |
 //! | matrix products | [`Array::matmul`], [`Array::dot`] |
 //! | scans, gathers, sorts | [`Array::cumsum`], [`Array::take`], [`Array::sort`], [`sort_by_key`], [`Array::compress`] |
+//! | sorted sets, reductions by key | [`Array::unique`], [`Array::unique_all`], [`union1d`], [`intersect1d`], [`setdiff1d`], [`reduce_by_key`] |
 //! | random numbers | [`Context::random_uniform`], [`Rng`] |
 //! | materializing | [`Array::eval`], [`eval()`], [`Array::assign`], [`Array::to_vec`] |
 //! | queues and events | [`Queue`], [`Event`], [`Context::new_queue`] |

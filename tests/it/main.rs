@@ -55,6 +55,8 @@ mod row_kernels;
 mod row_total;
 mod safety;
 mod scans;
+mod sets;
+mod sets_by_key;
 mod sort;
 mod stats;
 mod step;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::api::array::Array;
 use crate::api::views::AsAxis;
 use crate::backend::buffer::DeviceBuffer;
-use crate::dtype::{Element, Numeric};
+use crate::dtype::{Element, Index, Numeric};
 use crate::error::{Error, Result};
 use crate::exec::sort::{sort_rows, Sorted};
 use crate::graph::Origin;
@@ -27,6 +27,15 @@ pub struct SortedByKey<K: Numeric, V: Element> {
     pub keys: Array<K>,
     /// The values, in the keys' new order.
     pub values: Array<V>,
+}
+
+/// A one-dimensional array sorted and the positions that sort it
+/// ([`Array::sort_with_positions`]).
+pub(crate) struct SortedPositions<T: Numeric> {
+    /// The elements, sorted.
+    pub(crate) keys: Array<T>,
+    /// Where each sorted element was.
+    pub(crate) positions: Array<Index>,
 }
 
 /// What a sort is asked for.
@@ -123,6 +132,25 @@ impl<T: Numeric> Array<T> {
         };
         let made = self.sort_with(req, None::<&Array<u32>>)?;
         self.payload_array(req.axis, &made)
+    }
+
+    /// This one-dimensional array sorted and the positions that sort it, from one sort
+    /// (the sets of `api::sets` need both). `op` names the user's operation in errors.
+    #[track_caller]
+    pub(crate) fn sort_with_positions(&self, op: &str) -> Result<SortedPositions<T>> {
+        let req = Request {
+            op,
+            axis: 0,
+            order: Order::Ascending,
+            payload: Payload::Index,
+            keys_out: true,
+        };
+        let made = self.sort_with(req, None::<&Array<u32>>)?;
+        let positions = self.payload_array(0, &made)?;
+        let keys = made
+            .keys
+            .ok_or_else(|| Error::Internal("a sort stored no keys".into()))?;
+        Ok(SortedPositions { keys, positions })
     }
 
     /// Sorts along `req.axis`, moving `values` (a buffer in the sort's order) or an index
