@@ -418,10 +418,10 @@ fn scatter_add_fuses_its_values_and_keeps_other_handles() {
     lazycl::scatter_add(&mut h, 0, &v, 1u32).unwrap();
     assert_eq!(h.to_vec().unwrap(), vec![1, 0, 0, 3]);
     assert_eq!(v.bincount(5).unwrap().to_vec().unwrap(), vec![1, 0, 0, 3, 1]);
-    assert_eq!(v.bincount(0).unwrap().to_vec().unwrap(), Vec::<u64>::new());
+    assert_eq!(v.bincount(0).unwrap().to_vec().unwrap(), Vec::<u32>::new());
     let mut r = rng(9);
     let many: Vec<u32> = (0..5000).map(|_| r.gen_range(0..40)).collect();
-    let mut want = vec![0u64; 37];
+    let mut want = vec![0u32; 37];
     for &k in &many {
         if (k as usize) < 37 {
             want[k as usize] += 1;
@@ -505,8 +505,8 @@ fn extreme_indices_clamp_to_the_nearest_end() {
 #[test]
 fn scatter_indices_computed_by_any_kernel_match_the_host() {
     let ctx = ctx();
-    let host_count = |idx: &[i64], len: usize| -> Vec<u64> {
-        let mut c = vec![0u64; len];
+    let host_count = |idx: &[i64], len: usize| -> Vec<u32> {
+        let mut c = vec![0u32; len];
         for &i in idx {
             if (0..len as i64).contains(&i) {
                 c[i as usize] += 1;

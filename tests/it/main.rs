@@ -12,6 +12,7 @@ mod axes;
 mod cold_start;
 mod common;
 mod compact;
+mod constructors;
 mod dispatch;
 mod display;
 mod error_texts;

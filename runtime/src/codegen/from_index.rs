@@ -26,7 +26,7 @@ pub(super) fn at_index(plan: &KernelPlan, i: usize, idx: &str, sfx: &str, helper
     let t = vt(plan.values[i].dtype);
     match of(plan, i) {
         Some((IndexFn::Random(draw), _)) => super::random::at_index(plan, i, draw, idx, sfx, helpers),
-        Some((IndexFn::Position, _)) => format!("(({t})({idx}))"),
+        Some((IndexFn::Position, _)) => format!("/* position */ (({t})({idx}))"),
         None => format!("/* no value from an index */ ({t})0"),
     }
 }
@@ -37,7 +37,7 @@ pub(super) fn from_block(plan: &KernelPlan, i: usize, lane: usize, helpers: &mut
     let t = vt(plan.values[i].dtype);
     match of(plan, i) {
         Some((IndexFn::Random(draw), slot)) => super::random::from_block(plan, i, draw, slot, lane, helpers),
-        Some((IndexFn::Position, slot)) => format!("(({t})(P{slot} + {lane}u))"),
+        Some((IndexFn::Position, slot)) => format!("/* position */ (({t})(P{slot} + {lane}u))"),
         None => format!("/* no value from an index */ ({t})0"),
     }
 }
