@@ -27,6 +27,7 @@ mod finish_in_consumer;
 mod foundation;
 mod generic_kernels;
 mod graph_property;
+mod histogram;
 mod indexing;
 mod kernel_features;
 mod kernel_ops;
