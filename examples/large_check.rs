@@ -87,7 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         // Counts into 256 bins: every work-group's private copy added in.
         let bins: Vec<u32> = (0..n as u64).map(|i| (hash(i) >> 56) as u32).collect();
-        let mut want = vec![0u64; 256];
+        let mut want = vec![0u32; 256];
         for &b in &bins {
             want[b as usize] += 1;
         }

@@ -65,12 +65,12 @@
 //!
 //! | to | see |
 //! |---|---|
-//! | open a device, create arrays | [`Context`], [`Context::builder`], [`Context::array`], [`Context::full`] |
+//! | open a device, create arrays | [`Context`], [`Context::builder`], [`Context::array`], [`Context::full`], [`Context::arange`], [`Context::linspace`], [`Context::eye`], [`Context::iota`] |
 //! | operators, math, comparisons | [`Array`] |
 //! | reductions | [`Array::sum`], [`Array::sum_axis`], [`Array::mean`], [`Array::argmax`], [`Array::var_axis`] |
 //! | views and regions | [`Array::slice`] (with [`s!`]), [`Array::t`], [`Array::reshape`], [`concatenate`], [`Array::slice_mut`] |
 //! | matrix products | [`Array::matmul`], [`Array::dot`] |
-//! | scans, gathers, sorts | [`Array::cumsum`], [`Array::take`], [`Array::sort`], [`sort_by_key`], [`Array::compress`] |
+//! | scans, gathers, sorts, counts | [`Array::cumsum`], [`Array::take`], [`Array::sort`], [`sort_by_key`], [`Array::compress`], [`Array::bincount`], [`Array::histogram`], [`Array::one_hot`] |
 //! | sorted sets, reductions by key | [`Array::unique`], [`Array::unique_all`], [`union1d`], [`intersect1d`], [`setdiff1d`], [`reduce_by_key`] |
 //! | random numbers | [`Context::random_uniform`], [`Rng`] |
 //! | materializing | [`Array::eval`], [`eval()`], [`Array::assign`], [`Array::to_vec`] |

@@ -302,7 +302,7 @@ fn filter_then_bincount_and_scatter_add() {
             let labels: Vec<u32> = (0..n).map(|_| r.gen_range(0..37)).collect();
             let w = f32::random_vec(&mut r, n);
             let m = mask(&mut r, n, density);
-            let mut counts = vec![0u64; 37];
+            let mut counts = vec![0u32; 37];
             let mut sums = vec![0f64; 37];
             for i in (0..n).filter(|&i| m[i]) {
                 counts[labels[i] as usize] += 1;
@@ -369,7 +369,7 @@ fn filter_sort_sum_waits_only_for_the_read() {
     assert!((f64::from(total.item().unwrap()) - t).abs() < 1e-2 * t.abs().max(1.0));
     assert_eq!(f64::from(small.item().unwrap()), want[0]);
     assert!((f64::from(mean.item().unwrap()) - want.iter().sum::<f64>() / want.len() as f64).abs() < 1e-3);
-    assert_eq!(hist.to_vec().unwrap().iter().sum::<u64>(), want.len() as u64);
+    assert_eq!(hist.to_vec().unwrap().iter().sum::<u32>(), want.len() as u32);
     let d = c.stats() - before;
     assert_eq!(d.waits_read, 4, "each read waits once: {d:?}");
 }

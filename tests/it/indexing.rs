@@ -418,10 +418,10 @@ fn scatter_add_fuses_its_values_and_keeps_other_handles() {
     lazycl::scatter_add(&mut h, 0, &v, 1u32).unwrap();
     assert_eq!(h.to_vec().unwrap(), vec![1, 0, 0, 3]);
     assert_eq!(v.bincount(5).unwrap().to_vec().unwrap(), vec![1, 0, 0, 3, 1]);
-    assert_eq!(v.bincount(0).unwrap().to_vec().unwrap(), Vec::<u64>::new());
+    assert_eq!(v.bincount(0).unwrap().to_vec().unwrap(), Vec::<u32>::new());
     let mut r = rng(9);
     let many: Vec<u32> = (0..5000).map(|_| r.gen_range(0..40)).collect();
-    let mut want = vec![0u64; 37];
+    let mut want = vec![0u32; 37];
     for &k in &many {
         if (k as usize) < 37 {
             want[k as usize] += 1;
@@ -505,8 +505,8 @@ fn extreme_indices_clamp_to_the_nearest_end() {
 #[test]
 fn scatter_indices_computed_by_any_kernel_match_the_host() {
     let ctx = ctx();
-    let host_count = |idx: &[i64], len: usize| -> Vec<u64> {
-        let mut c = vec![0u64; len];
+    let host_count = |idx: &[i64], len: usize| -> Vec<u32> {
+        let mut c = vec![0u32; len];
         for &i in idx {
             if (0..len as i64).contains(&i) {
                 c[i as usize] += 1;
@@ -635,4 +635,45 @@ fn takes_of_products_scans_and_reductions_match_the_host() {
     let again = x.cumsum(0).take(0, &x.take(0, &pick).cast::<u32>().take(0, &idx));
     // x.take(pick) = 4 1 3; .take(idx 1 0 1) = 1 4 1; cumsum(1 3 6 10) at [1, 4->3, 1] = 3 10 3
     assert_eq!(again.to_vec().unwrap(), [3, 10, 3]);
+}
+
+#[test]
+fn scatter_values_computed_by_a_scan_of_memory_match_the_host() {
+    // Values that are a scan (a kernel of its own) of an upload, of a sort's result and
+    // of lazy work, with elementwise work after the scan.
+    let ctx = ctx();
+    let n = 37;
+    let mut r = rng(31);
+    let flags: Vec<u32> = (0..n).map(|_| r.gen_range(0..2u32)).collect();
+    let pos: Vec<u32> = (0..n as u32).rev().collect();
+    let mut run = 0u32;
+    let scanned: Vec<u32> = flags
+        .iter()
+        .map(|&f| {
+            run += f;
+            run
+        })
+        .collect();
+    let mut want = vec![0u32; n];
+    for (i, &p) in pos.iter().enumerate() {
+        want[p as usize] = scanned[i].wrapping_add(7);
+    }
+    let pos = ctx.from_slice(&pos).unwrap();
+    let up = ctx.from_slice(&flags).unwrap();
+    let sorted_then_back = {
+        let s = up.argsort().unwrap();
+        // The sort's result is a permutation of the flags: scatter them back first.
+        let mut back = ctx.zeros::<u32>([n]).unwrap();
+        lazycl::scatter_add(&mut back, 0, &s, up.take(0, &s)).unwrap();
+        back
+    };
+    for (what, x) in [
+        ("an upload", up.clone()),
+        ("a scattered result", sorted_then_back),
+        ("lazy work", &up * 1u32),
+    ] {
+        let mut out = ctx.zeros::<u32>([n]).unwrap();
+        lazycl::scatter_add(&mut out, 0, &pos, &(x.cumsum(0) + 7u32)).unwrap();
+        assert_eq!(out.to_vec().unwrap(), want, "values: the scan of {what}");
+    }
 }

@@ -399,7 +399,7 @@ fn eager_operations_inside_a_step_are_refused_by_name() {
     let argsort = ctx.capture(|x: Array<f32>| Ok(x.take(0, &x.argsort()?)));
     refused("argsort", argsort.run(&x), "a sort");
     let topk = ctx.capture(|x: Array<f32>| Ok(x.topk(2)?.values));
-    refused("topk", topk.run(&x), "a sort");
+    refused("topk", topk.run(&x), "a selection");
     let compress = ctx.capture(|x: Array<f32>| Ok(x.compress(&x.gt(0.0f32))?.into_array()? * 2.0f32));
     refused("compress", compress.run(&x), "a compaction");
     let bincount = ctx.capture(|x: Array<f32>| Ok(&x + idx.bincount(4)?.cast::<f32>()));

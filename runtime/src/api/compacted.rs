@@ -262,7 +262,7 @@ impl<I: Integer> Compacted<I> {
     /// # }
     /// ```
     #[track_caller]
-    pub fn bincount(&self, len: usize) -> Result<Array<u64>> {
+    pub fn bincount(&self, len: usize) -> Result<Array<Index>> {
         self.outside_past_count("bincount", len)?.bincount(len)
     }
 

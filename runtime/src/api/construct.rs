@@ -1,5 +1,6 @@
 //! Creating arrays: the [`Context`] constructors (uploads of host data, fills on the
-//! device, lazy scalars). Every one returns a `Result`.
+//! device, lazy scalars) and the fills shaped like an array (`zeros_like`, ...). Every
+//! one returns a `Result`.
 
 use ndarray::{ArrayBase, Data, Dimension};
 
@@ -8,7 +9,7 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::backend::cl;
 use crate::backend::context::Context;
 use crate::backend::submit::Command;
-use crate::dtype::Element;
+use crate::dtype::{Element, Numeric};
 use crate::error::{Error, Result};
 use crate::graph::parts::{row_count, split_rows, Parts, Piece};
 use crate::graph::shape::{checked_numel, IntoShape};
@@ -205,6 +206,62 @@ impl Context {
     }
 }
 
+/// Arrays shaped like another (numpy's `zeros_like`, `ones_like`, `full_like`): fills of
+/// this array's shape and element type on its context, made at once (the array itself is
+/// neither computed nor read).
+impl<T: Element> Array<T> {
+    /// Zeros of this array's shape (numpy's `zeros_like`).
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let x = ctx.from_shape_slice([2, 2], &[1.5f32, 2.5, 3.5, 4.5])?;
+    /// let z = x.zeros_like()?;
+    /// assert_eq!((z.shape(), z.to_vec()?), (&[2, 2][..], vec![0.0; 4]));
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn zeros_like(&self) -> Result<Array<T>> {
+        self.context().zeros(self.shape())
+    }
+
+    /// `value` everywhere in this array's shape (numpy's `full_like`).
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let x = ctx.from_slice(&[1u32, 2, 3])?;
+    /// assert_eq!(x.full_like(7)?.to_vec()?, [7, 7, 7]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn full_like(&self, value: T) -> Result<Array<T>> {
+        self.context().full(self.shape(), value)
+    }
+}
+
+impl<T: Numeric> Array<T> {
+    /// Ones of this array's shape (numpy's `ones_like`).
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let x = ctx.from_slice(&[-1i64, 5])?;
+    /// assert_eq!(x.t().ones_like()?.to_vec()?, [1, 1]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn ones_like(&self) -> Result<Array<T>> {
+        self.context().ones(self.shape())
+    }
+}
+
 /// Reinterprets a slice of plain elements as bytes.
 #[track_caller]
 fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
@@ -215,9 +272,11 @@ fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
 /// The positions `0..n` as a lazy array of `T` that has no memory: each element is its
 /// own row-major index, computed inside whichever kernel reads it (a counter node, like
 /// random numbers). A compaction's readers compare it with the count on the device.
+#[track_caller]
 pub(crate) fn positions<T: Element>(ctx: &Arc<crate::backend::context::ContextInner>, n: usize) -> Array<T> {
-    let spec = crate::graph::RandomSpec {
-        draw: crate::graph::Counted::Position,
-    };
-    Array::lazy(ctx, vec![n], Op::Random(spec, smallvec::SmallVec::new()))
+    Array::lazy(
+        ctx,
+        vec![n],
+        Op::FromIndex(crate::graph::IndexFn::Position, smallvec::SmallVec::new()),
+    )
 }

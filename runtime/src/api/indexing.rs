@@ -3,17 +3,18 @@
 //! at the index's value (the data from memory of its own, materialized first where it is
 //! lazy; the indices may be lazy and are computed in the same kernel). Scatters
 //! (`scatter_add`, `bincount`) write into an array and run when called, one kernel that
-//! computes the values and adds them atomically through the index.
+//! computes the values and adds them atomically through the index. `one_hot` compares
+//! labels with lazy positions.
 
 use std::sync::Arc;
 
 use crate::api::array::Array;
 use crate::api::ops::{failure, CtxRef, Operand};
+use crate::api::sequences::positions;
 use crate::api::views::AsAxis;
 use crate::backend::buffer::DeviceBuffer;
-use crate::backend::context::Context;
 use crate::backend::queue::QueueInner;
-use crate::dtype::{Element, Integer, Numeric};
+use crate::dtype::{Element, Index, Integer, Numeric};
 use crate::error::{Error, Result};
 use crate::exec;
 use crate::graph::shape::broadcast;
@@ -297,42 +298,78 @@ pub(super) fn computed_apart<X: Element>(
         .graph
         .iter()
         .any(|g| matches!(g.kind, GKind::Op(code, _) if !code.is_elementwise()));
-    if whole_kernels || a.reads_buffer(target)? {
+    let a = if whole_kernels || a.reads_buffer(target)? {
         let copy = a.to_contiguous();
         exec::materialize_on(queue, std::slice::from_ref(&copy.node))?;
-        return Ok(copy);
-    }
+        copy
+    } else {
+        a
+    };
+    // Memory is read by a load the scatter's kernel computes: a ready value alone would
+    // leave it nothing to compute, and it would store nothing.
     Ok(if a.is_materialized() { a.to_contiguous() } else { a })
 }
 
 impl<I: Integer> Array<I> {
     /// How many times each value `0..len` occurs in this one-dimensional index array, as
-    /// `u64` counts (numpy's `np.bincount(x, minlength=len)`, with values outside `0..len`
-    /// not counted: the length is the caller's, never read back from the device). A
-    /// `scatter_add` of ones.
+    /// [`Index`] counts (numpy's `np.bincount(x, minlength=len)`, with values outside
+    /// `0..len` not counted: the length is the caller's, never read back from the
+    /// device). A `scatter_add` of ones. An array longer than `u32::MAX`, whose counts
+    /// could pass an `Index`, is an error.
     ///
     /// ```
     /// # use lazycl::prelude::*;
     /// # fn main() -> lazycl::Result<()> {
     /// let ctx = Context::new()?;
     /// let labels = ctx.from_slice(&[2u32, 0, 2, 3, 2, 9])?;
-    /// assert_eq!(labels.bincount(4)?.to_vec()?, [1, 0, 3, 1]); // 9 is outside: dropped
+    /// let counts: Array<Index> = labels.bincount(4)?;
+    /// assert_eq!(counts.to_vec()?, [1, 0, 3, 1]); // 9 is outside: dropped
     /// # Ok(())
     /// # }
     /// ```
     #[track_caller]
-    pub fn bincount(&self, len: usize) -> Result<Array<u64>> {
-        let ctx = Context {
-            inner: self.node.ctx.clone(),
-        };
-        let mut counts = ctx.zeros::<u64>([len])?;
+    pub fn bincount(&self, len: usize) -> Result<Array<Index>> {
         if self.shape().len() != 1 {
             return Err(Error::InvalidShape(format!(
                 "bincount: the values must be one-dimensional, not of shape {:?}",
                 self.shape()
             )));
         }
-        scatter_add(&mut counts, 0, self, 1u64)?;
+        if self.len() > Index::MAX as usize {
+            return Err(Error::InvalidShape(format!(
+                "bincount: {} values could count past u32::MAX, the largest count an Index holds",
+                self.len()
+            )));
+        }
+        let mut counts = self.context().zeros::<Index>([len])?;
+        scatter_add(&mut counts, 0, self, 1 as Index)?;
         Ok(counts)
+    }
+
+    /// Each label as a row of `k` elements, 1 at the label's position and 0 elsewhere,
+    /// along a new last axis (JAX's `jax.nn.one_hot(labels, k)`, the element type `U`
+    /// chosen: `labels.one_hot::<f32>(k)`). A label outside `0..k` (negative ones
+    /// included) gives a row of zeros, as in JAX. Lazy, with no memory of its own: a
+    /// comparison of the labels with positions (`Context::iota`), computed where it is
+    /// read. An integer type of labels too narrow for `k` positions is an error.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let labels = ctx.from_slice(&[2i32, 0, -1, 5])?;
+    /// let hot = labels.one_hot::<f32>(3)?;
+    /// assert_eq!(hot.shape(), [4, 3]);
+    /// assert_eq!(
+    ///     hot.to_vec()?,
+    ///     [0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    /// );
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn one_hot<U: Element>(&self, k: usize) -> Result<Array<U>> {
+        let classes = positions::<I>(&self.context(), "one_hot", k)?;
+        Ok(self.insert_axis(self.ndim()).eq(&classes).cast::<U>())
     }
 }

@@ -1,5 +1,6 @@
 //! Recording matrix products: `matmul` (numpy's rules: batched, broadcast batch axes,
-//! vectors on either side) and `dot` (ndarray's: vectors and matrices).
+//! vectors on either side), `dot` (ndarray's: vectors and matrices) and `outer`
+//! (numpy's: an elementwise product of broadcast views).
 //!
 //! A product of two matrices (or stacks of them) is one [`Op::MatMul`] node, computed by
 //! a tiled GEMM kernel that reads the operands' producers inside its tile loads and
@@ -222,5 +223,31 @@ impl<T: Numeric> Array<T> {
             why: format!("do not fit: {why}"),
         };
         Array::failed(&self.node.ctx, self.shape().to_vec(), e)
+    }
+
+    /// The outer product: `[n] ⊗ [m] → [n, m]`, element `(i, j)` `self[i] * other[j]`
+    /// (numpy's `outer`, which flattens operands of other ranks first, in row-major
+    /// order, as this does). Lazy: a product of two broadcast views, computed where it is
+    /// read; no matrix is stored unless the result is materialized.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let a = ctx.from_slice(&[1i32, 2])?;
+    /// let b = ctx.from_slice(&[10i32, 20, 30])?;
+    /// assert_eq!(a.outer(&b).to_vec()?, [10, 20, 30, 20, 40, 60]);
+    /// let m = ctx.from_shape_slice([2, 1], &[3i32, 4])?; // flattened to [3, 4]
+    /// assert_eq!(m.outer(&a).shape(), [2, 2]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn outer(&self, other: &Array<T>) -> Array<T> {
+        let flat = |a: &Array<T>| match a.ndim() {
+            1 => a.clone(),
+            _ => a.reshape([a.len()]),
+        };
+        flat(self).insert_axis(Axis(1)) * flat(other)
     }
 }

@@ -39,7 +39,7 @@ use crate::backend::context::Context;
 use crate::dtype::{DType, Element, Float, Integer, ScalarBits};
 use crate::error::{Error, Result};
 use crate::graph::shape::{checked_numel, IntoShape};
-use crate::graph::{Counted, Draw, Node, NodeRef, Op, RandomSpec, Shape, State};
+use crate::graph::{Draw, IndexFn, Node, NodeRef, Op, Shape, State};
 
 use super::array::Array;
 
@@ -283,11 +283,6 @@ fn draw<T: Element>(
     Ok(Array::lazy(
         &ctx.inner,
         shape,
-        Op::Random(
-            RandomSpec {
-                draw: Counted::Draw(draw),
-            },
-            operands,
-        ),
+        Op::FromIndex(IndexFn::Random(draw), operands),
     ))
 }

@@ -101,9 +101,9 @@ fn vector_step(v: &mut Values, src: &mut Src) {
             ));
         }
     }
-    // (One Philox call per counter for the lanes' random numbers.)
+    // (One Philox call per counter for the lanes' random numbers, one base position.)
     let base = format!("q * {w}u");
-    super::random::blocks(plan, &base, |i| !plan.values[i].in_branch, src);
+    super::from_index::blocks(plan, &base, |i| !plan.values[i].in_branch, src);
     for lane in 0..w {
         for i in (0..plan.values.len()).filter(|&i| !plan.values[i].in_branch) {
             let e = v.expr(i, "", Some(lane));

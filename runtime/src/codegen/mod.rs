@@ -13,6 +13,7 @@ mod accumulators;
 pub(crate) mod compact;
 mod elementwise;
 mod finish_in;
+mod from_index;
 mod gemm;
 mod group_scan;
 mod helpers;

@@ -58,15 +58,15 @@ pub(super) fn value_expr(
             }
         }
         Value::Inside { slot } => super::views::inside(plan, *slot, lane),
-        // (A vector step's lanes at the kernel's own index share the Philox calls of
-        // `random::blocks`, printed before them.)
-        Value::Random { slot, .. } => match (&plan.randoms[*slot].index, lane) {
+        // (A vector step's lanes at the kernel's own index share the blocks of
+        // `from_index::blocks`, printed before them.)
+        Value::FromIndex { slot, .. } => match (&plan.index_reads[*slot].index, lane) {
             (Some(a), _) => {
-                let at = super::views::random_index(plan, *slot, a, lane);
-                super::random::at_index(plan, idx, &at, &sfx, helpers)
+                let at = super::views::read_index(plan, *slot, a, lane);
+                super::from_index::at_index(plan, idx, &at, &sfx, helpers)
             }
-            (None, None) => super::random::at_index(plan, idx, full, &sfx, helpers),
-            (None, Some(l)) => super::random::from_block(plan, idx, l, helpers),
+            (None, None) => super::from_index::at_index(plan, idx, full, &sfx, helpers),
+            (None, Some(l)) => super::from_index::from_block(plan, idx, l, helpers),
         },
         Value::Gather {
             slot, index, search, ..
@@ -128,7 +128,7 @@ pub(super) fn value_expr(
                 | OpCode::MatMul
                 | OpCode::Scan(_)
                 | OpCode::Take(_)
-                | OpCode::Random(_) => {
+                | OpCode::FromIndex(_) => {
                     format!("/* {code:?} */ {a}")
                 }
             }

@@ -1,4 +1,5 @@
-//! The text of random numbers ([`Value::Random`]): Philox4x32-10 of the counter that
+//! The text of random numbers (a [`Value::FromIndex`] of `IndexFn::Random`, reached
+//! through [`super::from_index`]): Philox4x32-10 of the counter that
 //! holds the element's index, and the element's value from its words (`lazycl-clc`'s
 //! helpers, which fix the bit layout: docs/MATH.md, "Random numbers").
 //!
@@ -7,17 +8,13 @@
 //! index, a value is one Philox call of its own ([`at_index`]); a vector step whose lanes
 //! are four neighbours from an index that is a multiple of four, reading a random node
 //! at the kernel's own linear index, calls Philox once per counter for all four
-//! ([`blocks`], named `R{slot}_{h}`, and [`from_block`]): one call per four `f32`.
-//!
-//! A node of positions (`Counted::Position`) is the index itself in its element type;
-//! a vector step names its first lane's index `R{slot}_0` and adds the lane.
+//! ([`block`], named `R{slot}_{h}`, and [`from_block`]): one call per four `f32`.
 
 use lazycl_clc::{self as clc, Draw};
 
 use super::helpers::{vt, Helpers};
 use super::writer::Src;
 use crate::dtype::DType;
-use crate::graph::Counted;
 use crate::layout::VECTOR_WIDTH;
 use crate::plan::{KernelPlan, Value};
 
@@ -35,12 +32,12 @@ fn operand(plan: &KernelPlan, v: usize, sfx: &str) -> String {
     }
 }
 
-/// `(seed, offset, [lo, range])` of random value `i`, and what it computes.
-fn parts(plan: &KernelPlan, i: usize, sfx: &str) -> Option<(Counted, Vec<String>)> {
-    let Value::Random { draw, args, .. } = &plan.values[i].value else {
-        return None;
-    };
-    Some((*draw, args.iter().map(|&a| operand(plan, a, sfx)).collect()))
+/// `(seed, offset, [lo, range])` of random value `i`.
+fn operands(plan: &KernelPlan, i: usize, sfx: &str) -> Vec<String> {
+    match &plan.values[i].value {
+        Value::FromIndex { args, .. } => args.iter().map(|&a| operand(plan, a, sfx)).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The value of random value `i` from the words `r` of its counter, as element `j` of
@@ -62,66 +59,59 @@ fn value(
     helpers.call(clc::random_value(draw, dtype), &args)
 }
 
-/// Random value `i` read at `idx` (an index expression): one Philox call.
-pub(super) fn at_index(plan: &KernelPlan, i: usize, idx: &str, sfx: &str, helpers: &mut Helpers) -> String {
+/// Random value `i`, drawn as `draw`, read at `idx` (an index expression): one Philox
+/// call.
+pub(super) fn at_index(
+    plan: &KernelPlan,
+    i: usize,
+    draw: Draw,
+    idx: &str,
+    sfx: &str,
+    helpers: &mut Helpers,
+) -> String {
     let dtype = plan.values[i].dtype;
-    let (draw, ops) = match parts(plan, i, sfx) {
-        Some((Counted::Draw(draw), ops)) => (draw, ops),
-        Some((Counted::Position, _)) => return format!("(({})({idx}))", vt(dtype)),
-        None => return format!("/* no random value */ ({})0", vt(dtype)),
+    let ops = operands(plan, i, sfx);
+    let [seed, offset, ..] = &ops[..] else {
+        return format!("/* a random value without its seed */ ({})0", vt(dtype));
     };
     let per = per_call(draw, dtype);
     let shift = per.trailing_zeros();
     let counter = format!("((ulong)({idx}) >> {shift})");
-    let r = helpers.call(clc::philox_stream(), &[&counter, &ops[0], &ops[1]]);
+    let r = helpers.call(clc::philox_stream(), &[&counter, seed, offset]);
     let j = format!("((uint)({idx}) & {}u)", per - 1);
     value(plan, i, draw, &ops, &r, &j, helpers)
 }
 
-/// Lane `lane` of random value `i` (read at the kernel's own index) in a vector step
-/// whose [`blocks`] are in scope.
-pub(super) fn from_block(plan: &KernelPlan, i: usize, lane: usize, helpers: &mut Helpers) -> String {
-    let dtype = plan.values[i].dtype;
-    let Value::Random { slot, .. } = plan.values[i].value else {
-        return format!("/* no random value */ ({})0", vt(dtype));
-    };
-    let (draw, ops) = match parts(plan, i, "") {
-        Some((Counted::Draw(draw), ops)) => (draw, ops),
-        Some((Counted::Position, _)) => return format!("(({})(R{slot}_0 + {lane}ul))", vt(dtype)),
-        None => return format!("/* no random value */ ({})0", vt(dtype)),
-    };
-    let per = per_call(draw, dtype);
+/// Lane `lane` of random value `i` (drawn as `draw`, read slot `slot`, at the kernel's
+/// own index) in a vector step whose [`block`] is in scope.
+pub(super) fn from_block(
+    plan: &KernelPlan,
+    i: usize,
+    draw: Draw,
+    slot: usize,
+    lane: usize,
+    helpers: &mut Helpers,
+) -> String {
+    let ops = operands(plan, i, "");
+    let per = per_call(draw, plan.values[i].dtype);
     let r = format!("R{slot}_{}", lane / per);
     value(plan, i, draw, &ops, &r, &format!("{}u", lane % per), helpers)
 }
 
-/// Whether random value `i` is read at the kernel's own linear index (so that a vector
-/// step can share its Philox calls among the lanes).
-pub(super) fn plain(plan: &KernelPlan, i: usize) -> bool {
-    matches!(plan.values[i].value, Value::Random { slot, .. } if plan.randoms[slot].index.is_none())
-}
-
 /// The Philox calls a vector step of [`VECTOR_WIDTH`] lanes from index `base` (a multiple
-/// of four) shares among its lanes, for the random values `wanted` picks that are read at
-/// the kernel's own index: `R{slot}_{h}`, counter `base / per + h`.
-pub(super) fn blocks(plan: &KernelPlan, base: &str, wanted: impl Fn(usize) -> bool, src: &mut Src) {
-    for i in (0..plan.values.len()).filter(|&i| wanted(i) && plain(plan, i)) {
-        let (Some((counted, ops)), Value::Random { slot, .. }) = (parts(plan, i, ""), &plan.values[i].value)
-        else {
-            continue;
-        };
-        let Counted::Draw(draw) = counted else {
-            src.line(format_args!("const ulong R{slot}_0 = (ulong)({base});"));
-            continue;
-        };
-        let per = per_call(draw, plan.values[i].dtype);
-        let shift = per.trailing_zeros();
-        let name = clc::philox_stream().name;
-        for h in 0..VECTOR_WIDTH / per {
-            src.line(format_args!(
-                "const uint4 R{slot}_{h} = {name}(((ulong)({base}) >> {shift}) + {h}ul, {}, {});",
-                ops[0], ops[1]
-            ));
-        }
+/// of four) shares among its lanes for random value `i` (drawn as `draw`, read slot
+/// `slot`, at the kernel's own index): `R{slot}_{h}`, counter `base / per + h`.
+pub(super) fn block(plan: &KernelPlan, i: usize, draw: Draw, slot: usize, base: &str, src: &mut Src) {
+    let ops = operands(plan, i, "");
+    let [seed, offset, ..] = &ops[..] else {
+        return;
+    };
+    let per = per_call(draw, plan.values[i].dtype);
+    let shift = per.trailing_zeros();
+    let name = clc::philox_stream().name;
+    for h in 0..VECTOR_WIDTH / per {
+        src.line(format_args!(
+            "const uint4 R{slot}_{h} = {name}(((ulong)({base}) >> {shift}) + {h}ul, {seed}, {offset});"
+        ));
     }
 }

@@ -192,11 +192,12 @@ impl<'a> Values<'a> {
                 src.line(format_args!("const {v}{w} L{slot} = {load};"));
             }
         }
-        // Random numbers at the kernel's own index: one Philox call per counter for the
-        // lanes where the first lane's index is a multiple of four, else one per lane.
+        // Values from the kernel's own index: one Philox call per counter (one base
+        // position) for the lanes where the first lane's index is a multiple of four, else
+        // one per lane.
         if aligned {
             let wanted = |i: usize| i < upto && !given.contains(&i);
-            super::random::blocks(plan, "fidx", wanted, src);
+            super::from_index::blocks(plan, "fidx", wanted, src);
         }
         for lane in 0..w {
             for i in (0..upto).filter(|&i| !plan.values[i].in_branch) {
@@ -225,9 +226,9 @@ impl<'a> Values<'a> {
     ) -> String {
         let plan = self.plan;
         match plan.values[i].value {
-            Value::Random { .. } if !aligned && super::random::plain(plan, i) => {
+            Value::FromIndex { .. } if !aligned && super::from_index::plain(plan, i) => {
                 let at = format!("fidx + {lane}u");
-                super::random::at_index(plan, i, &at, &format!("_{lane}"), &mut self.helpers)
+                super::from_index::at_index(plan, i, &at, &format!("_{lane}"), &mut self.helpers)
             }
             Value::Load { slot } if vec_slots[slot] => format!("L{slot}.s{lane}"),
             Value::Load { slot } if tiled.get(slot).copied().unwrap_or(false) => {

@@ -46,10 +46,10 @@ fn offset(a: &Affine, off: &str, stride: &str, lane: Option<usize>, ot: &str) ->
     text
 }
 
-/// The row-major index random values of [`KernelPlan::randoms`] `slot` are read at, from
-/// the coordinates `i{k}` (lane `lane` of a vector step where there is one): `rb{slot} +
-/// Σ i_k * rs{slot}_{k}`.
-pub(super) fn random_index(plan: &KernelPlan, slot: usize, a: &Affine, lane: Option<usize>) -> String {
+/// The row-major index values computed from it ([`KernelPlan::index_reads`] `slot`) are
+/// read at, from the coordinates `i{k}` (lane `lane` of a vector step where there is
+/// one): `rb{slot} + Σ i_k * rs{slot}_{k}`.
+pub(super) fn read_index(plan: &KernelPlan, slot: usize, a: &Affine, lane: Option<usize>) -> String {
     offset(
         a,
         &format!("rb{slot}"),

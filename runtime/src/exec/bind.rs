@@ -101,8 +101,8 @@ impl Bindings<'_> {
             | Param::InsideHigh(..)
             | Param::StoreOffset(_)
             | Param::StoreStride(..)
-            | Param::RandomOffset(_)
-            | Param::RandomStride(..) => view_arg(plan, p).map(|v| offset_arg(v, plan.narrow_offsets)),
+            | Param::IndexOffset(_)
+            | Param::IndexStride(..) => view_arg(plan, p).map(|v| offset_arg(v, plan.narrow_offsets)),
             Param::GatherLen(slot) | Param::GatherStride(slot) => plan
                 .values
                 .iter()
@@ -184,7 +184,7 @@ impl Bindings<'_> {
 fn view_arg(plan: &KernelPlan, p: Param) -> Option<i64> {
     let load = |slot: usize| plan.inputs.get(slot).and_then(|i| i.strided.as_ref());
     let store = |k: usize| plan.outputs.get(k).and_then(|o| o.store.as_ref());
-    let random = |slot: usize| plan.randoms.get(slot).and_then(|r| r.index.as_ref());
+    let random = |slot: usize| plan.index_reads.get(slot).and_then(|r| r.index.as_ref());
     let bound = |bounds: &[crate::plan::access::Bound], b: usize, high: bool| {
         bounds.get(b).map(|x| if high { x.hi } else { x.lo })
     };
@@ -197,8 +197,8 @@ fn view_arg(plan: &KernelPlan, p: Param) -> Option<i64> {
         Param::InsideHigh(slot, b) => plan.insides.get(slot).and_then(|i| bound(&i.bounds, b, true)),
         Param::StoreOffset(k) => store(k).map(|a| a.base),
         Param::StoreStride(k, d) => store(k).and_then(|a| a.stride.get(d).copied()),
-        Param::RandomOffset(slot) => random(slot).map(|a| a.base),
-        Param::RandomStride(slot, k) => random(slot).and_then(|a| a.stride.get(k).copied()),
+        Param::IndexOffset(slot) => random(slot).map(|a| a.base),
+        Param::IndexStride(slot, k) => random(slot).and_then(|a| a.stride.get(k).copied()),
         _ => None,
     }
 }

@@ -12,7 +12,7 @@ use crate::backend::kernel::CompiledKernel;
 use crate::backend::queue::QueueInner;
 use crate::dtype::{DType, ScalarBits};
 use crate::error::{Error, Result};
-use crate::graph::{Node, NodeRef, Shape, State};
+use crate::graph::{IndexFn, Node, NodeRef, Shape, State};
 use crate::plan::{GKind, Leaves, OpCode};
 use crate::stats::Counters;
 
@@ -92,7 +92,7 @@ pub(crate) fn trace(queue: &Arc<QueueInner>, inputs: &[NodeRef], roots: &[NodeRe
     if flush
         .graph
         .iter()
-        .any(|g| matches!(g.kind, GKind::Op(OpCode::Random(r), _) if r.draw.is_random()))
+        .any(|g| matches!(g.kind, GKind::Op(OpCode::FromIndex(IndexFn::Random(_)), _)))
     {
         return Err(Error::InvalidStep {
             reason: "it draws random numbers: a run replays the scalars the closure recorded, \

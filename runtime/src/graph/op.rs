@@ -225,39 +225,17 @@ pub enum SearchSide {
     Right,
 }
 
-/// What a counter node computes (`api::random`, and positions): the element at row-major
-/// index `i` is a function of `i` and the operands alone; the element type is the
-/// node's. A random draw's operands are `u64` scalars, the seed and the stream's offset,
-/// and for [`Draw::Integers`] the range's low end and length in the element type's
-/// unsigned type: all kernel arguments, so a new seed builds nothing. Positions have none.
+/// What a node computed from its index ([`Op::FromIndex`]) gives at row-major index `i`
+/// of its own shape, in its element type. Its operands are scalars, kernel arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct RandomSpec {
-    pub(crate) draw: Counted,
-}
-
-/// What a counter node gives element `i`: a random draw, or `i` itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Counted {
-    /// A random number from Philox's words, drawn as `lazycl-clc`'s layouts say.
-    Draw(Draw),
-    /// The row-major index itself, converted to the element type (numpy's `arange`; the
-    /// positions a compaction's readers compare with its count).
+pub(crate) enum IndexFn {
+    /// Random numbers drawn as [`Draw`] (`api::random`): the operands are `u64` scalars,
+    /// the seed and the stream's offset, and for [`Draw::Integers`] the range's low end
+    /// and length in the element type's unsigned type, so a new seed builds nothing.
+    Random(Draw),
+    /// `i` itself, converted to the element type (XLA's `iota`; `api::sequences` builds
+    /// `arange`, `linspace`, `eye` and `one_hot` from it): no operands.
     Position,
-}
-
-impl Counted {
-    /// The word that names it in keys and signatures.
-    pub(crate) fn code(self) -> u32 {
-        match self {
-            Counted::Draw(d) => d as u32,
-            Counted::Position => 0xff,
-        }
-    }
-
-    /// Whether it draws random numbers (a captured step refuses those).
-    pub(crate) fn is_random(self) -> bool {
-        matches!(self, Counted::Draw(_))
-    }
 }
 
 /// How a random element is drawn (`lazycl-clc`'s table of the bit layouts).
@@ -304,7 +282,7 @@ macro_rules! each_operand {
                 f(b);
                 f(c);
             }
-            Op::Expr(_, ops) | Op::Region(_, ops) | Op::Random(_, ops) => ops.into_iter().for_each(f),
+            Op::Expr(_, ops) | Op::Region(_, ops) | Op::FromIndex(_, ops) => ops.into_iter().for_each(f),
         }
     }};
 }
@@ -343,10 +321,10 @@ pub(crate) enum Op {
         data: NodeRef,
         indices: NodeRef,
     },
-    /// Counter-based random numbers (Philox4x32-10) with no memory of their own: the
-    /// element at row-major index `i` of this node's shape is a function of the operands
-    /// (seed, offset, and an integer range: scalars) and `i` alone ([`RandomSpec`]).
-    Random(RandomSpec, smallvec::SmallVec<[NodeRef; 4]>),
+    /// An array with no memory of its own, computed where it is read: the element at
+    /// row-major index `i` of this node's shape is a function of the operands (scalars)
+    /// and `i` alone ([`IndexFn`]: counter-based random numbers, or `i` itself).
+    FromIndex(IndexFn, smallvec::SmallVec<[NodeRef; 4]>),
 }
 
 impl Op {
@@ -383,7 +361,7 @@ impl Op {
             Op::Ternary(t, _, _, _) => Op::Ternary(*t, at(0), at(1), at(2)),
             Op::Expr(t, _) => Op::Expr(t, inputs.iter().cloned().collect()),
             Op::Region(r, _) => Op::Region(r.clone(), inputs.iter().cloned().collect()),
-            Op::Random(r, _) => Op::Random(*r, inputs.iter().cloned().collect()),
+            Op::FromIndex(r, _) => Op::FromIndex(*r, inputs.iter().cloned().collect()),
         }
     }
 }

@@ -96,8 +96,9 @@ pub(crate) fn window(node: &Node, op: &Op, rows: &Range<usize>) -> Window {
             Region::Concat { offsets, .. } => concat(offsets, rows),
             Region::Pad { before } => pad(before, &sources[0], rows).unwrap_or_else(|| whole(Build::Whole)),
         },
-        // Random numbers are computed from their element's index in the whole array.
-        Op::Random(..) | Op::Reduce(..) | Op::Scan(..) | Op::MatMul(..) => whole(Build::Whole),
+        // Values computed from their index (random numbers, positions) take the index in
+        // the whole array.
+        Op::FromIndex(..) | Op::Reduce(..) | Op::Scan(..) | Op::MatMul(..) => whole(Build::Whole),
     }
 }
 

@@ -77,7 +77,7 @@ pub(crate) fn plan_kernel(
             bounds: b.clone(),
         })
         .collect();
-    let randoms = reads.random_offsets(&walked, rank);
+    let index_reads = reads.index_offsets(&walked, rank);
     let store_offset = store
         .filter(|_| !whole)
         .map(|s| Access::identity(rank).view(&s.map).affine(&s.shape, rank));
@@ -88,7 +88,7 @@ pub(crate) fn plan_kernel(
         load_offsets
             .iter()
             .chain(&boxes)
-            .chain(&randoms)
+            .chain(&index_reads)
             .chain(&store_offset),
         fixed.as_deref(),
     );
@@ -208,7 +208,7 @@ fn narrow_offsets(plan: &KernelPlan) -> bool {
             .flat_map(|i| &i.bounds)
             .all(|b| i32::try_from(b.lo).is_ok() && i32::try_from(b.hi).is_ok())
         && plan
-            .randoms
+            .index_reads
             .iter()
             .filter_map(|r| r.index.as_ref())
             .all(|a| a.fits_int(dims))

@@ -10,7 +10,7 @@ use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::graph::view::{Region, ViewMap};
 use crate::graph::{
-    BinaryOp, Node, NodeRef, Op, RandomSpec, ReduceSpec, ScanSpec, Shape, Side, State, TakeSpec, TernaryOp,
+    BinaryOp, IndexFn, Node, NodeRef, Op, ReduceSpec, ScanSpec, Shape, Side, State, TakeSpec, TernaryOp,
     UnaryOp,
 };
 
@@ -102,10 +102,10 @@ pub(crate) enum OpCode {
     /// A matrix product: always materialized, or computed by the kernel of its own
     /// epilogue (`plan::gemm`), its operands' producers fused into its tile loads.
     MatMul,
-    /// Random numbers, computed where they are read from the row-major index of the
-    /// coordinates they are read at (like a load's offset) and their operands, the
-    /// scalars of [`RandomSpec`]; no memory.
-    Random(RandomSpec),
+    /// Values with no memory (random numbers, positions), computed where they are read
+    /// from the row-major index of the coordinates they are read at (like a load's
+    /// offset) and their operands, the scalars of [`IndexFn`].
+    FromIndex(IndexFn),
 }
 
 impl OpCode {
@@ -356,7 +356,7 @@ fn entry(state: &State, operands: &[usize], scalar_at: Option<usize>) -> Result<
                 Op::View(..) => GKind::Op(OpCode::View, smallvec::smallvec![at(0)?]),
                 Op::Reshape(_) => GKind::Op(OpCode::Reshape, smallvec::smallvec![at(0)?]),
                 Op::Region(..) => GKind::Op(OpCode::Region, all()),
-                Op::Random(spec, _) => GKind::Op(OpCode::Random(*spec), all()),
+                Op::FromIndex(spec, _) => GKind::Op(OpCode::FromIndex(*spec), all()),
             };
             (kind, movement)
         }

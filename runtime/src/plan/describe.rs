@@ -11,7 +11,7 @@ use super::kernel_plan::{Finish, KernelPlan, Layout, Value};
 use super::rows_plan::Hold;
 use super::scan_plan::{ScanLayout, ScanPlan};
 use crate::dtype::DType;
-use crate::graph::{BinaryOp, TernaryOp, UnaryOp};
+use crate::graph::{BinaryOp, IndexFn, TernaryOp, UnaryOp};
 
 /// What kind of kernel `plan` is, with its sizes, in one line.
 pub(crate) fn kernel_kind(plan: &KernelPlan) -> String {
@@ -157,15 +157,15 @@ pub(crate) fn op_name(code: OpCode, dtype: DType) -> String {
         OpCode::Take(spec) if spec.search.is_some() => format!("searchsorted along axis {}", spec.axis),
         OpCode::Take(spec) => format!("take along axis {}", spec.axis),
         OpCode::MatMul => "matmul".into(),
-        OpCode::Random(spec) => counted(spec.draw),
+        OpCode::FromIndex(of) => index_fn_name(of),
     }
 }
 
-/// A counter node's operation in users' words: `random uniform`, `positions`.
-fn counted(c: crate::graph::Counted) -> String {
-    match c {
-        crate::graph::Counted::Draw(d) => format!("random {}", format!("{d:?}").to_lowercase()),
-        crate::graph::Counted::Position => "positions".into(),
+/// A value computed from its index in users' words (`random uniform`, `position`).
+fn index_fn_name(of: IndexFn) -> String {
+    match of {
+        IndexFn::Random(draw) => format!("random {}", format!("{draw:?}").to_lowercase()),
+        IndexFn::Position => "position (arange, linspace, eye, one_hot)".into(),
     }
 }
 
@@ -180,7 +180,7 @@ pub(crate) fn operations(plan: &KernelPlan) -> String {
             Value::Inside { .. } => op_name(OpCode::Region, v.dtype),
             Value::Gather { search: Some(_), .. } => "searchsorted".into(),
             Value::Gather { .. } => "take".into(),
-            Value::Random { draw, .. } => counted(*draw),
+            Value::FromIndex { of, .. } => index_fn_name(*of),
             Value::Load { .. } | Value::Scalar { .. } => continue,
         };
         if !names.contains(&name) {

@@ -208,7 +208,7 @@ fn narrow_offsets(plan: &KernelPlan, g: &GemmPlan) -> bool {
             .strided
             .as_ref()
             .is_none_or(|a| a.fits_int(&spaces[g.phase_of(v)])),
-        super::Value::Random { slot, .. } => plan.randoms[slot]
+        super::Value::FromIndex { slot, .. } => plan.index_reads[slot]
             .index
             .as_ref()
             .is_none_or(|a| a.fits_int(&spaces[g.phase_of(v)])),

@@ -3,7 +3,7 @@
 //! data: the passes and `fit` fill it in, codegen prints it, exec binds it.
 
 use crate::dtype::{DType, ScalarBits};
-use crate::graph::{Counted, ReduceOp, SearchSide};
+use crate::graph::{IndexFn, ReduceOp, SearchSide};
 pub(crate) use crate::layout::REDUCE_GROUP;
 
 use super::access::{Affine, Bound};
@@ -36,24 +36,21 @@ pub(crate) enum Value {
         stride: usize,
         search: Option<SearchSide>,
     },
-    /// Random numbers drawn as `draw` from the scalars `args` (seed, stream offset, and
-    /// for integers the range's low end and length), at the index of
-    /// [`KernelPlan::randoms`] `slot`: no memory is read.
-    Random {
-        slot: usize,
-        draw: Counted,
-        args: Inputs,
-    },
+    /// A value computed from its index as `of` says (random numbers, the position
+    /// itself) with the scalars `args` (for random numbers the seed, the stream offset,
+    /// and for integers the range's low end and length), at the index of
+    /// [`KernelPlan::index_reads`] `slot`: no memory is read.
+    FromIndex { slot: usize, of: IndexFn, args: Inputs },
 }
 
-/// Where a kernel reads random numbers ([`Value::Random`]): the row-major index, in the
-/// random node's own shape, of the coordinates it reads them at.
+/// Where a kernel reads values computed from their index ([`Value::FromIndex`]): the
+/// row-major index, in their node's own shape, of the coordinates it reads them at.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RandomRead {
+pub(crate) struct IndexRead {
     /// `None`: the kernel's own linear index (the node read at the kernel's coordinates,
     /// or through views that keep its order), so that a vector step's lanes share one
-    /// Philox call. Else `base + Σ stride[k] * i_k` over the collapsed dims, whose base
-    /// and strides are kernel arguments (`abi::Param::RandomOffset`, `RandomStride`);
+    /// Philox call (or one base position). Else `base + Σ stride[k] * i_k` over the collapsed dims, whose base
+    /// and strides are kernel arguments (`abi::Param::IndexOffset`, `IndexStride`);
     /// never bounded: a value read outside a region's box is computed but never used.
     pub(crate) index: Option<Affine>,
 }
@@ -186,8 +183,8 @@ pub(crate) struct KernelPlan {
     pub(crate) outputs: Vec<Output>,
     /// The boxes that [`Value::Inside`] values test, by slot.
     pub(crate) insides: Vec<Inside>,
-    /// Where [`Value::Random`] values are read, by slot.
-    pub(crate) randoms: Vec<RandomRead>,
+    /// Where [`Value::FromIndex`] values are read, by slot.
+    pub(crate) index_reads: Vec<IndexRead>,
     /// The collapsed iteration dims (outermost first; never empty).
     pub(crate) dims: Vec<usize>,
     /// Total work (product of dims).
@@ -247,7 +244,7 @@ impl KernelPlan {
             scalars: Vec::new(),
             outputs: Vec::new(),
             insides: Vec::new(),
-            randoms: Vec::new(),
+            index_reads: Vec::new(),
             dims,
             numel,
             reduce: None,
@@ -290,7 +287,7 @@ impl KernelPlan {
     pub(crate) fn reads_views(&self) -> bool {
         !self.insides.is_empty()
             || self.inputs.iter().any(|i| i.strided.is_some())
-            || self.randoms.iter().any(|r| r.index.is_some())
+            || self.index_reads.iter().any(|r| r.index.is_some())
             || self.outputs.iter().any(|o| o.store.is_some())
     }
 }

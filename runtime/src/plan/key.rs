@@ -7,7 +7,7 @@
 //! kernels have keys of their own, which begin with a tag no fused key begins with.
 
 use crate::dtype::DType;
-use crate::graph::ReduceOp;
+use crate::graph::{IndexFn, ReduceOp};
 
 use super::access::{Affine, Bound};
 use super::collect::OpCode;
@@ -73,9 +73,9 @@ const TAG_ROWS: u32 = 25;
 const TAG_ROW_REDUCTION: u32 = 26;
 /// The start of a row kernel's epilogue: then where its values start.
 const TAG_ROWS_EPILOGUE: u32 = 27;
-/// Random numbers ([`Value::Random`](super::Value::Random)): their draw, type, operands
-/// and how their index is computed.
-const TAG_RANDOM: u32 = 28;
+/// Values computed from their index ([`Value::FromIndex`](super::Value::FromIndex)): what
+/// they compute, their type, operands and how their index is computed.
+const TAG_FROM_INDEX: u32 = 28;
 /// Combine kernels (fused keys start with [`TAG_DIMS`]).
 const TAG_COMBINE: u32 = 0xc0b1;
 /// Sort kernels ([`SortPlan`]).
@@ -87,6 +87,14 @@ const TAG_SELECT: u32 = 0x5e1e;
 
 fn dtype_code(d: DType) -> u32 {
     d as u32
+}
+
+/// What a value computed from its index computes: its draw, or the position.
+fn index_fn(f: IndexFn) -> u32 {
+    match f {
+        IndexFn::Random(draw) => draw as u32,
+        IndexFn::Position => 0xff,
+    }
 }
 
 fn op_code(c: OpCode) -> u32 {
@@ -107,7 +115,7 @@ fn op_code(c: OpCode) -> u32 {
         OpCode::Take(t) => {
             0x8000_0000 | u32::from(t.search_code()) << 24 | u32::from(t.along) << 16 | t.axis as u32
         }
-        OpCode::Random(r) => 0x600 | r.draw.code(),
+        OpCode::FromIndex(f) => 0x600 | index_fn(f),
     }
 }
 
@@ -218,13 +226,13 @@ fn bounded(bounds: &[Bound]) -> u32 {
     bounds.iter().fold(0, |m, b| m | 1 << b.axis)
 }
 
-/// Random numbers drawn as `draw` in `dtype` from the scalars `args` (values), at the
-/// index of draw `slot`: the kernel's own (`None`), or an offset over the coordinates
+/// A value computed from its index as `of` says (random numbers as their draw, the
+/// position) in `dtype` from the scalars `args` (values), at the index of read `slot`: the kernel's own (`None`), or an offset over the coordinates
 /// (`Some`) — the dims it moves along and whether its innermost stride is 1 (the offset
 /// and strides are kernel arguments, never the seed, stream or range either).
-pub(crate) fn random(
+pub(crate) fn from_index(
     key: &mut Vec<u32>,
-    draw: crate::graph::Counted,
+    of: IndexFn,
     dtype: DType,
     slot: usize,
     index: Option<&Affine>,
@@ -242,8 +250,8 @@ pub(crate) fn random(
         ),
     };
     key.extend([
-        TAG_RANDOM,
-        draw.code(),
+        TAG_FROM_INDEX,
+        index_fn(of),
         dtype_code(dtype),
         slot as u32,
         strided,

@@ -235,11 +235,11 @@ impl Reads {
     /// The row-major offsets, in their own shapes, of the coordinates the random nodes
     /// computed inside are read at (over the kernel's full rank): indices that the
     /// collapse of the kernel's dims must respect, as a load's offset.
-    pub(super) fn random_offsets(&self, cone: &ConeView, rank: usize) -> Vec<Affine> {
+    pub(super) fn index_offsets(&self, cone: &ConeView, rank: usize) -> Vec<Affine> {
         cone.used
             .iter()
             .filter(|&j| cone.inside.contains(j))
-            .filter(|&&j| matches!(cone.graph[j].kind, GKind::Op(OpCode::Random(_), _)))
+            .filter(|&&j| matches!(cone.graph[j].kind, GKind::Op(OpCode::FromIndex(_), _)))
             .flat_map(|&j| {
                 self.accesses(j)
                     .iter()

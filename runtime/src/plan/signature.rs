@@ -16,6 +16,7 @@
 //! words.
 
 use crate::graph::view::{Region, ViewMap};
+use crate::graph::IndexFn;
 
 use super::collect::{GKind, Movement, OpCode};
 use super::Collected;
@@ -121,7 +122,10 @@ fn op_code(w: &mut Vec<u64>, code: OpCode) {
             10 | u64::from(t.along) << 8 | u64::from(t.search_code()) << 16,
             t.axis as u64,
         ]),
-        OpCode::Random(r) => w.push(11 | u64::from(r.draw.code()) << 8),
+        OpCode::FromIndex(f) => w.push(match f {
+            IndexFn::Random(draw) => 11 | (draw as u64) << 8,
+            IndexFn::Position => 12,
+        }),
     }
 }
 

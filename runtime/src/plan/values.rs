@@ -11,7 +11,7 @@ use super::access::{Access, Affine, Bound, Collapsed, LoadKind};
 use super::collect::{GKind, Inputs, Movement, OpCode};
 use super::cone::{ConeView, NodeMap, NodeSet};
 use super::kernel_plan::{
-    Input, Inside, JoinedReduction, KernelPlan, Output, PlannedValue, RandomRead, ScalarArg, ScalarValue,
+    IndexRead, Input, Inside, JoinedReduction, KernelPlan, Output, PlannedValue, ScalarArg, ScalarValue,
     Value,
 };
 use super::key;
@@ -174,20 +174,20 @@ impl<'a> Binder<'a> {
                     search: spec.search,
                 }
             }
-            (GKind::Op(OpCode::Random(spec), _), _) => {
+            (GKind::Op(OpCode::FromIndex(spec), _), _) => {
                 let args: Inputs = self
                     .walked
                     .operand_accesses(j, a, self.space)
                     .iter()
                     .map(|(i, ia)| self.lookup(b, *i, ia))
                     .collect();
-                let index = self.random_index(&a.affine(&g.node.shape, self.space.len()));
-                let slot = plan.randoms.len();
-                key::random(&mut plan.key, spec.draw, dtype, slot, index.as_ref(), &args);
-                plan.randoms.push(RandomRead { index });
-                Value::Random {
+                let index = self.read_index(&a.affine(&g.node.shape, self.space.len()));
+                let slot = plan.index_reads.len();
+                key::from_index(&mut plan.key, *spec, dtype, slot, index.as_ref(), &args);
+                plan.index_reads.push(IndexRead { index });
+                Value::FromIndex {
                     slot,
-                    draw: spec.draw,
+                    of: *spec,
                     args,
                 }
             }
@@ -291,10 +291,10 @@ impl<'a> Binder<'a> {
         }
     }
 
-    /// The index random numbers are read at, `offset` (their node's row-major index of
+    /// The index values computed from it are read at, `offset` (their node's row-major index of
     /// the kernel's coordinates) over the collapsed dims: `None` where it is the kernel's
     /// own linear index. Unbounded: outside a region's box the value is never used.
-    fn random_index(&self, offset: &Affine) -> Option<Affine> {
+    fn read_index(&self, offset: &Affine) -> Option<Affine> {
         let offset = Affine {
             bounds: SmallVec::new(),
             ..offset.clone()

@@ -87,11 +87,11 @@ pub(crate) enum Param {
     StoreOffset(usize),
     /// Its stride along collapsed dim `d` (`oos{k}_{d}`), for the dims it moves along.
     StoreStride(usize, usize),
-    /// The row-major index random values of `KernelPlan::randoms` `slot` read at the
+    /// The row-major index random values of `KernelPlan::index_reads` `slot` read at the
     /// kernel's first coordinates, where it is not the kernel's own (`rb{slot}`), and its
     /// stride along collapsed dim `k` (`rs{slot}_{k}`), for the dims it moves along.
-    RandomOffset(usize),
-    RandomStride(usize, usize),
+    IndexOffset(usize),
+    IndexStride(usize, usize),
     /// A GEMM kernel's `m`, `n` and `k` (`M_`, `N_`, `K_`; its batch axes are its first
     /// dims).
     GemmM,
@@ -219,14 +219,14 @@ fn view_params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
             .into_iter()
             .chain(strides.into_iter().map(move |d| Param::StoreStride(k, d)))
     });
-    let randoms = plan.randoms.iter().enumerate().flat_map(move |(slot, r)| {
+    let index_reads = plan.index_reads.iter().enumerate().flat_map(move |(slot, r)| {
         let a = r.index.as_ref();
         let strides = a.map(moves).unwrap_or_default();
-        a.map(|_| Param::RandomOffset(slot))
+        a.map(|_| Param::IndexOffset(slot))
             .into_iter()
-            .chain(strides.into_iter().map(move |k| Param::RandomStride(slot, k)))
+            .chain(strides.into_iter().map(move |k| Param::IndexStride(slot, k)))
     });
-    loads.chain(insides).chain(stores).chain(randoms)
+    loads.chain(insides).chain(stores).chain(index_reads)
 }
 
 /// The input slots read through an index, each once, in order.
@@ -340,8 +340,8 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
         Param::InsideHigh(slot, b) => format!("const {} rh{slot}_{b}", offsets(plan)),
         Param::StoreOffset(k) => format!("const {} oo{k}", offsets(plan)),
         Param::StoreStride(k, d) => format!("const {} oos{k}_{d}", offsets(plan)),
-        Param::RandomOffset(slot) => format!("const {} rb{slot}", offsets(plan)),
-        Param::RandomStride(slot, k) => format!("const {} rs{slot}_{k}", offsets(plan)),
+        Param::IndexOffset(slot) => format!("const {} rb{slot}", offsets(plan)),
+        Param::IndexStride(slot, k) => format!("const {} rs{slot}_{k}", offsets(plan)),
         Param::GemmM => "const int M_".into(),
         Param::GemmN => "const int N_".into(),
         Param::GemmK => "const int K_".into(),

@@ -91,7 +91,7 @@ fn elementwise() -> KernelPlan {
         row_total: None,
         finishes: None,
         insides: Vec::new(),
-        randoms: Vec::new(),
+        index_reads: Vec::new(),
         tiled: false,
         gemm: None,
         scan: None,
@@ -286,15 +286,15 @@ fn random(tiled: bool, index: Option<Affine>) -> KernelPlan {
     plan.values.extend(typed(
         DType::F32,
         vec![
-            Value::Random {
+            Value::FromIndex {
                 slot: 0,
-                draw: crate::graph::Counted::Draw(crate::dtype::Draw::Uniform),
+                of: crate::graph::IndexFn::Random(crate::dtype::Draw::Uniform),
                 args: smallvec::smallvec![4, 5],
             },
             op(OpCode::Binary(BinaryOp::Add), &[3, 6]),
         ],
     ));
-    plan.randoms = vec![crate::plan::kernel_plan::RandomRead { index }];
+    plan.index_reads = vec![crate::plan::kernel_plan::IndexRead { index }];
     plan.outputs[0].value = 7;
     plan
 }

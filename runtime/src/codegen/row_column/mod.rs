@@ -239,8 +239,8 @@ fn per_row_values(plan: &KernelPlan, r: &ReducePlan, row: &JoinedReduction) -> V
             Value::Load { slot } => (plan.inputs[*slot].broadcast_mask & kept == kept, false),
             Value::Scalar { .. } => (true, false),
             // (Kernels with views never take a row layout.)
-            // (Random numbers vary with the element.)
-            Value::Inside { .. } | Value::Gather { .. } | Value::Random { .. } => (false, false),
+            // (Values computed from their index vary with the element.)
+            Value::Inside { .. } | Value::Gather { .. } | Value::FromIndex { .. } => (false, false),
             Value::Op { args, .. } => (args.iter().all(|&a| kind[a].0), args.iter().any(|&a| kind[a].1)),
         };
     }

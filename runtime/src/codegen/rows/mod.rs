@@ -291,7 +291,7 @@ impl Kernel<'_> {
     /// phase computed is that value, a value a later phase reads again is kept in `k{i}`,
     /// a load of a reduction's result is its register `rr{q}`, and a value nothing reads
     /// is left out. Inputs whose lanes are neighbours are loaded first, as one vector
-    /// each, and random values read at the kernel's own index share their Philox calls
+    /// each, and values computed from the kernel's own index share their Philox calls
     /// among the lanes.
     fn values(&self, v: &mut Values, range: impl IntoIterator<Item = usize>, step: Step, src: &mut Src) {
         let plan = self.plan;
@@ -321,7 +321,7 @@ impl Kernel<'_> {
                     }
                 }
             }
-            super::random::blocks(plan, "gid", |i| range.contains(&i) && computed(i), src);
+            super::from_index::blocks(plan, "gid", |i| range.contains(&i) && computed(i), src);
         }
         for &i in range.iter().filter(|&&i| !plan.values[i].in_branch) {
             let t = vt(plan.values[i].dtype);

@@ -109,7 +109,7 @@ fn pair(
     let still = chain.iter().all(|&i| match &plan.values[i].value {
         Value::Load { slot } => reduced[*slot].is_some_and(|j| j <= k),
         Value::Scalar { .. } | Value::Op { .. } => !plan.values[i].in_branch,
-        Value::Inside { .. } | Value::Gather { .. } | Value::Random { .. } => false,
+        Value::Inside { .. } | Value::Gather { .. } | Value::FromIndex { .. } => false,
     });
     // The phase is those values, each once, and nothing else.
     let parts = [&chain[..], &xs[..], &[diff, exp][..]];
@@ -137,7 +137,9 @@ fn closure(plan: &KernelPlan, i: usize) -> Vec<usize> {
             continue;
         }
         match &plan.values[j].value {
-            Value::Op { args, .. } | Value::Random { args, .. } => args.iter().for_each(|&a| read[a] = true),
+            Value::Op { args, .. } | Value::FromIndex { args, .. } => {
+                args.iter().for_each(|&a| read[a] = true)
+            }
             Value::Gather { index, .. } => read[*index] = true,
             Value::Load { .. } | Value::Scalar { .. } | Value::Inside { .. } => {}
         }

@@ -45,7 +45,7 @@ impl Reuse {
                 Value::Scalar { .. } => false,
                 Value::Load { slot } => reduced[*slot].is_none(),
                 Value::Op { args, .. } => args.iter().any(|&a| varies[a]),
-                Value::Inside { .. } | Value::Gather { .. } | Value::Random { .. } => true,
+                Value::Inside { .. } | Value::Gather { .. } | Value::FromIndex { .. } => true,
             };
         }
         let registers = matches!(r.layout.hold, Hold::Registers { .. });
@@ -113,7 +113,7 @@ fn rename(value: &Value, first: &[usize], scalars: &[usize]) -> Value {
     let mut value = value.clone();
     match &mut value {
         Value::Scalar { slot } => *slot = scalars[*slot],
-        Value::Op { args, .. } | Value::Random { args, .. } => {
+        Value::Op { args, .. } | Value::FromIndex { args, .. } => {
             for a in args.iter_mut() {
                 *a = first[*a];
             }
@@ -127,7 +127,7 @@ fn rename(value: &Value, first: &[usize], scalars: &[usize]) -> Value {
 /// Calls `f` on each value `value` reads.
 fn operands(value: &Value, mut f: impl FnMut(usize)) {
     match value {
-        Value::Op { args, .. } | Value::Random { args, .. } => args.iter().for_each(|&a| f(a)),
+        Value::Op { args, .. } | Value::FromIndex { args, .. } => args.iter().for_each(|&a| f(a)),
         Value::Gather { index, .. } => f(*index),
         Value::Load { .. } | Value::Scalar { .. } | Value::Inside { .. } => {}
     }
