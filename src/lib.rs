@@ -106,3 +106,8 @@ pub mod __private {
         Dims, Kernel, KernelArg, KernelConstant, KernelSource, KernelStruct, LaunchOptions, StructBytes,
     };
 }
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
