@@ -43,11 +43,6 @@ enum OperandKind {
 /// # Ok(())
 /// # }
 /// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be an expr! operand",
-    label = "not an array or an element scalar",
-    note = "expr! operands are `Array<T>`, `&Array<T>` or scalars of an element type (`f32 f64 i32 u32 i64 u64 bool`, or a type parameter `T: lazycl::Element`); bind other values to such a local first: `let w = &m.w;`"
-)]
 pub trait ExprArg<M> {
     /// The element type.
     type Elem: Element;
