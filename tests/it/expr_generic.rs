@@ -166,13 +166,21 @@ fn host_scalars_of_a_float_type_parameter_are_operands() {
         let got = scale_shift(&c.from_slice(&x32).unwrap(), 0.75f32, &0.25f32);
         for (g, &v) in got.to_vec().unwrap().iter().zip(&x32) {
             let v = v as f64;
-            let want = if v > 0.25 { (v * 0.75).exp() } else { v * 0.75 + 0.25 };
+            let want = if v > 0.25 {
+                (v * 0.75).exp()
+            } else {
+                v * 0.75 + 0.25
+            };
             assert!(close(*g as f64, want, 1e-5), "f32 {g} vs {want}");
         }
         let x64: Vec<f64> = x32.iter().map(|&v| v as f64 * 1.5 - 0.125).collect();
         let got = scale_shift(&c.from_slice(&x64).unwrap(), -1.25f64, &0.5f64);
         for (g, &v) in got.to_vec().unwrap().iter().zip(&x64) {
-            let want = if v > 0.5 { (v * -1.25).exp() } else { v * -1.25 + 0.5 };
+            let want = if v > 0.5 {
+                (v * -1.25).exp()
+            } else {
+                v * -1.25 + 0.5
+            };
             assert!(close(*g, want, 1e-12), "f64 {g} vs {want}");
         }
     }
@@ -188,7 +196,12 @@ where
         let (xs, ys) = (T::random_vec(&mut r, n), T::random_vec(&mut r, n));
         let got = axpy(a, &c.from_slice(&xs).unwrap(), c.from_slice(&ys).unwrap());
         let want: Vec<T> = xs.iter().zip(&ys).map(|(&x, &y)| host(a, x, y)).collect();
-        assert_eq!(got.to_vec().unwrap(), want, "{} n = {n}", std::any::type_name::<T>());
+        assert_eq!(
+            got.to_vec().unwrap(),
+            want,
+            "{} n = {n}",
+            std::any::type_name::<T>()
+        );
     }
 }
 
@@ -209,22 +222,36 @@ fn host_scalars_of_integer_and_element_type_parameters_are_operands() {
     for n in SIZES {
         let xs = i64::random_vec(&mut r, n);
         let got = masked_floor(&c.from_slice(&xs).unwrap(), 0xff0i64, -100);
-        let want: Vec<i64> = xs.iter().map(|&x| if x < -100 { -100 } else { (x >> 2) ^ 0xff0 }).collect();
+        let want: Vec<i64> = xs
+            .iter()
+            .map(|&x| if x < -100 { -100 } else { (x >> 2) ^ 0xff0 })
+            .collect();
         assert_eq!(got.to_vec().unwrap(), want);
         let us = u32::random_vec(&mut r, n);
         let got = masked_floor(&c.from_slice(&us).unwrap(), 0xf0f0u32, 1 << 20);
-        let want: Vec<u32> = us.iter().map(|&x| if x < 1 << 20 { 1 << 20 } else { (x >> 2) ^ 0xf0f0 }).collect();
+        let want: Vec<u32> = us
+            .iter()
+            .map(|&x| if x < 1 << 20 { 1 << 20 } else { (x >> 2) ^ 0xf0f0 })
+            .collect();
         assert_eq!(got.to_vec().unwrap(), want);
 
         let cond = bool::random_vec(&mut r, n);
         let cm = c.from_slice(&cond).unwrap();
         let fs = f64::random_vec(&mut r, n);
         let got = fill_where_not(&cm, &c.from_slice(&fs).unwrap(), -1.0);
-        let want: Vec<f64> = cond.iter().zip(&fs).map(|(&k, &f)| if k { f } else { -1.0 }).collect();
+        let want: Vec<f64> = cond
+            .iter()
+            .zip(&fs)
+            .map(|(&k, &f)| if k { f } else { -1.0 })
+            .collect();
         assert_eq!(got.to_vec().unwrap(), want);
         let bs = bool::random_vec(&mut r, n);
         let got = fill_where_not(&cm, &c.from_slice(&bs).unwrap(), true);
-        let want: Vec<bool> = cond.iter().zip(&bs).map(|(&k, &b)| if k { b } else { true }).collect();
+        let want: Vec<bool> = cond
+            .iter()
+            .zip(&bs)
+            .map(|(&k, &b)| if k { b } else { true })
+            .collect();
         assert_eq!(got.to_vec().unwrap(), want);
     }
 }
@@ -234,10 +261,16 @@ fn a_new_generic_host_scalar_builds_no_program() {
     let c = ctx();
     let x = c.from_slice(&[1.0f32, -2.0, 3.0]).unwrap();
     let y = c.from_slice(&[0.5f32, 0.25, 2.0]).unwrap();
-    assert_eq!(axpy(2.0f32, &x, y.clone()).to_vec().unwrap(), vec![2.5, -3.75, 8.0]);
+    assert_eq!(
+        axpy(2.0f32, &x, y.clone()).to_vec().unwrap(),
+        vec![2.5, -3.75, 8.0]
+    );
     let before = c.stats();
     assert_eq!(axpy(-1.0f32, &x, y).to_vec().unwrap(), vec![-0.5, 2.25, -1.0]);
     let after = c.stats();
-    assert_eq!(after.programs_built, before.programs_built, "a scalar is a kernel argument");
+    assert_eq!(
+        after.programs_built, before.programs_built,
+        "a scalar is a kernel argument"
+    );
     assert_eq!(after.kernels_launched - before.kernels_launched, 1);
 }
