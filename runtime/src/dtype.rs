@@ -147,6 +147,35 @@ impl Integer for u32 {}
 impl Integer for i64 {}
 impl Integer for u64 {}
 
+/// Element types with bitwise operators (`& | ^ !`): the integers and `bool`. Every
+/// [`Integer`] is one, so an `expr!` such as `x & m` (valid for both) compiles inside a
+/// function generic over `T: Integer`.
+///
+/// ```
+/// use lazycl::prelude::*;
+///
+/// fn masked<T: lazycl::Bitwise>(x: &Array<T>, m: T) -> Array<T> {
+///     expr!(x & m)
+/// }
+///
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// assert_eq!(masked(&ctx.from_slice(&[6u32, 7])?, 3).to_vec()?, [2, 3]);
+/// assert_eq!(masked(&ctx.from_slice(&[true, false])?, true).to_vec()?, [true, false]);
+/// # Ok(())
+/// # }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an element type with bitwise operators (an integer or `bool`)",
+    label = "needs integer or `bool` elements",
+    note = "`& | ^ !` apply to integers and `bool`; convert a float array first: `x.cast::<u32>()` (`as` inside expr!)",
+    note = "in a function generic over the element type, bound the type parameter by `lazycl::Integer` (or \
+            `lazycl::Bitwise` to admit `bool`): `fn f<T: lazycl::Integer>(x: &Array<T>)`"
+)]
+pub trait Bitwise: Element {}
+impl<T: Integer> Bitwise for T {}
+impl Bitwise for bool {}
+
 /// Signed element types: unary minus is defined on these.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a signed element type (`i32`, `i64`, `f32` or `f64`)",

@@ -45,10 +45,18 @@ fn axpy<T: lazycl::Numeric>(a: T, x: &Array<T>, y: Array<T>) -> Array<T> {
     expr!(a * x + y)
 }
 
-/// `x / 4` with bits flipped by a host mask, floored at a host value (shifts are the
-/// integers'; `&`, `|`, `^` alone would also take `bool`, which is no kind).
+/// `x / 4` with bits flipped by a host mask, floored at a host value.
 fn masked_floor<T: lazycl::Integer>(x: &Array<T>, mask: T, lo: T) -> Array<T> {
     expr!(if x < lo { lo } else { (x >> 2) ^ mask })
+}
+
+/// Bits of `x` under a host mask: `&` and `!` also take `bool` (kind `Bitwise`), and an
+/// `Integer` function uses the same expression.
+fn clear_bits<T: lazycl::Bitwise>(x: &Array<T>, mask: T) -> Array<T> {
+    expr!(x & !mask)
+}
+fn clear_bits_int<T: lazycl::Integer>(x: &Array<T>, mask: T) -> Array<T> {
+    expr!(x & !mask)
 }
 
 /// The array where `c` holds, else a host value: any element type, `bool` included.
@@ -216,7 +224,7 @@ fn host_scalars_of_a_numeric_type_parameter_are_operands() {
 }
 
 #[test]
-fn host_scalars_of_integer_and_element_type_parameters_are_operands() {
+fn host_scalars_of_integer_bitwise_and_element_type_parameters_are_operands() {
     let c = ctx();
     let mut r = rng(93);
     for n in SIZES {
@@ -235,7 +243,18 @@ fn host_scalars_of_integer_and_element_type_parameters_are_operands() {
             .collect();
         assert_eq!(got.to_vec().unwrap(), want);
 
+        let got = clear_bits(&c.from_slice(&us).unwrap(), 0xf0f0u32);
+        let want: Vec<u32> = us.iter().map(|&x| x & !0xf0f0).collect();
+        assert_eq!(got.to_vec().unwrap(), want);
+        let got = clear_bits_int(&c.from_slice(&xs).unwrap(), -8i64);
+        let want: Vec<i64> = xs.iter().map(|&x| x & !-8).collect();
+        assert_eq!(got.to_vec().unwrap(), want);
+
         let cond = bool::random_vec(&mut r, n);
+        let got = clear_bits(&c.from_slice(&cond).unwrap(), true);
+        assert_eq!(got.to_vec().unwrap(), vec![false; n]);
+        let got = clear_bits(&c.from_slice(&cond).unwrap(), false);
+        assert_eq!(got.to_vec().unwrap(), cond);
         let cm = c.from_slice(&cond).unwrap();
         let fs = f64::random_vec(&mut r, n);
         let got = fill_where_not(&cm, &c.from_slice(&fs).unwrap(), -1.0);
