@@ -221,10 +221,10 @@ impl Checker {
         self.errors.add(
             m.method.span(),
             format!(
-                "`{recv}.{name}({args})` is not an element method: inside expr! `{recv}` stands for one element \
+                "`{recv}.{name}({args})` is no element method that expr! supports: inside it `{recv}` stands for one element \
                  (the expression is applied elementwise); call it before the expression and use its result: \
                  `let r = {recv}.{name}({args});`, then write `r` (an array broadcasts, a scalar is a kernel \
-                 argument); the elements' own methods work inside: `{recv}.sqrt()`, `{recv}.max(y)`, `{recv}.wrapping_add(y)`, ..."
+                 argument); the element methods expr! supports are math methods such as `{recv}.sqrt()`, `{recv}.max(y)`, `{recv}.wrapping_add(y)`, ..."
             ),
         );
     }
