@@ -169,6 +169,30 @@ pub fn device_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # }
 /// ```
 ///
+/// Inside a function generic over the element type, arrays `Array<T>` and host scalars `T`
+/// are operands with no bound beyond the element kind; the expression compiles once and
+/// picks the OpenCL C for `T` when called:
+///
+/// ```
+/// use lazycl::prelude::*;
+///
+/// fn leaky_relu<T: lazycl::Float>(x: &Array<T>, slope: T) -> Array<T> {
+///     expr!(if x > T::ZERO { x } else { x * slope })
+/// }
+///
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let x32 = ctx.from_slice(&[-2.0f32, 3.0])?;
+/// assert_eq!(leaky_relu(&x32, 0.5).to_vec()?, [-1.0, 3.0]);
+/// let x64 = ctx.from_slice(&[-2.0f64, 3.0])?;
+/// assert_eq!(leaky_relu(&x64, 0.25).to_vec()?, [-0.5, 3.0]);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// An operand is a plain name: bind a field to a local first (`let w = &m.w;`), and call
+/// an array's own methods (`x.sum()`) before the expression; the compile errors say so.
+///
 /// See `docs/EXPR.md` for the accepted subset and the typing rules.
 #[proc_macro]
 pub fn expr(input: TokenStream) -> TokenStream {

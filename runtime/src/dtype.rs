@@ -27,6 +27,14 @@ mod sealed {
 
 /// A Rust type that can live in a device array. Sealed: implemented for
 /// `bool`, `i32`, `u32`, `i64`, `u64`, `f32` and `f64`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an element type (`bool`, `i32`, `u32`, `i64`, `u64`, `f32` or `f64`)",
+    label = "not an element type",
+    note = "arrays hold, and expr! takes as scalar operands, `bool i32 u32 i64 u64 f32 f64`; convert a host value \
+            first (`n as u64` for a `usize`); an array operand is an `Array<T>` or `&Array<T>`",
+    note = "in a function generic over the element type, bound the type parameter by `lazycl::Element` (or \
+            `Numeric`, `Float`, ...): `fn f<T: lazycl::Element>(x: &Array<T>)`"
+)]
 pub trait Element:
     sealed::Sealed + Copy + Send + Sync + PartialEq + PartialOrd + fmt::Debug + Default + 'static
 {
@@ -99,7 +107,9 @@ element!(f64, F64, |v| v.to_bits(), |f| f, |x| x);
     message = "`{Self}` is not a numeric element type (`i32`, `u32`, `i64`, `u64`, `f32` or `f64`)",
     label = "arithmetic needs a numeric element type",
     note = "a `bool` mask counts as 0 and 1 next to a numeric array (`&x * mask`); for arithmetic of its own, \
-            convert it: `mask.cast::<f32>()` (`as` inside expr!), or select with `mask.select(&a, &b)`"
+            convert it: `mask.cast::<f32>()` (`as` inside expr!), or select with `mask.select(&a, &b)`",
+    note = "in a function generic over the element type, bound the type parameter by `lazycl::Numeric`: \
+            `fn f<T: lazycl::Numeric>(x: &Array<T>)`"
 )]
 pub trait Numeric: Element {}
 impl Numeric for i32 {}
@@ -114,7 +124,9 @@ impl Numeric for f64 {}
     message = "`{Self}` is not a floating-point element type (`f32` or `f64`)",
     label = "needs `f32` or `f64` elements",
     note = "float methods (`sqrt`, `exp`, ...), float literals (`2.0`) and float constants apply to `f32` and `f64`; \
-            convert an array first: `x.cast::<f32>()` (`x as f32` inside expr!)"
+            convert an array first: `x.cast::<f32>()` (`x as f32` inside expr!)",
+    note = "in a function generic over the element type, bound the type parameter by `lazycl::Float`: \
+            `fn f<T: lazycl::Float>(x: &Array<T>)`"
 )]
 pub trait Float: Numeric {}
 impl Float for f32 {}
@@ -125,7 +137,9 @@ impl Float for f64 {}
     message = "`{Self}` is not an integer element type (`i32`, `u32`, `i64` or `u64`)",
     label = "needs integer elements",
     note = "indices, counts, bitwise operators, shifts and integer literals (`2`) need integers; convert an array \
-            first: `x.cast::<u32>()` (`x as u32` inside expr!), or write `2.0` for a float"
+            first: `x.cast::<u32>()` (`x as u32` inside expr!), or write `2.0` for a float",
+    note = "in a function generic over the element type, bound the type parameter by `lazycl::Integer`: \
+            `fn f<T: lazycl::Integer>(x: &Array<T>)`"
 )]
 pub trait Integer: Numeric {}
 impl Integer for i32 {}
@@ -133,12 +147,43 @@ impl Integer for u32 {}
 impl Integer for i64 {}
 impl Integer for u64 {}
 
+/// Element types with bitwise operators (`& | ^ !`): the integers and `bool`. Every
+/// [`Integer`] is one, so an `expr!` such as `x & m` (valid for both) compiles inside a
+/// function generic over `T: Integer`.
+///
+/// ```
+/// use lazycl::prelude::*;
+///
+/// fn masked<T: lazycl::Bitwise>(x: &Array<T>, m: T) -> Array<T> {
+///     expr!(x & m)
+/// }
+///
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// assert_eq!(masked(&ctx.from_slice(&[6u32, 7])?, 3).to_vec()?, [2, 3]);
+/// assert_eq!(masked(&ctx.from_slice(&[true, false])?, true).to_vec()?, [true, false]);
+/// # Ok(())
+/// # }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an element type with bitwise operators (an integer or `bool`)",
+    label = "needs integer or `bool` elements",
+    note = "`& | ^ !` apply to integers and `bool`; convert a float array first: `x.cast::<u32>()` (`as` inside expr!)",
+    note = "in a function generic over the element type, bound the type parameter by `lazycl::Integer` (or \
+            `lazycl::Bitwise` to admit `bool`): `fn f<T: lazycl::Integer>(x: &Array<T>)`"
+)]
+pub trait Bitwise: Element {}
+impl<T: Integer> Bitwise for T {}
+impl Bitwise for bool {}
+
 /// Signed element types: unary minus is defined on these.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a signed element type (`i32`, `i64`, `f32` or `f64`)",
     label = "needs signed elements",
     note = "negation and `abs` apply to signed types; convert an unsigned array first: `x.cast::<i64>()` \
-            (`as` inside expr!)"
+            (`as` inside expr!)",
+    note = "in a function generic over the element type, bound the type parameter by `lazycl::Signed`: \
+            `fn f<T: lazycl::Signed>(x: &Array<T>)`"
 )]
 pub trait Signed: Numeric {}
 impl Signed for i32 {}

@@ -20,8 +20,30 @@ enum OperandKind {
     Scalar(ScalarBits),
 }
 
-/// A value `expr!` accepts as an operand: `Array<T>`, `&Array<T>` or a scalar `T`.
-pub trait ExprArg {
+/// A value `expr!` accepts as an operand: `Array<T>`, `&Array<T>` (any number of `&`) or a
+/// scalar of any element type, a type parameter `T: Element` (or `Float`, `Numeric`, ...)
+/// included: `fn f<T: Float>(x: &Array<T>, s: T) -> Array<T> { expr!(x * s) }` needs no
+/// bound beyond the element kind.
+///
+/// `M` is one of the markers [`kind::IsArray`], [`kind::IsScalar`] or [`kind::Ref`]:
+/// it keeps the impls for arrays, scalars and references apart (a blanket impl for every
+/// `T: Element` next to one for every `&A` would overlap), and is always inferred.
+///
+/// ```
+/// use lazycl::prelude::*;
+///
+/// fn shifted<T: lazycl::Numeric>(x: &Array<T>, s: T) -> Array<T> {
+///     expr!(x + s) // `s: T` is a kernel argument
+/// }
+///
+/// # fn main() -> lazycl::Result<()> {
+/// let ctx = Context::new()?;
+/// let x = ctx.from_slice(&[1i64, 2, 3])?;
+/// assert_eq!(shifted(&x, 10).to_vec()?, [11, 12, 13]);
+/// # Ok(())
+/// # }
+/// ```
+pub trait ExprArg<M> {
     /// The element type.
     type Elem: Element;
     /// [`kind::IsArray`] or [`kind::IsScalar`]: `expr!` checks with it, at compile time,
@@ -31,7 +53,7 @@ pub trait ExprArg {
     fn operand(&self) -> ExprOperand;
 }
 
-impl<T: Element> ExprArg for Array<T> {
+impl<T: Element> ExprArg<kind::IsArray> for Array<T> {
     type Elem = T;
     type Kind = kind::IsArray;
     #[track_caller]
@@ -43,7 +65,7 @@ impl<T: Element> ExprArg for Array<T> {
     }
 }
 
-impl<A: ExprArg + ?Sized> ExprArg for &A {
+impl<M, A: ExprArg<M> + ?Sized> ExprArg<kind::Ref<M>> for &A {
     type Elem = A::Elem;
     type Kind = A::Kind;
     #[track_caller]
@@ -52,19 +74,17 @@ impl<A: ExprArg + ?Sized> ExprArg for &A {
     }
 }
 
-macro_rules! scalar_arg {
-    ($($t:ty),*) => {$(
-        impl ExprArg for $t {
-            type Elem = $t;
-            type Kind = kind::IsScalar;
-            #[track_caller]
-            fn operand(&self) -> ExprOperand {
-                ExprOperand { kind: OperandKind::Scalar(self.to_arg_bits()), dtype: <$t>::DTYPE }
-            }
+impl<T: Element> ExprArg<kind::IsScalar> for T {
+    type Elem = T;
+    type Kind = kind::IsScalar;
+    #[track_caller]
+    fn operand(&self) -> ExprOperand {
+        ExprOperand {
+            kind: OperandKind::Scalar(self.to_arg_bits()),
+            dtype: T::DTYPE,
         }
-    )*};
+    }
 }
-scalar_arg!(bool, i32, u32, i64, u64, f32, f64);
 
 /// A value for an operand of element type `T` of an `expr!` closure or a `#[device_fn]`'s
 /// `map`: `Array<T>`, `&Array<T>` or a scalar `T`. (Unlike a bound `ExprArg<Elem = T>`, this
@@ -80,7 +100,7 @@ impl<T: Element> ExprInput<T> for Array<T> {
     type Kind = kind::IsArray;
     #[track_caller]
     fn operand(&self) -> ExprOperand {
-        ExprArg::operand(self)
+        ExprArg::<kind::IsArray>::operand(self)
     }
 }
 
@@ -98,7 +118,7 @@ macro_rules! scalar_input {
             type Kind = kind::IsScalar;
             #[track_caller]
             fn operand(&self) -> ExprOperand {
-                ExprArg::operand(self)
+                ExprArg::<kind::IsScalar>::operand(self)
             }
         }
     )*};
@@ -113,6 +133,9 @@ pub mod kind {
     pub struct IsArray;
     /// The operand is a scalar.
     pub struct IsScalar;
+    /// The operand is a reference to an operand of marker `M` (only a marker of
+    /// [`ExprArg`](super::ExprArg): a reference's kind is its referent's).
+    pub struct Ref<M>(std::marker::PhantomData<M>);
 
     /// Type-level "or" of two kinds.
     pub trait Or<B> {

@@ -62,7 +62,7 @@ pub use backend::kernel::{
     ArrayArg, Dims, KernelArg, KernelConstant, KernelSource, KernelStruct, StructBytes, MAX_STRUCT_BYTES,
 };
 pub use backend::queue::Event;
-pub use dtype::{DType, Element, Float, Index, Integer, Numeric, ScalarBits, Signed};
+pub use dtype::{Bitwise, DType, Element, Float, Index, Integer, Numeric, ScalarBits, Signed};
 pub use error::{Error, Result};
 pub use expr::{expr_node, kind as expr_kind, ExprArg, ExprInput, ExprOperand, ExprTemplate};
 pub use graph::shape::IntoShape;

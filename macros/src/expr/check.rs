@@ -8,10 +8,12 @@
 use std::collections::HashSet;
 
 use proc_macro2::Ident;
+use quote::ToTokens;
+use syn::ext::IdentExt;
 
 use crate::diag::{Errors, Sp, Spanned};
 use crate::ir::Scalar;
-use crate::lower::names::{is_intrinsic, suggest};
+use crate::lower::names::{is_intrinsic, is_scalar_method, suggest};
 use crate::lower::ops::compound_op;
 use crate::lower::{is_statement, strip_parens};
 use crate::signature::{scalar_type, ELEMENTS};
@@ -89,12 +91,7 @@ impl Checker {
                 }
                 self.block(&b.block);
             }
-            syn::Expr::MethodCall(m) => {
-                self.expr(&m.receiver);
-                for a in &m.args {
-                    self.expr(a);
-                }
-            }
+            syn::Expr::MethodCall(m) => self.method_call(m),
             syn::Expr::Call(c) => self.call(c),
             syn::Expr::Closure(c) => self.errors.add(
                 c.span(),
@@ -132,16 +129,104 @@ impl Checker {
                  takes arrays by reference itself",
             ),
             syn::Expr::Range(_) => self.unsupported(e.span(), "ranges are"),
-            syn::Expr::Tuple(_) => self.unsupported(e.span(), "tuples are"),
+            syn::Expr::Tuple(_) => self.errors.add(
+                e.span(),
+                "tuples are not supported in expr!: an expr! computes one value per element; write one \
+                 expr! per result",
+            ),
             syn::Expr::Array(_) | syn::Expr::Repeat(_) => self.unsupported(e.span(), "array expressions are"),
             syn::Expr::Struct(_) => self.unsupported(e.span(), "struct expressions are"),
-            syn::Expr::Field(_) => self.unsupported(e.span(), "field access is"),
-            syn::Expr::Try(_) => self.unsupported(e.span(), "the `?` operator is"),
+            syn::Expr::Field(f) => self.field(f),
+            syn::Expr::Try(t) => {
+                let inner = t.expr.to_token_stream().to_string();
+                self.errors.add(
+                    t.span(),
+                    format!(
+                        "the `?` operator is not supported in expr!: operands are arrays and scalars, not \
+                         `Result`s; apply it before the expression: `let v = {inner}?;`, then write `v`"
+                    ),
+                );
+            }
             syn::Expr::Async(_) | syn::Expr::Await(_) => self.unsupported(e.span(), "async code is"),
-            syn::Expr::Unsafe(_) => self.unsupported(e.span(), "`unsafe` is"),
+            syn::Expr::Unsafe(u) => self.errors.add(
+                u.unsafe_token.span(),
+                "`unsafe` is not supported in expr! (nothing in it is unsafe): remove `unsafe { }` and \
+                 write the expression",
+            ),
             syn::Expr::Let(_) => self.unsupported(e.span(), "`let` expressions are"),
             _ => self.unsupported(e.span(), "this expression is"),
         }
+    }
+
+    /// Field access: `expr!` captures plain names, so the fix is to bind the field first.
+    fn field(&mut self, f: &syn::ExprField) {
+        let whole = f.to_token_stream().to_string().replace(' ', "");
+        let local = match &f.member {
+            syn::Member::Named(id) => id.unraw().to_string(),
+            syn::Member::Unnamed(i) => {
+                let base = f.base.to_token_stream().to_string().replace(' ', "");
+                let base: String = base
+                    .chars()
+                    .map(|c| if c.is_alphanumeric() { c } else { '_' })
+                    .collect();
+                format!("{base}_{}", i.index)
+            }
+        };
+        self.errors.add(
+            f.span(),
+            format!(
+                "field access (`{whole}`) is not supported in expr!: its operands are plain names in scope; \
+                 bind the field to a local first: `let {local} = &{whole};`, then write `{local}` in the expression"
+            ),
+        );
+    }
+
+    /// A method call: math methods of the elements are the translator's to check; a method
+    /// the elements do not have, called on an operand, is the operand's (an array's): it
+    /// must run before the expression.
+    fn method_call(&mut self, m: &syn::ExprMethodCall) {
+        self.expr(&m.receiver);
+        for a in &m.args {
+            self.expr(a);
+        }
+        let name = m.method.unraw().to_string();
+        let recv = match strip_parens(&m.receiver) {
+            syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|id| id.to_string()),
+            _ => None,
+        };
+        if name == "cast" {
+            let to = match &m.turbofish {
+                Some(t) => t.args.to_token_stream().to_string(),
+                None => "f32".to_string(),
+            };
+            let x = recv.unwrap_or_else(|| "x".to_string());
+            self.errors.add(
+                m.method.span(),
+                format!(
+                    "`.cast()` converts a whole array and is not supported in expr!: inside it `{x}` stands \
+                     for one element; convert the element with `as`: `{x} as {to}`"
+                ),
+            );
+            return;
+        }
+        // Only a name can be an operand (a `let` binding is an element too).
+        let Some(recv) = recv.filter(|r| !self.bound(r)) else {
+            return;
+        };
+        let reduction = matches!(name.as_str(), "min" | "max") && m.args.is_empty();
+        if is_scalar_method(&name) && !reduction {
+            return;
+        }
+        let args = if m.args.is_empty() { "" } else { ".." };
+        self.errors.add(
+            m.method.span(),
+            format!(
+                "`{recv}.{name}({args})` is no element method that expr! supports: inside it `{recv}` stands for one element \
+                 (the expression is applied elementwise); call it before the expression and use its result: \
+                 `let r = {recv}.{name}({args});`, then write `r` (an array broadcasts, a scalar is a kernel \
+                 argument); the element methods expr! supports are math methods such as `{recv}.sqrt()`, `{recv}.max(y)`, `{recv}.wrapping_add(y)`, ..."
+            ),
+        );
     }
 
     fn lit(&mut self, l: &syn::ExprLit) {

@@ -149,13 +149,20 @@ fn expression_form(
     let rust = templates.rust;
     let n = operands.len();
     let tgens: Vec<Ident> = (0..names.len()).map(|k| format_ident!("T{}", k)).collect();
+    // Each operand's `ExprArg` marker (array, scalar, reference), inferred.
+    let marks: Vec<Ident> = (0..n).map(|i| format_ident!("M{}", i)).collect();
     let elems: Vec<TokenStream> = gens
         .iter()
-        .map(|g| quote! { <#g as #p::ExprArg>::Elem })
+        .zip(&marks)
+        .map(|(g, m)| quote! { <#g as #p::ExprArg<#m>>::Elem })
         .chain(tgens.iter().map(|t| quote! { #t }))
         .collect();
     let tuple = quote! { (#(#elems,)*) };
-    let has_array = has_array_bound(gens.iter().map(|g| quote! { <#g as #p::ExprArg>::Kind }));
+    let has_array = has_array_bound(
+        gens.iter()
+            .zip(&marks)
+            .map(|(g, m)| quote! { <#g as #p::ExprArg<#m>>::Kind }),
+    );
     // A name per expression, so that rustc does not point at other `expr!`s' traits as
     // "similarly named".
     let trait_name = {
@@ -198,7 +205,7 @@ fn expression_form(
     let turbofish = match names.is_empty() {
         true => quote! {},
         false => {
-            let infer = gens.iter().map(|_| quote! { _ });
+            let infer = gens.iter().chain(&marks).map(|_| quote! { _ });
             quote! { ::<#(#infer,)* #(#names),*> }
         }
     };
@@ -213,14 +220,14 @@ fn expression_form(
             #(#impls)*
             #[inline]
             #[allow(clippy::too_many_arguments)]
-            fn __lazycl_expr<#(#gens: #p::ExprArg,)* #(#tgens: #p::Element),*>(#(#vars: &#gens),*) -> #p::Array<<#tuple as #trait_name>::R>
+            fn __lazycl_expr<#(#gens: #p::ExprArg<#marks>,)* #(#marks,)* #(#tgens: #p::Element),*>(#(#vars: &#gens),*) -> #p::Array<<#tuple as #trait_name>::R>
             where
                 #tuple: #trait_name,
                 #has_array
             {
                 #p::expr_node::<<#tuple as #trait_name>::R>(
                     <#tuple as #trait_name>::template(),
-                    &[#(#p::ExprArg::operand(#vars)),*],
+                    &[#(#p::ExprArg::<#marks>::operand(#vars)),*],
                 )
             }
             #call #turbofish(#(#args),*)

@@ -3,10 +3,10 @@
 //! `T: Float` (where no impl for a concrete `(f32,)` applies to `(T,)`). The variants'
 //! slots (operands, then type parameters) fall into classes that always share a type;
 //! where every combination of the classes' types is a variant, each class's types are
-//! exactly one kind's (`Float`: `f32 f64`, `Integer`, `Signed`, `Numeric`, `Element`) or
-//! one type, and the result is one type or a class's, the impl is generic over a type
-//! per class bounded by its kind, and picks the variant's template from the types'
-//! `DTYPE`s when called. Otherwise the expression keeps one impl per variant.
+//! exactly one kind's (`Float`: `f32 f64`, `Integer`, `Signed`, `Bitwise` (the integers
+//! and `bool`), `Numeric`, `Element`) or one type, and the result is one type or a
+//! class's, the impl is generic over a type per class bounded by its kind, and picks the
+//! variant's template from the types' `DTYPE`s when called. Otherwise the expression keeps one impl per variant.
 
 use super::variants::Variant;
 use crate::ir::Scalar;
@@ -17,15 +17,17 @@ pub(super) enum Kind {
     Float,
     Integer,
     Signed,
+    Bitwise,
     Numeric,
     Element,
 }
 
 impl Kind {
-    const ALL: [Kind; 5] = [
+    const ALL: [Kind; 6] = [
         Kind::Float,
         Kind::Integer,
         Kind::Signed,
+        Kind::Bitwise,
         Kind::Numeric,
         Kind::Element,
     ];
@@ -36,6 +38,7 @@ impl Kind {
             Kind::Float => "Float",
             Kind::Integer => "Integer",
             Kind::Signed => "Signed",
+            Kind::Bitwise => "Bitwise",
             Kind::Numeric => "Numeric",
             Kind::Element => "Element",
         }
@@ -47,6 +50,7 @@ impl Kind {
             Kind::Float => matches!(s, F32 | F64),
             Kind::Integer => matches!(s, I32 | U32 | I64 | U64),
             Kind::Signed => matches!(s, I32 | I64 | F32 | F64),
+            Kind::Bitwise => matches!(s, I32 | U32 | I64 | U64 | Bool),
             Kind::Numeric => matches!(s, I32 | U32 | I64 | U64 | F32 | F64),
             Kind::Element => matches!(s, I32 | U32 | I64 | U64 | F32 | F64 | Bool),
         }

@@ -316,8 +316,13 @@ mod tests {
 
     #[test]
     fn errors_say_what_is_supported() {
-        let e = variants_of("x.frobnicate()").unwrap_err();
+        let e = variants_of("(x * 2.0).frobnicate()").unwrap_err();
         assert!(e[0].contains("unsupported method `frobnicate` on `f32`"), "{e:?}");
+        // On an operand: the operand's method, to call before the expression.
+        let e = variants_of("x / x.sum()").unwrap_err();
+        assert!(e[0].contains("`let r = x.sum();`"), "{e:?}");
+        let e = variants_of("m.w * x").unwrap_err();
+        assert!(e[0].contains("`let w = &m.w;`"), "{e:?}");
         let e = variants_of("|x: f32| x * a").unwrap_err();
         assert!(e[0].contains("cannot capture `a`"), "{e:?}");
         let e = variants_of("{ x += 1.0; x }").unwrap_err();

@@ -339,6 +339,15 @@ pub(super) const FLOAT_METHOD_LIST: &str = "sqrt cbrt exp exp2 exp_m1 ln ln_1p l
 pub(super) const INT_METHOD_LIST: &str =
     "min max clamp abs (signed) pow wrapping_add wrapping_sub wrapping_mul wrapping_neg";
 
+/// Whether `name` is a method of some scalar type (float or integer), e.g. `sqrt`, `max`,
+/// `wrapping_add`: what an `expr!` operand, one element, can call.
+pub fn is_scalar_method(name: &str) -> bool {
+    FLOAT_METHOD_LIST
+        .split_whitespace()
+        .chain(INT_METHOD_LIST.split_whitespace())
+        .any(|m| m == name)
+}
+
 /// Names of the functions the subset provides (not device functions).
 pub fn is_intrinsic(name: &str) -> bool {
     WORK_ITEM.iter().any(|(n, _)| *n == name)
