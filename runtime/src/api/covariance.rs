@@ -25,7 +25,8 @@ impl<T: Float> Array<T> {
     /// let ctx = Context::new()?;
     /// let a = ctx.from_shape_slice([2, 3], &[0.0f64, 1.0, 2.0, 2.0, 1.0, 0.0])?;
     /// assert_eq!(a.cov(1.0).to_vec()?, [1.0, -1.0, -1.0, 1.0]);
-    /// assert_eq!(a.corrcoef().to_vec()?, [1.0, -1.0, -1.0, 1.0]);
+    /// let r = a.corrcoef().to_vec()?; // within rounding of numpy's
+    /// assert!(r.iter().zip([1.0, -1.0, -1.0, 1.0]).all(|(g, w)| (g - w).abs() < 1e-12));
     /// # Ok(())
     /// # }
     /// ```

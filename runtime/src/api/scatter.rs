@@ -51,7 +51,8 @@ impl<T: Element> Array<T> {
     /// let out = a.scatter(-1, &i, &v)?;
     /// assert_eq!(out.to_vec()?, [20.0, 2.0, 10.0, 4.0, 40.0, 6.0]); // row 1: 40 wins over 30
     /// assert_eq!(a.to_vec()?, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]); // untouched
-    /// assert_eq!(a.scatter(0, &i.slice(s![..1, ..]), 0.0)?.to_vec()?, [0.0, 2.0, 0.0, 4.0, 5.0, 6.0]);
+    /// let rows = ctx.from_shape_slice([1, 3], &[0u32, 1, 0])?; // a row index per column
+    /// assert_eq!(a.scatter(0, &rows, 0.0)?.to_vec()?, [0.0, 2.0, 0.0, 4.0, 0.0, 6.0]);
     /// # Ok(())
     /// # }
     /// ```
