@@ -170,7 +170,7 @@ fn trial(ctx: &Arc<ContextInner>, device: OnDevice<'_>, plan: &KernelPlan, tile:
 
 /// The tile without a search: the default table's, or for a kernel that reduces its rows
 /// the narrowest that covers them.
-fn fallback(profile: &crate::plan::DeviceProfile, class: &GemmClass) -> GemmTile {
+pub(crate) fn fallback(profile: &crate::plan::DeviceProfile, class: &GemmClass) -> GemmTile {
     match class.rows {
         0 => tiles::default_tile(profile, class),
         n => tiles::covering(profile, class.dtype, n as usize),
