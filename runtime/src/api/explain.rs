@@ -11,8 +11,8 @@ use crate::error::Result;
 use crate::exec;
 use crate::exec::dot::{render, Picture};
 use crate::graph::{NodeRef, Origin};
-use crate::plan::describe::kernel_kind;
-use crate::plan::{ColumnRows, Finish, KernelPlan, Layout, ScanLayout};
+use crate::plan::describe::{kernel_kind, layout};
+use crate::plan::KernelPlan;
 
 impl<T: Element> Array<T> {
     /// The fused plan and generated OpenCL C that materializing this array would run;
@@ -119,7 +119,7 @@ fn explain_dot(roots: &[NodeRef]) -> Result<String> {
 fn launch_plans(flush: &exec::Flush) -> Result<Vec<KernelPlan>> {
     let mut plans = flush.kernels().to_vec();
     for p in &mut plans {
-        if p.gemm.as_ref().is_some_and(|g| g.tile.is_none()) {
+        if matches!(&p.kind, crate::plan::KernelKind::Gemm(g) if g.tile.is_none()) {
             let tile = exec::tune::choose(&flush.ctx, None, p)?;
             crate::plan::gemm::set_tile(p, tile, &flush.ctx.profile);
         }
@@ -158,107 +158,5 @@ fn materialized(node: &NodeRef) -> String {
             }
             s
         }
-    }
-}
-
-/// The layout of kernel `p` in words (reductions, scans, products), after its header.
-fn layout(s: &mut String, p: &KernelPlan) {
-    if let Some(r) = &p.reduce {
-        let layout = match r.layout {
-            Layout::Columns(c) => format!(
-                "work-groups stream whole rows, {} neighbouring outputs per work-item{}",
-                c.width,
-                if c.width > 1 { ", vector loads" } else { "" }
-            ),
-            Layout::Serial => "one work-item per output and segment".to_string(),
-            Layout::Lanes { lanes, vector } => format!(
-                "{lanes} lanes per output{}",
-                if vector.is_some() { ", vector loads" } else { "" }
-            ),
-        };
-        let n = r.segments;
-        let split = match r.finish {
-            Finish::Single => "one segment".to_string(),
-            Finish::InKernel => {
-                format!("{n} segments finished by the last work-group (no combine pass)")
-            }
-            Finish::ByConsumer => {
-                format!("{n} segments combined by the kernel that reads the result (no combine pass)")
-            }
-            Finish::CombinePass => format!("{n} segments plus a combine pass"),
-        };
-        let _ = writeln!(
-            s,
-            "  {:?} reduction: {} outputs of {} elements each, {layout}; {split}",
-            r.op, r.n_out, r.n_red
-        );
-        if let Some(row) = &p.row {
-            let _ = writeln!(
-                s,
-                "  with a {:?} reduction of each of the {} rows computed inside (one read of the rows for both){}",
-                row.op,
-                r.n_red,
-                match r.columns().map(|c| c.rows) {
-                    Some(ColumnRows::RowsPerItem { .. }) => "; each work-item reads whole rows".to_string(),
-                    Some(ColumnRows::GroupRows { vectors_per_item }) => format!(
-                        "; a work-group of {} shares each row, {vectors_per_item} vectors per work-item",
-                        p.group_size
-                    ),
-                    _ => String::new(),
-                }
-            );
-        }
-    }
-    if let Some(t) = &p.row_total {
-        let _ = writeln!(
-            s,
-            "  and beside it a {:?} reduction of one value per row over the rows to one element (each work-group adds its rows; the last to finish combines the groups' parts)",
-            t.op
-        );
-    }
-    if let Some(sc) = &p.scan {
-        let how = match sc.layout {
-            ScanLayout::Serial => "one work-item per column, in order".to_string(),
-            ScanLayout::Tiles { items, per_row } => format!(
-                "tiles of {} elements, {per_row} work-items per row{}",
-                items * p.group_size,
-                if per_row == p.group_size {
-                    ", rows longer than a tile joined by a look-back"
-                } else {
-                    ""
-                }
-            ),
-        };
-        let _ = writeln!(
-            s,
-            "  {}: {how}{}",
-            crate::plan::describe::scan_head(sc),
-            if sc.epilogue.is_some() {
-                "; its consumers computed in its store"
-            } else {
-                ""
-            }
-        );
-    }
-    if let Some(f) = &p.finishes {
-        let _ = writeln!(
-            s,
-            "  finishes the split reduction it reads as input {}: combines its partials, {} lanes per output, then computes its elements there",
-            f.slot, f.lanes
-        );
-    }
-    if let Some(g) = &p.gemm {
-        let Some(tile) = g.tile else {
-            return;
-        };
-        let _ = writeln!(
-            s,
-            "  matrix product of {:?} matrices, {} x {} times {} x {}: blocks of {} x {}, {} x {} per work-item, steps of {} along k{}",
-            g.batch, g.m, g.k, g.k, g.n, tile.bm, tile.bn, tile.tm, tile.tn, tile.bk,
-            match g.split {
-                1 => String::new(),
-                s => format!("; k split into {s} segments, added up by a second kernel"),
-            }
-        );
     }
 }

@@ -33,40 +33,29 @@ mod writer;
 pub(crate) use abi::{COMBINE_KERNEL_NAME, FUSED_KERNEL_NAME, GEMM_COMBINE_KERNEL_NAME};
 pub(crate) use reduce::combine_source;
 
-use crate::plan::KernelPlan;
+use crate::plan::{KernelKind, KernelPlan};
 
 /// Generates the complete OpenCL C program of a fused kernel: a GEMM kernel ([`gemm`];
 /// `None` until its tile is chosen), a reduction ([`reduce`]), a scan ([`scan`]), an
 /// elementwise kernel that finishes the split reduction it reads ([`finish_in`]), or a
 /// plain elementwise kernel ([`elementwise`]).
 pub(crate) fn fused_source(plan: &KernelPlan) -> Option<String> {
-    if let Some(g) = &plan.gemm {
-        return gemm::gemm_source(plan, g);
-    }
-    Some(fused_text(plan))
+    Some(match &plan.kind {
+        KernelKind::Elementwise => elementwise::elementwise_source(plan),
+        KernelKind::Tiled => tiled::tiled_source(plan),
+        KernelKind::Finishing(f) => finish_in::finish_in_source(plan, f),
+        KernelKind::Reduction(r) => reduce::reduce_source(plan, r),
+        KernelKind::Scan(s) => scan::scan_source(plan, s),
+        KernelKind::Rows(r) => rows::rows_source(plan, r),
+        KernelKind::Gemm(g) => return gemm::gemm_source(plan, g),
+    })
 }
 
 /// The second kernel of a GEMM split along `k` (`None` for any other plan, or before its
 /// tile is chosen).
 pub(crate) fn gemm_combine_source(plan: &KernelPlan) -> Option<String> {
-    plan.gemm.as_ref().and_then(|g| gemm::combine_source(plan, g))
-}
-
-fn fused_text(plan: &KernelPlan) -> String {
-    if let Some(r) = &plan.reduce {
-        return reduce::reduce_source(plan, r);
+    match &plan.kind {
+        KernelKind::Gemm(g) => gemm::combine_source(plan, g),
+        _ => None,
     }
-    if let Some(s) = &plan.scan {
-        return scan::scan_source(plan, s);
-    }
-    if let Some(r) = &plan.rows {
-        return rows::rows_source(plan, r);
-    }
-    if let Some(f) = &plan.finishes {
-        return finish_in::finish_in_source(plan, f);
-    }
-    if plan.tiled {
-        return tiled::tiled_source(plan);
-    }
-    elementwise::elementwise_source(plan)
 }

@@ -6,7 +6,7 @@ use super::ops::{helpers_of, load_index, value_expr, vt, Helpers};
 use super::writer::Src;
 use crate::dtype::DType;
 use crate::layout::VECTOR_WIDTH;
-use crate::plan::{KernelPlan, ReducePlan, Value};
+use crate::plan::{KernelKind, KernelPlan, ReducePlan, Value};
 
 /// The pragmas every program starts with (`lazycl-clc`, which the macros' kernels share):
 /// Rust never contracts `a * b + c` into an fma; neither do we (`mul_add` does,
@@ -34,10 +34,10 @@ impl<'a> Values<'a> {
     pub(super) fn prelude(&self) -> String {
         let mut src = pragmas(self.plan.values.iter().any(|v| v.dtype == DType::F64));
         // (64-bit adds through an index; a tiled scan's published words.)
-        let tiled_scan = self
-            .plan
-            .scan
-            .is_some_and(|s| s.layout != crate::plan::ScanLayout::Serial);
+        let tiled_scan = matches!(
+            &self.plan.kind,
+            KernelKind::Scan(s) if s.layout != crate::plan::ScanLayout::Serial
+        );
         if tiled_scan
             || self
                 .plan

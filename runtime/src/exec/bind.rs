@@ -6,11 +6,50 @@ use std::sync::Arc;
 use cl3::types::cl_mem;
 
 use crate::backend::buffer::DeviceBuffer;
-use crate::backend::kernel::KernelArg;
+use crate::backend::context::ContextInner;
+use crate::backend::kernel::{CompiledKernel, KernelArg};
+use crate::backend::queue::QueueInner;
+use crate::backend::submit::Command;
 use crate::codegen::abi::{self, Param};
 use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
-use crate::plan::{KernelPlan, ReducePlan, Value};
+use crate::plan::{KernelKind, KernelPlan, ReducePlan, Value};
+
+/// One launch of a fused kernel: where it runs, the kernel and its plan, the argument
+/// list it fills (a thread's, reused), and what it reads and writes. Every kind's
+/// launcher takes one, with its kind's plan beside.
+pub(crate) struct Launch<'a> {
+    pub(crate) ctx: &'a Arc<ContextInner>,
+    pub(crate) queue: &'a Arc<QueueInner>,
+    pub(crate) kernel: &'a CompiledKernel,
+    pub(crate) plan: &'a KernelPlan,
+    pub(crate) args: &'a mut Vec<KernelArg>,
+    pub(crate) io: Io<'a>,
+}
+
+impl Launch<'_> {
+    /// Binds the kernel's arguments from `bindings` (with this launch's reads and
+    /// writes, whatever `bindings.io` says).
+    pub(crate) fn bind(&mut self, bindings: Bindings<'_>) -> Result<()> {
+        Bindings {
+            io: self.io,
+            ..bindings
+        }
+        .bind(self.plan, self.args)
+    }
+
+    /// Enqueues the kernel over `global` work-items in groups of `local`, as `command`.
+    pub(crate) fn enqueue(
+        &mut self,
+        command: Command<'_>,
+        global: &[usize],
+        local: Option<&[usize]>,
+    ) -> Result<()> {
+        self.kernel
+            .launch(self.ctx, self.queue, command, global, local, self.args)?;
+        Ok(())
+    }
+}
 
 /// What a kernel of a flush reads and writes: its input slots' buffers, its outputs, and
 /// its scalar slots' bytes (the flush's, never the plan's: a replayed plan binds new ones).
@@ -66,8 +105,13 @@ impl Bindings<'_> {
     /// an error is larger than the argument it would carry.)
     fn arg(&self, plan: &KernelPlan, p: Param) -> Option<KernelArg> {
         let mem = |b: Option<&DeviceBuffer>| b.map(|b| KernelArg::Mem(b.mem()));
-        let r = plan.reduce.as_ref();
+        let r = plan.as_reduction();
         let reduce = |f: fn(&ReducePlan) -> usize| r.map(|r| KernelArg::ulong(f(r) as u64));
+        let (scan, gemm) = match &plan.kind {
+            KernelKind::Scan(s) => (Some(s), None),
+            KernelKind::Gemm(g) => (None, Some(g)),
+            _ => (None, None),
+        };
         match p {
             Param::Input(slot) => mem(self.io.inputs.get(slot).copied()),
             Param::Scalar(slot) => self.io.scalars.get(slot).map(|&bits| KernelArg::Scalar(bits)),
@@ -133,7 +177,7 @@ impl Bindings<'_> {
                     })
                 })
             }
-            Param::ScanLen | Param::ScanInner | Param::ScanColumns | Param::ScanTiles => plan.scan.map(|s| {
+            Param::ScanLen | Param::ScanInner | Param::ScanColumns | Param::ScanTiles => scan.map(|s| {
                 KernelArg::ulong(match p {
                     Param::ScanLen => s.len,
                     Param::ScanInner => s.inner,
@@ -146,14 +190,14 @@ impl Bindings<'_> {
             Param::ScanPrefixes => mem(self.scan.map(|s| s.prefixes)),
             Param::GemmPartials => mem(self.gemm_partials),
             Param::GemmRowResults => mem(self.gemm_rows),
-            Param::GemmBatch => plan.gemm.as_ref().map(|g| KernelArg::ulong(g.matrices() as u64)),
-            Param::GemmSegments => plan.gemm.as_ref().map(|g| {
+            Param::GemmBatch => gemm.map(|g| KernelArg::ulong(g.matrices() as u64)),
+            Param::GemmSegments => gemm.map(|g| {
                 KernelArg::Scalar(ScalarBits {
                     bits: u64::from(g.split as u32),
                     size: 4,
                 })
             }),
-            Param::GemmM | Param::GemmN | Param::GemmK => plan.gemm.as_ref().map(|g| {
+            Param::GemmM | Param::GemmN | Param::GemmK => gemm.map(|g| {
                 let size = match p {
                     Param::GemmM => g.m,
                     Param::GemmN => g.n,

@@ -18,7 +18,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::ReduceOp;
 use crate::plan::describe::operations;
-use crate::plan::{key, KernelPlan};
+use crate::plan::{key, KernelKind, KernelPlan};
 use crate::stats::Counters;
 
 /// Finds or builds the kernel for a plan. A hit builds no string and no program.
@@ -68,9 +68,9 @@ fn fused_source_checked(ctx: &ContextInner, plan: &KernelPlan) -> Result<String>
 
 /// Whether a plan launches anything (an empty result launches nothing).
 pub(super) fn has_work(plan: &KernelPlan) -> bool {
-    match &plan.reduce {
-        Some(r) => r.n_out > 0,
-        None => plan.numel > 0,
+    match &plan.kind {
+        KernelKind::Reduction(r) => r.n_out > 0,
+        _ => plan.numel > 0,
     }
 }
 

@@ -27,7 +27,7 @@ use std::fmt::Write;
 
 use crate::graph::Origin;
 use crate::plan::describe::op_name;
-use crate::plan::{GKind, GNode, KernelPlan};
+use crate::plan::{GKind, GNode, KernelKind, KernelPlan};
 
 /// What to draw: a flush's graph, roots and plans, and which kernels are cached.
 pub(crate) struct Picture<'a> {
@@ -43,12 +43,20 @@ pub(crate) struct Picture<'a> {
 
 /// The graph nodes a kernel writes: its outputs and the reductions computed inside it.
 fn written(plan: &KernelPlan) -> impl Iterator<Item = usize> + '_ {
-    plan.outputs
-        .iter()
-        .map(|o| o.node)
-        .chain(plan.row.map(|r| r.node))
-        .chain(plan.row_total.map(|t| t.node))
-        .chain(plan.gemm.as_ref().and_then(|g| g.row).map(|r| r.node))
+    plan.outputs.iter().map(|o| o.node).chain(joined(plan))
+}
+
+/// The graph nodes of the reductions computed inside a kernel beside its outputs.
+fn joined(plan: &KernelPlan) -> smallvec::SmallVec<[usize; 2]> {
+    match &plan.kind {
+        KernelKind::Reduction(r) => r.row.iter().chain(&r.row_total).map(|j| j.node).collect(),
+        KernelKind::Gemm(g) => g.row.iter().map(|r| r.node).collect(),
+        KernelKind::Elementwise
+        | KernelKind::Tiled
+        | KernelKind::Finishing(_)
+        | KernelKind::Scan(_)
+        | KernelKind::Rows(_) => smallvec::SmallVec::new(),
+    }
 }
 
 /// The picture as DOT text, titled `title`.

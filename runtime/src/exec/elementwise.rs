@@ -1,41 +1,33 @@
 //! Launching elementwise kernels: a grid-stride loop, tiles of a transposed read, or
 //! first finishing the split reduction the kernel reads.
 
-use std::sync::Arc;
-
 use crate::backend::buffer::DeviceBuffer;
 use crate::backend::context::ContextInner;
-use crate::backend::kernel::{CompiledKernel, KernelArg};
-use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
 use crate::error::{Error, Result};
 use crate::layout::VECTOR_WIDTH;
-use crate::plan::{KernelPlan, TILE, TILE_ROWS};
+use crate::plan::{FinishIn, KernelPlan, TILE, TILE_ROWS};
 
-use super::bind::{Bindings, Io, LeftPartials};
+use super::bind::{Bindings, Launch, LeftPartials};
 
-/// Launches an elementwise kernel that first finishes the split reduction it reads
+/// Launches an elementwise kernel that first finishes the split reduction `f` it reads
 /// (`finishing`: the partials it left).
 pub(super) fn launch_finishing(
-    ctx: &Arc<ContextInner>,
-    queue: &Arc<QueueInner>,
-    kernel: &CompiledKernel,
-    plan: &KernelPlan,
-    args: &mut Vec<KernelArg>,
-    io: Io<'_>,
+    mut l: Launch<'_>,
+    f: &FinishIn,
     finishing: Option<&LeftPartials>,
 ) -> Result<()> {
-    let (Some(f), Some(left)) = (plan.finishes, finishing) else {
+    // (The reduction's launch left them: found unless a plan broke its invariant.)
+    let Some(left) = finishing else {
         return Err(Error::Internal(
             "a kernel finishing a reduction found no partials".into(),
         ));
     };
-    Bindings {
-        io,
+    let io = l.io;
+    l.bind(Bindings {
         finished: Some(left),
         ..Bindings::default()
-    }
-    .bind(plan, args)?;
+    })?;
     // The reduction's array is written here, not read.
     let mut reads: smallvec::SmallVec<[&DeviceBuffer; 8]> = io.inputs.iter().copied().collect();
     let result = reads.remove(f.slot);
@@ -43,33 +35,23 @@ pub(super) fn launch_finishing(
     let mut writes = io.writes();
     writes.push(result);
     let per_group = (f.group / f.lanes) as usize;
-    let global = plan.numel.div_ceil(per_group) * f.group as usize;
-    kernel.launch(
-        ctx,
-        queue,
+    let global = l.plan.numel.div_ceil(per_group) * f.group as usize;
+    l.enqueue(
         Command::new(&reads, &writes),
         &[global],
         Some(&[f.group as usize]),
-        args,
-    )?;
-    Ok(())
+    )
 }
 
 /// Launches an elementwise kernel over its iteration space (a grid-stride loop on GPUs),
-/// or over tiles ([`tiled_grid`]).
-pub(super) fn launch_elementwise(
-    ctx: &Arc<ContextInner>,
-    queue: &Arc<QueueInner>,
-    kernel: &CompiledKernel,
-    plan: &KernelPlan,
-    args: &mut Vec<KernelArg>,
-    io: Io<'_>,
-) -> Result<()> {
+/// or a tiled one over its tiles ([`tiled_grid`]).
+pub(super) fn launch_elementwise(mut l: Launch<'_>, tiled: bool) -> Result<()> {
+    let (ctx, plan, io) = (l.ctx, l.plan, l.io);
     let private = plan
         .outputs
         .iter()
         .any(|o| o.scatter.is_some_and(|s| s.private.is_some()));
-    let (global, local) = if plan.tiled {
+    let (global, local) = if tiled {
         tiled_grid(ctx, plan)
     } else if private {
         // Each group flushes its private copies once: few groups, each looping long.
@@ -93,20 +75,8 @@ pub(super) fn launch_elementwise(
         let (global, local) = ctx.profile.grid(work.min(cap));
         (smallvec::smallvec![global], local.map(|l| smallvec::smallvec![l]))
     };
-    Bindings {
-        io,
-        ..Bindings::default()
-    }
-    .bind(plan, args)?;
-    kernel.launch(
-        ctx,
-        queue,
-        Command::new(io.inputs, &io.writes()),
-        &global,
-        local.as_deref(),
-        args,
-    )?;
-    Ok(())
+    l.bind(Bindings::default())?;
+    l.enqueue(Command::new(io.inputs, &io.writes()), &global, local.as_deref())
 }
 
 /// The grid of a tiled elementwise kernel: a work-group per tile of the two innermost

@@ -5,25 +5,24 @@ use std::sync::Arc;
 
 use crate::backend::buffer::DeviceBuffer;
 use crate::backend::context::ContextInner;
-use crate::backend::kernel::{CompiledKernel, KernelArg};
 use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
 use crate::codegen::{gemm_combine_source, GEMM_COMBINE_KERNEL_NAME};
 use crate::error::{Error, Result};
-use crate::plan::{key, KernelPlan};
+use crate::plan::{key, GemmPlan};
 
-use super::bind::{Bindings, Io};
+use super::bind::{Bindings, Launch};
 use super::build::cached_kernel;
 
-/// The buffer of a GEMM kernel's row reduction's results (the flush's target where
+/// The buffer of GEMM kernel `g`'s row reduction's results (the flush's target where
 /// there is one).
 pub(super) fn gemm_row_results(
     ctx: &Arc<ContextInner>,
     queue: &QueueInner,
-    plan: &KernelPlan,
+    g: &GemmPlan,
     targets: &[(usize, Arc<DeviceBuffer>)],
 ) -> Result<Option<Arc<DeviceBuffer>>> {
-    let Some((g, row)) = plan.gemm.as_ref().and_then(|g| g.row.map(|r| (g, r))) else {
+    let Some(row) = g.row else {
         return Ok(None);
     };
     Ok(Some(match targets.iter().find(|(t, _)| *t == row.node) {
@@ -40,16 +39,10 @@ pub(super) fn gemm_row_results(
 /// Launches a GEMM kernel: a work-group per block of each matrix of the product (and
 /// segment of `k`); a split product's partial products then go through its second kernel,
 /// which adds them up and applies the epilogue. `rows`: the results of its row reduction.
-pub(crate) fn launch_gemm(
-    ctx: &Arc<ContextInner>,
-    queue: &Arc<QueueInner>,
-    kernel: &CompiledKernel,
-    plan: &KernelPlan,
-    args: &mut Vec<KernelArg>,
-    io: Io<'_>,
-    rows: Option<&DeviceBuffer>,
-) -> Result<()> {
-    let (Some(g), Some(t)) = (&plan.gemm, plan.gemm.as_ref().and_then(|g| g.tile)) else {
+pub(crate) fn launch_gemm(mut l: Launch<'_>, g: &GemmPlan, rows: Option<&DeviceBuffer>) -> Result<()> {
+    let (ctx, queue, plan, io) = (l.ctx, l.queue, l.plan, l.io);
+    // (`tune` chose it before the flush's kernels were built.)
+    let Some(t) = g.tile else {
         return Err(Error::Internal("a GEMM kernel launched without its tile".into()));
     };
     let local = t.group();
@@ -66,35 +59,18 @@ pub(crate) fn launch_gemm(
             "a split matrix product's partial products",
         )?),
     };
-    Bindings {
-        io,
+    l.bind(Bindings {
         gemm_partials: partials.as_deref(),
         gemm_rows: rows,
         ..Bindings::default()
-    }
-    .bind(plan, args)?;
+    })?;
     let reads = io.inputs;
     let mut writes = io.writes();
     writes.extend(rows);
     let Some(partials) = &partials else {
-        kernel.launch(
-            ctx,
-            queue,
-            Command::new(reads, &writes),
-            &[global],
-            Some(&[local]),
-            args,
-        )?;
-        return Ok(());
+        return l.enqueue(Command::new(reads, &writes), &[global], Some(&[local]));
     };
-    kernel.launch(
-        ctx,
-        queue,
-        Command::new(reads, &[partials]),
-        &[global],
-        Some(&[local]),
-        args,
-    )?;
+    l.enqueue(Command::new(reads, &[partials]), &[global], Some(&[local]))?;
     let combine = cached_kernel(
         ctx,
         &key::gemm_combine(&plan.key),
@@ -113,7 +89,7 @@ pub(crate) fn launch_gemm(
         Command::new(&with_partials, &writes),
         &[global],
         local.as_ref().map(std::slice::from_ref),
-        args,
+        l.args,
     )?;
     Ok(())
 }

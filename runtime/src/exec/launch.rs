@@ -13,9 +13,9 @@ use crate::backend::kernel::{CompiledKernel, KernelArg};
 use crate::backend::queue::QueueInner;
 use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
-use crate::plan::{KernelPlan, Leaves, ReducePlan};
+use crate::plan::{KernelKind, KernelPlan, Leaves, ReducePlan};
 
-use super::bind::{Io, LeftPartials, RowTotalBuffers};
+use super::bind::{Io, Launch, LeftPartials, RowTotalBuffers};
 use super::elementwise::{launch_elementwise, launch_finishing};
 use super::gemm::{gemm_row_results, launch_gemm};
 use super::reduce::launch_reduce;
@@ -70,33 +70,33 @@ fn launch_with<L: Leaves + ?Sized>(
         let ki = ki as u32;
         let mut outputs: smallvec::SmallVec<[Arc<DeviceBuffer>; 4]> = smallvec::SmallVec::new();
         for (k, o) in plan.outputs.iter().enumerate() {
-            // (A row kernel's reductions have one element per row.)
-            let row_result = plan
-                .rows
-                .as_ref()
-                .filter(|r| r.reductions.iter().any(|red| red.output == k));
+            // (A row kernel's reductions have one element per row; its later phases read
+            // them as an input, from local memory in fact.)
+            let (len, row_result) = match &plan.kind {
+                KernelKind::Reduction(r) => (r.n_out, false),
+                KernelKind::Rows(r) if r.reductions.iter().any(|red| red.output == k) => (r.rows, true),
+                _ => (plan.numel, false),
+            };
             let buffer = match targets.iter().find(|(t, _)| *t == o.node) {
                 Some((_, b)) => b.clone(),
-                None => {
-                    let n = match row_result {
-                        Some(r) => r.rows,
-                        None => plan.reduce.map_or(plan.numel, |r| r.n_out),
-                    };
-                    DeviceBuffer::uninit(&ctx.cl, n * o.dtype.size(), queue, "a kernel's output")?
-                }
+                None => DeviceBuffer::uninit(&ctx.cl, len * o.dtype.size(), queue, "a kernel's output")?,
             };
-            // Its later phases read it as an input (from local memory in fact).
-            if row_result.is_some() {
+            if row_result {
                 produced[o.node] = Some((buffer.clone(), ki));
             }
             outputs.push(buffer);
         }
         // The partials this kernel finishes, if it does (before `reads`, which borrows them).
-        let finishing = plan.finishes.and_then(|f| {
-            let node = plan.inputs[f.slot].node;
-            let k = partials.iter().position(|p| p.node == node)?;
-            Some(partials.swap_remove(k))
-        });
+        let finishing = match &plan.kind {
+            KernelKind::Finishing(f) => {
+                let node = plan.inputs[f.slot].node;
+                partials
+                    .iter()
+                    .position(|p| p.node == node)
+                    .map(|k| partials.swap_remove(k))
+            }
+            _ => None,
+        };
         let mut reads: smallvec::SmallVec<[&DeviceBuffer; 8]> = smallvec::SmallVec::new();
         for input in &plan.inputs {
             let buffer: &DeviceBuffer = match (leaves.buffer(input.node), &produced[input.node]) {
@@ -117,49 +117,43 @@ fn launch_with<L: Leaves + ?Sized>(
         let mut row_result: Option<(usize, Arc<DeviceBuffer>)> = None;
         // A reduction over the rows computed beside it, with its result.
         let mut total_result: Option<(usize, Arc<DeviceBuffer>)> = None;
-        match (kernel, &plan.reduce) {
-            (Some(kernel), Some(r)) if r.n_out > 0 => {
-                let (row_out, total) = side_buffers(ctx, queue, plan, r, targets)?;
-                let left = launch_reduce(
-                    ctx,
-                    queue,
-                    &kernel,
-                    plan,
-                    r,
-                    args,
-                    io,
-                    row_out.as_deref(),
-                    total.as_ref(),
-                )?;
-                if let Some(pv) = left {
-                    partials.push(LeftPartials {
-                        node: plan.outputs[0].node,
-                        partials: pv,
-                        segments: r.segments,
-                        n_red: r.n_red,
-                    });
+        // (No kernel: an empty one, nothing to launch.)
+        if let Some(kernel) = &kernel {
+            let launch = Launch {
+                ctx,
+                queue,
+                kernel,
+                plan,
+                args: &mut *args,
+                io,
+            };
+            match &plan.kind {
+                KernelKind::Reduction(r) if r.n_out == 0 => {}
+                KernelKind::Reduction(r) => {
+                    let (row_out, total) = side_buffers(ctx, queue, r, targets)?;
+                    let left = launch_reduce(launch, r, row_out.as_deref(), total.as_ref())?;
+                    if let Some(pv) = left {
+                        partials.push(LeftPartials {
+                            node: plan.outputs[0].node,
+                            partials: pv,
+                            segments: r.segments,
+                            n_red: r.n_red,
+                        });
+                    }
+                    row_result = r.row.map(|row| row.node).zip(row_out);
+                    total_result = r.row_total.map(|t| t.node).zip(total.map(|t| t.result));
                 }
-                row_result = plan.row.map(|row| row.node).zip(row_out);
-                total_result = plan.row_total.map(|t| t.node).zip(total.map(|t| t.result));
+                KernelKind::Finishing(f) => launch_finishing(launch, f, finishing.as_ref())?,
+                KernelKind::Rows(r) => launch_rows(launch, r)?,
+                KernelKind::Scan(s) => scan::launch_scan(launch, s)?,
+                KernelKind::Gemm(g) => {
+                    let rows = gemm_row_results(ctx, queue, g, targets)?;
+                    launch_gemm(launch, g, rows.as_deref())?;
+                    row_result = g.row.map(|r| r.node).zip(rows);
+                }
+                KernelKind::Elementwise => launch_elementwise(launch, false)?,
+                KernelKind::Tiled => launch_elementwise(launch, true)?,
             }
-            (Some(kernel), None) if plan.finishes.is_some() => {
-                launch_finishing(ctx, queue, &kernel, plan, args, io, finishing.as_ref())?;
-            }
-            (Some(kernel), None) if plan.rows.is_some() => {
-                launch_rows(ctx, queue, &kernel, plan, args, io)?;
-            }
-            (Some(kernel), None) if plan.scan.is_some() => {
-                scan::launch_scan(ctx, queue, &kernel, plan, args, io)?;
-            }
-            (Some(kernel), None) if plan.gemm.is_some() => {
-                let rows = gemm_row_results(ctx, queue, plan, targets)?;
-                launch_gemm(ctx, queue, &kernel, plan, args, io, rows.as_deref())?;
-                row_result = plan.gemm.as_ref().and_then(|g| g.row).map(|r| r.node).zip(rows);
-            }
-            (Some(kernel), None) => {
-                launch_elementwise(ctx, queue, &kernel, plan, args, io)?;
-            }
-            _ => {}
         }
         drop(reads);
         // (A value stored into a region of another array stays lazy: that memory is the
@@ -200,11 +194,10 @@ pub(crate) fn scalars_of<L: Leaves + ?Sized>(
 fn side_buffers(
     ctx: &Arc<ContextInner>,
     queue: &QueueInner,
-    plan: &KernelPlan,
     r: &ReducePlan,
     targets: &[(usize, Arc<DeviceBuffer>)],
 ) -> Result<(Option<Arc<DeviceBuffer>>, Option<RowTotalBuffers>)> {
-    let row_out = match &plan.row {
+    let row_out = match &r.row {
         Some(row) => {
             let buffer = match targets.iter().find(|(t, _)| *t == row.node) {
                 Some((_, b)) => b.clone(),
@@ -219,7 +212,7 @@ fn side_buffers(
         }
         None => None,
     };
-    let total = match &plan.row_total {
+    let total = match &r.row_total {
         Some(t) => {
             let result = match targets.iter().find(|(n, _)| *n == t.node) {
                 Some((_, b)) => b.clone(),

@@ -5,30 +5,26 @@ use std::sync::Arc;
 
 use crate::backend::buffer::DeviceBuffer;
 use crate::backend::context::ContextInner;
-use crate::backend::kernel::{CompiledKernel, KernelArg};
+use crate::backend::kernel::KernelArg;
 use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
 use crate::codegen::abi::{self, CombineParam};
 use crate::error::Result;
-use crate::plan::{Finish, KernelPlan, Layout, ReducePlan};
+use crate::plan::{Finish, Layout, ReducePlan};
 
-use super::bind::{Bindings, Io, Partials, RowTotalBuffers};
+use super::bind::{Bindings, Launch, Partials, RowTotalBuffers};
 use super::build::combine_kernel;
 
-/// Enqueues a reduction plan: one pass, or two when split into segments (unless the
-/// kernel finishes itself, or its consumer does: then the partials are returned, for it).
-#[allow(clippy::too_many_arguments)]
+/// Enqueues reduction `r`: one pass, or two when split into segments (unless the kernel
+/// finishes itself, or its consumer does: then the partials are returned, for it).
+/// `row_out` and `total`: the buffers of the reductions joined into it.
 pub(crate) fn launch_reduce(
-    ctx: &Arc<ContextInner>,
-    queue: &Arc<QueueInner>,
-    kernel: &CompiledKernel,
-    plan: &KernelPlan,
+    mut l: Launch<'_>,
     r: &ReducePlan,
-    args: &mut Vec<KernelArg>,
-    io: Io<'_>,
     row_out: Option<&DeviceBuffer>,
     total: Option<&RowTotalBuffers>,
 ) -> Result<Option<Arc<DeviceBuffer>>> {
+    let (ctx, queue, plan, io) = (l.ctx, l.queue, l.plan, l.io);
     let out = &io.outputs[0];
     let group = plan.group_size;
     let s = r.segments;
@@ -57,8 +53,7 @@ pub(crate) fn launch_reduce(
         } else {
             None
         };
-    Bindings {
-        io,
+    l.bind(Bindings {
         row_out,
         partials: Some(Partials {
             values: &pv,
@@ -66,12 +61,8 @@ pub(crate) fn launch_reduce(
         }),
         counters,
         total,
-        finished: None,
-        gemm_partials: None,
-        gemm_rows: None,
-        scan: None,
-    }
-    .bind(plan, args)?;
+        ..Bindings::default()
+    })?;
     let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::smallvec![&*pv];
     if !Arc::ptr_eq(&pv, &pi) {
         writes.push(&pi);
@@ -104,14 +95,7 @@ pub(crate) fn launch_reduce(
             writes.push(&t.parts);
         }
     }
-    kernel.launch(
-        ctx,
-        queue,
-        Command::new(io.inputs, &writes),
-        &[global],
-        local,
-        args,
-    )?;
+    l.enqueue(Command::new(io.inputs, &writes), &[global], local)?;
     match r.finish {
         Finish::Single | Finish::InKernel => Ok(None),
         Finish::ByConsumer => Ok(Some(pv.clone())),

@@ -1,48 +1,27 @@
 //! Launching a scan kernel: one work-item per column (serial layout), or one work-group
 //! per tile with the buffers the tiles publish in (tiled layout).
 
-use std::sync::Arc;
-
 use crate::backend::buffer::DeviceBuffer;
-use crate::backend::context::ContextInner;
-use crate::backend::kernel::{CompiledKernel, KernelArg};
-use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
-use crate::error::{Error, Result};
-use crate::plan::{KernelPlan, ScanLayout};
+use crate::error::Result;
+use crate::plan::{ScanLayout, ScanPlan};
 
-use super::bind::{Bindings, Io, ScanScratch};
+use super::bind::{Bindings, Launch, ScanScratch};
 use super::zero;
 
-pub(crate) fn launch_scan(
-    ctx: &Arc<ContextInner>,
-    queue: &Arc<QueueInner>,
-    kernel: &CompiledKernel,
-    plan: &KernelPlan,
-    args: &mut Vec<KernelArg>,
-    io: Io<'_>,
-) -> Result<()> {
-    let Some(s) = plan.scan else {
-        return Err(Error::Internal("a scan launched without its plan".into()));
-    };
+/// Launches scan `s`.
+pub(crate) fn launch_scan(mut l: Launch<'_>, s: &ScanPlan) -> Result<()> {
+    let (ctx, queue, plan, io) = (l.ctx, l.queue, l.plan, l.io);
     if s.layout == ScanLayout::Serial {
         let writes = io.writes();
-        Bindings {
-            io,
-            ..Bindings::default()
-        }
-        .bind(plan, args)?;
+        l.bind(Bindings::default())?;
         let cols = s.outer * s.inner;
         let (global, local) = ctx.profile.grid(cols.min(ctx.profile.work_items_cap()));
-        kernel.launch(
-            ctx,
-            queue,
+        return l.enqueue(
             Command::new(io.inputs, &writes),
             &[global],
             local.as_ref().map(std::slice::from_ref),
-            args,
-        )?;
-        return Ok(());
+        );
     }
     let group = plan.group_size as usize;
     let tiles = s.tiles(plan.group_size);
@@ -60,25 +39,15 @@ pub(crate) fn launch_scan(
     ] {
         zero(ctx, queue, buffer, bytes)?;
     }
-    Bindings {
-        io,
+    l.bind(Bindings {
         scan: Some(ScanScratch {
             status: &status,
             totals: &totals,
             prefixes: &prefixes,
         }),
         ..Bindings::default()
-    }
-    .bind(plan, args)?;
+    })?;
     let mut writes = io.writes();
     writes.extend([&*status, &*totals, &*prefixes]);
-    kernel.launch(
-        ctx,
-        queue,
-        Command::new(io.inputs, &writes),
-        &[tiles * group],
-        Some(&[group]),
-        args,
-    )?;
-    Ok(())
+    l.enqueue(Command::new(io.inputs, &writes), &[tiles * group], Some(&[group]))
 }

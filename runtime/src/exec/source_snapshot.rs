@@ -221,7 +221,7 @@ fn sources(plan: &KernelPlan, profile: &DeviceProfile, text: &mut String) {
         text.push_str("--- its split's combine kernel ---\n");
         text.push_str(&s);
     }
-    if let Some(r) = &plan.reduce {
+    if let crate::plan::KernelKind::Reduction(r) = &plan.kind {
         if r.finish == Finish::CombinePass {
             let group = profile.reduce_group_size();
             let lanes = (r.segments.next_power_of_two() as u32).clamp(1, group);
@@ -238,7 +238,7 @@ fn snapshot_for(ctx: &Context, profile: &DeviceProfile, text: &mut String) {
         let collected = crate::plan::collect(&roots, None).unwrap().unwrap();
         let mut kernels = crate::plan::plan(&collected, profile);
         for (k, plan) in kernels.iter_mut().enumerate() {
-            if let Some(g) = &plan.gemm {
+            if let crate::plan::KernelKind::Gemm(g) = &plan.kind {
                 let class = crate::plan::tiles::GemmClass::of(g);
                 let tile = super::tune::fallback(profile, &class);
                 crate::plan::gemm::set_tile(plan, tile, profile);

@@ -12,9 +12,9 @@ use crate::backend::queue::QueueInner;
 use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::plan::access::Affine;
-use crate::plan::KernelPlan;
+use crate::plan::{GemmPlan, KernelKind, KernelPlan};
 
-use super::bind::Io;
+use super::bind::{Io, Launch};
 use super::build::kernel_for;
 
 /// A GEMM plan's kernel (built through the kernel cache), checked against its tile's
@@ -23,6 +23,7 @@ pub(super) struct TileRun<'a> {
     ctx: &'a Arc<ContextInner>,
     queue: &'a Arc<QueueInner>,
     plan: &'a KernelPlan,
+    gemm: &'a GemmPlan,
     kernel: Arc<CompiledKernel>,
     buffers: &'a Buffers,
     scalars: &'a [ScalarBits],
@@ -40,7 +41,10 @@ impl<'a> TileRun<'a> {
         buffers: &'a Buffers,
         scalars: &'a [ScalarBits],
     ) -> Result<TileRun<'a>> {
-        let Some(tile) = plan.gemm.as_ref().and_then(|g| g.tile) else {
+        let KernelKind::Gemm(gemm) = &plan.kind else {
+            return Err(Error::Internal("a tile run of a kernel that is no GEMM".into()));
+        };
+        let Some(tile) = gemm.tile else {
             return Err(Error::Internal("a tile run of a kernel with no tile".into()));
         };
         let kernel = kernel_for(ctx, plan)?;
@@ -58,6 +62,7 @@ impl<'a> TileRun<'a> {
             ctx,
             queue,
             plan,
+            gemm,
             kernel,
             buffers,
             scalars,
@@ -74,15 +79,15 @@ impl<'a> TileRun<'a> {
             scalars: self.scalars,
             params: None,
         };
-        super::gemm::launch_gemm(
-            self.ctx,
-            self.queue,
-            &self.kernel,
-            self.plan,
-            &mut self.args,
+        let launch = Launch {
+            ctx: self.ctx,
+            queue: self.queue,
+            kernel: &self.kernel,
+            plan: self.plan,
+            args: &mut self.args,
             io,
-            self.buffers.rows.as_deref(),
-        )
+        };
+        super::gemm::launch_gemm(launch, self.gemm, self.buffers.rows.as_deref())
     }
 }
 
@@ -99,7 +104,7 @@ impl Buffers {
         queue: &Arc<QueueInner>,
         plan: &KernelPlan,
     ) -> Result<Buffers> {
-        let Some(g) = &plan.gemm else {
+        let KernelKind::Gemm(g) = &plan.kind else {
             return Ok(Buffers {
                 inputs: Vec::new(),
                 outputs: Vec::new(),

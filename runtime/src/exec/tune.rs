@@ -30,7 +30,7 @@ use crate::error::Result;
 use crate::layout::GemmTile;
 use crate::plan::gemm::set_tile;
 use crate::plan::tiles::{self, GemmClass, SEARCH_FROM};
-use crate::plan::{GNode, KernelPlan};
+use crate::plan::{GNode, KernelKind, KernelPlan};
 use crate::stats::{Counters, WaitReason};
 
 use super::scalars_of;
@@ -53,7 +53,7 @@ pub(crate) fn choose_tiles(
     plans: &mut [KernelPlan],
 ) -> Result<()> {
     for plan in plans.iter_mut() {
-        if plan.gemm.as_ref().is_some_and(|g| g.tile.is_none()) {
+        if matches!(&plan.kind, KernelKind::Gemm(g) if g.tile.is_none()) {
             let tile = choose(ctx, Some(OnDevice { queue, graph }), plan)?;
             set_tile(plan, tile, &ctx.profile);
         }
@@ -77,7 +77,7 @@ pub(crate) fn choose(
     device: Option<OnDevice<'_>>,
     plan: &KernelPlan,
 ) -> Result<GemmTile> {
-    let Some(g) = &plan.gemm else {
+    let KernelKind::Gemm(g) = &plan.kind else {
         return Err(crate::error::Error::Internal(
             "a tile for a kernel that is no GEMM".into(),
         ));

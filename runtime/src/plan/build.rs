@@ -10,8 +10,8 @@ use super::access::{Access, Affine, Collapsed, LoadKind};
 use super::collect::{GKind, GNode, OpCode};
 use super::cone::Cone;
 use super::kernel_plan::{
-    private_copy, ColumnRows, Columns, Finish, JoinedReduction, KernelPlan, Layout, ReducePlan, ScatterStore,
-    Value, VectorLoads,
+    private_copy, ColumnRows, Columns, Finish, JoinedReduction, KernelKind, KernelPlan, Layout, ReducePlan,
+    ScatterStore, Value, VectorLoads,
 };
 use super::reads;
 use super::{key, values, ScatterCombine, Store};
@@ -99,7 +99,9 @@ pub(crate) fn plan_kernel(
         reduce_layout(spec.op, graph[child].node.dtype, &dims, red_mask, group_size)
     });
     let mut plan = KernelPlan::empty(dims.clone(), numel, group_size);
-    plan.reduce = reduce_plan;
+    if let Some(r) = reduce_plan {
+        plan.kind = KernelKind::Reduction(r);
+    }
     key::dims(&mut plan.key, dims.len(), plan.narrow_index);
     if let Some(r) = &reduce_plan {
         key::reduce(&mut plan.key, r, group_size);
@@ -107,7 +109,7 @@ pub(crate) fn plan_kernel(
     if let Some((spec, child)) = scan {
         let s = super::scan_plan::scan_plan(spec, graph[child].node.dtype, &space, group_size);
         key::scan(&mut plan.key, &s, group_size);
-        plan.scan = Some(s);
+        plan.kind = KernelKind::Scan(s);
     }
     // The output's node and type: a reduction's, or the value's own.
     let output_of = |j: usize| match whole {
@@ -138,7 +140,7 @@ pub(crate) fn plan_kernel(
         share_slots: false,
     };
     let value_of = binder.bind(&mut plan, output_of);
-    if let (Some(s), Some((_, child))) = (plan.scan.as_mut(), scan) {
+    if let (KernelKind::Scan(s), Some((_, child))) = (&mut plan.kind, scan) {
         s.value = value_of(child);
     }
     if let Some((s, sc)) = scatter {
@@ -180,7 +182,9 @@ pub(crate) fn plan_kernel(
             node,
         };
         key::row_total(&mut plan.key, &t);
-        plan.row_total = Some(t);
+        if let KernelKind::Reduction(r) = &mut plan.kind {
+            r.row_total = Some(t);
+        }
     }
     values::mark_branch_loads(&mut plan);
     plan
@@ -293,5 +297,7 @@ fn reduce_layout(
         segments: 1,
         finish: Finish::Single,
         compensated: false,
+        row: None,
+        row_total: None,
     }
 }

@@ -8,7 +8,7 @@ use crate::graph::ReduceOp;
 use crate::layout::{FINISH_COUNTERS, GROUP_ROWS_LOCAL_BYTES, VECTOR_WIDTH};
 
 use super::kernel_plan::{
-    ColumnRows, Columns, Finish, KernelPlan, Layout, ReducePlan, REDUCE_GROUP, TILE, TILE_ROWS,
+    ColumnRows, Columns, Finish, KernelKind, KernelPlan, Layout, ReducePlan, REDUCE_GROUP, TILE, TILE_ROWS,
 };
 use crate::profile::DeviceProfile;
 
@@ -227,8 +227,7 @@ pub(crate) fn fit_group_rows(p: &DeviceProfile, r: &mut ReducePlan) -> u32 {
 pub(crate) fn wants_tiles(p: &DeviceProfile, plan: &KernelPlan) -> bool {
     let rank = plan.dims.len();
     (p.gpu || p.tuning.tiles_anywhere)
-        && plan.reduce.is_none()
-        && plan.finishes.is_none()
+        && matches!(plan.kind, KernelKind::Elementwise)
         && rank >= 2
         && plan.dims[rank - 1] > 1
         && plan.dims[rank - 2] > 1

@@ -80,6 +80,8 @@ fn plan(op: ReduceOp, lanes: u32, n_out: usize, n_red: usize, dtype: DType) -> R
         segments: 1,
         finish: Finish::Single,
         compensated: false,
+        row: None,
+        row_total: None,
     }
 }
 

@@ -14,7 +14,7 @@
 use super::access::Affine;
 use super::collect::{GKind, GNode, OpCode};
 use super::gemm_plan::{GemmOperand, GemmPlan, GemmRow};
-use super::kernel_plan::KernelPlan;
+use super::kernel_plan::{KernelKind, KernelPlan};
 use super::phase::Phase;
 use super::tiles::Along;
 use super::{key, values, Store};
@@ -144,7 +144,7 @@ pub(crate) fn plan_gemm(
     plan.narrow_offsets = narrow_offsets(&plan, &g);
     key::offsets(&mut plan.key, plan.narrow_offsets);
     values::mark_branch_loads(&mut plan);
-    plan.gemm = Some(g);
+    plan.kind = KernelKind::Gemm(g);
     plan
 }
 
@@ -166,11 +166,14 @@ pub(crate) fn set_tile(plan: &mut KernelPlan, tile: super::tiles::GemmTile, prof
             _ => true,
         })
     };
-    let Some(g) = plan.gemm.as_ref().filter(|g| g.tile.is_none()) else {
+    let KernelKind::Gemm(g) = &plan.kind else {
         return;
     };
+    if g.tile.is_some() {
+        return;
+    }
     let (left, right) = (aligned(&g.left), aligned(&g.right));
-    if let Some(g) = plan.gemm.as_mut() {
+    if let KernelKind::Gemm(g) = &mut plan.kind {
         g.left.aligned = left;
         g.right.aligned = right;
         g.tile = Some(tile);

@@ -189,8 +189,8 @@ pub(crate) struct KernelPlan {
     pub(crate) dims: Vec<usize>,
     /// Total work (product of dims).
     pub(crate) numel: usize,
-    /// Set for a reduction kernel.
-    pub(crate) reduce: Option<ReducePlan>,
+    /// What kind of kernel it is, with what only that kind has.
+    pub(crate) kind: KernelKind,
     /// Work-group size of a reduction kernel.
     pub(crate) group_size: u32,
     /// Element indices fit in 32 bits (cheaper index arithmetic).
@@ -198,32 +198,36 @@ pub(crate) struct KernelPlan {
     /// Every offset a view's load or store computes, and every bound, fits a 32-bit `int`
     /// (cheaper index arithmetic), wherever the kernel computes it.
     pub(crate) narrow_offsets: bool,
-    /// A row reduction computed inside this column reduction (see [`JoinedReduction`]).
-    pub(crate) row: Option<JoinedReduction>,
-    /// A reduction over the rows computed beside the row reduction (see
-    /// [`JoinedReduction`]).
-    pub(crate) row_total: Option<JoinedReduction>,
-    /// An elementwise kernel that finishes a split reduction it reads (see
-    /// [`FinishIn`]).
-    pub(crate) finishes: Option<FinishIn>,
     /// An invariant of planning failed for this kernel (a bug in lazycl): exec refuses
     /// to run it, with this message, instead of computing something wrong.
     pub(crate) broken: Option<String>,
-    /// An elementwise kernel over tiles of its two innermost dims, staging the inputs it
-    /// reads transposed through local memory (chosen by `fit`; see [`TILE`]).
-    pub(crate) tiled: bool,
-    /// Set for a GEMM kernel: a matrix product with its operands' producers and its
-    /// elementwise consumers ([`GemmPlan`]).
-    pub(crate) gemm: Option<GemmPlan>,
-    /// Set for a scan kernel ([`ScanPlan`]): its one output is the running combination of
-    /// its value along an axis.
-    pub(crate) scan: Option<ScanPlan>,
-    /// Set for a row kernel ([`RowsPlan`]): reductions along its rows and the
-    /// elementwise work that reads them back, in phases.
-    pub(crate) rows: Option<RowsPlan>,
 }
 
-/// The side of the square tiles of a tiled elementwise kernel ([`KernelPlan::tiled`]):
+/// What kind of kernel a plan is, with what only that kind has. Matched exhaustively
+/// wherever the kind matters (its source, its launch, its description), so that a new
+/// kind is a new variant and the compiler lists every place that must handle it.
+#[derive(Clone)]
+pub(crate) enum KernelKind {
+    /// A work-item per element (or per vector of neighbouring elements).
+    Elementwise,
+    /// Elementwise over tiles of its two innermost dims, staging the inputs it reads
+    /// transposed through local memory (chosen by `fit`; see [`TILE`]).
+    Tiled,
+    /// Elementwise, finishing the split reduction it reads ([`FinishIn`]).
+    Finishing(FinishIn),
+    /// A reduction ([`ReducePlan`]), with the reductions joined into it.
+    Reduction(ReducePlan),
+    /// The running combination of its value along an axis ([`ScanPlan`]): one output.
+    Scan(ScanPlan),
+    /// Reductions along its rows and the elementwise work that reads them back, in
+    /// phases ([`RowsPlan`]).
+    Rows(RowsPlan),
+    /// A matrix product with its operands' producers and its elementwise consumers
+    /// ([`GemmPlan`]).
+    Gemm(GemmPlan),
+}
+
+/// The side of the square tiles of a tiled elementwise kernel ([`KernelKind::Tiled`]):
 /// a work-group of `TILE x TILE_ROWS` work-items covers `TILE x TILE` elements.
 pub(crate) const TILE: usize = 32;
 /// The rows of work-items of a tiled kernel's work-group (staging, each covers
@@ -247,18 +251,11 @@ impl KernelPlan {
             index_reads: Vec::new(),
             dims,
             numel,
-            reduce: None,
+            kind: KernelKind::Elementwise,
             group_size,
             narrow_index: numel < u32::MAX as usize,
             narrow_offsets: false,
-            row: None,
-            row_total: None,
-            finishes: None,
-            tiled: false,
             broken: None,
-            gemm: None,
-            scan: None,
-            rows: None,
         }
     }
 
@@ -278,6 +275,15 @@ impl KernelPlan {
                 })
             })
             .collect()
+    }
+
+    /// The plan of a reduction kernel (`None` for every other kind): for the passes that
+    /// join reductions.
+    pub(crate) fn as_reduction(&self) -> Option<&ReducePlan> {
+        match &self.kind {
+            KernelKind::Reduction(r) => Some(r),
+            _ => None,
+        }
     }
 
     /// Whether the kernel reads a view in a way the plain layouts do not (strided loads,
@@ -313,21 +319,21 @@ pub(crate) struct FinishIn {
 
 /// A reduction computed in the kernel of a column reduction instead of in a kernel of
 /// its own, so that the rows are read once for both. Two kinds, each a field of
-/// [`KernelPlan`]:
+/// [`ReducePlan`]:
 ///
-/// - [`KernelPlan::row`]: a reduction along rows (`sum_axis(1)` of the same `[n, d]`
+/// - [`ReducePlan::row`]: a reduction along rows (`sum_axis(1)` of the same `[n, d]`
 ///   space) whose result the column reduction reads per row. The cone of
 ///   `x.sum_axis(0)`'s operand holds a value `Op(Reduce)` for it (`value`), which the
 ///   kernel evaluates per row (the work-items of a row combine their elements in local
 ///   memory) and also writes out, one element per row, to the row reduction's own array.
-/// - [`KernelPlan::row_total`]: a reduction of one value per row to a single element,
+/// - [`ReducePlan::row_total`]: a reduction of one value per row to a single element,
 ///   computed beside the row reduction: `mean(b - lr * (sigmoid(z) - y))` over the rows
 ///   of `z = x w`, where the kernel has each row's `z` at hand. Its operand (`value`)
 ///   depends on the row only (the row's result, per-row inputs, single elements,
 ///   scalars); the kernel combines it over its rows, each work-group writes its part, and
 ///   the last work-group to finish combines the parts (one launch fewer than a reduction
 ///   kernel of its own).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct JoinedReduction {
     /// The reduction's operation (never an arg one).
     pub(crate) op: ReduceOp,
@@ -366,6 +372,11 @@ pub(crate) struct ReducePlan {
     /// segments: only where a work-item adds many steps serially (short runs are already
     /// accurate, and the compensation's dependent adds cost bandwidth on GPUs).
     pub(crate) compensated: bool,
+    /// A row reduction computed inside this column reduction (see [`JoinedReduction`]).
+    pub(crate) row: Option<JoinedReduction>,
+    /// A reduction over the rows computed beside the row reduction (see
+    /// [`JoinedReduction`]).
+    pub(crate) row_total: Option<JoinedReduction>,
 }
 
 /// How the work-items of a reduction kernel share its elements, chosen from the collapsed
@@ -408,7 +419,7 @@ pub(crate) struct Columns {
     /// into tiles of equal width), chosen with the segments. A row reduction inside makes
     /// it cover whole rows (one tile).
     pub(crate) tile: usize,
-    /// Whether a row reduction is computed inside ([`KernelPlan::row`]), and how its rows
+    /// Whether a row reduction is computed inside ([`ReducePlan::row`]), and how its rows
     /// are shared.
     pub(crate) rows: ColumnRows,
 }

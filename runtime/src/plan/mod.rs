@@ -39,8 +39,8 @@ pub(crate) use crate::profile::DeviceProfile;
 pub(crate) use collect::{GKind, GNode, Leaves, OpCode};
 pub(crate) use gemm_plan::{GemmOperand, GemmPlan};
 pub(crate) use kernel_plan::{
-    ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelPlan, Layout, ReducePlan, Value,
-    VectorLoads, TILE, TILE_ROWS,
+    ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelKind, KernelPlan, Layout, ReducePlan,
+    Value, VectorLoads, TILE, TILE_ROWS,
 };
 pub(crate) use scan_plan::{ScanLayout, ScanPlan};
 
@@ -253,13 +253,13 @@ fn broken_plan(why: String) -> KernelPlan {
 /// Fits a plan to the device (a reduction's layout, an elementwise kernel's tiles) and
 /// writes the choices into its key.
 fn fit_plan(mut plan: KernelPlan, profile: &DeviceProfile) -> KernelPlan {
-    if plan.gemm.is_none() && plan.scan.is_none() && plan.rows.is_none() && fit::wants_tiles(profile, &plan) {
-        plan.tiled = true;
+    if matches!(plan.kind, KernelKind::Elementwise) && fit::wants_tiles(profile, &plan) {
+        plan.kind = KernelKind::Tiled;
         let staged = plan.transposed_inputs();
         key::tiles(&mut plan.key, &staged);
     }
-    let one_tile = plan.row.is_some();
-    if let Some(r) = &mut plan.reduce {
+    if let KernelKind::Reduction(r) = &mut plan.kind {
+        let one_tile = r.row.is_some();
         if one_tile && fit::wants_group_rows(r, plan.group_size) {
             plan.group_size = fit::fit_group_rows(profile, r);
         } else {

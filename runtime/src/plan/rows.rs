@@ -6,7 +6,7 @@
 //! their input slots and the kernel keeps each slot's elements in registers.
 
 use super::collect::{GKind, GNode, OpCode};
-use super::kernel_plan::{KernelPlan, Output};
+use super::kernel_plan::{KernelKind, KernelPlan, Output};
 use super::phase::Phase;
 use super::rows_plan::{rows_layout, RowReduction, RowShape, RowsLayout, RowsPlan};
 use super::{key, values, Store};
@@ -133,7 +133,7 @@ pub(crate) fn plan_rows(
     // (Loads over explicit coordinates: offsets stay `long`.)
     key::offsets(&mut plan.key, false);
     values::mark_branch_loads(&mut plan);
-    plan.rows = Some(RowsPlan {
+    plan.kind = KernelKind::Rows(RowsPlan {
         inner,
         len,
         rows,

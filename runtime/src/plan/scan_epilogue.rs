@@ -7,7 +7,7 @@
 //! scanned element, read only at its own coordinates (`group` admits nothing else).
 
 use super::collect::{GKind, GNode, OpCode};
-use super::kernel_plan::KernelPlan;
+use super::kernel_plan::{KernelKind, KernelPlan};
 use super::phase::Phase;
 use super::scan_plan::scan_plan;
 use super::{key, values, Store};
@@ -67,6 +67,6 @@ pub(crate) fn plan_scan(
     // (Loads over explicit coordinates: offsets stay `long`.)
     key::offsets(&mut plan.key, false);
     values::mark_branch_loads(&mut plan);
-    plan.scan = Some(s);
+    plan.kind = KernelKind::Scan(s);
     plan
 }

@@ -11,8 +11,8 @@ use super::access::{Access, Affine, Bound, Collapsed, LoadKind};
 use super::collect::{GKind, Inputs, Movement, OpCode};
 use super::cone::{ConeView, NodeMap, NodeSet};
 use super::kernel_plan::{
-    IndexRead, Input, Inside, JoinedReduction, KernelPlan, Output, PlannedValue, ScalarArg, ScalarValue,
-    Value,
+    IndexRead, Input, Inside, JoinedReduction, KernelKind, KernelPlan, Output, PlannedValue, ScalarArg,
+    ScalarValue, Value,
 };
 use super::key;
 use super::reads::Reads;
@@ -192,8 +192,8 @@ impl<'a> Binder<'a> {
                 }
             }
             (GKind::Op(code, _), _) => {
-                if let OpCode::Reduce(spec) = code {
-                    plan.row = Some(JoinedReduction {
+                if let (OpCode::Reduce(spec), KernelKind::Reduction(r)) = (code, &mut plan.kind) {
+                    r.row = Some(JoinedReduction {
                         op: spec.op,
                         value: plan.values.len(),
                         dtype,
@@ -372,8 +372,10 @@ pub(super) fn mark_branch_loads(plan: &mut KernelPlan) {
     for o in &plan.outputs {
         only_branches[o.value] = false;
     }
-    for j in plan.row.iter().chain(&plan.row_total) {
-        only_branches[j.value] = false;
+    if let KernelKind::Reduction(r) = &plan.kind {
+        for j in r.row.iter().chain(&r.row_total) {
+            only_branches[j.value] = false;
+        }
     }
     for (v, b) in plan.values.iter_mut().zip(only_branches) {
         v.in_branch = b;

@@ -11,7 +11,7 @@ use super::writer::Src;
 use crate::dtype::DType;
 use crate::graph::ReduceOp;
 use crate::plan::access::Affine;
-use crate::plan::{Finish, KernelPlan, ScanLayout, Value};
+use crate::plan::{Finish, KernelKind, KernelPlan, ScanLayout, Value};
 
 /// The name of every generated fused kernel.
 pub(crate) const FUSED_KERNEL_NAME: &str = "lazycl_fused";
@@ -129,27 +129,10 @@ pub(crate) enum Param {
 }
 
 /// The parameters of the fused kernel of `plan`, in order. Every kernel starts with its
-/// inputs and scalars. An elementwise kernel then takes its outputs, its length and the
-/// dims (and one finishing a split reduction, that reduction's partials and sizes); a
-/// reduction kernel takes its results or partials, sizes and the dims, then the
-/// buffers of what it finishes or computes beside.
+/// inputs and scalars and what its views, gathers and scatters add; then come its
+/// kind's own ([`kind_params`]).
 pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
     use Param::*;
-    let reduce = plan.reduce.is_some();
-    let gemm = plan.gemm.is_some();
-    let outputs = if reduce { 0 } else { plan.outputs.len() };
-    // (A GEMM kernel's dims: its batch axes only.)
-    let dims = if gemm {
-        plan.dims.len().saturating_sub(2)
-    } else {
-        plan.dims.len()
-    };
-    let finish_in_kernel = plan.reduce.is_some_and(|r| r.finish == Finish::InKernel);
-    // (Indices travel beside the values of arg reductions only, whose results are their
-    // indices alone: a launch pays for every argument it passes.)
-    let arg = plan.reduce.is_some_and(|r| r.op.is_arg());
-    let scan = plan.scan.is_some();
-    let tiled_scan = plan.scan.is_some_and(|s| s.layout != ScanLayout::Serial);
     (0..plan.inputs.len())
         .map(Input)
         .chain((0..plan.scalars.len()).map(Scalar))
@@ -160,38 +143,63 @@ pub(crate) fn params(plan: &KernelPlan) -> impl Iterator<Item = Param> + '_ {
                 .filter(|&k| plan.outputs[k].scatter.is_some())
                 .flat_map(|k| [ScatterLen(k), ScatterStride(k)]),
         )
-        .chain((0..outputs).map(Output))
-        .chain(when(!reduce && !gemm, [Numel]))
-        .chain(when(reduce && plan.row.is_some(), [RowResult]))
-        .chain(when(reduce, [Partials]))
-        .chain(when(arg, [PartialIndices]))
-        .chain(when(reduce, [NOut, NRed, Segments, OneSegment]))
-        .chain((0..dims).map(Dim))
-        .chain(when(scan, [ScanLen, ScanInner, ScanColumns]))
-        .chain(when(
-            tiled_scan,
-            [ScanTiles, ScanStatus, ScanTotals, ScanPrefixes],
-        ))
-        .chain(when(gemm, [GemmM, GemmN, GemmK, GemmBatch, GemmSegments]))
-        .chain(when(
-            plan.gemm.as_ref().is_some_and(|g| g.split > 1),
-            [GemmPartials],
-        ))
-        .chain(when(
-            plan.gemm.as_ref().is_some_and(|g| g.row.is_some()),
-            [GemmRowResults],
-        ))
-        .chain(when(finish_in_kernel && !arg, [Results]))
-        .chain(when(finish_in_kernel && arg, [ResultIndices]))
-        .chain(when(finish_in_kernel, [FinishCounters]))
-        .chain(when(
-            reduce && plan.row_total.is_some(),
-            [TotalParts, TotalResult, TotalCounters],
-        ))
-        .chain(when(
-            !reduce && plan.finishes.is_some(),
-            [FinishedPartials, FinishedSegments, FinishedLength],
-        ))
+        .chain(kind_params(plan))
+}
+
+/// The parameters a kernel's kind adds. An elementwise kernel takes its outputs, its
+/// length and the dims (and one finishing a split reduction, that reduction's partials
+/// and sizes); a scan and a row kernel the same, a scan then its sizes and its tiles'
+/// state; a reduction kernel its results or partials, sizes and the dims, then the
+/// buffers of what it finishes or computes beside; a matrix product its outputs, batch
+/// dims, sizes, and its partials and row results.
+fn kind_params(plan: &KernelPlan) -> smallvec::SmallVec<[Param; 24]> {
+    use Param::*;
+    let mut p = smallvec::SmallVec::new();
+    let outputs = (0..plan.outputs.len()).map(Output);
+    let dims = |n: usize| (0..n).map(Dim);
+    match &plan.kind {
+        KernelKind::Elementwise | KernelKind::Tiled | KernelKind::Rows(_) => {
+            p.extend(outputs.chain([Numel]).chain(dims(plan.dims.len())));
+        }
+        KernelKind::Finishing(_) => {
+            p.extend(outputs.chain([Numel]).chain(dims(plan.dims.len())));
+            p.extend([FinishedPartials, FinishedSegments, FinishedLength]);
+        }
+        KernelKind::Scan(s) => {
+            p.extend(outputs.chain([Numel]).chain(dims(plan.dims.len())));
+            p.extend([ScanLen, ScanInner, ScanColumns]);
+            p.extend(when(
+                s.layout != ScanLayout::Serial,
+                [ScanTiles, ScanStatus, ScanTotals, ScanPrefixes],
+            ));
+        }
+        KernelKind::Reduction(r) => {
+            // (Indices travel beside the values of arg reductions only, whose results
+            // are their indices alone: a launch pays for every argument it passes.)
+            let arg = r.op.is_arg();
+            let in_kernel = r.finish == Finish::InKernel;
+            p.extend(when(r.row.is_some(), [RowResult]));
+            p.push(Partials);
+            p.extend(when(arg, [PartialIndices]));
+            p.extend([NOut, NRed, Segments, OneSegment]);
+            p.extend(dims(plan.dims.len()));
+            p.extend(when(in_kernel && !arg, [Results]));
+            p.extend(when(in_kernel && arg, [ResultIndices]));
+            p.extend(when(in_kernel, [FinishCounters]));
+            p.extend(when(
+                r.row_total.is_some(),
+                [TotalParts, TotalResult, TotalCounters],
+            ));
+        }
+        KernelKind::Gemm(g) => {
+            // (A GEMM kernel's dims: its batch axes only.)
+            p.extend(outputs.chain(dims(plan.dims.len().saturating_sub(2))));
+            p.extend([GemmM, GemmN, GemmK, GemmBatch, GemmSegments]);
+            p.extend(when(g.split > 1, [GemmPartials]));
+            p.extend(when(g.row.is_some(), [GemmRowResults]));
+        }
+    }
+    p
 }
 
 /// The arguments of what views add (after the scalars; none without views): each
@@ -304,17 +312,21 @@ pub(crate) fn bind<P, A, E>(
 /// The declaration of parameter `p` in the kernel of `plan`.
 fn declaration(plan: &KernelPlan, p: Param) -> String {
     // The element type of a reduction's values.
-    let reduced = || plan.reduce.map_or("", |r| vt(r.in_dtype));
+    let reduction = plan.as_reduction();
+    let reduced = || reduction.map_or("", |r| vt(r.in_dtype));
     match p {
-        Param::Input(k) => match plan.finishes {
-            Some(f) if f.slot == k => format!("__global {}* in{k}", vt(f.dtype)),
+        Param::Input(k) => match &plan.kind {
+            KernelKind::Finishing(f) if f.slot == k => format!("__global {}* in{k}", vt(f.dtype)),
             _ => format!("__global const {}* in{k}", vt(plan.inputs[k].dtype)),
         },
         Param::Scalar(k) => format!("const {} s{k}", plan.scalars[k].dtype.cl_arg()),
         Param::Output(k) => format!("__global {}* out{k}", vt(plan.outputs[k].dtype)),
         Param::Numel => "const ulong n".into(),
         Param::Dim(k) => format!("const ulong d{k}_"),
-        Param::RowResult => format!("__global {}* rowout", plan.row.map_or("", |row| vt(row.dtype))),
+        Param::RowResult => format!(
+            "__global {}* rowout",
+            reduction.and_then(|r| r.row).map_or("", |row| vt(row.dtype))
+        ),
         Param::Partials => format!("__global {}* outv", reduced()),
         Param::PartialIndices => "__global uint* outi".into(),
         Param::NOut => "const ulong n_out_".into(),
@@ -324,11 +336,15 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
         Param::Results => format!("__global {}* finv", reduced()),
         Param::ResultIndices => "__global uint* fini".into(),
         Param::FinishCounters => "volatile __global uint* done".into(),
-        Param::TotalParts => format!("__global {}* totv", total_type(plan)),
-        Param::TotalResult => format!("__global {}* totout", total_type(plan)),
+        Param::TotalParts => format!("__global {}* totv", total_type(reduction)),
+        Param::TotalResult => format!("__global {}* totout", total_type(reduction)),
         Param::TotalCounters => "volatile __global uint* tdone".into(),
         Param::FinishedPartials => {
-            format!("__global const {}* pv", plan.finishes.map_or("", |f| vt(f.dtype)))
+            let dtype = match &plan.kind {
+                KernelKind::Finishing(f) => vt(f.dtype),
+                _ => "",
+            };
+            format!("__global const {dtype}* pv")
         }
         Param::FinishedSegments => "const ulong S".into(),
         Param::FinishedLength => "const ulong n_total".into(),
@@ -347,10 +363,7 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
         Param::GemmK => "const int K_".into(),
         Param::GemmBatch => "const ulong batch_".into(),
         Param::GemmSegments => "const int S_".into(),
-        Param::GemmPartials => format!(
-            "__global {}* part",
-            plan.gemm.as_ref().map_or("", |g| vt(g.dtype))
-        ),
+        Param::GemmPartials => format!("__global {}* part", gemm(plan).map_or("", |g| vt(g.dtype))),
         Param::GatherLen(slot) => format!("const long gn{slot}"),
         Param::ScatterLen(k) => format!("const long sn{k}"),
         Param::ScatterStride(k) => format!("const long ss{k}"),
@@ -364,7 +377,7 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
         Param::ScanPrefixes => "volatile __global ulong* incl".into(),
         Param::GemmRowResults => format!(
             "__global {}* rout",
-            plan.gemm.as_ref().and_then(|g| g.row).map_or("", |r| vt(r.dtype))
+            gemm(plan).and_then(|g| g.row).map_or("", |r| vt(r.dtype))
         ),
     }
 }
@@ -375,8 +388,16 @@ fn offsets(plan: &KernelPlan) -> &'static str {
 }
 
 /// The element type of a total over the rows beside a row reduction.
-fn total_type(plan: &KernelPlan) -> &'static str {
-    plan.row_total.map_or("", |t| vt(t.dtype))
+fn total_type(reduction: Option<&crate::plan::ReducePlan>) -> &'static str {
+    reduction.and_then(|r| r.row_total).map_or("", |t| vt(t.dtype))
+}
+
+/// The plan of a matrix product kernel.
+fn gemm(plan: &KernelPlan) -> Option<&crate::plan::GemmPlan> {
+    match &plan.kind {
+        KernelKind::Gemm(g) => Some(g),
+        _ => None,
+    }
 }
 
 /// The declaration of combine parameter `p` for element type `d`.

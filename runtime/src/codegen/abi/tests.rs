@@ -5,7 +5,7 @@ use crate::codegen::combine_source;
 use crate::dtype::DType;
 use crate::graph::{BinaryOp, ReduceOp, ReduceSpec, TernaryOp};
 use crate::plan::access::{Affine, Bound};
-use crate::plan::kernel_plan::{Input, Inside, Output, PlannedValue, ScalarArg, ScalarValue};
+use crate::plan::kernel_plan::{Input, Inside, KernelKind, Output, PlannedValue, ScalarArg, ScalarValue};
 use crate::plan::{
     ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelPlan, Layout, OpCode, ReducePlan, Value,
     VectorLoads,
@@ -84,18 +84,11 @@ fn elementwise() -> KernelPlan {
         outputs: vec![output(4, f, 2)],
         dims: vec![30, 20],
         numel: 600,
-        reduce: None,
+        kind: KernelKind::Elementwise,
         group_size: 256,
         narrow_index: true,
-        row: None,
-        row_total: None,
-        finishes: None,
         insides: Vec::new(),
         index_reads: Vec::new(),
-        tiled: false,
-        gemm: None,
-        scan: None,
-        rows: None,
         narrow_offsets: false,
         broken: None,
     }
@@ -115,7 +108,7 @@ fn lanes_reduction(finish_in_kernel: bool) -> KernelPlan {
     );
     plan.inputs.truncate(1);
     plan.outputs = vec![output(2, f, 2)];
-    plan.reduce = Some(ReducePlan {
+    plan.kind = KernelKind::Reduction(ReducePlan {
         op: ReduceOp::Sum,
         red_mask: 0b10,
         n_out: 30,
@@ -131,6 +124,8 @@ fn lanes_reduction(finish_in_kernel: bool) -> KernelPlan {
         segments: 2,
         finish: Finish::of(2, finish_in_kernel),
         compensated: false,
+        row: None,
+        row_total: None,
     });
     plan
 }
@@ -158,7 +153,7 @@ fn row_column(rows: ColumnRows) -> KernelPlan {
     plan.scalars.clear();
     plan.outputs = vec![output(2, f, 2)];
     plan.dims = vec![30, 8];
-    if let Some(r) = &mut plan.reduce {
+    if let KernelKind::Reduction(r) = &mut plan.kind {
         *r = ReducePlan {
             red_mask: 0b01,
             n_out: 8,
@@ -168,21 +163,21 @@ fn row_column(rows: ColumnRows) -> KernelPlan {
                 tile: 2,
                 rows,
             }),
+            row: Some(JoinedReduction {
+                op: ReduceOp::Sum,
+                value: 1,
+                dtype: f,
+                node: 3,
+            }),
+            row_total: Some(JoinedReduction {
+                op: ReduceOp::Sum,
+                value: 1,
+                dtype: f,
+                node: 4,
+            }),
             ..*r
         };
     }
-    plan.row = Some(JoinedReduction {
-        op: ReduceOp::Sum,
-        value: 1,
-        dtype: f,
-        node: 3,
-    });
-    plan.row_total = Some(JoinedReduction {
-        op: ReduceOp::Sum,
-        value: 1,
-        dtype: f,
-        node: 4,
-    });
     plan
 }
 
@@ -202,7 +197,7 @@ fn finishing() -> KernelPlan {
     plan.scalars.clear();
     plan.outputs = vec![output(2, f, 2)];
     plan.dims = vec![600];
-    plan.finishes = Some(FinishIn {
+    plan.kind = KernelKind::Finishing(FinishIn {
         slot: 0,
         op: ReduceOp::Mean,
         dtype: f,
@@ -253,7 +248,7 @@ fn views(tiled: bool) -> KernelPlan {
     plan.scalars.clear();
     plan.outputs = vec![output(3, f, 2)];
     if tiled {
-        plan.tiled = true;
+        plan.kind = KernelKind::Tiled;
     } else {
         plan.outputs[0].store = Some(Affine {
             base: 7,
@@ -353,7 +348,7 @@ fn kernels_declare_the_listed_parameters() {
         "{finished:?}"
     );
     let mut arg = lanes_reduction(true);
-    if let Some(r) = arg.reduce.as_mut() {
+    if let KernelKind::Reduction(r) = &mut arg.kind {
         r.op = ReduceOp::ArgMax;
     }
     let arg_source = fused_source(&arg);

@@ -65,7 +65,7 @@ impl<'a> Reduction<'a> {
             Layout::Lanes { lanes, vector } => Body::Lanes { lanes, vector },
             Layout::Serial => Body::Serial,
             Layout::Columns(c) => {
-                let rows = plan.row.map(|row| RowColumn::new(plan, r, &c, row));
+                let rows = r.row.map(|row| RowColumn::new(plan, r, &c, row));
                 match (c.rows, rows) {
                     (ColumnRows::RowsPerItem { .. }, Some(rows)) => Body::RowsPerItem(rows),
                     (ColumnRows::GroupRows { .. }, Some(rows)) => Body::GroupRows(rows),
@@ -163,7 +163,7 @@ impl<'a> Reduction<'a> {
             identity(self.r.op, self.d)
         ));
         src.line("(void)comp; (void)acci;");
-        if let Some(total) = &plan.row_total {
+        if let Some(total) = &self.r.row_total {
             src.line(format_args!(
                 "{} tacc = {};",
                 vt(total.dtype),
@@ -210,7 +210,7 @@ pub(super) fn reduce_source(plan: &KernelPlan, r: &ReducePlan) -> String {
     // The layouts that take a reduction over the rows beside their row reduction end
     // with that reduction's end.
     if let (Some(total), Body::RowsPerItem(_) | Body::GroupRows(_) | Body::Columns(..)) =
-        (&plan.row_total, &red.body)
+        (&red.r.row_total, &red.body)
     {
         row_column::row_total_end(plan, total, red.ix, &mut src);
     }

@@ -84,7 +84,7 @@ impl<'a> RowColumn<'a> {
             // [`row_loop()`]: the per-row values with a total over the rows only (that
             // kernel then has a per-row step after the tree anyway; alone, sharing the
             // values in local memory made the step no faster).
-            ColumnRows::RowLoop | ColumnRows::Plain => match plan.row_total {
+            ColumnRows::RowLoop | ColumnRows::Plain => match r.row_total {
                 Some(_) => (1, per_row_values(plan, r, &row)),
                 None => (1, Vec::new()),
             },
@@ -96,7 +96,7 @@ impl<'a> RowColumn<'a> {
         let per_row = hoisted
             .iter()
             .copied()
-            .chain(plan.row_total.map(|t| t.value))
+            .chain(r.row_total.map(|t| t.value))
             .collect();
         RowColumn {
             plan,
@@ -215,7 +215,7 @@ impl<'a> RowColumn<'a> {
     /// Adds this row's value of the reduction over the rows beside (`v{value}` in scope),
     /// where there is one.
     fn total_step(&self, src: &mut Src) {
-        if let Some(total) = &self.plan.row_total {
+        if let Some(total) = &self.r.row_total {
             src.line(format_args!(
                 "tacc = {};",
                 combine(total.op, total.dtype, "tacc", &format!("v{}", total.value))

@@ -36,7 +36,7 @@ pub(in crate::codegen) fn rows_per_item(rc: &RowColumn, v: &mut Values, src: &mu
     }
     src.open(format_args!("for ({ix} k = k0 + lid; k < k1; k += G) {{"));
     row_result(rc, v, src);
-    if rc.plan.row_total.is_some() {
+    if rc.r.row_total.is_some() {
         src.open("{");
         rc.per_row_text(v, &rc.per_row, src);
         rc.total_step(src);

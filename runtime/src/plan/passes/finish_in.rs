@@ -1,7 +1,7 @@
 //! The pass that lets an elementwise kernel finish the split reduction it reads, instead
 //! of a combine pass (`w - lr * g`).
 
-use crate::plan::kernel_plan::{Finish, FinishIn, KernelPlan};
+use crate::plan::kernel_plan::{Finish, FinishIn, KernelKind, KernelPlan};
 use crate::plan::key;
 
 /// Lets elementwise kernels finish the split reductions they read ([`FinishIn`]), once
@@ -12,7 +12,9 @@ use crate::plan::key;
 /// `group` is the consumer's work-group size.
 pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
     for r in 0..plans.len() {
-        let Some(rp) = plans[r].reduce else { continue };
+        let KernelKind::Reduction(rp) = plans[r].kind else {
+            continue;
+        };
         let node = plans[r].outputs[0].node;
         if rp.finish != Finish::CombinePass || rp.op.is_arg() || rp.n_out == 0 {
             continue;
@@ -25,12 +27,10 @@ pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
         let Some(slot) = cp.inputs.iter().position(|i| i.node == node) else {
             continue;
         };
-        // (Read through one slot only: other work-groups write the result while this
-        // kernel runs, so no work-item may read another's element.)
-        let fits = cp.reduce.is_none()
-            && cp.gemm.is_none()
-            && cp.scan.is_none()
-            && cp.finishes.is_none()
+        // (A plain elementwise kernel, read through one slot only: other work-groups
+        // write the result while this kernel runs, so no work-item may read another's
+        // element.)
+        let fits = matches!(cp.kind, KernelKind::Elementwise)
             && !cp.reads_views()
             && cp.inputs.iter().filter(|i| i.node == node).count() == 1
             && cp.numel == rp.n_out
@@ -50,8 +50,8 @@ pub(crate) fn finish_in_consumers(plans: &mut [KernelPlan], group: u32) {
             group,
         };
         key::finish_in(&mut cp.key, &f);
-        cp.finishes = Some(f);
-        if let Some(rr) = &mut plans[r].reduce {
+        cp.kind = KernelKind::Finishing(f);
+        if let KernelKind::Reduction(rr) = &mut plans[r].kind {
             rr.finish = Finish::ByConsumer;
         }
     }

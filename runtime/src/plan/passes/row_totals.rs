@@ -33,10 +33,10 @@ pub(crate) fn fuse_row_totals(
             Some(q_node),
             None,
         );
-        let same_layout = fused.row.is_some()
-            && fused.row_total.is_some()
+        let same_layout = fused
+            .as_reduction()
+            .is_some_and(|r| r.row.is_some() && r.row_total.is_some() && r.columns().is_some())
             && !fused.reads_views()
-            && fused.reduce.is_some_and(|r| r.columns().is_some())
             && fused.dims == plans[p].dims
             && fused.inputs.len() + fused.scalars.len() <= max_args;
         if same_layout {
@@ -51,14 +51,15 @@ pub(crate) fn fuse_row_totals(
 /// can compute beside it ([`fuse_row_totals`]), and the row reduction's graph index.
 fn total_partner(graph: &[GNode], plans: &[KernelPlan], p: usize) -> Option<(usize, usize)> {
     let pp = plans.get(p)?;
-    let (row, cr) = (pp.row?, pp.reduce?);
-    if pp.row_total.is_some() {
+    let cr = *pp.as_reduction()?;
+    let row = cr.row?;
+    if cr.row_total.is_some() {
         return None;
     }
     let produced_by = |g: usize| {
         plans
             .iter()
-            .position(|k| k.outputs.iter().any(|o| o.node == g) || k.row.is_some_and(|r| r.node == g))
+            .position(|k| k.outputs.iter().any(|o| o.node == g) || joins_row(k, g))
     };
     let operand_shape = |q_node: usize| match &graph[q_node].kind {
         GKind::Op(OpCode::Reduce(_), inputs) => Some(&graph[inputs[0]].node.shape[..]),
@@ -67,10 +68,9 @@ fn total_partner(graph: &[GNode], plans: &[KernelPlan], p: usize) -> Option<(usi
     (p + 1..plans.len())
         .find(|&q| {
             let qp = &plans[q];
-            let Some(qr) = qp.reduce else { return false };
+            let Some(qr) = qp.as_reduction() else { return false };
             qp.inputs.iter().any(|i| i.node == row.node)
-            && qp.row.is_none()
-            && qp.finishes.is_none()
+            && qr.row.is_none()
             && qp.outputs.len() == 1
             && qr.n_out == 1
             && qr.n_red == cr.n_red
@@ -89,4 +89,9 @@ fn total_partner(graph: &[GNode], plans: &[KernelPlan], p: usize) -> Option<(usi
             })
         })
         .map(|q| (q, row.node))
+}
+
+/// Whether plan `k` computes row reduction `g` inside (its results are its output too).
+pub(super) fn joins_row(k: &KernelPlan, g: usize) -> bool {
+    k.as_reduction().and_then(|r| r.row).is_some_and(|r| r.node == g)
 }

@@ -25,7 +25,7 @@ pub(crate) fn fuse_rows_into_columns(
 ) -> Vec<KernelPlan> {
     let mut plans: Vec<Option<KernelPlan>> = plans.into_iter().map(Some).collect();
     let allowed = |cp: &KernelPlan| {
-        cp.reduce.is_some_and(|r| {
+        cp.as_reduction().is_some_and(|r| {
             r.columns()
                 .is_some_and(|c| r.rows_fit_one_item() || r.n_out / c.width <= widest_shared_row)
         })
@@ -45,9 +45,10 @@ pub(crate) fn fuse_rows_into_columns(
         let fused = plan_kernel(graph, mat, &[c_node], group_size, Some(row_node), None, None);
         // (Kernels that read views keep their own kernels: the row layouts read plain
         // rows.)
-        let same_layout = fused.row.is_some()
+        let same_layout = fused
+            .as_reduction()
+            .is_some_and(|fr| fr.row.is_some() && fr.columns().is_some())
             && !fused.reads_views()
-            && fused.reduce.is_some_and(|fr| fr.columns().is_some())
             && plans[c].as_ref().is_some_and(|cp| cp.dims == fused.dims);
         if !same_layout {
             continue;
@@ -62,7 +63,7 @@ pub(crate) fn fuse_rows_into_columns(
 /// For the column reduction `cp` (plan `c`): the plan of a row reduction it can compute
 /// inside, the row reduction's graph index, and where the pair runs.
 fn row_partner(plans: &[Option<KernelPlan>], c: usize, cp: &KernelPlan) -> Option<(usize, usize, usize)> {
-    let cr = cp.reduce?;
+    let cr = *cp.as_reduction()?;
     let fits = cr.columns().is_some()
         && !cr.op.is_arg()
         && cp.dims.len() == 2
@@ -74,9 +75,9 @@ fn row_partner(plans: &[Option<KernelPlan>], c: usize, cp: &KernelPlan) -> Optio
     }
     let produced_by = |g: usize| {
         (0..plans.len()).find(|&k| {
-            plans[k].as_ref().is_some_and(|p| {
-                p.outputs.iter().any(|o| o.node == g) || p.row.is_some_and(|row| row.node == g)
-            })
+            plans[k]
+                .as_ref()
+                .is_some_and(|p| p.outputs.iter().any(|o| o.node == g) || super::row_totals::joins_row(p, g))
         })
     };
     // An input broadcast along the columns (read once per row) made by a row reduction.
@@ -87,8 +88,8 @@ fn row_partner(plans: &[Option<KernelPlan>], c: usize, cp: &KernelPlan) -> Optio
         }
         let r = produced_by(g).filter(|&r| r < c)?;
         let rp = plans[r].as_ref()?;
-        let rr = rp.reduce?;
-        if rr.op.is_arg() || rr.red_mask != 0b10 || rp.dims != cp.dims || rp.row.is_some() {
+        let rr = rp.as_reduction()?;
+        if rr.op.is_arg() || rr.red_mask != 0b10 || rp.dims != cp.dims || rr.row.is_some() {
             return None;
         }
         let reads_between = cp
