@@ -33,6 +33,8 @@ pub(crate) mod sets;
 pub(crate) mod shifts;
 pub(crate) mod slice_mut;
 pub(crate) mod sort;
+#[cfg(test)]
+mod source_snapshot;
 pub(crate) mod stats;
 pub(crate) mod step;
 pub(crate) mod topk;

@@ -32,8 +32,6 @@ mod rows;
 mod scan;
 pub(crate) mod select;
 pub(crate) mod sort;
-#[cfg(test)]
-mod source_snapshot;
 pub(crate) mod step;
 mod tile_runs;
 pub(crate) mod tune;

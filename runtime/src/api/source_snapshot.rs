@@ -240,7 +240,7 @@ fn snapshot_for(ctx: &Context, profile: &DeviceProfile, text: &mut String) {
         for (k, plan) in kernels.iter_mut().enumerate() {
             if let crate::plan::KernelKind::Gemm(g) = &plan.kind {
                 let class = crate::plan::tiles::GemmClass::of(g);
-                let tile = super::tune::fallback(profile, &class);
+                let tile = crate::exec::tune::fallback(profile, &class);
                 crate::plan::gemm::set_tile(plan, tile, profile);
             }
             let kind = crate::plan::describe::kernel_kind(plan);
@@ -297,7 +297,7 @@ fn generated_sources_match_the_snapshot() {
         let _ = writeln!(text, "##### {device} #####");
         snapshot_for(&ctx, profile, &mut text);
     }
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/exec/source_snapshot.txt");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/api/source_snapshot.txt");
     if std::env::var_os("LAZYCL_UPDATE_SNAPSHOTS").is_some() {
         std::fs::write(&path, &text).unwrap();
         return;
