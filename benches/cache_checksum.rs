@@ -3,7 +3,7 @@
 //! FNV-1a the cache used before and the crates considered in its place (crc32fast,
 //! xxhash-rust's xxh3, blake3), at sizes of real device binaries (PoCL's are 48-380 KB,
 //! GPU binaries a few KB to a few MB). `cargo bench --bench cache_checksum`; figures and
-//! the choice in BENCHMARKS.md ("The program cache's checksum").
+//! the choice in RESULTS.md#rule-cache-checksum.
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Host time per launch: a bound `#[kernel]` against raw opencl3 on a kernel created once
 //! (`clSetKernelArg` + `clEnqueueNDRangeKernel`, with and without an event), on the
-//! default device. `cargo bench --bench launch`; figures in BENCHMARKS.md.
+//! default device. `cargo bench --bench launch`; figures in RESULTS.md.
 //!
 //! Each iteration enqueues one launch; the queue is drained outside the timed region every
 //! 1,000 launches so that it never fills.

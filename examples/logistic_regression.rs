@@ -31,10 +31,10 @@
 //! 1.5-1.6x faster for rows of at most 160 bytes (20 elements: one work-item reads whole
 //! rows), 1.3-1.7x for rows of 126 f64, as fast or a little faster for 100 f32, 1.2-1.3x
 //! for 1,000 f64 (a work-group per row), and as fast for 25,300 f32 (rows of more than
-//! 1,024 vectors are not fused; BENCHMARKS.md, fourth and fifth sessions). On CPU devices the engine fuses only rows one work-item reads whole (a
-//! barrier is a loop there), so `fused` recomputes the sigmoid per element of `X` for
-//! longer rows: on PoCL `stored` is 1.1-1.3x faster for 20-element rows and 1.8-2.5x for
-//! 126 and 2,530.
+//! 1,024 vectors are not fused; RESULTS.md#rule-residual-fused). On CPU devices the
+//! engine fuses only rows one work-item reads whole (a barrier is a loop there), so
+//! `fused` recomputes the sigmoid per element of `X` for longer rows: on PoCL `stored` is
+//! 1.1-1.3x faster for 20-element rows and 1.8-2.5x for 126 and 2,530.
 //!
 //! The elementwise formulas (the residual, the loss per row) are written with `expr!`.
 //! The loss (`mean(softplus(z) - y z) + lambda/2 |w|^2`, no penalty on `b`) is read to

@@ -6,7 +6,7 @@
 # The first-level caches are made tiny (1 KiB), so every line the operation touches goes
 # to the last level: its misses there are the distinct lines the operation touched cold.
 # A deterministic stand-in for the first operation after a long kernel on a GPU, whose
-# cost follows these lines (BENCHMARKS.md, twenty-first session).
+# cost follows these lines (RESULTS.md#rule-first-op-footprint).
 #   scripts/footprint.sh [SIDE...]     (sides: background after-pause inline captured raw; all by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the release binaries the H200 run needs and copies them to devbin/ (git-ignored),
-# which the device tool carries.
+# Builds the release examples and copies them to devbin/ (git-ignored), for a GPU machine
+# without a Rust toolchain: copy devbin/ there and run scripts/h200-run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --examples "$@"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Runs the prebuilt release binaries in devbin/ on the lent H200 machine (no Rust there):
-# enables NVIDIA's OpenCL platform, then writes everything under $OUT.
+# Runs the prebuilt release binaries in devbin/ on an NVIDIA GPU machine without a Rust
+# toolchain: enables NVIDIA's OpenCL platform, then writes everything under $OUT.
 # Build first, here: scripts/h200-build.sh (for `it`: cargo test --release --no-run --test it,
 # then copy target/release/deps/it-* to devbin/it)
 set -uo pipefail
 mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"
-# At most 8 files come back: the machine's facts share info.txt, the JSON steps' logs err.txt.
+# Few files: the machine's facts share info.txt, the JSON steps' logs err.txt.
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; date -u; ./devbin/devices; } > "$OUT/info.txt" 2>&1
 export LAZYCL_DEVICE="${LAZYCL_DEVICE:-nvidia}"
 for step in "$@"; do

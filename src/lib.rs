@@ -111,3 +111,9 @@ pub mod __private {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The examples of docs/FEATURES.md (the README's features at length), compiled and run as
+/// doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/FEATURES.md")]
+pub struct FeaturesDoctests;

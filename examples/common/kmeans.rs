@@ -69,8 +69,8 @@ pub enum Assign {
 
 impl Assign {
     /// The faster lazy form for points of `d` coordinates (measured on the H200,
-    /// BENCHMARKS.md): the product once a point has enough coordinates to make its tiles
-    /// worth it, the broadcast reduction for short points.
+    /// RESULTS.md#rule-kmeans-assign): the product once a point has enough coordinates to
+    /// make its tiles worth it, the broadcast reduction for short points.
     pub fn for_points(d: usize) -> Assign {
         if d >= 32 {
             Assign::Gemm
@@ -92,9 +92,9 @@ pub enum Update {
 }
 
 impl Update {
-    /// The faster update on a GPU or a CPU device (measured, BENCHMARKS.md): on the
-    /// H200 the one-hot reductions (0.47 ms a step against 0.80 for 1,000,000 x 16,
-    /// k = 16); on PoCL the scatter (0.80 of the one-hot step), whose private copies per
+    /// The faster update on a GPU or a CPU device (measured, RESULTS.md#rule-kmeans-update):
+    /// on the H200 the one-hot reductions (0.47 ms a step against 0.81 for 1,000,000 x 16,
+    /// k = 16); on PoCL the scatter (0.83-0.86 of the one-hot step), whose private copies per
     /// work-group cost less than a CPU's reductions over the one-hot mask.
     #[allow(dead_code)] // (the report times both)
     pub fn for_device(gpu: bool) -> Update {

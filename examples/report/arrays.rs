@@ -1,4 +1,4 @@
-//! The report's rows for array algorithms (issue #20): scans in GB/s counting one read
+//! The report's rows for array algorithms: scans in GB/s counting one read
 //! and one write of the array, and gathers (`take`), against torch and JAX measured in
 //! the same call by
 //! `benches/reference/arrays_reference.py --json` (its output file named by

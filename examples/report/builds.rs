@@ -1,4 +1,4 @@
-//! The report's row for a cold start (issue #23): a flush that needs `n` new programs
+//! The report's row for a cold start: a flush that needs `n` new programs
 //! builds them together, one thread per core, against the same flush in another context
 //! that builds them one after another (`Tuning::serial_builds`), in the same call.
 //!

@@ -3,7 +3,7 @@
 //! it under callgrind and prints instructions and cold cache lines per operation).
 //!
 //! Why: the first operation after a long kernel runs with the host's caches cold
-//! (BENCHMARKS.md, eighteenth and twenty-first sessions), so its cost follows the code and
+//! (RESULTS.md#rule-first-op-footprint), so its cost follows the code and
 //! data it touches. Each repetition here empties the caches (64 MiB written), launches a
 //! short kernel (as the long kernel's launch does, it warms the launch path and the
 //! driver's), then runs the operation alone in its own function, which the simulator

@@ -1,8 +1,8 @@
-//! The report's rows for matrix products (issue #19): SGEMM and DGEMM, SGEMM with a
+//! The report's rows for matrix products: SGEMM and DGEMM, SGEMM with a
 //! bias + ReLU epilogue, each in TFLOP/s against cuBLAS measured in the same call by
 //! `benches/reference/gemm_reference.py --json` (its output file named by
 //! `LAZYCL_GEMM_REFERENCE`; without it the baseline is absent), and small products
-//! against ndarray's `dot` on the host (the CPU comparison of the issue).
+//! against ndarray's `dot` on the host (the CPU comparison).
 
 use lazycl::{Array, Context};
 

@@ -1,4 +1,4 @@
-//! The report's rows for several devices (`--multi`, issue #25): the fused 8-op chain,
+//! The report's rows for several devices (`--multi`): the fused 8-op chain,
 //! `sum(x * x)` and a 3-point stencil on a multi-device context of every device of the
 //! first device's platform, against the same work on that first device alone (a plain
 //! context), in the same run. With one device the ratio is the multi-device context's

@@ -9,7 +9,7 @@ use super::host::dispatch_context;
 use super::raw::R;
 use super::{lz, median, Report};
 
-/// The target for the host's cost of one recorded node, µs (lazycl #24).
+/// The target for the host's cost of one recorded node, µs.
 const TARGET_US_PER_NODE: f64 = 1.0;
 
 /// `--nodes`: the host's cost per graph node. For each N, an N-node elementwise chain
@@ -18,7 +18,7 @@ const TARGET_US_PER_NODE: f64 = 1.0;
 /// once before, so that every program is cached and the figures are the host's recording
 /// and planning. Each trial is timed in two parts (record, flush) and finished outside
 /// the timing; medians over the trials, on a context that flushes inline
-/// (`Dispatch::Inline`). The baseline is the target, 1 µs a node:
+/// (`Dispatch::Inline`). The baseline is the target, 1 µs a node:
 /// the ratio reads as the fraction of it.
 pub fn nodes(rep: &mut Report, quick: bool, trials: usize) -> R<()> {
     // Flushed by the caller, so that "flush" times the flush (not a hand-over).
@@ -66,7 +66,7 @@ pub fn nodes(rep: &mut Report, quick: bool, trials: usize) -> R<()> {
         let per_node = |v: Vec<f64>| median(v) * 1e6 / n as f64;
         let plural = if kernels == 1 { "" } else { "s" };
         let what = format!("{n}-op chain, n=16, {kernels} kernel{plural} a flush");
-        let target = "target: 1 µs a node (lazycl #24)";
+        let target = "target: 1 µs a node";
         rep.add(
             format!("host µs a node, record, {what}"),
             per_node(rec),

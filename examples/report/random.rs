@@ -1,4 +1,4 @@
-//! The report's rows for counter-based random numbers (issue #21): `random_uniform`,
+//! The report's rows for counter-based random numbers: `random_uniform`,
 //! `random_normal` and `random_int` written to memory, and dropout fused with its input,
 //! in GB/s counting the bytes that must move (the output written; for dropout also the
 //! input read), against a raw write-only kernel (`WRITE4`) and the raw copy.

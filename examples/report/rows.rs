@@ -1,4 +1,4 @@
-//! The report's rows for row functions (issue #21): softmax and layer norm over the rows
+//! The report's rows for row functions: softmax and layer norm over the rows
 //! of a matrix, in TB/s counting one read and one write of it, against torch measured in
 //! the same call by `benches/reference/arrays_reference.py --json --only rows` (its
 //! output named by `LAZYCL_ARRAYS_REFERENCE`); with `--quick` (PoCL), small sizes

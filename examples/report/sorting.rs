@@ -1,4 +1,4 @@
-//! The report's rows for sorting and compaction (issue #20): sorts in Gkeys/s (keys per
+//! The report's rows for sorting and compaction: sorts in Gkeys/s (keys per
 //! second), compactions in ms, against torch and JAX measured in the same call by
 //! `benches/reference/arrays_reference.py --json` (`LAZYCL_ARRAYS_REFERENCE`); with
 //! `--quick` (PoCL), small sizes against the host's stable sort and filter.

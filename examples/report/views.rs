@@ -1,4 +1,4 @@
-//! The report's rows for views (issue #18): a stencil of slices, a sum with a transpose
+//! The report's rows for views: a stencil of slices, a sum with a transpose
 //! and a concatenation, each against the raw copy bandwidth measured in the same run.
 // `s![1..-1]` counts from the end of the axis (ndarray's slices), not an empty range.
 #![allow(clippy::reversed_empty_ranges)]

@@ -40,7 +40,7 @@ pub struct Tuning {
     pub row_width: Option<u32>,
     /// Row kernels compute a maximum and the sum of exponentials shifted by it (softmax)
     /// in one pass with one combining tree (`codegen::rows::online`), not in two phases.
-    /// Off by default: on the H200 it was slower (BENCHMARKS.md, thirteenth session).
+    /// Off by default: on the H200 it was slower (RESULTS.md#rule-rows-online).
     pub rows_online: bool,
     /// A flush builds its new programs one after another, not together: the baseline
     /// the report measures parallel builds against.

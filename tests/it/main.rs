@@ -31,6 +31,7 @@ mod foundation;
 mod generic_kernels;
 mod graph_property;
 mod histogram;
+mod house_words;
 mod indexing;
 mod kernel_features;
 mod kernel_ops;

@@ -123,7 +123,8 @@ impl ContextBuilder {
     /// Correctly rounded `f32` division and `sqrt`, as in Rust, on devices that support it
     /// (`-cl-fp32-correctly-rounded-divide-sqrt`; NVIDIA's and PoCL's do). Off by default:
     /// OpenCL then allows 2.5 ulp for `/` and 3 ulp for `sqrt`, and the extra precision
-    /// costs a fused chain with one of each measurable bandwidth on GPUs (BENCHMARKS.md).
+    /// costs a fused chain with one of each measurable bandwidth on GPUs
+    /// (RESULTS.md#rule-div-sqrt).
     pub fn correctly_rounded_div_sqrt(mut self, on: bool) -> Self {
         self.precise_div_sqrt = on;
         self

@@ -100,7 +100,7 @@ impl DeviceBuffer {
     /// creation with `CL_MEM_COPY_HOST_PTR` waits for nothing at creation, but NVIDIA's
     /// driver moves such a buffer to the device at its first use and waits there for
     /// every kernel running in the context, so a read of a fresh upload waited for a
-    /// long kernel on another queue: BENCHMARKS.md.) Nothing is written past
+    /// long kernel on another queue: RESULTS.md#rule-uploads.) Nothing is written past
     /// `data` in the size class; no kernel reads there.
     pub(crate) fn from_bytes(
         ctx: &Arc<ClContext>,

@@ -83,9 +83,9 @@ pub(crate) struct DiskCache {
 /// compared on load; xxh3's output is fixed by its specification, so names stay stable
 /// across crate versions) and checks their contents (random damage goes unnoticed with
 /// odds of 2^-64, a 32-bit CRC's 2^-32). Not a security boundary. Chosen over the FNV-1a
-/// it replaces, crc32fast and blake3 on a load's cost (BENCHMARKS.md, "The program
-/// cache's checksum"): a load's read and check 4 to 14 times cheaper than with FNV-1a;
-/// slower than crc32fast by 2 µs for PoCL's median binary (64 KiB), 12 µs at 256 KiB.
+/// it replaces, crc32fast and blake3 on a load's cost (RESULTS.md#rule-cache-checksum):
+/// a load's read and check 4 to 14 times cheaper than with FNV-1a; slower than crc32fast
+/// by 2 µs for PoCL's median binary (64 KiB), 12 µs at 256 KiB.
 fn hash(bytes: &[u8]) -> u64 {
     xxh3_64(bytes)
 }

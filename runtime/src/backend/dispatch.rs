@@ -136,7 +136,7 @@ fn poll(limit: std::time::Duration, mut ready: impl FnMut() -> bool) {
 /// where none is idle the job waits for the caller to block or to take it back, instead
 /// of taking the caller's core for a time slice. On a CPU device whose kernel holds every
 /// core, an `eval()` handed over took over 1 ms in 13 of 150 trials, and in 2 of 150 as
-/// a batch thread (BENCHMARKS.md, twenty-fourth session). Elsewhere, or where the system
+/// a batch thread (RESULTS.md#rule-dispatch-batch-thread). Elsewhere, or where the system
 /// refuses, the thread stays as it is.
 fn yield_to_callers() {
     #[cfg(target_os = "linux")]

@@ -50,10 +50,10 @@ pub enum Dispatch {
     /// dispatch thread when a millisecond has passed since the thread's last `eval()`
     /// returned. Such a thread runs from cold caches: the first operation after a wait
     /// for a long kernel cost it three raw enqueues' time flushed here, and about one
-    /// handed over (BENCHMARKS.md). A loop of `eval()`s, whose caches stay warm, flushes
-    /// here, its cheapest way. Not for CPU devices: their kernels run on the host's
-    /// cores, and waking the dispatch thread while a kernel keeps them busy can cost the
-    /// caller a scheduler time slice (milliseconds on PoCL).
+    /// handed over (RESULTS.md#rule-dispatch-after-pause). A loop of `eval()`s, whose
+    /// caches stay warm, flushes here, its cheapest way. Not for CPU devices: their
+    /// kernels run on the host's cores, and waking the dispatch thread while a kernel
+    /// keeps them busy can cost the caller a scheduler time slice (milliseconds on PoCL).
     AfterPause,
     /// `eval()` checks what it can at once (recording errors such as shape mismatches,
     /// arrays of two contexts, a queue of another context, a result too large to
@@ -63,7 +63,7 @@ pub enum Dispatch {
     /// loop of `eval()`s then runs at the dispatch thread's pace, and the flush's data
     /// moves between two cores: on the H200 a loop of `eval()`s cost 1.0–1.2 times what
     /// it costs inline, ten logistic-regression steps after a pause 1.1–1.8 times
-    /// (BENCHMARKS.md).
+    /// (RESULTS.md#rule-dispatch-background).
     Background,
 }
 

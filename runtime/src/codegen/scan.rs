@@ -201,7 +201,7 @@ const WINDOW: u32 = 32;
 /// still running), the totals of the tiles before this one in its row are added up to the
 /// nearest tile that has published its inclusive prefix. Work-item 0 then publishes this
 /// tile's inclusive prefix; `prefix` holds the tiles before it. (A window of the whole
-/// group, summed by a tree, was slower on the H200: BENCHMARKS.md.)
+/// group, summed by a tree, was slower on the H200: RESULTS.md#rule-scan-window.)
 fn look_back(s: &ScanPlan, group: u32, src: &mut Src) {
     let t = vt(s.dtype);
     let id = identity(s.op, s.dtype);

@@ -48,7 +48,8 @@ pub(super) fn launch_kernels<L: Leaves + ?Sized>(
 thread_local! {
     /// A thread's argument list, reused by its flushes: a reduction kernel has a few
     /// dozen 72-byte arguments, a list past what the allocator serves from its per-thread
-    /// caches, and allocating it anew cost more than binding it (callgrind, 2026-12-03).
+    /// caches, and allocating it anew cost more than binding it
+    /// (RESULTS.md#rule-reused-flush-vectors).
     static ARGS: Cell<Vec<KernelArg>> = const { Cell::new(Vec::new()) };
 }
 

@@ -246,7 +246,7 @@ fn reduce_layout(
     let only_innermost = red_mask == 1 << (rank - 1);
     // Lanes per output. Along the innermost dim (vector loads): about 128 elements per
     // lane for long rows, about 12 for short ones (at most 8, 4 for 8-byte elements; long
-    // rows up to 64, 32: the best measured, BENCHMARKS.md), more only when there are too
+    // rows up to 64, 32: the best measured, RESULTS.md#rule-lanes), more only when there are too
     // few outputs to fill a work-group (a full reduction gets the whole group).
     let lanes = if innermost_kept && n_out > 1 {
         0

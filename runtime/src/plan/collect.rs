@@ -186,7 +186,8 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
     /// A collected graph's vector, emptied, for the thread's next collect: a graph of a
     /// few dozen entries is past what the allocator serves from its per-thread caches,
-    /// and allocating it anew cost as much as collecting it (callgrind, 2026-12-03).
+    /// and allocating it anew cost as much as collecting it
+    /// (RESULTS.md#rule-reused-flush-vectors).
     static SPARE_GRAPH: std::cell::Cell<Vec<GNode>> = const { std::cell::Cell::new(Vec::new()) };
 }
 

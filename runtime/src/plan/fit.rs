@@ -31,7 +31,7 @@ fn segments(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
         // that no second wave starts for a few groups (a whole segment's time for them);
         // fewer, longer segments were slower. Each work-item reads at least 16 rows. (CPUs:
         // as many segments as that allows, which PoCL ran better than a few per core for
-        // this layout.) Figures: BENCHMARKS.md, "Figures behind the layout rules".
+        // this layout.) Figures: RESULTS.md#rule-column-segments.
         let cap = p.work_items_cap();
         let (_, rows_at_once, tiles) = c.geometry(r.n_out, group as usize);
         let target = (cap / 2 / group as usize / tiles).max(1);
@@ -62,7 +62,7 @@ fn segments(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
 /// Vectors per tile of a column-layout reduction. An eighth of the group (so a group
 /// reads eight rows of its tile at once), unless that leaves a tile fewer than 8 segments
 /// (few, wide rows): then a quarter (the better of the two on each kind of shape measured;
-/// BENCHMARKS.md).
+/// RESULTS.md#rule-column-tile).
 fn column_tile(p: &DeviceProfile, r: &ReducePlan, group: u32) -> usize {
     let (eighth, quarter) = ((group as usize / 8).max(1), (group as usize / 4).max(1));
     let mut narrow = *r;
@@ -101,7 +101,7 @@ pub(crate) fn fit_reduction(p: &DeviceProfile, r: &mut ReducePlan, group: u32, o
     // partials one work-item of the last group reads: lanes share an output's; in the
     // column layout each row of work-items takes every `P`-th segment. Full sums finish
     // well in the kernel; the column layout only with a few partials per work-item: with
-    // more, a combine pass is faster (BENCHMARKS.md).
+    // more, a combine pass is faster (RESULTS.md#rule-finish-in-kernel).
     let (blocks, per_item, most) = match &r.layout {
         Layout::Lanes { lanes, .. } => (
             r.n_out.div_ceil((group / lanes) as usize),
@@ -119,7 +119,7 @@ pub(crate) fn fit_reduction(p: &DeviceProfile, r: &mut ReducePlan, group: u32, o
     r.finish = Finish::of(r.segments, in_kernel);
     // On CPUs, a whole work-group per output (full sums) reads faster with one contiguous
     // run per lane (PoCL); with a few lanes per output (matrix-vector) the interleaved
-    // loop was as fast or faster.
+    // loop was as fast or faster (RESULTS.md#rule-contiguous-lanes-cpu).
     if let Layout::Lanes {
         lanes,
         vector: Some(v),
@@ -167,7 +167,7 @@ const GROUP_ROWS_LEAST_ROWS: usize = 16;
 /// [`GROUP_ROWS_MOST_VECTORS`]. 0 where shared rows are not allowed.
 ///
 /// Up to two vectors per work-item the fused kernel beat two passes; with seven it was
-/// slower, so wider rows stay two kernels (BENCHMARKS.md).
+/// slower, so wider rows stay two kernels (RESULTS.md#rule-shared-rows-width).
 pub(crate) fn widest_shared_row(p: &DeviceProfile) -> usize {
     if shared_rows_allowed(p) {
         largest_group(p) * GROUP_ROWS_MOST_VECTORS
@@ -188,7 +188,7 @@ fn largest_group(p: &DeviceProfile) -> usize {
 /// whole work-group ([`ColumnRows::GroupRows`]) rather than across a row of work-items
 /// of the column layout: rows of at least [`GROUP_ROWS_FEWEST_VECTORS`] vectors, and rows
 /// wider than that layout's group: there it beat the column layout's rows, below it not
-/// (BENCHMARKS.md).
+/// (RESULTS.md#rule-group-rows).
 pub(crate) fn wants_group_rows(r: &ReducePlan, group: u32) -> bool {
     let Some(c) = r.columns() else { return false };
     let vectors = r.n_out / c.width.max(1);
@@ -200,7 +200,8 @@ pub(crate) fn wants_group_rows(r: &ReducePlan, group: u32) -> bool {
 /// of every row), segments for half the device's resident work-items, each of at least
 /// [`GROUP_ROWS_LEAST_ROWS`] rows and at most [`COMPENSATE_AFTER`] (never compensated: a
 /// work-item adds one row per step), combined by a combine pass. Returns the group size.
-/// (Half a wave beat a full one, and four rows per step two or eight: BENCHMARKS.md.)
+/// (Half a wave beat a full one, and four rows per step two or eight:
+/// RESULTS.md#rule-group-rows-segments.)
 pub(crate) fn fit_group_rows(p: &DeviceProfile, r: &mut ReducePlan) -> u32 {
     let vectors = r.columns().map_or(r.n_out.max(1), |c| c.vectors(r.n_out));
     let group = vectors.next_power_of_two().min(largest_group(p));
@@ -240,7 +241,8 @@ pub(crate) fn wants_tiles(p: &DeviceProfile, plan: &KernelPlan) -> bool {
 /// plain sum of `m` steps is off by at most about `m` ulps of the sum of magnitudes
 /// (typically `sqrt(m)`): for 128, within 1e-5 of it in f32 even in the worst case, and
 /// the tree that combines work-items adds only `log2` of their count; below this the
-/// compensation's dependent adds cost more bandwidth than they are worth (BENCHMARKS.md).
+/// compensation's dependent adds cost more bandwidth than they are worth
+/// (RESULTS.md#rule-compensate-after).
 const COMPENSATE_AFTER: usize = 128;
 
 /// Accumulation steps one work-item takes in a reduction's main loop: a row per step in
@@ -264,7 +266,8 @@ fn serial_steps(r: &ReducePlan, group: u32) -> usize {
 /// Whether a row reduction may go inside a column reduction whose rows are shared by a
 /// row of work-items (a barrier per step of rows): GPUs only. On PoCL each barrier is a
 /// loop over the group, and that kernel took several times the time of the two kernels
-/// it replaces (BENCHMARKS.md); rows read whole by one work-item have no barrier and are
+/// it replaces (RESULTS.md#rule-shared-rows-gpu-only); rows read whole by one work-item
+/// have no barrier and are
 /// fused on every device.
 pub(crate) fn shared_rows_allowed(p: &DeviceProfile) -> bool {
     p.gpu || p.tuning.shared_rows_anywhere

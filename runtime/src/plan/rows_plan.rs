@@ -83,7 +83,7 @@ pub(crate) enum Hold {
 
 /// Elements of a row a work-item takes before more work-items share it, on GPUs: enough
 /// loads in flight per work-item to cover memory latency, and few work-items per row, so
-/// that the tree combining them is short (BENCHMARKS.md, "row kernels").
+/// that the tree combining them is short (RESULTS.md#rule-row-kernels).
 const GPU_ITEMS: usize = 16;
 /// The fewest work-items of a row kernel's work-group on GPUs: a group takes one row
 /// where a row has that many work-items (groups that wait at their barriers for one row
@@ -93,7 +93,7 @@ const GPU_MIN_GROUP: usize = 64;
 const CPU_ITEMS: usize = 4;
 /// Elements a work-item takes at once on GPUs (one 16-byte load of `f32`s): on the H200
 /// softmax of 4096×32768 (rows read again per phase) ran 27 % faster with them than with
-/// one element per load, 65536×1024 (held) 1 % (BENCHMARKS.md, "row kernels"). CPUs take
+/// one element per load, 65536×1024 (held) 1 % (RESULTS.md#rule-row-width). CPUs take
 /// one: PoCL vectorizes across work-items.
 const GPU_WIDTH: usize = VECTOR_WIDTH;
 /// The most work-items that share a row.
@@ -106,7 +106,8 @@ const MAX_ITEM_BYTES: usize = 128;
 /// more): 64 bytes in a group of 1024 work-items, the whole [`MAX_ITEM_BYTES`] in groups of
 /// 512 or fewer. Rows of more, when there are rows enough to fill the device, are read
 /// again per phase, from the caches: on the H200 softmax of 4096×32768 (32 `f32`s a
-/// work-item in groups of 1024) moved 3.06 TB/s read again, 2.50–2.57 held.
+/// work-item in groups of 1024) moved 3.06 TB/s read again, 2.50–2.57 held
+/// (RESULTS.md#rule-row-registers).
 const REGISTER_FILE_BYTES: usize = 256 * 1024;
 /// Rows that do not fit registers are read again per phase only when there are at least
 /// this many per compute unit: fewer work-groups than that would leave the device idle

@@ -167,7 +167,7 @@ pub(crate) const SEARCH_FROM: u64 = 1 << 24;
 
 /// The tiles a search times on a GPU: square blocks for large products, and blocks with a
 /// side of 32 for products with a short side, some with a 4 x 4 block per work-item
-/// (fewer local-memory reads per multiply-add than 4 x 2; BENCHMARKS.md, k-means).
+/// (fewer local-memory reads per multiply-add than 4 x 2; RESULTS.md#rule-gemm-tiles).
 const GPU_CANDIDATES: [GemmTile; 17] = [
     GemmTile::new(128, 128, 16, 8, 8, 4),
     GemmTile::new(128, 128, 8, 8, 8, 4),

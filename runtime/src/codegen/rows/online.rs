@@ -14,8 +14,8 @@
 //! row) the rescaling multiplies by exactly 1.
 //!
 //! Opt-in (`Tuning::rows_online`): on the H200 the one-pass kernel was slower than the
-//! two phases it replaces (BENCHMARKS.md), so the planner does not choose it; it stays,
-//! tested, for the devices and sweeps that measure it again.
+//! two phases it replaces (RESULTS.md#rule-rows-online), so the planner does not choose
+//! it; it stays, tested, for the devices and sweeps that measure it again.
 
 use super::reuse::first_equal;
 use super::{suffix, Kernel, Step};
