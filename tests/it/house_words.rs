@@ -17,9 +17,9 @@ const PERIOD: &str = concat!("ses", "sion");
 const TRACKER: &str = concat!("iss", "ue");
 /// Internal tool names, as whole words.
 const TOOLS: &[&str] = &[concat!("fa", "rm"), concat!("stu", "dio")];
-/// Words of lending, as whole words.
+/// Loan words, as whole words.
 const LENDING_WORDS: &[&str] = &[concat!("le", "nt"), concat!("len", "ding")];
-/// Phrases of lending and of a machine's allowance, anywhere in a line. ("Device time" alone
+/// Phrases of loaned machines and of a machine's allowance, anywhere in a line. ("Device time" alone
 /// is the product's word for time spent on the device.)
 const LENDING_PHRASES: &[&str] = &[
     concat!("borr", "owed machine"),
@@ -93,8 +93,9 @@ fn word_starts(line: &str, word: &str, whole: bool) -> Vec<usize> {
 }
 
 /// Whether `line` refers to an entry by number: `#` and one to three digits (not starting
-/// with 0) standing alone, not an HTML entity (`&#123;`) and not the compiler's "argument
-/// #2"; or the tracker's word (or its plural) and a number.
+/// with 0) standing alone, not an HTML entity (`&#123;`) and not the compiler's numbered
+/// argument (`argument #` and its number); or the tracker's word (or its plural) and a
+/// number.
 fn numbered_reference(line: &str) -> bool {
     let bytes = line.as_bytes();
     let hash = line.match_indices('#').any(|(i, _)| {
@@ -131,12 +132,12 @@ fn findings(line: &str) -> Vec<String> {
     }
     for word in LENDING_WORDS {
         if !word_starts(&lower, word, true).is_empty() {
-            found.push(format!("lending ({word:?})"));
+            found.push(format!("a loan word ({word:?})"));
         }
     }
     for phrase in LENDING_PHRASES {
         if lower.contains(phrase) {
-            found.push(format!("lending ({phrase:?})"));
+            found.push(format!("a loan phrase ({phrase:?})"));
         }
     }
     for event in RUN_EVENTS {
@@ -179,7 +180,7 @@ fn the_check_finds_each_kind_and_passes_product_words() {
     let period = format!("measured in the third {PERIOD}");
     let tracker = format!("as {TRACKER} 21 asked");
     let tools = format!("built on the {} machine", TOOLS[0]);
-    let lending = format!("on the {} machine", LENDING_WORDS[0]);
+    let loaned = format!("on the {} machine", LENDING_WORDS[0]);
     let event = format!("before the {} started", RUN_EVENTS[0]);
     let (closes, see) = (format!("closes (#{}).", 24), format!("see #{}", 7));
     for bad in [
@@ -188,7 +189,7 @@ fn the_check_finds_each_kind_and_passes_product_words() {
         closes.as_str(),
         see.as_str(),
         tools.as_str(),
-        lending.as_str(),
+        loaned.as_str(),
         event.as_str(),
     ] {
         assert!(!findings(bad).is_empty(), "not found in {bad:?}");
