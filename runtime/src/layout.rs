@@ -46,7 +46,7 @@ pub struct GemmTile {
 }
 
 impl GemmTile {
-    /// A tile of these sizes (not checked: see `plan::tiles::fits`).
+    /// A tile of these sizes (not checked: see `plan::gemm::tiles::fits`).
     pub const fn new(bm: u16, bn: u16, bk: u16, tm: u16, tn: u16, vector: u16) -> GemmTile {
         GemmTile {
             bm,

@@ -39,14 +39,14 @@ pub struct Tuning {
     /// on GPUs, 1 on CPUs).
     pub row_width: Option<u32>,
     /// Row kernels compute a maximum and the sum of exponentials shifted by it (softmax)
-    /// in one pass with one combining tree (`codegen::rows::online`), not in two phases.
+    /// in one pass with one combining tree (`codegen::row_kernel::online`), not in two phases.
     /// Off by default: on the H200 it was slower (RESULTS.md#rule-rows-online).
     pub rows_online: bool,
     /// A flush builds its new programs one after another, not together: the baseline
     /// the report measures parallel builds against.
     pub serial_builds: bool,
     /// `topk` and `bottomk` sort the whole axis at every `k`, never select (by default
-    /// a `k` up to `plan::select_plan::max_select_k` is selected): the baseline a
+    /// a `k` up to `plan::select::max_select_k` is selected): the baseline a
     /// benchmark measures the selection against.
     pub topk_by_sort: bool,
 }

@@ -425,7 +425,7 @@ fn every_candidate_tile_computes_the_same_products() {
         GemmTile::new(32, 32, 16, 4, 4, 4),
         GemmTile::new(64, 64, 8, 8, 8, 4),
         GemmTile::new(32, 64, 16, 4, 8, 4),
-        // The tiles that cover rows for a row reduction (`plan::tiles::covering`).
+        // The tiles that cover rows for a row reduction (`plan::gemm::tiles::covering`).
         GemmTile::new(64, 16, 16, 4, 2, 2),
         GemmTile::new(64, 128, 8, 4, 8, 4),
         GemmTile::new(32, 128, 8, 2, 8, 2),

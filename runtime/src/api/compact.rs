@@ -12,7 +12,7 @@ use crate::dtype::{Element, Index};
 use crate::error::{Error, Result};
 use crate::exec::compact::compact;
 use crate::graph::Origin;
-use crate::plan::compact_plan::{compact_plan, Picked};
+use crate::plan::compact::{compact_plan, Picked};
 
 /// The elements a mask picked, in row-major order, computed on the device
 /// ([`Array::compress`], [`Array::nonzero`]): a one-dimensional array whose length lives

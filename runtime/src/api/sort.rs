@@ -1,6 +1,6 @@
 //! Sorting: `sort`, `argsort` (numpy's names; ndarray has none) and `sort_by_key`, along
 //! the last axis or any axis; `api::topk` takes a sort's first `k` where it does not
-//! select them. A sort is a stable radix sort on the device (`plan::sort_plan`): equal
+//! select them. A sort is a stable radix sort on the device (`plan::sort`): equal
 //! keys keep their order, integers sort by value, floats too with `-0.0` before `+0.0`
 //! and every NaN last (first in descending order).
 //!
@@ -18,7 +18,7 @@ use crate::dtype::{Element, Index, Numeric};
 use crate::error::{Error, Result};
 use crate::exec::sort::{sort_rows, Sorted};
 use crate::graph::Origin;
-use crate::plan::sort_plan::{sort_plan, Order, Payload, SortLimit};
+use crate::plan::sort::{sort_plan, Order, Payload, SortLimit};
 use ndarray::SliceInfoElem;
 
 /// Keys sorted along the last axis and the values moved with them ([`sort_by_key`]).

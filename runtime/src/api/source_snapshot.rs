@@ -14,9 +14,9 @@ use crate::backend::context::Context;
 use crate::codegen::{combine_source, fused_source, gemm_combine_source};
 use crate::dtype::{DType, Element};
 use crate::graph::{NodeRef, SearchSide};
-use crate::plan::compact_plan::{compact_plan, Picked};
-use crate::plan::select_plan::select_plan;
-use crate::plan::sort_plan::{sort_plan, Order, Payload, SortKernel};
+use crate::plan::compact::{compact_plan, Picked};
+use crate::plan::select::select_plan;
+use crate::plan::sort::{sort_plan, Order, Payload, SortKernel};
 use crate::plan::{DeviceProfile, Finish, KernelPlan};
 use crate::profile::Tuning;
 
@@ -239,7 +239,7 @@ fn snapshot_for(ctx: &Context, profile: &DeviceProfile, text: &mut String) {
         let mut kernels = crate::plan::plan(&collected, profile);
         for (k, plan) in kernels.iter_mut().enumerate() {
             if let crate::plan::KernelKind::Gemm(g) = &plan.kind {
-                let class = crate::plan::tiles::GemmClass::of(g);
+                let class = crate::plan::gemm::tiles::GemmClass::of(g);
                 let tile = crate::exec::tune::fallback(profile, &class);
                 crate::plan::gemm::set_tile(plan, tile, profile);
             }

@@ -5,7 +5,7 @@
 //! the largest: first in `topk`, and in `bottomk` only where fewer than `k` elements are
 //! not NaN, as numpy's and torch's ascending orders put NaN last).
 //!
-//! A `k` up to `plan::select_plan::max_select_k` (256 on a device with 48 KiB of local
+//! A `k` up to `plan::select::max_select_k` (256 on a device with 48 KiB of local
 //! memory) is selected without sorting the axis (`exec::select`): each row is read once.
 //! A larger `k` sorts the whole axis (`api::sort`) and takes its first `k`. Like a sort,
 //! both evaluate the operand when called (enqueued, never waited on).
@@ -17,8 +17,8 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::dtype::{Index, Numeric};
 use crate::error::{Error, Result};
 use crate::exec::select::select_rows;
-use crate::plan::select_plan::select_plan;
-use crate::plan::sort_plan::{Order, Payload};
+use crate::plan::select::select_plan;
+use crate::plan::sort::{Order, Payload};
 
 /// The `k` first elements along an axis in an order and where they were
 /// ([`Array::topk`]: largest first; [`Array::bottomk`]: smallest first).

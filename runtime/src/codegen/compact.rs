@@ -9,7 +9,7 @@
 use super::abi::compact::compact_signature;
 use super::group_scan::GROUP_SCAN;
 use super::writer::Src;
-use crate::plan::compact_plan::{CompactPlan, Picked, COMPACT_GROUP};
+use crate::plan::compact::{CompactPlan, Picked, COMPACT_GROUP};
 
 /// The program of a compaction plan.
 pub(crate) fn compact_source(p: &CompactPlan) -> String {

@@ -21,7 +21,7 @@ mod ops;
 mod random;
 mod reduce;
 mod row_column;
-mod rows;
+mod row_kernel;
 mod scan;
 pub(crate) mod select;
 pub(crate) mod sort;
@@ -46,7 +46,7 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> Option<String> {
         KernelKind::Finishing(f) => finish_in::finish_in_source(plan, f),
         KernelKind::Reduction(r) => reduce::reduce_source(plan, r),
         KernelKind::Scan(s) => scan::scan_source(plan, s),
-        KernelKind::Rows(r) => rows::rows_source(plan, r),
+        KernelKind::Rows(r) => row_kernel::rows_source(plan, r),
         KernelKind::Gemm(g) => return gemm::gemm_source(plan, g),
     })
 }

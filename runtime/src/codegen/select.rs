@@ -22,8 +22,8 @@
 use super::abi::select::select_signature;
 use super::sort::CODING;
 use super::writer::Src;
-use crate::plan::select_plan::{SelectPlan, SELECT_ITEMS};
-use crate::plan::sort_plan::flag;
+use crate::plan::select::{SelectPlan, SELECT_ITEMS};
+use crate::plan::sort::flag;
 
 /// The program of the selection kernel for work-groups of `group`.
 pub(crate) fn select_source(p: &SelectPlan, group: u32) -> String {
@@ -158,8 +158,8 @@ fn body(src: &mut Src) {
 mod tests {
     use super::*;
     use crate::dtype::DType;
-    use crate::plan::select_plan::SelectLayout;
-    use crate::plan::sort_plan::{KeyKind, Order};
+    use crate::plan::select::SelectLayout;
+    use crate::plan::sort::{KeyKind, Order};
 
     #[test]
     fn the_kernel_declares_the_parameters_abi_lists_and_its_sizes() {

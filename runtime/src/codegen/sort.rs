@@ -21,13 +21,13 @@
 //! Keys are read as unsigned bits (`K`) and transformed on the first pass so that the
 //! bits' order is the values' (`KeyKind`); the last pass (or the local sort) transforms
 //! them back. The key's kind, the order and what is stored are bits of a `flags`
-//! argument (`sort_plan::flag`), so sorts of keys and payloads of equal sizes share
+//! argument (`sort::flag`), so sorts of keys and payloads of equal sizes share
 //! their programs. Padding past a row's end is all ones, which sorts last and is never written.
 
 use super::abi::sort::{sort_kernel_name, sort_signature};
 use super::group_scan::GROUP_SCAN;
 use super::writer::Src;
-use crate::plan::sort_plan::{flag, Payload, SortKernel, SortLayout, SortPlan, RADIX_DIGITS, SPLIT_BITS};
+use crate::plan::sort::{flag, Payload, SortKernel, SortLayout, SortPlan, RADIX_DIGITS, SPLIT_BITS};
 
 /// The program of one of a sort's kernels.
 pub(crate) fn sort_source(kernel: SortKernel, p: &SortPlan) -> String {
@@ -347,7 +347,7 @@ fn pass_body(_p: &SortPlan, src: &mut Src) {
 mod tests {
     use super::*;
     use crate::dtype::DType;
-    use crate::plan::sort_plan::{KeyKind, Order};
+    use crate::plan::sort::{KeyKind, Order};
 
     fn plan(layout: SortLayout, payload: Payload) -> SortPlan {
         SortPlan {

@@ -12,7 +12,7 @@ use crate::codegen::abi;
 use crate::codegen::abi::compact::{compact_params, CompactParam, COMPACT_KERNEL_NAME};
 use crate::codegen::compact::compact_source;
 use crate::error::{Error, Result};
-use crate::plan::compact_plan::{CompactPlan, COMPACT_GROUP};
+use crate::plan::compact::{CompactPlan, COMPACT_GROUP};
 use crate::plan::key;
 
 use super::build::cached_kernel;

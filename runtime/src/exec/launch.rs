@@ -20,7 +20,7 @@ use super::elementwise::{launch_elementwise, launch_finishing};
 use super::gemm::{gemm_row_results, launch_gemm};
 use super::reduce::launch_reduce;
 use super::replay::Replay;
-use super::rows::launch_rows;
+use super::row_kernel::launch_rows;
 use super::scan;
 
 /// The buffers a flush materialized, by graph index, with the kernel that wrote each

@@ -28,7 +28,7 @@ mod gemm;
 mod launch;
 mod reduce;
 mod replay;
-mod rows;
+mod row_kernel;
 mod scan;
 pub(crate) mod select;
 pub(crate) mod sort;

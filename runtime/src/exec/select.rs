@@ -15,7 +15,7 @@ use crate::codegen::select::select_source;
 use crate::dtype::ScalarBits;
 use crate::error::Result;
 use crate::plan::key;
-use crate::plan::select_plan::{SelectLayout, SelectPlan};
+use crate::plan::select::{SelectLayout, SelectPlan};
 use crate::stats::Counters;
 
 use super::build::cached_kernel;

@@ -15,7 +15,7 @@ use crate::codegen::sort::sort_source;
 use crate::dtype::ScalarBits;
 use crate::error::Result;
 use crate::plan::key;
-use crate::plan::sort_plan::{flag, Payload, SortKernel, SortLayout, SortPlan, RADIX_DIGITS};
+use crate::plan::sort::{flag, Payload, SortKernel, SortLayout, SortPlan, RADIX_DIGITS};
 use crate::stats::Counters;
 
 use super::build::cached_kernel;

@@ -2,7 +2,7 @@
 //! (`Tuning::gemm_tile`), else the one remembered for its shape class on this device
 //! (chosen by a search in this process, or read from the disk cache's table, so a second
 //! process searches nothing), else — for a product large enough to be worth it, unless
-//! `LAZYCL_TUNE=off` — a search now, else the fixed default (`plan::tiles`).
+//! `LAZYCL_TUNE=off` — a search now, else the fixed default (`plan::gemm::tiles`).
 //!
 //! The table is a file, so user input: an entry is used only if its tile fits the device
 //! (`tiles::fits`: work-group, local memory, the values its work-items keep live, the size
@@ -29,7 +29,7 @@ use crate::dtype::ScalarBits;
 use crate::error::Result;
 use crate::layout::GemmTile;
 use crate::plan::gemm::set_tile;
-use crate::plan::tiles::{self, GemmClass, SEARCH_FROM};
+use crate::plan::gemm::tiles::{self, GemmClass, SEARCH_FROM};
 use crate::plan::{GNode, KernelKind, KernelPlan};
 use crate::stats::{Counters, WaitReason};
 

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::graph::parts::Piece;
 use crate::graph::view::Region;
 use crate::graph::{Node, NodeRef, Op, Origin, State};
-use crate::multi::rows::{rows_shape, slice};
+use crate::multi::operand_runs::{rows_shape, slice};
 
 /// Rows `rows` of `node` (materialized across devices) as a node of device `device`.
 pub(crate) fn rows(multi: &Multi, device: usize, node: &NodeRef, rows: &Range<usize>) -> Result<NodeRef> {

@@ -14,7 +14,7 @@
 pub(crate) mod assign;
 pub(crate) mod combine;
 pub(crate) mod fetch;
-pub(crate) mod rows;
+pub(crate) mod operand_runs;
 pub(crate) mod scan;
 pub(crate) mod windows;
 

@@ -20,7 +20,7 @@ use crate::graph::parts::row_count;
 use crate::graph::view::{SourceAxis, ViewMap};
 use crate::graph::{Node, NodeRef, Op, Origin, State};
 use crate::multi::fetch;
-use crate::multi::rows::{self, rows_shape, slice, Build, Window};
+use crate::multi::operand_runs::{self, rows_shape, slice, Build, Window};
 
 /// Rows `rows` of each node of `wants`, as nodes of device `device`'s context (lazy).
 pub(crate) fn record(
@@ -42,7 +42,7 @@ pub(crate) fn record(
         let (Some(op), Some(rows)) = (op, hull.get(&Arc::as_ptr(node)).cloned()) else {
             continue;
         };
-        let w = rows::window(node, op, &rows);
+        let w = operand_runs::window(node, op, &rows);
         for (input, need) in op.inputs().into_iter().zip(w.operands) {
             if let Some(r) = need {
                 widen(&mut hull, input, r);
@@ -58,7 +58,7 @@ pub(crate) fn record(
         let made = match op {
             None => fetch::rows(multi, device, node, rows)?,
             Some(op) => {
-                let w = rows::window(node, op, rows);
+                let w = operand_runs::window(node, op, rows);
                 let mut inputs: Vec<NodeRef> = Vec::new();
                 for (input, need) in op.inputs().into_iter().zip(&w.operands) {
                     let Some(need) = need else { continue };

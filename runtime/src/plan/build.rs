@@ -107,7 +107,7 @@ pub(crate) fn plan_kernel(
         key::reduce(&mut plan.key, r, group_size);
     }
     if let Some((spec, child)) = scan {
-        let s = super::scan_plan::scan_plan(spec, graph[child].node.dtype, &space, group_size);
+        let s = super::scan::scan_plan(spec, graph[child].node.dtype, &space, group_size);
         key::scan(&mut plan.key, &s, group_size);
         plan.kind = KernelKind::Scan(s);
     }

@@ -7,12 +7,12 @@
 //! DOT picture and for the error of a generated kernel the compiler rejects.
 
 use super::collect::OpCode;
-use super::gemm_plan::GemmPlan;
+use super::gemm::GemmPlan;
 use std::fmt::Write;
 
 use super::kernel_plan::{ColumnRows, Finish, KernelKind, KernelPlan, Layout, ReducePlan, Value};
-use super::rows_plan::Hold;
-use super::scan_plan::{ScanLayout, ScanPlan};
+use super::row_kernel::Hold;
+use super::scan::{ScanLayout, ScanPlan};
 use crate::dtype::DType;
 use crate::graph::{BinaryOp, IndexFn, TernaryOp, UnaryOp};
 

@@ -262,7 +262,7 @@ fn rows_inside_columns_take_the_layout_their_width_asks_for() {
 
 #[test]
 fn row_kernels_take_the_layout_their_device_measured_best() {
-    use crate::plan::rows_plan::{rows_layout, Hold, RowShape};
+    use crate::plan::row_kernel::{rows_layout, Hold, RowShape};
     let shape = |rows, len| RowShape {
         rows,
         len,

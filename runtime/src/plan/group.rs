@@ -4,7 +4,7 @@
 
 use super::collect::{GKind, GNode, OpCode};
 use super::cone::NodeSet;
-use super::rows::{row_kernel, RowSpace};
+use super::row_kernel::{row_kernel, RowSpace};
 use crate::profile::DeviceProfile;
 
 /// Most nodes one node's cone may have before it is materialized as its own kernel output.
@@ -104,7 +104,7 @@ enum GroupKind {
     /// The scan kernel of the scan at this graph index, with the elementwise points of
     /// its shape that joined its store (its epilogue).
     Scan(usize),
-    /// A row kernel (`plan::rows`): reductions along the rows of a space (the group's
+    /// A row kernel (`plan::row_kernel`): reductions along the rows of a space (the group's
     /// shape) and the elementwise points of that space that read them per row. Planned
     /// as a plain reduction while it has one member.
     Rows(RowSpace),

@@ -8,9 +8,9 @@ pub(crate) use crate::layout::REDUCE_GROUP;
 
 use super::access::{Affine, Bound};
 use super::collect::{Inputs, Leaves, OpCode};
-use super::gemm_plan::GemmPlan;
-use super::rows_plan::RowsPlan;
-use super::scan_plan::ScanPlan;
+use super::gemm::GemmPlan;
+use super::row_kernel::RowsPlan;
+use super::scan::ScanPlan;
 
 /// One value inside a fused kernel.
 #[derive(Debug, Clone, PartialEq, Eq)]

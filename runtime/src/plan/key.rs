@@ -11,13 +11,13 @@ use crate::graph::{IndexFn, ReduceOp};
 
 use super::access::{Affine, Bound};
 use super::collect::OpCode;
-use super::compact_plan::{CompactPlan, Picked};
+use super::compact::{CompactPlan, Picked};
+use super::gemm::tiles::{Along, GemmTile};
 use super::kernel_plan::{ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads};
-use super::rows_plan::{Hold, RowsLayout};
-use super::scan_plan::{ScanLayout, ScanPlan};
-use super::select_plan::{SelectPlan, SELECT_ITEMS};
-use super::sort_plan::{SortKernel, SortLayout, SortPlan};
-use super::tiles::{Along, GemmTile};
+use super::row_kernel::{Hold, RowsLayout};
+use super::scan::{ScanLayout, ScanPlan};
+use super::select::{SelectPlan, SELECT_ITEMS};
+use super::sort::{SortKernel, SortLayout, SortPlan};
 
 const TAG_LOAD: u32 = 1;
 const TAG_SCALAR: u32 = 2;
@@ -66,7 +66,7 @@ const TAG_GATHER: u32 = 22;
 const TAG_SCATTER: u32 = 23;
 /// The start of a scan's epilogue: then where its values start.
 const TAG_SCAN_EPILOGUE: u32 = 24;
-/// A row kernel ([`RowsPlan`](super::rows_plan::RowsPlan)): then the dims a row
+/// A row kernel ([`RowsPlan`](super::row_kernel::RowsPlan)): then the dims a row
 /// merges and its layout.
 const TAG_ROWS: u32 = 25;
 /// A reduction of a row kernel: its operation, type and operand's value.
@@ -427,7 +427,7 @@ pub(crate) fn combine(op: ReduceOp, dtype: DType, group: u32, lanes: u32) -> [u3
 }
 
 /// The key of one of a sort's kernels: the sizes its source is written for. The key
-/// type's kind, the order and what is stored are arguments (`sort_plan::flags`), so that
+/// type's kind, the order and what is stored are arguments (`sort::flags`), so that
 /// one program serves every key type of a size; the rows and their length are too.
 pub(crate) fn sort(kernel: SortKernel, p: &SortPlan) -> [u32; 7] {
     let (layout, group, items) = match p.layout {

@@ -7,26 +7,22 @@
 pub(crate) mod access;
 pub(crate) mod build;
 pub(crate) mod collect;
-pub(crate) mod compact_plan;
+pub(crate) mod compact;
 mod cone;
 pub(crate) mod describe;
 pub(crate) mod fit;
 pub(crate) mod gemm;
-pub(crate) mod gemm_plan;
 pub(crate) mod group;
 pub(crate) mod kernel_plan;
 pub(crate) mod key;
 pub(crate) mod passes;
 mod phase;
 mod reads;
-pub(crate) mod rows;
-pub(crate) mod rows_plan;
-pub(crate) mod scan_epilogue;
-pub(crate) mod scan_plan;
-pub(crate) mod select_plan;
+pub(crate) mod row_kernel;
+pub(crate) mod scan;
+pub(crate) mod select;
 pub(crate) mod signature;
-pub(crate) mod sort_plan;
-pub(crate) mod tiles;
+pub(crate) mod sort;
 mod values;
 
 use std::sync::Arc;
@@ -37,12 +33,12 @@ use crate::graph::{NodeRef, Shape};
 
 pub(crate) use crate::profile::DeviceProfile;
 pub(crate) use collect::{GKind, GNode, Leaves, OpCode};
-pub(crate) use gemm_plan::{GemmOperand, GemmPlan};
+pub(crate) use gemm::{GemmOperand, GemmPlan};
 pub(crate) use kernel_plan::{
     ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelKind, KernelPlan, Layout, ReducePlan,
     Value, VectorLoads, TILE, TILE_ROWS,
 };
-pub(crate) use scan_plan::{ScanLayout, ScanPlan};
+pub(crate) use scan::{ScanLayout, ScanPlan};
 
 /// A root stored into a region of an existing array (`slice_mut(..).assign`) instead of
 /// an array of its own: the region's map into that array, whose shape is `shape`.
@@ -209,19 +205,19 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
                 }
                 // (Only a row kernel has a reduction with other members.)
                 GKind::Op(OpCode::Reduce(_), _) if members.len() > 1 => {
-                    match rows::row_kernel(graph, first, profile).and_then(|space| {
-                        let layout = rows::layout_of(graph, space.operand, space.inner, profile)?;
+                    match row_kernel::row_kernel(graph, first, profile).and_then(|space| {
+                        let layout = row_kernel::layout_of(graph, space.operand, space.inner, profile)?;
                         Some((space, layout))
                     }) {
                         Some((space, layout)) => {
-                            rows::plan_rows(graph, &mat, members, space.inner, layout, store)
+                            row_kernel::plan_rows(graph, &mat, members, space.inner, layout, store)
                         }
                         None => broken_plan(format!("row kernel {first} has no row layout")),
                     }
                 }
                 GKind::Op(OpCode::Scan(_), _) if members.len() > 1 => {
                     let stored = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
-                    scan_epilogue::plan_scan(graph, &mat, members, stored, store, group_size)
+                    scan::epilogue::plan_scan(graph, &mat, members, stored, store, group_size)
                 }
                 _ => build::plan_kernel(graph, &mat, members, group_size, None, None, store),
             }

@@ -1,6 +1,6 @@
 //! The compaction kernel's parameters: its name, its list and its signature line.
 
-use crate::plan::compact_plan::Picked;
+use crate::plan::compact::Picked;
 
 /// The name of the compaction kernel.
 pub(crate) const COMPACT_KERNEL_NAME: &str = "lazycl_compact";

@@ -23,7 +23,7 @@ pub(crate) enum SelectParam {
     PartLen,
     /// Keys selected per group (`k`).
     K,
-    /// The launch's `sort_plan::flag` bits (`flags`).
+    /// The launch's `sort::flag` bits (`flags`).
     Flags,
 }
 

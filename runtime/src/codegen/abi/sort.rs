@@ -1,7 +1,7 @@
 //! The sort kernels' parameters ([`SortKernel`]): their names, their lists and their
 //! signature lines.
 
-use crate::plan::sort_plan::{Payload, SortKernel};
+use crate::plan::sort::{Payload, SortKernel};
 
 /// The name of each sort kernel.
 pub(crate) fn sort_kernel_name(kernel: SortKernel) -> &'static str {
@@ -34,7 +34,7 @@ pub(crate) enum SortParam {
     Tiles,
     /// The pass, from 0 at the lowest byte (`pass`).
     Pass,
-    /// The launch's `sort_plan::flag` bits (`flags`).
+    /// The launch's `sort::flag` bits (`flags`).
     Flags,
 }
 

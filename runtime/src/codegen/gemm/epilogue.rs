@@ -6,7 +6,7 @@ use super::super::ops::{identity, vt};
 use super::super::values::Values;
 use super::super::writer::Src;
 use super::Kernel;
-use crate::plan::tiles;
+use crate::plan::gemm::tiles;
 
 impl Kernel<'_> {
     /// Per accumulator, the epilogue at the product's coordinates, and the stores.

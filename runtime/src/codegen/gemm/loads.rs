@@ -6,7 +6,7 @@ use super::super::ops::vt;
 use super::super::values::Values;
 use super::super::writer::Src;
 use super::{Kernel, Operand};
-use crate::plan::tiles::Along;
+use crate::plan::gemm::tiles::Along;
 
 impl Kernel<'_> {
     /// Elements each work-item loads together along the operand's rows: a vector where

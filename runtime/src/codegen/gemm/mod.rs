@@ -8,7 +8,7 @@
 //! buffers, and one barrier ends the step (double buffering: one barrier per step, and
 //! the loads' latency hides behind the arithmetic). Neighbouring work-items load
 //! neighbouring elements along the axis where the operand is contiguous
-//! (`plan::tiles::Along`). The left tile is staged transposed (`k` outermost), so that a
+//! (`plan::gemm::tiles::Along`). The left tile is staged transposed (`k` outermost), so that a
 //! work-item reads both its column of the left tile and its row of the right one as
 //! vectors. A work-item owns `tm x tn` accumulators: rows `ty * v + l` of each run of
 //! `(bm / tm) * v` rows, columns likewise, so that the vectors neighbouring work-items

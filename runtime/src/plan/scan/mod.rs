@@ -1,5 +1,7 @@
 //! What a scan kernel's plan adds to a kernel plan ([`ScanPlan`]), and how a scan is
-//! laid out ([`scan_plan`]). Plain data, like `kernel_plan`; `plan::build` plans it.
+//! laid out ([`scan_plan`](scan_plan)). Plain data, like `kernel_plan`; `plan::build` plans it.
+
+pub(crate) mod epilogue;
 
 use crate::dtype::DType;
 use crate::graph::{ReduceOp, ScanSpec};
@@ -20,7 +22,7 @@ pub(crate) struct ScanPlan {
     /// The value scanned: the operand's, computed in the loads.
     pub(crate) value: usize,
     /// Where the values of the elementwise consumers computed in the scan's store start
-    /// (`plan::scan_epilogue`); `None`: the kernel stores the scan alone.
+    /// (`plan::scan::epilogue`); `None`: the kernel stores the scan alone.
     pub(crate) epilogue: Option<usize>,
 }
 

@@ -1,6 +1,6 @@
 //! What a *row kernel*'s plan adds to a kernel plan ([`RowsPlan`]), and the rule that
 //! says whether a row fits on chip ([`rows_layout`]). Plain data, like `kernel_plan`;
-//! `plan::rows` plans it.
+//! `build` plans it.
 //!
 //! A row kernel computes reductions along the innermost axes of one space `[rows, len]`
 //! (the reduced axes, merged, are a row) together with the elementwise work that reads
@@ -8,6 +8,10 @@
 //! quotient; layer norm's mean, then its variance, then the normalized row — in one
 //! launch: a work-group (or part of one) per row, each work-item holding its elements of
 //! the row in registers across the phases.
+
+mod build;
+
+pub(crate) use build::{layout_of, plan_rows, row_kernel, RowSpace};
 
 use crate::dtype::DType;
 use crate::graph::ReduceOp;
@@ -25,7 +29,7 @@ pub(crate) struct RowsPlan {
     pub(crate) rows: usize,
     /// The reductions, in phase order.
     pub(crate) reductions: Vec<RowReduction>,
-    /// Where the epilogue's values start in [`KernelPlan::values`](super::KernelPlan::values).
+    /// Where the epilogue's values start in [`KernelPlan::values`](crate::plan::KernelPlan::values).
     pub(crate) epilogue: usize,
     pub(crate) layout: RowsLayout,
 }
@@ -61,7 +65,7 @@ pub(crate) struct RowsLayout {
     pub(crate) width: u32,
     pub(crate) hold: Hold,
     /// Whether a maximum and a sum of exponentials shifted by it (softmax's two
-    /// reductions) may run as one pass and one combining tree (`codegen::rows::online`);
+    /// reductions) may run as one pass and one combining tree (`codegen::row_kernel::online`);
     /// on only by [`Tuning::rows_online`](crate::profile::Tuning::rows_online): measured
     /// slower on the H200 than two phases.
     pub(crate) online: bool,

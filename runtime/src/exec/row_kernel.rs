@@ -2,7 +2,7 @@
 
 use crate::backend::submit::Command;
 use crate::error::Result;
-use crate::plan::rows_plan::RowsPlan;
+use crate::plan::row_kernel::RowsPlan;
 
 use super::bind::{Bindings, Launch};
 

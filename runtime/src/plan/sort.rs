@@ -1,5 +1,5 @@
 //! How rows of keys are sorted ([`SortPlan`], chosen by [`sort_plan`]): plain data, like
-//! `scan_plan`, that codegen prints and exec launches. Sorts are not part of a fused
+//! `scan`, that codegen prints and exec launches. Sorts are not part of a fused
 //! graph; `api::sort` evaluates the keys and calls exec with a plan from here.
 //!
 //! Every sort is a stable LSD radix sort of the keys' bits, after a transform that makes

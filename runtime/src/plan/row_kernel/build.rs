@@ -1,15 +1,15 @@
-//! Planning a row kernel (`rows_plan`): the reductions along the innermost axes of one
+//! Planning a row kernel ([`RowsPlan`](super::RowsPlan)): the reductions along the innermost axes of one
 //! space and the elementwise points that read them back per row, as `group` gathered
 //! them, in phases over explicit coordinates (`phase`): each reduction's operand, then
 //! the epilogue. A later phase reads an earlier reduction's result from its output, as
 //! an input (one element per row); every phase reads the same row, so the phases share
 //! their input slots and the kernel keeps each slot's elements in registers.
 
-use super::collect::{GKind, GNode, OpCode};
-use super::kernel_plan::{KernelKind, KernelPlan, Output};
-use super::phase::Phase;
-use super::rows_plan::{rows_layout, RowReduction, RowShape, RowsLayout, RowsPlan};
-use super::{key, values, Store};
+use crate::plan::collect::{GKind, GNode, OpCode};
+use crate::plan::kernel_plan::{KernelKind, KernelPlan, Output};
+use crate::plan::phase::Phase;
+use crate::plan::row_kernel::{rows_layout, RowReduction, RowShape, RowsLayout, RowsPlan};
+use crate::plan::{key, values, Store};
 use crate::profile::DeviceProfile;
 
 /// The space of a row kernel: the operand of its first reduction (whose shape it is),

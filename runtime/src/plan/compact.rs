@@ -1,5 +1,5 @@
 //! How a boolean compaction (`compress`, `nonzero`) is laid out ([`CompactPlan`]): plain
-//! data that codegen prints and exec launches, like `sort_plan`. A compaction is one pass
+//! data that codegen prints and exec launches, like `sort`. A compaction is one pass
 //! with a decoupled look-back over tiles of the mask (`codegen::compact`).
 
 use crate::profile::DeviceProfile;

@@ -1,6 +1,6 @@
 //! How the `k` first keys of each row are selected without sorting the row
 //! ([`SelectPlan`], chosen by [`select_plan`]): `topk` and `bottomk` for a small `k`.
-//! Plain data, like `sort_plan`, that codegen prints and exec launches.
+//! Plain data, like `sort`, that codegen prints and exec launches.
 //!
 //! A work-group reads its row once, in chunks of `GROUP * ITEMS` keys. The group keeps a
 //! buffer of `cap` (key, position) pairs in local memory: its first `k` slots hold the
@@ -15,7 +15,7 @@
 use crate::dtype::DType;
 use crate::profile::DeviceProfile;
 
-use super::sort_plan::{flag, KeyKind, Order, SortLimit};
+use crate::plan::sort::{flag, KeyKind, Order, SortLimit};
 
 /// Keys a work-item reads per chunk (kept in registers until appended or passed over).
 pub(crate) const SELECT_ITEMS: u32 = 8;
@@ -73,7 +73,7 @@ impl SelectPlan {
         }
     }
 
-    /// The `flags` argument of a launch (`sort_plan::flag`'s bits): `first` reads the
+    /// The `flags` argument of a launch (`sort::flag`'s bits): `first` reads the
     /// user's keys (transformed on load, positions made), `last` writes the results
     /// (transformed back).
     pub(crate) fn flags(&self, first: bool, last: bool) -> u32 {

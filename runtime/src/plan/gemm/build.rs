@@ -11,13 +11,13 @@
 //! phase). In the epilogue the product is one value, the accumulator (`Cone::of`'s
 //! `product`), read only at the product's own coordinates (`group` admits nothing else).
 
-use super::access::Affine;
-use super::collect::{GKind, GNode, OpCode};
-use super::gemm_plan::{GemmOperand, GemmPlan, GemmRow};
-use super::kernel_plan::{KernelKind, KernelPlan};
-use super::phase::Phase;
-use super::tiles::Along;
-use super::{key, values, Store};
+use crate::plan::access::Affine;
+use crate::plan::collect::{GKind, GNode, OpCode};
+use crate::plan::gemm::tiles::Along;
+use crate::plan::gemm::{GemmOperand, GemmPlan, GemmRow};
+use crate::plan::kernel_plan::{KernelKind, KernelPlan};
+use crate::plan::phase::Phase;
+use crate::plan::{key, values, Store};
 
 /// Plans the GEMM kernel of product `members[0]` and the elementwise points
 /// `members[1..]` that joined it. `stored`: the product itself is an output (a root, or
@@ -149,13 +149,17 @@ pub(crate) fn plan_gemm(
 }
 
 /// Sets the tile of GEMM plan `plan` and its segments of `k`
-/// ([`split`](super::tiles::split)), with whether each operand's vector loads are aligned
+/// ([`split`](crate::plan::gemm::tiles::split)), with whether each operand's vector loads are aligned
 /// to its vector, and writes them into its key (once).
-pub(crate) fn set_tile(plan: &mut KernelPlan, tile: super::tiles::GemmTile, profile: &super::DeviceProfile) {
+pub(crate) fn set_tile(
+    plan: &mut KernelPlan,
+    tile: crate::plan::gemm::tiles::GemmTile,
+    profile: &crate::plan::DeviceProfile,
+) {
     let aligned = |op: &GemmOperand| {
         let v = i64::from(tile.vector);
         op.values.clone().all(|i| match plan.values[i].value {
-            super::Value::Load { slot } => plan.inputs[slot]
+            crate::plan::Value::Load { slot } => plan.inputs[slot]
                 .strided
                 .as_ref()
                 .filter(|a| a.vectorizable())
@@ -180,7 +184,7 @@ pub(crate) fn set_tile(plan: &mut KernelPlan, tile: super::tiles::GemmTile, prof
         // (A row reduction needs whole rows in one kernel: never split.)
         g.split = match g.row {
             Some(_) => 1,
-            None => super::tiles::split(profile, g),
+            None => crate::plan::gemm::tiles::split(profile, g),
         };
         key::gemm_tile(&mut plan.key, &tile, [left, right], g.split > 1);
     }
@@ -207,11 +211,11 @@ fn narrow_offsets(plan: &KernelPlan, g: &GemmPlan) -> bool {
         return false;
     }
     let loads = plan.values.iter().enumerate().all(|(v, pv)| match pv.value {
-        super::Value::Load { slot } => plan.inputs[slot]
+        crate::plan::Value::Load { slot } => plan.inputs[slot]
             .strided
             .as_ref()
             .is_none_or(|a| a.fits_int(&spaces[g.phase_of(v)])),
-        super::Value::FromIndex { slot, .. } => plan.index_reads[slot]
+        crate::plan::Value::FromIndex { slot, .. } => plan.index_reads[slot]
             .index
             .as_ref()
             .is_none_or(|a| a.fits_int(&spaces[g.phase_of(v)])),

@@ -6,7 +6,7 @@
 //! and read back instead of computed or loaded again; a value equal to an earlier one of
 //! its own phase is that value; a value nothing reads is left out.
 
-use crate::plan::rows_plan::{Hold, RowsPlan};
+use crate::plan::row_kernel::{Hold, RowsPlan};
 use crate::plan::{KernelPlan, Value};
 
 /// How a row kernel's phase prints a value.

@@ -2,13 +2,18 @@
 //! its sizes, its tile and split, the row reduction in its epilogue. Plain data, like
 //! `kernel_plan`; `plan::gemm` fills it in.
 
+mod build;
+pub(crate) mod tiles;
+
+pub(crate) use build::{plan_gemm, set_tile};
+
 use crate::dtype::DType;
 use crate::graph::ReduceOp;
 
 /// A GEMM kernel: the product `[.., m, k] · [.., k, n]` of two operands, each evaluated
 /// where the kernel loads its tiles (its producers fused in: the left operand's values
 /// over coordinates `[.., m, k]`, the right one's over `[.., k, n]`), and an epilogue over
-/// the product's coordinates `[.., m, n]` ([`KernelPlan::dims`](super::KernelPlan::dims)): the product's value (an
+/// the product's coordinates `[.., m, n]` ([`KernelPlan::dims`](crate::plan::KernelPlan::dims)): the product's value (an
 /// `Op(MatMul)` with no operands, the accumulator) and every elementwise consumer the
 /// kernel computes, whose targets are its outputs. Every load is strided, over the
 /// explicit coordinates of its phase. The values are in phase order: the left operand's,
@@ -26,8 +31,8 @@ pub(crate) struct GemmPlan {
     pub(crate) dtype: DType,
     /// The tiles, chosen for the device (a search or the default table, `exec::tune`)
     /// before the kernel is generated: `None` until then, and then written into the key.
-    pub(crate) tile: Option<super::tiles::GemmTile>,
-    /// Segments of `k`, chosen with the tile (`plan::tiles::split`): a product of too few
+    pub(crate) tile: Option<crate::plan::gemm::tiles::GemmTile>,
+    /// Segments of `k`, chosen with the tile (`plan::gemm::tiles::split`): a product of too few
     /// blocks to fill the device, with a long `k`, runs one work-group per block and
     /// segment, each writing its partial product, and a second kernel adds them up and
     /// applies the epilogue. 1: not split.
@@ -99,13 +104,13 @@ impl GemmPlan {
     }
 }
 
-/// One operand of a GEMM kernel: its values (a range of [`KernelPlan::values`](super::KernelPlan::values)), the one
+/// One operand of a GEMM kernel: its values (a range of [`KernelPlan::values`](crate::plan::KernelPlan::values)), the one
 /// that is the operand, and how its tiles are loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct GemmOperand {
     pub(crate) values: std::ops::Range<usize>,
     pub(crate) value: usize,
-    pub(crate) along: super::tiles::Along,
+    pub(crate) along: crate::plan::gemm::tiles::Along,
     /// Every vector load of its phase starts at a multiple of the vector width (its
     /// offset and strides are), so it can be one wide load; set with the tile.
     pub(crate) aligned: bool,

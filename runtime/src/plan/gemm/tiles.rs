@@ -5,7 +5,7 @@
 use crate::dtype::DType;
 pub(crate) use crate::layout::GemmTile;
 
-use super::DeviceProfile;
+use crate::plan::DeviceProfile;
 
 /// Which way neighbouring work-items load a GEMM operand's tile: along its columns (the
 /// operand's last axis, where a row-major matrix is contiguous) or along its rows (where
@@ -45,7 +45,7 @@ pub(crate) fn bucket(x: usize) -> u8 {
 }
 
 impl GemmClass {
-    pub(crate) fn of(plan: &super::GemmPlan) -> GemmClass {
+    pub(crate) fn of(plan: &crate::plan::GemmPlan) -> GemmClass {
         GemmClass {
             dtype: plan.dtype,
             left: plan.left.along,
@@ -143,7 +143,7 @@ pub(crate) fn row_scratch(t: &GemmTile) -> usize {
     t.bm as usize * t.across()
 }
 
-/// A tile that reduces rows of `n` (at most [`GEMM_ROW_MAX`](super::group::GEMM_ROW_MAX))
+/// A tile that reduces rows of `n` (at most [`GEMM_ROW_MAX`](crate::plan::group::GEMM_ROW_MAX))
 /// in its kernel: the narrowest of a short list that covers them and fits.
 pub(crate) fn covering(profile: &DeviceProfile, dtype: DType, n: usize) -> GemmTile {
     let list = [
@@ -234,7 +234,7 @@ pub(crate) fn candidates(profile: &DeviceProfile, class: &GemmClass) -> Vec<Gemm
 /// Segments of `k` for GEMM plan `g` with its tile: where its blocks are fewer than the
 /// device's compute units, enough segments for about two work-groups per compute unit,
 /// each of at least [`SEGMENT_STEPS`] steps of the tile's `bk`; else 1.
-pub(crate) fn split(profile: &DeviceProfile, g: &super::GemmPlan) -> usize {
+pub(crate) fn split(profile: &DeviceProfile, g: &crate::plan::GemmPlan) -> usize {
     let Some(t) = g.tile else { return 1 };
     let blocks = g.blocks().max(1);
     let units = profile.compute_units.max(1) as usize;

@@ -6,11 +6,11 @@
 //! evaluated where the kernel loads its tiles, and the epilogue, whose product is the
 //! scanned element, read only at its own coordinates (`group` admits nothing else).
 
-use super::collect::{GKind, GNode, OpCode};
-use super::kernel_plan::{KernelKind, KernelPlan};
-use super::phase::Phase;
-use super::scan_plan::scan_plan;
-use super::{key, values, Store};
+use crate::plan::collect::{GKind, GNode, OpCode};
+use crate::plan::kernel_plan::{KernelKind, KernelPlan};
+use crate::plan::phase::Phase;
+use crate::plan::scan::scan_plan;
+use crate::plan::{key, values, Store};
 
 /// Plans the kernel of scan `members[0]` and the elementwise points `members[1..]` that
 /// joined it. `stored`: the scan itself is an output (a root, or read by another

@@ -23,7 +23,7 @@ use crate::codegen::ops::{combine, vt};
 use crate::codegen::values::Values;
 use crate::codegen::writer::Src;
 use crate::graph::{BinaryOp, ReduceOp, UnaryOp};
-use crate::plan::rows_plan::RowsPlan;
+use crate::plan::row_kernel::RowsPlan;
 use crate::plan::{KernelPlan, OpCode, Value};
 
 /// Reductions `max` and `max + 1` of a row kernel, a maximum and a sum of

@@ -17,7 +17,7 @@ use super::ops::{combine, identity, vt};
 use super::values::Values;
 use super::writer::Src;
 use crate::graph::ReduceOp;
-use crate::plan::rows_plan::{Hold, RowsPlan};
+use crate::plan::row_kernel::{Hold, RowsPlan};
 use crate::plan::{KernelPlan, Value};
 use reuse::{How, Reuse};
 
