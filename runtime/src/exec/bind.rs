@@ -15,6 +15,8 @@ use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::plan::{KernelKind, KernelPlan, ReducePlan, Value};
 
+use super::memory::{RowTotalBuffers, ScanBuffers};
+
 /// One launch of a fused kernel: where it runs, the kernel and its plan, the argument
 /// list it fills (a thread's, reused), and what it reads and writes. Every kind's
 /// launcher takes one, with its kind's plan beside.
@@ -88,15 +90,7 @@ pub(crate) struct Bindings<'a> {
     /// The results of a GEMM kernel's row reduction.
     pub(crate) gemm_rows: Option<&'a DeviceBuffer>,
     /// A tiled scan's status, totals and prefixes.
-    pub(crate) scan: Option<ScanScratch<'a>>,
-}
-
-/// The buffers a tiled scan's work-groups publish their tiles in.
-#[derive(Clone, Copy)]
-pub(crate) struct ScanScratch<'a> {
-    pub(crate) status: &'a DeviceBuffer,
-    pub(crate) totals: &'a DeviceBuffer,
-    pub(crate) prefixes: &'a DeviceBuffer,
+    pub(crate) scan: Option<&'a ScanBuffers>,
 }
 
 impl Bindings<'_> {
@@ -185,9 +179,9 @@ impl Bindings<'_> {
                     _ => s.tiles_per_row(),
                 } as u64)
             }),
-            Param::ScanStatus => mem(self.scan.map(|s| s.status)),
-            Param::ScanTotals => mem(self.scan.map(|s| s.totals)),
-            Param::ScanPrefixes => mem(self.scan.map(|s| s.prefixes)),
+            Param::ScanStatus => mem(self.scan.map(|s| &*s.status)),
+            Param::ScanTotals => mem(self.scan.map(|s| &*s.totals)),
+            Param::ScanPrefixes => mem(self.scan.map(|s| &*s.prefixes)),
             Param::GemmPartials => mem(self.gemm_partials),
             Param::GemmRowResults => mem(self.gemm_rows),
             Param::GemmBatch => gemm.map(|g| KernelArg::ulong(g.matrices() as u64)),
@@ -278,12 +272,4 @@ pub(crate) struct LeftPartials {
     /// Its segments per output, and the elements reduced into each output.
     pub(crate) segments: usize,
     pub(crate) n_red: usize,
-}
-
-/// The buffers of a reduction over the rows computed beside a row reduction
-/// ([`KernelPlan::row_total`]): one part per work-group (the result itself
-/// with one segment) and the one-element result.
-pub(crate) struct RowTotalBuffers {
-    pub(crate) parts: Arc<DeviceBuffer>,
-    pub(crate) result: Arc<DeviceBuffer>,
 }

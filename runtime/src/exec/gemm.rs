@@ -1,11 +1,7 @@
 //! Launching a GEMM kernel: the buffer of its row reduction's results, its grid, and a
 //! split product's second kernel.
 
-use std::sync::Arc;
-
 use crate::backend::buffer::DeviceBuffer;
-use crate::backend::context::ContextInner;
-use crate::backend::queue::QueueInner;
 use crate::backend::submit::Command;
 use crate::codegen::{gemm_combine_source, GEMM_COMBINE_KERNEL_NAME};
 use crate::error::{Error, Result};
@@ -13,33 +9,13 @@ use crate::plan::{key, GemmPlan};
 
 use super::bind::{Bindings, Launch};
 use super::build::cached_kernel;
-
-/// The buffer of GEMM kernel `g`'s row reduction's results (the flush's target where
-/// there is one).
-pub(super) fn gemm_row_results(
-    ctx: &Arc<ContextInner>,
-    queue: &QueueInner,
-    g: &GemmPlan,
-    targets: &[(usize, Arc<DeviceBuffer>)],
-) -> Result<Option<Arc<DeviceBuffer>>> {
-    let Some(row) = g.row else {
-        return Ok(None);
-    };
-    Ok(Some(match targets.iter().find(|(t, _)| *t == row.node) {
-        Some((_, b)) => b.clone(),
-        None => DeviceBuffer::uninit(
-            &ctx.cl,
-            g.matrices() * g.m * row.dtype.size(),
-            queue,
-            "a matrix product's row results",
-        )?,
-    }))
-}
+use super::memory::GemmBuffers;
 
 /// Launches a GEMM kernel: a work-group per block of each matrix of the product (and
 /// segment of `k`); a split product's partial products then go through its second kernel,
-/// which adds them up and applies the epilogue. `rows`: the results of its row reduction.
-pub(crate) fn launch_gemm(mut l: Launch<'_>, g: &GemmPlan, rows: Option<&DeviceBuffer>) -> Result<()> {
+/// which adds them up and applies the epilogue. `buffers`: its row results and partial
+/// products.
+pub(crate) fn launch_gemm(mut l: Launch<'_>, g: &GemmPlan, buffers: &GemmBuffers) -> Result<()> {
     let (ctx, queue, plan, io) = (l.ctx, l.queue, l.plan, l.io);
     // (`tune` chose it before the flush's kernels were built.)
     let Some(t) = g.tile else {
@@ -50,15 +26,7 @@ pub(crate) fn launch_gemm(mut l: Launch<'_>, g: &GemmPlan, rows: Option<&DeviceB
     if global == 0 {
         return Ok(());
     }
-    let partials = match g.split {
-        0 | 1 => None,
-        s => Some(DeviceBuffer::uninit(
-            &ctx.cl,
-            s * plan.numel * g.dtype.size(),
-            queue,
-            "a split matrix product's partial products",
-        )?),
-    };
+    let (rows, partials) = (buffers.rows.as_deref(), &buffers.partials);
     l.bind(Bindings {
         gemm_partials: partials.as_deref(),
         gemm_rows: rows,

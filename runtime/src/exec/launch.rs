@@ -13,11 +13,12 @@ use crate::backend::kernel::{CompiledKernel, KernelArg};
 use crate::backend::queue::QueueInner;
 use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
-use crate::plan::{KernelKind, KernelPlan, Leaves, ReducePlan};
+use crate::plan::{KernelKind, KernelPlan, Leaves};
 
-use super::bind::{Io, Launch, LeftPartials, RowTotalBuffers};
+use super::bind::{Io, Launch, LeftPartials};
 use super::elementwise::{launch_elementwise, launch_finishing};
-use super::gemm::{gemm_row_results, launch_gemm};
+use super::gemm::launch_gemm;
+use super::memory::{self, Beside, GemmBuffers, KernelMemory};
 use super::reduce::launch_reduce;
 use super::replay::Replay;
 use super::row_kernel::launch_rows;
@@ -69,23 +70,13 @@ fn launch_with<L: Leaves + ?Sized>(
     for (ki, plan) in replay.kernels.iter().enumerate() {
         let kernel = find(ki, plan)?;
         let ki = ki as u32;
-        let mut outputs: smallvec::SmallVec<[Arc<DeviceBuffer>; 4]> = smallvec::SmallVec::new();
-        for (k, o) in plan.outputs.iter().enumerate() {
-            // (A row kernel's reductions have one element per row; its later phases read
-            // them as an input, from local memory in fact.)
-            let (len, row_result) = match &plan.kind {
-                KernelKind::Reduction(r) => (r.n_out, false),
-                KernelKind::Rows(r) if r.reductions.iter().any(|red| red.output == k) => (r.rows, true),
-                _ => (plan.numel, false),
-            };
-            let buffer = match targets.iter().find(|(t, _)| *t == o.node) {
-                Some((_, b)) => b.clone(),
-                None => DeviceBuffer::uninit(&ctx.cl, len * o.dtype.size(), queue, "a kernel's output")?,
-            };
-            if row_result {
-                produced[o.node] = Some((buffer.clone(), ki));
+        let KernelMemory { outputs, beside } = memory::allocate(ctx, queue, plan, targets, kernel.is_some())?;
+        // (A row kernel's later phases read its reductions' results as an input, from
+        // local memory in fact.)
+        if let KernelKind::Rows(r) = &plan.kind {
+            for red in &r.reductions {
+                produced[plan.outputs[red.output].node] = Some((outputs[red.output].clone(), ki));
             }
-            outputs.push(buffer);
         }
         // The partials this kernel finishes, if it does (before `reads`, which borrows them).
         let finishing = match &plan.kind {
@@ -128,11 +119,16 @@ fn launch_with<L: Leaves + ?Sized>(
                 args: &mut *args,
                 io,
             };
-            match &plan.kind {
-                KernelKind::Reduction(r) if r.n_out == 0 => {}
-                KernelKind::Reduction(r) => {
-                    let (row_out, total) = side_buffers(ctx, queue, r, targets)?;
-                    let left = launch_reduce(launch, r, row_out.as_deref(), total.as_ref())?;
+            match (&plan.kind, beside) {
+                (
+                    KernelKind::Reduction(r),
+                    Beside::Reduction {
+                        partials: p,
+                        row,
+                        total,
+                    },
+                ) => {
+                    let left = launch_reduce(launch, r, &p, row.as_deref(), total.as_ref())?;
                     if let Some(pv) = left {
                         partials.push(LeftPartials {
                             node: plan.outputs[0].node,
@@ -141,19 +137,25 @@ fn launch_with<L: Leaves + ?Sized>(
                             n_red: r.n_red,
                         });
                     }
-                    row_result = r.row.map(|row| row.node).zip(row_out);
+                    row_result = r.row.map(|row| row.node).zip(row);
                     total_result = r.row_total.map(|t| t.node).zip(total.map(|t| t.result));
                 }
-                KernelKind::Finishing(f) => launch_finishing(launch, f, finishing.as_ref())?,
-                KernelKind::Rows(r) => launch_rows(launch, r)?,
-                KernelKind::Scan(s) => scan::launch_scan(launch, s)?,
-                KernelKind::Gemm(g) => {
-                    let rows = gemm_row_results(ctx, queue, g, targets)?;
-                    launch_gemm(launch, g, rows.as_deref())?;
-                    row_result = g.row.map(|r| r.node).zip(rows);
+                // (No reduction memory: an empty result, nothing to reduce.)
+                (KernelKind::Reduction(_), _) => {}
+                (KernelKind::Finishing(f), _) => launch_finishing(launch, f, finishing.as_ref())?,
+                (KernelKind::Rows(r), _) => launch_rows(launch, r)?,
+                (KernelKind::Scan(s), Beside::Scan(scratch)) => scan::launch_scan(launch, s, Some(&scratch))?,
+                (KernelKind::Scan(s), _) => scan::launch_scan(launch, s, None)?,
+                (KernelKind::Gemm(g), beside) => {
+                    let buffers = match beside {
+                        Beside::Gemm(b) => b,
+                        _ => GemmBuffers::default(),
+                    };
+                    launch_gemm(launch, g, &buffers)?;
+                    row_result = g.row.map(|r| r.node).zip(buffers.rows);
                 }
-                KernelKind::Elementwise => launch_elementwise(launch, false)?,
-                KernelKind::Tiled => launch_elementwise(launch, true)?,
+                (KernelKind::Elementwise, _) => launch_elementwise(launch, false)?,
+                (KernelKind::Tiled, _) => launch_elementwise(launch, true)?,
             }
         }
         drop(reads);
@@ -187,51 +189,4 @@ pub(crate) fn scalars_of<L: Leaves + ?Sized>(
         bits.push(b);
     }
     Ok(bits)
-}
-
-/// The buffers a reduction kernel writes beside its results: the row reduction computed
-/// inside (its results) and the total over the rows beside it (parts and result), each
-/// the flush's target where there is one.
-fn side_buffers(
-    ctx: &Arc<ContextInner>,
-    queue: &QueueInner,
-    r: &ReducePlan,
-    targets: &[(usize, Arc<DeviceBuffer>)],
-) -> Result<(Option<Arc<DeviceBuffer>>, Option<RowTotalBuffers>)> {
-    let row_out = match &r.row {
-        Some(row) => {
-            let buffer = match targets.iter().find(|(t, _)| *t == row.node) {
-                Some((_, b)) => b.clone(),
-                None => DeviceBuffer::uninit(
-                    &ctx.cl,
-                    r.n_red * row.dtype.size(),
-                    queue,
-                    "a row kernel's row results",
-                )?,
-            };
-            Some(buffer)
-        }
-        None => None,
-    };
-    let total = match &r.row_total {
-        Some(t) => {
-            let result = match targets.iter().find(|(n, _)| *n == t.node) {
-                Some((_, b)) => b.clone(),
-                None => DeviceBuffer::uninit(&ctx.cl, t.dtype.size(), queue, "a reduction's total")?,
-            };
-            let parts = if r.segments > 1 {
-                DeviceBuffer::uninit(
-                    &ctx.cl,
-                    r.segments * t.dtype.size(),
-                    queue,
-                    "a total's partial results",
-                )?
-            } else {
-                result.clone()
-            };
-            Some(RowTotalBuffers { parts, result })
-        }
-        None => None,
-    };
-    Ok((row_out, total))
 }

@@ -26,6 +26,7 @@ mod dump_dot;
 mod elementwise;
 mod gemm;
 mod launch;
+mod memory;
 mod reduce;
 mod replay;
 mod row_kernel;

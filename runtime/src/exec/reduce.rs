@@ -12,15 +12,18 @@ use crate::codegen::abi::{self, CombineParam};
 use crate::error::Result;
 use crate::plan::{Finish, Layout, ReducePlan};
 
-use super::bind::{Bindings, Launch, Partials, RowTotalBuffers};
+use super::bind::{Bindings, Launch, Partials};
 use super::build::combine_kernel;
+use super::memory::{PartialBuffers, RowTotalBuffers};
 
 /// Enqueues reduction `r`: one pass, or two when split into segments (unless the kernel
 /// finishes itself, or its consumer does: then the partials are returned, for it).
-/// `row_out` and `total`: the buffers of the reductions joined into it.
+/// `partials`: its partials (its output with one segment); `row_out` and `total`: the
+/// buffers of the reductions joined into it.
 pub(crate) fn launch_reduce(
     mut l: Launch<'_>,
     r: &ReducePlan,
+    partials: &PartialBuffers,
     row_out: Option<&DeviceBuffer>,
     total: Option<&RowTotalBuffers>,
 ) -> Result<Option<Arc<DeviceBuffer>>> {
@@ -28,23 +31,7 @@ pub(crate) fn launch_reduce(
     let out = &io.outputs[0];
     let group = plan.group_size;
     let s = r.segments;
-    let n_parts = r.n_out * s;
-    let (pv, pi) = if s > 1 {
-        let pv = DeviceBuffer::uninit(
-            &ctx.cl,
-            n_parts * r.in_dtype.size(),
-            queue,
-            "a reduction's partial results",
-        )?;
-        let pi = if r.op.is_arg() {
-            DeviceBuffer::uninit(&ctx.cl, n_parts * 4, queue, "a reduction's partial indices")?
-        } else {
-            pv.clone()
-        };
-        (pv, pi)
-    } else {
-        (out.clone(), out.clone())
-    };
+    let (pv, pi) = (&partials.values, &partials.indices);
     let counters =
         if r.finish == Finish::InKernel || total.is_some() {
             Some(queue.finish_counters(|bytes| {
@@ -56,16 +43,16 @@ pub(crate) fn launch_reduce(
     l.bind(Bindings {
         row_out,
         partials: Some(Partials {
-            values: &pv,
-            indices: &pi,
+            values: pv,
+            indices: pi,
         }),
         counters,
         total,
         ..Bindings::default()
     })?;
-    let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::smallvec![&*pv];
-    if !Arc::ptr_eq(&pv, &pi) {
-        writes.push(&pi);
+    let mut writes: smallvec::SmallVec<[&DeviceBuffer; 4]> = smallvec::smallvec![&**pv];
+    if !Arc::ptr_eq(pv, pi) {
+        writes.push(pi);
     }
     // The combine pass reads the partials only, not the row reduction's results.
     let partials_end = writes.len();
@@ -101,8 +88,8 @@ pub(crate) fn launch_reduce(
         Finish::ByConsumer => Ok(Some(pv.clone())),
         Finish::CombinePass => {
             let partials = Partials {
-                values: &pv,
-                indices: &pi,
+                values: pv,
+                indices: pi,
             };
             launch_combine(ctx, queue, r, partials, &writes[..partials_end], out)?;
             Ok(None)

@@ -16,6 +16,7 @@ use crate::plan::{GemmPlan, KernelKind, KernelPlan};
 
 use super::bind::{Io, Launch};
 use super::build::kernel_for;
+use super::memory::GemmBuffers;
 
 /// A GEMM plan's kernel (built through the kernel cache), checked against its tile's
 /// work-group, bound to zeroed buffers.
@@ -87,7 +88,7 @@ impl<'a> TileRun<'a> {
             args: &mut self.args,
             io,
         };
-        super::gemm::launch_gemm(launch, self.gemm, self.buffers.rows.as_deref())
+        super::gemm::launch_gemm(launch, self.gemm, &self.buffers.gemm)
     }
 }
 
@@ -95,7 +96,8 @@ impl<'a> TileRun<'a> {
 pub(super) struct Buffers {
     inputs: Vec<Arc<DeviceBuffer>>,
     outputs: Vec<Arc<DeviceBuffer>>,
-    rows: Option<Arc<DeviceBuffer>>,
+    /// Its row results and partial products.
+    gemm: GemmBuffers,
 }
 
 impl Buffers {
@@ -108,7 +110,7 @@ impl Buffers {
             return Ok(Buffers {
                 inputs: Vec::new(),
                 outputs: Vec::new(),
-                rows: None,
+                gemm: GemmBuffers::default(),
             });
         };
         let spaces = g.spaces();
@@ -142,14 +144,10 @@ impl Buffers {
                 zeroed(elements, o.dtype.size())
             })
             .collect::<Result<Vec<_>>>()?;
-        let rows = g
-            .row
-            .map(|r| zeroed(g.matrices() * g.m, r.dtype.size()))
-            .transpose()?;
         Ok(Buffers {
             inputs,
             outputs,
-            rows,
+            gemm: super::memory::gemm(ctx, queue, plan, g, &[])?,
         })
     }
 }
