@@ -2,17 +2,18 @@
 //! per tile with the buffers the tiles publish in (tiled layout).
 
 use crate::backend::submit::Command;
-use crate::error::{Error, Result};
-use crate::plan::{ScanLayout, ScanPlan};
+use crate::error::Result;
+use crate::plan::ScanPlan;
 
 use super::bind::{Bindings, Launch};
 use super::memory::ScanBuffers;
 use super::zero;
 
-/// Launches scan `s` (a tiled one publishing its tiles in `scratch`).
+/// Launches scan `s`: tiled where its memory has tile words to publish in (`scratch`,
+/// which `memory` allocates for the tiled layout only), else serial.
 pub(crate) fn launch_scan(mut l: Launch<'_>, s: &ScanPlan, scratch: Option<&ScanBuffers>) -> Result<()> {
     let (ctx, queue, plan, io) = (l.ctx, l.queue, l.plan, l.io);
-    if s.layout == ScanLayout::Serial {
+    let Some(scratch) = scratch else {
         let writes = io.writes();
         l.bind(Bindings::default())?;
         let cols = s.outer * s.inner;
@@ -22,11 +23,6 @@ pub(crate) fn launch_scan(mut l: Launch<'_>, s: &ScanPlan, scratch: Option<&Scan
             &[global],
             local.as_ref().map(std::slice::from_ref),
         );
-    }
-    let Some(scratch) = scratch else {
-        return Err(Error::Internal(
-            "a tiled scan launched without its tile words".into(),
-        ));
     };
     let group = plan.group_size as usize;
     let tiles = s.tiles(plan.group_size);
