@@ -10,6 +10,8 @@
 mod device_fn;
 mod generic_kernel;
 mod kernel;
+#[cfg(test)]
+mod snapshot;
 mod translate;
 
 use proc_macro2::{Ident, Span, TokenStream};
