@@ -19,7 +19,7 @@ use quote::quote;
 use crate::diag::Errors;
 use crate::generics::{self, ConstParam, TypeParam};
 use crate::kernel_struct::struct_macro;
-use crate::lower::calls::{called_functions, named_structs};
+use crate::lower::scan::{called_functions, named_structs};
 use crate::resolve::{devfn_macro, resolve_chain, Deps};
 use crate::signature::{struct_type_name, FnKind};
 use device_fn::expand_device_fn;
