@@ -1,15 +1,19 @@
 //! The OpenCL C of every `#[kernel]` in the workspace's tests, examples and benches (the
-//! compile-fail UI cases aside), recorded in `tests/it/snapshots/kernel_sources.txt`:
-//! a change to the translation that changes a program shows here as a diff of the text.
-//! `LAZYCL_UPDATE_SNAPSHOTS=1 cargo test -p lazycl-macros snapshot` rewrites the file.
+//! compile-fail UI cases aside), recorded in `tests/it/snapshots/kernel_sources.txt`, and
+//! that of every `expr!` and device function `map` there, in
+//! `tests/it/snapshots/expr_templates.txt`: a change to the translation that changes a
+//! program shows here as a diff of the text. `LAZYCL_UPDATE_SNAPSHOTS=1 cargo test -p
+//! lazycl-macros snapshot` rewrites the files.
 //!
 //! Each file is expanded the way rustc would: its `macro_rules!` by a small expander
-//! (`rules`), its `#[kernel]`s, `#[device_fn]`s and `#[derive(KernelStruct)]`s by the
-//! macros' entry points, the chains through the hidden macros of the device functions and
-//! structs (`resolve`) step by step. A kernel's program is what its expansion hands the
-//! runtime: the `source` of each `KernelSource` (one per instance of a generic kernel),
-//! its `concat!` and `name!(@source ..)` pieces evaluated.
+//! (`rules`), its `#[kernel]`s, `#[device_fn]`s, `#[derive(KernelStruct)]`s and `expr!`s
+//! by the macros' entry points, the chains through the hidden macros of the device
+//! functions and structs (`resolve`) step by step. A program is what the expansion hands
+//! the runtime (`found`): the `source` of each `KernelSource` (one per instance of a
+//! generic kernel) or the `text` and `helpers` of each `ExprTemplate` (one per variant of
+//! an `expr!`), their `concat!` and `name!(@source ..)` pieces evaluated.
 
+mod found;
 mod rules;
 
 use std::path::{Path, PathBuf};
@@ -19,25 +23,32 @@ use quote::ToTokens;
 use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 
+use crate::expr;
 use crate::function;
 use crate::kernel_struct;
 use crate::resolve::{Resolved, ResolvedItem};
 use crate::signature::FnKind;
+use found::Found;
 use rules::Rules;
 
-/// The snapshot, from the workspace's root.
-const SNAPSHOT: &str = "tests/it/snapshots/kernel_sources.txt";
+/// The snapshots, from the workspace's root.
+const KERNELS: &str = "tests/it/snapshots/kernel_sources.txt";
+const EXPRS: &str = "tests/it/snapshots/expr_templates.txt";
 
 /// The folders scanned, from the workspace's root.
 const FOLDERS: &[&str] = &["tests", "examples", "benches"];
 
-/// One file's expansion: the `macro_rules!` seen so far and the kernels' programs.
+/// One file's expansion: the `macro_rules!` seen so far, the kernels' programs and the
+/// templates of the `expr!`s and device functions.
 struct Scan {
     file: String,
     /// The modules around the item visited.
     path: Vec<String>,
     macros: Vec<(String, Rules)>,
-    out: String,
+    kernels: String,
+    exprs: String,
+    /// The `expr!`s seen so far.
+    count: usize,
 }
 
 /// The last segment of a path, as text.
@@ -62,14 +73,13 @@ impl Scan {
     }
 
     /// `out` with the chain of hidden macros it starts (a lone call) expanded to its end.
-    fn expand_chain(&self, out: TokenStream) -> syn::File {
-        let file: syn::File = syn::parse2(out).expect("an expansion parses as items");
-        match &file.items[..] {
-            [syn::Item::Macro(m)] if m.ident.is_none() => match self.invoke(&m.mac) {
-                Some(next) => self.expand_chain(next),
-                None => file,
-            },
-            _ => file,
+    fn expand_chain(&self, out: TokenStream) -> TokenStream {
+        match syn::parse2::<syn::Macro>(out.clone())
+            .ok()
+            .and_then(|m| self.invoke(&m))
+        {
+            Some(next) => self.expand_chain(next),
+            None => out,
         }
     }
 
@@ -83,30 +93,82 @@ impl Scan {
             _ => TokenStream::new(),
         };
         let out = self.expand_chain(function::entry(kind, args, item.to_token_stream()));
+        let out: syn::File = syn::parse2(out).expect("an expansion parses as items");
+        let name = self.name(&f.sig.ident.to_string());
+        let mut found = Found::default();
+        found.visit_file(&out);
         match kind {
-            FnKind::Kernel => self.record(f, &out),
-            FnKind::DeviceFn => self.visit_file(&out),
+            FnKind::Kernel => self.record_kernel(f, &name, &found),
+            FnKind::DeviceFn => {
+                self.record_templates(&format!("#[device_fn] {name}"), &found);
+                self.visit_file(&out);
+            }
         }
     }
 
+    /// `item` with the modules around it: `mod_a::mod_b::item`.
+    fn name(&self, item: &str) -> String {
+        self.path.iter().map(|m| format!("{m}::")).collect::<String>() + item
+    }
+
     /// The programs of a kernel's expansion (or its errors), under a header naming it.
-    fn record(&mut self, f: &syn::ItemFn, out: &syn::File) {
-        let mut found = Found::default();
-        found.visit_file(out);
-        let name = self.path.iter().map(|m| format!("{m}::")).collect::<String>() + &f.sig.ident.to_string();
+    fn record_kernel(&mut self, f: &syn::ItemFn, name: &str, found: &Found) {
         for e in &found.errors {
-            self.out += &format!("==== {}: {name}\nerror: {e}\n", self.file);
+            self.kernels += &format!("==== {}: {name}\nerror: {e}\n", self.file);
         }
         let n = found.sources.len();
         let generic = f.sig.generics.type_params().next().is_some();
         for (k, source) in found.sources.iter().enumerate() {
-            let instance = if generic {
-                format!(" [{} of {n}]", k + 1)
-            } else {
-                String::new()
+            let instance = match generic {
+                true => format!(" [{} of {n}]", k + 1),
+                false => String::new(),
             };
             let text = self.eval(source, &found.consts);
-            self.out += &format!("==== {}: {name}{instance}\n{text}\n", self.file);
+            self.kernels += &format!("==== {}: {name}{instance}\n{text}\n", self.file);
+        }
+    }
+
+    /// The templates of an expansion (or its errors), under headers naming it `what`.
+    fn record_templates(&mut self, what: &str, found: &Found) {
+        for e in &found.errors {
+            self.exprs += &format!("==== {}: {what}\nerror: {e}\n", self.file);
+        }
+        let n = found.templates.len();
+        for (k, t) in found.templates.iter().enumerate() {
+            let (rust, text) = (self.eval(&t.rust, &[]), self.eval(&t.text, &[]));
+            let helpers = self.eval(&t.helpers, &[]);
+            self.exprs += &format!(
+                "==== {}: {what} [{} of {n}]\nrust: {rust}\ntext: {text}\n{helpers}\n",
+                self.file,
+                k + 1
+            );
+        }
+    }
+
+    /// An `expr!`: its templates recorded.
+    fn expr_macro(&mut self, mac: &syn::Macro) {
+        self.count += 1;
+        let out = self.expand_chain(expr::entry(mac.tokens.clone()));
+        let out: syn::Expr = syn::parse2(out).expect("an expr! expansion parses as an expression");
+        let mut found = Found::default();
+        found.visit_expr(&out);
+        let what = self.name(&format!("expr! #{}", self.count));
+        self.record_templates(&what, &found);
+    }
+
+    /// A macro call: an `expr!` recorded, one of this file's `macro_rules!` expanded and
+    /// visited, any other visited in its arguments where they are expressions
+    /// (`assert_eq!(a, b)`).
+    fn visit_call(&mut self, mac: &syn::Macro) {
+        if last(&mac.path) == "expr" {
+            return self.expr_macro(mac);
+        }
+        if let Some(out) = self.invoke(mac) {
+            return self.visit_expansion(&mac.path, out);
+        }
+        let args = mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated);
+        for e in args.iter().flatten() {
+            self.visit_expr(e);
         }
     }
 
@@ -158,12 +220,16 @@ impl<'ast> Visit<'ast> for Scan {
                 self.macros
                     .push((name.to_string(), Rules::parse(m.mac.tokens.clone())));
             }
-            _ => self.visit_expansion(&m.mac),
+            _ => self.visit_call(&m.mac),
         }
     }
 
     fn visit_stmt_macro(&mut self, m: &'ast syn::StmtMacro) {
-        self.visit_expansion(&m.mac);
+        self.visit_call(&m.mac);
+    }
+
+    fn visit_expr_macro(&mut self, m: &'ast syn::ExprMacro) {
+        self.visit_call(&m.mac);
     }
 
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
@@ -197,13 +263,12 @@ impl<'ast> Visit<'ast> for Scan {
 
 impl Scan {
     /// The items or statements a macro call expands to, visited in its place.
-    fn visit_expansion(&mut self, mac: &syn::Macro) {
-        let Some(out) = self.invoke(mac) else { return };
+    fn visit_expansion(&mut self, mac: &syn::Path, out: TokenStream) {
         let block: syn::Block = syn::parse2(quote::quote! { { #out } }).unwrap_or_else(|e| {
             panic!(
                 "{}: the expansion of `{}!` does not parse: {e}",
                 self.file,
-                last(&mac.path)
+                last(mac)
             )
         });
         for stmt in &block.stmts {
@@ -218,41 +283,7 @@ fn resolved(input: TokenStream) -> TokenStream {
     let deps = r.deps().expect("the signatures of a chain");
     match r.item {
         ResolvedItem::Fn(kind, attr, item) => function::resolved(kind, attr, &item, &deps),
-        ResolvedItem::Expr(_) => panic!("expr! is not expanded by the snapshot"),
-    }
-}
-
-/// What a kernel's expansion gives the runtime: the `source` of each `KernelSource`, the
-/// consts they may name, and the messages of its `compile_error!`s.
-#[derive(Default)]
-struct Found {
-    sources: Vec<syn::Expr>,
-    consts: Vec<(String, syn::Expr)>,
-    errors: Vec<String>,
-}
-
-impl<'ast> Visit<'ast> for Found {
-    fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
-        if last(&s.path) == "KernelSource" {
-            let source = s
-                .fields
-                .iter()
-                .find(|f| f.member.to_token_stream().to_string() == "source");
-            self.sources
-                .push(source.expect("a KernelSource has a source").expr.clone());
-        }
-        syn::visit::visit_expr_struct(self, s);
-    }
-
-    fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
-        self.consts.push((c.ident.to_string(), (*c.expr).clone()));
-    }
-
-    fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        if last(&m.path) == "compile_error" {
-            let msg: syn::LitStr = m.parse_body().expect("compile_error!'s message");
-            self.errors.push(msg.value());
-        }
+        ResolvedItem::Expr(input) => expr::resolved(input, &deps.sigs),
     }
 }
 
@@ -270,17 +301,30 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The programs of every kernel of the scanned folders, with their headers.
-fn programs(root: &Path) -> String {
+/// The snapshots' texts: the kernels' programs and the templates, each under a header
+/// naming it, file by file.
+struct Texts {
+    kernels: String,
+    exprs: String,
+}
+
+/// Every file of the scanned folders, expanded.
+fn scan_all(root: &Path) -> Texts {
     let mut files = Vec::new();
     for folder in FOLDERS {
         rust_files(&root.join(folder), &mut files);
     }
     files.sort();
-    let mut all = String::new();
+    let mut all = Texts {
+        kernels: String::new(),
+        exprs: String::new(),
+    };
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
-        if !text.contains("#[kernel") {
+        if !["#[kernel", "#[device_fn", "expr!"]
+            .iter()
+            .any(|m| text.contains(m))
+        {
             continue;
         }
         let file = path
@@ -293,32 +337,36 @@ fn programs(root: &Path) -> String {
             file,
             path: Vec::new(),
             macros: Vec::new(),
-            out: String::new(),
+            kernels: String::new(),
+            exprs: String::new(),
+            count: 0,
         };
         scan.visit_file(&ast);
-        all += &scan.out;
+        all.kernels += &scan.kernels;
+        all.exprs += &scan.exprs;
     }
     all
 }
 
-#[test]
-fn kernel_programs_match_the_snapshot() {
+/// Compares `got` with the snapshot `name` (or rewrites it, with
+/// `LAZYCL_UPDATE_SNAPSHOTS=1`).
+fn check_snapshot(name: &str, got: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let got = programs(root);
-    let path = root.join(SNAPSHOT);
+    let path = root.join(name);
     if std::env::var("LAZYCL_UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1") {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &got).unwrap();
+        std::fs::write(&path, got).unwrap();
         return;
     }
     let want = std::fs::read_to_string(&path).unwrap_or_default();
     if got != want {
-        let actual = std::env::temp_dir().join("lazycl_kernel_sources.txt");
-        std::fs::write(&actual, &got).unwrap();
+        let file = Path::new(name).file_name().unwrap();
+        let actual = std::env::temp_dir().join(format!("lazycl_{}", file.to_string_lossy()));
+        std::fs::write(&actual, got).unwrap();
         let line = got.lines().zip(want.lines()).position(|(g, w)| g != w);
         let line = line.unwrap_or(got.lines().count().min(want.lines().count()));
         panic!(
-            "the kernels' OpenCL C differs from {SNAPSHOT} from line {}: `{}` (the snapshot has `{}`); \
+            "the OpenCL C differs from {name} from line {}: `{}` (the snapshot has `{}`); \
              the whole text is in {}; rewrite the snapshot with LAZYCL_UPDATE_SNAPSHOTS=1 if the change is meant",
             line + 1,
             got.lines().nth(line).unwrap_or("<end>"),
@@ -326,4 +374,16 @@ fn kernel_programs_match_the_snapshot() {
             actual.display()
         );
     }
+}
+
+#[test]
+fn kernel_programs_match_the_snapshot() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    check_snapshot(KERNELS, &scan_all(root).kernels);
+}
+
+#[test]
+fn expr_templates_match_the_snapshot() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    check_snapshot(EXPRS, &scan_all(root).exprs);
 }
