@@ -1,9 +1,10 @@
 //! `#[kernel]` and `#[device_fn]`: a function translated to OpenCL C, and the Rust code
 //! around it. The expansion first fetches the signatures of the device functions the
 //! body calls (through their hidden macros, see `resolve`), then translates
-//! (`translate`: signature, lowering, emission; a generic function once per instance,
-//! see `generics`) and generates the kernel's module with its typed launcher (`kernel`)
-//! or the device function's hidden macro and `map` (`device_fn`). On an error the
+//! (`translate`: signature, lowering, emission) once per instance (see `generics`; a
+//! function that is not generic is one instance of no types) and generates the kernel's
+//! module with its typed launcher (`kernel`) or the device function's hidden macro and
+//! `map` (`device_fn`). On an error the
 //! generated items are still emitted, with the errors beside them, so that editors keep
 //! working (a generic function whose type parameters say no types emits its errors only).
 
