@@ -122,7 +122,36 @@ pub fn tuple_def(ty: &syn::Type) -> Option<StructDef> {
 /// Checks a function header; errors are collected, good parameters kept. `structs`: the
 /// kernel structs its parameters may take.
 pub fn signature(f: &syn::ItemFn, kind: FnKind, structs: &[StructDef], errors: &mut Errors) -> Signature {
-    let sig = &f.sig;
+    check_header(&f.sig, kind, errors);
+    // (Generic parameters and `where` clauses: `generics::type_params`; a function
+    // translated here has none, its instances having had them substituted.)
+    let mut params = Vec::new();
+    let mut rejected = Vec::new();
+    for input in &f.sig.inputs {
+        match input {
+            syn::FnArg::Receiver(r) => errors.add(
+                r.span(),
+                format!(
+                    "{} functions cannot take `self`; they are free functions",
+                    kind.attr()
+                ),
+            ),
+            syn::FnArg::Typed(pt) => match param(pt, kind, structs, errors) {
+                ParamCheck::Accepted(p) => params.push(p),
+                ParamCheck::Rejected(name) => rejected.push(name),
+                ParamCheck::Unnamed => {}
+            },
+        }
+    }
+    Signature {
+        params,
+        ret: return_type(&f.sig.output, kind, errors),
+        rejected,
+    }
+}
+
+/// The qualifiers a translated function cannot have: `const`, `async`, an ABI, `...`.
+fn check_header(sig: &syn::Signature, kind: FnKind, errors: &mut Errors) {
     let what = kind.attr();
     if let Some(c) = &sig.constness {
         errors.add(c.span(), format!("{what} functions cannot be `const`"));
@@ -136,88 +165,84 @@ pub fn signature(f: &syn::ItemFn, kind: FnKind, structs: &[StructDef], errors: &
     if let Some(v) = &sig.variadic {
         errors.add(v.span(), format!("{what} functions cannot be variadic"));
     }
-    // (Generic parameters and `where` clauses: `generics::type_params`; a function
-    // translated here has none, its instances having had them substituted.)
-    let mut params = Vec::new();
-    let mut rejected = Vec::new();
-    for input in &sig.inputs {
-        match input {
-            syn::FnArg::Receiver(r) => errors.add(
-                r.span(),
-                format!("{what} functions cannot take `self`; they are free functions"),
+}
+
+/// What became of a parameter.
+enum ParamCheck {
+    Accepted(Param),
+    /// Its type was rejected (uses of its name report nothing more).
+    Rejected(syn::Ident),
+    /// Its pattern is no plain name.
+    Unnamed,
+}
+
+/// One parameter: a plain name, of a type the function kind takes.
+fn param(pt: &syn::PatType, kind: FnKind, structs: &[StructDef], errors: &mut Errors) -> ParamCheck {
+    let (name, mutable) = match &*pt.pat {
+        syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+            (pi.ident.clone(), pi.mutability.is_some())
+        }
+        other => {
+            errors.add(
+                other.span(),
+                "unsupported parameter pattern; only plain names (`x: f32`, `mut x: f32`) are supported",
+            );
+            return ParamCheck::Unnamed;
+        }
+    };
+    let by_value = struct_type_name(&pt.ty)
+        .map(|id| id.to_string())
+        .or_else(|| tuple_def(&pt.ty).map(|d| d.name))
+        .and_then(|name| structs.iter().position(|s| name == s.name));
+    if let (Some(k), FnKind::DeviceFn) = (by_value, kind) {
+        errors.add(
+            pt.ty.span(),
+            format!(
+                "device functions take scalars and slices; pass the fields of `{}` you need",
+                structs[k].name
             ),
-            syn::FnArg::Typed(pt) => {
-                let (name, mutable) = match &*pt.pat {
-                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                        (pi.ident.clone(), pi.mutability.is_some())
-                    }
-                    other => {
-                        errors.add(
-                            other.span(),
-                            "unsupported parameter pattern; only plain names (`x: f32`, `mut x: f32`) are supported",
-                        );
-                        continue;
-                    }
-                };
-                let by_value = struct_type_name(&pt.ty)
-                    .map(|id| id.to_string())
-                    .or_else(|| tuple_def(&pt.ty).map(|d| d.name))
-                    .and_then(|name| structs.iter().position(|s| name == s.name));
-                if let (Some(k), FnKind::DeviceFn) = (by_value, kind) {
-                    errors.add(
-                        pt.ty.span(),
-                        format!(
-                            "device functions take scalars and slices; pass the fields of `{}` you need",
-                            structs[k].name
-                        ),
-                    );
-                    rejected.push(name);
-                    continue;
-                }
-                match by_value
-                    .map(ParamTy::Struct)
-                    .ok_or(())
-                    .or_else(|_| param_type(&pt.ty))
-                {
-                    Ok(ty) => params.push(Param { name, ty, mutable }),
-                    Err(e) => {
-                        errors.push(e);
-                        rejected.push(name);
-                    }
-                }
-            }
+        );
+        return ParamCheck::Rejected(name);
+    }
+    match by_value
+        .map(ParamTy::Struct)
+        .ok_or(())
+        .or_else(|_| param_type(&pt.ty))
+    {
+        Ok(ty) => ParamCheck::Accepted(Param { name, ty, mutable }),
+        Err(e) => {
+            errors.push(e);
+            ParamCheck::Rejected(name)
         }
     }
-    let ret = match &sig.output {
-        syn::ReturnType::Default => None,
-        syn::ReturnType::Type(_, ty) => match kind {
-            FnKind::Kernel => {
-                if !matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty()) {
-                    errors.add(
-                        ty.span(),
-                        "kernels cannot return a value; write results into a `&mut [T]` parameter",
-                    );
-                }
+}
+
+/// The return type: nothing for a kernel, a scalar or nothing for a device function.
+fn return_type(output: &syn::ReturnType, kind: FnKind, errors: &mut Errors) -> Option<Scalar> {
+    let syn::ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let unit = matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty());
+    match kind {
+        FnKind::Kernel => {
+            if !unit {
+                errors.add(
+                    ty.span(),
+                    "kernels cannot return a value; write results into a `&mut [T]` parameter",
+                );
+            }
+            None
+        }
+        FnKind::DeviceFn if unit => None,
+        FnKind::DeviceFn => match scalar_type(ty) {
+            Ok(s) => Some(s),
+            Err(_) => {
+                errors.add(
+                    ty.span(),
+                    format!("device functions return a scalar ({SCALARS}) or nothing"),
+                );
                 None
             }
-            FnKind::DeviceFn => match &**ty {
-                syn::Type::Tuple(t) if t.elems.is_empty() => None,
-                _ => match scalar_type(ty) {
-                    Ok(s) => Some(s),
-                    Err(_) => {
-                        errors.add(
-                            ty.span(),
-                            format!("device functions return a scalar ({SCALARS}) or nothing"),
-                        );
-                        None
-                    }
-                },
-            },
         },
-    };
-    Signature {
-        params,
-        ret,
-        rejected,
     }
 }

@@ -49,25 +49,7 @@ impl Emitter<'_> {
 
     pub(super) fn stmt(&mut self, s: &Stmt, lines: &mut Vec<String>) {
         match s {
-            Stmt::Let {
-                name, init: Some(e), ..
-            } if self.inline.is_some() => {
-                let v = self.expr(e, lines);
-                if let Some(map) = &mut self.inline {
-                    map.insert(name.clone(), format!("({v})"));
-                }
-            }
-            Stmt::Let { name, ty, init } => {
-                let t = self.scalar(*ty);
-                let cl = t.cl();
-                match init {
-                    Some(e) => {
-                        let v = self.expr(e, lines);
-                        lines.push(format!("{cl} {name} = {v};"));
-                    }
-                    None => lines.push(format!("{cl} {name};")),
-                }
-            }
+            Stmt::Let { name, ty, init } => self.let_stmt(name, *ty, init.as_ref(), lines),
             Stmt::StructLocal { name, cl_type, init } => {
                 let value = match init {
                     StructInit::Fields(values) => {
@@ -83,16 +65,7 @@ impl Emitter<'_> {
                 let cl = elem.cl_storage();
                 lines.push(format!("__local {cl} {name}[{len}];"));
             }
-            Stmt::ConstArray { name, elem, values } => {
-                self.cl(*elem);
-                let cl = elem.cl_storage();
-                let vals: Vec<String> = values.iter().map(|v| self.expr(v, lines)).collect();
-                lines.push(format!(
-                    "const {cl} {name}[{}] = {{{}}};",
-                    values.len(),
-                    vals.join(", ")
-                ));
-            }
+            Stmt::ConstArray { name, elem, values } => self.const_array(name, *elem, values, lines),
             Stmt::Assign { place, op, value } => self.assign(place, *op, value, lines),
             Stmt::Expr(e) => {
                 let v = self.expr(e, lines);
@@ -100,18 +73,7 @@ impl Emitter<'_> {
                     lines.push(format!("{v};"));
                 }
             }
-            Stmt::If { cond, then, els } => {
-                let c = strip_outer(self.expr(cond, lines));
-                lines.push(format!("if ({c}) {{"));
-                let inner = self.sub_block(then);
-                indent(lines, inner);
-                if let Some(els) = els {
-                    lines.push("} else {".into());
-                    let inner = self.sub_block(els);
-                    indent(lines, inner);
-                }
-                lines.push("}".into());
-            }
+            Stmt::If { cond, then, els } => self.if_stmt(cond, then, els.as_ref(), lines),
             Stmt::While { cond, body, label } => self.while_loop(cond, body, label, lines),
             Stmt::Loop { body, label } => self.loop_loop(body, label, lines),
             Stmt::Block(b) => {
@@ -135,5 +97,50 @@ impl Emitter<'_> {
             },
             Stmt::Barrier => lines.push("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);".into()),
         }
+    }
+
+    /// `T name = v;`, or, in expression mode (`expr!`), `v` inlined at the name's uses.
+    fn let_stmt(&mut self, name: &str, ty: Ty, init: Option<&Expr>, lines: &mut Vec<String>) {
+        if let (Some(e), true) = (init, self.inline.is_some()) {
+            let v = self.expr(e, lines);
+            if let Some(map) = &mut self.inline {
+                map.insert(name.to_string(), format!("({v})"));
+            }
+            return;
+        }
+        let t = self.scalar(ty);
+        let cl = t.cl();
+        match init {
+            Some(e) => {
+                let v = self.expr(e, lines);
+                lines.push(format!("{cl} {name} = {v};"));
+            }
+            None => lines.push(format!("{cl} {name};")),
+        }
+    }
+
+    /// `const T name[n] = {a, b, ..};`
+    fn const_array(&mut self, name: &str, elem: Scalar, values: &[Expr], lines: &mut Vec<String>) {
+        self.cl(elem);
+        let cl = elem.cl_storage();
+        let vals: Vec<String> = values.iter().map(|v| self.expr(v, lines)).collect();
+        lines.push(format!(
+            "const {cl} {name}[{}] = {{{}}};",
+            values.len(),
+            vals.join(", ")
+        ));
+    }
+
+    fn if_stmt(&mut self, cond: &Expr, then: &Block, els: Option<&Block>, lines: &mut Vec<String>) {
+        let c = strip_outer(self.expr(cond, lines));
+        lines.push(format!("if ({c}) {{"));
+        let inner = self.sub_block(then);
+        indent(lines, inner);
+        if let Some(els) = els {
+            lines.push("} else {".into());
+            let inner = self.sub_block(els);
+            indent(lines, inner);
+        }
+        lines.push("}".into());
     }
 }

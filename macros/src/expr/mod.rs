@@ -12,9 +12,9 @@
 //!    `{integer}`, a fixed type, anything); then every assignment of element types to the
 //!    classes is lowered with the `#[kernel]` translator (`lower` + `emit`), each into its
 //!    own template with exact, type-specific OpenCL C (wrapping, division guards, ...).
-//! 3. `expand`: the generated Rust code implements a local trait for the tuple of the
-//!    operands' element types of every valid assignment (its associated type is the
-//!    result type, its function the template), so the Rust type checker picks the
+//! 3. `expand`: the generated Rust code implements a local trait (`traits`) for the
+//!    tuple of the operands' element types of every valid assignment (its associated type
+//!    is the result type, its function the template), so the Rust type checker picks the
 //!    template, and a wrong combination is a compile error whose message lists what the
 //!    expression accepts.
 //!
@@ -24,6 +24,7 @@ mod check;
 mod expand;
 mod input;
 mod kinds;
+mod traits;
 mod variants;
 
 use proc_macro2::TokenStream;

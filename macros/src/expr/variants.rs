@@ -5,14 +5,16 @@
 //! the classes. Each valid assignment is a variant with its own exact, type-specific
 //! OpenCL C (wrapping, division guards, ...).
 
-use proc_macro2::Ident;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
 
 use super::input::Input;
 use crate::diag::{Errors, Spanned};
-use crate::emit;
+use crate::emit::{self, FP64_PRAGMA};
 use crate::generics::substitute_expr;
 use crate::ir::{DevSig, Expr, Infer, Scalar, Ty, VarKind};
 use crate::lower::Lowerer;
+use crate::resolve::{callee_sources, devfn_macro};
 use crate::signature::FnKind;
 
 /// The element types an operand can have, in the order variants are tried.
@@ -34,6 +36,28 @@ pub(super) struct Variant {
     pub uses_f64: bool,
     /// The device functions (instances) it calls.
     pub callees: Vec<DevSig>,
+}
+
+impl Variant {
+    /// The variant's `ExprTemplate`; `rust`: the expression's Rust text (for messages).
+    pub(super) fn template(&self, rust: &str) -> TokenStream {
+        let p = quote! { ::lazycl::__private };
+        // The sources of the device functions (instances) this variant calls.
+        let callee_sources = callee_sources(
+            self.callees
+                .iter()
+                .map(|c| (devfn_macro(&c.name, Span::call_site()), c.instance.clone())),
+        );
+        let text = &self.text;
+        let own = format!("{}{}", if self.uses_f64 { FP64_PRAGMA } else { "" }, self.helpers);
+        quote! {
+            #p::ExprTemplate {
+                text: #text,
+                helpers: ::core::concat!(#(#callee_sources,)* #own),
+                rust: #rust,
+            }
+        }
+    }
 }
 
 /// What lowering the body gives: the typed IR, the inference table, the errors and the
@@ -125,68 +149,29 @@ pub(super) fn variants(
     for k in 0..names.len() {
         classes.push((vec![operands.len() + k], ELEMENTS.to_vec()));
     }
-    let total = classes
-        .iter()
-        .try_fold(1usize, |acc, (_, d)| acc.checked_mul(d.len().max(1)))
-        .unwrap_or(usize::MAX);
-    if total > MAX_VARIANTS {
-        let names: Vec<String> = classes
-            .iter()
-            .filter_map(|(m, _)| m.first().map(|&i| format!("`{}`", operands[i])))
-            .collect();
-        return Err(input.body.span().error(format!(
-            "expr! cannot work out the element types: the operands {} are independent of each other \
-             ({total} combinations); use the closure form with typed parameters: `expr!(|x: f32, ..| ...)`",
-            names.join(", ")
-        )));
-    }
+    let total = combinations(input, operands, &classes)?;
     let mut valid = Vec::new();
+    // The errors of the most plausible invalid assignment: the one with the fewest.
     let mut best: Option<(usize, syn::Error)> = None;
     let mut pick = vec![0usize; classes.len()];
     for _ in 0..total {
         let types = assignment(&classes, &pick, operands.len() + names.len());
-        let (
-            Lowered {
-                e,
-                infer,
-                errors,
-                callees,
-            },
-            result,
-        ) = lower_variant(input, operands, names, &types, sigs);
-        match (errors.into_error(), result) {
-            (None, Some(result)) => match emit::expression(&e, &infer) {
-                Ok(t) => valid.push(Variant {
-                    types,
-                    result,
-                    text: t.text,
-                    helpers: t.helpers,
-                    uses_f64: t.uses_f64,
-                    callees,
-                }),
-                Err(m) => {
-                    let err = e.span.error(m);
-                    if best.is_none() {
-                        best = Some((1, err));
-                    }
-                }
-            },
-            (Some(err), _) => {
+        match variant(input, operands, names, types, sigs) {
+            Outcome::Valid(v) => valid.push(v),
+            Outcome::Invalid(err) => {
                 let n = err.clone().into_iter().count();
                 if best.as_ref().is_none_or(|(b, _)| n < *b) {
                     best = Some((n, err));
                 }
             }
-            (None, None) => {}
-        }
-        // Next assignment (the first class varies fastest).
-        for (k, (_, domain)) in pick.iter_mut().zip(&classes) {
-            *k += 1;
-            if *k < domain.len() {
-                break;
+            Outcome::Unwritable(err) => {
+                if best.is_none() {
+                    best = Some((1, err));
+                }
             }
-            *k = 0;
+            Outcome::NoValue => {}
         }
+        next_assignment(&mut pick, &classes);
     }
     if valid.is_empty() {
         return Err(match best {
@@ -198,6 +183,87 @@ pub(super) fn variants(
         });
     }
     Ok(valid)
+}
+
+/// The number of assignments of element types to the classes, or an error when there
+/// are more than `MAX_VARIANTS`.
+fn combinations(
+    input: &Input,
+    operands: &[Ident],
+    classes: &[(Vec<usize>, Vec<Scalar>)],
+) -> Result<usize, syn::Error> {
+    let total = classes
+        .iter()
+        .try_fold(1usize, |acc, (_, d)| acc.checked_mul(d.len().max(1)))
+        .unwrap_or(usize::MAX);
+    if total <= MAX_VARIANTS {
+        return Ok(total);
+    }
+    let names: Vec<String> = classes
+        .iter()
+        .filter_map(|(m, _)| m.first().map(|&i| format!("`{}`", operands[i])))
+        .collect();
+    Err(input.body.span().error(format!(
+        "expr! cannot work out the element types: the operands {} are independent of each other \
+         ({total} combinations); use the closure form with typed parameters: `expr!(|x: f32, ..| ...)`",
+        names.join(", ")
+    )))
+}
+
+/// What one assignment of element types gives.
+enum Outcome {
+    Valid(Variant),
+    /// The lowering's errors.
+    Invalid(syn::Error),
+    /// Lowered, but not writable as one OpenCL C expression.
+    Unwritable(syn::Error),
+    /// No errors and no value.
+    NoValue,
+}
+
+/// The expression lowered and emitted for the slots' element types `types`.
+fn variant(
+    input: &Input,
+    operands: &[Ident],
+    names: &[Ident],
+    types: Vec<Scalar>,
+    sigs: &[DevSig],
+) -> Outcome {
+    let (
+        Lowered {
+            e,
+            infer,
+            errors,
+            callees,
+        },
+        result,
+    ) = lower_variant(input, operands, names, &types, sigs);
+    match (errors.into_error(), result) {
+        (None, Some(result)) => match emit::expression(&e, &infer) {
+            Ok(t) => Outcome::Valid(Variant {
+                types,
+                result,
+                text: t.text,
+                helpers: t.helpers,
+                uses_f64: t.uses_f64,
+                callees,
+            }),
+            Err(m) => Outcome::Unwritable(e.span.error(m)),
+        },
+        (Some(err), _) => Outcome::Invalid(err),
+        (None, None) => Outcome::NoValue,
+    }
+}
+
+/// The next assignment (the first class varies fastest).
+fn next_assignment(pick: &mut [usize], classes: &[(Vec<usize>, Vec<Scalar>)]) {
+    for (k, (_, domain)) in pick.iter_mut().zip(classes) {
+        *k += 1;
+        if *k < domain.len() {
+            break;
+        }
+        *k = 0;
+    }
 }
 
 /// The operands' element types when each class takes the type `pick` chooses.

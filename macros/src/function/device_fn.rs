@@ -83,20 +83,9 @@ pub(super) fn expand_device_fn(
 /// applies the function elementwise to arrays and scalars, as a lazy node (an `expr!`
 /// template that calls the function).
 fn map_module(f: &syn::ItemFn, t: &Translation, source: &TokenStream) -> TokenStream {
-    let scalars: Option<Vec<Scalar>> = t
-        .params
-        .iter()
-        .map(|p| match p.ty {
-            ParamTy::Scalar(s) if s != Scalar::Usize => Some(s),
-            _ => None,
-        })
-        .collect();
-    let (Some(scalars), Some(ret)) = (scalars, t.ret) else {
+    let Some((scalars, ret)) = map_types(t) else {
         return quote! {};
     };
-    if t.params.is_empty() || ret == Scalar::Usize || t.errors.is_some() {
-        return quote! {};
-    }
     let name = &f.sig.ident;
     let vis = &f.vis;
     let p = quote! { ::lazycl::__private };
@@ -118,13 +107,6 @@ fn map_module(f: &syn::ItemFn, t: &Translation, source: &TokenStream) -> TokenSt
     let gens: Vec<Ident> = (0..n).map(|i| format_ident!("A{}", i)).collect();
     let elems: Vec<Ident> = scalars.iter().map(|s| format_ident!("{}", s.rust())).collect();
     let r = format_ident!("{}", ret.rust());
-    let signature = t
-        .params
-        .iter()
-        .zip(&scalars)
-        .map(|(p, s)| format!("{}: {}", p.name, s.rust()))
-        .collect::<Vec<_>>()
-        .join(", ");
     let rust = format!(
         "{name}({})",
         t.params
@@ -133,16 +115,7 @@ fn map_module(f: &syn::ItemFn, t: &Translation, source: &TokenStream) -> TokenSt
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let mod_doc = format!(
-        "The `#[device_fn]` `{name}({signature}) -> {}` applied to arrays: [`map`].",
-        ret.rust()
-    );
-    let map_doc = format!(
-        "Applies `{name}` elementwise: each argument is an `&Array` or a scalar of the parameter's type \
-         (at least one an array; arrays broadcast by numpy's rules). The result is a lazy \
-         `Array<{}>` that fuses with the nodes around it.",
-        ret.rust()
-    );
+    let (mod_doc, map_doc) = map_docs(name, t, &scalars, ret);
     let has_array = has_array_bound(
         gens.iter()
             .zip(&elems)
@@ -169,4 +142,47 @@ fn map_module(f: &syn::ItemFn, t: &Translation, source: &TokenStream) -> TokenSt
             }
         }
     }
+}
+
+/// The parameters' element types and the result type of a device function that `map`
+/// applies to arrays: one of element-type scalars (at least one) returning one,
+/// translated without errors.
+fn map_types(t: &Translation) -> Option<(Vec<Scalar>, Scalar)> {
+    let scalars: Option<Vec<Scalar>> = t
+        .params
+        .iter()
+        .map(|p| match p.ty {
+            ParamTy::Scalar(s) if s != Scalar::Usize => Some(s),
+            _ => None,
+        })
+        .collect();
+    let (Some(scalars), Some(ret)) = (scalars, t.ret) else {
+        return None;
+    };
+    if t.params.is_empty() || ret == Scalar::Usize || t.errors.is_some() {
+        return None;
+    }
+    Some((scalars, ret))
+}
+
+/// The docs of the `map` module and of `map`.
+fn map_docs(name: &Ident, t: &Translation, scalars: &[Scalar], ret: Scalar) -> (String, String) {
+    let signature = t
+        .params
+        .iter()
+        .zip(scalars)
+        .map(|(p, s)| format!("{}: {}", p.name, s.rust()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mod_doc = format!(
+        "The `#[device_fn]` `{name}({signature}) -> {}` applied to arrays: [`map`].",
+        ret.rust()
+    );
+    let map_doc = format!(
+        "Applies `{name}` elementwise: each argument is an `&Array` or a scalar of the parameter's type \
+         (at least one an array; arrays broadcast by numpy's rules). The result is a lazy \
+         `Array<{}>` that fuses with the nodes around it.",
+        ret.rust()
+    );
+    (mod_doc, map_doc)
 }

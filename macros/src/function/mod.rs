@@ -1,31 +1,31 @@
 //! `#[kernel]` and `#[device_fn]`: a function translated to OpenCL C, and the Rust code
 //! around it. The expansion first fetches the signatures of the device functions the
 //! body calls (through their hidden macros, see `resolve`), then translates
-//! (`translate`: signature, lowering, emission; a generic function once per instance,
-//! see `generics`) and generates the kernel's module with its typed launcher (`kernel`)
-//! or the device function's hidden macro and `map` (`device_fn`). On an error the
+//! (`translate`: signature, lowering, emission) once per instance (see `generics`; a
+//! function that is not generic is one instance of no types) and generates the kernel's
+//! module with its typed launcher (`kernel`) or the device function's hidden macro and
+//! `map` (`device_fn`). On an error the
 //! generated items are still emitted, with the errors beside them, so that editors keep
 //! working (a generic function whose type parameters say no types emits its errors only).
 
 mod device_fn;
-mod generic_kernel;
 mod kernel;
+#[cfg(test)]
+mod snapshot;
 mod translate;
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use crate::diag::Errors;
-use crate::generics;
-use crate::ir::Scalar;
+use crate::generics::{self, ConstParam, TypeParam};
 use crate::kernel_struct::struct_macro;
-use crate::lower::calls::{called_functions, named_structs};
+use crate::lower::scan::{called_functions, named_structs};
 use crate::resolve::{devfn_macro, resolve_chain, Deps};
 use crate::signature::{struct_type_name, FnKind};
 use device_fn::expand_device_fn;
-use generic_kernel::expand_generic_kernel;
-use kernel::expand_kernel;
-use translate::{translate_fn, Translation};
+use kernel::{expand_kernel, KernelDef};
+use translate::{translate_fn, Translated, Translation};
 
 /// Entry point of `#[kernel]` and `#[device_fn]`.
 pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -84,6 +84,10 @@ pub fn resolved(kind: FnKind, attr: TokenStream, f: &syn::ItemFn, deps: &Deps) -
     translate(kind, f, listed, deps, errors)
 }
 
+/// The translation and expansion of a parsed function: its generic parameters read, a
+/// translation per instance (one, of no types, for a function that is not generic), the
+/// errors of them all gathered, and the kernel's module or the device function's macro
+/// written.
 fn translate(
     kind: FnKind,
     f: &syn::ItemFn,
@@ -93,39 +97,68 @@ fn translate(
 ) -> TokenStream {
     let params = generics::type_params(f, kind, &listed, &mut errors);
     let consts = generics::const_params(f, kind, &mut errors);
-    let type_params = f.sig.generics.type_params().count();
-    if type_params == 0 {
-        let mut t = translate_fn(kind, f, &consts, deps, errors);
-        return match kind {
-            FnKind::Kernel => expand_kernel(f, &t, &consts),
-            FnKind::DeviceFn => {
-                let errors = t.errors.take();
-                expand_device_fn(f, &[(String::new(), t)], errors)
-            }
-        };
-    }
-    if params.len() < type_params || f.sig.generics.params.len() > type_params + consts.len() {
-        // A parameter without types (its error says why): nothing to instantiate.
+    let Some(mut instances) = translate_instances(kind, f, &params, &consts, deps) else {
         let e = errors.into_error().map(|e| e.to_compile_error());
         return quote! { #e };
+    };
+    gather_errors(&mut errors, &params, &mut instances);
+    let errors = errors.into_error();
+    match kind {
+        FnKind::Kernel => expand_kernel(&KernelDef {
+            f,
+            params: &params,
+            consts: &consts,
+            instances: &instances,
+            errors,
+        }),
+        FnKind::DeviceFn => {
+            let named: Vec<(String, Translation)> = instances
+                .into_iter()
+                .map(|i| (generics::instance_name(&i.types), i.translation))
+                .collect();
+            expand_device_fn(f, &named, errors)
+        }
     }
-    let instances: Vec<(Vec<Scalar>, Translation)> = generics::instances(f, &params)
-        .into_iter()
-        .map(|mut i| {
-            if kind == FnKind::DeviceFn {
-                // Each instance is an OpenCL C function of its own name.
-                let name = format!("{}__{}", i.f.sig.ident, generics::instance_name(&i.types));
-                i.f.sig.ident = Ident::new(&name, i.f.sig.ident.span());
-            }
-            let t = translate_fn(kind, &i.f, &consts, deps, Errors::default());
-            (i.types, t)
-        })
-        .collect();
-    // Each error once: those of the first instance as they are, those found only in a
-    // later one saying which instance it is.
+}
+
+/// A translation of each instance of `f`: of each combination of its type parameters'
+/// types, or of `f` itself when it has none. `None` for a generic function with a
+/// parameter that was rejected (a type parameter without types, a lifetime, a const
+/// parameter that is no integer; its error says why): nothing to instantiate.
+fn translate_instances(
+    kind: FnKind,
+    f: &syn::ItemFn,
+    params: &[TypeParam],
+    consts: &[ConstParam],
+    deps: &Deps,
+) -> Option<Vec<Translated>> {
+    let generic = f.sig.generics.type_params().next().is_some();
+    if generic && f.sig.generics.params.len() > params.len() + consts.len() {
+        return None;
+    }
+    let each = generics::instances(f, params).into_iter().map(|mut i| {
+        if kind == FnKind::DeviceFn && generic {
+            // Each instance is an OpenCL C function of its own name.
+            let name = format!("{}__{}", i.f.sig.ident, generics::instance_name(&i.types));
+            i.f.sig.ident = Ident::new(&name, i.f.sig.ident.span());
+        }
+        let translation = translate_fn(kind, &i.f, consts, deps, Errors::default());
+        Translated {
+            types: i.types,
+            translation,
+        }
+    });
+    Some(each.collect())
+}
+
+/// The instances' errors, after those in `errors` (the attribute's and the generic
+/// parameters'), each once: those of the first instance as they are, those found only in
+/// a later one saying which instance it is.
+fn gather_errors(errors: &mut Errors, params: &[TypeParam], instances: &mut [Translated]) {
     let mut seen: Vec<(String, String)> = Vec::new();
-    for (k, (types, t)) in instances.iter().enumerate() {
-        for e in t.errors.iter().flat_map(|e| e.clone().into_iter()) {
+    for (k, instance) in instances.iter_mut().enumerate() {
+        let found = instance.translation.errors.take();
+        for e in found.into_iter().flat_map(|e| e.into_iter()) {
             let id = (format!("{:?}", e.span()), e.to_string());
             if seen.contains(&id) {
                 continue;
@@ -134,19 +167,9 @@ fn translate(
             if k == 0 {
                 errors.push(e);
             } else {
-                let note = generics::instance_note(&params, types);
+                let note = generics::instance_note(params, &instance.types);
                 errors.push(syn::Error::new(e.span(), format!("{e}{note}")));
             }
-        }
-    }
-    match kind {
-        FnKind::Kernel => expand_generic_kernel(f, &params, &consts, &instances, errors.into_error()),
-        FnKind::DeviceFn => {
-            let named: Vec<(String, Translation)> = instances
-                .into_iter()
-                .map(|(types, t)| (generics::instance_name(&types), t))
-                .collect();
-            expand_device_fn(f, &named, errors.into_error())
         }
     }
 }

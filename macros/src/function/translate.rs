@@ -25,6 +25,13 @@ pub(super) struct Translation {
     pub errors: Option<syn::Error>,
 }
 
+/// One instance of a function, translated: its types (one per type parameter; none for a
+/// function that is not generic) and the translation.
+pub(super) struct Translated {
+    pub types: Vec<Scalar>,
+    pub translation: Translation,
+}
+
 /// Attributes a translated function may carry: the others would be lost (or mean
 /// nothing) in OpenCL C.
 fn check_attrs(kind: FnKind, f: &syn::ItemFn, errors: &mut Errors) {

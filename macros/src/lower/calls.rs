@@ -1,13 +1,10 @@
 //! Function calls: dispatch to the intrinsics (lowered in `intrinsics`), `T::from(v)`
 //! and `#[device_fn]`s, whose signatures the expansion fetched before lowering;
-//! `f32::sqrt(x)`-style calls are methods. Also the syntactic scans that find the device
-//! functions a body calls and the kernel structs it names, so that they can be fetched
-//! first.
+//! `f32::sqrt(x)`-style calls are methods. (The scan that finds the device functions a
+//! body calls before it is lowered is in `scan`.)
 
-use std::collections::HashSet;
-
-use super::names::{is_intrinsic, suggest, WORK_ITEM};
-use super::{err_expr, given, pattern_idents, strip_parens, ArrLen, Binding, Lowerer};
+use super::names::{suggest, WORK_ITEM};
+use super::{err_expr, given, strip_parens, ArrLen, Binding, Lowerer};
 use crate::diag::{Sp, Spanned};
 use crate::ir::*;
 
@@ -202,33 +199,8 @@ impl Lowerer<'_> {
                 span,
             };
         }
-        let sig = match instances {
-            [only] => only.clone(),
-            _ => match instances.iter().find(|sig| self.takes(sig, c, &values)) {
-                Some(sig) => sig.clone(),
-                None => {
-                    let found: Vec<String> = c
-                        .args
-                        .iter()
-                        .zip(&values)
-                        .map(|(a, v)| match v {
-                            Some(v) => self.infer.describe(v.ty),
-                            None => self.slice_type(a).unwrap_or_else(|| "?".into()),
-                        })
-                        .collect();
-                    let listed: Vec<&str> = instances.iter().map(|i| i.instance.as_str()).collect();
-                    self.errors.add(
-                        span,
-                        format!(
-                            "no instance of the generic device function `{}` takes ({}); it is generated for {}",
-                            first.name,
-                            found.join(", "),
-                            listed.join(", ").replace('_', " ")
-                        ),
-                    );
-                    return err_expr(span);
-                }
-            },
+        let Some(sig) = self.pick_instance(instances, c, &values) else {
+            return err_expr(span);
         };
         if !self.callees.contains(&sig) {
             self.callees.push(sig.clone());
@@ -243,51 +215,7 @@ impl Lowerer<'_> {
                 }
                 // (Device functions take no structs.)
                 ParamTy::Struct(_) => {}
-                ParamTy::Slice { elem, mutable } => {
-                    let want = format!("{}[{}]", if mutable { "&mut " } else { "&" }, elem.rust());
-                    let binding = match strip_parens(a) {
-                        syn::Expr::Path(p) => p
-                            .path
-                            .get_ident()
-                            .and_then(|id| self.lookup(&id.to_string()).cloned()),
-                        _ => None,
-                    };
-                    match binding {
-                        Some(Binding::Array {
-                            aref,
-                            mutable: m,
-                            len: ArrLen::Param(len),
-                        }) => {
-                            if aref.elem != elem || (mutable && !m) {
-                                let have = format!("{}[{}]", if m { "&mut " } else { "&" }, aref.elem.rust());
-                                self.errors.add(
-                                    a.span(),
-                                    format!("mismatched types: expected `{want}`, found `{have}`"),
-                                );
-                            }
-                            args.push(CallArg::Slice(aref.name, len));
-                        }
-                        Some(Binding::Array {
-                            len: ArrLen::Local(_),
-                            ..
-                        }) => self.errors.add(
-                            a.span(),
-                            "local arrays cannot be passed to device functions (different address space)",
-                        ),
-                        Some(Binding::Array {
-                            len: ArrLen::Const(_),
-                            ..
-                        }) => self.errors.add(
-                            a.span(),
-                            "`const` arrays cannot be passed to device functions (different address space); index them where they are defined",
-                        ),
-                        Some(Binding::Poison) => {}
-                        _ => self.errors.add(
-                            a.span(),
-                            format!("expected a slice parameter of type `{want}` (pass it by name)"),
-                        ),
-                    }
-                }
+                ParamTy::Slice { elem, mutable } => args.extend(self.slice_arg(a, elem, mutable)),
             }
         }
         let ty = sig.ret.map(Ty::S).unwrap_or(Ty::Unit);
@@ -296,6 +224,92 @@ impl Lowerer<'_> {
             ty,
             span,
         }
+    }
+
+    /// The instance a call takes: the only one, or the first whose parameters the
+    /// arguments fit (`values`: the scalar arguments, lowered); when none does, an error
+    /// with the arguments' types.
+    fn pick_instance(
+        &mut self,
+        instances: &[DevSig],
+        c: &syn::ExprCall,
+        values: &[Option<Expr>],
+    ) -> Option<DevSig> {
+        if let [only] = instances {
+            return Some(only.clone());
+        }
+        if let Some(sig) = instances.iter().find(|sig| self.takes(sig, c, values)) {
+            return Some(sig.clone());
+        }
+        let found: Vec<String> = c
+            .args
+            .iter()
+            .zip(values)
+            .map(|(a, v)| match v {
+                Some(v) => self.infer.describe(v.ty),
+                None => self.slice_type(a).unwrap_or_else(|| "?".into()),
+            })
+            .collect();
+        let listed: Vec<&str> = instances.iter().map(|i| i.instance.as_str()).collect();
+        self.errors.add(
+            c.span(),
+            format!(
+                "no instance of the generic device function `{}` takes ({}); it is generated for {}",
+                instances[0].name,
+                found.join(", "),
+                listed.join(", ").replace('_', " ")
+            ),
+        );
+        None
+    }
+
+    /// A slice argument of a device function: a slice parameter of the caller, passed by
+    /// name, of the element type `elem` (and mutable if `mutable`).
+    fn slice_arg(&mut self, a: &syn::Expr, elem: Scalar, mutable: bool) -> Option<CallArg> {
+        let want = format!("{}[{}]", if mutable { "&mut " } else { "&" }, elem.rust());
+        let binding = match strip_parens(a) {
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|id| self.lookup(&id.to_string()).cloned()),
+            _ => None,
+        };
+        match binding {
+            Some(Binding::Array {
+                aref,
+                mutable: m,
+                len: ArrLen::Param(len),
+            }) => {
+                if aref.elem != elem || (mutable && !m) {
+                    let have = format!("{}[{}]", if m { "&mut " } else { "&" }, aref.elem.rust());
+                    self.errors.add(
+                        a.span(),
+                        format!("mismatched types: expected `{want}`, found `{have}`"),
+                    );
+                }
+                return Some(CallArg::Slice(aref.name, len));
+            }
+            Some(Binding::Array {
+                len: ArrLen::Local(_),
+                ..
+            }) => self.errors.add(
+                a.span(),
+                "local arrays cannot be passed to device functions (different address space)",
+            ),
+            Some(Binding::Array {
+                len: ArrLen::Const(_),
+                ..
+            }) => self.errors.add(
+                a.span(),
+                "`const` arrays cannot be passed to device functions (different address space); index them where they are defined",
+            ),
+            Some(Binding::Poison) => {}
+            _ => self.errors.add(
+                a.span(),
+                format!("expected a slice parameter of type `{want}` (pass it by name)"),
+            ),
+        }
+        None
     }
 
     /// Whether instance `sig` takes the arguments: each scalar's type is its parameter's
@@ -342,81 +356,4 @@ impl Lowerer<'_> {
             _ => None,
         }
     }
-}
-
-/// Device functions a body calls that are not intrinsics (found syntactically, before
-/// type checking, so that their signatures can be fetched first).
-pub fn called_functions(body: &syn::Block) -> Vec<syn::Ident> {
-    use syn::visit::Visit;
-    #[derive(Default)]
-    struct V {
-        calls: Vec<syn::Ident>,
-        locals: HashSet<String>,
-    }
-    impl<'ast> Visit<'ast> for V {
-        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-            if let syn::Expr::Path(p) = strip_parens(&c.func) {
-                if let Some(id) = p.path.get_ident() {
-                    let n = id.to_string();
-                    if !is_intrinsic(&n) && suggest(&n).is_none() && !self.calls.iter().any(|i| *i == n) {
-                        self.calls.push(id.clone());
-                    }
-                }
-            }
-            syn::visit::visit_expr_call(self, c);
-        }
-        fn visit_local(&mut self, l: &'ast syn::Local) {
-            self.locals.extend(pattern_idents(&l.pat));
-            syn::visit::visit_local(self, l);
-        }
-        fn visit_item(&mut self, i: &'ast syn::Item) {
-            if let syn::Item::Fn(f) = i {
-                self.locals.insert(f.sig.ident.to_string());
-            }
-        }
-    }
-    let mut v = V::default();
-    v.visit_block(body);
-    let locals = v.locals;
-    v.calls
-        .into_iter()
-        .filter(|c| !locals.contains(&c.to_string()))
-        .collect()
-}
-
-/// The struct names a body writes literals of (`Params { .. }`) or annotates locals with
-/// (`let q: Params = ..`), in first-use order: kernel structs to fetch, like device
-/// functions, before translating.
-pub fn named_structs(body: &syn::Block) -> Vec<syn::Ident> {
-    use syn::visit::Visit;
-    #[derive(Default)]
-    struct V {
-        names: Vec<syn::Ident>,
-    }
-    impl V {
-        fn note(&mut self, id: &syn::Ident) {
-            if !self.names.contains(id) {
-                self.names.push(id.clone());
-            }
-        }
-    }
-    impl<'ast> Visit<'ast> for V {
-        fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
-            if let (Some(id), None) = (s.path.get_ident(), &s.qself) {
-                self.note(id);
-            }
-            syn::visit::visit_expr_struct(self, s);
-        }
-        fn visit_local(&mut self, l: &'ast syn::Local) {
-            if let syn::Pat::Type(pt) = &l.pat {
-                if let Some(id) = crate::signature::struct_type_name(&pt.ty) {
-                    self.note(id);
-                }
-            }
-            syn::visit::visit_local(self, l);
-        }
-    }
-    let mut v = V::default();
-    v.visit_block(body);
-    v.names
 }

@@ -91,55 +91,10 @@ impl Lowerer<'_> {
             );
             return err_expr(span);
         }
-        let mut stmts = Vec::new();
-        let mut bound = Vec::new();
-        for (input, arg) in c.inputs.iter().zip(&call.args) {
-            let syn::Pat::Type(pt) = input else {
-                return err_expr(span);
-            };
-            let syn::Pat::Ident(pid) = &*pt.pat else {
-                return err_expr(span);
-            };
-            let Ok(s) = scalar_type(&pt.ty) else {
-                return err_expr(span);
-            };
-            let v = self.expr(arg);
-            self.unify(
-                Ty::S(s),
-                v.ty,
-                v.span,
-                &format!(" in argument of the closure `{name}`"),
-            );
-            let cname = self.fresh(&pid.ident.to_string());
-            stmts.push(Stmt::Let {
-                name: cname.clone(),
-                ty: Ty::S(s),
-                init: Some(v),
-            });
-            bound.push((pid.ident.to_string(), cname, s, pid.mutability.is_some()));
-        }
-        // The body alone in scope: its parameters, no loop to leave, no function to return from.
-        let scopes = std::mem::replace(&mut self.scopes, vec![HashMap::new()]);
-        let loops = (
-            std::mem::take(&mut self.loop_depth),
-            std::mem::take(&mut self.labels),
-        );
-        let in_closure = std::mem::replace(&mut self.in_closure, true);
-        for (rust, cname, s, mutable) in bound {
-            self.bind(
-                &rust,
-                Binding::Scalar {
-                    cname,
-                    ty: Ty::S(s),
-                    mutable,
-                    param: false,
-                },
-            );
-        }
-        let body = self.expr(&c.body);
-        self.scopes = scopes;
-        (self.loop_depth, self.labels) = loops;
-        self.in_closure = in_closure;
+        let Some((stmts, params)) = self.closure_args(c, call, &name) else {
+            return err_expr(span);
+        };
+        let body = self.closure_body(&c.body, params);
         if let syn::ReturnType::Type(_, t) = &c.output {
             if let Ok(s) = scalar_type(t) {
                 self.unify(
@@ -160,6 +115,86 @@ impl Lowerer<'_> {
             span,
         }
     }
+
+    /// The arguments of a call of the closure `name`, each in a temporary `let` of its
+    /// parameter's type, and the parameters bound to them; `None` for a closure whose
+    /// parameters were rejected where it was bound.
+    fn closure_args(
+        &mut self,
+        c: &syn::ExprClosure,
+        call: &syn::ExprCall,
+        name: &str,
+    ) -> Option<(Vec<Stmt>, Vec<ClosureParam>)> {
+        let mut stmts = Vec::new();
+        let mut params = Vec::new();
+        for (input, arg) in c.inputs.iter().zip(&call.args) {
+            let syn::Pat::Type(pt) = input else {
+                return None;
+            };
+            let syn::Pat::Ident(pid) = &*pt.pat else {
+                return None;
+            };
+            let Ok(s) = scalar_type(&pt.ty) else {
+                return None;
+            };
+            let v = self.expr(arg);
+            self.unify(
+                Ty::S(s),
+                v.ty,
+                v.span,
+                &format!(" in argument of the closure `{name}`"),
+            );
+            let cname = self.fresh(&pid.ident.to_string());
+            stmts.push(Stmt::Let {
+                name: cname.clone(),
+                ty: Ty::S(s),
+                init: Some(v),
+            });
+            params.push(ClosureParam {
+                rust: pid.ident.to_string(),
+                cname,
+                ty: s,
+                mutable: pid.mutability.is_some(),
+            });
+        }
+        Some((stmts, params))
+    }
+
+    /// A closure's body, lowered with its parameters alone in scope: no loop to leave,
+    /// no function to return from.
+    fn closure_body(&mut self, body: &syn::Expr, params: Vec<ClosureParam>) -> Expr {
+        let scopes = std::mem::replace(&mut self.scopes, vec![HashMap::new()]);
+        let loops = (
+            std::mem::take(&mut self.loop_depth),
+            std::mem::take(&mut self.labels),
+        );
+        let in_closure = std::mem::replace(&mut self.in_closure, true);
+        for p in params {
+            self.bind(
+                &p.rust,
+                Binding::Scalar {
+                    cname: p.cname,
+                    ty: Ty::S(p.ty),
+                    mutable: p.mutable,
+                    param: false,
+                },
+            );
+        }
+        let body = self.expr(body);
+        self.scopes = scopes;
+        (self.loop_depth, self.labels) = loops;
+        self.in_closure = in_closure;
+        body
+    }
+}
+
+/// A parameter of a closure being called: its Rust name, bound to the temporary `cname`
+/// that holds its argument.
+struct ClosureParam {
+    rust: String,
+    cname: String,
+    ty: Scalar,
+    mutable: bool,
 }
 
 /// The single-segment names `body` reads that it does not bind itself (by `let` or a

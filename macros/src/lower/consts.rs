@@ -61,73 +61,11 @@ impl Lowerer<'_> {
     /// `const W: [T; N] = [a, b, ..];` or `= [v; N];`.
     fn const_array(&mut self, c: &syn::ItemConst, ta: &syn::TypeArray, out: &mut Vec<Stmt>) {
         let name = c.ident.to_string();
-        let elem = match scalar_type(&ta.elem) {
-            Ok(s) => s,
-            Err(e) => {
-                self.errors.push(e);
-                self.bind(&name, Binding::Poison);
-                return;
-            }
-        };
-        let len = match &ta.len {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(n),
-                ..
-            }) => n.base10_parse::<u64>().ok(),
-            _ => None,
-        };
-        let Some(len) = len.filter(|&n| n > 0) else {
-            self.errors.add(
-                ta.len.span(),
-                "the length of a `const` array is a positive integer literal: `[f32; 5]`",
-            );
+        let Some((elem, elements)) = self.const_array_parts(c, ta, &name) else {
             self.bind(&name, Binding::Poison);
             return;
         };
-        let elements: Vec<&syn::Expr> = match super::strip_parens(&c.expr) {
-            syn::Expr::Array(a) => a.elems.iter().collect(),
-            syn::Expr::Repeat(r) => {
-                let n = match &*r.len {
-                    syn::Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Int(n),
-                        ..
-                    }) => n.base10_parse::<u64>().ok(),
-                    _ => None,
-                };
-                match n {
-                    Some(n) if n == len => (0..n).map(|_| &*r.expr).collect(),
-                    _ => {
-                        self.errors.add(
-                            r.len.span(),
-                            format!(
-                                "the value repeats its element as many times as the type says: `[v; {len}]`"
-                            ),
-                        );
-                        self.bind(&name, Binding::Poison);
-                        return;
-                    }
-                }
-            }
-            other => {
-                self.errors.add(
-                    other.span(),
-                    format!("the value of a `const` array is written out: `[a, b, ..]` ({len} elements) or `[v; {len}]`"),
-                );
-                self.bind(&name, Binding::Poison);
-                return;
-            }
-        };
-        if elements.len() as u64 != len {
-            self.errors.add(
-                c.expr.span(),
-                format!(
-                    "`{name}` is declared with {len} elements, and its value has {}",
-                    elements.len()
-                ),
-            );
-            self.bind(&name, Binding::Poison);
-            return;
-        }
+        let len = elements.len() as u64;
         let mut values = Vec::new();
         for e in elements {
             let v = self.expr(e);
@@ -148,6 +86,66 @@ impl Lowerer<'_> {
                 len: super::ArrLen::Const(len),
             },
         );
+    }
+
+    /// The element type and the elements of the `const` array `name`, as many as its type
+    /// says; `None` after an error.
+    fn const_array_parts<'e>(
+        &mut self,
+        c: &'e syn::ItemConst,
+        ta: &syn::TypeArray,
+        name: &str,
+    ) -> Option<(Scalar, Vec<&'e syn::Expr>)> {
+        let elem = match scalar_type(&ta.elem) {
+            Ok(s) => s,
+            Err(e) => {
+                self.errors.push(e);
+                return None;
+            }
+        };
+        let Some(len) = int_literal(&ta.len).filter(|&n| n > 0) else {
+            self.errors.add(
+                ta.len.span(),
+                "the length of a `const` array is a positive integer literal: `[f32; 5]`",
+            );
+            return None;
+        };
+        let elements = self.written_elements(&c.expr, len)?;
+        if elements.len() as u64 != len {
+            self.errors.add(
+                c.expr.span(),
+                format!(
+                    "`{name}` is declared with {len} elements, and its value has {}",
+                    elements.len()
+                ),
+            );
+            return None;
+        }
+        Some((elem, elements))
+    }
+
+    /// The elements a `const` array's value writes out: `[a, b, ..]`, or `[v; len]`.
+    fn written_elements<'e>(&mut self, value: &'e syn::Expr, len: u64) -> Option<Vec<&'e syn::Expr>> {
+        match super::strip_parens(value) {
+            syn::Expr::Array(a) => Some(a.elems.iter().collect()),
+            syn::Expr::Repeat(r) => match int_literal(&r.len) {
+                Some(n) if n == len => Some((0..n).map(|_| &*r.expr).collect()),
+                _ => {
+                    self.errors.add(
+                        r.len.span(),
+                        format!("the value repeats its element as many times as the type says: `[v; {len}]`"),
+                    );
+                    None
+                }
+            },
+            other => {
+                self.errors.add(
+                    other.span(),
+                    format!("the value of a `const` array is written out: `[a, b, ..]` ({len} elements) or `[v; {len}]`"),
+                );
+                None
+            }
+        }
     }
 
     /// Reports each variable of the function a `const`'s value reads: it must be known
@@ -185,5 +183,16 @@ impl Lowerer<'_> {
                 ),
             );
         }
+    }
+}
+
+/// The value of an integer literal (`5`), if `e` is one.
+fn int_literal(e: &syn::Expr) -> Option<u64> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) => n.base10_parse::<u64>().ok(),
+        _ => None,
     }
 }

@@ -40,6 +40,8 @@ impl Lowerer<'_> {
         }
     }
 
+    /// An atomic on an element, `atomic_add(&mut a[i], v)` (`cmpxchg`: an expected and a
+    /// new value): typed as the element.
     pub(super) fn atomic(&mut self, op: AtomicOp, name: &str, c: &syn::ExprCall) -> Expr {
         let span = c.span();
         let n = if op == AtomicOp::Cmpxchg { 3 } else { 2 };
@@ -76,38 +78,8 @@ impl Lowerer<'_> {
         let Some((aref, idx)) = self.index_parts(ix, true) else {
             return err_expr(span);
         };
-        let float = matches!(aref.elem, Scalar::F32 | Scalar::F64);
-        let supported = match aref.elem {
-            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 => true,
-            Scalar::F32 | Scalar::F64 => matches!(op, AtomicOp::Add | AtomicOp::Sub),
-            Scalar::Bool | Scalar::Usize => false,
-        };
-        if !supported {
-            let msg = match float {
-                true => format!(
-                    "`{name}` on `{}` elements is not supported; `atomic_add` and `atomic_sub` are",
-                    aref.elem.rust()
-                ),
-                false => format!(
-                    "atomics work on `i32`, `u32`, `i64` and `u64` elements, and `atomic_add`/`atomic_sub` on `f32` and `f64`, not `{}`",
-                    aref.elem.rust()
-                ),
-            };
-            self.errors.add(target.span(), msg);
-        }
-        // Where the array lives: a `__local` array, or a slice parameter in global memory.
-        let local = match strip_parens(&ix.expr) {
-            syn::Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
-                matches!(
-                    self.lookup(&id.to_string()),
-                    Some(Binding::Array {
-                        len: ArrLen::Local(_),
-                        ..
-                    })
-                )
-            }),
-            _ => false,
-        };
+        self.check_atomic_element(op, name, aref.elem, target.span());
+        let local = self.is_local_array(&ix.expr);
         let ty = Ty::S(aref.elem);
         let vals: Vec<Expr> = c.args.iter().skip(1).map(|a| self.expr(a)).collect();
         for v in &vals {
@@ -123,6 +95,48 @@ impl Lowerer<'_> {
             },
             ty,
             span,
+        }
+    }
+
+    /// The element types atomics work on: the integers, and floats for `atomic_add` and
+    /// `atomic_sub`.
+    fn check_atomic_element(&mut self, op: AtomicOp, name: &str, elem: Scalar, span: Sp) {
+        let float = matches!(elem, Scalar::F32 | Scalar::F64);
+        let supported = match elem {
+            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 => true,
+            Scalar::F32 | Scalar::F64 => matches!(op, AtomicOp::Add | AtomicOp::Sub),
+            Scalar::Bool | Scalar::Usize => false,
+        };
+        if supported {
+            return;
+        }
+        let msg = match float {
+            true => format!(
+                "`{name}` on `{}` elements is not supported; `atomic_add` and `atomic_sub` are",
+                elem.rust()
+            ),
+            false => format!(
+                "atomics work on `i32`, `u32`, `i64` and `u64` elements, and `atomic_add`/`atomic_sub` on `f32` and `f64`, not `{}`",
+                elem.rust()
+            ),
+        };
+        self.errors.add(span, msg);
+    }
+
+    /// Whether the array `a` names is a `__local` one (else a slice parameter, in global
+    /// memory).
+    fn is_local_array(&self, a: &syn::Expr) -> bool {
+        match strip_parens(a) {
+            syn::Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                matches!(
+                    self.lookup(&id.to_string()),
+                    Some(Binding::Array {
+                        len: ArrLen::Local(_),
+                        ..
+                    })
+                )
+            }),
+            _ => false,
         }
     }
 

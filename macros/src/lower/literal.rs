@@ -31,73 +31,11 @@ impl Lowerer<'_> {
         }
     }
 
+    /// A literal, negated if `neg` (`-1` is one literal, as in Rust).
     pub(super) fn lit(&mut self, l: &syn::Lit, span: Sp, neg: bool) -> Expr {
         match l {
-            syn::Lit::Int(i) => {
-                let ty = match i.suffix() {
-                    "" => self.infer.fresh(VarKind::Int),
-                    s => match Scalar::from_rust(s) {
-                        Some(t) if t.is_int() => Ty::S(t),
-                        Some(t) if t.is_float() => Ty::S(t),
-                        _ => {
-                            self.errors.add(
-                                span,
-                                format!("unsupported literal suffix `{s}`; use one of {}", SCALARS),
-                            );
-                            Ty::Never
-                        }
-                    },
-                };
-                if self.infer.is_float(ty) {
-                    let v = i.base10_parse::<f64>().unwrap_or(0.0);
-                    return Expr {
-                        kind: ExprKind::Float(if neg { -v } else { v }),
-                        ty,
-                        span,
-                    };
-                }
-                // Literal patterns carry their sign in the token (`-1 => ...`).
-                let digits = i.base10_digits();
-                let (neg, digits) = match digits.strip_prefix('-') {
-                    Some(d) => (!neg, d),
-                    None => (neg, digits),
-                };
-                let v = match digits.parse::<u128>() {
-                    Ok(v) if v <= u64::MAX as u128 => v as i128,
-                    _ => {
-                        self.errors
-                            .add(span, "integer literal is too large (at most 64 bits)");
-                        0
-                    }
-                };
-                let v = if neg { -v } else { v };
-                self.int_lits.push((v, ty, span));
-                Expr {
-                    kind: ExprKind::Int(v),
-                    ty,
-                    span,
-                }
-            }
-            syn::Lit::Float(f) => {
-                let ty = match f.suffix() {
-                    "" => self.infer.fresh(VarKind::Float),
-                    "f32" => Ty::S(Scalar::F32),
-                    "f64" => Ty::S(Scalar::F64),
-                    s => {
-                        self.errors.add(
-                            span,
-                            format!("unsupported float literal suffix `{s}`; use `f32` or `f64`"),
-                        );
-                        Ty::Never
-                    }
-                };
-                let v = f.base10_parse::<f64>().unwrap_or(0.0);
-                Expr {
-                    kind: ExprKind::Float(if neg { -v } else { v }),
-                    ty,
-                    span,
-                }
-            }
+            syn::Lit::Int(i) => self.int_lit(i, span, neg),
+            syn::Lit::Float(f) => self.float_lit(f, span, neg),
             syn::Lit::Bool(b) => {
                 if neg {
                     self.errors
@@ -116,6 +54,77 @@ impl Lowerer<'_> {
                 );
                 err_expr(span)
             }
+        }
+    }
+
+    /// An integer literal: of its suffix's type (a float suffix makes it a float), else
+    /// of an integer inference variable; its value is checked against the final type by
+    /// `finish`.
+    fn int_lit(&mut self, i: &syn::LitInt, span: Sp, neg: bool) -> Expr {
+        let ty = match i.suffix() {
+            "" => self.infer.fresh(VarKind::Int),
+            s => match Scalar::from_rust(s) {
+                Some(t) if t.is_int() => Ty::S(t),
+                Some(t) if t.is_float() => Ty::S(t),
+                _ => {
+                    self.errors.add(
+                        span,
+                        format!("unsupported literal suffix `{s}`; use one of {}", SCALARS),
+                    );
+                    Ty::Never
+                }
+            },
+        };
+        if self.infer.is_float(ty) {
+            let v = i.base10_parse::<f64>().unwrap_or(0.0);
+            return Expr {
+                kind: ExprKind::Float(if neg { -v } else { v }),
+                ty,
+                span,
+            };
+        }
+        // Literal patterns carry their sign in the token (`-1 => ...`).
+        let digits = i.base10_digits();
+        let (neg, digits) = match digits.strip_prefix('-') {
+            Some(d) => (!neg, d),
+            None => (neg, digits),
+        };
+        let v = match digits.parse::<u128>() {
+            Ok(v) if v <= u64::MAX as u128 => v as i128,
+            _ => {
+                self.errors
+                    .add(span, "integer literal is too large (at most 64 bits)");
+                0
+            }
+        };
+        let v = if neg { -v } else { v };
+        self.int_lits.push((v, ty, span));
+        Expr {
+            kind: ExprKind::Int(v),
+            ty,
+            span,
+        }
+    }
+
+    /// A float literal: of its suffix's type, else of a float inference variable.
+    fn float_lit(&mut self, f: &syn::LitFloat, span: Sp, neg: bool) -> Expr {
+        let ty = match f.suffix() {
+            "" => self.infer.fresh(VarKind::Float),
+            "f32" => Ty::S(Scalar::F32),
+            "f64" => Ty::S(Scalar::F64),
+            s => {
+                self.errors.add(
+                    span,
+                    format!("unsupported float literal suffix `{s}`; use `f32` or `f64`"),
+                );
+                Ty::Never
+            }
+        };
+        let v = f.base10_parse::<f64>().unwrap_or(0.0);
+        Expr {
+            kind: ExprKind::Float(if neg { -v } else { v }),
+            ty,
+            span,
         }
     }
 

@@ -9,11 +9,12 @@
 //! indexing), `literal` (literals and constants), `calls` (intrinsics, atomics, device
 //! functions). Without a twin: `closures` (inlined as blocks), `consts` (`const` items:
 //! statements), `local_memory`, `methods` (lowered to builtins),
-//! `patterns` (`match`, lowered to `if`) and `names` (reserved words, intrinsics and
-//! suggestions). Every error is collected at its span, with what is supported, and the
+//! `patterns` (`match`, lowered to `if`), `names` (reserved words, intrinsics and
+//! suggestions) and `scan` (the device functions and kernel structs a body names, found
+//! before lowering). Every error is collected at its span, with what is supported, and the
 //! lowering goes on, so that one compilation reports every problem.
 
-pub mod calls;
+mod calls;
 mod closures;
 mod consts;
 mod expr;
@@ -26,6 +27,7 @@ pub mod names;
 pub mod ops;
 mod patterns;
 mod place;
+pub mod scan;
 mod stmt;
 mod structs;
 

@@ -164,60 +164,25 @@ impl Lowerer<'_> {
     /// bound by the pattern refer to `tmp`.
     fn pattern_cond(&mut self, pat: &syn::Pat, tmp: &str, ty: Ty) -> Option<Expr> {
         let span = pat.span();
-        let var = || Expr {
-            kind: ExprKind::Var(tmp.to_string()),
-            ty,
-            span,
-        };
-        let cmp = |this: &mut Self, op: BinOp, e: &syn::Expr| -> Expr {
-            let v = this.expr(e);
-            this.unify(ty, v.ty, v.span, " in pattern");
-            Expr {
-                kind: ExprKind::Binary(op, Box::new(var()), Box::new(v)),
-                ty: Ty::S(Scalar::Bool),
-                span,
-            }
-        };
-        let and = |a: Expr, b: Expr| Expr {
-            kind: ExprKind::Binary(BinOp::And, Box::new(a), Box::new(b)),
-            ty: Ty::S(Scalar::Bool),
-            span,
-        };
         match pat {
             syn::Pat::Wild(_) => None,
             syn::Pat::Paren(p) => self.pattern_cond(&p.pat, tmp, ty),
-            syn::Pat::Ident(pi) if pi.by_ref.is_none() => {
-                let cond = pi
-                    .subpat
-                    .as_ref()
-                    .and_then(|(_, p)| self.pattern_cond(p, tmp, ty));
-                self.bind(
-                    &pi.ident.to_string(),
-                    Binding::Scalar {
-                        cname: tmp.to_string(),
-                        ty,
-                        mutable: false,
-                        param: false,
-                    },
-                );
-                if pi.mutability.is_some() {
-                    self.errors
-                        .add(pi.span(), "`mut` bindings in `match` patterns are not supported");
-                }
-                cond
-            }
-            syn::Pat::Lit(l) => Some(cmp(self, BinOp::Eq, &syn::Expr::Lit(l.clone()))),
-            syn::Pat::Path(p) => Some(cmp(self, BinOp::Eq, &syn::Expr::Path(p.clone()))),
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() => self.binding_pattern(pi, tmp, ty),
+            syn::Pat::Lit(l) => Some(self.compare(BinOp::Eq, &syn::Expr::Lit(l.clone()), tmp, ty, span)),
+            syn::Pat::Path(p) => Some(self.compare(BinOp::Eq, &syn::Expr::Path(p.clone()), tmp, ty, span)),
             syn::Pat::Range(r) => {
-                let lo = r.start.as_ref().map(|s| cmp(self, BinOp::Ge, s));
+                let lo = r
+                    .start
+                    .as_ref()
+                    .map(|s| self.compare(BinOp::Ge, s, tmp, ty, span));
                 let op = if matches!(r.limits, syn::RangeLimits::Closed(_)) {
                     BinOp::Le
                 } else {
                     BinOp::Lt
                 };
-                let hi = r.end.as_ref().map(|e| cmp(self, op, e));
+                let hi = r.end.as_ref().map(|e| self.compare(op, e, tmp, ty, span));
                 match (lo, hi) {
-                    (Some(a), Some(b)) => Some(and(a, b)),
+                    (Some(a), Some(b)) => Some(logical(BinOp::And, a, b, span)),
                     (a, b) => a.or(b),
                 }
             }
@@ -227,11 +192,7 @@ impl Lowerer<'_> {
                     let c = self.pattern_cond(case, tmp, ty)?;
                     acc = Some(match acc {
                         None => c,
-                        Some(a) => Expr {
-                            kind: ExprKind::Binary(BinOp::Or, Box::new(a), Box::new(c)),
-                            ty: Ty::S(Scalar::Bool),
-                            span,
-                        },
+                        Some(a) => logical(BinOp::Or, a, c, span),
                     });
                 }
                 acc
@@ -249,5 +210,53 @@ impl Lowerer<'_> {
                 })
             }
         }
+    }
+
+    /// `name` or `name @ pattern`: `name` bound to the value in `tmp`; the subpattern's
+    /// condition.
+    fn binding_pattern(&mut self, pi: &syn::PatIdent, tmp: &str, ty: Ty) -> Option<Expr> {
+        let cond = pi
+            .subpat
+            .as_ref()
+            .and_then(|(_, p)| self.pattern_cond(p, tmp, ty));
+        self.bind(
+            &pi.ident.to_string(),
+            Binding::Scalar {
+                cname: tmp.to_string(),
+                ty,
+                mutable: false,
+                param: false,
+            },
+        );
+        if pi.mutability.is_some() {
+            self.errors
+                .add(pi.span(), "`mut` bindings in `match` patterns are not supported");
+        }
+        cond
+    }
+
+    /// `tmp op e`: the value in `tmp` (of type `ty`) compared with the pattern's `e`.
+    fn compare(&mut self, op: BinOp, e: &syn::Expr, tmp: &str, ty: Ty, span: Sp) -> Expr {
+        let v = self.expr(e);
+        self.unify(ty, v.ty, v.span, " in pattern");
+        let var = Expr {
+            kind: ExprKind::Var(tmp.to_string()),
+            ty,
+            span,
+        };
+        Expr {
+            kind: ExprKind::Binary(op, Box::new(var), Box::new(v)),
+            ty: Ty::S(Scalar::Bool),
+            span,
+        }
+    }
+}
+
+/// `a && b` or `a || b` (`op`), of two conditions.
+fn logical(op: BinOp, a: Expr, b: Expr, span: Sp) -> Expr {
+    Expr {
+        kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
+        ty: Ty::S(Scalar::Bool),
+        span,
     }
 }

@@ -5,25 +5,20 @@
 //! (`x: T`, `&[T]`, `as T`, `T::EPSILON`), so that the rest of the pipeline translates
 //! ordinary functions. The OpenCL C of every instance is written at compile time.
 
+mod instances;
+
 use proc_macro2::{Ident, TokenStream};
 use syn::parse::{Parse, ParseStream};
-use syn::visit_mut::VisitMut;
 
 use crate::diag::{Errors, Spanned};
 use crate::ir::Scalar;
 use crate::signature::FnKind;
+pub use instances::{instance_name, instance_note, instances, substitute_expr};
 
 /// A type parameter and the element types it stands for, in this order.
 pub struct TypeParam {
     pub ident: Ident,
     pub types: Vec<Scalar>,
-}
-
-/// One instance of a generic function: its types (one per type parameter) and the
-/// function with them in place of the parameters, without generics.
-pub struct Instance {
-    pub types: Vec<Scalar>,
-    pub f: syn::ItemFn,
 }
 
 /// The element-type bounds and the types each admits.
@@ -264,31 +259,9 @@ fn admitted(
         );
         return None;
     }
-    let mut types: Option<Vec<Scalar>> = None;
-    for b in &t.bounds {
-        let syn::TypeParamBound::Trait(tb) = b else {
-            continue;
-        };
-        let Some(last) = tb.path.segments.last() else {
-            continue;
-        };
-        let name = last.ident.to_string();
-        if let Some((_, admits)) = BOUNDS.iter().find(|(n, _)| *n == name) {
-            types = Some(match types {
-                None => admits.to_vec(),
-                Some(before) => before.into_iter().filter(|s| admits.contains(s)).collect(),
-            });
-        } else if !MARKERS.contains(&name.as_str()) {
-            errors.add(
-                tb.span(),
-                format!(
-                    "unsupported bound `{name}`; a kernel's type parameter is bounded by the element types it stands for: \
-                     `Float` (f32, f64), `Integer` (i32, u32, i64, u64), `Signed` (i32, i64, f32, f64), `Numeric` (all but bool) or `Element` (all)"
-                ),
-            );
-            return None;
-        }
-    }
+    let Ok(types) = bound_types(t, errors) else {
+        return None;
+    };
     match (listed, types) {
         (Some(_), _) if count > 1 => {
             errors.add(
@@ -335,82 +308,34 @@ fn admitted(
     }
 }
 
-/// Every combination of the parameters' types (the first parameter's types outermost),
-/// with `f` instantiated for each.
-pub fn instances(f: &syn::ItemFn, params: &[TypeParam]) -> Vec<Instance> {
-    let mut combos: Vec<Vec<Scalar>> = vec![Vec::new()];
-    for p in params {
-        combos = combos
-            .into_iter()
-            .flat_map(|c| {
-                p.types.iter().map(move |&t| {
-                    let mut c = c.clone();
-                    c.push(t);
-                    c
-                })
-            })
-            .collect();
-    }
-    combos
-        .into_iter()
-        .map(|types| {
-            let mut g = f.clone();
-            g.sig.generics = syn::Generics::default();
-            let mut subst = Substitute {
-                names: params.iter().map(|p| p.ident.clone()).collect(),
-                types: types.clone(),
-            };
-            subst.visit_signature_mut(&mut g.sig);
-            subst.visit_block_mut(&mut g.block);
-            Instance { types, f: g }
-        })
-        .collect()
-}
-
-/// `e` with every path that starts with one of `names` starting with its type of `types`
-/// instead (`T::EPSILON` → `f32::EPSILON`, `as T` → `as f32`): an `expr!` over type
-/// parameters, lowered once per assignment of element types to them.
-pub fn substitute_expr(e: &syn::Expr, names: &[Ident], types: &[Scalar]) -> syn::Expr {
-    let mut e = e.clone();
-    let mut subst = Substitute {
-        names: names.to_vec(),
-        types: types.to_vec(),
-    };
-    subst.visit_expr_mut(&mut e);
-    e
-}
-
-/// Replaces the first segment of every path that names a type parameter by its type,
-/// keeping the span of the user's name (so errors point at it).
-struct Substitute {
-    names: Vec<Ident>,
-    types: Vec<Scalar>,
-}
-
-impl VisitMut for Substitute {
-    fn visit_path_mut(&mut self, path: &mut syn::Path) {
-        if let Some(first) = path.segments.first_mut() {
-            if let Some(k) = self.names.iter().position(|n| *n == first.ident) {
-                if first.arguments.is_none() {
-                    first.ident = Ident::new(self.types[k].rust(), first.ident.span());
-                }
-            }
+/// The element types the bounds of `t` admit (`Float`: f32 and f64; several bounds:
+/// the types all admit), `None` without an element-type bound; `Err` after a bound that
+/// says nothing of element types.
+fn bound_types(t: &syn::TypeParam, errors: &mut Errors) -> Result<Option<Vec<Scalar>>, ()> {
+    let mut types: Option<Vec<Scalar>> = None;
+    for b in &t.bounds {
+        let syn::TypeParamBound::Trait(tb) = b else {
+            continue;
+        };
+        let Some(last) = tb.path.segments.last() else {
+            continue;
+        };
+        let name = last.ident.to_string();
+        if let Some((_, admits)) = BOUNDS.iter().find(|(n, _)| *n == name) {
+            types = Some(match types {
+                None => admits.to_vec(),
+                Some(before) => before.into_iter().filter(|s| admits.contains(s)).collect(),
+            });
+        } else if !MARKERS.contains(&name.as_str()) {
+            errors.add(
+                tb.span(),
+                format!(
+                    "unsupported bound `{name}`; a kernel's type parameter is bounded by the element types it stands for: \
+                     `Float` (f32, f64), `Integer` (i32, u32, i64, u64), `Signed` (i32, i64, f32, f64), `Numeric` (all but bool) or `Element` (all)"
+                ),
+            );
+            return Err(());
         }
-        syn::visit_mut::visit_path_mut(self, path);
     }
-}
-
-/// An instance's name: its types joined by `_` (`f32`, `f64_i32`).
-pub fn instance_name(types: &[Scalar]) -> String {
-    types.iter().map(|t| t.rust()).collect::<Vec<_>>().join("_")
-}
-
-/// ` (with T = f32)`: which instance an error was found in.
-pub fn instance_note(params: &[TypeParam], types: &[Scalar]) -> String {
-    let each: Vec<String> = params
-        .iter()
-        .zip(types)
-        .map(|(p, t)| format!("{} = {}", p.ident, t.rust()))
-        .collect();
-    format!(" (with {})", each.join(", "))
+    Ok(types)
 }

@@ -1,0 +1,221 @@
+//! The local trait of an `expr!` in the expression form: its declaration, whose message
+//! for element types it does not accept lists what it does, and its impls, one per
+//! variant (for the tuple of its slots' element types) or one generic over the element
+//! kinds (`kinds`), whose associated type is the result type and whose function is the
+//! template.
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use super::kinds::{generic_impl, ClassType, GenericImpl, ResultType};
+use super::variants::Variant;
+use crate::ir::Scalar;
+
+/// The trait's declaration; `slots`: the operands, then the type parameters named.
+pub(super) fn declaration(trait_name: &Ident, slots: &[String], variants: &[Variant]) -> TokenStream {
+    let p = quote! { ::lazycl::__private };
+    let (message, notes) = type_message(slots, variants);
+    quote! {
+        #[allow(non_camel_case_types)]
+        #[diagnostic::on_unimplemented(message = #message, label = "element types not accepted by this expr!", #(note = #notes),*)]
+        trait #trait_name {
+            type R: #p::Element;
+            fn template() -> &'static #p::ExprTemplate;
+        }
+    }
+}
+
+/// The trait's impls; `names`: the type parameters the expression names, `rust` its
+/// text.
+pub(super) fn impls(
+    variants: &[Variant],
+    names: &[Ident],
+    rust: &str,
+    trait_name: &Ident,
+) -> Vec<TokenStream> {
+    let p = quote! { ::lazycl::__private };
+    if let Some(g) = generic_impl(variants) {
+        return vec![generic_impl_tokens(&g, names, variants, rust, trait_name)];
+    }
+    let each = variants.iter().map(|v| {
+        let tys: Vec<Ident> = v.types.iter().map(|s| format_ident!("{}", s.rust())).collect();
+        let r = format_ident!("{}", v.result.rust());
+        let t = v.template(rust);
+        quote! {
+            impl #trait_name for (#(#tys,)*) {
+                type R = #r;
+                #[inline]
+                fn template() -> &'static #p::ExprTemplate {
+                    static TEMPLATE: #p::ExprTemplate = #t;
+                    &TEMPLATE
+                }
+            }
+        }
+    });
+    each.collect()
+}
+
+/// One impl of the expression's trait for all its variants, generic over a type per
+/// class of slots bounded by the class's kind; the template is picked by the types'
+/// `DTYPE`s. A class's parameter takes the name of a type parameter in it (`names`: the
+/// expression's, slots after the operands), else `T` (`T0`, `T1`, ... for several), which
+/// messages show (`implemented for (T, T)`).
+fn generic_impl_tokens(
+    g: &GenericImpl,
+    names: &[Ident],
+    variants: &[Variant],
+    rust: &str,
+    trait_name: &Ident,
+) -> TokenStream {
+    let p = quote! { ::lazycl::__private };
+    let generic: Vec<(usize, &'static str)> = (g.classes.iter().enumerate())
+        .filter_map(|(c, t)| match t {
+            ClassType::Kind(k) => Some((c, k.name())),
+            ClassType::Fixed(_) => None,
+        })
+        .collect();
+    let bounds = generic.iter().map(|&(c, k)| {
+        let (t, k) = (class_param(g, names, c), format_ident!("{}", k));
+        quote! { #t: #p::#k }
+    });
+    let tys = g.class_of.iter().map(|&c| class_type(g, names, c));
+    let r = match g.result {
+        ResultType::Fixed(s) => {
+            let t = format_ident!("{}", s.rust());
+            quote! { #t }
+        }
+        ResultType::Class(c) => class_type(g, names, c),
+    };
+    let dtypes = generic.iter().map(|&(c, _)| {
+        let t = class_param(g, names, c);
+        quote! { <#t as #p::Element>::DTYPE }
+    });
+    let arms = dispatch_arms(g, &generic, variants);
+    let all = variants.iter().map(|v| v.template(rust));
+    let count = variants.len();
+    quote! {
+        impl<#(#bounds),*> #trait_name for (#(#tys,)*) {
+            type R = #r;
+            #[inline]
+            fn template() -> &'static #p::ExprTemplate {
+                static TEMPLATES: [#p::ExprTemplate; #count] = [#(#all),*];
+                // (Every combination the bounds admit is listed: the last arm is never
+                // taken.)
+                #[allow(unreachable_patterns)]
+                let variant = match (#(#dtypes,)*) {
+                    #(#arms)*
+                    _ => 0,
+                };
+                &TEMPLATES[variant]
+            }
+        }
+    }
+}
+
+/// The type parameter of class `c` of a generic impl.
+fn class_param(g: &GenericImpl, names: &[Ident], c: usize) -> Ident {
+    let operands = g.class_of.len() - names.len();
+    let named = (operands..g.class_of.len()).find(|&i| g.class_of[i] == c);
+    let mut name = match (named, g.classes.len() > 1) {
+        (Some(i), _) => names[i - operands].to_string(),
+        (None, false) => "T".to_string(),
+        (None, true) => format!("T{c}"),
+    };
+    while named.is_none() && names.iter().any(|n| *n == name) {
+        name.push('_');
+    }
+    format_ident!("{}", name)
+}
+
+/// The type of class `c` in a generic impl: its one type, or its parameter.
+fn class_type(g: &GenericImpl, names: &[Ident], c: usize) -> TokenStream {
+    match g.classes[c] {
+        ClassType::Fixed(s) => {
+            let t = format_ident!("{}", s.rust());
+            quote! { #t }
+        }
+        ClassType::Kind(_) => {
+            let t = class_param(g, names, c);
+            quote! { #t }
+        }
+    }
+}
+
+/// `(DType::F32, ..) => i,`: variant `i` for the `DTYPE`s of the generic classes
+/// (`generic`) that it has.
+fn dispatch_arms(g: &GenericImpl, generic: &[(usize, &str)], variants: &[Variant]) -> Vec<TokenStream> {
+    let p = quote! { ::lazycl::__private };
+    // Each generic class's type in a variant: the type of its first slot.
+    let first_slot = |c: usize| g.class_of.iter().position(|&k| k == c).unwrap_or_default();
+    let arm = |(i, v): (usize, &Variant)| {
+        let pats = generic.iter().map(|&(c, _)| {
+            let d = v.types[first_slot(c)]
+                .dtype()
+                .map(|d| format!("{d:?}"))
+                .unwrap_or_default();
+            let d = format_ident!("{}", d);
+            quote! { #p::DType::#d }
+        });
+        quote! { (#(#pats,)*) => #i, }
+    };
+    variants.iter().enumerate().map(arm).collect()
+}
+
+/// The message and notes of the error for operands whose element types the expression
+/// does not accept.
+fn type_message(slots: &[String], variants: &[Variant]) -> (String, Vec<String>) {
+    let names: Vec<String> = slots.iter().map(|o| format!("`{o}`")).collect();
+    let message = format!(
+        "expr! cannot be applied to operands {} with element types `{{Self}}`",
+        names.join(", ")
+    );
+    let list = |set: &[Scalar]| set.iter().map(|s| s.rust()).collect::<Vec<_>>().join(", ");
+    // Operands that always have equal types, and the types each group may have.
+    let mut groups: Vec<(Vec<usize>, Vec<Scalar>)> = Vec::new();
+    for i in 0..slots.len() {
+        if let Some(g) = groups
+            .iter_mut()
+            .find(|(m, _)| variants.iter().all(|v| v.types[m[0]] == v.types[i]))
+        {
+            g.0.push(i);
+            continue;
+        }
+        let mut set: Vec<Scalar> = Vec::new();
+        for v in variants {
+            if !set.contains(&v.types[i]) {
+                set.push(v.types[i]);
+            }
+        }
+        groups.push((vec![i], set));
+    }
+    let mut notes = Vec::new();
+    for (members, set) in &groups {
+        let who: Vec<&str> = members.iter().map(|&m| names[m].as_str()).collect();
+        let note = match (who.len(), set.len()) {
+            (1, 1) => format!("{} must have element type {}", who[0], list(set)),
+            (1, _) => format!("{} must have one of the element types {}", who[0], list(set)),
+            (_, 1) => format!("{} must all have element type {}", who.join(", "), list(set)),
+            _ => format!(
+                "{} must have the same element type, one of {} (expr! does no implicit conversions; use `as`)",
+                who.join(" and "),
+                list(set)
+            ),
+        };
+        notes.push(note);
+    }
+    let product: usize = groups.iter().map(|(_, s)| s.len()).product();
+    if product != variants.len() && groups.len() > 1 {
+        let combos: Vec<String> = variants
+            .iter()
+            .take(12)
+            .map(|v| format!("({})", list(&v.types)))
+            .collect();
+        let more = if variants.len() > 12 { ", ..." } else { "" };
+        notes.push(format!(
+            "accepted combinations for ({}): {}{more}",
+            names.join(", "),
+            combos.join(", ")
+        ));
+    }
+    (message, notes)
+}
