@@ -98,8 +98,8 @@ pub fn run_child(command: &mut std::process::Command) -> String {
 /// Checks `test` on `cases` inputs drawn from `strategy` (proptest). The seed is fixed, so
 /// every run checks the same inputs (and the three runs of `make test` build no program
 /// twice: the caches on disk have them); no failure files are written. A failing input
-/// (a panic in `test`) shrinks to a minimal one, for three minutes at most (each try
-/// flushes on the device), and the test panics with it.
+/// (a panic in `test`) shrinks to a minimal one, within 1000 tries and three minutes (each
+/// try flushes on the device), and the test panics with it.
 pub fn check_property<S>(seed: u64, cases: u32, strategy: S, test: impl Fn(S::Value))
 where
     S: Strategy,
@@ -109,6 +109,7 @@ where
         cases,
         failure_persistence: None,
         rng_seed: RngSeed::Fixed(seed),
+        max_shrink_iters: 1000,
         max_shrink_time: 180_000,
         ..ProptestConfig::default()
     };
