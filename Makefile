@@ -37,9 +37,12 @@ package:
 # `Dispatch::Auto`, flushes inline on a CPU device such as PoCL: with every `eval()`
 # handed to the dispatch thread (and taken back by the next read where it has not
 # started), and with the GPUs' default, handed over after a pause; the compile-fail UI
-# tests run no flush and are skipped there.
+# tests run no flush and are skipped there. (trybuild builds the UI cases and their
+# dependencies in a project of its own, in the default profile, whose debug info nothing
+# reads: `CARGO_PROFILE_DEV_DEBUG=false` leaves it out; the profile the tests build with
+# sets its own.)
 unit:
-	$(CARGO) test --workspace
+	CARGO_PROFILE_DEV_DEBUG=false $(CARGO) test --workspace
 	LAZYCL_DISPATCH=background $(CARGO) test --test it -- --skip ui_
 	LAZYCL_DISPATCH=after-pause $(CARGO) test --test it -- --skip ui_
 

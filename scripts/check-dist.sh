@@ -11,13 +11,15 @@ cd "$(dirname "$0")/.."
 bash scripts/setup-mpi.sh
 cargo clippy --workspace --all-targets --features mpi -- -D warnings
 RUSTDOCFLAGS="-D missing-docs -D rustdoc::broken-intra-doc-links" cargo doc --workspace --no-deps --features mpi
-cargo build --features mpi --example dist_check --example dist_logistic_regression
+# The test profile, like the rest of `make test` (scripts/run-examples.sh): the
+# dependencies are built already.
+cargo build --profile test --features mpi --example dist_check --example dist_logistic_regression
 
 if [ "$(id -u)" -eq 0 ]; then
     # Open MPI refuses to start as root unless told that it is meant.
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-bin=target/debug/examples
+bin="${CARGO_TARGET_DIR:-target}/debug/examples"
 echo "== mpirun -np 2 dist_check =="
 timeout 300 mpirun -np 2 --oversubscribe "$bin/dist_check"
 echo "== mpirun -np 2 dist_logistic_regression (small) =="

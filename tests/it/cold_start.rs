@@ -10,6 +10,8 @@ use std::time::Duration;
 use lazycl::prelude::*;
 use lazycl::CacheDir;
 
+use crate::common::{child_test, run_child};
+
 /// What a child reports on stdout.
 #[derive(Debug)]
 struct ChildReport {
@@ -22,23 +24,20 @@ struct ChildReport {
 }
 
 /// Runs `cold_start::child` in a child process with `notice_ms` as its threshold.
-fn run_child(case: &str, notice_ms: u64, quiet: bool) -> ChildReport {
+fn cold_child(case: &str, notice_ms: u64, quiet: bool) -> ChildReport {
     let pocl_cache = std::env::temp_dir().join(format!("lazycl-cold-{}-{case}", std::process::id()));
     let _ = std::fs::remove_dir_all(&pocl_cache);
     std::fs::create_dir_all(&pocl_cache).unwrap();
-    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    let mut command = child_test("cold_start::child");
     command
-        .args(["--exact", "cold_start::child", "--nocapture", "--test-threads=1"])
         .env("LAZYCL_COLD_CHILD_NOTICE_MS", notice_ms.to_string())
         .env("POCL_CACHE_DIR", &pocl_cache)
         .env_remove("LAZYCL_QUIET");
     if quiet {
         command.env("LAZYCL_QUIET", "1");
     }
-    let out = command.output().unwrap();
+    let text = run_child(&mut command);
     let _ = std::fs::remove_dir_all(&pocl_cache);
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{text}");
     let field = |name: &str| -> u64 {
         let line = text
             .lines()
@@ -71,7 +70,7 @@ fn notice_lines(text: &str) -> Vec<&str> {
 
 #[test]
 fn a_flush_builds_its_new_programs_concurrently_and_says_so_once() {
-    let r = run_child("notice", 0, false);
+    let r = cold_child("notice", 0, false);
     assert!(r.programs_built >= 6, "{r:?}");
     let lines = notice_lines(&r.text);
     assert_eq!(lines.len(), 1, "one notice for two slow flushes: {}", r.text);
@@ -97,24 +96,24 @@ fn a_flush_builds_its_new_programs_concurrently_and_says_so_once() {
 
 #[test]
 fn the_notice_waits_for_the_threshold_and_quiet_silences_it() {
-    let r = run_child("below", 3_600_000, false);
+    let r = cold_child("below", 3_600_000, false);
     assert!(r.programs_built >= 6, "{r:?}");
     assert_eq!(notice_lines(&r.text), Vec::<&str>::new(), "{}", r.text);
     assert_eq!(r.build_notices, 0);
-    let r = run_child("quiet", 0, true);
+    let r = cold_child("quiet", 0, true);
     assert_eq!(notice_lines(&r.text), Vec::<&str>::new(), "{}", r.text);
     assert_eq!(r.build_notices, 0);
 }
 
-/// Runs only as the child of the tests above: two flushes of new kernels, four then two.
+/// The child of the tests above: two flushes of new kernels, four then two, with the
+/// notice threshold `LAZYCL_COLD_CHILD_NOTICE_MS` (milliseconds) its parent set.
 #[test]
+#[ignore = "run by the cold_start tests in a child process"]
 fn child() {
-    let Some(ms) = std::env::var("LAZYCL_COLD_CHILD_NOTICE_MS")
+    let ms = std::env::var("LAZYCL_COLD_CHILD_NOTICE_MS")
         .ok()
         .and_then(|v| v.parse().ok())
-    else {
-        return;
-    };
+        .expect("LAZYCL_COLD_CHILD_NOTICE_MS: the threshold its parent test sets");
     let ctx = Context::builder()
         .program_cache(CacheDir::Off)
         .build_notice_after(Duration::from_millis(ms))

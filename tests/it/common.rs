@@ -1,9 +1,12 @@
-//! Helpers shared by the integration tests: one context, seeded random data.
+//! Helpers shared by the integration tests: one context, seeded random data, property
+//! tests, child processes.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
 use lazycl::{CacheDir, Context};
+use proptest::strategy::Strategy;
+use proptest::test_runner::{Config as ProptestConfig, RngSeed, TestRunner};
 use rand::distributions::{Distribution, Uniform};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -68,4 +71,61 @@ pub fn ctx_in(dir: &Path) -> Context {
         .program_cache(CacheDir::Dir(dir.to_path_buf()))
         .build()
         .expect("an OpenCL device")
+}
+
+/// A command that runs this binary's ignored test `name` (`module::test`, the child) alone
+/// in a child process; the parent adds the child's environment and runs it with
+/// [`run_child`].
+pub fn child_test(name: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command.args(["--ignored", "--exact", name, "--nocapture", "--test-threads=1"]);
+    command
+}
+
+/// Runs a [`child_test`] command; its stdout then stderr. Panics, with the command (its
+/// environment included) and that text, unless the child ran exactly one test and it
+/// passed (a misspelled name runs none).
+pub fn run_child(command: &mut std::process::Command) -> String {
+    let out = command.output().expect("the test binary runs as a child");
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && text.contains("test result: ok. 1 passed"),
+        "the child test failed or did not run: {command:?}\n{text}"
+    );
+    text
+}
+
+/// Checks `test` on `cases` inputs drawn from `strategy` (proptest). The seed is fixed, so
+/// every run checks the same inputs (and the three runs of `make test` build no program
+/// twice: the caches on disk have them); no failure files are written. A failing input
+/// (a panic in `test`) shrinks to a minimal one, within 1000 tries and three minutes (each
+/// try flushes on the device), and the test panics with it.
+pub fn check_property<S>(seed: u64, cases: u32, strategy: S, test: impl Fn(S::Value))
+where
+    S: Strategy,
+    S::Value: std::fmt::Debug,
+{
+    let config = ProptestConfig {
+        cases,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(seed),
+        max_shrink_iters: 1000,
+        max_shrink_time: 180_000,
+        ..ProptestConfig::default()
+    };
+    let result = TestRunner::new(config).run(&strategy, |input| {
+        test(input);
+        Ok(())
+    });
+    if let Err(failure) = result {
+        panic!("{failure}");
+    }
+}
+
+/// The case count of a property test: `variable` (a longer run) when set, else `default`.
+pub fn cases(variable: &str, default: u32) -> u32 {
+    std::env::var(variable)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }

@@ -2,11 +2,14 @@
 //! result (`w - lr * g` after `g = x.sum_axis(0)`): no combine pass, one launch fewer,
 //! the same results as the host for sums, means, maxima and minima in f32, f64 and i32,
 //! odd shapes, consumers of several dims and outputs, a result that later kernels read
-//! too, a result returned to the user, and random consumer chains (their case count
-//! grows with `LAZYCL_PROPTEST_CASES`).
+//! too, a result returned to the user, and random consumer chains (proptest; their case
+//! count grows with `LAZYCL_PROPTEST_CASES`).
 
-use crate::common::{ctx, rng, Random};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::common::{cases, check_property, ctx, rng, Random};
 use lazycl::{Array, Context};
+use proptest::prelude::*;
 
 /// Column reductions of a `rows x cols` matrix, big enough for several segments.
 const SHAPES: [(usize, usize); 4] = [(20_000, 100), (40_000, 33), (9_001, 37), (50_000, 64)];
@@ -216,35 +219,63 @@ fn consumers_of_several_dims_and_outputs_finish_the_reduction() {
     }
 }
 
+/// A random case of [`random_consumers_finish_random_reductions`]: the element type, the
+/// matrix's shape, the reduction (sum, mean, maximum, minimum; an i32 mean is a sum), the
+/// consumer's steps and the seed of the values.
+#[derive(Clone, Debug)]
+struct ConsumerCase {
+    float: bool,
+    rows: usize,
+    cols: usize,
+    op: u32,
+    steps: Vec<u32>,
+    seed: u64,
+}
+
 /// Random cases: a column sum, mean, maximum or minimum of a tall random matrix (f32 or
 /// i32, rows and columns of random length), consumed by a random chain of elementwise
 /// operations with a same-shape input, a row-broadcast input and a scalar, against the
-/// host. `LAZYCL_PROPTEST_CASES / 30` cases (default 8).
+/// host. `LAZYCL_PROPTEST_CASES / 30` cases (default 8); proptest inputs with a fixed
+/// seed, so a failing case shrinks toward fewer steps and a smaller matrix.
 #[test]
 fn random_consumers_finish_random_reductions() {
-    use rand::Rng;
     let ctx = ctx();
-    let cases = std::env::var("LAZYCL_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map_or(8, |c| (c / 30).max(1));
-    let mut finished = 0;
-    for case in 0..cases {
-        let mut r = rng(200 + case);
-        let (rows, cols) = (r.gen_range(13_000..17_000), r.gen_range(96..140));
-        let op = r.gen_range(0..4);
-        let steps: Vec<u32> = (0..r.gen_range(1..4)).map(|_| r.gen_range(0..5)).collect();
-        if case % 2 == 0 {
-            finished += usize::from(float_case(&ctx, &mut r, rows, cols, op, &steps));
+    let cases = match cases("LAZYCL_PROPTEST_CASES", 0) {
+        0 => 8,
+        c => (c / 30).max(1),
+    };
+    let inputs = (
+        any::<bool>(),
+        13_000..17_000usize,
+        96..140usize,
+        0..4u32,
+        prop::collection::vec(0..5u32, 1..4),
+        any::<u64>(),
+    )
+        .prop_map(|(float, rows, cols, op, steps, seed)| ConsumerCase {
+            float,
+            rows,
+            cols,
+            op,
+            steps,
+            seed,
+        });
+    let finished = AtomicU32::new(0);
+    check_property(200, cases, inputs, |case| {
+        let r = &mut rng(case.seed);
+        let by_consumer = if case.float {
+            float_case(&ctx, r, case.rows, case.cols, case.op, &case.steps)
         } else {
-            finished += usize::from(int_case(&ctx, &mut r, rows, cols, op, &steps));
-        }
-    }
+            int_case(&ctx, r, case.rows, case.cols, case.op, &case.steps)
+        };
+        finished.fetch_add(u32::from(by_consumer), Ordering::Relaxed);
+    });
     // (Every case has no combine pass, `finished_by_consumer` asserts; where each of the
     // reduction's work-items has few partials, its last work-group finishes it instead.)
+    let finished = finished.into_inner();
     if on_cpu(&ctx) {
         assert!(
-            finished as u64 * 2 >= cases,
+            finished * 2 >= cases,
             "{finished} of {cases} cases finished by their consumer"
         );
     }

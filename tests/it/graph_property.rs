@@ -6,10 +6,13 @@
 //! the host. f32 and i32; shapes with 0- and 1-sized axes and odd extents. Each chain's
 //! result is read once, so a step's kernel takes in whatever the chain put before it.
 //!
-//! Cases per run: `LAZYCL_GRAPH_CASES` (default 80).
+//! Cases per run: `LAZYCL_GRAPH_CASES` (default 80). The chains are proptest inputs with a
+//! fixed seed: a failing chain shrinks to a minimal one, which the failure shows.
 
-use crate::common::{ctx, rng};
-use crate::views_property::{check, random_shape, step as view_step, upload, Num, Pair};
+use crate::common::{cases, check_property, ctx, rng};
+use crate::views_property::{
+    chains, check, step as view_step, upload, Chain, Num, Pair, KINDS as VIEW_KINDS,
+};
 use lazycl::{Array, Context};
 use ndarray::{ArrayD, Axis, IxDyn};
 use rand::rngs::StdRng;
@@ -97,11 +100,16 @@ fn host_matmul<T: Num>(a: &ArrayD<T>, b: &ArrayD<T>) -> ArrayD<T> {
     ArrayD::from_shape_vec(IxDyn(&out_shape), out).unwrap()
 }
 
-/// One random step: a whole kernel of some kind, or a step of the view chains.
-fn step<T: Num>(ctx: &Context, r: &mut StdRng, a: Pair<T>) -> Pair<T> {
+/// The kinds of [`step`]: 0 to 8 a whole kernel (where it applies), the rest a step of
+/// the view chains.
+const KINDS: u32 = 16;
+
+/// One step of kind `kind`: a whole kernel of some kind, or a step of the view chains (of
+/// a kind drawn from `r`).
+fn step<T: Num>(ctx: &Context, kind: u32, r: &mut StdRng, a: Pair<T>) -> Pair<T> {
     let rank = a.host.ndim();
     let bound = a.bound;
-    match r.gen_range(0..16) {
+    match kind {
         0 | 1 if rank > 0 => {
             // A product with a small random matrix (a vector is one row).
             let a = if rank == 1 {
@@ -213,42 +221,44 @@ fn step<T: Num>(ctx: &Context, r: &mut StdRng, a: Pair<T>) -> Pair<T> {
                 bound: bound * n.max(1) as f64,
             }
         }
-        _ => view_step(r, a),
+        _ => view_step(r.gen_range(0..VIEW_KINDS), r, a),
     }
 }
 
-pub(crate) fn run<T: Num>(ctx: &Context, seed: u64, cases: u64) {
-    for case in 0..cases {
-        let mut r = rng(seed * 100_000 + case);
-        let shape = random_shape(&mut r);
-        let mut v: Pair<T> = upload(ctx, &mut r, shape);
-        let steps = r.gen_range(1..=7);
-        for _ in 0..steps {
-            if v.host.len() > 2048 || v.host.ndim() > 5 || v.bound > 1e6 {
-                break;
-            }
-            v = step(ctx, &mut r, v);
+/// Applies `chain` (up to seven steps) on the device and on the host, and compares.
+fn run_chain<T: Num>(ctx: &Context, chain: &Chain) {
+    let mut r = rng(chain.seed);
+    let mut v: Pair<T> = upload(ctx, &mut r, chain.shape.clone());
+    if chain.lazy {
+        v.dev = &v.dev * T::small(1);
+    }
+    for s in &chain.steps {
+        if v.host.len() > 2048 || v.host.ndim() > 5 || v.bound > 1e6 {
+            break;
         }
-        let got = v.dev.to_ndarray().unwrap_or_else(|e| panic!("case {case}: {e}"));
-        check(case, &got, &v.host, v.bound);
+        v = step(ctx, s.kind, &mut rng(s.seed), v);
     }
+    let got = v.dev.to_ndarray().unwrap_or_else(|e| panic!("{e}"));
+    check(&got, &v.host, v.bound);
 }
 
-fn cases() -> u64 {
-    std::env::var("LAZYCL_GRAPH_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(80)
+/// `cases` random chains (proptest, seeded by `seed`).
+pub(crate) fn run<T: Num>(ctx: &Context, seed: u64, cases: u32) {
+    check_property(seed, cases, chains(KINDS, 7), |chain| run_chain::<T>(ctx, &chain));
+}
+
+fn graph_cases() -> u32 {
+    cases("LAZYCL_GRAPH_CASES", 80)
 }
 
 #[test]
 fn random_graphs_of_products_scans_gathers_and_sorts_match_the_host_f32() {
-    run::<f32>(&ctx(), 11, cases());
+    run::<f32>(&ctx(), 11, graph_cases());
 }
 
 #[test]
 fn random_graphs_of_products_scans_gathers_and_sorts_match_the_host_i32() {
-    run::<i32>(&ctx(), 12, cases() / 2);
+    run::<i32>(&ctx(), 12, graph_cases() / 2);
 }
 
 /// The same graphs where transposed reads are staged through local memory in tiles (the
@@ -260,5 +270,5 @@ fn random_graphs_of_products_scans_gathers_and_sorts_match_the_host_with_tiles()
         ..Default::default()
     };
     let ctx = crate::common::builder().tuning(tuning).build().unwrap();
-    run::<f32>(&ctx, 13, cases() / 3);
+    run::<f32>(&ctx, 13, graph_cases() / 3);
 }

@@ -5,12 +5,16 @@
 //! expressions evaluated on the host with ndarray.
 //!
 //! Cases per run: `LAZYCL_PROPTEST_CASES` (default 240; each case checks several outputs).
+//! The DAGs are proptest inputs with a fixed seed: a failing DAG shrinks to a minimal one
+//! (fewer and simpler nodes, a smaller shape), which the failure shows.
 //! Floats are compared with a tolerance derived from a bound on each value's magnitude
 //! (`tol = 512 · ε · (bound + 1)`); integers exactly (wrapping arithmetic, x/0 = 0).
 
-use crate::common::{ctx, rng, Random};
-use lazycl::{Array, Context, Element};
+use crate::common::{cases, check_property, ctx, rng, Random};
+use crate::views_property::extent;
+use lazycl::{Array, Context, DType, Element};
 use ndarray::{ArrayD, IxDyn, Zip};
+use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::Rng;
 
@@ -281,8 +285,9 @@ fn leaf<T: HostNum>(ctx: &Context, r: &mut StdRng, shape: Vec<usize>) -> Val<T> 
     }
 }
 
-fn scalar<T: HostNum>(ctx: &Context, r: &mut StdRng) -> Val<T> {
-    let v = T::from_small(r.gen_range(-9..=9));
+/// A scalar operand: `v` (over 4 for floats).
+fn scalar<T: HostNum>(ctx: &Context, v: i8) -> Val<T> {
+    let v = T::from_small(v);
     let v = if T::FLOAT {
         T::h_div(v, T::from_small(4))
     } else {
@@ -298,7 +303,7 @@ fn scalar<T: HostNum>(ctx: &Context, r: &mut StdRng) -> Val<T> {
 }
 
 /// A reduction node (full, or along one random axis), consumed downstream like any other.
-fn reduction<T: HostNum>(r: &mut StdRng, a: &Val<T>, op: usize, depth: usize) -> Option<Val<T>> {
+fn reduction<T: HostNum>(r: &mut StdRng, a: &Val<T>, op: u32, depth: usize) -> Option<Val<T>> {
     let nd = a.host.ndim();
     let count = |axis: Option<usize>| match axis {
         Some(ax) => a.host.shape()[ax],
@@ -378,19 +383,82 @@ fn reduction<T: HostNum>(r: &mut StdRng, a: &Val<T>, op: usize, depth: usize) ->
     }
 }
 
-/// Grows one random node over existing ones; None when the picked operands don't fit.
-fn grow<T: HostNum>(r: &mut StdRng, vals: &[Val<T>]) -> Option<Val<T>> {
-    let pick = |r: &mut StdRng| r.gen_range(0..vals.len());
-    let (ai, bi, ci) = (pick(r), pick(r), pick(r));
-    let (a, b, c) = (&vals[ai], &vals[bi], &vals[ci]);
+/// One node to grow: its operation (an arm of [`grow`] or [`reduction`]), its operands
+/// (indices into the nodes made so far, among those that fit, modulo their count) and the
+/// seed of its other choices (a reduction's axis).
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    op: u32,
+    operands: [u32; 3],
+    seed: u64,
+}
+
+/// A random DAG: the output shape, its leaves (the seeds of their shapes, which broadcast
+/// to the output's, and of their values; one more leaf has the output's shape), its
+/// scalars, its nodes and the extra outputs evaluated with the last node (indices among the
+/// nodes). A failing DAG shrinks toward fewer and simpler nodes and a smaller shape.
+#[derive(Clone, Debug)]
+pub(crate) struct Dag {
+    shape: Vec<usize>,
+    leaves: Vec<u64>,
+    scalars: Vec<i8>,
+    nodes: Vec<Node>,
+    outputs: Vec<u32>,
+}
+
+/// Output shapes: rank 0 to 4 with extents of 0 to 7, or a long vector of an odd length
+/// (several work-groups).
+fn shapes() -> impl Strategy<Value = Vec<usize>> {
+    prop_oneof![
+        9 => prop::collection::vec(extent(), 0..=4),
+        1 => (1000..1100usize).prop_map(|n| vec![n | 1]),
+    ]
+}
+
+/// Random DAGs: 2 to 4 leaves (and one of the output's shape), 1 or 2 scalars, 4 to 23
+/// nodes, up to 2 extra outputs.
+pub(crate) fn dags() -> impl Strategy<Value = Dag> {
+    let node = (0..17u32, [0..64u32, 0..64u32, 0..64u32], any::<u64>())
+        .prop_map(|(op, operands, seed)| Node { op, operands, seed });
+    (
+        shapes(),
+        prop::collection::vec(any::<u64>(), 2..5),
+        prop::collection::vec(-9..=9i8, 1..3),
+        prop::collection::vec(node, 4..24),
+        prop::collection::vec(any::<u32>(), 0..3),
+    )
+        .prop_map(|(shape, leaves, scalars, nodes, outputs)| Dag {
+            shape,
+            leaves,
+            scalars,
+            nodes,
+            outputs,
+        })
+}
+
+/// Grows `node` over the values made so far: its first operand among those of depth below
+/// 8, the others among those that broadcast with it; None when the operation does not
+/// apply to them.
+fn grow<T: HostNum>(node: &Node, vals: &[Val<T>]) -> Option<Val<T>> {
+    let shallow: Vec<&Val<T>> = vals.iter().filter(|v| v.depth < 8).collect();
+    let a = shallow[node.operands[0] as usize % shallow.len()];
+    let with_a: Vec<&Val<T>> = shallow
+        .iter()
+        .copied()
+        .filter(|v| bshape(a.host.shape(), v.host.shape()).is_some())
+        .collect();
+    let b = with_a[node.operands[1] as usize % with_a.len()];
+    let ab = bshape(a.host.shape(), b.host.shape())?;
+    let with_ab: Vec<&Val<T>> = with_a
+        .iter()
+        .copied()
+        .filter(|v| bshape(&ab, v.host.shape()).is_some())
+        .collect();
+    let c = with_ab[node.operands[2] as usize % with_ab.len()];
     let depth = a.depth.max(b.depth).max(c.depth) + 1;
-    if depth > 8 {
-        return None;
-    }
-    bshape(&bshape(a.host.shape(), b.host.shape())?, c.host.shape())?;
-    let op = r.gen_range(0..17);
+    let op = node.op;
     if op >= 13 {
-        return reduction(r, a, op, depth);
+        return reduction(&mut rng(node.seed), a, op, depth);
     }
     let (dev, host, bound) = match op {
         0 => (
@@ -471,54 +539,39 @@ fn grow<T: HostNum>(r: &mut StdRng, vals: &[Val<T>]) -> Option<Val<T>> {
     })
 }
 
-const SHAPES: &[&[usize]] = &[
-    &[0],
-    &[1],
-    &[7],
-    &[3, 5],
-    &[2, 3, 4],
-    &[1031],
-    &[4, 1, 3],
-    &[2, 0, 3],
-    &[],
-    &[5, 7, 2, 3],
-];
-
-pub(crate) fn run_case<T: HostNum>(ctx: &Context, seed: u64) {
-    let mut r = rng(seed);
-    let out_shape = SHAPES[r.gen_range(0..SHAPES.len())].to_vec();
+/// Builds `dag` on the device and on the host, evaluates its outputs in one flush and
+/// compares them.
+pub(crate) fn run_dag<T: HostNum>(ctx: &Context, dag: &Dag) {
     let mut vals: Vec<Val<T>> = Vec::new();
-    for _ in 0..r.gen_range(2..5) {
-        let s = sub_shape(&mut r, &out_shape);
+    for &seed in &dag.leaves {
+        let mut r = rng(seed);
+        let s = sub_shape(&mut r, &dag.shape);
         vals.push(leaf(ctx, &mut r, s));
     }
-    vals.push(leaf(ctx, &mut r, out_shape.clone()));
-    for _ in 0..r.gen_range(1..3) {
-        vals.push(scalar(ctx, &mut r));
+    let mut r = rng(dag.leaves[0] ^ 1);
+    vals.push(leaf(ctx, &mut r, dag.shape.clone()));
+    for &v in &dag.scalars {
+        vals.push(scalar(ctx, v));
     }
     let leaves = vals.len();
-    let target = r.gen_range(4..24);
-    let mut tries = 0;
-    while vals.len() < leaves + target && tries < 400 {
-        tries += 1;
-        if let Some(v) = grow(&mut r, &vals) {
+    for node in &dag.nodes {
+        if let Some(v) = grow(node, &vals) {
             vals.push(v);
         }
     }
     if vals.len() == leaves {
         return;
     }
-    // Several outputs in one flush: the last node and a few random intermediates.
+    // Several outputs in one flush: the last node and a few others.
+    let grown = vals.len() - leaves;
     let mut outs: Vec<usize> = vec![vals.len() - 1];
-    for _ in 0..r.gen_range(0..3) {
-        outs.push(r.gen_range(leaves..vals.len()));
-    }
+    outs.extend(dag.outputs.iter().map(|&i| leaves + i as usize % grown));
     let devs: Vec<&Array<T>> = outs.iter().map(|&i| &vals[i].dev).collect();
-    lazycl::eval(&devs).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    lazycl::eval(&devs).unwrap_or_else(|e| panic!("{e}"));
     for &i in &outs {
         let v = &vals[i];
-        let got = v.dev.to_ndarray().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-        assert_eq!(got.shape(), v.host.shape(), "seed {seed}");
+        let got = v.dev.to_ndarray().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(got.shape(), v.host.shape());
         let tol = 512.0 * T::eps() * (v.bound + 1.0);
         for (k, (g, h)) in got.iter().zip(v.host.iter()).enumerate() {
             let (g, h) = (g.to_f64(), h.to_f64());
@@ -529,7 +582,7 @@ pub(crate) fn run_case<T: HostNum>(ctx: &Context, seed: u64) {
             };
             assert!(
                 ok,
-                "seed {seed} dtype {} node {i} element {k}: device {g} host {h} (tol {tol})\n{}",
+                "dtype {} node {i} element {k}: device {g} host {h} (tol {tol})\n{}",
                 T::DTYPE,
                 v.dev.explain().unwrap_or_default()
             );
@@ -537,25 +590,28 @@ pub(crate) fn run_case<T: HostNum>(ctx: &Context, seed: u64) {
     }
 }
 
+/// `cases` random DAGs (proptest, seeded by `seed`), each of one of `types` (f64 runs as
+/// f32 on a device without fp64).
+pub(crate) fn run(ctx: &Context, seed: u64, cases: u32, types: &[DType]) {
+    let fp64 = ctx.device().fp64;
+    let inputs = (prop::sample::select(types.to_vec()), dags());
+    check_property(seed, cases, inputs, |(dtype, dag)| match dtype {
+        DType::F64 if fp64 => run_dag::<f64>(ctx, &dag),
+        DType::F32 | DType::F64 => run_dag::<f32>(ctx, &dag),
+        DType::I32 => run_dag::<i32>(ctx, &dag),
+        DType::U32 => run_dag::<u32>(ctx, &dag),
+        DType::I64 => run_dag::<i64>(ctx, &dag),
+        DType::U64 => run_dag::<u64>(ctx, &dag),
+        other => panic!("no host semantics for {other:?}"),
+    });
+}
+
 #[test]
 fn random_elementwise_dags_match_ndarray() {
+    use DType::*;
     let ctx = ctx();
-    let cases: u64 = std::env::var("LAZYCL_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(240);
-    let fp64 = ctx.device().fp64;
-    for seed in 0..cases {
-        match seed % 6 {
-            0 => run_case::<f32>(&ctx, seed),
-            1 => run_case::<i32>(&ctx, seed),
-            2 if fp64 => run_case::<f64>(&ctx, seed),
-            2 => run_case::<f32>(&ctx, seed),
-            3 => run_case::<u32>(&ctx, seed),
-            4 => run_case::<i64>(&ctx, seed),
-            _ => run_case::<u64>(&ctx, seed),
-        }
-    }
+    let cases = cases("LAZYCL_PROPTEST_CASES", 240);
+    run(&ctx, 0, cases, &[F32, I32, F64, U32, I64, U64]);
     let s = ctx.stats();
     eprintln!(
         "{cases} cases: {} kernels launched, {} programs built",

@@ -5,8 +5,11 @@
 //! device to themselves) and `tests/device_selection.rs` (it sets `LAZYCL_DEVICE` in its
 //! process, which would make the other tests' `Context::new` fail or pick another device).
 //!
-//! Tests that spawn this binary as a child process name the child test with its module:
-//! `--exact program_cache::child_process_loads_from_disk`.
+//! A test that needs a process of its own (its environment, an empty cache) runs a child:
+//! an `#[ignore]`d test of this binary, spawned with `--ignored --exact module::name`
+//! (`common::child_test`, `common::run_child`), so that a plain run never counts it as
+//! passed without running it (`-- --ignored` runs the children too, without the setup
+//! their parents give them).
 
 mod axes;
 mod cold_start;

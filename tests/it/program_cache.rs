@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{ctx_in, temp_dir};
+use crate::common::{child_test, ctx_in, run_child, temp_dir};
 use lazycl::prelude::*;
 use lazycl::CacheDir;
 
@@ -56,29 +56,22 @@ fn cold_then_warm_then_another_process() {
     assert_eq!(cache_files(&dir).len(), 2, "and writes them");
     assert_eq!(work(&ctx_in(&dir)), (0, 2), "a second context loads both");
     // A second process, spawned from this test binary, loads with zero builds.
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args([
-            "--exact",
-            "program_cache::child_process_loads_from_disk",
-            "--nocapture",
-        ])
-        .env("LAZYCL_CACHE_CHILD_DIR", &dir)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{text}");
+    let text = run_child(
+        child_test("program_cache::child_process_loads_from_disk").env("LAZYCL_CACHE_CHILD_DIR", &dir),
+    );
     assert!(text.contains("child: built 0, loaded 2"), "{text}");
 }
 
-/// Runs only as the child of `cold_then_warm_then_another_process`.
+/// The child of `cold_then_warm_then_another_process`: a context on the cache directory
+/// `LAZYCL_CACHE_CHILD_DIR`, which the parent filled, loads both programs.
 #[test]
+#[ignore = "run by cold_then_warm_then_another_process in a child process"]
 fn child_process_loads_from_disk() {
-    let Some(dir) = std::env::var_os("LAZYCL_CACHE_CHILD_DIR") else {
-        return;
-    };
+    let dir = std::env::var_os("LAZYCL_CACHE_CHILD_DIR")
+        .expect("LAZYCL_CACHE_CHILD_DIR: the cache directory its parent test filled");
     let (built, loaded) = work(&ctx_in(Path::new(&dir)));
     println!("child: built {built}, loaded {loaded}");
+    assert_eq!((built, loaded), (0, 2), "a warm directory loads both programs");
 }
 
 /// Without `LAZYCL_CACHE_DIR` the cache is `lazycl` in the user's cache directory
@@ -109,42 +102,34 @@ fn the_default_directory_is_the_users_cache_directory() {
             root.join("home3").join(".cache").join("lazycl"),
         ),
     ];
-    let exe = std::env::current_exe().unwrap();
     for (name, xdg_value, home, expected) in cases {
-        let mut cmd = std::process::Command::new(&exe);
-        cmd.args([
-            "--exact",
-            "program_cache::child_uses_the_default_directory",
-            "--nocapture",
-        ])
-        .env("LAZYCL_CACHE_DEFAULT_CHILD", "1")
-        // (PoCL keeps its own cache under a relative XDG_CACHE_HOME too: in the temporary
-        // directory, not in the checkout.)
-        .current_dir(&root)
-        .env_remove("LAZYCL_CACHE_DIR")
-        .env_remove("LAZYCL_CACHE")
-        .env("HOME", &home);
+        let mut cmd = child_test("program_cache::child_uses_the_default_directory");
+        cmd
+            // (PoCL keeps its own cache under a relative XDG_CACHE_HOME too: in the temporary
+            // directory, not in the checkout.)
+            .current_dir(&root)
+            .env_remove("LAZYCL_CACHE_DIR")
+            .env_remove("LAZYCL_CACHE")
+            .env("HOME", &home);
         match xdg_value {
             Some(v) => cmd.env("XDG_CACHE_HOME", v),
             None => cmd.env_remove("XDG_CACHE_HOME"),
         };
-        let out = cmd.output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{name}: {text}");
+        let text = run_child(&mut cmd);
         assert!(text.contains("child: built 2, loaded 0"), "{name}: {text}");
         assert_eq!(cache_files(&expected).len(), 2, "{name}: files in {expected:?}");
     }
     let _ = std::fs::remove_dir_all(&root);
 }
 
-/// Runs only as the child of `the_default_directory_is_the_users_cache_directory`.
+/// The child of `the_default_directory_is_the_users_cache_directory`: a context with no
+/// cache option builds both programs in the default directory, empty in each case.
 #[test]
+#[ignore = "run by the_default_directory_is_the_users_cache_directory in a child process"]
 fn child_uses_the_default_directory() {
-    if std::env::var_os("LAZYCL_CACHE_DEFAULT_CHILD").is_none() {
-        return;
-    }
     let (built, loaded) = work(&Context::new().expect("an OpenCL device"));
     println!("child: built {built}, loaded {loaded}");
+    assert_eq!((built, loaded), (2, 0), "an empty directory builds both programs");
 }
 
 #[test]

@@ -7,12 +7,14 @@
 //! shapes with 0- and 1-sized axes and odd extents.
 //!
 //! Cases per run: `LAZYCL_VIEW_CASES` (default 150; each case checks one chain of up to
-//! eight steps). Floats are compared with a tolerance scaled by the sum of magnitudes;
-//! integers exactly.
+//! eight steps). The chains are proptest inputs with a fixed seed: a failing chain shrinks
+//! to a minimal one (fewer steps, simpler kinds, a smaller shape), which the failure shows.
+//! Floats are compared with a tolerance scaled by the sum of magnitudes; integers exactly.
 
-use crate::common::{ctx, rng, Random};
+use crate::common::{cases, check_property, ctx, rng, Random};
 use lazycl::{Array, Context, Element};
 use ndarray::{ArrayD, Axis, IxDyn, SliceInfoElem};
+use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::Rng;
 
@@ -55,15 +57,45 @@ pub(crate) struct Pair<T: Element> {
     pub(crate) bound: f64,
 }
 
-pub(crate) fn random_shape(r: &mut StdRng) -> Vec<usize> {
-    let rank = r.gen_range(1..=4);
-    (0..rank)
-        .map(|_| match r.gen_range(0..10) {
-            0 => 0,
-            1 | 2 => 1,
-            _ => r.gen_range(2..=7),
+/// An extent of a random shape: mostly 2 to 7, often 1, sometimes 0 (shrinks toward 1).
+pub(crate) fn extent() -> impl Strategy<Value = usize> + Clone {
+    prop_oneof![2 => Just(1usize), 7 => 2..=7usize, 1 => Just(0usize)]
+}
+
+/// One step of a chain: its kind (the arm of `step` it takes, where it applies) and the
+/// seed of its own random choices (axes, slices, pad widths, values).
+#[derive(Clone, Debug)]
+pub(crate) struct Step {
+    pub(crate) kind: u32,
+    pub(crate) seed: u64,
+}
+
+/// A chain: the first value's shape and the seed of its data, whether it starts lazy (the
+/// upload times one) or materialized, and its steps.
+#[derive(Clone, Debug)]
+pub(crate) struct Chain {
+    pub(crate) shape: Vec<usize>,
+    pub(crate) seed: u64,
+    pub(crate) lazy: bool,
+    pub(crate) steps: Vec<Step>,
+}
+
+/// Chains of rank 1 to 4 with 1 to `max_steps` steps of the kinds `0..kinds`. A failing
+/// chain shrinks toward fewer steps, lower kinds and a smaller shape.
+pub(crate) fn chains(kinds: u32, max_steps: usize) -> impl Strategy<Value = Chain> {
+    let step = (0..kinds, any::<u64>()).prop_map(|(kind, seed)| Step { kind, seed });
+    (
+        prop::collection::vec(extent(), 1..=4),
+        any::<u64>(),
+        prop::bool::weighted(0.3),
+        prop::collection::vec(step, 1..=max_steps),
+    )
+        .prop_map(|(shape, seed, lazy, steps)| Chain {
+            shape,
+            seed,
+            lazy,
+            steps,
         })
-        .collect()
 }
 
 pub(crate) fn upload<T: Num>(ctx: &Context, r: &mut StdRng, shape: Vec<usize>) -> Pair<T> {
@@ -140,13 +172,16 @@ fn host_pad<T: Element>(a: &ArrayD<T>, widths: &[(usize, usize)], value: T) -> A
     out
 }
 
-/// One random step of the chain: a view, a region, an elementwise op, a reduction or a
-/// materialization.
-pub(crate) fn step<T: Num>(r: &mut StdRng, a: Pair<T>) -> Pair<T> {
+/// The kinds of [`step`].
+pub(crate) const KINDS: u32 = 14;
+
+/// One step of the chain, of kind `kind` (below [`KINDS`]): a view, a region, an
+/// elementwise op, a reduction or a materialization.
+pub(crate) fn step<T: Num>(kind: u32, r: &mut StdRng, a: Pair<T>) -> Pair<T> {
     let rank = a.host.ndim();
     let bound = a.bound;
     let same = |dev: Array<T>, host: ArrayD<T>| Pair { dev, host, bound };
-    match r.gen_range(0..14) {
+    match kind {
         0 | 1 => {
             let info = random_slice(r, a.host.shape());
             same(a.dev.slice(&info), a.host.slice(info.as_slice()).to_owned())
@@ -295,58 +330,54 @@ pub(crate) fn step<T: Num>(r: &mut StdRng, a: Pair<T>) -> Pair<T> {
     }
 }
 
-pub(crate) fn check<T: Num>(case: u64, got: &ArrayD<T>, want: &ArrayD<T>, bound: f64) {
-    assert_eq!(got.shape(), want.shape(), "case {case}: shape");
+pub(crate) fn check<T: Num>(got: &ArrayD<T>, want: &ArrayD<T>, bound: f64) {
+    assert_eq!(got.shape(), want.shape(), "shape");
     let tol = if T::FLOAT { 1e-5 * (bound + 1.0) * 8.0 } else { 0.0 };
     for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
         let (g, w) = (g.to_f64(), w.to_f64());
-        assert!(
-            (g - w).abs() <= tol,
-            "case {case}: element {i}: got {g}, want {w} (tol {tol})"
-        );
+        assert!((g - w).abs() <= tol, "element {i}: got {g}, want {w} (tol {tol})");
     }
 }
 
-pub(crate) fn run<T: Num>(ctx: &Context, seed: u64, cases: u64) {
-    for case in 0..cases {
-        let mut r = rng(seed * 100_000 + case);
-        let shape = random_shape(&mut r);
-        let mut v: Pair<T> = upload(ctx, &mut r, shape);
-        if r.gen_bool(0.3) {
-            v.dev = &v.dev * T::small(1);
-        }
-        let steps = r.gen_range(1..=8);
-        for _ in 0..steps {
-            if v.host.len() > 4096 || v.host.ndim() > 6 {
-                break;
-            }
-            v = step(&mut r, v);
-        }
-        let got = v.dev.to_ndarray().unwrap_or_else(|e| panic!("case {case}: {e}"));
-        check(case, &got, &v.host, v.bound);
+/// Applies `chain` on the device and on the host, and compares the results.
+pub(crate) fn run_chain<T: Num>(ctx: &Context, chain: &Chain) {
+    let mut r = rng(chain.seed);
+    let mut v: Pair<T> = upload(ctx, &mut r, chain.shape.clone());
+    if chain.lazy {
+        v.dev = &v.dev * T::small(1);
     }
+    for s in &chain.steps {
+        if v.host.len() > 4096 || v.host.ndim() > 6 {
+            break;
+        }
+        v = step(s.kind, &mut rng(s.seed), v);
+    }
+    let got = v.dev.to_ndarray().unwrap_or_else(|e| panic!("{e}"));
+    check(&got, &v.host, v.bound);
 }
 
-fn cases() -> u64 {
-    std::env::var("LAZYCL_VIEW_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(150)
+/// `cases` random chains of up to eight steps (proptest, seeded by `seed`).
+pub(crate) fn run<T: Num>(ctx: &Context, seed: u64, cases: u32) {
+    check_property(seed, cases, chains(KINDS, 8), |chain| run_chain::<T>(ctx, &chain));
+}
+
+fn view_cases() -> u32 {
+    cases("LAZYCL_VIEW_CASES", 150)
 }
 
 #[test]
 fn random_view_chains_match_ndarray_f32() {
-    run::<f32>(&ctx(), 1, cases());
+    run::<f32>(&ctx(), 1, view_cases());
 }
 
 #[test]
 fn random_view_chains_match_ndarray_f64() {
-    run::<f64>(&ctx(), 2, cases() / 3);
+    run::<f64>(&ctx(), 2, view_cases() / 3);
 }
 
 #[test]
 fn random_view_chains_match_ndarray_i32() {
-    run::<i32>(&ctx(), 3, cases() / 2);
+    run::<i32>(&ctx(), 3, view_cases() / 2);
 }
 
 /// The same chains where transposed reads are staged through local memory in tiles (the
@@ -358,5 +389,5 @@ fn random_view_chains_match_ndarray_with_tiles() {
         ..Default::default()
     };
     let ctx = crate::common::builder().tuning(tuning).build().unwrap();
-    run::<f32>(&ctx, 4, cases() / 3);
+    run::<f32>(&ctx, 4, view_cases() / 3);
 }

@@ -9,7 +9,7 @@ use lazycl::{Context, ContextBuilder, DeviceSelector};
 
 #[path = "../it/common.rs"]
 mod shared;
-pub use shared::{rng, Random};
+pub use shared::{cases, check_property, rng, Random};
 
 /// The property tests' context: two devices.
 pub fn ctx() -> Context {

@@ -3,23 +3,20 @@
 
 use crate::common::multi;
 
-fn cases(var: &str, default: u64) -> u64 {
-    std::env::var(var)
+/// A third of `variable`'s case count when set, else `default`.
+fn cases(variable: &str, default: u32) -> u32 {
+    std::env::var(variable)
         .ok()
         .and_then(|v| v.parse().ok())
-        .map_or(default, |n: u64| n / 3)
+        .map_or(default, |n: u32| n / 3)
 }
 
 #[test]
 fn random_elementwise_dags_on_three_devices() {
+    use lazycl::DType::{F32, I32, U64};
     let ctx = multi(3);
-    for seed in 1000..1000 + cases("LAZYCL_PROPTEST_CASES", 60) {
-        match seed % 3 {
-            0 => crate::lazy_property::run_case::<f32>(&ctx, seed),
-            1 => crate::lazy_property::run_case::<i32>(&ctx, seed),
-            _ => crate::lazy_property::run_case::<u64>(&ctx, seed),
-        }
-    }
+    let cases = cases("LAZYCL_PROPTEST_CASES", 60);
+    crate::lazy_property::run(&ctx, 1000, cases, &[F32, I32, U64]);
     for (d, s) in ctx.device_stats().iter().enumerate() {
         assert!(s.kernels_launched > 0, "device {d} ran nothing: {s}");
     }

@@ -6,10 +6,11 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{ctx, rng};
+use crate::common::{cases, check_property, ctx, rng};
 use crate::exclusive;
 use crate::spin::{calibrate, slow_fill};
 use lazycl::prelude::*;
+use proptest::prelude::*;
 use rand::Rng;
 
 /// `y = a * x + y`, after a busy loop of `iters` steps that does not change the result.
@@ -76,41 +77,81 @@ fn two_chains_on_two_queues() {
     assert_close(&joined.to_vec().unwrap(), &hj, "join");
 }
 
+/// One command of a random program: on queue `queue` (of three), into array `into` (of
+/// four) from array `from`, a read of `into` (kind 0), an assignment (1), a lazy
+/// expression evaluated on the queue (2) or a slow kernel (3, 4; a read when `into` and
+/// `from` are one array). `weight` is the kernel's `a` or the expression's mixing weight,
+/// `iters` the kernel's busy loop.
+#[derive(Clone, Debug)]
+struct Command {
+    queue: usize,
+    into: usize,
+    from: usize,
+    kind: u32,
+    weight: f32,
+    iters: u32,
+}
+
+/// A random program: the arrays' length, the seed of their values, 24 commands. A failing
+/// program shrinks toward commands that only read, the first queue and array.
+#[derive(Clone, Debug)]
+struct Program {
+    n: usize,
+    seed: u64,
+    commands: Vec<Command>,
+}
+
+fn programs() -> impl Strategy<Value = Program> {
+    let command = (0..3usize, 0..4usize, 0..4usize, 0..5u32, 0.0..1.0f32, 0..400u32).prop_map(
+        |(queue, into, from, kind, weight, iters)| Command {
+            queue,
+            into,
+            from,
+            kind,
+            weight,
+            iters,
+        },
+    );
+    (
+        prop::sample::select(vec![1usize, 17, 1000, 4099]),
+        any::<u64>(),
+        prop::collection::vec(command, 24),
+    )
+        .prop_map(|(n, seed, commands)| Program { n, seed, commands })
+}
+
 /// Random programs over a few arrays: each step runs a slow kernel, a lazy expression or
-/// a read on a random queue; the host model must match every read.
+/// a read on a random queue; the host model must match every read. Proptest inputs with a
+/// fixed seed; `LAZYCL_PROPTEST_CASES / 40` cases (at least 6).
 #[test]
 fn random_interleavings_keep_dependencies() {
     let _one = exclusive();
     let ctx = ctx();
     let queues = [ctx.queue(), ctx.new_queue().unwrap(), ctx.new_queue().unwrap()];
     let k = slow_axpy::bind(&ctx).unwrap();
-    let cases: usize = std::env::var("LAZYCL_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map_or(6, |c: usize| (c / 40).max(6));
-    for case in 0..cases {
-        let mut r = rng(100 + case as u64);
-        let n = [1usize, 17, 1000, 4099][case % 4];
+    let cases = (cases("LAZYCL_PROPTEST_CASES", 0) / 40).max(6);
+    check_property(100, cases, programs(), |program| {
+        let mut r = rng(program.seed);
+        let n = program.n;
         let mut host: Vec<Vec<f32>> = (0..4)
             .map(|_| (0..n).map(|_| r.gen_range(-1.0..1.0)).collect())
             .collect();
         let mut dev: Vec<Array<f32>> = host.iter().map(|h| ctx.from_slice(h).unwrap()).collect();
-        for _ in 0..24 {
-            let q = &queues[r.gen_range(0..queues.len())];
-            let (i, j) = (r.gen_range(0..4), r.gen_range(0..4));
-            match r.gen_range(0..5) {
-                0 | 1 if i != j => {
-                    let a: f32 = r.gen_range(-0.5..0.5);
-                    let iters = r.gen_range(0..400);
+        for (step, c) in program.commands.iter().enumerate() {
+            let q = &queues[c.queue];
+            let (i, j) = (c.into, c.from);
+            match c.kind {
+                3 | 4 if i != j => {
+                    let a = c.weight - 0.5;
                     let x = dev[j].clone();
-                    k.global(n).on(q).launch(a, &x, &mut dev[i], iters).unwrap();
+                    k.global(n).on(q).launch(a, &x, &mut dev[i], c.iters).unwrap();
                     let src = host[j].clone();
                     for (h, x) in host[i].iter_mut().zip(&src) {
                         *h += a * x;
                     }
                 }
                 2 => {
-                    let s: f32 = r.gen_range(0.1..0.9);
+                    let s = 0.1 + 0.8 * c.weight;
                     let v = (&dev[j] * s + &dev[i] * (1.0 - s)).sin();
                     v.eval_on(q).unwrap();
                     dev[i] = v;
@@ -119,18 +160,18 @@ fn random_interleavings_keep_dependencies() {
                         *h = (x * s + *h * (1.0 - s)).sin();
                     }
                 }
-                3 => {
+                1 => {
                     let v = &dev[j] + 0.25;
                     dev[i].assign_on(q, v).unwrap();
                     host[i] = host[j].iter().map(|x| x + 0.25).collect();
                 }
-                _ => assert_close(&dev[i].to_vec().unwrap(), &host[i], &format!("case {case}")),
+                _ => assert_close(&dev[i].to_vec().unwrap(), &host[i], &format!("step {step}")),
             }
         }
         for (d, h) in dev.iter().zip(&host) {
-            assert_close(&d.to_vec().unwrap(), h, &format!("case {case}, end"));
+            assert_close(&d.to_vec().unwrap(), h, "the end");
         }
-    }
+    });
 }
 
 #[test]
