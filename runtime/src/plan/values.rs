@@ -153,7 +153,7 @@ impl<'a> Binder<'a> {
                 Some(value) => value,
                 None => return self.zero(plan, dtype),
             },
-            (GKind::Op(OpCode::FromIndex(spec), _), _) => self.from_index(plan, b, j, a, *spec),
+            (GKind::Op(OpCode::FromIndex(spec), _), _) => self.indexed_value(plan, b, j, a, *spec),
             (GKind::Op(code, _), _) => {
                 if let (OpCode::Reduce(spec), KernelKind::Reduction(r)) = (code, &mut plan.kind) {
                     r.row = Some(JoinedReduction {
@@ -217,7 +217,7 @@ impl<'a> Binder<'a> {
 
     /// The value of `j`, computed from the index of `spec` at the coordinates of `a`, with
     /// its operands' values.
-    fn from_index(
+    fn indexed_value(
         &self,
         plan: &mut KernelPlan,
         b: &mut Binding,
