@@ -219,84 +219,18 @@ impl ContextBuilder {
     /// Opens the device.
     pub fn build(self) -> Result<Context> {
         let list = devices()?;
-        let (selector, request) = match self.selector {
-            Some(s) => {
-                let r = s.to_string();
-                (s, r)
-            }
-            None => match crate::env::text("LAZYCL_DEVICE") {
-                Ok(Some(text)) => (
-                    DeviceSelector::parse(&text)
-                        .map_err(|_| no_match(&format!("LAZYCL_DEVICE={text}"), &list))?,
-                    format!("LAZYCL_DEVICE={text}"),
-                ),
-                Ok(None) => (DeviceSelector::Default, "the default device".to_string()),
-                Err(Error::InvalidEnvironment { value, reason, .. }) => {
-                    return Err(no_match(
-                        &format!("LAZYCL_DEVICE={value:?}, which {reason}"),
-                        &list,
-                    ))
-                }
-                Err(e) => return Err(e),
-            },
-        };
-        let chosen: Vec<DeviceInfo> = selector
-            .choose_all(&list, &request)?
-            .into_iter()
-            .cloned()
-            .collect();
+        let Request { selector, text } = request(self.selector.clone(), &list)?;
+        let chosen: Vec<DeviceInfo> = selector.choose_all(&list, &text)?.into_iter().cloned().collect();
         let multi = self.multi || selector.is_multi();
-        let show_kernels = match self.show_kernels {
-            Some(on) => on,
-            None => crate::env::switch("LAZYCL_SHOW_KERNELS")?.unwrap_or(false),
-        };
-        let quiet = match self.quiet {
-            Some(on) => on,
-            None => crate::env::switch("LAZYCL_QUIET")?.unwrap_or(false),
-        };
-        let dump_dot = match self.dump_dot {
-            Some(dir) => dir,
-            None => crate::env::path("LAZYCL_DUMP_DOT").map(PathBuf::from),
-        };
-        let dispatch = match self.dispatch {
-            Some(d) => d,
-            None => Dispatch::from_env()?.unwrap_or_default(),
-        };
-        let options = |info: &DeviceInfo| Options {
-            dispatch,
-            dump_dot: dump_dot.clone(),
-            show_kernels,
-            build_notice_after: (!quiet).then_some(self.build_notice_after),
-            precise_div_sqrt: self.precise_div_sqrt && info.correctly_rounded_div_sqrt,
-            max_queued_commands: self.max_queued_commands,
-            spare_buffers: self.spare_buffers,
-            memory_limit: self.memory_limit,
-            tuning: self.tuning,
-        };
+        let switches = self.switches()?;
+        let options = |info: &DeviceInfo| self.options(&switches, info);
         let first = chosen[0].clone();
         if !multi {
             return Ok(Context {
                 inner: ContextInner::open(first.clone(), &options(&first), &self.cache, None)?,
             });
         }
-        let weights = match self.weights {
-            None => vec![1.0; chosen.len()],
-            Some(w) if w.len() == chosen.len() && w.iter().all(|x| x.is_finite() && *x > 0.0) => w,
-            Some(w) => {
-                return Err(Error::MultiDevice {
-                    op: "ContextBuilder::weights".into(),
-                    devices: chosen.len(),
-                    reason: format!(
-                        "{w:?} is not one finite, positive weight per device ({request} chose {})",
-                        chosen
-                            .iter()
-                            .map(|d| d.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                })
-            }
-        };
+        let weights = self.shares(&chosen, &text)?;
         let parts = chosen
             .iter()
             .map(|info| ContextInner::open(info.clone(), &options(info), &self.cache, None))
@@ -311,6 +245,110 @@ impl ContextBuilder {
             inner: ContextInner::open(first.clone(), &options(&first), &self.cache, Some(multi))?,
         })
     }
+
+    /// The switches not set in code, from the environment.
+    fn switches(&self) -> Result<Switches> {
+        let show_kernels = match self.show_kernels {
+            Some(on) => on,
+            None => crate::env::switch("LAZYCL_SHOW_KERNELS")?.unwrap_or(false),
+        };
+        let quiet = match self.quiet {
+            Some(on) => on,
+            None => crate::env::switch("LAZYCL_QUIET")?.unwrap_or(false),
+        };
+        let dump_dot = match &self.dump_dot {
+            Some(dir) => dir.clone(),
+            None => crate::env::path("LAZYCL_DUMP_DOT").map(PathBuf::from),
+        };
+        let dispatch = match self.dispatch {
+            Some(d) => d,
+            None => Dispatch::from_env()?.unwrap_or_default(),
+        };
+        Ok(Switches {
+            show_kernels,
+            quiet,
+            dump_dot,
+            dispatch,
+        })
+    }
+
+    /// The options of the context of device `info`.
+    fn options(&self, switches: &Switches, info: &DeviceInfo) -> Options {
+        Options {
+            dispatch: switches.dispatch,
+            dump_dot: switches.dump_dot.clone(),
+            show_kernels: switches.show_kernels,
+            build_notice_after: (!switches.quiet).then_some(self.build_notice_after),
+            precise_div_sqrt: self.precise_div_sqrt && info.correctly_rounded_div_sqrt,
+            max_queued_commands: self.max_queued_commands,
+            spare_buffers: self.spare_buffers,
+            memory_limit: self.memory_limit,
+            tuning: self.tuning,
+        }
+    }
+
+    /// Each of the `chosen` devices' share of the rows ([`weights`](Self::weights), else
+    /// equal shares); `request` names the selection in an error.
+    fn shares(&self, chosen: &[DeviceInfo], request: &str) -> Result<Vec<f64>> {
+        match &self.weights {
+            None => Ok(vec![1.0; chosen.len()]),
+            Some(w) if w.len() == chosen.len() && w.iter().all(|x| x.is_finite() && *x > 0.0) => {
+                Ok(w.clone())
+            }
+            Some(w) => Err(Error::MultiDevice {
+                op: "ContextBuilder::weights".into(),
+                devices: chosen.len(),
+                reason: format!(
+                    "{w:?} is not one finite, positive weight per device ({request} chose {})",
+                    chosen
+                        .iter()
+                        .map(|d| d.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }),
+        }
+    }
+}
+
+/// The devices a context is asked for, and how the request reads in an error.
+struct Request {
+    selector: DeviceSelector,
+    text: String,
+}
+
+/// The selection `selector` (`None`: `LAZYCL_DEVICE`, else the default device) among
+/// the devices of `list`.
+fn request(selector: Option<DeviceSelector>, list: &[DeviceInfo]) -> Result<Request> {
+    let (selector, text) = match selector {
+        Some(s) => {
+            let r = s.to_string();
+            (s, r)
+        }
+        None => match crate::env::text("LAZYCL_DEVICE") {
+            Ok(Some(text)) => (
+                DeviceSelector::parse(&text).map_err(|_| no_match(&format!("LAZYCL_DEVICE={text}"), list))?,
+                format!("LAZYCL_DEVICE={text}"),
+            ),
+            Ok(None) => (DeviceSelector::Default, "the default device".to_string()),
+            Err(Error::InvalidEnvironment { value, reason, .. }) => {
+                return Err(no_match(
+                    &format!("LAZYCL_DEVICE={value:?}, which {reason}"),
+                    list,
+                ))
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    Ok(Request { selector, text })
+}
+
+/// The switches of a context that the environment sets where code does not.
+struct Switches {
+    show_kernels: bool,
+    quiet: bool,
+    dump_dot: Option<PathBuf>,
+    dispatch: Dispatch,
 }
 
 fn no_match(request: &str, list: &[DeviceInfo]) -> Error {

@@ -13,6 +13,7 @@ use crate::api::ops::{failure, CtxRef, Operand};
 use crate::api::sequences::positions;
 use crate::api::views::AsAxis;
 use crate::backend::buffer::DeviceBuffer;
+use crate::backend::context::ContextInner;
 use crate::backend::queue::QueueInner;
 use crate::dtype::{Element, Index, Integer, Numeric};
 use crate::error::{Error, Result};
@@ -232,24 +233,7 @@ pub fn scatter_add<T: Numeric, I: Integer>(
     };
     let mut src_shape = shape.clone();
     src_shape[axis] = m;
-    let v = src.into_array(CtxRef(&ctx));
-    ctx.tag.check(
-        &v.node.ctx.tag,
-        || "scatter_add".into(),
-        || format!("the values (shape {:?})", v.shape()),
-    )?;
-    let v_shape = v.shape().to_vec();
-    let v = v.broadcast_to(&src_shape);
-    if v.recording_error().is_some() {
-        return Err(Error::ShapeMismatch {
-            op: format!(
-                "scatter_add along axis {axis} into an array of shape {shape:?} (values and positions)"
-            ),
-            left: v_shape,
-            right: src_shape,
-            why: "do not fit: the values cannot be broadcast to the indices' positions".into(),
-        });
-    }
+    let v = added_values(&ctx, src, axis, &shape, &src_shape)?;
     if src_shape.contains(&0) {
         return Ok(());
     }
@@ -264,15 +248,6 @@ pub fn scatter_add<T: Numeric, I: Integer>(
     let mut along = vec![1; shape.len()];
     along[axis] = m;
     let ix = indices.reshape(along).broadcast_to(&src_shape);
-    let map = ViewMap {
-        axes: (0..shape.len())
-            .map(|d| SourceAxis {
-                from: (d != axis).then_some(d),
-                start: 0,
-                step: 1,
-            })
-            .collect(),
-    };
     exec::materialize_scatter(
         &q,
         &v.node,
@@ -280,9 +255,54 @@ pub fn scatter_add<T: Numeric, I: Integer>(
         axis,
         ScatterCombine::Add,
         buffer,
-        &Arc::new(map),
+        &Arc::new(scatter_map(shape.len(), axis)),
         &shape,
     )
+}
+
+/// `src` as the values `scatter_add` adds along `axis` into an array of shape `shape`:
+/// broadcast to `space`, that shape with the indices' length along `axis`.
+#[track_caller]
+fn added_values<T: Numeric>(
+    ctx: &Arc<ContextInner>,
+    src: impl Operand<T>,
+    axis: usize,
+    shape: &[usize],
+    space: &[usize],
+) -> Result<Array<T>> {
+    let v = src.into_array(CtxRef(ctx));
+    ctx.tag.check(
+        &v.node.ctx.tag,
+        || "scatter_add".into(),
+        || format!("the values (shape {:?})", v.shape()),
+    )?;
+    let v_shape = v.shape().to_vec();
+    let v = v.broadcast_to(space);
+    if v.recording_error().is_some() {
+        return Err(Error::ShapeMismatch {
+            op: format!(
+                "scatter_add along axis {axis} into an array of shape {shape:?} (values and positions)"
+            ),
+            left: v_shape,
+            right: space.to_vec(),
+            why: "do not fit: the values cannot be broadcast to the indices' positions".into(),
+        });
+    }
+    Ok(v)
+}
+
+/// The map of a scatter into an array of rank `rank` along `axis`: the array's own
+/// coordinates, but `axis` fixed at 0 (the index's value adds the position along it).
+pub(super) fn scatter_map(rank: usize, axis: usize) -> ViewMap {
+    ViewMap {
+        axes: (0..rank)
+            .map(|d| SourceAxis {
+                from: (d != axis).then_some(d),
+                start: 0,
+                step: 1,
+            })
+            .collect(),
+    }
 }
 
 /// `a` as an operand of a scatter into `target`: itself where it is elementwise work over

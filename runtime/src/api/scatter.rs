@@ -9,14 +9,13 @@
 use std::sync::Arc;
 
 use crate::api::array::Array;
-use crate::api::indexing::computed_apart;
+use crate::api::indexing::{computed_apart, scatter_map};
 use crate::api::ops::{failure, CtxRef, Operand};
 use crate::api::views::AsAxis;
 use crate::backend::context::Context;
 use crate::dtype::{Element, Index, Integer};
 use crate::error::{Error, Result};
 use crate::exec;
-use crate::graph::view::{SourceAxis, ViewMap};
 use crate::plan::ScatterCombine;
 
 impl<T: Element> Array<T> {
@@ -150,15 +149,6 @@ impl<T: Element> Array<T> {
         // (Both as elementwise work of the kernel: a materialized array is read through a copy node.)
         let positions = computed_apart(&q, positions, &buffer)?;
         let ix = computed_apart(&q, indices.broadcast_to(space), &buffer)?;
-        let map = ViewMap {
-            axes: (0..shape.len())
-                .map(|d| SourceAxis {
-                    from: (d != axis).then_some(d),
-                    start: 0,
-                    step: 1,
-                })
-                .collect(),
-        };
         exec::materialize_scatter(
             &q,
             &positions.node,
@@ -166,7 +156,7 @@ impl<T: Element> Array<T> {
             axis,
             ScatterCombine::Max,
             buffer,
-            &Arc::new(map),
+            &Arc::new(scatter_map(shape.len(), axis)),
             &shape,
         )?;
         Ok(winners)

@@ -175,30 +175,14 @@ impl<T: Numeric> Array<T> {
                 req.op, req.axis
             )));
         }
-        let last = shape.len() - 1;
-        // The axis last: a permuted view, materialized contiguous.
-        let order = axis_last(shape.len(), req.axis);
-        let keys = if req.axis == last {
-            self.clone()
-        } else {
-            self.permuted_axes(&order)
-        };
         let len = shape[req.axis];
         let rows = self.len().checked_div(len).unwrap_or(0);
-        let empty = rows == 0 || len == 0;
-        let key_buffer = keys.materialized_buffer("a sort (sort, argsort, topk, sort_by_key)")?;
+        let key_buffer = axis_last_buffer(self, req.axis)?;
         let value_buffer = match values {
-            Some(v) => {
-                let v = if req.axis == last {
-                    v.clone()
-                } else {
-                    v.permuted_axes(&order)
-                };
-                Some(v.materialized_buffer("a sort (sort, argsort, topk, sort_by_key)")?)
-            }
+            Some(v) => Some(axis_last_buffer(v, req.axis)?),
             None => None,
         };
-        let sorted = if empty {
+        let sorted = if rows == 0 || len == 0 {
             Sorted {
                 keys: None,
                 values: None,
@@ -216,7 +200,14 @@ impl<T: Numeric> Array<T> {
             .map_err(|limit| limit_error(req.op, &shape, limit))?;
             sort_rows(&ctx, ctx.queue(), &plan, &key_buffer, value_buffer.as_ref())?
         };
-        // (Nothing to sort: a buffer of one byte stands for the empty result.)
+        self.made(req, sorted)
+    }
+
+    /// What a sort asked for by `req` made, from the buffers it `sorted` into (none:
+    /// nothing to sort, and a buffer of one byte stands for the empty result).
+    #[track_caller]
+    fn made(&self, req: Request<'_>, sorted: Sorted) -> Result<Made<T>> {
+        let ctx = &self.node.ctx;
         let keys = match (req.keys_out, sorted.keys) {
             (true, Some(b)) => Some(moved_back(self, req.axis, b)?),
             (true, None) => Some(moved_back(
@@ -279,6 +270,17 @@ pub(super) fn placed<T: Element, U: Element>(
     } else {
         a.permuted_axes(inverse(&order))
     }
+}
+
+/// The memory of `a` with `axis` moved last: a permuted view, materialized contiguous.
+#[track_caller]
+fn axis_last_buffer<U: Element>(a: &Array<U>, axis: usize) -> Result<Arc<DeviceBuffer>> {
+    let moved = if axis == a.ndim() - 1 {
+        a.clone()
+    } else {
+        a.permuted_axes(axis_last(a.ndim(), axis))
+    };
+    moved.materialized_buffer("a sort (sort, argsort, topk, sort_by_key)")
 }
 
 /// The order of `ndim` axes with `axis` moved last.

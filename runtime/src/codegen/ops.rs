@@ -32,6 +32,8 @@ pub(super) fn helpers_of(plan: &KernelPlan) -> Helpers {
 ///
 /// With `lane = Some(l)` the value is lane `l` of a vectorized iteration: operands are
 /// `v{i}_{l}` and full loads read component `l` of the vector `L{slot}` loaded before.
+// Long: one arm per kind of value, and per operation within `Value::Op`; splitting it
+// would scatter the one list of what each value prints as.
 pub(super) fn value_expr(
     plan: &KernelPlan,
     idx: usize,

@@ -103,6 +103,8 @@ fn serial(v: &mut Values, s: &ScanPlan, src: &mut Src) {
 /// Tiles of `items` elements per work-item: `per_row` work-items take a row's part of a
 /// tile (a power of two; rows shorter than a tile share one, a row each per `per_row`
 /// work-items), and a row longer than a tile spans several, joined by the look-back.
+// Long: one kernel body read top to bottom (loads, the runs' scans, their totals across
+// the row, the look-back, stores in the loads' order), whose phases share their names.
 fn tiles(v: &mut Values, s: &ScanPlan, items: u32, per_row: u32, src: &mut Src) {
     let group = v.plan.group_size;
     let tile = group * items;

@@ -21,7 +21,6 @@ pub(super) fn tiled_source(plan: &KernelPlan) -> String {
     let mut v = Values::new(plan);
     let ix = v.ix;
     let rank = plan.dims.len();
-    let (r, c) = (rank - 2, rank - 1);
     let staged = plan.transposed_inputs();
     let mut src = Src::at(0);
     src.text(&v.prelude());
@@ -41,7 +40,7 @@ pub(super) fn tiled_source(plan: &KernelPlan) -> String {
     src.line(format_args!(
         "const {ix} c0 = get_group_id(0) * {TILE}u, r0 = get_group_id(1) * {TILE}u;"
     ));
-    let outer: Vec<String> = (0..r).map(|k| format!("d{k}")).collect();
+    let outer: Vec<String> = (0..rank - 2).map(|k| format!("d{k}")).collect();
     let outer = if outer.is_empty() {
         "1".to_string()
     } else {
@@ -51,8 +50,22 @@ pub(super) fn tiled_source(plan: &KernelPlan) -> String {
     src.open(format_args!(
         "for ({ix} z = get_group_id(2); z < nz; z += get_num_groups(2)) {{"
     ));
-    outer_indices(r, ix, &mut src);
-    // Stage: work-item (tx, ty) reads element (r0 + tx, c0 + ty + j) into t[ty + j][tx].
+    outer_indices(rank - 2, ix, &mut src);
+    stage(plan, &staged, ix, &mut src);
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    compute(&mut v, plan, &staged, &mut src);
+    // The next outer index overwrites the tiles.
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    src.close();
+    src.close();
+    src.into_string()
+}
+
+/// Stages the `staged` inputs' elements of the tile: work-item (tx, ty) reads element
+/// (r0 + tx, c0 + ty + j) into t[ty + j][tx].
+fn stage(plan: &KernelPlan, staged: &[bool], ix: &str, src: &mut Src) {
+    let rank = plan.dims.len();
+    let (r, c) = (rank - 2, rank - 1);
     src.open(format_args!(
         "for ({ix} j = 0; j < {TILE}u; j += {TILE_ROWS}u) {{"
     ));
@@ -66,10 +79,15 @@ pub(super) fn tiled_source(plan: &KernelPlan) -> String {
     }
     src.close();
     src.close();
-    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-    // Compute: the work-group's items cover the tile's rows, `TILE / 4` of them per row,
-    // each taking four neighbouring elements (vector loads and stores where the row has
-    // them all), its staged inputs at t[tc + l][tr].
+}
+
+/// Computes the tile: the work-group's items cover the tile's rows, `TILE / 4` of them
+/// per row, each taking four neighbouring elements (vector loads and stores where the
+/// row has them all, else one at a time), its `staged` inputs at t[tc + l][tr].
+fn compute(v: &mut Values, plan: &KernelPlan, staged: &[bool], src: &mut Src) {
+    let ix = v.ix;
+    let rank = plan.dims.len();
+    let (r, c) = (rank - 2, rank - 1);
     let w = VECTOR_WIDTH;
     src.line(format_args!(
         "const {ix} lid = ty * {TILE}u + tx, tr = lid / {per_row}u, tc = lid % {per_row}u * {w}u;",
@@ -80,7 +98,7 @@ pub(super) fn tiled_source(plan: &KernelPlan) -> String {
     src.line(format_args!("const {ix} gid = (z * d{r} + i{r}) * d{c} + i{c};"));
     src.open(format_args!("if (i{c} + {}u < d{c}) {{", w - 1));
     src.line(format_args!("const {ix} fidx = gid;"));
-    v.lane_values(plan.values.len(), &[], false, &staged, &mut src);
+    v.lane_values(plan.values.len(), &[], false, staged, src);
     for (k, output) in plan.outputs.iter().enumerate() {
         let parts: Vec<String> = (0..w).map(|l| format!("v{}_{l}", output.value)).collect();
         src.line(format_args!(
@@ -109,11 +127,6 @@ pub(super) fn tiled_source(plan: &KernelPlan) -> String {
     src.close();
     src.close();
     src.close();
-    // The next outer index overwrites the tiles.
-    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-    src.close();
-    src.close();
-    src.into_string()
 }
 
 /// The indices `i0 .. i{outer - 1}` of outer index `z`.

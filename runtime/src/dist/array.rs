@@ -39,6 +39,22 @@ pub struct Halo<T: DistElement> {
     pub after: usize,
 }
 
+/// A rank's rows that its neighbours' halos take ([`DistArray::halo`]).
+struct Edges<T> {
+    /// Its last rows, for the next rank.
+    last: Vec<T>,
+    /// Its first rows, for the previous rank.
+    first: Vec<T>,
+}
+
+/// The rows a rank's halo takes from its neighbours, as elements ([`DistArray::halo`]).
+struct Received<T> {
+    /// The previous rank's last rows.
+    from_prev: Vec<T>,
+    /// The next rank's first rows.
+    from_next: Vec<T>,
+}
+
 impl World {
     /// Joins each rank's `local` rows (an array of this rank's context; the other axes
     /// the same on every rank) into one array split across the ranks (collective).
@@ -257,7 +273,7 @@ impl<'w, T: DistElement> DistArray<'w, T> {
     /// messages through host memory (collective). Every rank must hold at least
     /// `max(before, after)` rows.
     pub fn halo(&self, before: usize, after: usize) -> Result<Halo<T>> {
-        let (rank, size) = (self.world.rank(), self.world.size());
+        let size = self.world.size();
         if let Some(r) = (0..size).find(|&r| self.counts[r] < before.max(after)) {
             return Err(self.world.error(
                 "DistArray::halo",
@@ -268,50 +284,9 @@ impl<'w, T: DistElement> DistArray<'w, T> {
                 ),
             ));
         }
-        let n = self.local.shape()[0];
+        let edges = self.world.agree("DistArray::halo", self.edges(before, after))?;
+        let Received { from_prev, from_next } = self.exchange(&edges, before, after);
         let rest = &self.local.shape()[1..];
-        let comm = self.world.comm();
-        // My last `before` rows go to the next rank; my first `after` rows to the previous.
-        let edges = || -> Result<(Vec<T>, Vec<T>)> {
-            let last = if before > 0 && rank + 1 < size {
-                self.local.slice(rows(n - before, n, rest.len())).to_vec()?
-            } else {
-                Vec::new()
-            };
-            let first = if after > 0 && rank > 0 {
-                self.local.slice(rows(0, after, rest.len())).to_vec()?
-            } else {
-                Vec::new()
-            };
-            Ok((last, first))
-        };
-        let (last, first) = self.world.agree("DistArray::halo", edges())?;
-        let mut from_prev = Vec::new();
-        let mut from_next = Vec::new();
-        mpi::request::scope(|scope| {
-            let mut sends = Vec::new();
-            if !last.is_empty() {
-                sends.push(
-                    comm.process_at_rank(rank as i32 + 1)
-                        .immediate_send(scope, &last[..]),
-                );
-            }
-            if !first.is_empty() {
-                sends.push(
-                    comm.process_at_rank(rank as i32 - 1)
-                        .immediate_send(scope, &first[..]),
-                );
-            }
-            if before > 0 && rank > 0 {
-                from_prev = comm.process_at_rank(rank as i32 - 1).receive_vec::<T>().0;
-            }
-            if after > 0 && rank + 1 < size {
-                from_next = comm.process_at_rank(rank as i32 + 1).receive_vec::<T>().0;
-            }
-            for s in sends {
-                s.wait();
-            }
-        });
         let row_len: usize = rest.iter().product();
         let shaped = |v: &[T]| -> Result<Array<T>> {
             let mut shape = vec![v.len() / row_len.max(1)];
@@ -338,6 +313,60 @@ impl<'w, T: DistElement> DistArray<'w, T> {
             before: b,
             after: a,
         })
+    }
+
+    /// This rank's rows its neighbours' halos take: its last `before` rows for the next
+    /// rank, its first `after` rows for the previous one (none where there is no such
+    /// rank).
+    fn edges(&self, before: usize, after: usize) -> Result<Edges<T>> {
+        let (rank, size) = (self.world.rank(), self.world.size());
+        let n = self.local.shape()[0];
+        let rest = self.local.shape().len() - 1;
+        let last = if before > 0 && rank + 1 < size {
+            self.local.slice(rows(n - before, n, rest)).to_vec()?
+        } else {
+            Vec::new()
+        };
+        let first = if after > 0 && rank > 0 {
+            self.local.slice(rows(0, after, rest)).to_vec()?
+        } else {
+            Vec::new()
+        };
+        Ok(Edges { last, first })
+    }
+
+    /// Sends `edges` to the neighbours and receives theirs: the previous rank's last
+    /// `before` rows and the next rank's first `after` rows.
+    fn exchange(&self, edges: &Edges<T>, before: usize, after: usize) -> Received<T> {
+        let (rank, size) = (self.world.rank(), self.world.size());
+        let comm = self.world.comm();
+        let mut from_prev = Vec::new();
+        let mut from_next = Vec::new();
+        mpi::request::scope(|scope| {
+            let mut sends = Vec::new();
+            if !edges.last.is_empty() {
+                sends.push(
+                    comm.process_at_rank(rank as i32 + 1)
+                        .immediate_send(scope, &edges.last[..]),
+                );
+            }
+            if !edges.first.is_empty() {
+                sends.push(
+                    comm.process_at_rank(rank as i32 - 1)
+                        .immediate_send(scope, &edges.first[..]),
+                );
+            }
+            if before > 0 && rank > 0 {
+                from_prev = comm.process_at_rank(rank as i32 - 1).receive_vec::<T>().0;
+            }
+            if after > 0 && rank + 1 < size {
+                from_next = comm.process_at_rank(rank as i32 + 1).receive_vec::<T>().0;
+            }
+            for s in sends {
+                s.wait();
+            }
+        });
+        Received { from_prev, from_next }
     }
 
     /// The whole array on rank 0 (`None` on the others), gathered through host memory

@@ -97,6 +97,8 @@ impl Bindings<'_> {
     /// The argument for parameter `p` of the kernel of `plan`; `None` if this launch has
     /// none (a bug). (An `Option`, not a `Result`: a launch binds dozens of arguments, and
     /// an error is larger than the argument it would carry.)
+    // Long: one arm per kernel parameter kind; splitting it would scatter the list that
+    // the ABI (`codegen::abi`) mirrors.
     fn arg(&self, plan: &KernelPlan, p: Param) -> Option<KernelArg> {
         let mem = |b: Option<&DeviceBuffer>| b.map(|b| KernelArg::Mem(b.mem()));
         let r = plan.as_reduction();

@@ -61,57 +61,7 @@ fn joined(plan: &KernelPlan) -> smallvec::SmallVec<[usize; 2]> {
 
 /// The picture as DOT text, titled `title`.
 pub(crate) fn render(p: &Picture, title: &str) -> String {
-    let n = p.graph.len();
-    let mut writer: Vec<Option<usize>> = vec![None; n];
-    for (k, plan) in p.kernels.iter().enumerate() {
-        for j in written(plan) {
-            writer[j].get_or_insert(k);
-        }
-    }
-    // Each kernel's operations, in graph order: what its outputs need, down to arrays in
-    // memory, scalars and what other kernels write.
-    let mut stamp: Vec<usize> = vec![usize::MAX; n];
-    let mut cones: Vec<Vec<usize>> = Vec::with_capacity(p.kernels.len());
-    for (k, plan) in p.kernels.iter().enumerate() {
-        let mut cone = Vec::new();
-        let mut stack: Vec<usize> = written(plan).collect();
-        while let Some(j) = stack.pop() {
-            if std::mem::replace(&mut stamp[j], k) == k {
-                continue;
-            }
-            cone.push(j);
-            if let GKind::Op(_, inputs) = &p.graph[j].kind {
-                stack.extend(inputs.iter().copied().filter(|&i| {
-                    matches!(p.graph[i].kind, GKind::Op(..)) && writer[i].is_none_or(|w| w == k)
-                }));
-            }
-        }
-        cone.sort_unstable();
-        cones.push(cone);
-    }
-    // Who reads each array written here, and which nodes outside the kernels are read.
-    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut outside = vec![false; n];
-    for (k, cone) in cones.iter().enumerate() {
-        for &j in cone {
-            let GKind::Op(_, inputs) = &p.graph[j].kind else {
-                continue;
-            };
-            for &i in inputs {
-                match writer[i] {
-                    Some(w) if w != k && !readers[i].contains(&k) => readers[i].push(k),
-                    None if !matches!(p.graph[i].kind, GKind::Op(..)) => outside[i] = true,
-                    _ => {}
-                }
-            }
-        }
-    }
-    for &r in p.roots {
-        if !matches!(p.graph[r].kind, GKind::Op(..)) {
-            outside[r] = true;
-        }
-    }
-
+    let flow = Flow::of(p);
     let mut s = String::new();
     let _ = writeln!(s, "digraph flush {{");
     let _ = writeln!(
@@ -121,44 +71,19 @@ pub(crate) fn render(p: &Picture, title: &str) -> String {
     );
     let _ = writeln!(s, "  node [fontname=\"Helvetica\", fontsize=10];");
     let _ = writeln!(s, "  edge [fontname=\"Helvetica\", fontsize=9];");
-    for j in (0..n).filter(|&j| outside[j]) {
+    for j in (0..p.graph.len()).filter(|&j| flow.outside[j]) {
         let _ = writeln!(s, "  n{j} [{}];", outside_attrs(p, j));
     }
-    for (k, cone) in cones.iter().enumerate() {
-        let cached = p.cached.get(k).copied().unwrap_or(false);
-        let kind = p.kinds.get(k).map_or("", String::as_str);
-        let _ = writeln!(s, "  subgraph cluster_{k} {{");
-        let _ = writeln!(
-            s,
-            "    graph [label={}, class={}, style=\"rounded,filled\", fillcolor={}];",
-            quote(&format!(
-                "kernel {k} ({})\n{}",
-                if cached {
-                    "cached"
-                } else {
-                    "new: generated and built"
-                },
-                kind.replace("; ", "\n")
-            )),
-            quote(if cached { "cached" } else { "new" }),
-            quote(if cached { "#eef2f8" } else { "#fdf1dc" }),
-        );
-        for &j in cone {
-            let _ = writeln!(
-                s,
-                "    k{k}n{j} [{}];",
-                op_attrs(p, j, writer[j] == Some(k), &readers[j])
-            );
-        }
-        let _ = writeln!(s, "  }}");
+    for (k, cone) in flow.cones.iter().enumerate() {
+        cluster(p, &flow, k, cone, &mut s);
     }
-    for (k, cone) in cones.iter().enumerate() {
+    for (k, cone) in flow.cones.iter().enumerate() {
         for &j in cone {
             let GKind::Op(_, inputs) = &p.graph[j].kind else {
                 continue;
             };
             for &i in inputs {
-                let (from, style) = match (writer[i], &p.graph[i].kind) {
+                let (from, style) = match (flow.writer[i], &p.graph[i].kind) {
                     (Some(w), _) if w != k => (format!("k{w}n{i}"), " [style=bold, class=\"memory\"]"),
                     (_, GKind::Op(..)) => (format!("k{k}n{i}"), ""),
                     (_, GKind::Scalar(_)) => (format!("n{i}"), " [style=dashed]"),
@@ -170,6 +95,109 @@ pub(crate) fn render(p: &Picture, title: &str) -> String {
     }
     s.push_str("}\n");
     s
+}
+
+/// How data flows through a picture's kernels, by graph index.
+struct Flow {
+    /// The first kernel that writes each node, if one does.
+    writer: Vec<Option<usize>>,
+    /// Each kernel's operations, in graph order: what its outputs need, down to arrays in
+    /// memory, scalars and what other kernels write.
+    cones: Vec<Vec<usize>>,
+    /// The kernels that read each array written here (other than its writer).
+    readers: Vec<Vec<usize>>,
+    /// The nodes read from outside the kernels (arrays in memory, scalars), and roots
+    /// that no kernel computes.
+    outside: Vec<bool>,
+}
+
+impl Flow {
+    /// The flow of picture `p`.
+    fn of(p: &Picture) -> Flow {
+        let n = p.graph.len();
+        let mut writer: Vec<Option<usize>> = vec![None; n];
+        for (k, plan) in p.kernels.iter().enumerate() {
+            for j in written(plan) {
+                writer[j].get_or_insert(k);
+            }
+        }
+        let mut stamp: Vec<usize> = vec![usize::MAX; n];
+        let mut cones: Vec<Vec<usize>> = Vec::with_capacity(p.kernels.len());
+        for (k, plan) in p.kernels.iter().enumerate() {
+            let mut cone = Vec::new();
+            let mut stack: Vec<usize> = written(plan).collect();
+            while let Some(j) = stack.pop() {
+                if std::mem::replace(&mut stamp[j], k) == k {
+                    continue;
+                }
+                cone.push(j);
+                if let GKind::Op(_, inputs) = &p.graph[j].kind {
+                    stack.extend(inputs.iter().copied().filter(|&i| {
+                        matches!(p.graph[i].kind, GKind::Op(..)) && writer[i].is_none_or(|w| w == k)
+                    }));
+                }
+            }
+            cone.sort_unstable();
+            cones.push(cone);
+        }
+        let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut outside = vec![false; n];
+        for (k, cone) in cones.iter().enumerate() {
+            for &j in cone {
+                let GKind::Op(_, inputs) = &p.graph[j].kind else {
+                    continue;
+                };
+                for &i in inputs {
+                    match writer[i] {
+                        Some(w) if w != k && !readers[i].contains(&k) => readers[i].push(k),
+                        None if !matches!(p.graph[i].kind, GKind::Op(..)) => outside[i] = true,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        for &r in p.roots {
+            if !matches!(p.graph[r].kind, GKind::Op(..)) {
+                outside[r] = true;
+            }
+        }
+        Flow {
+            writer,
+            cones,
+            readers,
+            outside,
+        }
+    }
+}
+
+/// Writes kernel `k`'s cluster into `s`: its label, and a box per operation of its `cone`.
+fn cluster(p: &Picture, flow: &Flow, k: usize, cone: &[usize], s: &mut String) {
+    let cached = p.cached.get(k).copied().unwrap_or(false);
+    let kind = p.kinds.get(k).map_or("", String::as_str);
+    let _ = writeln!(s, "  subgraph cluster_{k} {{");
+    let _ = writeln!(
+        s,
+        "    graph [label={}, class={}, style=\"rounded,filled\", fillcolor={}];",
+        quote(&format!(
+            "kernel {k} ({})\n{}",
+            if cached {
+                "cached"
+            } else {
+                "new: generated and built"
+            },
+            kind.replace("; ", "\n")
+        )),
+        quote(if cached { "cached" } else { "new" }),
+        quote(if cached { "#eef2f8" } else { "#fdf1dc" }),
+    );
+    for &j in cone {
+        let _ = writeln!(
+            s,
+            "    k{k}n{j} [{}];",
+            op_attrs(p, j, flow.writer[j] == Some(k), &flow.readers[j])
+        );
+    }
+    let _ = writeln!(s, "  }}");
 }
 
 /// The attributes of operation `j` in a kernel's cluster; `writes`: that kernel writes it

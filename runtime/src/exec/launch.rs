@@ -79,25 +79,8 @@ fn launch_with<L: Leaves + ?Sized>(
             }
         }
         // The partials this kernel finishes, if it does (before `reads`, which borrows them).
-        let finishing = match &plan.kind {
-            KernelKind::Finishing(f) => {
-                let node = plan.inputs[f.slot].node;
-                partials
-                    .iter()
-                    .position(|p| p.node == node)
-                    .map(|k| partials.swap_remove(k))
-            }
-            _ => None,
-        };
-        let mut reads: smallvec::SmallVec<[&DeviceBuffer; 8]> = smallvec::SmallVec::new();
-        for input in &plan.inputs {
-            let buffer: &DeviceBuffer = match (leaves.buffer(input.node), &produced[input.node]) {
-                (Some(b), _) => b,
-                (None, Some((b, _))) => b,
-                (None, None) => return Err(Error::Internal("kernel input was not produced".into())),
-            };
-            reads.push(buffer);
-        }
+        let finishing = finished_here(plan, &mut partials);
+        let reads = inputs_of(plan, leaves, &produced)?;
         let scalars = scalars_of(plan, leaves)?;
         let io = Io {
             inputs: &reads,
@@ -105,59 +88,21 @@ fn launch_with<L: Leaves + ?Sized>(
             scalars: &scalars,
             params: Some(&replay.params[ki as usize]),
         };
-        // The row reduction computed inside a column reduction, with its results.
-        let mut row_result: Option<(usize, Arc<DeviceBuffer>)> = None;
-        // A reduction over the rows computed beside it, with its result.
-        let mut total_result: Option<(usize, Arc<DeviceBuffer>)> = None;
         // (No kernel: an empty one, nothing to launch.)
-        if let Some(kernel) = &kernel {
-            let launch = Launch {
-                ctx,
-                queue,
-                kernel,
-                plan,
-                args: &mut *args,
-                io,
-            };
-            match (&plan.kind, beside) {
-                (
-                    KernelKind::Reduction(r),
-                    Beside::Reduction {
-                        partials: p,
-                        row,
-                        total,
-                    },
-                ) => {
-                    let left = launch_reduce(launch, r, &p, row.as_deref(), total.as_ref())?;
-                    if let Some(pv) = left {
-                        partials.push(LeftPartials {
-                            node: plan.outputs[0].node,
-                            partials: pv,
-                            segments: r.segments,
-                            n_red: r.n_red,
-                        });
-                    }
-                    row_result = r.row.map(|row| row.node).zip(row);
-                    total_result = r.row_total.map(|t| t.node).zip(total.map(|t| t.result));
-                }
-                // (No reduction memory: an empty result, nothing to reduce.)
-                (KernelKind::Reduction(_), _) => {}
-                (KernelKind::Finishing(f), _) => launch_finishing(launch, f, finishing.as_ref())?,
-                (KernelKind::Rows(r), _) => launch_rows(launch, r)?,
-                (KernelKind::Scan(s), Beside::Scan(scratch)) => scan::launch_scan(launch, s, Some(&scratch))?,
-                (KernelKind::Scan(s), _) => scan::launch_scan(launch, s, None)?,
-                (KernelKind::Gemm(g), beside) => {
-                    let buffers = match beside {
-                        Beside::Gemm(b) => b,
-                        _ => GemmBuffers::default(),
-                    };
-                    launch_gemm(launch, g, &buffers)?;
-                    row_result = g.row.map(|r| r.node).zip(buffers.rows);
-                }
-                (KernelKind::Elementwise, _) => launch_elementwise(launch, false)?,
-                (KernelKind::Tiled, _) => launch_elementwise(launch, true)?,
+        let joined = match &kernel {
+            Some(kernel) => {
+                let launch = Launch {
+                    ctx,
+                    queue,
+                    kernel,
+                    plan,
+                    args: &mut *args,
+                    io,
+                };
+                launch_kind(launch, beside, finishing.as_ref(), &mut partials)?
             }
-        }
+            None => Joined::default(),
+        };
         drop(reads);
         // (A value stored into a region of another array stays lazy: that memory is the
         // other array's.)
@@ -169,11 +114,104 @@ fn launch_with<L: Leaves + ?Sized>(
         {
             produced[o.node] = Some((b, ki));
         }
-        for (gi, b) in row_result.into_iter().chain(total_result) {
+        for (gi, b) in joined.row.into_iter().chain(joined.total) {
             produced[gi] = Some((b, ki));
         }
     }
     Ok(produced)
+}
+
+/// The results of the reductions computed inside a kernel beside its outputs, each with
+/// its graph index.
+#[derive(Default)]
+struct Joined {
+    /// A row reduction's (inside a column reduction, or a GEMM kernel).
+    row: Option<(usize, Arc<DeviceBuffer>)>,
+    /// A reduction over the rows computed beside a row reduction.
+    total: Option<(usize, Arc<DeviceBuffer>)>,
+}
+
+/// Launches `launch` by its plan's kind with the memory `beside` its outputs; a
+/// finishing kernel finishes `finishing`, and a split reduction leaves its partials in
+/// `partials` for the kernel that finishes them.
+fn launch_kind(
+    launch: Launch<'_>,
+    beside: Beside,
+    finishing: Option<&LeftPartials>,
+    partials: &mut Vec<LeftPartials>,
+) -> Result<Joined> {
+    let plan = launch.plan;
+    let mut joined = Joined::default();
+    match (&plan.kind, beside) {
+        (
+            KernelKind::Reduction(r),
+            Beside::Reduction {
+                partials: p,
+                row,
+                total,
+            },
+        ) => {
+            let left = launch_reduce(launch, r, &p, row.as_deref(), total.as_ref())?;
+            if let Some(pv) = left {
+                partials.push(LeftPartials {
+                    node: plan.outputs[0].node,
+                    partials: pv,
+                    segments: r.segments,
+                    n_red: r.n_red,
+                });
+            }
+            joined.row = r.row.map(|row| row.node).zip(row);
+            joined.total = r.row_total.map(|t| t.node).zip(total.map(|t| t.result));
+        }
+        // (No reduction memory: an empty result, nothing to reduce.)
+        (KernelKind::Reduction(_), _) => {}
+        (KernelKind::Finishing(f), _) => launch_finishing(launch, f, finishing)?,
+        (KernelKind::Rows(r), _) => launch_rows(launch, r)?,
+        (KernelKind::Scan(s), Beside::Scan(scratch)) => scan::launch_scan(launch, s, Some(&scratch))?,
+        (KernelKind::Scan(s), _) => scan::launch_scan(launch, s, None)?,
+        (KernelKind::Gemm(g), beside) => {
+            let buffers = match beside {
+                Beside::Gemm(b) => b,
+                _ => GemmBuffers::default(),
+            };
+            launch_gemm(launch, g, &buffers)?;
+            joined.row = g.row.map(|r| r.node).zip(buffers.rows);
+        }
+        (KernelKind::Elementwise, _) => launch_elementwise(launch, false)?,
+        (KernelKind::Tiled, _) => launch_elementwise(launch, true)?,
+    }
+    Ok(joined)
+}
+
+/// The partials of `partials` that `plan` finishes (a finishing kernel's), taken out.
+fn finished_here(plan: &KernelPlan, partials: &mut Vec<LeftPartials>) -> Option<LeftPartials> {
+    let KernelKind::Finishing(f) = &plan.kind else {
+        return None;
+    };
+    let node = plan.inputs[f.slot].node;
+    partials
+        .iter()
+        .position(|p| p.node == node)
+        .map(|k| partials.swap_remove(k))
+}
+
+/// The memory of each of `plan`'s inputs: a leaf of the flush, or what an earlier kernel
+/// `produced`.
+fn inputs_of<'a, L: Leaves + ?Sized>(
+    plan: &KernelPlan,
+    leaves: &'a L,
+    produced: &'a Produced,
+) -> Result<smallvec::SmallVec<[&'a DeviceBuffer; 8]>> {
+    let mut reads = smallvec::SmallVec::new();
+    for input in &plan.inputs {
+        let buffer: &DeviceBuffer = match (leaves.buffer(input.node), &produced[input.node]) {
+            (Some(b), _) => b,
+            (None, Some((b, _))) => b,
+            (None, None) => return Err(Error::Internal("kernel input was not produced".into())),
+        };
+        reads.push(buffer);
+    }
+    Ok(reads)
 }
 
 /// The bytes of `plan`'s scalar arguments in the flush of `leaves`.

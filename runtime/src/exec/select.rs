@@ -62,24 +62,22 @@ pub(crate) fn select_rows(
     let out = plan.rows * plan.k;
     let keys_out = new(out, key_bytes)?;
     let indices_out = new(out, 4)?;
+    // A selection in one launch (its group aside): each launch below is this one but for
+    // what it sets.
+    let whole = Launch {
+        keys_in: keys,
+        indices_in: None,
+        keys_out: &keys_out,
+        indices_out: &indices_out,
+        group: 0,
+        len: plan.len,
+        parts: 1,
+        seg: plan.len,
+        first: true,
+        last: true,
+    };
     match plan.layout {
-        SelectLayout::Rows { group } => launch(
-            ctx,
-            queue,
-            plan,
-            Launch {
-                keys_in: keys,
-                indices_in: None,
-                keys_out: &keys_out,
-                indices_out: &indices_out,
-                group,
-                len: plan.len,
-                parts: 1,
-                seg: plan.len,
-                first: true,
-                last: true,
-            },
-        )?,
+        SelectLayout::Rows { group } => launch(ctx, queue, plan, Launch { group, ..whole })?,
         SelectLayout::Parts {
             parts,
             group,
@@ -88,40 +86,26 @@ pub(crate) fn select_rows(
             let candidates = out * parts;
             let cand_keys = new(candidates, key_bytes)?;
             let cand_indices = new(candidates, 4)?;
-            launch(
-                ctx,
-                queue,
-                plan,
-                Launch {
-                    keys_in: keys,
-                    indices_in: None,
-                    keys_out: &cand_keys,
-                    indices_out: &cand_indices,
-                    group,
-                    len: plan.len,
-                    parts,
-                    seg: plan.part_len(),
-                    first: true,
-                    last: false,
-                },
-            )?;
-            launch(
-                ctx,
-                queue,
-                plan,
-                Launch {
-                    keys_in: &cand_keys,
-                    indices_in: Some(&cand_indices),
-                    keys_out: &keys_out,
-                    indices_out: &indices_out,
-                    group: merge_group,
-                    len: parts * plan.k,
-                    parts: 1,
-                    seg: parts * plan.k,
-                    first: false,
-                    last: true,
-                },
-            )?;
+            let into_candidates = Launch {
+                keys_out: &cand_keys,
+                indices_out: &cand_indices,
+                group,
+                parts,
+                seg: plan.part_len(),
+                last: false,
+                ..whole
+            };
+            launch(ctx, queue, plan, into_candidates)?;
+            let merge = Launch {
+                keys_in: &cand_keys,
+                indices_in: Some(&cand_indices),
+                group: merge_group,
+                len: parts * plan.k,
+                seg: parts * plan.k,
+                first: false,
+                ..whole
+            };
+            launch(ctx, queue, plan, merge)?;
         }
     }
     Ok(Selected {

@@ -95,6 +95,8 @@ pub(crate) fn sort_rows(
     }
 }
 
+/// A sort of rows of several tiles: the digit histograms of every pass, then a pass per
+/// digit between two buffers each for the keys and the payload.
 fn radix(
     ctx: &Arc<ContextInner>,
     queue: &Arc<QueueInner>,
@@ -109,7 +111,51 @@ fn radix(
     let passes = plan.passes();
     let digits = RADIX_DIGITS as usize;
     let hist = new(plan.rows * passes as usize * digits * 4)?;
-    zero(ctx, queue, &hist, plan.rows * passes as usize * digits * 4)?;
+    histograms(ctx, queue, plan, keys, &hist)?;
+    let tiles = plan.tiles_per_row();
+    let status_bytes = (1 + plan.rows * tiles * digits) * 4;
+    let b = RadixBuffers {
+        hist,
+        status: new(status_bytes)?,
+        keys: [new(key_bytes)?, new(key_bytes)?],
+        values: match plan.payload {
+            Payload::None => None,
+            _ => Some([new(value_bytes)?, new(value_bytes)?]),
+        },
+    };
+    let pass_kernel = sort_kernel(ctx, SortKernel::Pass, plan)?;
+    for pass in 0..passes {
+        zero(ctx, queue, &b.status, status_bytes)?;
+        let io = b.pass_io(plan, pass, keys, values.map(|v| &**v));
+        launch(
+            ctx,
+            queue,
+            &pass_kernel,
+            SortKernel::Pass,
+            plan,
+            io,
+            plan.rows * tiles * digits,
+        )?;
+    }
+    let last = (passes as usize - 1) % 2;
+    let [k0, k1] = b.keys;
+    let keys = if last == 0 { k0 } else { k1 };
+    Ok(Sorted {
+        keys: plan.keys_out.then_some(keys),
+        values: b.values.map(|[v0, v1]| if last == 0 { v0 } else { v1 }),
+    })
+}
+
+/// Counts the digits of every pass of each row of `keys` into `hist` (zeroed first).
+fn histograms(
+    ctx: &Arc<ContextInner>,
+    queue: &Arc<QueueInner>,
+    plan: &SortPlan,
+    keys: &DeviceBuffer,
+    hist: &DeviceBuffer,
+) -> Result<()> {
+    let digits = RADIX_DIGITS as usize;
+    zero(ctx, queue, hist, plan.rows * plan.passes() as usize * digits * 4)?;
     let hist_kernel = sort_kernel(ctx, SortKernel::Hist, plan)?;
     let hist_tiles = plan.hist_tiles_per_row();
     let io = PassIo {
@@ -117,7 +163,7 @@ fn radix(
         keys_out: keys,
         values_in: None,
         values_out: None,
-        hist: Some(&hist),
+        hist: Some(hist),
         status: None,
         tiles: hist_tiles,
         pass: 0,
@@ -131,62 +177,53 @@ fn radix(
         plan,
         io,
         plan.rows * hist_tiles * digits,
-    )?;
+    )
+}
 
-    let tiles = plan.tiles_per_row();
-    let status_bytes = (1 + plan.rows * tiles * digits) * 4;
-    let status = new(status_bytes)?;
-    let kbuf = [new(key_bytes)?, new(key_bytes)?];
-    let vbuf = if plan.payload == Payload::None {
-        None
-    } else {
-        Some([new(value_bytes)?, new(value_bytes)?])
-    };
-    let pass_kernel = sort_kernel(ctx, SortKernel::Pass, plan)?;
-    for pass in 0..passes {
+/// The scratch of a radix sort: the digit histograms, the tiles' status, and two
+/// buffers each for the keys and the payload (a pass reads one and writes the other).
+struct RadixBuffers {
+    hist: Arc<DeviceBuffer>,
+    status: Arc<DeviceBuffer>,
+    keys: [Arc<DeviceBuffer>; 2],
+    values: Option<[Arc<DeviceBuffer>; 2]>,
+}
+
+impl RadixBuffers {
+    /// What pass `pass` reads and writes: the first reads the sort's `keys` and `values`.
+    fn pass_io<'a>(
+        &'a self,
+        plan: &SortPlan,
+        pass: u32,
+        keys: &'a DeviceBuffer,
+        values: Option<&'a DeviceBuffer>,
+    ) -> PassIo<'a> {
         let (from, to) = ((pass as usize + 1) % 2, pass as usize % 2);
-        zero(ctx, queue, &status, status_bytes)?;
         let first = pass == 0;
         let io = PassIo {
-            keys_in: if first { keys } else { &kbuf[from] },
-            keys_out: &kbuf[to],
-            values_in: match (&vbuf, first) {
-                (_, true) => values.map(|v| &**v),
+            keys_in: if first { keys } else { &self.keys[from] },
+            keys_out: &self.keys[to],
+            values_in: match (&self.values, first) {
+                (_, true) => values,
                 (Some(v), false) => Some(&*v[from]),
                 (None, false) => None,
             },
-            values_out: vbuf.as_ref().map(|v| &*v[to]),
-            hist: Some(&hist),
-            status: Some(&status),
-            tiles,
+            values_out: self.values.as_ref().map(|v| &*v[to]),
+            hist: Some(&self.hist),
+            status: Some(&self.status),
+            tiles: plan.tiles_per_row(),
             pass,
-            flags: plan.flags(first, pass + 1 == passes),
+            flags: plan.flags(first, pass + 1 == plan.passes()),
         };
         // An index payload has nothing to read on the first pass: any buffer binds.
-        let io = match (io.values_in, io.values_out) {
+        match (io.values_in, io.values_out) {
             (None, Some(out)) => PassIo {
                 values_in: Some(out),
                 ..io
             },
             _ => io,
-        };
-        launch(
-            ctx,
-            queue,
-            &pass_kernel,
-            SortKernel::Pass,
-            plan,
-            io,
-            plan.rows * tiles * digits,
-        )?;
+        }
     }
-    let last = (passes as usize - 1) % 2;
-    let [k0, k1] = kbuf;
-    let keys = if last == 0 { k0 } else { k1 };
-    Ok(Sorted {
-        keys: plan.keys_out.then_some(keys),
-        values: vbuf.map(|[v0, v1]| if last == 0 { v0 } else { v1 }),
-    })
 }
 
 fn sort_kernel(ctx: &ContextInner, kernel: SortKernel, plan: &SortPlan) -> Result<Arc<CompiledKernel>> {

@@ -19,7 +19,7 @@ use crate::stats::Counters;
 use super::build::{has_work, kernel_for};
 use super::launch::launch_kernels;
 use super::replay::Replay;
-use super::{flush_origin, plan, run, FLUSHES};
+use super::{flush_origin, plan, run, Flush, FLUSHES};
 
 /// What a run of a captured step needs: the traced flush's plans and kernels, its
 /// graph's leaves, and where each output comes from.
@@ -101,6 +101,28 @@ pub(crate) fn trace(queue: &Arc<QueueInner>, inputs: &[NodeRef], roots: &[NodeRe
                 .into(),
         });
     }
+    let leaves = leaves_of(&flush, inputs);
+    if aliased(&flush, &leaves) {
+        return Ok(Traced::Aliased);
+    }
+    let outputs = outputs_of(&flush, &leaves);
+    let replay = run(queue, flush, &[])?;
+    let kernels = replay
+        .kernels
+        .iter()
+        .map(|p| has_work(p).then(|| kernel_for(&ctx, p)).transpose())
+        .collect::<Result<_>>()?;
+    Ok(Traced::Captured(Captured {
+        ctx,
+        replay,
+        kernels,
+        leaves,
+        outputs,
+    }))
+}
+
+/// How a run binds each node of `flush`'s graph, `inputs` being the step's placeholders.
+fn leaves_of(flush: &Flush, inputs: &[NodeRef]) -> Vec<Leaf> {
     let input_at = |gi: usize| inputs.iter().position(|n| Arc::ptr_eq(n, &flush.graph[gi].node));
     let mut leaves = Vec::with_capacity(flush.graph.len());
     for (gi, g) in flush.graph.iter().enumerate() {
@@ -111,23 +133,30 @@ pub(crate) fn trace(queue: &Arc<QueueInner>, inputs: &[NodeRef], roots: &[NodeRe
             (GKind::Op(..), _) => Leaf::Computed,
         });
     }
+    leaves
+}
+
+/// Whether an input's memory is also another leaf of `flush` ([`Traced::Aliased`]).
+fn aliased(flush: &Flush, leaves: &[Leaf]) -> bool {
     let buffer_of = |leaf: &Leaf, gi: usize| match leaf {
         Leaf::Input(_) | Leaf::Buffer(_) => flush.graph.buffer(gi).map(|b| b.mem()),
         _ => None,
     };
-    for (gi, leaf) in leaves.iter().enumerate() {
-        if let Leaf::Input(_) = leaf {
-            let mem = buffer_of(leaf, gi);
-            let shared = leaves
-                .iter()
-                .enumerate()
-                .any(|(gj, other)| gj != gi && mem.is_some() && buffer_of(other, gj) == mem);
-            if shared {
-                return Ok(Traced::Aliased);
-            }
-        }
-    }
-    let outputs = flush
+    leaves.iter().enumerate().any(|(gi, leaf)| {
+        let Leaf::Input(_) = leaf else {
+            return false;
+        };
+        let mem = buffer_of(leaf, gi);
+        leaves
+            .iter()
+            .enumerate()
+            .any(|(gj, other)| gj != gi && mem.is_some() && buffer_of(other, gj) == mem)
+    })
+}
+
+/// Where each output of a run comes from: each of `flush`'s roots.
+fn outputs_of(flush: &Flush, leaves: &[Leaf]) -> Vec<StepOutput> {
+    flush
         .roots
         .iter()
         .map(|&gi| {
@@ -142,20 +171,7 @@ pub(crate) fn trace(queue: &Arc<QueueInner>, inputs: &[NodeRef], roots: &[NodeRe
                 },
             }
         })
-        .collect();
-    let replay = run(queue, flush, &[])?;
-    let kernels = replay
-        .kernels
-        .iter()
-        .map(|p| has_work(p).then(|| kernel_for(&ctx, p)).transpose())
-        .collect::<Result<_>>()?;
-    Ok(Traced::Captured(Captured {
-        ctx,
-        replay,
-        kernels,
-        leaves,
-        outputs,
-    }))
+        .collect()
 }
 
 /// A run's view of the traced graph's leaves: the step's own, and this run's inputs.

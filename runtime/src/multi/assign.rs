@@ -25,69 +25,12 @@ pub(crate) fn region(array: &NodeRef, map: &ViewMap, region: &[usize], value: &N
     let parts = array
         .parts()
         .ok_or_else(|| Error::Internal("a multi-device array was not materialized".into()))?;
-    let a0 = map.axes[0];
     let mut pieces = Vec::new();
     for piece in &parts.pieces {
-        let rows = &piece.rows;
-        // The region's coordinates along view axis `along` that land in these rows.
-        let (along, met): (Option<usize>, Range<usize>) = match a0.from {
-            None => {
-                let t = a0.start as usize;
-                if !rows.contains(&t) {
-                    pieces.push(piece.clone());
-                    continue;
-                }
-                (None, 0..0)
-            }
-            Some(j) => {
-                let (lo, hi) = (rows.start as isize, rows.end as isize);
-                let met: Vec<usize> = (0..region[j])
-                    .filter(|&i| (lo..hi).contains(&(a0.start + a0.step * i as isize)))
-                    .collect();
-                match (met.first(), met.last()) {
-                    (Some(&f), Some(&l)) => (Some(j), f..l + 1),
-                    _ => {
-                        pieces.push(piece.clone());
-                        continue;
-                    }
-                }
-            }
-        };
-        let mut local = map.clone();
-        let mut shape: crate::graph::Shape = region.iter().copied().collect();
-        if let Some(j) = along {
-            for a in local.axes.iter_mut().filter(|a| a.from == Some(j)) {
-                a.start += a.step * met.start as isize;
-            }
-            shape[j] = met.len();
+        match met(map, region, &piece.rows) {
+            Some(met) => pieces.push(stored(multi, piece, map, region, value, &met)?),
+            None => pieces.push(piece.clone()),
         }
-        local.axes[0].start -= rows.start as isize;
-        let share = value_share(multi, piece.device, value, along, &met)?;
-        let part = &multi.parts[piece.device];
-        let copy = |n: &NodeRef| {
-            Node::new(
-                part.clone(),
-                n.dtype,
-                n.shape.clone(),
-                State::Lazy(Op::Unary(UnaryOp::Cast, n.clone())),
-            )
-        };
-        let fresh = copy(&piece.node);
-        exec::materialize(std::slice::from_ref(&fresh))?;
-        let target = fresh
-            .buffer()
-            .ok_or_else(|| Error::Internal("a device's copy of its rows is not in memory".into()))?;
-        let share = if share.buffer().is_some() {
-            copy(&share)
-        } else {
-            share
-        };
-        exec::materialize_into_region(part.queue(), &share, target, &Arc::new(local), &piece.node.shape)?;
-        pieces.push(Piece {
-            device: piece.device,
-            rows: rows.clone(),
-            node: fresh,
-        });
     }
     Ok(Node::new(
         array.ctx.clone(),
@@ -95,6 +38,87 @@ pub(crate) fn region(array: &NodeRef, map: &ViewMap, region: &[usize], value: &N
         array.shape.clone(),
         State::Parts(Arc::new(Parts { pieces })),
     ))
+}
+
+/// Where a region meets some rows of the array: the view axis that runs along the
+/// rows (`None`: the region takes one row) and its coordinates along it that land in
+/// them.
+struct Met {
+    along: Option<usize>,
+    coords: Range<usize>,
+}
+
+/// Where the region `map` (a view of shape `region`) meets the array's `rows`, if it
+/// does.
+fn met(map: &ViewMap, region: &[usize], rows: &Range<usize>) -> Option<Met> {
+    let a0 = map.axes[0];
+    match a0.from {
+        None => rows.contains(&(a0.start as usize)).then_some(Met {
+            along: None,
+            coords: 0..0,
+        }),
+        Some(j) => {
+            let (lo, hi) = (rows.start as isize, rows.end as isize);
+            let met: Vec<usize> = (0..region[j])
+                .filter(|&i| (lo..hi).contains(&(a0.start + a0.step * i as isize)))
+                .collect();
+            match (met.first(), met.last()) {
+                (Some(&f), Some(&l)) => Some(Met {
+                    along: Some(j),
+                    coords: f..l + 1,
+                }),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// `piece` with its share of `value` stored where the region `map` (of shape `region`)
+/// `met` its rows: into a copy of them on its device, which the new piece holds.
+fn stored(
+    multi: &crate::backend::context::Multi,
+    piece: &Piece,
+    map: &ViewMap,
+    region: &[usize],
+    value: &NodeRef,
+    met: &Met,
+) -> Result<Piece> {
+    let rows = &piece.rows;
+    let mut local = map.clone();
+    let mut shape: crate::graph::Shape = region.iter().copied().collect();
+    if let Some(j) = met.along {
+        for a in local.axes.iter_mut().filter(|a| a.from == Some(j)) {
+            a.start += a.step * met.coords.start as isize;
+        }
+        shape[j] = met.coords.len();
+    }
+    local.axes[0].start -= rows.start as isize;
+    let share = value_share(multi, piece.device, value, met.along, &met.coords)?;
+    let part = &multi.parts[piece.device];
+    let copy = |n: &NodeRef| {
+        Node::new(
+            part.clone(),
+            n.dtype,
+            n.shape.clone(),
+            State::Lazy(Op::Unary(UnaryOp::Cast, n.clone())),
+        )
+    };
+    let fresh = copy(&piece.node);
+    exec::materialize(std::slice::from_ref(&fresh))?;
+    let target = fresh
+        .buffer()
+        .ok_or_else(|| Error::Internal("a device's copy of its rows is not in memory".into()))?;
+    let share = if share.buffer().is_some() {
+        copy(&share)
+    } else {
+        share
+    };
+    exec::materialize_into_region(part.queue(), &share, target, &Arc::new(local), &piece.node.shape)?;
+    Ok(Piece {
+        device: piece.device,
+        rows: rows.clone(),
+        node: fresh,
+    })
 }
 
 /// The value's elements at indices `met` of its axis `along` (all of it for `None`),

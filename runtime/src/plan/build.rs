@@ -3,18 +3,18 @@
 //! outputs (`values`), and a reduction's layout before the device is known.
 
 use crate::dtype::DType;
-use crate::graph::ReduceOp;
+use crate::graph::{ReduceOp, ReduceSpec, ScanSpec};
 use crate::layout::VECTOR_WIDTH;
 
 use super::access::{Access, Affine, Collapsed, LoadKind};
 use super::collect::{GKind, GNode, OpCode};
-use super::cone::Cone;
+use super::cone::{Cone, ConeView};
 use super::kernel_plan::{
     private_copy, ColumnRows, Columns, Finish, JoinedReduction, KernelKind, KernelPlan, Layout, ReducePlan,
     ScatterStore, Value, VectorLoads,
 };
-use super::reads;
-use super::{key, values, ScatterCombine, Store};
+use super::reads::{self, Reads};
+use super::{key, values, Scatter, ScatterCombine, Store};
 
 /// Builds the plan of the kernel that computes `members`: materialization points of one
 /// shape, or a single reduction. Other materialization points and materialized nodes are
@@ -31,71 +31,218 @@ pub(crate) fn plan_kernel(
     total: Option<usize>,
     store: Option<&Store>,
 ) -> KernelPlan {
-    let reduce = match &graph[members[0]].kind {
-        GKind::Op(OpCode::Reduce(spec), inputs) => Some((*spec, inputs[0])),
-        _ => None,
-    };
-    let scan = match &graph[members[0]].kind {
-        GKind::Op(OpCode::Scan(spec), inputs) => Some((*spec, inputs[0])),
-        _ => None,
-    };
-    // A reduction over the rows beside the row reduction: its operand joins the cone.
-    let total = total.and_then(|q| match &graph[q].kind {
-        GKind::Op(OpCode::Reduce(spec), inputs) => Some((q, spec.op, inputs[0])),
-        _ => None,
-    });
-    // Targets: the values this kernel produces (a reduction reduces its input's value).
-    let targets: Vec<usize> = match (reduce, scan) {
-        (Some((_, child)), _) | (None, Some((_, child))) => vec![child],
-        (None, None) => members.to_vec(),
-    };
-    // (A scan, like a reduction, computes its operand's value and writes its own.)
-    let whole = reduce.is_some() || scan.is_some();
-    let space: Vec<usize> = graph[targets[0]].node.shape.to_vec();
+    let roles = Roles::of(graph, members, total);
+    let space: Vec<usize> = graph[roles.targets[0]].node.shape.to_vec();
     // A scatter's index is computed beside the value it adds.
     let scatter = store.and_then(|s| s.scatter.map(|sc| (s, sc)));
-    let extra = total
-        .map(|(_, _, operand)| operand)
-        .or(scatter.map(|(_, sc)| sc.index));
-    let cone = Cone::of(graph, mat, &targets, extra, whole, row, None);
+    let extra = roles.total.map(|t| t.operand).or(scatter.map(|(_, sc)| sc.index));
+    let cone = Cone::of(graph, mat, &roles.targets, extra, roles.whole, row, None);
     let walked = cone.view(graph);
-    let reads = reads::walk(&walked, &targets, extra, &space);
-    // Every load's offset over the full iteration rank, with the boxes regions test and
-    // a store into a region; then the dims collapse where all of them allow.
-    let rank = space.len();
-    let load_offsets: Vec<Affine> = reads
-        .loads
-        .iter()
-        .map(|l| l.access.affine(&l.shape, rank))
-        .collect();
-    let boxes: Vec<Affine> = reads
-        .boxes
-        .iter()
-        .map(|b| Affine {
-            base: 0,
-            stride: smallvec::smallvec![0; rank],
-            bounds: b.clone(),
-        })
-        .collect();
-    let index_reads = reads.index_offsets(&walked, rank);
-    let store_offset = store
-        .filter(|_| !whole)
-        .map(|s| Access::identity(rank).view(&s.map).affine(&s.shape, rank));
-    let fixed: Option<Vec<bool>> =
-        reduce.map(|(spec, _)| (0..rank).map(|d| spec.axes & (1 << d) != 0).collect());
-    let collapsed = Collapsed::new(
+    let reads = reads::walk(&walked, &roles.targets, extra, &space);
+    let offsets = Offsets::collapse(
+        &reads,
+        &walked,
         &space,
-        load_offsets
-            .iter()
-            .chain(&boxes)
-            .chain(&index_reads)
-            .chain(&store_offset),
-        fixed.as_deref(),
+        store.filter(|_| !roles.whole),
+        roles.reduce,
     );
+    let mut plan = start_plan(graph, &roles, &offsets, &space, group_size);
+    // The output's node and type: a reduction's, or the value's own.
+    let output_of = |j: usize| match roles.whole {
+        true => (graph[members[0]].node.dtype, members[0]),
+        false => (graph[j].node.dtype, j),
+    };
+    let kinds = offsets.load_kinds(&reads);
+    let binder = values::Binder {
+        walked: &walked,
+        is_target: &cone.is_target,
+        reads: &reads,
+        kinds: &kinds,
+        collapsed: &offsets.collapsed,
+        space: &space,
+        store: offsets.store_kind(store),
+        share_slots: false,
+    };
+    let value_of = binder.bind(&mut plan, output_of);
+    if let (KernelKind::Scan(s), Some((_, child))) = (&mut plan.kind, roles.scan) {
+        s.value = value_of(child);
+    }
+    if let Some((s, sc)) = scatter {
+        scatter_output(&mut plan, s, sc, value_of(sc.index));
+    }
+    // (An index times a stride may pass any bound the views know of: long offsets.)
+    let gathers = plan
+        .values
+        .iter()
+        .any(|v| matches!(v.value, Value::Gather { .. }))
+        || scatter.is_some();
+    plan.narrow_offsets = plan.reads_views() && !gathers && narrow_offsets(&plan);
+    key::offsets(&mut plan.key, plan.narrow_offsets);
+    if let Some(total) = roles.total {
+        let t = JoinedReduction {
+            op: total.op,
+            value: value_of(total.operand),
+            dtype: graph[total.operand].node.dtype,
+            node: total.node,
+        };
+        key::row_total(&mut plan.key, &t);
+        if let KernelKind::Reduction(r) = &mut plan.kind {
+            r.row_total = Some(t);
+        }
+    }
+    values::mark_branch_loads(&mut plan);
+    plan
+}
+
+/// What a kernel computes, read from its members: a reduction or a scan of an operand, or
+/// its (elementwise) members themselves; and a reduction over the rows computed beside it.
+struct Roles {
+    /// A reduction's spec and operand.
+    reduce: Option<(ReduceSpec, usize)>,
+    /// A scan's spec and operand.
+    scan: Option<(ScanSpec, usize)>,
+    /// The reduction over the rows beside the row reduction: its operand joins the cone.
+    total: Option<RowTotal>,
+    /// The values the kernel produces (a reduction or a scan computes its operand's value
+    /// and writes its own).
+    targets: Vec<usize>,
+    /// A reduction or a scan: the kernel writes one result of its own, not its targets.
+    whole: bool,
+}
+
+/// A reduction over the rows computed beside a row reduction.
+#[derive(Clone, Copy)]
+struct RowTotal {
+    node: usize,
+    op: ReduceOp,
+    operand: usize,
+}
+
+impl Roles {
+    /// The roles of `members` (a reduction or a scan is the only member), with `total`'s.
+    fn of(graph: &[GNode], members: &[usize], total: Option<usize>) -> Roles {
+        let reduce = match &graph[members[0]].kind {
+            GKind::Op(OpCode::Reduce(spec), inputs) => Some((*spec, inputs[0])),
+            _ => None,
+        };
+        let scan = match &graph[members[0]].kind {
+            GKind::Op(OpCode::Scan(spec), inputs) => Some((*spec, inputs[0])),
+            _ => None,
+        };
+        let total = total.and_then(|q| match &graph[q].kind {
+            GKind::Op(OpCode::Reduce(spec), inputs) => Some(RowTotal {
+                node: q,
+                op: spec.op,
+                operand: inputs[0],
+            }),
+            _ => None,
+        });
+        let targets: Vec<usize> = match (reduce, scan) {
+            (Some((_, child)), _) | (None, Some((_, child))) => vec![child],
+            (None, None) => members.to_vec(),
+        };
+        Roles {
+            reduce,
+            scan,
+            total,
+            targets,
+            whole: reduce.is_some() || scan.is_some(),
+        }
+    }
+}
+
+/// Every load's offset over the full iteration rank, and the dims they collapse into
+/// where all of them (with the boxes regions test, the indices read and a store into a
+/// region) allow.
+struct Offsets {
+    /// Each of the walk's loads' offset, in the walk's order.
+    loads: Vec<Affine>,
+    /// The offset of a store into a region.
+    store: Option<Affine>,
+    /// Per kernel dim, whether a reduction reduces it (no reduction: `None`).
+    fixed: Option<Vec<bool>>,
+    collapsed: Collapsed,
+}
+
+impl Offsets {
+    /// The offsets of `reads` over `space`, with `store`'s (a store into a region; a
+    /// reduction or a scan has none) and `reduce`'s reduced dims, collapsed.
+    fn collapse(
+        reads: &Reads,
+        walked: &ConeView,
+        space: &[usize],
+        store: Option<&Store>,
+        reduce: Option<(ReduceSpec, usize)>,
+    ) -> Offsets {
+        let rank = space.len();
+        let loads: Vec<Affine> = reads
+            .loads
+            .iter()
+            .map(|l| l.access.affine(&l.shape, rank))
+            .collect();
+        let boxes: Vec<Affine> = reads
+            .boxes
+            .iter()
+            .map(|b| Affine {
+                base: 0,
+                stride: smallvec::smallvec![0; rank],
+                bounds: b.clone(),
+            })
+            .collect();
+        let index_reads = reads.index_offsets(walked, rank);
+        let store = store.map(|s| Access::identity(rank).view(&s.map).affine(&s.shape, rank));
+        let fixed: Option<Vec<bool>> =
+            reduce.map(|(spec, _)| (0..rank).map(|d| spec.axes & (1 << d) != 0).collect());
+        let collapsed = Collapsed::new(
+            space,
+            loads.iter().chain(&boxes).chain(&index_reads).chain(&store),
+            fixed.as_deref(),
+        );
+        Offsets {
+            loads,
+            store,
+            fixed,
+            collapsed,
+        }
+    }
+
+    /// How each of `reads`' loads reads over the collapsed dims (a gather's always
+    /// strided: the index adds to its offset).
+    fn load_kinds(&self, reads: &Reads) -> Vec<LoadKind> {
+        self.loads
+            .iter()
+            .zip(&reads.loads)
+            .map(|(o, l)| match l.gathered {
+                true => self.collapsed.strided(o),
+                false => self.collapsed.kind(o),
+            })
+            .collect()
+    }
+
+    /// The node `store` stores and how, over the collapsed dims (a scatter's store is
+    /// always strided: the index adds to its offset).
+    fn store_kind(&self, store: Option<&Store>) -> Option<(usize, LoadKind)> {
+        store.zip(self.store.as_ref()).map(|(s, o)| match s.scatter {
+            Some(_) => (s.node, self.collapsed.strided(o)),
+            None => (s.node, self.collapsed.kind(o)),
+        })
+    }
+}
+
+/// An empty plan over the collapsed dims of `offsets`, of the kernel's kind (a reduction
+/// with its layout, a scan with its plan), with that much written into its key.
+fn start_plan(
+    graph: &[GNode],
+    roles: &Roles,
+    offsets: &Offsets,
+    space: &[usize],
+    group_size: u32,
+) -> KernelPlan {
+    let collapsed = &offsets.collapsed;
     let dims = collapsed.dims.clone();
     let numel = space.iter().product();
-    let reduce_plan = reduce.map(|(spec, child)| {
-        let red_mask = fixed.as_deref().map_or(0, |f| reduced_mask(&collapsed, f));
+    let reduce_plan = roles.reduce.map(|(spec, child)| {
+        let red_mask = offsets.fixed.as_deref().map_or(0, |f| reduced_mask(collapsed, f));
         reduce_layout(spec.op, graph[child].node.dtype, &dims, red_mask, group_size)
     });
     let mut plan = KernelPlan::empty(dims.clone(), numel, group_size);
@@ -106,88 +253,39 @@ pub(crate) fn plan_kernel(
     if let Some(r) = &reduce_plan {
         key::reduce(&mut plan.key, r, group_size);
     }
-    if let Some((spec, child)) = scan {
-        let s = super::scan::scan_plan(spec, graph[child].node.dtype, &space, group_size);
+    if let Some((spec, child)) = roles.scan {
+        let s = super::scan::scan_plan(spec, graph[child].node.dtype, space, group_size);
         key::scan(&mut plan.key, &s, group_size);
         plan.kind = KernelKind::Scan(s);
     }
-    // The output's node and type: a reduction's, or the value's own.
-    let output_of = |j: usize| match whole {
-        true => (graph[members[0]].node.dtype, members[0]),
-        false => (graph[j].node.dtype, j),
-    };
-    let kinds: Vec<LoadKind> = load_offsets
-        .iter()
-        .zip(&reads.loads)
-        .map(|(o, l)| match l.gathered {
-            true => collapsed.strided(o),
-            false => collapsed.kind(o),
-        })
-        .collect();
-    // (A scatter's store is always strided: the index adds to its offset.)
-    let store = store.zip(store_offset.as_ref()).map(|(s, o)| match s.scatter {
-        Some(_) => (s.node, collapsed.strided(o)),
-        None => (s.node, collapsed.kind(o)),
-    });
-    let binder = values::Binder {
-        walked: &walked,
-        is_target: &cone.is_target,
-        reads: &reads,
-        kinds: &kinds,
-        collapsed: &collapsed,
-        space: &space,
-        store,
-        share_slots: false,
-    };
-    let value_of = binder.bind(&mut plan, output_of);
-    if let (KernelKind::Scan(s), Some((_, child))) = (&mut plan.kind, scan) {
-        s.value = value_of(child);
-    }
-    if let Some((s, sc)) = scatter {
-        let index = value_of(sc.index);
-        if let Some((k, o)) = plan
-            .outputs
-            .iter_mut()
-            .enumerate()
-            .find(|(_, o)| o.node == s.node)
-        {
-            // (A private copy starts at 0: a sum's neutral element, not a maximum's.)
-            let private = match sc.combine {
-                ScatterCombine::Add => private_copy(plan.numel, s.shape.iter().product(), o.dtype.size()),
-                ScatterCombine::Max => None,
-            };
-            o.scatter = Some(ScatterStore {
-                index,
-                len: s.shape[sc.axis],
-                stride: s.shape[sc.axis + 1..].iter().product(),
-                private,
-                combine: sc.combine,
-            });
-            key::scatter(&mut plan.key, k, index, private, sc.combine as u32);
-        }
-    }
-    // (An index times a stride may pass any bound the views know of: long offsets.)
-    let gathers = plan
-        .values
-        .iter()
-        .any(|v| matches!(v.value, Value::Gather { .. }))
-        || scatter.is_some();
-    plan.narrow_offsets = plan.reads_views() && !gathers && narrow_offsets(&plan);
-    key::offsets(&mut plan.key, plan.narrow_offsets);
-    if let Some((node, op, operand)) = total {
-        let t = JoinedReduction {
-            op,
-            value: value_of(operand),
-            dtype: graph[operand].node.dtype,
-            node,
-        };
-        key::row_total(&mut plan.key, &t);
-        if let KernelKind::Reduction(r) = &mut plan.kind {
-            r.row_total = Some(t);
-        }
-    }
-    values::mark_branch_loads(&mut plan);
     plan
+}
+
+/// Makes the output that store `s` names a scatter along `sc.axis` by value `index`, and
+/// writes that into the key.
+fn scatter_output(plan: &mut KernelPlan, s: &Store, sc: Scatter, index: usize) {
+    let numel = plan.numel;
+    let Some((k, o)) = plan
+        .outputs
+        .iter_mut()
+        .enumerate()
+        .find(|(_, o)| o.node == s.node)
+    else {
+        return;
+    };
+    // (A private copy starts at 0: a sum's neutral element, not a maximum's.)
+    let private = match sc.combine {
+        ScatterCombine::Add => private_copy(numel, s.shape.iter().product(), o.dtype.size()),
+        ScatterCombine::Max => None,
+    };
+    o.scatter = Some(ScatterStore {
+        index,
+        len: s.shape[sc.axis],
+        stride: s.shape[sc.axis + 1..].iter().product(),
+        private,
+        combine: sc.combine,
+    });
+    key::scatter(&mut plan.key, k, index, private, sc.combine as u32);
 }
 
 /// Whether every offset and bound of the plan's views fits an `int` (none: true; the key

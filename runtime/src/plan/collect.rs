@@ -201,70 +201,102 @@ pub(crate) fn recycle(mut graph: Vec<GNode>) {
 }
 
 fn collect_with(roots: &[NodeRef], scratch: &mut Scratch) -> Result<Found> {
-    let Scratch { index, stack, values } = scratch;
     let mut out: Vec<GNode> = SPARE_GRAPH.with(std::cell::Cell::take);
     let mut scalar_nodes = ScalarNodes::default();
     // (The last root is collected first: the order planning has always seen.)
-    stack.extend(roots.iter().map(|r| Visit::Enter {
+    scratch.stack.extend(roots.iter().map(|r| Visit::Enter {
         node: r.clone(),
         unique: false,
     }));
-    while let Some(visit) = stack.pop() {
+    while let Some(visit) = scratch.stack.pop() {
         let (node, unique, operands) = match visit {
-            Visit::Enter { node, unique } => {
-                if !unique {
-                    match index.entry(Arc::as_ptr(&node)) {
-                        std::collections::hash_map::Entry::Occupied(seen) => {
-                            // (Being expanded: only a cycle, which a graph cannot have.)
-                            if *seen.get() == IN_PROGRESS {
-                                return Err(Error::Internal("a node reached from its own operands".into()));
-                            }
-                            values.push(*seen.get());
-                            continue;
-                        }
-                        std::collections::hash_map::Entry::Vacant(v) => {
-                            v.insert(IN_PROGRESS);
-                        }
-                    }
-                }
-                let state = node.state();
-                if let State::Lazy(op) = &*state {
-                    // Its operands above it, the first on top. (A count of one, read under
-                    // the consumer's lock: the operation is its only holder.)
-                    let start = stack.len();
-                    op.each_input(|c| {
-                        stack.push(Visit::Enter {
-                            unique: Arc::strong_count(c) == 1,
-                            node: c.clone(),
-                        })
-                    });
-                    let operands = stack.len() - start;
-                    drop(state);
-                    stack[start..].reverse();
-                    stack.insert(
-                        start,
-                        Visit::Exit {
-                            node,
-                            unique,
-                            operands,
-                        },
-                    );
-                    continue;
-                }
-                drop(state);
-                (node, unique, 0)
-            }
+            Visit::Enter { node, unique } => match scratch.enter(node, unique)? {
+                Some(node) => (node, unique, 0),
+                None => continue,
+            },
             Visit::Exit {
                 node,
                 unique,
                 operands,
             } => (node, unique, operands),
         };
+        scratch.write(&mut out, &mut scalar_nodes, node, unique, operands)?;
+    }
+    let roots = roots
+        .iter()
+        .map(|r| match scratch.index.get(&Arc::as_ptr(r)) {
+            Some(&i) if i != IN_PROGRESS => Ok(i),
+            _ => Err(Error::Internal("a root was not collected".into())),
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    Ok(Found { graph: out, roots })
+}
+
+impl Scratch {
+    /// Visits `node` on the way down: a node seen before leaves its index on the values;
+    /// a lazy one pushes its exit and its operands above it (`None` for both); a node in
+    /// memory is returned, to be written now.
+    fn enter(&mut self, node: NodeRef, unique: bool) -> Result<Option<NodeRef>> {
+        let Scratch { index, stack, values } = self;
+        if !unique {
+            match index.entry(Arc::as_ptr(&node)) {
+                std::collections::hash_map::Entry::Occupied(seen) => {
+                    // (Being expanded: only a cycle, which a graph cannot have.)
+                    if *seen.get() == IN_PROGRESS {
+                        return Err(Error::Internal("a node reached from its own operands".into()));
+                    }
+                    values.push(*seen.get());
+                    return Ok(None);
+                }
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(IN_PROGRESS);
+                }
+            }
+        }
+        let state = node.state();
+        if let State::Lazy(op) = &*state {
+            // Its operands above it, the first on top. (A count of one, read under the
+            // consumer's lock: the operation is its only holder.)
+            let start = stack.len();
+            op.each_input(|c| {
+                stack.push(Visit::Enter {
+                    unique: Arc::strong_count(c) == 1,
+                    node: c.clone(),
+                })
+            });
+            let operands = stack.len() - start;
+            drop(state);
+            stack[start..].reverse();
+            stack.insert(
+                start,
+                Visit::Exit {
+                    node,
+                    unique,
+                    operands,
+                },
+            );
+            return Ok(None);
+        }
+        drop(state);
+        Ok(Some(node))
+    }
+
+    /// Writes `node`'s entry into `out`, its last `operands` values its operands (an inline
+    /// scalar's entry, from `scalar_nodes`, just before it), and leaves its index on the
+    /// values.
+    fn write(
+        &mut self,
+        out: &mut Vec<GNode>,
+        scalar_nodes: &mut ScalarNodes,
+        node: NodeRef,
+        unique: bool,
+        operands: usize,
+    ) -> Result<()> {
+        let Scratch { index, values, .. } = self;
         let Some(from) = values.len().checked_sub(operands) else {
             return Err(Error::Internal("graph operands collected out of order".into()));
         };
         let state = node.state();
-        // An inline scalar gets its entry just before its operation's.
         let scalar_at = match &*state {
             State::Lazy(Op::WithScalar(_, _, s)) => {
                 out.push(GNode {
@@ -284,15 +316,8 @@ fn collect_with(roots: &[NodeRef], scratch: &mut Scratch) -> Result<Found> {
         }
         values.push(out.len());
         out.push(GNode { node, kind, movement });
+        Ok(())
     }
-    let roots = roots
-        .iter()
-        .map(|r| match index.get(&Arc::as_ptr(r)) {
-            Some(&i) if i != IN_PROGRESS => Ok(i),
-            _ => Err(Error::Internal("a root was not collected".into())),
-        })
-        .collect::<Result<Vec<usize>>>()?;
-    Ok(Found { graph: out, roots })
 }
 
 /// The nodes that stand for inline scalars in a collected graph ([`Op::WithScalar`]):

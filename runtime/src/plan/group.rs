@@ -156,8 +156,70 @@ pub(crate) fn group_kernels(
     let mut groups: Vec<Group> = Vec::new();
     let mut group_of: Vec<Option<usize>> = vec![None; graph.len()];
     for p in (0..graph.len()).filter(|&i| mat[i]) {
-        // The latest group among the materialization points p reads (not through others);
-        // p may join that group unless the dependency is a cut.
+        let point = Point::walk(graph, mat, cut, &group_of, p);
+        let rows = row_kernel(graph, p, profile);
+        // (A row kernel's shape is its space: its reductions' operands'.)
+        let shape = match &rows {
+            Some(space) => &graph[space.operand].node.shape,
+            None => &graph[p].node.shape,
+        };
+        let kind = match &graph[p].kind {
+            GKind::Op(OpCode::Reduce(_), _) => match rows {
+                Some(space) => GroupKind::Rows(space),
+                None => GroupKind::Reduction,
+            },
+            // (A scan is a kernel of its own too, and joins nothing.)
+            GKind::Op(OpCode::Scan(_), _) => GroupKind::Scan(p),
+            GKind::Op(OpCode::MatMul, _) => GroupKind::Gemm(p),
+            _ => GroupKind::Elementwise,
+        };
+        // A cut point, materialized only to bound kernel sizes, joins within half the
+        // argument budget: cut points that share little (a long concatenation's parts)
+        // gain only a launch from one kernel, and a larger kernel costs its build (on
+        // PoCL, more than in proportion to its size).
+        let args = if cut[p] { max_args / 2 } else { max_args };
+        let candidate = point.candidate(graph, mat, &groups, kind, shape, args);
+        let g = match candidate {
+            Some(c) if point.latest_dep.is_none_or(|d| d <= c) && point.after_cut.is_none_or(|d| d < c) => c,
+            _ => {
+                groups.push(Group {
+                    shape: shape.to_vec(),
+                    members: Vec::new(),
+                    kind,
+                    nodes: 0,
+                    leaves: NodeSet::default(),
+                });
+                groups.len() - 1
+            }
+        };
+        groups[g].nodes += point.nodes;
+        groups[g].leaves.extend(point.leaves);
+        groups[g].members.push(p);
+        group_of[p] = Some(g);
+    }
+    groups.into_iter().map(|g| g.members).collect()
+}
+
+/// A materialization point being grouped: what its cone reads, down to materialized
+/// nodes and leaves.
+struct Point {
+    node: usize,
+    /// The latest group among the materialization points it reads (not through others):
+    /// it may join that group, or a later one.
+    latest_dep: Option<usize>,
+    /// The latest group among the cut points it reads: it goes to a later one, so that
+    /// cuts really split.
+    after_cut: Option<usize>,
+    /// The nodes it computes inside (itself included).
+    nodes: usize,
+    /// What it reads: leaves and materialized nodes, each once.
+    leaves: NodeSet,
+}
+
+impl Point {
+    /// Walks the cone of point `p`, whose materialized operands are in the groups
+    /// `group_of` says.
+    fn walk(graph: &[GNode], mat: &[bool], cut: &[bool], group_of: &[Option<usize>], p: usize) -> Point {
         let mut latest_dep: Option<usize> = None;
         let mut after_cut: Option<usize> = None;
         let mut seen = NodeSet::default();
@@ -188,32 +250,34 @@ pub(crate) fn group_kernels(
                 }
             }
         }
-        let rows = row_kernel(graph, p, profile);
-        // (A row kernel's shape is its space: its reductions' operands'.)
-        let shape = match &rows {
-            Some(space) => &graph[space.operand].node.shape,
-            None => &graph[p].node.shape,
-        };
-        let kind = match &graph[p].kind {
-            GKind::Op(OpCode::Reduce(_), _) => match rows {
-                Some(space) => GroupKind::Rows(space),
-                None => GroupKind::Reduction,
-            },
-            // (A scan is a kernel of its own too, and joins nothing.)
-            GKind::Op(OpCode::Scan(_), _) => GroupKind::Scan(p),
-            GKind::Op(OpCode::MatMul, _) => GroupKind::Gemm(p),
-            _ => GroupKind::Elementwise,
-        };
-        // Elementwise points join the latest kernel of their shape when their
-        // dependencies allow. A cut point, materialized only to bound kernel sizes, joins
-        // within half the argument budget: cut points that share little (a long
-        // concatenation's parts) gain only a launch from one kernel, and a larger kernel
-        // costs its build (on PoCL, more than in proportion to its size).
-        let args = if cut[p] { max_args / 2 } else { max_args };
-        let candidate = match kind {
+        Point {
+            node: p,
+            latest_dep,
+            after_cut,
+            nodes,
+            leaves,
+        }
+    }
+
+    /// The latest of `groups` that this point, of `kind` and `shape`, may join within
+    /// `args` arguments, its dependencies aside (the caller checks those). Elementwise
+    /// points join the latest kernel of their shape; a reduction of a product's epilogue
+    /// along its rows joins the product's kernel (see `joins_as_row`), one along the rows
+    /// of a row kernel joins that.
+    fn candidate(
+        &self,
+        graph: &[GNode],
+        mat: &[bool],
+        groups: &[Group],
+        kind: GroupKind,
+        shape: &[usize],
+        args: usize,
+    ) -> Option<usize> {
+        let p = self.node;
+        match kind {
             GroupKind::Elementwise => groups.iter().rposition(|g| {
                 g.shape[..] == shape[..]
-                    && g.has_room(nodes, &leaves, args)
+                    && g.has_room(self.nodes, &self.leaves, args)
                     && match g.kind {
                         GroupKind::Elementwise => true,
                         GroupKind::Reduction => false,
@@ -223,8 +287,6 @@ pub(crate) fn group_kernels(
                         GroupKind::Rows(space) => joins_rows(graph, mat, &g.members, p, &space, false),
                     }
             }),
-            // A reduction of a product's epilogue along its rows joins the product's
-            // kernel (see `joins_as_row`); one along the rows of a row kernel joins that.
             GroupKind::Reduction | GroupKind::Rows(_) => groups.iter().rposition(|g| match g.kind {
                 GroupKind::Gemm(product) => joins_as_row(graph, mat, &g.members, p, product),
                 GroupKind::Rows(space) => match kind {
@@ -238,26 +300,8 @@ pub(crate) fn group_kernels(
                 _ => false,
             }),
             GroupKind::Gemm(_) | GroupKind::Scan(_) => None,
-        };
-        let g = match candidate {
-            Some(c) if latest_dep.is_none_or(|d| d <= c) && after_cut.is_none_or(|d| d < c) => c,
-            _ => {
-                groups.push(Group {
-                    shape: shape.to_vec(),
-                    members: Vec::new(),
-                    kind,
-                    nodes: 0,
-                    leaves: NodeSet::default(),
-                });
-                groups.len() - 1
-            }
-        };
-        groups[g].nodes += nodes;
-        groups[g].leaves.extend(leaves);
-        groups[g].members.push(p);
-        group_of[p] = Some(g);
+        }
     }
-    groups.into_iter().map(|g| g.members).collect()
 }
 
 /// The longest rows a GEMM kernel reduces inside: its work-groups cover whole rows, and

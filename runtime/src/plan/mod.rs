@@ -166,20 +166,7 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
     } = collected;
     let (graph, root_idx) = (&graph[..], &root_idx[..]);
     let mat = group::materialization_points(graph, root_idx, profile.max_args());
-    // (A product, a scan or a reduction is no cut: its elementwise readers may join its
-    // kernel, which `group` checks.)
-    let mut cut = mat.clone();
-    for &r in root_idx {
-        cut[r] = false;
-    }
-    for (i, g) in graph.iter().enumerate() {
-        if matches!(
-            g.kind,
-            GKind::Op(OpCode::MatMul | OpCode::Scan(_) | OpCode::Reduce(_), _)
-        ) {
-            cut[i] = false;
-        }
-    }
+    let cut = cut_points(graph, root_idx, &mat);
     let groups = group::group_kernels(graph, &mat, &cut, profile);
     // (Only a product's kernel, or a scan's with consumers, asks; a flush without one
     // skips the walk.)
@@ -196,31 +183,10 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
     let plans = groups
         .iter()
         .map(|members| {
-            let store = store.as_ref().filter(|s| members.contains(&s.node));
             let first = members[0];
-            match &graph[first].kind {
-                GKind::Op(OpCode::MatMul, _) => {
-                    let stored = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
-                    gemm::plan_gemm(graph, &mat, members, stored, store)
-                }
-                // (Only a row kernel has a reduction with other members.)
-                GKind::Op(OpCode::Reduce(_), _) if members.len() > 1 => {
-                    match row_kernel::row_kernel(graph, first, profile).and_then(|space| {
-                        let layout = row_kernel::layout_of(graph, space.operand, space.inner, profile)?;
-                        Some((space, layout))
-                    }) {
-                        Some((space, layout)) => {
-                            row_kernel::plan_rows(graph, &mat, members, space.inner, layout, store)
-                        }
-                        None => broken_plan(format!("row kernel {first} has no row layout")),
-                    }
-                }
-                GKind::Op(OpCode::Scan(_), _) if members.len() > 1 => {
-                    let stored = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
-                    scan::epilogue::plan_scan(graph, &mat, members, stored, store, group_size)
-                }
-                _ => build::plan_kernel(graph, &mat, members, group_size, None, None, store),
-            }
+            let stored = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
+            let store = store.as_ref().filter(|s| members.contains(&s.node));
+            plan_group(graph, &mat, members, stored, store, profile)
         })
         .collect();
     let plans = passes::rows_into_columns::fuse_rows_into_columns(
@@ -237,6 +203,59 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
             .collect();
     passes::finish_in::finish_in_consumers(&mut kernels, group_size);
     kernels
+}
+
+/// The materialization points `mat` that only bound a kernel's size: no root, and no
+/// product, scan or reduction (whose elementwise readers may join its kernel, which
+/// `group` checks).
+fn cut_points(graph: &[GNode], roots: &[usize], mat: &[bool]) -> Vec<bool> {
+    let mut cut = mat.to_vec();
+    for &r in roots {
+        cut[r] = false;
+    }
+    for (i, g) in graph.iter().enumerate() {
+        if matches!(
+            g.kind,
+            GKind::Op(OpCode::MatMul | OpCode::Scan(_) | OpCode::Reduce(_), _)
+        ) {
+            cut[i] = false;
+        }
+    }
+    cut
+}
+
+/// Plans the kernel of the group `members`, by its first member's kind. `stored`: that
+/// member (a product or a scan) is an output; `store`: the member stored into a region
+/// of an array.
+fn plan_group(
+    graph: &[GNode],
+    mat: &[bool],
+    members: &[usize],
+    stored: bool,
+    store: Option<&Store>,
+    profile: &DeviceProfile,
+) -> KernelPlan {
+    let first = members[0];
+    let group_size = profile.reduce_group_size();
+    match &graph[first].kind {
+        GKind::Op(OpCode::MatMul, _) => gemm::plan_gemm(graph, mat, members, stored, store),
+        // (Only a row kernel has a reduction with other members.)
+        GKind::Op(OpCode::Reduce(_), _) if members.len() > 1 => {
+            match row_kernel::row_kernel(graph, first, profile).and_then(|space| {
+                let layout = row_kernel::layout_of(graph, space.operand, space.inner, profile)?;
+                Some((space, layout))
+            }) {
+                Some((space, layout)) => {
+                    row_kernel::plan_rows(graph, mat, members, space.inner, layout, store)
+                }
+                None => broken_plan(format!("row kernel {first} has no row layout")),
+            }
+        }
+        GKind::Op(OpCode::Scan(_), _) if members.len() > 1 => {
+            scan::epilogue::plan_scan(graph, mat, members, stored, store, group_size)
+        }
+        _ => build::plan_kernel(graph, mat, members, group_size, None, None, store),
+    }
 }
 
 /// A plan exec refuses to run, with `why` (a broken invariant of planning).

@@ -18,7 +18,7 @@ use super::key;
 use super::reads::Reads;
 use crate::dtype::DType;
 use crate::graph::view::Region;
-use crate::graph::TernaryOp;
+use crate::graph::{IndexFn, TakeSpec, TernaryOp};
 
 /// What binding a kernel's values needs.
 pub(super) struct Binder<'a> {
@@ -149,48 +149,11 @@ impl<'a> Binder<'a> {
             (GKind::Op(OpCode::Region, _), Some(Movement::Region(region))) => {
                 return self.region(plan, b, j, region, a)
             }
-            (GKind::Op(OpCode::Take(spec), inputs), _) => {
-                let operands = self.walked.operand_accesses(j, a, self.space);
-                let [(data, da), (indices, ia)] = &operands[..] else {
-                    b.broken
-                        .get_or_insert_with(|| format!("take {j} without its operands"));
-                    return self.zero(plan, dtype);
-                };
-                let loaded = self.lookup(b, *data, da);
-                let index = self.lookup(b, *indices, ia);
-                let Some(Value::Load { slot }) = plan.values.get(loaded).map(|v| &v.value) else {
-                    b.broken
-                        .get_or_insert_with(|| format!("take {j} reads no memory"));
-                    return self.zero(plan, dtype);
-                };
-                let shape = &self.walked.graph[inputs[0]].node.shape;
-                let slot = *slot;
-                key::gather(&mut plan.key, slot, index, spec.search_code());
-                Value::Gather {
-                    slot,
-                    index,
-                    len: shape[spec.axis],
-                    stride: shape[spec.axis + 1..].iter().product(),
-                    search: spec.search,
-                }
-            }
-            (GKind::Op(OpCode::FromIndex(spec), _), _) => {
-                let args: Inputs = self
-                    .walked
-                    .operand_accesses(j, a, self.space)
-                    .iter()
-                    .map(|(i, ia)| self.lookup(b, *i, ia))
-                    .collect();
-                let index = self.read_index(&a.affine(&g.node.shape, self.space.len()));
-                let slot = plan.index_reads.len();
-                key::from_index(&mut plan.key, *spec, dtype, slot, index.as_ref(), &args);
-                plan.index_reads.push(IndexRead { index });
-                Value::FromIndex {
-                    slot,
-                    of: *spec,
-                    args,
-                }
-            }
+            (GKind::Op(OpCode::Take(spec), inputs), _) => match self.gather(plan, b, j, a, spec, inputs[0]) {
+                Some(value) => value,
+                None => return self.zero(plan, dtype),
+            },
+            (GKind::Op(OpCode::FromIndex(spec), _), _) => self.indexed_value(plan, b, j, a, *spec),
             (GKind::Op(code, _), _) => {
                 if let (OpCode::Reduce(spec), KernelKind::Reduction(r)) = (code, &mut plan.kind) {
                     r.row = Some(JoinedReduction {
@@ -213,6 +176,67 @@ impl<'a> Binder<'a> {
             (GKind::Ready(_), _) => return self.load(plan, b, j),
         };
         push(plan, value, dtype)
+    }
+
+    /// The value of take `j` (of `spec`, from `data`) read at `a`: a gather from its data's
+    /// input slot at its indices' value (`None`, and the plan broken, where those are
+    /// missing).
+    fn gather(
+        &self,
+        plan: &mut KernelPlan,
+        b: &mut Binding,
+        j: usize,
+        a: &Access,
+        spec: &TakeSpec,
+        data: usize,
+    ) -> Option<Value> {
+        let operands = self.walked.operand_accesses(j, a, self.space);
+        let [(data_node, da), (indices, ia)] = &operands[..] else {
+            b.broken
+                .get_or_insert_with(|| format!("take {j} without its operands"));
+            return None;
+        };
+        let loaded = self.lookup(b, *data_node, da);
+        let index = self.lookup(b, *indices, ia);
+        let Some(Value::Load { slot }) = plan.values.get(loaded).map(|v| &v.value) else {
+            b.broken
+                .get_or_insert_with(|| format!("take {j} reads no memory"));
+            return None;
+        };
+        let shape = &self.walked.graph[data].node.shape;
+        let slot = *slot;
+        key::gather(&mut plan.key, slot, index, spec.search_code());
+        Some(Value::Gather {
+            slot,
+            index,
+            len: shape[spec.axis],
+            stride: shape[spec.axis + 1..].iter().product(),
+            search: spec.search,
+        })
+    }
+
+    /// The value of `j`, computed from the index of `spec` at the coordinates of `a`, with
+    /// its operands' values.
+    fn indexed_value(
+        &self,
+        plan: &mut KernelPlan,
+        b: &mut Binding,
+        j: usize,
+        a: &Access,
+        spec: IndexFn,
+    ) -> Value {
+        let g = &self.walked.graph[j];
+        let args: Inputs = self
+            .walked
+            .operand_accesses(j, a, self.space)
+            .iter()
+            .map(|(i, ia)| self.lookup(b, *i, ia))
+            .collect();
+        let index = self.read_index(&a.affine(&g.node.shape, self.space.len()));
+        let slot = plan.index_reads.len();
+        key::from_index(&mut plan.key, spec, g.node.dtype, slot, index.as_ref(), &args);
+        plan.index_reads.push(IndexRead { index });
+        Value::FromIndex { slot, of: spec, args }
     }
 
     /// The next load, which is node `j`'s: an input slot (shared with a load of the same

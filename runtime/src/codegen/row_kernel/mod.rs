@@ -32,7 +32,7 @@ const RADIX: u32 = 8;
 pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
     let mut v = Values::new(plan);
     let ix = v.ix;
-    let (per_row, group) = (r.layout.per_row, r.layout.group);
+    let group = r.layout.group;
     let rank = plan.dims.len();
     let outer = rank - r.inner;
     let mut src = Src::at(0);
@@ -42,29 +42,7 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
         &format!(" __attribute__((reqd_work_group_size({group}, 1, 1)))"),
     ));
     narrow_dims(rank, ix, &mut src);
-    let len = (outer..rank)
-        .map(|d| format!("d{d}"))
-        .collect::<Vec<_>>()
-        .join(" * ");
-    src.line(format_args!("const {ix} len = {len};"));
-    src.line(format_args!("const {ix} rows = len == 0 ? 0 : ({ix})n / len;"));
-    src.line("const uint lid = get_local_id(0);");
-    src.line(format_args!("const uint t = lid % {per_row}u, base = lid - t;"));
-    src.line(format_args!(
-        "const {ix} row = ({ix})get_group_id(0) * {}u + lid / {per_row}u;",
-        group / per_row
-    ));
-    src.line("const int live = row < rows;");
-    // The row's outer coordinates, once.
-    if outer > 0 {
-        src.line(format_args!("{ix} qr = row;"));
-        for d in (0..outer).rev() {
-            match d {
-                0 => src.line(format_args!("const {ix} i0 = qr;")),
-                _ => src.line(format_args!("const {ix} i{d} = qr % d{d}; qr /= d{d};")),
-            }
-        }
-    }
+    row_of_work_item(r, rank, ix, &mut src);
     // A reduction's result, read by later phases from local memory.
     let reduced: Vec<Option<usize>> = (0..plan.inputs.len())
         .map(|slot| {
@@ -110,21 +88,39 @@ pub(super) fn rows_source(plan: &KernelPlan, r: &RowsPlan) -> String {
             }
         }
     }
-    let stores: Vec<usize> = (0..plan.outputs.len())
-        .filter(|&o| !r.reductions.iter().any(|red| red.output == o))
-        .collect();
-    if !stores.is_empty() {
-        for &step in &k.steps {
-            k.element(&mut v, step, &mut src, |v, src| {
-                k.values(v, r.epilogue..plan.values.len(), step, src);
-                for &o in &stores {
-                    k.store(o, src);
-                }
-            });
-        }
-    }
+    k.epilogue(&mut v, &mut src);
     src.close();
     src.into_string()
+}
+
+/// The row a work-item takes (`row`, with `live`: the row exists), its place among the
+/// row's work-items (`t`, from `base`), the row's length `len`, and the row's outer
+/// coordinates, once.
+fn row_of_work_item(r: &RowsPlan, rank: usize, ix: &str, src: &mut Src) {
+    let (per_row, group) = (r.layout.per_row, r.layout.group);
+    let outer = rank - r.inner;
+    let len = (outer..rank)
+        .map(|d| format!("d{d}"))
+        .collect::<Vec<_>>()
+        .join(" * ");
+    src.line(format_args!("const {ix} len = {len};"));
+    src.line(format_args!("const {ix} rows = len == 0 ? 0 : ({ix})n / len;"));
+    src.line("const uint lid = get_local_id(0);");
+    src.line(format_args!("const uint t = lid % {per_row}u, base = lid - t;"));
+    src.line(format_args!(
+        "const {ix} row = ({ix})get_group_id(0) * {}u + lid / {per_row}u;",
+        group / per_row
+    ));
+    src.line("const int live = row < rows;");
+    if outer > 0 {
+        src.line(format_args!("{ix} qr = row;"));
+        for d in (0..outer).rev() {
+            match d {
+                0 => src.line(format_args!("const {ix} i0 = qr;")),
+                _ => src.line(format_args!("const {ix} i{d} = qr % d{d}; qr /= d{d};")),
+            }
+        }
+    }
 }
 
 /// What the phases of a row kernel's program share.
@@ -141,6 +137,26 @@ struct Kernel<'a> {
 }
 
 impl Kernel<'_> {
+    /// The epilogue: its values over the work-item's elements, each output that is no
+    /// reduction's stored.
+    fn epilogue(&self, v: &mut Values, src: &mut Src) {
+        let (plan, r) = (self.plan, self.r);
+        let stores: Vec<usize> = (0..plan.outputs.len())
+            .filter(|&o| !r.reductions.iter().any(|red| red.output == o))
+            .collect();
+        if stores.is_empty() {
+            return;
+        }
+        for &step in &self.steps {
+            self.element(v, step, src, |v, src| {
+                self.values(v, r.epilogue..plan.values.len(), step, src);
+                for &o in &stores {
+                    self.store(o, src);
+                }
+            });
+        }
+    }
+
     /// Reduction `q`'s operand over the work-item's elements, combined into `acc{q}`.
     fn phase(&self, v: &mut Values, q: usize, src: &mut Src) {
         let red = &self.r.reductions[q];

@@ -169,10 +169,37 @@ impl Kernel<'_> {
     /// `acc{q+1}` (and held where the epilogue reads it again), the pairs combined in one
     /// tree, and the held exponentials rescaled to the shift the user wrote.
     pub(super) fn online(&self, v: &mut Values, o: &OnlineSum, src: &mut Src) {
+        self.shifted_sums(v, o, src);
+        let last = self.pairs_tree(o, src);
         let (q, s) = (o.max, o.max + 1);
-        let (max, sum) = (&self.r.reductions[q], &self.r.reductions[s]);
-        let d = self.plan.values[max.value].dtype;
-        let t = vt(d);
+        let t = vt(self.plan.values[self.r.reductions[q].value].dtype);
+        if !last {
+            src.open("if (t == 0u) {");
+            src.line(format_args!("const {t} r{q} = acc{q}, r{s} = acc{s};"));
+        }
+        self.results(v, o, src);
+        src.close();
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        src.line(format_args!(
+            "const {t} rr{q} = red{q}[base], rr{s} = red{s}[base];"
+        ));
+        if self.reuse.kept[o.exp] {
+            src.open("{");
+            self.chain(v, o, &format!("rr{q}"), src);
+            src.line(format_args!("const {t} f = exp(sh{q} - v{});", o.shift));
+            for e in 0..self.steps.len() * self.r.layout.width as usize {
+                let k = format!("k{}[{e}]", o.exp);
+                src.line(format_args!("{k} = {k} == ({t})0 ? {k} : {k} * f;"));
+            }
+            src.close();
+        }
+    }
+
+    /// Each work-item's sum `acc{q+1}` of its elements' `exp(x - d(acc{q}))`, its own
+    /// maximum `acc{q}` taken: the exponentials the epilogue reads again are held.
+    fn shifted_sums(&self, v: &mut Values, o: &OnlineSum, src: &mut Src) {
+        let (q, s) = (o.max, o.max + 1);
+        let t = vt(self.plan.values[self.r.reductions[q].value].dtype);
         src.line(format_args!(
             "const {t} sh{q} = {};",
             finite_shift(&format!("acc{q}"), t)
@@ -201,9 +228,18 @@ impl Kernel<'_> {
                 }
             });
         }
+    }
+
+    /// The tree over the row's work-items that combines their (maximum, sum) pairs;
+    /// whether it has a last step ([`Kernel::steps_of_tree`]), which leaves the pair in
+    /// `r{q}`, `r{q+1}`.
+    fn pairs_tree(&self, o: &OnlineSum, src: &mut Src) -> bool {
+        let (q, s) = (o.max, o.max + 1);
+        let d = self.plan.values[self.r.reductions[q].value].dtype;
+        let t = vt(d);
         // Pairs joined one at a time into a running pair (few registers: the held
         // exponentials stay live across the tree).
-        let last = self.steps_of_tree(src, &[q, s], |src, parts, next, last| {
+        self.steps_of_tree(src, &[q, s], |src, parts, next, last| {
             src.line(format_args!("{t} top = red{q}[lid], tot = red{s}[lid];"));
             for p in 1..parts {
                 src.open("{");
@@ -231,12 +267,16 @@ impl Kernel<'_> {
                     src.line(format_args!("red{s}[lid] = tot;"));
                 }
             }
-        });
-        if !last {
-            src.open("if (t == 0u) {");
-            src.line(format_args!("const {t} r{q} = acc{q}, r{s} = acc{s};"));
-        }
-        // The sum, shifted by d(M), rescaled to c(M).
+        })
+    }
+
+    /// The row's results, by its first work-item from the pair `r{q}`, `r{q+1}`: the sum,
+    /// shifted by `d(M)`, rescaled to `c(M)`, both into local memory for the later phases
+    /// and out to the outputs.
+    fn results(&self, v: &mut Values, o: &OnlineSum, src: &mut Src) {
+        let (q, s) = (o.max, o.max + 1);
+        let (max, sum) = (&self.r.reductions[q], &self.r.reductions[s]);
+        let t = vt(self.plan.values[max.value].dtype);
         src.line(format_args!("const {t} mr = r{q};"));
         self.chain(v, o, "mr", src);
         src.line(format_args!(
@@ -251,21 +291,6 @@ impl Kernel<'_> {
                 red.output,
                 vt(red.dtype)
             ));
-        }
-        src.close();
-        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
-        src.line(format_args!(
-            "const {t} rr{q} = red{q}[base], rr{s} = red{s}[base];"
-        ));
-        if self.reuse.kept[o.exp] {
-            src.open("{");
-            self.chain(v, o, &format!("rr{q}"), src);
-            src.line(format_args!("const {t} f = exp(sh{q} - v{});", o.shift));
-            for e in 0..self.steps.len() * width as usize {
-                let k = format!("k{}[{e}]", o.exp);
-                src.line(format_args!("{k} = {k} == ({t})0 ? {k} : {k} * f;"));
-            }
-            src.close();
         }
     }
 

@@ -11,6 +11,7 @@
 //! phase). In the epilogue the product is one value, the accumulator (`Cone::of`'s
 //! `product`), read only at the product's own coordinates (`group` admits nothing else).
 
+use crate::dtype::DType;
 use crate::plan::access::Affine;
 use crate::plan::collect::{GKind, GNode, OpCode};
 use crate::plan::gemm::tiles::Along;
@@ -30,63 +31,130 @@ pub(crate) fn plan_gemm(
     store: Option<&Store>,
 ) -> KernelPlan {
     let p = members[0];
-    let (a, b) = match &graph[p].kind {
-        GKind::Op(OpCode::MatMul, inputs) => (inputs[0], inputs[1]),
-        _ => (p, p),
-    };
-    let out: Vec<usize> = graph[p].node.shape.to_vec();
-    let rank = out.len();
-    // (A product has two axes at least; anything else is refused below.)
-    let batch = out[..rank.saturating_sub(2)].to_vec();
-    let (m, n) = match out[..] {
-        [.., m, n] => (m, n),
-        _ => (0, 0),
-    };
-    let k = graph[a].node.shape.last().copied().unwrap_or(0);
-    let dtype = graph[p].node.dtype;
-    let numel = out.iter().product();
-    let mut plan = KernelPlan::empty(out.clone(), numel, 0);
+    let s = Sizes::of(graph, p);
+    let mut plan = KernelPlan::empty(s.out.clone(), s.out.iter().product(), 0);
     plan.narrow_index = false;
-    if graph[a].node.dtype != dtype || graph[b].node.dtype != dtype || rank < 2 {
-        plan.broken = Some(format!("matrix product {p} of operands {a} and {b} is malformed"));
+    if graph[s.a].node.dtype != s.dtype || graph[s.b].node.dtype != s.dtype || s.out.len() < 2 {
+        plan.broken = Some(format!(
+            "matrix product {p} of operands {} and {} is malformed",
+            s.a, s.b
+        ));
         return plan;
     }
-    key::dims(&mut plan.key, rank, false);
-    key::gemm(&mut plan.key, dtype);
-    let with =
-        |rows: usize, cols: usize| -> Vec<usize> { batch.iter().copied().chain([rows, cols]).collect() };
-    let phases = [
-        Phase {
-            targets: &[],
-            extra: Some(a),
-            space: with(m, k),
-            product: None,
-            store: None,
-            share_slots: false,
-        },
-        Phase {
-            targets: &[],
-            extra: Some(b),
-            space: with(k, n),
-            product: None,
-            store: None,
-            share_slots: false,
-        },
-    ];
-    let mut operands = Vec::with_capacity(2);
-    for phase in &phases {
-        key::gemm_phase(&mut plan.key);
-        let start = plan.values.len();
-        let bound = phase.bind(graph, mat, &mut plan);
-        operands.push(GemmOperand {
-            values: start..plan.values.len(),
-            value: bound.value,
-            along: along(&bound.offsets, phase.space.len()),
-            aligned: false,
-        });
+    key::dims(&mut plan.key, s.out.len(), false);
+    key::gemm(&mut plan.key, s.dtype);
+    let left = operand(graph, mat, &mut plan, s.a, s.space(s.m, s.k));
+    let right = operand(graph, mat, &mut plan, s.b, s.space(s.k, s.n));
+    let row = epilogue(graph, mat, members, stored, store, &mut plan);
+    key::gemm_operands(&mut plan.key, left.along, right.along);
+    let g = GemmPlan {
+        left,
+        right,
+        batch: s.batch,
+        m: s.m,
+        n: s.n,
+        k: s.k,
+        dtype: s.dtype,
+        tile: None,
+        split: 1,
+        row,
+    };
+    plan.narrow_offsets = narrow_offsets(&plan, &g);
+    key::offsets(&mut plan.key, plan.narrow_offsets);
+    values::mark_branch_loads(&mut plan);
+    plan.kind = KernelKind::Gemm(g);
+    plan
+}
+
+/// The operands and sizes of a matrix product: `a` (`[.., m, k]`) times `b`
+/// (`[.., k, n]`) is `out` (`[.., m, n]`, the batch dims first).
+struct Sizes {
+    a: usize,
+    b: usize,
+    out: Vec<usize>,
+    batch: Vec<usize>,
+    m: usize,
+    n: usize,
+    k: usize,
+    dtype: DType,
+}
+
+impl Sizes {
+    /// The sizes of product `p` (a node that is no product, or has fewer than two axes,
+    /// has zeros that the caller refuses).
+    fn of(graph: &[GNode], p: usize) -> Sizes {
+        let (a, b) = match &graph[p].kind {
+            GKind::Op(OpCode::MatMul, inputs) => (inputs[0], inputs[1]),
+            _ => (p, p),
+        };
+        let out: Vec<usize> = graph[p].node.shape.to_vec();
+        let rank = out.len();
+        // (A product has two axes at least; anything else is refused by the caller.)
+        let batch = out[..rank.saturating_sub(2)].to_vec();
+        let (m, n) = match out[..] {
+            [.., m, n] => (m, n),
+            _ => (0, 0),
+        };
+        let k = graph[a].node.shape.last().copied().unwrap_or(0);
+        Sizes {
+            a,
+            b,
+            out,
+            batch,
+            m,
+            n,
+            k,
+            dtype: graph[p].node.dtype,
+        }
     }
-    // The elementwise members are the epilogue's targets; a reduction member reduces its
-    // rows (its operand is the epilogue's extra value).
+
+    /// The space of an operand of `rows` by `cols` matrices: the batch dims, then those.
+    fn space(&self, rows: usize, cols: usize) -> Vec<usize> {
+        self.batch.iter().copied().chain([rows, cols]).collect()
+    }
+}
+
+/// Binds the phase of `operand` over `space` (its batch dims, then its rows and columns
+/// in a tile) into `plan`.
+fn operand(
+    graph: &[GNode],
+    mat: &[bool],
+    plan: &mut KernelPlan,
+    operand: usize,
+    space: Vec<usize>,
+) -> GemmOperand {
+    let phase = Phase {
+        targets: &[],
+        extra: Some(operand),
+        space,
+        product: None,
+        store: None,
+        share_slots: false,
+    };
+    key::gemm_phase(&mut plan.key);
+    let start = plan.values.len();
+    let bound = phase.bind(graph, mat, plan);
+    GemmOperand {
+        values: start..plan.values.len(),
+        value: bound.value,
+        along: along(&bound.offsets, phase.space.len()),
+        aligned: false,
+    }
+}
+
+/// Binds the epilogue of the GEMM kernel of product `members[0]` into `plan` (after its
+/// operands' phases): the elementwise members are its targets (the product too where
+/// `stored`), and a reduction member reduces its rows (its operand is the epilogue's
+/// extra value), which this returns.
+fn epilogue(
+    graph: &[GNode],
+    mat: &[bool],
+    members: &[usize],
+    stored: bool,
+    store: Option<&Store>,
+    plan: &mut KernelPlan,
+) -> Option<GemmRow> {
+    let p = members[0];
     let reduction = members[1..].iter().find_map(|&r| match &graph[r].kind {
         GKind::Op(OpCode::Reduce(spec), inputs) => Some((r, spec.op, inputs[0])),
         _ => None,
@@ -103,12 +171,12 @@ pub(crate) fn plan_gemm(
     let epilogue = Phase {
         targets: &targets,
         extra: reduction.map(|(_, _, operand)| operand),
-        space: out.clone(),
+        space: graph[p].node.shape.to_vec(),
         product: Some(p),
         store,
         share_slots: false,
     };
-    let bound = epilogue.bind(graph, mat, &mut plan);
+    let bound = epilogue.bind(graph, mat, plan);
     let row = reduction.map(|(node, op, _)| GemmRow {
         op,
         value: bound.value,
@@ -123,29 +191,7 @@ pub(crate) fn plan_gemm(
             format!("the epilogue of matrix product {p} reads it elsewhere than at its own coordinates")
         });
     }
-    let right = operands.pop();
-    let left = operands.pop();
-    let (Some(left), Some(right)) = (left, right) else {
-        return plan;
-    };
-    key::gemm_operands(&mut plan.key, left.along, right.along);
-    let g = GemmPlan {
-        left,
-        right,
-        batch,
-        m,
-        n,
-        k,
-        dtype,
-        tile: None,
-        split: 1,
-        row,
-    };
-    plan.narrow_offsets = narrow_offsets(&plan, &g);
-    key::offsets(&mut plan.key, plan.narrow_offsets);
-    values::mark_branch_loads(&mut plan);
-    plan.kind = KernelKind::Gemm(g);
-    plan
+    row
 }
 
 /// Sets the tile of GEMM plan `plan` and its segments of `k`

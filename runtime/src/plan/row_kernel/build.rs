@@ -79,39 +79,7 @@ pub(crate) fn plan_rows(
     let mut plan = KernelPlan::empty(space.clone(), numel, layout.group);
     key::dims(&mut plan.key, rank, plan.narrow_index);
     key::rows(&mut plan.key, inner, &layout);
-    let mut reductions = Vec::new();
-    for &m in members {
-        let GKind::Op(OpCode::Reduce(spec), inputs) = &graph[m].kind else {
-            continue;
-        };
-        let operand = Phase {
-            targets: &[],
-            extra: Some(inputs[0]),
-            space: space.clone(),
-            product: None,
-            store: None,
-            share_slots: true,
-        };
-        let start = plan.values.len();
-        let value = operand.bind(graph, mat, &mut plan).value;
-        let dtype = graph[m].node.dtype;
-        plan.outputs.push(Output {
-            value,
-            dtype,
-            node: m,
-            store: None,
-            scatter: None,
-        });
-        key::row_reduction(&mut plan.key, spec.op, dtype, value);
-        reductions.push(RowReduction {
-            op: spec.op,
-            dtype,
-            start,
-            value,
-            output: plan.outputs.len() - 1,
-            node: m,
-        });
-    }
+    let reductions = reductions(graph, mat, members, &space, &mut plan);
     let epilogue = plan.values.len();
     key::rows_epilogue(&mut plan.key, epilogue);
     let targets: Vec<usize> = members
@@ -142,4 +110,49 @@ pub(crate) fn plan_rows(
         layout,
     });
     plan
+}
+
+/// Binds the phase of each reduction among `members` (in order) over `space` into
+/// `plan`: its operand's values, and its result as an output.
+fn reductions(
+    graph: &[GNode],
+    mat: &[bool],
+    members: &[usize],
+    space: &[usize],
+    plan: &mut KernelPlan,
+) -> Vec<RowReduction> {
+    let mut reductions = Vec::new();
+    for &m in members {
+        let GKind::Op(OpCode::Reduce(spec), inputs) = &graph[m].kind else {
+            continue;
+        };
+        let operand = Phase {
+            targets: &[],
+            extra: Some(inputs[0]),
+            space: space.to_vec(),
+            product: None,
+            store: None,
+            share_slots: true,
+        };
+        let start = plan.values.len();
+        let value = operand.bind(graph, mat, plan).value;
+        let dtype = graph[m].node.dtype;
+        plan.outputs.push(Output {
+            value,
+            dtype,
+            node: m,
+            store: None,
+            scatter: None,
+        });
+        key::row_reduction(&mut plan.key, spec.op, dtype, value);
+        reductions.push(RowReduction {
+            op: spec.op,
+            dtype,
+            start,
+            value,
+            output: plan.outputs.len() - 1,
+            node: m,
+        });
+    }
+    reductions
 }
