@@ -62,7 +62,7 @@ pub(super) fn tiled_source(plan: &KernelPlan) -> String {
 }
 
 /// Stages the `staged` inputs' elements of the tile: work-item (tx, ty) reads element
-/// (r0 + tx, c0 + ty + j) into t[ty + j][tx].
+/// `(r0 + tx, c0 + ty + j)` into `t[ty + j][tx]`.
 fn stage(plan: &KernelPlan, staged: &[bool], ix: &str, src: &mut Src) {
     let rank = plan.dims.len();
     let (r, c) = (rank - 2, rank - 1);
@@ -83,7 +83,7 @@ fn stage(plan: &KernelPlan, staged: &[bool], ix: &str, src: &mut Src) {
 
 /// Computes the tile: the work-group's items cover the tile's rows, `TILE / 4` of them
 /// per row, each taking four neighbouring elements (vector loads and stores where the
-/// row has them all, else one at a time), its `staged` inputs at t[tc + l][tr].
+/// row has them all, else one at a time), its `staged` inputs at `t[tc + l][tr]`.
 fn compute(v: &mut Values, plan: &KernelPlan, staged: &[bool], src: &mut Src) {
     let ix = v.ix;
     let rank = plan.dims.len();
