@@ -152,7 +152,7 @@ impl Scan {
         let out: syn::Expr = syn::parse2(out).expect("an expr! expansion parses as an expression");
         let mut found = Found::default();
         found.visit_expr(&out);
-        let what = self.name(&format!("expr! #{}", self.count));
+        let what = self.name(&format!("expr! {}", self.count));
         self.record_templates(&what, &found);
     }
 
