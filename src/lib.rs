@@ -89,8 +89,8 @@ pub use lazycl_runtime::*;
 pub mod prelude {
     pub use lazycl_macros::*;
     pub use lazycl_runtime::{
-        concatenate, eval, s, scatter_add, select, sort_by_key, stack, Array, Axis, Context, DType,
-        DeviceSelector, Element, Error, Event, Float, Index, NewAxis, Numeric, Queue, Result, Rng,
+        bf16, concatenate, eval, f16, s, scatter_add, select, sort_by_key, stack, Array, Axis, Context,
+        DType, DeviceSelector, Element, Error, Event, Float, Index, NewAxis, Numeric, Queue, Result, Rng,
         SearchSide, Step,
     };
 }

@@ -21,6 +21,20 @@ pub enum DType {
     F32,
     /// `f64` / `double` (needs `cl_khr_fp64`).
     F64,
+    /// `i8` / `char`.
+    I8,
+    /// `u8` / `uchar`.
+    U8,
+    /// `i16` / `short`.
+    I16,
+    /// `u16` / `ushort`.
+    U16,
+    /// `half::f16`: IEEE binary16, stored as OpenCL `half` (read and written with the core
+    /// `vload_half`/`vstore_half_rte`, no extension needed) and computed in `float`.
+    F16,
+    /// `half::bf16`: the upper 16 bits of an `f32`, stored as `ushort` and computed in
+    /// `float`.
+    BF16,
 }
 
 /// What kind of number a type is.
@@ -35,8 +49,10 @@ enum Kind {
 /// One row of the table.
 struct Row {
     rust: &'static str,
-    /// In memory and in the runtime's kernels.
+    /// A value in the runtime's kernels (16-bit floats compute in `float`).
     cl_name: &'static str,
+    /// An element in memory: what a buffer's pointer points to.
+    cl_memory: &'static str,
     /// A value in the macros' code.
     cl_value: &'static str,
     /// The unsigned integer type of the same width.
@@ -48,22 +64,32 @@ struct Row {
     kind: Kind,
 }
 
-/// The table, in the order of [`DType`]'s variants.
+/// The table, in the order of [`DType`]'s variants. Types narrower than 32 bits travel as
+/// 32-bit kernel arguments (OpenCL C kernel arguments cannot be `bool`, and a `float`
+/// carries every 16-bit float exactly).
 #[rustfmt::skip]
-const TABLE: [Row; 7] = [
-    row("bool", "uchar",  "bool",   "uchar", "uint",   1, 4, Kind::Bool),
-    row("i32",  "int",    "int",    "uint",  "int",    4, 4, Kind::Signed),
-    row("u32",  "uint",   "uint",   "uint",  "uint",   4, 4, Kind::Unsigned),
-    row("i64",  "long",   "long",   "ulong", "long",   8, 8, Kind::Signed),
-    row("u64",  "ulong",  "ulong",  "ulong", "ulong",  8, 8, Kind::Unsigned),
-    row("f32",  "float",  "float",  "uint",  "float",  4, 4, Kind::Float),
-    row("f64",  "double", "double", "ulong", "double", 8, 8, Kind::Float),
+const TABLE: [Row; 13] = [
+    //   rust    value     memory    macros    unsigned  argument  size arg kind
+    row("bool", "uchar",  "uchar",  "bool",   "uchar",  "uint",   1, 4, Kind::Bool),
+    row("i32",  "int",    "int",    "int",    "uint",   "int",    4, 4, Kind::Signed),
+    row("u32",  "uint",   "uint",   "uint",   "uint",   "uint",   4, 4, Kind::Unsigned),
+    row("i64",  "long",   "long",   "long",   "ulong",  "long",   8, 8, Kind::Signed),
+    row("u64",  "ulong",  "ulong",  "ulong",  "ulong",  "ulong",  8, 8, Kind::Unsigned),
+    row("f32",  "float",  "float",  "float",  "uint",   "float",  4, 4, Kind::Float),
+    row("f64",  "double", "double", "double", "ulong",  "double", 8, 8, Kind::Float),
+    row("i8",   "char",   "char",   "char",   "uchar",  "int",    1, 4, Kind::Signed),
+    row("u8",   "uchar",  "uchar",  "uchar",  "uchar",  "uint",   1, 4, Kind::Unsigned),
+    row("i16",  "short",  "short",  "short",  "ushort", "int",    2, 4, Kind::Signed),
+    row("u16",  "ushort", "ushort", "ushort", "ushort", "uint",   2, 4, Kind::Unsigned),
+    row("f16",  "float",  "half",   "float",  "uint",   "float",  2, 4, Kind::Float),
+    row("bf16", "float",  "ushort", "float",  "uint",   "float",  2, 4, Kind::Float),
 ];
 
 #[allow(clippy::too_many_arguments)]
 const fn row(
     rust: &'static str,
     cl_name: &'static str,
+    cl_memory: &'static str,
     cl_value: &'static str,
     cl_unsigned: &'static str,
     cl_arg: &'static str,
@@ -74,6 +100,7 @@ const fn row(
     Row {
         rust,
         cl_name,
+        cl_memory,
         cl_value,
         cl_unsigned,
         cl_arg,
@@ -85,7 +112,7 @@ const fn row(
 
 impl DType {
     /// Every element type, in order.
-    pub const ALL: [DType; 7] = [
+    pub const ALL: [DType; 13] = [
         DType::Bool,
         DType::I32,
         DType::U32,
@@ -93,16 +120,48 @@ impl DType {
         DType::U64,
         DType::F32,
         DType::F64,
+        DType::I8,
+        DType::U8,
+        DType::I16,
+        DType::U16,
+        DType::F16,
+        DType::BF16,
     ];
 
     const fn row(self) -> &'static Row {
         &TABLE[self as usize]
     }
 
-    /// The OpenCL C type of an element in memory, and of a value in the runtime's kernels
-    /// (`bool` is `uchar`, 0 or 1).
+    /// The OpenCL C type of a value in the runtime's kernels (`bool` is `uchar`, 0 or 1;
+    /// the 16-bit floats are `float`).
     pub const fn cl_name(self) -> &'static str {
         self.row().cl_name
+    }
+
+    /// The OpenCL C type of an element in memory, what a buffer of the type points to:
+    /// [`cl_name`](Self::cl_name) but for the 16-bit floats (`half`, `ushort`), which are
+    /// read and written through [`is_stored_narrow`](Self::is_stored_narrow)'s conversions.
+    pub const fn cl_memory(self) -> &'static str {
+        self.row().cl_memory
+    }
+
+    /// Whether a value is computed in a wider type than it is stored in (the 16-bit
+    /// floats): a load converts it to `float`, a store rounds it to the nearest (ties to
+    /// even), and so does a cast to it.
+    pub const fn is_stored_narrow(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16)
+    }
+
+    /// The type reductions, scans and sorts of this type compute in: `f32` for the 16-bit
+    /// floats, the 32-bit integer of the same signedness for the 8- and 16-bit integers,
+    /// else the type itself.
+    pub const fn compute(self) -> DType {
+        match self {
+            DType::F16 | DType::BF16 => DType::F32,
+            DType::I8 | DType::I16 => DType::I32,
+            DType::U8 | DType::U16 => DType::U32,
+            d => d,
+        }
     }
 
     /// The OpenCL C type of a value in the macros' code (`bool` is `bool`; otherwise
@@ -133,6 +192,17 @@ impl DType {
         self.row().size
     }
 
+    /// Bytes of a value of the type in a kernel ([`cl_name`](Self::cl_name)): the size
+    /// but for the 16-bit floats, whose values are `float`s. What a kernel's own buffers
+    /// of values (partial results) take per element.
+    pub const fn value_size(self) -> usize {
+        if self.is_stored_narrow() {
+            4
+        } else {
+            self.row().size
+        }
+    }
+
     /// Bits per element on the device.
     pub const fn bits(self) -> u32 {
         self.row().size as u32 * 8
@@ -143,7 +213,7 @@ impl DType {
         self.row().arg_size
     }
 
-    /// `f32` or `f64`.
+    /// A floating-point type (`f16`, `bf16`, `f32`, `f64`).
     pub const fn is_float(self) -> bool {
         matches!(self.row().kind, Kind::Float)
     }
@@ -180,12 +250,20 @@ mod tests {
             assert_eq!(d as usize, i);
             assert_eq!(format!("{d:?}").to_lowercase(), d.rust_name());
             assert_eq!(d.bits(), d.size() as u32 * 8);
+            // The unsigned type of the width a value is computed in.
             let unsigned = DType::ALL
                 .iter()
-                .find(|u| u.cl_name() == d.cl_unsigned())
+                .find(|u| u.cl_name() == d.cl_unsigned() && !u.is_float() && **u != DType::Bool)
                 .unwrap();
-            assert!(!unsigned.is_signed() && unsigned.size() == d.size(), "{d}");
+            let computed = if d.is_stored_narrow() { 4 } else { d.size() };
+            assert!(!unsigned.is_signed() && unsigned.size() == computed, "{d}");
             assert_eq!(d.cl_value() == d.cl_name(), d != DType::Bool);
+            assert_eq!(d.cl_memory() == d.cl_name(), !d.is_stored_narrow());
+            assert!(d.arg_size() >= 4 && d.arg_size() >= d.size());
+            let c = d.compute();
+            assert!(c.is_float() == d.is_float() && c.compute() == c, "{d}");
+            assert!(c.size() >= 4 || d == DType::Bool, "{d}");
+            assert_eq!(c.is_signed(), d.is_signed());
         }
         assert_eq!(DType::Bool.cl_name(), "uchar");
         assert_eq!(DType::Bool.cl_arg(), "uint");

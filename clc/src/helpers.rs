@@ -20,7 +20,7 @@
 //! [`DType::cl_name`].
 
 use crate::dtype::DType;
-use crate::text::{guarded, wrapping_neg};
+use crate::text::{from_unsigned, guarded, wrapping_neg};
 
 /// A helper function: its name and its OpenCL C definition (one line, after the guarded
 /// definitions of the helpers it calls, if any).
@@ -41,7 +41,7 @@ impl Helper {
     /// This helper, calling `deps`: their guarded definitions go before its own, so that
     /// its definition stands alone wherever a program puts it (the guards keep each
     /// compiled once).
-    fn after(mut self, deps: &[Helper]) -> Helper {
+    pub(crate) fn after(mut self, deps: &[Helper]) -> Helper {
         let mut text: String = deps.iter().map(Helper::guarded).collect();
         text.push_str(&self.definition);
         self.definition = text;
@@ -88,8 +88,10 @@ pub fn rem(t: DType) -> Helper {
 /// `b.pow(e)` of an integer `b` and a `uint` exponent, wrapping.
 pub fn pow(t: DType) -> Helper {
     let (c, u) = (t.cl_name(), t.cl_unsigned());
-    let body =
-        format!("{u} r = 1, x = ({u})b; while (e) {{ if (e & 1u) r *= x; x *= x; e >>= 1; }} return ({c})r;");
+    let body = format!(
+        "{u} r = 1, x = ({u})b; while (e) {{ if (e & 1u) r *= x; x *= x; e >>= 1; }} return {};",
+        from_unsigned(t, "r")
+    );
     Helper::new(format!("lzc_pow_{c}"), &format!("{c} b, uint e"), c, &body)
 }
 
@@ -246,6 +248,29 @@ pub fn random_value(draw: Draw, t: DType) -> Helper {
         )
     };
     let (params, body) = match (draw, t.size()) {
+        // The 16-bit floats: as many bits as they hold (11 and 8), so that no value rounds
+        // up to 1 when stored.
+        (Draw::Uniform, 2) if t.is_float() => {
+            let (shift, scale) = if t == DType::F16 {
+                (21, "0x1p-11f")
+            } else {
+                (24, "0x1p-8f")
+            };
+            (
+                "uint4 r, uint j".to_string(),
+                format!("{} return (float)(w >> {shift}) * {scale};", pick("j", "w")),
+            )
+        }
+        (Draw::Normal, 2) if t.is_float() => return random_value(draw, DType::F32),
+        // Narrower than 32 bits: drawn as 32, the range's ends in `uint`.
+        (Draw::Integers, 1 | 2) => (
+            "uint4 r, uint j, uint lo, uint range".to_string(),
+            format!(
+                "{} return {};",
+                pick("j", "w"),
+                from_unsigned(t, "(lo + mul_hi(w, range))")
+            ),
+        ),
         (Draw::Uniform, 4) => (
             "uint4 r, uint j".to_string(),
             format!("{} return (float)(w >> 8) * 0x1p-24f;", pick("j", "w")),
@@ -287,7 +312,13 @@ pub fn random_value(draw: Draw, t: DType) -> Helper {
         Draw::Normal => "normal",
         Draw::Integers => "integers",
     };
-    Helper::new(format!("lzc_random_{what}_{c}"), &params, c, &body)
+    // (Named by the Rust type where two share an OpenCL C value type.)
+    let named = if t.is_stored_narrow() || t.size() < 4 {
+        t.rust_name()
+    } else {
+        c
+    };
+    Helper::new(format!("lzc_random_{what}_{named}"), &params, c, &body)
 }
 
 #[cfg(test)]

@@ -16,15 +16,18 @@
 //!   [`Helper`] (name and definition) per function and type, each named `lzc_*` and
 //!   defined under the guard `LZC_HELPER_<name>`, so that a program holding two copies
 //!   (an `expr!` template's and the runtime's own) compiles one.
+//! - `narrow`: what a type stored narrower than it computes (`f16`, `bf16`: 16 bits in
+//!   memory, `float` in a kernel) needs: loads, stores and casts that round to it.
 //! - `group`: `#[kernel]`'s work-group collectives (`work_group_reduce_add`, ...), helpers
 //!   over a `__local` scratch array the kernel declares.
 //!
-//! Layers, bottom to top: `dtype` → `text` → `helpers` → `group` (`tests/it/layers.rs`
+//! Layers, bottom to top: `dtype` → `text` → `helpers` → `narrow` → `group` (`tests/it/layers.rs`
 //! checks them).
 
 mod dtype;
 mod group;
 mod helpers;
+mod narrow;
 mod text;
 
 pub use dtype::DType;
@@ -33,4 +36,10 @@ pub use helpers::{
     atomic_add_float, clamp, div, extension, int64_atomics, int_from_float, philox4x32_10, philox_stream,
     pow, random_value, rem, signum, Draw, Helper,
 };
-pub use text::{guarded, pragmas, wrapping, wrapping_abs, wrapping_neg, FP64_PRAGMA, NO_CONTRACT_PRAGMA};
+pub use narrow::{
+    bf16_bits, cast_to_narrow, f16_bits, f16_value, float_odd, load, store, vector_load, vector_store,
+    CallHelper,
+};
+pub use text::{
+    from_unsigned, guarded, pragmas, wrapping, wrapping_abs, wrapping_neg, FP64_PRAGMA, NO_CONTRACT_PRAGMA,
+};

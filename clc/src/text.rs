@@ -33,21 +33,35 @@ pub fn guarded(guard: &str, text: &str) -> String {
 
 /// `a op b` for `op` one of `+ - *`, wrapping as Rust's `wrapping_*` (computed in the
 /// unsigned type of `t`'s width: signed overflow is undefined in C).
+/// Types narrower than `int` promote to `int` in C's arithmetic, and a conversion of an
+/// out-of-range `int` back to `char` or `short` is implementation-defined: their results
+/// are narrowed in the unsigned type and reinterpreted (`as_char`, `as_short`).
 pub fn wrapping(t: DType, op: &str, a: &str, b: &str) -> String {
-    let (t, u) = (t.cl_name(), t.cl_unsigned());
-    format!("({t})(({u}){a} {op} ({u}){b})")
+    let u = t.cl_unsigned();
+    from_unsigned(t, &format!("(({u}){a} {op} ({u}){b})"))
 }
 
 /// `-a`, wrapping (`-MIN == MIN`).
 pub fn wrapping_neg(t: DType, a: &str) -> String {
-    let (t, u) = (t.cl_name(), t.cl_unsigned());
-    format!("({t})(({u})0 - ({u}){a})")
+    let u = t.cl_unsigned();
+    from_unsigned(t, &format!("(({u})0 - ({u}){a})"))
 }
 
 /// `a.abs()` of a signed integer, wrapping (`MIN.abs() == MIN`): OpenCL C's `abs` gives
 /// the unsigned type.
 pub fn wrapping_abs(t: DType, a: &str) -> String {
-    format!("({})abs({a})", t.cl_name())
+    from_unsigned(t, &format!("abs({a})"))
+}
+
+/// An unsigned value `u` of `t`'s width (or wider, for the narrow ones, whose arithmetic
+/// promotes) as `t`: a cast from 32 bits up, a narrowing and a reinterpretation below.
+pub fn from_unsigned(t: DType, u: &str) -> String {
+    let c = t.cl_name();
+    if t.size() < 4 && t.is_signed_int() {
+        format!("as_{c}(({}){u})", t.cl_unsigned())
+    } else {
+        format!("({c}){u}")
+    }
 }
 
 #[cfg(test)]
@@ -62,6 +76,11 @@ mod tests {
         );
         assert_eq!(wrapping_neg(DType::I64, "(x)"), "(long)((ulong)0 - (ulong)(x))");
         assert_eq!(wrapping_abs(DType::I32, "v0"), "(int)abs(v0)");
+        assert_eq!(
+            wrapping(DType::I8, "+", "v1", "v2"),
+            "as_char((uchar)((uchar)v1 + (uchar)v2))"
+        );
+        assert_eq!(wrapping_abs(DType::I16, "v0"), "as_short((ushort)abs(v0))");
         assert_eq!(
             pragmas(true),
             "#pragma OPENCL FP_CONTRACT OFF\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"

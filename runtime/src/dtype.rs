@@ -25,13 +25,20 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A Rust type that can live in a device array. Sealed: implemented for
-/// `bool`, `i32`, `u32`, `i64`, `u64`, `f32` and `f64`.
+/// A Rust type that can live in a device array. Sealed: implemented for `bool`, the
+/// integers `i8 u8 i16 u16 i32 u32 i64 u64`, and the floats `f32`, `f64` and the `half`
+/// crate's [`f16`](half::f16) and [`bf16`](half::bf16).
+///
+/// The 16-bit floats are stored in 16 bits and computed in `f32` on every device (the
+/// core `vload_half`/`vstore_half_rte` and `bf16`'s bits are all a kernel needs, no
+/// `cl_khr_fp16`): a kernel rounds a value to 16 bits, to the nearest with ties to even,
+/// where it stores it and where a cast asks for it, so a fused chain rounds once.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an element type (`bool`, `i32`, `u32`, `i64`, `u64`, `f32` or `f64`)",
+    message = "`{Self}` is not an element type (`bool`, `i8`..`u64`, `f16`, `bf16`, `f32` or `f64`)",
     label = "not an element type",
-    note = "arrays hold, and expr! takes as scalar operands, `bool i32 u32 i64 u64 f32 f64`; convert a host value \
-            first (`n as u64` for a `usize`); an array operand is an `Array<T>` or `&Array<T>`",
+    note = "arrays hold, and expr! takes as scalar operands, `bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64` \
+            (`f16`/`bf16` from the `half` crate, `lazycl::half`); convert a host value first (`n as u64` for a \
+            `usize`); an array operand is an `Array<T>` or `&Array<T>`",
     note = "in a function generic over the element type, bound the type parameter by `lazycl::Element` (or \
             `Numeric`, `Float`, ...): `fn f<T: lazycl::Element>(x: &Array<T>)`"
 )]
@@ -40,6 +47,7 @@ pub trait Element:
 {
     /// The run-time type tag.
     const DTYPE: DType;
+
     /// The OpenCL C type name (`float`, `int`, ...).
     const CL_TYPE: &'static str;
     /// The value as the little-endian bytes of a kernel argument (`bool` is a `uint`).
@@ -72,6 +80,7 @@ macro_rules! element {
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const DTYPE: DType = DType::$d;
+
             const CL_TYPE: &'static str = DType::$d.cl_name();
             #[inline]
             fn to_arg_bits(self) -> ScalarBits {
@@ -101,40 +110,94 @@ element!(i64, I64, |v| v as u64, |f| f as i64, |x| x as f64);
 element!(u64, U64, |v| v, |f| f as u64, |x| x as f64);
 element!(f32, F32, |v| v.to_bits() as u64, |f| f as f32, |x| f64::from(x));
 element!(f64, F64, |v| v.to_bits(), |f| f, |x| x);
+element!(
+    i8,
+    I8,
+    |v| i32::from(v) as u32 as u64,
+    |f| f as i8,
+    |x| f64::from(x)
+);
+element!(u8, U8, |v| u64::from(v), |f| f as u8, |x| f64::from(x));
+element!(i16, I16, |v| i32::from(v) as u32 as u64, |f| f as i16, |x| {
+    f64::from(x)
+});
+element!(u16, U16, |v| u64::from(v), |f| f as u16, |x| f64::from(x));
+element!(
+    half::f16,
+    F16,
+    |v| v.to_f32().to_bits() as u64,
+    |f| half::f16::from_f64(f),
+    |x| x.to_f64()
+);
+element!(
+    half::bf16,
+    BF16,
+    |v| v.to_f32().to_bits() as u64,
+    |f| half::bf16::from_f64(f),
+    |x| x.to_f64()
+);
 
 /// Numeric element types (everything but `bool`): arithmetic is defined on these.
+///
+/// Sums and products (`sum`, `prod`, `cumsum`, `cumprod`, `mean` and their axis forms)
+/// of an 8- or 16-bit integer return the 32-bit integer of its signedness, wrapping
+/// there; of a 16-bit float, the same 16-bit float, accumulated in `f32` and rounded
+/// once ([`Numeric::Sum`]). This is JAX's rule: 32 bits is a GPU's native width, a `u8`
+/// sum that wraps at 256 is rarely what anyone wants, and numpy's and torch's 64-bit
+/// results would double the bytes every later kernel moves.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a numeric element type (`i32`, `u32`, `i64`, `u64`, `f32` or `f64`)",
+    message = "`{Self}` is not a numeric element type (an integer, `f16`, `bf16`, `f32` or `f64`)",
     label = "arithmetic needs a numeric element type",
     note = "a `bool` mask counts as 0 and 1 next to a numeric array (`&x * mask`); for arithmetic of its own, \
             convert it: `mask.cast::<f32>()` (`as` inside expr!), or select with `mask.select(&a, &b)`",
     note = "in a function generic over the element type, bound the type parameter by `lazycl::Numeric`: \
             `fn f<T: lazycl::Numeric>(x: &Array<T>)`"
 )]
-pub trait Numeric: Element {}
-impl Numeric for i32 {}
-impl Numeric for u32 {}
-impl Numeric for i64 {}
-impl Numeric for u64 {}
-impl Numeric for f32 {}
-impl Numeric for f64 {}
+pub trait Numeric: Element {
+    /// The element type of this type's sums and products: `i32` for `i8` and `i16`, `u32`
+    /// for `u8` and `u16`, else the type itself.
+    type Sum: Numeric;
+    /// The type kernels reduce, scan and sort this type in ([`DType::compute`]): `f32`
+    /// for the 16-bit floats, `i32`/`u32` for the 8- and 16-bit integers, else the type
+    /// itself.
+    type Compute: Numeric;
+}
+
+macro_rules! numeric {
+    ($($t:ty => $sum:ty, $compute:ty);* $(;)?) => {$(
+        impl Numeric for $t {
+            type Sum = $sum;
+            type Compute = $compute;
+        }
+    )*};
+}
+
+numeric!(
+    i8 => i32, i32; u8 => u32, u32; i16 => i32, i32; u16 => u32, u32;
+    i32 => i32, i32; u32 => u32, u32; i64 => i64, i64; u64 => u64, u64;
+    half::f16 => half::f16, f32; half::bf16 => half::bf16, f32; f32 => f32, f32; f64 => f64, f64;
+);
 
 /// Floating-point element types: the math methods (`sqrt`, `exp`, ...) are defined on these.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a floating-point element type (`f32` or `f64`)",
-    label = "needs `f32` or `f64` elements",
-    note = "float methods (`sqrt`, `exp`, ...), float literals (`2.0`) and float constants apply to `f32` and `f64`; \
+    message = "`{Self}` is not a floating-point element type (`f16`, `bf16`, `f32` or `f64`)",
+    label = "needs floating-point elements",
+    note = "float methods (`sqrt`, `exp`, ...), float literals (`2.0`) and float constants apply to `f16`, `bf16`, \
+            `f32` and `f64`; \
             convert an array first: `x.cast::<f32>()` (`x as f32` inside expr!)",
     note = "in a function generic over the element type, bound the type parameter by `lazycl::Float`: \
             `fn f<T: lazycl::Float>(x: &Array<T>)`"
 )]
-pub trait Float: Numeric {}
+pub trait Float: Numeric<Sum = Self> {}
 impl Float for f32 {}
 impl Float for f64 {}
+impl Float for half::f16 {}
+impl Float for half::bf16 {}
 
-/// Integer element types (`i32 u32 i64 u64`): bitwise operations and `pow` are defined on these.
+/// Integer element types (`i8 u8 i16 u16 i32 u32 i64 u64`): bitwise operations and `pow`
+/// are defined on these.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an integer element type (`i32`, `u32`, `i64` or `u64`)",
+    message = "`{Self}` is not an integer element type (`i8`, `u8`, `i16`, `u16`, `i32`, `u32`, `i64` or `u64`)",
     label = "needs integer elements",
     note = "indices, counts, bitwise operators, shifts and integer literals (`2`) need integers; convert an array \
             first: `x.cast::<u32>()` (`x as u32` inside expr!), or write `2.0` for a float",
@@ -142,6 +205,10 @@ impl Float for f64 {}
             `fn f<T: lazycl::Integer>(x: &Array<T>)`"
 )]
 pub trait Integer: Numeric {}
+impl Integer for i8 {}
+impl Integer for u8 {}
+impl Integer for i16 {}
+impl Integer for u16 {}
 impl Integer for i32 {}
 impl Integer for u32 {}
 impl Integer for i64 {}
@@ -178,7 +245,7 @@ impl Bitwise for bool {}
 
 /// Signed element types: unary minus is defined on these.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a signed element type (`i32`, `i64`, `f32` or `f64`)",
+    message = "`{Self}` is not a signed element type (`i8`, `i16`, `i32`, `i64` or a float)",
     label = "needs signed elements",
     note = "negation and `abs` apply to signed types; convert an unsigned array first: `x.cast::<i64>()` \
             (`as` inside expr!)",
@@ -186,7 +253,11 @@ impl Bitwise for bool {}
             `fn f<T: lazycl::Signed>(x: &Array<T>)`"
 )]
 pub trait Signed: Numeric {}
+impl Signed for i8 {}
+impl Signed for i16 {}
 impl Signed for i32 {}
 impl Signed for i64 {}
 impl Signed for f32 {}
 impl Signed for f64 {}
+impl Signed for half::f16 {}
+impl Signed for half::bf16 {}

@@ -67,6 +67,9 @@ pub use error::{Error, Result};
 pub use expr::{expr_node, kind as expr_kind, ExprArg, ExprInput, ExprOperand, ExprTemplate};
 pub use graph::shape::IntoShape;
 pub use graph::{BinaryOp, ReduceOp, SearchSide, TernaryOp, UnaryOp};
+/// The `half` crate, whose `f16` and `bf16` are element types.
+pub use half;
+pub use half::{bf16, f16};
 pub use layout::GemmTile;
 pub use ndarray::{s, Axis, NewAxis, SliceInfoElem};
 pub use profile::Tuning;

@@ -44,7 +44,21 @@ macro_rules! random_num {
     )*};
 }
 random_num!(f32 => -100.0f32, 100.0f32; f64 => -100.0f64, 100.0f64; i32 => i32::MIN, i32::MAX;
-            u32 => 0u32, u32::MAX; i64 => i64::MIN, i64::MAX; u64 => 0u64, u64::MAX);
+            u32 => 0u32, u32::MAX; i64 => i64::MIN, i64::MAX; u64 => 0u64, u64::MAX;
+            i8 => i8::MIN, i8::MAX; u8 => 0u8, u8::MAX; i16 => i16::MIN, i16::MAX; u16 => 0u16, u16::MAX);
+
+macro_rules! random_half {
+    ($($t:ty),*) => {$(
+        impl Random for $t {
+            fn random_vec(rng: &mut StdRng, n: usize) -> Vec<Self> {
+                let mut v: Vec<$t> = f32::random_vec(rng, n).into_iter().map(<$t>::from_f32).collect();
+                if n > 0 && v.iter().all(|x| x.to_f32() == 0.0) { v[0] = <$t>::ONE; }
+                v
+            }
+        }
+    )*};
+}
+random_half!(lazycl::f16, lazycl::bf16);
 
 impl Random for bool {
     fn random_vec(rng: &mut StdRng, n: usize) -> Vec<Self> {

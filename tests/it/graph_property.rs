@@ -134,7 +134,7 @@ fn step<T: Num>(ctx: &Context, kind: u32, r: &mut StdRng, a: Pair<T>) -> Pair<T>
             let axis = r.gen_range(0..rank);
             let n = a.host.shape()[axis];
             Pair {
-                dev: a.dev.cumsum(axis),
+                dev: a.dev.cumsum(axis).cast::<T>(),
                 host: host_cumsum(&a.host, axis),
                 bound: bound * n.max(1) as f64,
             }
@@ -216,7 +216,7 @@ fn step<T: Num>(ctx: &Context, kind: u32, r: &mut StdRng, a: Pair<T>) -> Pair<T>
             let n = a.host.shape()[axis];
             let scanned = host_cumsum(&a.host, axis);
             Pair {
-                dev: lazycl::concatenate(axis, &[&a.dev, &a.dev.cumsum(axis)]).unwrap(),
+                dev: lazycl::concatenate(axis, &[&a.dev, &a.dev.cumsum(axis).cast::<T>()]).unwrap(),
                 host: ndarray::concatenate(Axis(axis), &[a.host.view(), scanned.view()]).unwrap(),
                 bound: bound * n.max(1) as f64,
             }

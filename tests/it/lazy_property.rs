@@ -316,7 +316,7 @@ fn reduction<T: HostNum>(r: &mut StdRng, a: &Val<T>, op: u32, depth: usize) -> O
                 .host
                 .fold_axis(ndarray::Axis(ax), T::from_small(0), |s, x| T::h_add(*s, *x));
             Some(Val {
-                dev: a.dev.sum_axis(ax),
+                dev: a.dev.sum_axis(ax).cast::<T>(),
                 host,
                 bound: a.bound * count(Some(ax)),
                 depth,
@@ -327,7 +327,7 @@ fn reduction<T: HostNum>(r: &mut StdRng, a: &Val<T>, op: u32, depth: usize) -> O
             let total = a.host.iter().fold(T::from_small(0), |s, x| T::h_add(s, *x));
             let host = ArrayD::from_elem(IxDyn(&[]), total);
             Some(Val {
-                dev: a.dev.sum(),
+                dev: a.dev.sum().cast::<T>(),
                 host,
                 bound: a.bound * count(None),
                 depth,
@@ -367,7 +367,9 @@ fn reduction<T: HostNum>(r: &mut StdRng, a: &Val<T>, op: u32, depth: usize) -> O
             let weight = rows.mapv(T::h_squash);
             let weighted = zip2(&a.host, &weight, T::h_mul);
             let host = weighted.fold_axis(ndarray::Axis(0), T::from_small(0), |s, x| T::h_add(*s, *x));
-            let dev = (&a.dev * &T::d_squash(&a.dev.sum_axes(&[last], true))).sum_axis(0);
+            let dev = (&a.dev * &T::d_squash(&a.dev.sum_axes(&[last], true).cast::<T>()))
+                .sum_axis(0)
+                .cast::<T>();
             // The weight's rounding (the row sum's, up to `bound * row length * eps`)
             // is multiplied by `a` again.
             let row_len = a.host.shape()[last] as f64;

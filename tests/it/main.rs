@@ -49,6 +49,8 @@ mod math;
 mod matmul;
 mod matmul_tiles;
 mod memory;
+mod narrow_ops;
+mod narrow_types;
 mod program_cache;
 mod program_cache_files;
 mod random;

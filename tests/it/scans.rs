@@ -113,8 +113,8 @@ fn check_scans<T: Check>(c: &Context, shape: &[usize], seed: u64) {
             );
             let want = host_scan(&sums, axis, exclusive, T::zero(), T::sum);
             let got = match exclusive {
-                false => a.cumsum(Axis(axis)),
-                true => a.cumsum_exclusive(Axis(axis)),
+                false => a.cumsum(Axis(axis)).cast::<T>(),
+                true => a.cumsum_exclusive(Axis(axis)).cast::<T>(),
             };
             let got = got.to_ndarray().unwrap();
             assert_eq!(got.shape(), shape, "{what}");
@@ -126,8 +126,8 @@ fn check_scans<T: Check>(c: &Context, shape: &[usize], seed: u64) {
             );
             let want = host_scan(&prods, axis, exclusive, T::one(), T::mul);
             let got = match exclusive {
-                false => p.cumprod(Axis(axis)),
-                true => p.cumprod_exclusive(Axis(axis)),
+                false => p.cumprod(Axis(axis)).cast::<T>(),
+                true => p.cumprod_exclusive(Axis(axis)).cast::<T>(),
             };
             let got = got.to_ndarray().unwrap();
             T::close(

@@ -278,7 +278,7 @@ pub(crate) fn step<T: Num>(kind: u32, r: &mut StdRng, a: Pair<T>) -> Pair<T> {
             let n = a.host.shape()[k] as f64;
             let host = a.host.fold_axis(Axis(k), T::small(0), |s, x| T::h_add(*s, *x));
             Pair {
-                dev: a.dev.sum_axis(k),
+                dev: a.dev.sum_axis(k).cast::<T>(),
                 host,
                 bound: bound * n,
             }

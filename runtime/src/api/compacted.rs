@@ -118,13 +118,13 @@ impl<T: Numeric> Compacted<T> {
     /// Sum of the picked elements (0 if none): a lazy 0-d array that reads the count from
     /// device memory, fused into one reduction kernel (no wait).
     #[track_caller]
-    pub fn sum(&self) -> Array<T> {
+    pub fn sum(&self) -> Array<T::Sum> {
         self.filled(T::default()).sum()
     }
 
     /// Product of the picked elements (1 if none): a lazy 0-d array, no wait.
     #[track_caller]
-    pub fn prod(&self) -> Array<T> {
+    pub fn prod(&self) -> Array<T::Sum> {
         self.filled(T::__from_f64(1.0)).prod()
     }
 

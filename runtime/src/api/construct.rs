@@ -122,13 +122,14 @@ impl Context {
             .checked_mul(size)
             .ok_or_else(|| Error::InvalidShape(format!("shape {shape:?} is too large")))?;
         let buffer = DeviceBuffer::uninit(&self.inner.cl, bytes, self.inner.queue(), "a filled array")?;
-        let bits = value.to_arg_bits().bits.to_le_bytes();
+        // (The element's bytes in memory: a 16-bit float's own, not its argument's `f32`.)
+        let pattern = as_bytes(std::slice::from_ref(&value));
         if bytes > 0 {
             let b: &DeviceBuffer = &buffer;
             self.inner
                 .queue()
                 .submit(Command::new(&[], &[b]), |q, wait, want| {
-                    cl::fill_buffer(q, b.mem(), &bits[..size], bytes, wait, want)
+                    cl::fill_buffer(q, b.mem(), pattern, bytes, wait, want)
                 })?;
             Counters::add(&self.inner.counters.transfers_enqueued, 1);
         }

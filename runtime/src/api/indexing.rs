@@ -209,6 +209,15 @@ pub fn scatter_add<T: Numeric, I: Integer>(
 ) -> Result<()> {
     let axis = crate::api::views::resolve_axis("scatter_add", axis.axis_value(), dst.shape(), false)?;
     let ctx = dst.node.ctx.clone();
+    if T::Compute::DTYPE != T::DTYPE {
+        // Types narrower than 32 bits add in their compute type (OpenCL's atomics are 32
+        // and 64 bits wide; a 16-bit float sum rounds once, at the end).
+        let src = src.into_array(CtxRef(&ctx)).cast::<T::Compute>();
+        let mut wide = dst.cast::<T::Compute>();
+        scatter_add(&mut wide, axis, indices, &src)?;
+        *dst = wide.cast::<T>();
+        return Ok(());
+    }
     for n in [&dst.node, &indices.node] {
         if let Some(e) = failure(n) {
             return Err(e);

@@ -101,7 +101,7 @@ impl<T: Numeric> Array<T> {
             );
             return self.product_error(op, other, why);
         }
-        (self * other).sum()
+        (self * other).sum().cast::<T>()
     }
 
     /// `[.., m, k] · [k] → [.., m]`: each row's inner product with the vector.
@@ -115,7 +115,7 @@ impl<T: Numeric> Array<T> {
             );
             return self.product_error(op, other, why);
         }
-        (self * other).sum_axis(self.ndim() - 1)
+        (self * other).sum_axis(self.ndim() - 1).cast::<T>()
     }
 
     /// `[k] · [.., k, n] → [.., n]`: the vector's combination of each matrix's rows.
@@ -130,7 +130,9 @@ impl<T: Numeric> Array<T> {
             );
             return self.product_error(op, other, why);
         }
-        (&self.insert_axis(Axis(1)) * other).sum_axis(rank - 2)
+        (&self.insert_axis(Axis(1)) * other)
+            .sum_axis(rank - 2)
+            .cast::<T>()
     }
 
     /// `[.., m, k] · [.., k, n] → [.., m, n]`: one [`Op::MatMul`] node.
@@ -198,13 +200,13 @@ impl<T: Numeric> Array<T> {
             let reduced = reduce(&b, b.ndim() - 1); // [.., k]
             let reduced = reduced.insert_axis(Axis(reduced.ndim() - 1)); // [.., 1, k]
             let terms = &a * &reduced; // [.., m, k]
-            Some(terms.sum_axis(terms.ndim() - 1))
+            Some(terms.sum_axis(terms.ndim() - 1).cast::<T>())
         } else if axis + 2 == rank {
             // Along the rows: a's column sums (or means) against each column of b.
             let reduced = reduce(&a, a.ndim() - 2); // [.., k]
             let reduced = reduced.insert_axis(Axis(reduced.ndim())); // [.., k, 1]
             let terms = &reduced * &b; // [.., k, n]
-            Some(terms.sum_axis(terms.ndim() - 2))
+            Some(terms.sum_axis(terms.ndim() - 2).cast::<T>())
         } else {
             None
         }

@@ -11,7 +11,7 @@ use crate::dtype::{DType, ScalarBits};
 use crate::dtype::{Element, Float, Integer, Numeric};
 use crate::error::{Error, Result};
 use crate::graph::shape::broadcast;
-use crate::graph::{BinaryOp, InlineScalar, NodeRef, Op, Side, State, TernaryOp, UnaryOp};
+use crate::graph::{BinaryOp, InlineScalar, Node, NodeRef, Op, Side, State, TernaryOp, UnaryOp};
 
 /// A value usable as an operand next to an `Array<T>`: another `Array<T>` (owned or
 /// borrowed) or a scalar `T`, which becomes a by-value kernel argument.
@@ -68,6 +68,20 @@ pub(crate) fn failure(node: &NodeRef) -> Option<Error> {
         State::Failed(e) => Some((**e).clone()),
         _ => None,
     }
+}
+
+/// `node` converted to element type `to`: a lazy cast, or `node` itself where it has that
+/// type already. The untyped form of [`Array::cast`], for the operations that compute a
+/// type narrower than 32 bits in a wider one ([`DType::compute`]).
+pub(crate) fn cast_node(node: &NodeRef, to: DType) -> NodeRef {
+    if node.dtype == to {
+        return node.clone();
+    }
+    let state = match failure(node) {
+        Some(e) => State::Failed(Box::new(e)),
+        None => State::Lazy(Op::Unary(UnaryOp::Cast, node.clone())),
+    };
+    Node::new(node.ctx.clone(), to, node.shape.clone(), state)
 }
 
 /// Records `op` over `inputs` with numpy broadcasting; failures are kept in the result,

@@ -4,10 +4,11 @@
 //! downloads bring it to the host.
 
 use crate::api::array::Array;
+use crate::api::ops::cast_node;
 use crate::api::views::{AsAxes, AsAxis};
 use crate::dtype::{Element, Float, Index, Numeric};
 use crate::error::Error;
-use crate::graph::{Op, ReduceOp, ReduceSpec, State};
+use crate::graph::{Node, Op, ReduceOp, ReduceSpec, State};
 
 impl<T: Element> Array<T> {
     /// Records a reduction of `axes` (all axes when `None`), keeping reduced axes as size 1
@@ -66,38 +67,46 @@ impl<T: Element> Array<T> {
             ));
             return Array::failed(ctx, out_shape(&axes), e);
         }
-        Array::lazy(
-            ctx,
-            out_shape(&axes),
-            Op::Reduce(ReduceSpec { op, axes: mask }, self.node.clone()),
-        )
+        // Types narrower than 32 bits reduce in their compute type (`f32` for the 16-bit
+        // floats, 32-bit integers for the small ones), from a cast the reduction's loads
+        // absorb, and are cast back where the result keeps the type (`amin`, `mean`).
+        let input = cast_node(&self.node, T::DTYPE.compute());
+        let spec = ReduceSpec { op, axes: mask };
+        let reduced = Node::new(
+            ctx.clone(),
+            R::DTYPE.compute(),
+            out_shape(&axes).into(),
+            State::Lazy(Op::Reduce(spec, input)),
+        );
+        Array::from_node(cast_node(&reduced, R::DTYPE))
     }
 }
 
 macro_rules! reductions {
-    ($( $full:ident, $axis:ident, $axes:ident => $op:ident, $doc:literal );* $(;)?) => {$(
+    ($( $full:ident, $axis:ident, $axes:ident => $op:ident, $ret:ty, $doc:literal );* $(;)?) => {$(
         #[doc = concat!($doc, " of all elements: a lazy 0-d array that stays on the device.")]
         #[track_caller]
-        pub fn $full(&self) -> Array<T> {
+        pub fn $full(&self) -> Array<$ret> {
             self.record_reduce(ReduceOp::$op, None, false)
         }
         #[doc = concat!($doc, " along `axis`, which is removed from the shape.")]
         #[track_caller]
-        pub fn $axis(&self, axis: impl AsAxis) -> Array<T> {
+        pub fn $axis(&self, axis: impl AsAxis) -> Array<$ret> {
             let axis = match self.axis_or_failed(stringify!($axis), axis, false) {
                 Ok(d) => d,
                 Err(failed) => return failed,
             };
-            if ReduceOp::$op.is_linear() {
-                if let Some(r) = self.reduced_product(axis, |x, a| x.$axis(a)) {
-                    return r;
+            // (The product's rewrite keeps the type: not for one reduced in a wider one.)
+            if ReduceOp::$op.is_linear() && <$ret>::DTYPE == T::DTYPE && T::DTYPE.compute() == T::DTYPE {
+                if let Some(r) = self.reduced_product(axis, |x, a| Array::from_node(x.$axis(a).node)) {
+                    return Array::from_node(r.node);
                 }
             }
             self.record_reduce(ReduceOp::$op, Some(&[axis]), false)
         }
         #[doc = concat!($doc, " along several axes ([`Axis`](ndarray::Axis) or indices); `keep_dims` keeps them as size 1.")]
         #[track_caller]
-        pub fn $axes(&self, axes: &(impl AsAxes + ?Sized), keep_dims: bool) -> Array<T> {
+        pub fn $axes(&self, axes: &(impl AsAxes + ?Sized), keep_dims: bool) -> Array<$ret> {
             let mut resolved: smallvec::SmallVec<[usize; 4]> = smallvec::SmallVec::new();
             for a in axes.axis_values() {
                 match self.axis_or_failed(stringify!($axes), a, false) {
@@ -139,10 +148,10 @@ macro_rules! reductions {
 /// ```
 impl<T: Numeric> Array<T> {
     reductions! {
-        sum, sum_axis, sum_axes => Sum, "Sum";
-        prod, prod_axis, prod_axes => Prod, "Product";
-        amin, amin_axis, amin_axes => Min, "Smallest element";
-        amax, amax_axis, amax_axes => Max, "Largest element";
+        sum, sum_axis, sum_axes => Sum, T::Sum, "Sum (in [`Numeric::Sum`]'s type)";
+        prod, prod_axis, prod_axes => Prod, T::Sum, "Product (in [`Numeric::Sum`]'s type)";
+        amin, amin_axis, amin_axes => Min, T, "Smallest element";
+        amax, amax_axis, amax_axes => Max, T, "Largest element";
     }
 
     /// Flat (row-major) index of the first smallest element, as a lazy 0-d [`Index`]
@@ -219,7 +228,7 @@ impl<T: Numeric> Array<T> {
 /// ```
 impl<T: Float> Array<T> {
     reductions! {
-        mean, mean_axis, mean_axes => Mean, "Arithmetic mean";
+        mean, mean_axis, mean_axes => Mean, T, "Arithmetic mean";
     }
 
     /// Euclidean norm of all elements, `sqrt(sum(x²))`, on the device.

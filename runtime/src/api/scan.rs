@@ -4,14 +4,16 @@
 //! device as a lazy array of its operand's shape.
 
 use crate::api::array::Array;
+use crate::api::ops::cast_node;
 use crate::api::views::AsAxis;
-use crate::dtype::Numeric;
+use crate::dtype::{Element, Numeric};
 use crate::error::Error;
+use crate::graph::Node;
 use crate::graph::{Op, ReduceOp, ScanSpec, State};
 
 impl<T: Numeric> Array<T> {
     #[track_caller]
-    fn record_scan(&self, op: ReduceOp, axis: usize, exclusive: bool, name: &str) -> Array<T> {
+    fn record_scan(&self, op: ReduceOp, axis: usize, exclusive: bool, name: &str) -> Array<T::Sum> {
         let ctx = &self.node.ctx;
         let shape = self.shape().to_vec();
         if let State::Failed(e) = &*self.node.state() {
@@ -24,7 +26,16 @@ impl<T: Numeric> Array<T> {
             return Array::failed(ctx, shape, e);
         }
         let spec = ScanSpec { op, axis, exclusive };
-        Array::lazy(ctx, shape, Op::Scan(spec, self.node.clone()))
+        // (Types narrower than 32 bits scan in their compute type: see `Numeric::Sum`.)
+        let compute = T::Sum::DTYPE.compute();
+        let input = cast_node(&self.node, T::DTYPE.compute());
+        let scanned = Node::new(
+            ctx.clone(),
+            compute,
+            shape.into(),
+            State::Lazy(Op::Scan(spec, input)),
+        );
+        Array::from_node(cast_node(&scanned, T::Sum::DTYPE))
     }
 
     /// The cumulative sum along `axis`: element `i` along it is the sum of the elements
@@ -42,7 +53,7 @@ impl<T: Numeric> Array<T> {
     /// # }
     /// ```
     #[track_caller]
-    pub fn cumsum(&self, axis: impl AsAxis) -> Array<T> {
+    pub fn cumsum(&self, axis: impl AsAxis) -> Array<T::Sum> {
         match self.axis_or_failed("cumsum", axis, false) {
             Ok(d) => self.record_scan(ReduceOp::Sum, d, false, "cumsum"),
             Err(failed) => failed,
@@ -62,7 +73,7 @@ impl<T: Numeric> Array<T> {
     /// # }
     /// ```
     #[track_caller]
-    pub fn cumprod(&self, axis: impl AsAxis) -> Array<T> {
+    pub fn cumprod(&self, axis: impl AsAxis) -> Array<T::Sum> {
         match self.axis_or_failed("cumprod", axis, false) {
             Ok(d) => self.record_scan(ReduceOp::Prod, d, false, "cumprod"),
             Err(failed) => failed,
@@ -82,7 +93,7 @@ impl<T: Numeric> Array<T> {
     /// # }
     /// ```
     #[track_caller]
-    pub fn cumsum_exclusive(&self, axis: impl AsAxis) -> Array<T> {
+    pub fn cumsum_exclusive(&self, axis: impl AsAxis) -> Array<T::Sum> {
         match self.axis_or_failed("cumsum_exclusive", axis, false) {
             Ok(d) => self.record_scan(ReduceOp::Sum, d, true, "cumsum_exclusive"),
             Err(failed) => failed,
@@ -92,7 +103,7 @@ impl<T: Numeric> Array<T> {
     /// The exclusive cumulative product along `axis`: element `i` is the product of the
     /// elements `0..i`, so the first is 1.
     #[track_caller]
-    pub fn cumprod_exclusive(&self, axis: impl AsAxis) -> Array<T> {
+    pub fn cumprod_exclusive(&self, axis: impl AsAxis) -> Array<T::Sum> {
         match self.axis_or_failed("cumprod_exclusive", axis, false) {
             Ok(d) => self.record_scan(ReduceOp::Prod, d, true, "cumprod_exclusive"),
             Err(failed) => failed,

@@ -240,9 +240,10 @@ enum Host {
 fn host<T: Element>(v: T) -> Host {
     let bits = v.to_arg_bits().bits;
     match T::DTYPE {
-        DType::I32 => Host::Int(i128::from(bits as u32 as i32)),
+        d if d.is_float() => Host::Float(v.__to_f64()),
         DType::I64 => Host::Int(i128::from(bits as i64)),
-        DType::F32 | DType::F64 => Host::Float(v.__to_f64()),
-        _ => Host::Int(i128::from(bits)),
+        DType::U64 => Host::Int(i128::from(bits)),
+        // (Exact in an `f64`: 32 bits and fewer.)
+        _ => Host::Int(v.__to_f64() as i128),
     }
 }

@@ -161,6 +161,15 @@ impl<T: Numeric> Array<T> {
         req: Request<'_>,
         values: Option<&Array<impl Element>>,
     ) -> Result<Made<T>> {
+        if T::Compute::DTYPE != T::DTYPE {
+            // (Types narrower than 32 bits sort as their compute type, which orders them
+            // the same: the keys are cast back.)
+            let made = self.cast::<T::Compute>().sort_with(req, values)?;
+            return Ok(Made {
+                keys: made.keys.map(|k| k.cast::<T>()),
+                payload: made.payload,
+            });
+        }
         let ctx = self.node.ctx.clone();
         let shape = self.shape().to_vec();
         if shape.is_empty() {

@@ -10,7 +10,7 @@
 
 use crate::api::array::Array;
 use crate::api::views::AsAxis;
-use crate::dtype::{DType, Element, Float, ScalarBits};
+use crate::dtype::{Element, Float};
 use crate::error::Error;
 use crate::graph::Op;
 
@@ -32,27 +32,14 @@ fn resolved<T: crate::dtype::Element, U: crate::dtype::Element>(
 /// A float element as an `f64` (exact).
 #[track_caller]
 pub(super) fn to_f64<T: Float>(v: T) -> f64 {
-    let bits = v.to_arg_bits().bits;
-    match T::DTYPE {
-        DType::F32 => f64::from(f32::from_bits(bits as u32)),
-        _ => f64::from_bits(bits),
-    }
+    v.__to_f64()
 }
 
 /// The constant `v` (rounded to `T`) as a 0-d array of `array`'s context: a kernel
 /// argument, like any scalar operand.
 #[track_caller]
 pub(super) fn constant<T: Float>(array: &Array<T>, v: f64) -> Array<T> {
-    let bits = match T::DTYPE {
-        DType::F32 => ScalarBits {
-            bits: u64::from((v as f32).to_bits()),
-            size: 4,
-        },
-        _ => ScalarBits {
-            bits: v.to_bits(),
-            size: 8,
-        },
-    };
+    let bits = T::__from_f64(v).to_arg_bits();
     Array::lazy(&array.node.ctx, Vec::<usize>::new(), Op::Scalar(bits))
 }
 

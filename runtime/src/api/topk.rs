@@ -14,7 +14,7 @@ use crate::api::array::Array;
 use crate::api::sort::{axis_last, first_along, limit_error, placed, Request};
 use crate::api::views::AsAxis;
 use crate::backend::buffer::DeviceBuffer;
-use crate::dtype::{Index, Numeric};
+use crate::dtype::{Element, Index, Numeric};
 use crate::error::{Error, Result};
 use crate::exec::select::select_rows;
 use crate::plan::select::select_plan;
@@ -89,6 +89,14 @@ impl<T: Numeric> Array<T> {
     /// The first `k` along `axis` in `order`: selected, or cut from a whole sort.
     #[track_caller]
     fn first_k(&self, op: &'static str, k: usize, axis: usize, order: Order) -> Result<TopK<T>> {
+        if T::Compute::DTYPE != T::DTYPE {
+            // (As a sort: in the compute type, the values cast back.)
+            let wide = self.cast::<T::Compute>().first_k(op, k, axis, order)?;
+            return Ok(TopK {
+                values: wide.values.cast::<T>(),
+                indices: wide.indices,
+            });
+        }
         let shape = self.shape().to_vec();
         if shape.is_empty() {
             return Err(Error::InvalidShape(format!(

@@ -16,6 +16,7 @@ pub(crate) fn compact_source(p: &CompactPlan) -> String {
     let mut src = Src::at(0);
     let t = match p.picked.bytes() {
         1 => "uchar",
+        2 => "ushort",
         8 => "ulong",
         _ => "uint",
     };

@@ -95,10 +95,10 @@ fn vector_step(v: &mut Values, src: &mut Src) {
         if input.is_full() {
             // A vector pointer, not vload: buffers are aligned far beyond the vector
             // size, and NVIDIA's compiler emits one wide load only for the pointer.
-            src.line(format_args!(
-                "const {t}{w} L{slot} = ((__global const {t}{w}*)in{slot})[q];",
-                t = vt(input.dtype)
-            ));
+            let t = vt(input.dtype);
+            let load = super::views::narrow_vector_load(plan, slot, w, &format!("q * {w}u"))
+                .unwrap_or_else(|| format!("((__global const {t}{w}*)in{slot})[q]"));
+            src.line(format_args!("const {t}{w} L{slot} = {load};"));
         }
     }
     // (One Philox call per counter for the lanes' random numbers, one base position.)
@@ -116,17 +116,23 @@ fn vector_step(v: &mut Values, src: &mut Src) {
     for (k, output) in plan.outputs.iter().enumerate() {
         if let Some(a) = &output.store {
             for l in 0..w {
-                let at = super::views::store_target(plan, k, a, Some(l));
-                src.line(format_args!("{at} = v{}_{l};", output.value));
+                let at = super::views::store_offset(plan, k, a, Some(l));
+                src.line(super::views::store(
+                    plan,
+                    k,
+                    &at,
+                    &format!("v{}_{l}", output.value),
+                ));
             }
             continue;
         }
         let parts: Vec<String> = (0..w).map(|l| format!("v{}_{l}", output.value)).collect();
-        src.line(format_args!(
-            "((__global {t}{w}*)out{k})[q] = ({t}{w})({});",
-            parts.join(", "),
-            t = vt(output.dtype)
-        ));
+        let t = vt(output.dtype);
+        let value = format!("({t}{w})({})", parts.join(", "));
+        match super::views::narrow_vector_store(plan, k, w, &format!("q * {w}u"), &value) {
+            Some(store) => src.line(store),
+            None => src.line(format_args!("((__global {t}{w}*)out{k})[q] = {value};")),
+        }
     }
 }
 
@@ -144,12 +150,16 @@ pub(super) fn element_step(v: &mut Values, src: &mut Src) {
                 &format!("v{}", s.index),
                 &format!("v{}", output.value),
             )),
-            (Some(a), None) => src.line(format_args!(
-                "{} = v{};",
-                super::views::store_target(v.plan, k, a, None),
-                output.value
+            (Some(a), None) => {
+                let at = super::views::store_offset(v.plan, k, a, None);
+                src.line(super::views::store(v.plan, k, &at, &format!("v{}", output.value)))
+            }
+            (None, _) => src.line(super::views::store(
+                v.plan,
+                k,
+                "gid",
+                &format!("v{}", output.value),
             )),
-            (None, _) => src.line(format_args!("out{k}[gid] = v{};", output.value)),
         }
     }
 }

@@ -25,6 +25,12 @@ pub(super) struct Helpers {
     called: BTreeMap<String, String>,
 }
 
+impl lazycl_clc::CallHelper for Helpers {
+    fn call_helper(&mut self, helper: Helper, args: &[&str]) -> String {
+        self.call(helper, args)
+    }
+}
+
 impl Helpers {
     /// The definitions: the templates' texts, then the called helpers.
     pub(super) fn iter(&self) -> impl Iterator<Item = &str> {

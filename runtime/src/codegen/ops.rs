@@ -25,6 +25,18 @@ pub(super) fn helpers_of(plan: &KernelPlan) -> Helpers {
     for i in 0..plan.values.len() {
         value_expr(plan, i, "", None, &mut helpers);
     }
+    // What the outputs' stores call (rounding to `bf16`), one element or a vector.
+    for o in plan.outputs.iter().filter(|o| o.dtype.is_stored_narrow()) {
+        clc::store(o.dtype, "out", "0", "0", &mut helpers);
+        clc::vector_store(
+            o.dtype,
+            crate::layout::VECTOR_WIDTH,
+            "out",
+            "0",
+            "0",
+            &mut helpers,
+        );
+    }
     helpers
 }
 
@@ -53,10 +65,10 @@ pub(super) fn value_expr(
             } else if mask == 0 {
                 match lane {
                     Some(l) => format!("L{slot}.s{l}"),
-                    None => format!("in{slot}[{full}]"),
+                    None => clc::load(dtype, &format!("in{slot}"), full),
                 }
             } else {
-                format!("in{slot}[{}]", load_index(mask, plan.dims.len()))
+                clc::load(dtype, &format!("in{slot}"), &load_index(mask, plan.dims.len()))
             }
         }
         Value::Inside { slot } => super::views::inside(plan, *slot, lane),
@@ -119,7 +131,7 @@ pub(super) fn value_expr(
                 OpCode::Ternary(TernaryOp::MulAdd) if dtype.is_float() => format!("fma({a}, {b}, {c})"),
                 OpCode::Ternary(TernaryOp::MulAdd) => {
                     let u = dtype.cl_unsigned();
-                    format!("({t})(({u}){a} * ({u}){b} + ({u}){c})")
+                    clc::from_unsigned(dtype, &format!("(({u}){a} * ({u}){b} + ({u}){c})"))
                 }
                 OpCode::Ternary(TernaryOp::Clamp) => helpers.call(clc::clamp(dtype), &[&a, &b, &c]),
                 // Views, reshapes and regions are no values of their own (planning folds
@@ -144,6 +156,7 @@ fn unary_expr(op: UnaryOp, dtype: DType, from: DType, a: &str, helpers: &mut Hel
         UnaryOp::Neg if float => format!("(-{a})"),
         UnaryOp::Neg => clc::wrapping_neg(dtype, a),
         UnaryOp::Not if dtype == DType::Bool => format!("(uchar)(!{a})"),
+        UnaryOp::Not if dtype.size() < 4 => format!("(({})~{a})", vt(dtype)),
         UnaryOp::Not => format!("(~{a})"),
         UnaryOp::Sqrt => format!("sqrt({a})"),
         UnaryOp::Exp => format!("exp({a})"),
@@ -183,15 +196,23 @@ fn unary_expr(op: UnaryOp, dtype: DType, from: DType, a: &str, helpers: &mut Hel
     }
 }
 
-/// Rust `as` semantics.
+/// Rust `as` semantics: a float to an integer saturates (NaN to 0), an integer to a
+/// narrower one keeps the low bits, and anything to a 16-bit float rounds once to the
+/// nearest (ties to even).
 fn cast_expr(from: DType, to: DType, a: &str, helpers: &mut Helpers) -> String {
     let t = vt(to);
     if from == to {
         a.to_string()
     } else if to == DType::Bool {
         format!("(uchar)({a} != 0)")
+    } else if let Some(rounded) = clc::cast_to_narrow(from, to, a, helpers) {
+        rounded
     } else if from.is_float() && to.is_int() {
         helpers.call(clc::int_from_float(to, from), &[a])
+    } else if to.is_signed_int() && to.size() < 4 && from.size() >= to.size() && from != DType::Bool {
+        // (C's conversion of an out-of-range value to a signed type is the
+        // implementation's: narrowed unsigned, then reinterpreted.)
+        clc::from_unsigned(to, a)
     } else {
         format!("({t}){a}")
     }
@@ -200,7 +221,7 @@ fn cast_expr(from: DType, to: DType, a: &str, helpers: &mut Helpers) -> String {
 fn binary_expr(op: BinaryOp, dtype: DType, a: &str, b: &str, helpers: &mut Helpers) -> String {
     let float = dtype.is_float();
     let wrapping = |sym: &str| {
-        if dtype.is_signed_int() {
+        if dtype.is_signed_int() || (dtype.is_int() && dtype.size() < 4) {
             clc::wrapping(dtype, sym, a, b)
         } else {
             format!("({a} {sym} {b})")
@@ -278,7 +299,13 @@ pub(super) fn load_index(mask: u32, rank: usize) -> String {
 pub(super) fn identity(op: ReduceOp, d: DType) -> String {
     let t = vt(d);
     let (lo, hi) = match d {
-        DType::F32 | DType::F64 => (format!("(({t})-INFINITY)"), format!("(({t})INFINITY)")),
+        DType::F32 | DType::F64 | DType::F16 | DType::BF16 => {
+            (format!("(({t})-INFINITY)"), format!("(({t})INFINITY)"))
+        }
+        DType::I8 => ("(char)CHAR_MIN".into(), "(char)CHAR_MAX".into()),
+        DType::U8 => ("(uchar)0".into(), "(uchar)UCHAR_MAX".into()),
+        DType::I16 => ("(short)SHRT_MIN".into(), "(short)SHRT_MAX".into()),
+        DType::U16 => ("(ushort)0".into(), "(ushort)USHRT_MAX".into()),
         DType::I32 => ("INT_MIN".into(), "INT_MAX".into()),
         DType::U32 => ("0u".into(), "UINT_MAX".into()),
         DType::I64 => ("LONG_MIN".into(), "LONG_MAX".into()),

@@ -60,14 +60,11 @@ fn store_at(v: &mut Values, s: &ScanPlan, at: &str, x: &str, src: &mut Src) {
         src.line(format_args!("const {} v{i} = {e};", vt(plan.values[i].dtype)));
     }
     for (k, output) in plan.outputs.iter().enumerate() {
-        match &output.store {
-            Some(a) => src.line(format_args!(
-                "{} = v{};",
-                super::views::store_target(plan, k, a, None),
-                output.value
-            )),
-            None => src.line(format_args!("out{k}[gid] = v{};", output.value)),
-        }
+        let at = match &output.store {
+            Some(a) => super::views::store_offset(plan, k, a, None),
+            None => "gid".to_string(),
+        };
+        src.line(super::views::store(plan, k, &at, &format!("v{}", output.value)));
     }
     src.close();
 }

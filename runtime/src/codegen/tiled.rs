@@ -101,11 +101,11 @@ fn compute(v: &mut Values, plan: &KernelPlan, staged: &[bool], src: &mut Src) {
     v.lane_values(plan.values.len(), &[], false, staged, src);
     for (k, output) in plan.outputs.iter().enumerate() {
         let parts: Vec<String> = (0..w).map(|l| format!("v{}_{l}", output.value)).collect();
-        src.line(format_args!(
-            "vstore{w}(({t}{w})({}), 0, out{k} + gid);",
-            parts.join(", "),
-            t = vt(output.dtype)
-        ));
+        let value = format!("({t}{w})({})", parts.join(", "), t = vt(output.dtype));
+        match super::views::narrow_vector_store(plan, k, w, "gid", &value) {
+            Some(store) => src.line(store),
+            None => src.line(format_args!("vstore{w}({value}, 0, out{k} + gid);")),
+        }
     }
     src.close();
     // The last elements of a row: one at a time.
@@ -121,8 +121,13 @@ fn compute(v: &mut Values, plan: &KernelPlan, staged: &[bool], src: &mut Src) {
         };
         src.line(format_args!("const {} v{i} = {e};", vt(plan.values[i].dtype)));
     }
-    for (k, output) in plan.outputs.iter().enumerate() {
-        src.line(format_args!("out{k}[gid] = v{};", output.value));
+    for k in 0..plan.outputs.len() {
+        src.line(super::views::store(
+            plan,
+            k,
+            "gid",
+            &format!("v{}", plan.outputs[k].value),
+        ));
     }
     src.close();
     src.close();

@@ -184,10 +184,10 @@ impl<'a> Values<'a> {
                     load_index(input.broadcast_mask, rank)
                 };
                 let v = vt(input.dtype);
-                let load = if aligned {
-                    format!("((__global const {v}{w}*)in{slot})[({idx}) / {w}u]")
-                } else {
-                    format!("vload{w}(0, in{slot} + {idx})")
+                let load = match super::views::narrow_vector_load(plan, slot, w, &format!("({idx})")) {
+                    Some(load) => load,
+                    None if aligned => format!("((__global const {v}{w}*)in{slot})[({idx}) / {w}u]"),
+                    None => format!("vload{w}(0, in{slot} + {idx})"),
                 };
                 src.line(format_args!("const {v}{w} L{slot} = {load};"));
             }
@@ -234,9 +234,10 @@ impl<'a> Values<'a> {
             Value::Load { slot } if tiled.get(slot).copied().unwrap_or(false) => {
                 format!("t{slot}[tc + {lane}u][tr]")
             }
-            Value::Load { slot } if plan.inputs[slot].strided.is_none() => format!(
-                "in{slot}[{}]",
-                load_index(plan.inputs[slot].broadcast_mask, plan.dims.len())
+            Value::Load { slot } if plan.inputs[slot].strided.is_none() => lazycl_clc::load(
+                plan.inputs[slot].dtype,
+                &format!("in{slot}"),
+                &load_index(plan.inputs[slot].broadcast_mask, plan.dims.len()),
             ),
             _ => self.expr(i, "", Some(lane)),
         }

@@ -89,6 +89,11 @@ pub(super) fn vector_load(plan: &KernelPlan, slot: usize, a: &Affine) -> String 
         None,
         offset_type(plan),
     );
+    let d = plan.inputs[slot].dtype;
+    if d.is_stored_narrow() {
+        // (`vload_half4` and a shifted `ushort4` need no more alignment than an element.)
+        return lazycl_clc::vector_load(d, w, &format!("in{slot}"), &at);
+    }
     let mut moved = vec![format!("ob{slot}")];
     moved.extend(a.stride_args().map(|k| format!("os{slot}_{k}")));
     format!(
@@ -182,7 +187,8 @@ pub(super) fn search(
 
 /// `uint lzc_search_<side>_<type>(p, at, n, s, x)`: the binary search of [`search`].
 fn search_helper(d: DType, side: SearchSide) -> Helper {
-    let c = d.cl_name();
+    let (c, m) = (d.cl_name(), d.cl_memory());
+    let y = lazycl_clc::load(d, "p", "at + mid * s");
     // `lt(a, b)`: `a` sorts before `b` (floats: NaN after every number).
     let lt = |a: &str, b: &str| match d.is_float() {
         false => format!("({a} < {b})"),
@@ -192,11 +198,15 @@ fn search_helper(d: DType, side: SearchSide) -> Helper {
         SearchSide::Left => ("left", lt("y", "x")),
         SearchSide::Right => ("right", format!("!{}", lt("x", "y"))),
     };
-    let name = format!("lzc_search_{name}_{c}");
+    // (Named by the type in memory too: `f16` and `bf16` compute in `float`.)
+    let name = match d.is_stored_narrow() {
+        true => format!("lzc_search_{name}_{}", d.rust_name()),
+        false => format!("lzc_search_{name}_{c}"),
+    };
     let definition = format!(
-        "uint {name}(__global const {c}* p, long at, long n, long s, {c} x) {{ \
+        "uint {name}(__global const {m}* p, long at, long n, long s, {c} x) {{ \
          long lo = 0, hi = n; \
-         while (lo < hi) {{ const long mid = lo + (hi - lo) / 2; const {c} y = p[at + mid * s]; \
+         while (lo < hi) {{ const long mid = lo + (hi - lo) / 2; const {c} y = {y}; \
          if ({right_of_mid}) lo = mid + 1; else hi = mid; }} \
          return (uint)lo; }}"
     );
@@ -218,7 +228,11 @@ fn clamped(index: &str, index_type: DType, len: &str) -> String {
 fn guarded(plan: &KernelPlan, slot: usize, a: &Affine, t: &str, lane: Option<usize>, plus: &str) -> String {
     let ot = offset_type(plan);
     let at = offset(a, &format!("ob{slot}"), &format!("os{slot}_"), lane, ot);
-    let load = format!("in{slot}[{at}{plus}]");
+    let load = lazycl_clc::load(
+        plan.inputs[slot].dtype,
+        &format!("in{slot}"),
+        &format!("{at}{plus}"),
+    );
     if a.bounds.is_empty() {
         return load;
     }
@@ -296,6 +310,11 @@ pub(super) fn atomic_add(d: crate::dtype::DType, target: &str, space: &str, v: &
              do {{ was = seen; seen = atom_cmpxchg(p, was, as_ulong(as_double(was) + {v})); }} while (seen != was);"
         ),
         DType::Bool => format!("/* no sum of bools */ (void){v};"),
+        // (Scatters into types narrower than 32 bits add in their compute type: OpenCL's
+        // atomics are 32 and 64 bits wide.)
+        DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::F16 | DType::BF16 => {
+            format!("/* no atomic add of {d} */ (void){v};")
+        }
     }
 }
 
@@ -308,7 +327,39 @@ fn atomic_max(d: DType, target: &str, v: &str) -> String {
     }
 }
 
-pub(super) fn store_target(plan: &KernelPlan, k: usize, a: &Affine, lane: Option<usize>) -> String {
-    let at = offset(a, &format!("oo{k}"), &format!("oos{k}_"), lane, offset_type(plan));
-    format!("out{k}[{at}]")
+pub(super) fn store_offset(plan: &KernelPlan, k: usize, a: &Affine, lane: Option<usize>) -> String {
+    offset(a, &format!("oo{k}"), &format!("oos{k}_"), lane, offset_type(plan))
+}
+
+/// The statement that stores value `v` as element `at` of output `k`: rounded to 16 bits
+/// for a 16-bit float (the helper it calls is among the plan's, [`helpers_of`]).
+///
+/// [`helpers_of`]: super::ops::helpers_of
+pub(super) fn store(plan: &KernelPlan, k: usize, at: &str, v: &str) -> String {
+    let d = plan.outputs[k].dtype;
+    lazycl_clc::store(d, &format!("out{k}"), at, v, &mut Helpers::default())
+}
+
+/// The statement that stores vector value `v` (`w` lanes) as the `w` elements of output
+/// `k` from `at` on, where the output is stored narrow (a 16-bit float); `None` for the
+/// other types, which store through a vector pointer.
+pub(super) fn narrow_vector_store(
+    plan: &KernelPlan,
+    k: usize,
+    w: usize,
+    at: &str,
+    v: &str,
+) -> Option<String> {
+    let d = plan.outputs[k].dtype;
+    d.is_stored_narrow()
+        .then(|| lazycl_clc::vector_store(d, w, &format!("out{k}"), at, v, &mut Helpers::default()))
+}
+
+/// The `w` elements of input `slot` from `at` on as a vector value, where the input is
+/// stored narrow (a 16-bit float); `None` for the other types, which load through a
+/// vector pointer or `vload`.
+pub(super) fn narrow_vector_load(plan: &KernelPlan, slot: usize, w: usize, at: &str) -> Option<String> {
+    let d = plan.inputs[slot].dtype;
+    d.is_stored_narrow()
+        .then(|| lazycl_clc::vector_load(d, w, &format!("in{slot}"), at))
 }

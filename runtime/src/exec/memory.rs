@@ -148,7 +148,7 @@ fn reduction(
         let n_parts = r.n_out * s;
         let values = DeviceBuffer::uninit(
             &ctx.cl,
-            n_parts * r.in_dtype.size(),
+            n_parts * r.in_dtype.value_size(),
             queue,
             "a reduction's partial results",
         )?;
@@ -178,7 +178,12 @@ fn reduction(
         Some(t) => {
             let result = target_or_new(ctx, queue, targets, t.node, t.dtype.size(), "a reduction's total")?;
             let parts = if s > 1 {
-                DeviceBuffer::uninit(&ctx.cl, s * t.dtype.size(), queue, "a total's partial results")?
+                DeviceBuffer::uninit(
+                    &ctx.cl,
+                    s * t.dtype.value_size(),
+                    queue,
+                    "a total's partial results",
+                )?
             } else {
                 result.clone()
             };
@@ -212,7 +217,7 @@ pub(super) fn gemm(
         0 | 1 => None,
         s => Some(DeviceBuffer::uninit(
             &ctx.cl,
-            s * plan.numel * g.dtype.size(),
+            s * plan.numel * g.dtype.value_size(),
             queue,
             "a split matrix product's partial products",
         )?),

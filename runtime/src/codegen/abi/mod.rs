@@ -317,10 +317,10 @@ fn declaration(plan: &KernelPlan, p: Param) -> String {
     match p {
         Param::Input(k) => match &plan.kind {
             KernelKind::Finishing(f) if f.slot == k => format!("__global {}* in{k}", vt(f.dtype)),
-            _ => format!("__global const {}* in{k}", vt(plan.inputs[k].dtype)),
+            _ => format!("__global const {}* in{k}", plan.inputs[k].dtype.cl_memory()),
         },
         Param::Scalar(k) => format!("const {} s{k}", plan.scalars[k].dtype.cl_arg()),
-        Param::Output(k) => format!("__global {}* out{k}", vt(plan.outputs[k].dtype)),
+        Param::Output(k) => format!("__global {}* out{k}", plan.outputs[k].dtype.cl_memory()),
         Param::Numel => "const ulong n".into(),
         Param::Dim(k) => format!("const ulong d{k}_"),
         Param::RowResult => format!(

@@ -111,11 +111,16 @@ impl Kernel<'_> {
     /// The outputs' stores of the element at `row`, `col` of matrix `z`.
     pub(super) fn stores(&self, src: &mut Src) {
         for (k, o) in self.plan.outputs.iter().enumerate() {
-            let target = match &o.store {
-                Some(a) => super::super::views::store_target(self.plan, k, a, None),
-                None => format!("out{k}[zbase + (ulong)row * (ulong)N_ + (ulong)col]"),
+            let at = match &o.store {
+                Some(a) => super::super::views::store_offset(self.plan, k, a, None),
+                None => "zbase + (ulong)row * (ulong)N_ + (ulong)col".to_string(),
             };
-            src.line(format_args!("{target} = v{};", o.value));
+            src.line(super::super::views::store(
+                self.plan,
+                k,
+                &at,
+                &format!("v{}", o.value),
+            ));
         }
     }
 

@@ -139,7 +139,7 @@ impl Kernel<'_> {
             done.push(slot);
             let t = vt(plan.inputs[slot].dtype);
             let w = crate::layout::VECTOR_WIDTH;
-            let load = if op.aligned {
+            let load = if op.aligned && !plan.inputs[slot].dtype.is_stored_narrow() {
                 let at = super::super::views::offset_text(plan, slot, a);
                 format!("((__global const {t}{w}*)in{slot})[({at}) / {w}]")
             } else {

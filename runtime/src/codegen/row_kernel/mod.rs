@@ -202,11 +202,9 @@ impl Kernel<'_> {
             _ => format!("r{q}"),
         };
         src.line(format_args!("red{q}[lid] = {result};"));
-        src.line(format_args!(
-            "if (live) out{}[row] = ({})red{q}[lid];",
-            red.output,
-            vt(red.dtype)
-        ));
+        let result = format!("({})red{q}[lid]", vt(red.dtype));
+        let store = super::views::store(self.plan, red.output, "row", &result);
+        src.line(format_args!("if (live) {store}"));
         src.close();
         src.line("barrier(CLK_LOCAL_MEM_FENCE);");
         src.line(format_args!("const {t} rr{q} = red{q}[base];"));
@@ -375,21 +373,23 @@ impl Kernel<'_> {
         match (&output.store, lanes.len()) {
             (Some(a), _) => {
                 for lane in lanes {
-                    let at = super::views::store_target(plan, o, a, lane);
-                    src.line(format_args!("{at} = v{}{};", output.value, suffix(lane)));
+                    let at = super::views::store_offset(plan, o, a, lane);
+                    let v = format!("v{}{}", output.value, suffix(lane));
+                    src.line(super::views::store(plan, o, &at, &v));
                 }
             }
-            (None, 1) => src.line(format_args!("out{o}[gid] = v{};", output.value)),
+            (None, 1) => src.line(super::views::store(plan, o, "gid", &format!("v{}", output.value))),
             (None, w) => {
                 let parts: Vec<String> = lanes
                     .iter()
                     .map(|&lane| format!("v{}{}", output.value, suffix(lane)))
                     .collect();
-                src.line(format_args!(
-                    "((__global {t}{w}*)out{o})[gid / {w}u] = ({t}{w})({});",
-                    parts.join(", "),
-                    t = vt(output.dtype)
-                ));
+                let t = vt(output.dtype);
+                let value = format!("({t}{w})({})", parts.join(", "));
+                match super::views::narrow_vector_store(plan, o, w, "gid", &value) {
+                    Some(store) => src.line(store),
+                    None => src.line(format_args!("((__global {t}{w}*)out{o})[gid / {w}u] = {value};")),
+                }
             }
         }
     }

@@ -286,11 +286,9 @@ impl Kernel<'_> {
         ));
         src.line(format_args!("red{q}[lid] = mr;"));
         for (k, red) in [(q, max), (s, sum)] {
-            src.line(format_args!(
-                "if (live) out{}[row] = ({})red{k}[lid];",
-                red.output,
-                vt(red.dtype)
-            ));
+            let result = format!("({})red{k}[lid]", vt(red.dtype));
+            let store = super::super::views::store(self.plan, red.output, "row", &result);
+            src.line(format_args!("if (live) {store}"));
         }
     }
 
