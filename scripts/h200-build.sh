@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --examples "$@"
 mkdir -p devbin
-for f in target/release/examples/*; do
+for f in "${CARGO_TARGET_DIR:-target}"/release/examples/*; do
     if [ -f "$f" ] && [ -x "$f" ] && [[ "$(basename "$f")" != *-* ]] && [[ "$(basename "$f")" != *.d ]]; then
         cp "$f" devbin/
     fi

@@ -21,6 +21,7 @@ mod footprint;
 mod gemm;
 mod host;
 mod multi;
+mod narrow;
 mod nodes;
 mod random;
 mod raw;
@@ -47,12 +48,13 @@ use timing::{calibrate_spin, median, per_call, per_run};
 /// object per row.
 #[derive(Parser)]
 #[command(
-    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm", "builds", "host", "nodes", "multi"])),
+    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm", "narrow", "builds", "host", "nodes", "multi"])),
     after_help = "LAZYCL_EXAMPLE_SMALL=1 implies --quick. LAZYCL_DEVICE picks the device. \
-                  LAZYCL_ARRAYS_REFERENCE and LAZYCL_GEMM_REFERENCE name files of JSON lines \
-                  written by benches/reference/arrays_reference.py --json and \
-                  gemm_reference.py --json in the same call: the torch, JAX and cuBLAS \
-                  baselines of the full-size array, row, random-number and GEMM rows \
+                  LAZYCL_ARRAYS_REFERENCE, LAZYCL_GEMM_REFERENCE and LAZYCL_NARROW_REFERENCE \
+                  name files of JSON lines written by benches/reference/arrays_reference.py \
+                  --json, gemm_reference.py --json and narrow_reference.py --json in the \
+                  same call: the torch, JAX and cuBLAS baselines of the full-size array, \
+                  row, random-number, GEMM and 16-bit float rows \
                   (missing without them; --quick compares with the host instead)."
 )]
 struct Cli {
@@ -82,6 +84,9 @@ struct Cli {
     /// Only the matrix products' rows
     #[arg(long)]
     gemm: bool,
+    /// Only the 16-bit floats' rows (the fused chain, a sum, softmax, GEMM)
+    #[arg(long)]
+    narrow: bool,
     /// Only the cold-start row: a flush of new programs built together against one after
     /// another (run with the driver's cache cold: CUDA_CACHE_DISABLE=1, a fresh
     /// POCL_CACHE_DIR)
@@ -247,6 +252,10 @@ fn run() -> R<()> {
         gemm::rows(&mut rep, &ctx, quick, trials)?;
         return rep.finish(&out);
     }
+    if cli.narrow {
+        narrow::rows(&mut rep, &ctx, &raw, quick, trials)?;
+        return rep.finish(&out);
+    }
 
     // --- the host's own cost: launches, flushes, a training step, after a long kernel --
     host::rows(&mut rep, &ctx, &raw, quick, trials)?;
@@ -285,6 +294,7 @@ fn run() -> R<()> {
     }
 
     gemm::rows(&mut rep, &ctx, quick, trials)?;
+    narrow::rows(&mut rep, &ctx, &raw, quick, trials)?;
     arrays::rows(&mut rep, &ctx, quick, trials)?;
     random::rows(&mut rep, &ctx, &raw, quick, trials)?;
     cache::rows(&mut rep, trials)?;

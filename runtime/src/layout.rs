@@ -97,7 +97,7 @@ impl GemmTile {
     /// vector).
     pub(crate) fn local_bytes(&self, dtype: crate::dtype::DType) -> u64 {
         let v = self.vector as u64;
-        2 * self.bk as u64 * (self.bm as u64 + v + self.bn as u64 + v) * dtype.size() as u64
+        2 * self.bk as u64 * (self.bm as u64 + v + self.bn as u64 + v) * dtype.value_size() as u64
     }
 }
 

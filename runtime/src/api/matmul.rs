@@ -30,8 +30,10 @@ impl<T: Numeric> Array<T> {
     /// (`(&x - &mu).matmul(&w.t())` reads `x`, `mu` and `w` in the product's kernel, with
     /// no temporary), and elementwise consumers of the product (`(a.matmul(&b) +
     /// &bias).max(0.0)`) are applied where the kernel stores it. Floats accumulate in
-    /// their own type, in an order that depends on the device's tiles (so results differ
-    /// from a serial sum by rounding, as BLAS results do); integers wrap.
+    /// their own type (`f16` and `bf16` in `f32`, rounded once where the result is
+    /// stored), in an order that depends on the device's tiles (so results differ from a
+    /// serial sum by rounding, as BLAS results do); integers wrap in their type, as
+    /// numpy's do.
     ///
     /// ```
     /// # use lazycl::prelude::*;

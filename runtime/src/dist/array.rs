@@ -158,10 +158,11 @@ impl<'w, T: DistElement> DistArray<'w, T> {
         self.map(|a| f(a, &other.local))
     }
 
-    /// The sum of every element, on every rank (collective).
-    pub fn sum(&self) -> Result<T>
+    /// The sum of every element, on every rank (collective), in [`Numeric::Sum`]'s type.
+    pub fn sum(&self) -> Result<T::Sum>
     where
         T: Numeric,
+        T::Sum: DistElement,
     {
         let local = self.world.agree("DistArray::sum", self.local.sum().item())?;
         Ok(self.world.allreduce(&[local], SystemOperation::sum())[0])
@@ -238,9 +239,10 @@ impl<'w, T: DistElement> DistArray<'w, T> {
     /// The sum along the rows (axis 0), on every rank as an array of its context: each
     /// rank sums its rows on its device, and the sums are added with `MPI_Allreduce`
     /// (collective).
-    pub fn sum_axis0(&self) -> Result<Array<T>>
+    pub fn sum_axis0(&self) -> Result<Array<T::Sum>>
     where
         T: Numeric,
+        T::Sum: DistElement,
     {
         let partial = self
             .world

@@ -275,7 +275,7 @@ fn scatter_output(plan: &mut KernelPlan, s: &Store, sc: Scatter, index: usize) {
     };
     // (A private copy starts at 0: a sum's neutral element, not a maximum's.)
     let private = match sc.combine {
-        ScatterCombine::Add => private_copy(numel, s.shape.iter().product(), o.dtype.size()),
+        ScatterCombine::Add => private_copy(numel, s.shape.iter().product(), o.dtype.value_size()),
         ScatterCombine::Max => None,
     };
     o.scatter = Some(ScatterStore {

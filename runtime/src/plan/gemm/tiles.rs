@@ -118,7 +118,7 @@ pub(crate) fn fits(t: &GemmTile, profile: &DeviceProfile, dtype: DType) -> bool 
         0 => t.bk,
         u => u.min(t.bk),
     } as usize;
-    let live = (accumulators + loads(t.bm) + loads(t.bn)) as u64 * dtype.size() as u64;
+    let live = (accumulators + loads(t.bm) + loads(t.bn)) as u64 * dtype.value_size() as u64;
     (t.bm as usize * t.bk as usize).is_multiple_of(group)
         && (t.bn as usize * t.bk as usize).is_multiple_of(group)
         && group <= profile.max_group

@@ -160,7 +160,7 @@ pub(crate) fn rows_layout(shape: RowShape, dtype: DType, profile: &DeviceProfile
         None => per_row.max(profile.reduce_group_size() as usize),
     }
     .min(max_group);
-    let bytes = items * width * dtype.size().max(1);
+    let bytes = items * width * dtype.value_size().max(1);
     let registers = match profile.gpu {
         true => MAX_ITEM_BYTES.min(REGISTER_FILE_BYTES / group / 4),
         false => MAX_ITEM_BYTES,
