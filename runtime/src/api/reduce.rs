@@ -134,8 +134,11 @@ macro_rules! reductions {
 /// # use lazycl::prelude::*;
 /// # fn main() -> lazycl::Result<()> {
 /// let ctx = Context::new()?;
-/// let a = ctx.from_shape_slice([2, 3], &[1, 5, 2, 7, 0, 3])?;
+/// let a = ctx.from_shape_slice([2, 3], &[1i32, 5, 2, 7, 0, 3])?;
 /// assert_eq!(a.sum().item()?, 18);
+/// // Sums of 8- and 16-bit integers are 32-bit (`Numeric::Sum`): no wrap at 256.
+/// let bytes = ctx.from_slice(&[200u8, 100, 50])?;
+/// assert_eq!(bytes.sum().item()?, 350u32);
 /// assert_eq!(a.sum_axis(Axis(0)).to_vec()?, [8, 5, 5]); // columns
 /// assert_eq!(a.amax_axis(1).to_vec()?, [5, 7]); // rows: an index works as an axis
 /// assert_eq!(a.argmax_axis(1).to_vec()?, [1, 0]);
