@@ -3,15 +3,21 @@
 //! computed by a scan; `take_along_axis`), sorts, concatenations of a value with its own
 //! scan, and every step of the view chains (`views_property`: slices, transposes, pads,
 //! regions set in place, reductions, evaluations), compared with the same chain applied on
-//! the host. f32 and i32; shapes with 0- and 1-sized axes and odd extents. Each chain's
-//! result is read once, so a step's kernel takes in whatever the chain put before it.
+//! the host. f32 and i32, and the narrow types f16, bf16, u8 and i16 (sums, scans and
+//! products of which run in their compute type); shapes with 0- and 1-sized axes and odd
+//! extents. Each chain's result is read once, so a step's kernel takes in whatever the
+//! chain put before it. Values are compared as in `views_property` (its module doc gives
+//! the tolerances): integers exactly (wrapping on both sides), floats within a tolerance
+//! that grows with the chain's bound, and for the 16-bit floats with one rounding per step
+//! (a product or a scan accumulates in `f32` and rounds once, where it is stored).
 //!
-//! Cases per run: `LAZYCL_GRAPH_CASES` (default 80). The chains are proptest inputs with a
-//! fixed seed: a failing chain shrinks to a minimal one, which the failure shows.
+//! Cases per run: `LAZYCL_GRAPH_CASES` (default 80 for f32; the narrow types run a fifth of
+//! it each). The chains are proptest inputs with a fixed seed: a failing chain shrinks
+//! to a minimal one, which the failure shows.
 
 use crate::common::{cases, check_property, ctx, rng};
 use crate::views_property::{
-    chains, check, step as view_step, upload, Chain, Num, Pair, KINDS as VIEW_KINDS,
+    chains, check, step as view_step, upload, within_limit, Chain, Num, Pair, KINDS as VIEW_KINDS,
 };
 use lazycl::{Array, Context};
 use ndarray::{ArrayD, Axis, IxDyn};
@@ -19,7 +25,7 @@ use rand::rngs::StdRng;
 use rand::Rng;
 
 /// numpy's `take(a, idx, axis, mode='clip')`.
-fn host_take<T: Num>(a: &ArrayD<T>, axis: usize, idx: &[i128]) -> ArrayD<T> {
+fn host_take<H: Copy>(a: &ArrayD<H>, axis: usize, idx: &[i128]) -> ArrayD<H> {
     let n = a.shape()[axis] as i128;
     let picked: Vec<usize> = idx.iter().map(|&i| i.clamp(0, n - 1) as usize).collect();
     a.select(Axis(axis), &picked)
@@ -57,11 +63,11 @@ enum IndexArray {
 }
 
 /// Each lane along `axis` sorted ascending.
-fn host_sort<T: Num>(a: &ArrayD<T>, axis: usize) -> ArrayD<T> {
+fn host_sort<T: Num>(a: &ArrayD<T::Host>, axis: usize) -> ArrayD<T::Host> {
     let mut out = a.clone();
     for mut lane in out.lanes_mut(Axis(axis)) {
-        let mut v: Vec<T> = lane.iter().copied().collect();
-        v.sort_by(|x, y| x.to_f64().total_cmp(&y.to_f64()));
+        let mut v: Vec<T::Host> = lane.iter().copied().collect();
+        v.sort_by(|x, y| T::host_f64(*x).total_cmp(&T::host_f64(*y)));
         for (d, s) in lane.iter_mut().zip(v) {
             *d = s;
         }
@@ -69,14 +75,14 @@ fn host_sort<T: Num>(a: &ArrayD<T>, axis: usize) -> ArrayD<T> {
     out
 }
 
-fn host_cumsum<T: Num>(a: &ArrayD<T>, axis: usize) -> ArrayD<T> {
+fn host_cumsum<T: Num>(a: &ArrayD<T::Host>, axis: usize) -> ArrayD<T::Host> {
     let mut out = a.clone();
     out.accumulate_axis_inplace(Axis(axis), |&prev, cur| *cur = T::h_add(*cur, prev));
     out
 }
 
 /// `a`'s stack of matrices (its last two axes; a vector is one row) times `b` (`k` by `n`).
-fn host_matmul<T: Num>(a: &ArrayD<T>, b: &ArrayD<T>) -> ArrayD<T> {
+fn host_matmul<T: Num>(a: &ArrayD<T::Host>, b: &ArrayD<T::Host>) -> ArrayD<T::Host> {
     let shape = a.shape();
     let (m, k) = (shape[shape.len() - 2], shape[shape.len() - 1]);
     let n = b.shape()[1];
@@ -89,7 +95,7 @@ fn host_matmul<T: Num>(a: &ArrayD<T>, b: &ArrayD<T>) -> ArrayD<T> {
     for s in 0..batch {
         for i in 0..m {
             for j in 0..n {
-                let mut acc = T::small(0);
+                let mut acc = T::h_small(0);
                 for p in 0..k {
                     acc = T::h_add(acc, T::h_mul(flat[s * m * k + i * k + p], b[[p, j]]));
                 }
@@ -126,7 +132,7 @@ fn step<T: Num>(ctx: &Context, kind: u32, r: &mut StdRng, a: Pair<T>) -> Pair<T>
             let b = upload::<T>(ctx, r, vec![k, n]);
             Pair {
                 dev: a.dev.matmul(&b.dev),
-                host: host_matmul(&a.host, &b.host),
+                host: host_matmul::<T>(&a.host, &b.host),
                 bound: bound * b.bound.max(1.0) * k.max(1) as f64,
             }
         }
@@ -135,7 +141,7 @@ fn step<T: Num>(ctx: &Context, kind: u32, r: &mut StdRng, a: Pair<T>) -> Pair<T>
             let n = a.host.shape()[axis];
             Pair {
                 dev: a.dev.cumsum(axis).cast::<T>(),
-                host: host_cumsum(&a.host, axis),
+                host: host_cumsum::<T>(&a.host, axis),
                 bound: bound * n.max(1) as f64,
             }
         }
@@ -206,7 +212,7 @@ fn step<T: Num>(ctx: &Context, kind: u32, r: &mut StdRng, a: Pair<T>) -> Pair<T>
             };
             Pair {
                 dev,
-                host: host_sort(&a.host, axis),
+                host: host_sort::<T>(&a.host, axis),
                 bound,
             }
         }
@@ -214,7 +220,7 @@ fn step<T: Num>(ctx: &Context, kind: u32, r: &mut StdRng, a: Pair<T>) -> Pair<T>
             // The value beside its own scan.
             let axis = r.gen_range(0..rank);
             let n = a.host.shape()[axis];
-            let scanned = host_cumsum(&a.host, axis);
+            let scanned = host_cumsum::<T>(&a.host, axis);
             Pair {
                 dev: lazycl::concatenate(axis, &[&a.dev, &a.dev.cumsum(axis).cast::<T>()]).unwrap(),
                 host: ndarray::concatenate(Axis(axis), &[a.host.view(), scanned.view()]).unwrap(),
@@ -232,14 +238,23 @@ fn run_chain<T: Num>(ctx: &Context, chain: &Chain) {
     if chain.lazy {
         v.dev = &v.dev * T::small(1);
     }
+    let mut steps = 0;
     for s in &chain.steps {
-        if v.host.len() > 2048 || v.host.ndim() > 5 || v.bound > 1e6 {
+        // The bound keeps float tolerances meaningful (integers compare exactly, and
+        // start anywhere in their range); a product with a random matrix scales it by up
+        // to 25 times its `k`.
+        if v.host.len() > 2048
+            || v.host.ndim() > 5
+            || (T::FLOAT && v.bound > 1e6)
+            || !within_limit::<T>(v.bound, v.host.shape(), 25.0)
+        {
             break;
         }
         v = step(ctx, s.kind, &mut rng(s.seed), v);
+        steps += 1;
     }
     let got = v.dev.to_ndarray().unwrap_or_else(|e| panic!("{e}"));
-    check(&got, &v.host, v.bound);
+    check(&got, &v.host, v.bound, steps);
 }
 
 /// `cases` random chains (proptest, seeded by `seed`).
@@ -259,6 +274,26 @@ fn random_graphs_of_products_scans_gathers_and_sorts_match_the_host_f32() {
 #[test]
 fn random_graphs_of_products_scans_gathers_and_sorts_match_the_host_i32() {
     run::<i32>(&ctx(), 12, graph_cases() / 2);
+}
+
+#[test]
+fn random_graphs_of_products_scans_gathers_and_sorts_match_the_host_f16() {
+    run::<lazycl::f16>(&ctx(), 14, graph_cases() / 5);
+}
+
+#[test]
+fn random_graphs_of_products_scans_gathers_and_sorts_match_the_host_bf16() {
+    run::<lazycl::bf16>(&ctx(), 15, graph_cases() / 5);
+}
+
+#[test]
+fn random_graphs_of_products_scans_gathers_and_sorts_match_the_host_u8() {
+    run::<u8>(&ctx(), 16, graph_cases() / 5);
+}
+
+#[test]
+fn random_graphs_of_products_scans_gathers_and_sorts_match_the_host_i16() {
+    run::<i16>(&ctx(), 17, graph_cases() / 5);
 }
 
 /// The same graphs where transposed reads are staged through local memory in tiles (the
