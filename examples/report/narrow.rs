@@ -33,7 +33,12 @@ fn raw_copy(raw: &Raw, ctx: &Context, bytes: usize, trials: usize, reps: usize) 
             1 => items.div_ceil(256) * 256,
             _ => items.min(cu * 2048).div_ceil(256) * 256,
         };
-        let t = per_run(trials, reps, || raw.enqueue_no_event(&k, global, Some(256)), || raw.finish())?;
+        let t = per_run(
+            trials,
+            reps,
+            || raw.enqueue_no_event(&k, global, Some(256)),
+            || raw.finish(),
+        )?;
         best = best.max(2.0 * (n * 4) as f64 / t / 1e9);
     }
     Ok(best)
@@ -54,8 +59,18 @@ pub fn rows(rep: &mut Report, ctx: &Context, raw: &Raw, quick: bool, trials: usi
     lz(xb.eval().map(drop))?;
     let xh = lz(ctx.from_slice(&host).map(|a| a.cast::<f16>()))?;
     lz(xh.eval().map(drop))?;
-    let tb = per_run(trials, reps, || lz(chain8_of(&xb, bf16::from_f32).eval().map(drop)), sync)?;
-    let th = per_run(trials, reps, || lz(chain8_of(&xh, f16::from_f32).eval().map(drop)), sync)?;
+    let tb = per_run(
+        trials,
+        reps,
+        || lz(chain8_of(&xb, bf16::from_f32).eval().map(drop)),
+        sync,
+    )?;
+    let th = per_run(
+        trials,
+        reps,
+        || lz(chain8_of(&xh, f16::from_f32).eval().map(drop)),
+        sync,
+    )?;
     let bytes = 4.0 * n as f64;
     for (short, t) in [("bf16", tb), ("f16", th)] {
         rep.add(
@@ -101,7 +116,9 @@ fn softmax_rows(rep: &mut Report, ctx: &Context, refs: &Reference, quick: bool, 
     };
     let sync = || lz(ctx.synchronize());
     for &(n, d) in shapes {
-        let v: Vec<f32> = (0..n * d).map(|i| ((i * 7919) % 2001) as f32 / 100.0 - 10.0).collect();
+        let v: Vec<f32> = (0..n * d)
+            .map(|i| ((i * 7919) % 2001) as f32 / 100.0 - 10.0)
+            .collect();
         let x = lz(ctx.from_shape_slice([n, d], &v))?;
         let (xb, xh) = (x.cast::<bf16>(), x.cast::<f16>());
         lz(xb.eval().map(drop))?;
@@ -125,7 +142,9 @@ fn softmax_rows(rep: &mut Report, ctx: &Context, refs: &Reference, quick: bool, 
 fn gemm_rows(rep: &mut Report, ctx: &Context, refs: &Reference, quick: bool, trials: usize) -> R<()> {
     let n = if quick { 512 } else { 4096 };
     let sync = || lz(ctx.synchronize());
-    let v: Vec<f32> = (0..n * n).map(|i| ((i * 7919) % 2001) as f32 / 1000.0 - 1.0).collect();
+    let v: Vec<f32> = (0..n * n)
+        .map(|i| ((i * 7919) % 2001) as f32 / 1000.0 - 1.0)
+        .collect();
     let a = lz(ctx.from_shape_slice([n, n], &v))?;
     let b = a.t().to_contiguous();
     lz(b.eval().map(drop))?;

@@ -359,3 +359,29 @@ fn a_16_bit_matrix_product_accumulates_in_f32_with_its_epilogue_in_one_kernel() 
         }
     }
 }
+
+#[test]
+fn a_16_bit_product_asked_for_in_f32_reads_16_bits_and_stores_f32_in_one_kernel() {
+    let ctx = ctx();
+    let (m, k, n) = (130usize, 70usize, 257usize);
+    let x = to_bf16(&f32::random_vec(&mut rng(61), m * k));
+    let y = to_bf16(&f32::random_vec(&mut rng(62), k * n));
+    let a = ctx.from_shape_slice([m, k], &x).unwrap();
+    let b = ctx.from_shape_slice([k, n], &y).unwrap();
+    // (The first product of a shape class may time or try its tile first.)
+    a.cast::<f32>().matmul(&b.cast::<f32>()).to_vec().unwrap();
+    let before = ctx.stats();
+    let p: Vec<f32> = a.cast::<f32>().matmul(&b.cast::<f32>()).to_vec().unwrap();
+    let d = ctx.stats() - before;
+    assert_eq!(d.kernels_launched, 1, "{d}");
+    for i in 0..m {
+        for j in 0..n {
+            let terms = (0..k).map(|q| x[i * k + q].to_f64() * y[q * n + j].to_f64());
+            let (dot, size): (f64, f64) = terms.fold((0.0, 0.0), |(s, a), t| (s + t, a + t.abs()));
+            // f32 accumulation (a few ulps of the terms' size), no rounding to bf16 at the
+            // end (which would be 2^-9 of the result).
+            let err = (f64::from(p[i * n + j]) - dot).abs();
+            assert!(err <= 1e-5 * size, "({i}, {j}): {} vs {dot}", p[i * n + j]);
+        }
+    }
+}

@@ -33,7 +33,10 @@ impl<T: Numeric> Array<T> {
     /// their own type (`f16` and `bf16` in `f32`, rounded once where the result is
     /// stored), in an order that depends on the device's tiles (so results differ from a
     /// serial sum by rounding, as BLAS results do); integers wrap in their type, as
-    /// numpy's do.
+    /// numpy's do. The product has the operands' type, as torch's does; for another, cast
+    /// the operands: `a.cast::<f32>().matmul(&b.cast::<f32>())` over `bf16` arrays reads
+    /// their 16 bits in its tile loads and stores `f32`, one kernel (JAX's
+    /// `preferred_element_type`).
     ///
     /// ```
     /// # use lazycl::prelude::*;
