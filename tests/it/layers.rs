@@ -37,7 +37,7 @@ const MACRO_LAYERS: &[&[&str]] = &[
 ];
 
 /// The shared crate's layers, bottom first (clc/src/lib.rs states them).
-const CLC_LAYERS: &[&[&str]] = &[&["dtype"], &["text"], &["helpers"], &["group"]];
+const CLC_LAYERS: &[&[&str]] = &[&["dtype"], &["text"], &["helpers"], &["narrow"], &["group"]];
 
 /// The modules of each crate that name the shared crate (`lazycl_clc`): the element types
 /// and OpenCL C text; higher layers reach it through them.
