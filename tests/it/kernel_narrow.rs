@@ -16,7 +16,9 @@ fn assert_bits<T: Element + std::fmt::Debug>(got: &[T], want: &[T], what: &str) 
     assert_eq!(got.len(), want.len(), "{what}");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         // SAFETY: element types are plain values; compare their bytes.
-        let bytes = |v: &T| unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }.to_vec();
+        let bytes = |v: &T| {
+            unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }.to_vec()
+        };
         assert_eq!(bytes(g), bytes(w), "{what}: element {i}: {g:?} != {w:?}");
     }
 }
@@ -35,10 +37,28 @@ macro_rules! wrapping_case {
             let b = <$t>::random_vec(&mut rng($seed + 99 + n as u64), n);
             let (x, y) = (ctx.from_slice(&a).unwrap(), ctx.from_slice(&b).unwrap());
             let s: $t = 77 as $t;
-            let want: Vec<$t> = a.iter().zip(&b).map(|(p, q)| p.wrapping_mul(s).wrapping_add(*q)).collect();
-            assert_eq!(scaled_sum(&x, &y, s).to_vec().unwrap(), want, "{} n = {n}", stringify!($t));
-            let want: Vec<$t> = a.iter().zip(&b).map(|(p, q)| p.wrapping_mul(2).wrapping_add(*q)).collect();
-            assert_eq!(expr!(x * 2 + y).to_vec().unwrap(), want, "{} n = {n}", stringify!($t));
+            let want: Vec<$t> = a
+                .iter()
+                .zip(&b)
+                .map(|(p, q)| p.wrapping_mul(s).wrapping_add(*q))
+                .collect();
+            assert_eq!(
+                scaled_sum(&x, &y, s).to_vec().unwrap(),
+                want,
+                "{} n = {n}",
+                stringify!($t)
+            );
+            let want: Vec<$t> = a
+                .iter()
+                .zip(&b)
+                .map(|(p, q)| p.wrapping_mul(2).wrapping_add(*q))
+                .collect();
+            assert_eq!(
+                expr!(x * 2 + y).to_vec().unwrap(),
+                want,
+                "{} n = {n}",
+                stringify!($t)
+            );
         }
     }};
 }
@@ -76,7 +96,9 @@ fn expr_over_small_integers_is_one_kernel_and_a_scalar_builds_no_program() {
 
 /// `x * y + z` computed in `f32` and rounded once to `T`.
 fn fma_reference<T: Copy>(x: &[T], y: &[T], z: &[T], to: fn(T) -> f32, from: fn(f32) -> T) -> Vec<T> {
-    (0..x.len()).map(|i| from(to(x[i]) * to(y[i]) + to(z[i]))).collect()
+    (0..x.len())
+        .map(|i| from(to(x[i]) * to(y[i]) + to(z[i])))
+        .collect()
 }
 
 macro_rules! rounding_case {
@@ -84,7 +106,9 @@ macro_rules! rounding_case {
         let ctx = ctx();
         let mut differs = 0;
         for n in SIZES {
-            let v: Vec<Vec<$t>> = (0..3).map(|k| <$t>::random_vec(&mut rng($seed + 10 * k + n as u64), n)).collect();
+            let v: Vec<Vec<$t>> = (0..3)
+                .map(|k| <$t>::random_vec(&mut rng($seed + 10 * k + n as u64), n))
+                .collect();
             let (x, y, z) = (
                 ctx.from_slice(&v[0]).unwrap(),
                 ctx.from_slice(&v[1]).unwrap(),
@@ -99,10 +123,17 @@ macro_rules! rounding_case {
             // A scalar operand of the type, and a literal (its nearest value of the type).
             let s = <$t>::from_f32(0.3);
             let got = expr!(x * s - 0.3).to_vec().unwrap();
-            let want: Vec<$t> = v[0].iter().map(|p| <$t>::from_f32(p.to_f32() * s.to_f32() - s.to_f32())).collect();
+            let want: Vec<$t> = v[0]
+                .iter()
+                .map(|p| <$t>::from_f32(p.to_f32() * s.to_f32() - s.to_f32()))
+                .collect();
             assert_bits(&got, &want, concat!(stringify!($t), " with a scalar"));
         }
-        assert!(differs > 0, "{}: no value showed the single rounding", stringify!($t));
+        assert!(
+            differs > 0,
+            "{}: no value showed the single rounding",
+            stringify!($t)
+        );
     }};
 }
 
@@ -115,7 +146,16 @@ fn expr_over_16_bit_floats_computes_in_f32_and_rounds_once() {
 #[test]
 fn expr_casts_from_16_bit_floats_saturate_and_to_them_round() {
     let ctx = ctx();
-    let edge = [-5.5f32, 0.49, 255.5, 300.0, 1.0e4, -1.0e4, f32::INFINITY, f32::NAN];
+    let edge = [
+        -5.5f32,
+        0.49,
+        255.5,
+        300.0,
+        1.0e4,
+        -1.0e4,
+        f32::INFINITY,
+        f32::NAN,
+    ];
     let h: Vec<f16> = edge.iter().map(|&v| f16::from_f32(v)).collect();
     let x = ctx.from_slice(&h).unwrap();
     let want: Vec<u8> = h.iter().map(|v| v.to_f32() as u8).collect();
@@ -127,8 +167,12 @@ fn expr_casts_from_16_bit_floats_saturate_and_to_them_round() {
     let want: Vec<i16> = b.iter().map(|v| v.to_f32() as i16).collect();
     assert_eq!(expr!(y as i16).to_vec().unwrap(), want);
     // `from_f32` rounds; `to_f32` reads the value exactly.
-    let f = ctx.from_slice(&[0.1f32, 65519.0, 65520.0, -1.0e-8, 1.0 / 3.0]).unwrap();
-    let got = expr!(bf16::from_f32(f).to_f32() + f16::from_f32(f).to_f32()).to_vec().unwrap();
+    let f = ctx
+        .from_slice(&[0.1f32, 65519.0, 65520.0, -1.0e-8, 1.0 / 3.0])
+        .unwrap();
+    let got = expr!(bf16::from_f32(f).to_f32() + f16::from_f32(f).to_f32())
+        .to_vec()
+        .unwrap();
     let want: Vec<f32> = [0.1f32, 65519.0, 65520.0, -1.0e-8, 1.0 / 3.0]
         .iter()
         .map(|&v| bf16::from_f32(v).to_f32() + f16::from_f32(v).to_f32())
@@ -215,7 +259,10 @@ fn kernel_local_memory_of_16_bit_floats_rounds_where_written() {
         let xs = f16::random_vec(&mut rng(50 + n as u64), n);
         let x = ctx.from_slice(&xs).unwrap();
         let mut y = ctx.zeros::<f16>([n]).unwrap();
-        k.global(n.div_ceil(64) * 64).local(64).launch(&x, &mut y).unwrap();
+        k.global(n.div_ceil(64) * 64)
+            .local(64)
+            .launch(&x, &mut y)
+            .unwrap();
         let want: Vec<f16> = xs
             .iter()
             .map(|v| {
@@ -224,7 +271,10 @@ fn kernel_local_memory_of_16_bit_floats_rounds_where_written() {
             })
             .collect();
         assert_bits(&y.to_vec().unwrap(), &want, &format!("n = {n}"));
-        assert!(n < 7 || want.iter().any(|w| w.to_f32() != 0.0), "n = {n}: no square rounded");
+        assert!(
+            n < 7 || want.iter().any(|w| w.to_f32() != 0.0),
+            "n = {n}: no square rounded"
+        );
     }
 }
 
@@ -238,7 +288,9 @@ fn lerp16(a: f16, b: f16, t: f16) -> f16 {
 fn device_fn_of_16_bit_floats_maps_and_rounds_once() {
     let ctx = ctx();
     for n in SIZES {
-        let v: Vec<Vec<f16>> = (0..2).map(|k| f16::random_vec(&mut rng(60 + k + n as u64), n)).collect();
+        let v: Vec<Vec<f16>> = (0..2)
+            .map(|k| f16::random_vec(&mut rng(60 + k + n as u64), n))
+            .collect();
         let (a, b) = (ctx.from_slice(&v[0]).unwrap(), ctx.from_slice(&v[1]).unwrap());
         let t = f16::from_f32(0.375);
         let host = |p: f16, q: f16| f16::from_f32(p.to_f32() + (q.to_f32() - p.to_f32()) * t.to_f32());
@@ -271,7 +323,11 @@ where
         let x = ctx.from_slice(&xs).unwrap();
         let mut y = ctx.from_slice(&ys).unwrap();
         k.global(n.max(1)).launch(a, &x, &mut y).unwrap();
-        let want: Vec<T> = xs.iter().zip(&ys).map(|(p, q)| from(to(a) * to(*p) + to(*q))).collect();
+        let want: Vec<T> = xs
+            .iter()
+            .zip(&ys)
+            .map(|(p, q)| from(to(a) * to(*p) + to(*q)))
+            .collect();
         assert_bits(&y.to_vec().unwrap(), &want, &format!("{} n = {n}", T::DTYPE));
     }
 }
@@ -301,7 +357,11 @@ fn generic_kernel_leaves_out_the_16_bit_instances_it_cannot_have() {
     let ctx = ctx();
     let x = ctx.from_slice(&[1.0f32, 2.0, 3.5]).unwrap();
     let mut t = ctx.zeros::<f32>([1]).unwrap();
-    float_total::bind::<f32>(&ctx).unwrap().global(3).launch(&x, &mut t).unwrap();
+    float_total::bind::<f32>(&ctx)
+        .unwrap()
+        .global(3)
+        .launch(&x, &mut t)
+        .unwrap();
     assert_eq!(t.to_vec().unwrap(), [6.5]);
 }
 
@@ -319,12 +379,26 @@ fn generic_integer_kernel_instantiates_for_small_integers() {
     let ctx = ctx();
     let xs = i8::random_vec(&mut rng(100), 33);
     let mut x = ctx.from_slice(&xs).unwrap();
-    shift_add::bind::<i8>(&ctx).unwrap().global(33).launch(-3, &mut x).unwrap();
-    let want: Vec<i8> = xs.iter().map(|v| (v << 3).wrapping_add((-3i8).wrapping_mul(*v))).collect();
+    shift_add::bind::<i8>(&ctx)
+        .unwrap()
+        .global(33)
+        .launch(-3, &mut x)
+        .unwrap();
+    let want: Vec<i8> = xs
+        .iter()
+        .map(|v| (v << 3).wrapping_add((-3i8).wrapping_mul(*v)))
+        .collect();
     assert_eq!(x.to_vec().unwrap(), want);
     let xs = u16::random_vec(&mut rng(101), 7);
     let mut x = ctx.from_slice(&xs).unwrap();
-    shift_add::bind::<u16>(&ctx).unwrap().global(7).launch(1000, &mut x).unwrap();
-    let want: Vec<u16> = xs.iter().map(|v| (v << 3).wrapping_add(1000u16.wrapping_mul(*v))).collect();
+    shift_add::bind::<u16>(&ctx)
+        .unwrap()
+        .global(7)
+        .launch(1000, &mut x)
+        .unwrap();
+    let want: Vec<u16> = xs
+        .iter()
+        .map(|v| (v << 3).wrapping_add(1000u16.wrapping_mul(*v)))
+        .collect();
     assert_eq!(x.to_vec().unwrap(), want);
 }

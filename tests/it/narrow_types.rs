@@ -515,7 +515,7 @@ fn comparisons_selects_and_clamps_take_narrow_types() {
     let b = ctx.from_slice(&[5u8, 250, 7]).unwrap();
     assert_eq!(
         b.ge(7u8)
-            .select(&b, &ctx.full([3], 1u8).unwrap())
+            .select(&b, ctx.full([3], 1u8).unwrap())
             .to_vec()
             .unwrap(),
         [1, 250, 7]

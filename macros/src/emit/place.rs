@@ -55,8 +55,7 @@ impl Emitter<'_> {
         } else if exact {
             format!("{}[{i}] = {v};", a.name)
         } else {
-            let v = lazycl_clc::cast_to_narrow(DType::F32, t, v, self)
-                .unwrap_or_else(|| v.to_string());
+            let v = lazycl_clc::cast_to_narrow(DType::F32, t, v, self).unwrap_or_else(|| v.to_string());
             format!("{}[{i}] = {v};", a.name)
         }
     }

@@ -54,7 +54,10 @@ fn closure_form(params: &[Param], v: &Variant, rust: &str, gens: &[Ident]) -> To
     let p = quote! { ::lazycl::__private };
     let t = v.template(rust);
     let r = v.result.rust_type(Span::call_site());
-    let elem: Vec<TokenStream> = params.iter().map(|(_, s)| s.rust_type(Span::call_site())).collect();
+    let elem: Vec<TokenStream> = params
+        .iter()
+        .map(|(_, s)| s.rust_type(Span::call_site()))
+        .collect();
     let has_array = has_array_bound(
         gens.iter()
             .zip(&elem)

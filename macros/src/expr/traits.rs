@@ -59,7 +59,10 @@ pub(super) fn impls(
     let p = quote! { ::lazycl::__private };
     let (array, index) = shared_templates(variants, rust);
     if let Some(g) = generic_impl(variants) {
-        return vec![array, generic_impl_tokens(&g, names, variants, &index, trait_name)];
+        return vec![
+            array,
+            generic_impl_tokens(&g, names, variants, &index, trait_name),
+        ];
     }
     let each = variants.iter().zip(index).map(|(v, k)| {
         let tys: Vec<TokenStream> = v.types.iter().map(|s| s.rust_type(Span::call_site())).collect();

@@ -73,7 +73,10 @@ impl VisitMut for Substitute {
     /// an `as f16` written in the function (no Rust: see `signature::spelled_narrow_float`).
     fn visit_expr_cast_mut(&mut self, c: &mut syn::ExprCast) {
         let param = match &*c.ty {
-            syn::Type::Path(p) => p.path.get_ident().and_then(|id| self.names.iter().position(|n| n == id)),
+            syn::Type::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|id| self.names.iter().position(|n| n == id)),
             _ => None,
         };
         syn::visit_mut::visit_expr_cast_mut(self, c);

@@ -19,7 +19,8 @@ impl Lowerer<'_> {
         // `f32::sqrt(x)`-style calls.
         let mut segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
         // `half::f16::from_f32(x)`, `lazycl::bf16::from_f32(x)`.
-        if segs.len() == 3 && ["half", "lazycl"].contains(&&*segs[0]) && ["f16", "bf16"].contains(&&*segs[1]) {
+        if segs.len() == 3 && ["half", "lazycl"].contains(&&*segs[0]) && ["f16", "bf16"].contains(&&*segs[1])
+        {
             segs.remove(0);
         }
         if segs.len() == 2 {
@@ -162,10 +163,20 @@ impl Lowerer<'_> {
     /// `f16::from_f32(x)` / `from_f64(x)` (`name`): `x`, of that float type, rounded to
     /// the nearest value of the 16-bit float type `t`.
     fn narrow_from_call(&mut self, t: Scalar, name: &str, c: &syn::ExprCall, span: Sp) -> Expr {
-        let (rust, want) = (t.rust(), if name == "from_f32" { Scalar::F32 } else { Scalar::F64 });
+        let (rust, want) = (
+            t.rust(),
+            if name == "from_f32" {
+                Scalar::F32
+            } else {
+                Scalar::F64
+            },
+        );
         if c.args.len() != 1 {
             let given = given(c.args.len());
-            self.errors.add(span, format!("`{rust}::{name}` takes one value, but {given} given"));
+            self.errors.add(
+                span,
+                format!("`{rust}::{name}` takes one value, but {given} given"),
+            );
             return err_expr(span);
         }
         let v = self.expr(&c.args[0]);
@@ -394,7 +405,10 @@ fn lossless(f: Scalar, t: Scalar) -> bool {
     }
     match (f.is_int(), t.is_int()) {
         (true, true) => {
-            t != Scalar::Usize && f != Scalar::Usize && t.bits() > f.bits() && (t.is_signed_int() || !f.is_signed_int())
+            t != Scalar::Usize
+                && f != Scalar::Usize
+                && t.bits() > f.bits()
+                && (t.is_signed_int() || !f.is_signed_int())
         }
         (true, false) => t.is_float() && f != Scalar::Usize && magnitude(f) <= digits(t),
         (false, false) => f.is_float() && matches!(t, Scalar::F32 | Scalar::F64) && digits(t) > digits(f),

@@ -128,7 +128,11 @@ impl Lowerer<'_> {
         // `x.to_f32()` of a 16-bit float (its value, exactly).
         let narrow = matches!(t, Ty::S(s) if s.is_narrow_float());
         if let ("to_f32" | "to_f64", true) = (name, narrow) {
-            let to = if name == "to_f32" { Scalar::F32 } else { Scalar::F64 };
+            let to = if name == "to_f32" {
+                Scalar::F32
+            } else {
+                Scalar::F64
+            };
             let Some(mut all) = self.method_args(call, 0, t) else {
                 return err_expr(span);
             };
