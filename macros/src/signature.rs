@@ -4,25 +4,51 @@
 use crate::diag::{Errors, Spanned};
 use crate::ir::{Param, ParamTy, Scalar, StructDef};
 
-pub const SCALARS: &str = "f32, f64, i32, u32, i64, u64, bool or usize";
-pub const ELEMENTS: &str = "f32, f64, i32, u32, i64, u64 or bool";
+pub const SCALARS: &str = "f32, f64, i32, u32, i64, u64, i8, u8, i16, u16, f16, bf16, bool or usize";
+pub const ELEMENTS: &str = "f32, f64, i32, u32, i64, u64, i8, u8, i16, u16, f16, bf16 or bool";
 
 /// A scalar type (`f32`, `usize`, ...).
 pub fn scalar_type(ty: &syn::Type) -> syn::Result<Scalar> {
     match ty {
         syn::Type::Path(p) if p.qself.is_none() => {
-            if let Some(id) = p.path.get_ident() {
-                if let Some(s) = Scalar::from_rust(&id.to_string()) {
-                    return Ok(s);
-                }
+            if let Some(s) = scalar_path(&p.path) {
+                return Ok(s);
             }
             Err(ty.span().error( format!("unsupported type; kernels support the scalar types {SCALARS}")))
         }
         syn::Type::Paren(p) => scalar_type(&p.elem),
+        // (A type parameter replaced in an instance: `generics`.)
+        syn::Type::Group(g) => scalar_type(&g.elem),
         syn::Type::Reference(_) => Err(ty.span().error(
             format!("references are only supported as kernel parameters (`&[T]`, `&mut [T]`); use a scalar type ({SCALARS})"),
         )),
         _ => Err(ty.span().error( format!("unsupported type; kernels support the scalar types {SCALARS}"))),
+    }
+}
+
+/// The scalar type a path names: `f32`, or a 16-bit float as `f16`, `half::f16` or
+/// `lazycl::f16`.
+fn scalar_path(path: &syn::Path) -> Option<Scalar> {
+    let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let name = match &names[..] {
+        [one] => one,
+        [krate, t] if (krate == "half" || krate == "lazycl") && (t == "f16" || t == "bf16") => t,
+        _ => return None,
+    };
+    if path.segments.iter().any(|s| !s.arguments.is_none()) {
+        return None;
+    }
+    Scalar::from_rust(name)
+}
+
+/// A cast's target type as written names a 16-bit float (`as f16`), which Rust does not
+/// have (`half::f16` is no primitive); a type parameter replaced by one (`as T`, in an
+/// instance) is not this.
+pub fn spelled_narrow_float(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => scalar_path(&p.path).is_some_and(Scalar::is_narrow_float),
+        syn::Type::Paren(p) => spelled_narrow_float(&p.elem),
+        _ => false,
     }
 }
 

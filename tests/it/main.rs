@@ -37,6 +37,7 @@ mod histogram;
 mod house_words;
 mod indexing;
 mod kernel_features;
+mod kernel_narrow;
 mod kernel_ops;
 mod kernel_smoke;
 mod layers;

@@ -1,6 +1,7 @@
 //! Literals: the exact, typed OpenCL C text of integer and float values (suffixes,
 //! negative values in parentheses, `INT_MIN` without overflow, shortest round-trip float
-//! digits, infinities and NaN).
+//! digits, infinities and NaN). A literal of a 16-bit float type is its nearest value of
+//! the type (ties to even, as `half::f16::from_f64` rounds), written as a `float`.
 
 use crate::ir::Scalar;
 
@@ -14,8 +15,8 @@ pub fn int_literal(v: i128, s: Scalar) -> String {
         Scalar::U32 => format!("{v}u"),
         Scalar::U64 | Scalar::Usize => format!("{v}ul"),
         Scalar::Bool => (if v != 0 { "true" } else { "false" }).into(),
-        Scalar::F32 => float_literal(v as f64, Scalar::F32),
-        Scalar::F64 => float_literal(v as f64, Scalar::F64),
+        Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => format!("(({}){v})", s.cl()),
+        Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16 => float_literal(v as f64, s),
     }
 }
 
@@ -29,7 +30,12 @@ fn paren_neg(v: i128, suffix: &str) -> String {
 
 /// The OpenCL C text of a float literal of type `s` (exact: shortest round-trip form).
 pub fn float_literal(v: f64, s: Scalar) -> String {
-    let is32 = s == Scalar::F32;
+    let v = match s {
+        Scalar::F16 => half::f16::from_f64(v).to_f64(),
+        Scalar::BF16 => half::bf16::from_f64(v).to_f64(),
+        _ => v,
+    };
+    let is32 = s != Scalar::F64;
     let cast = if is32 { "" } else { "(double)" };
     if v.is_nan() {
         return format!("{cast}NAN");
@@ -73,5 +79,10 @@ mod tests {
         );
         assert_eq!(float_literal(f64::NAN, Scalar::F32), "NAN");
         assert_eq!(float_literal(std::f64::consts::PI, Scalar::F32), "3.1415927f");
+        assert_eq!(float_literal(0.1, Scalar::F16), "0.099975586f");
+        assert_eq!(float_literal(0.1, Scalar::BF16), "0.100097656f");
+        assert_eq!(float_literal(1e6, Scalar::F16), "INFINITY");
+        assert_eq!(int_literal(-3, Scalar::I8), "((char)-3)");
+        assert_eq!(int_literal(200, Scalar::U8), "((uchar)200)");
     }
 }

@@ -87,6 +87,13 @@ impl<'a> Emitter<'a> {
         s.cl()
     }
 
+    /// The OpenCL C type of the elements of a local or constant array of `s`: its values'
+    /// (`float` for a 16-bit float; `uchar` for `bool`), noting `double`.
+    fn array_value(&mut self, s: Scalar) -> &'static str {
+        self.cl(s);
+        s.elem().cl_name()
+    }
+
     /// A call of `helper` with `args`, noting that the text needs its definition.
     fn call_helper(&mut self, helper: Helper, args: &[&str]) -> String {
         let call = helper.call(args);
@@ -98,6 +105,12 @@ impl<'a> Emitter<'a> {
     /// (and a runtime kernel that calls the same helper) can include them.
     fn helper_defs(&self) -> String {
         self.helpers.values().map(Helper::guarded).collect()
+    }
+}
+
+impl lazycl_clc::CallHelper for Emitter<'_> {
+    fn call_helper(&mut self, helper: Helper, args: &[&str]) -> String {
+        Emitter::call_helper(self, helper, args)
     }
 }
 
@@ -143,6 +156,12 @@ pub fn function(header: &Header, body: &Block, infer: &Infer) -> FnText {
                 let raw = format!("lzc_arg_{cname}");
                 decls.push(format!("{} {raw}", DType::Bool.cl_arg()));
                 prologue.push(format!("bool {cname} = {raw} != 0u;"));
+            }
+            // (Kernel arguments narrower than 32 bits travel as `int`/`uint`.)
+            ParamTy::Scalar(s) if kernel && s.elem().cl_arg() != s.cl() => {
+                let raw = format!("lzc_arg_{cname}");
+                decls.push(format!("{} {raw}", s.elem().cl_arg()));
+                prologue.push(format!("{0} {cname} = ({0}){raw};", s.cl()));
             }
             ParamTy::Scalar(s) => {
                 let cl = em.cl(s);

@@ -1,5 +1,8 @@
 //! Places: assignments to variables and array elements (`op=` evaluates a complex index
-//! once), and array reads (`bool` elements are stored as `uchar`).
+//! once), and array reads (`bool` elements are stored as `uchar`; 16-bit floats are
+//! `half`/`ushort` in global memory, read with `lazycl_clc::load` and written rounded to
+//! the nearest with `lazycl_clc::store`, and `float` values in local and constant arrays,
+//! rounded where written).
 
 use super::expr::is_simple;
 use super::Emitter;
@@ -34,18 +37,34 @@ impl Emitter<'_> {
                         self.binary(op, a.elem, rhs_t, cur, v)
                     }
                 };
-                if a.elem == Scalar::Bool {
-                    lines.push(format!("{}[{i}] = (uchar)({v});", a.name));
-                } else {
-                    lines.push(format!("{}[{i}] = {v};", a.name));
-                }
+                // (An element of the same 16-bit type is its value already.)
+                let exact = op.is_none() && matches!(&value.kind, ExprKind::Index(b, _) if b.elem == a.elem);
+                let store = self.write(a, &i, &v, exact);
+                lines.push(store);
             }
+        }
+    }
+
+    /// The statement that writes value `v` as element `i` of `a`.
+    fn write(&mut self, a: &ArrayRef, i: &str, v: &str, exact: bool) -> String {
+        let t = a.elem.elem();
+        if a.elem == Scalar::Bool {
+            format!("{}[{i}] = (uchar)({v});", a.name)
+        } else if a.global {
+            lazycl_clc::store(t, &a.name, i, v, self)
+        } else if exact {
+            format!("{}[{i}] = {v};", a.name)
+        } else {
+            let v = lazycl_clc::cast_to_narrow(DType::F32, t, v, self).unwrap_or_else(|| v.to_string());
+            format!("{}[{i}] = {v};", a.name)
         }
     }
 
     pub(super) fn read(&self, a: &ArrayRef, i: &str) -> String {
         if a.elem == Scalar::Bool {
             format!("({}[{i}] != 0)", a.name)
+        } else if a.global {
+            lazycl_clc::load(a.elem.elem(), &a.name, i)
         } else {
             format!("{}[{i}]", a.name)
         }

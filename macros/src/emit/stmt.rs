@@ -61,8 +61,8 @@ impl Emitter<'_> {
                 lines.push(format!("{cl_type} {name} = {value};"));
             }
             Stmt::LocalArray { name, elem, len } => {
-                self.cl(*elem);
-                let cl = elem.cl_storage();
+                // (A 16-bit float's values: `half` arrays need `cl_khr_fp16`.)
+                let cl = self.array_value(*elem);
                 lines.push(format!("__local {cl} {name}[{len}];"));
             }
             Stmt::ConstArray { name, elem, values } => self.const_array(name, *elem, values, lines),
@@ -121,8 +121,7 @@ impl Emitter<'_> {
 
     /// `const T name[n] = {a, b, ..};`
     fn const_array(&mut self, name: &str, elem: Scalar, values: &[Expr], lines: &mut Vec<String>) {
-        self.cl(elem);
-        let cl = elem.cl_storage();
+        let cl = self.array_value(elem);
         let vals: Vec<String> = values.iter().map(|v| self.expr(v, lines)).collect();
         lines.push(format!(
             "const {cl} {name}[{}] = {{{}}};",

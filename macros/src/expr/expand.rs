@@ -53,10 +53,10 @@ pub(super) fn translate(input: &Input, checked: &Checked, sigs: &[DevSig]) -> To
 fn closure_form(params: &[Param], v: &Variant, rust: &str, gens: &[Ident]) -> TokenStream {
     let p = quote! { ::lazycl::__private };
     let t = v.template(rust);
-    let r = format_ident!("{}", v.result.rust());
-    let elem: Vec<Ident> = params
+    let r = v.result.rust_type(Span::call_site());
+    let elem: Vec<TokenStream> = params
         .iter()
-        .map(|(_, s)| format_ident!("{}", s.rust()))
+        .map(|(_, s)| s.rust_type(Span::call_site()))
         .collect();
     let has_array = has_array_bound(
         gens.iter()

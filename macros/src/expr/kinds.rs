@@ -3,7 +3,7 @@
 //! `T: Float` (where no impl for a concrete `(f32,)` applies to `(T,)`). The variants'
 //! slots (operands, then type parameters) fall into classes that always share a type;
 //! where every combination of the classes' types is a variant, each class's types are
-//! exactly one kind's (`Float`: `f32 f64`, `Integer`, `Signed`, `Bitwise` (the integers
+//! exactly one kind's (`Float`: `f32 f64 f16 bf16`, `Integer`, `Signed`, `Bitwise` (the integers
 //! and `bool`), `Numeric`, `Element`) or one type, and the result is one type or a
 //! class's, the impl is generic over a type per class bounded by its kind, and picks the
 //! variant's template from the types' `DTYPE`s when called. Otherwise the expression keeps one impl per variant.
@@ -45,14 +45,13 @@ impl Kind {
     }
 
     fn admits(self, s: Scalar) -> bool {
-        use Scalar::*;
         match self {
-            Kind::Float => matches!(s, F32 | F64),
-            Kind::Integer => matches!(s, I32 | U32 | I64 | U64),
-            Kind::Signed => matches!(s, I32 | I64 | F32 | F64),
-            Kind::Bitwise => matches!(s, I32 | U32 | I64 | U64 | Bool),
-            Kind::Numeric => matches!(s, I32 | U32 | I64 | U64 | F32 | F64),
-            Kind::Element => matches!(s, I32 | U32 | I64 | U64 | F32 | F64 | Bool),
+            Kind::Float => s.is_float(),
+            Kind::Integer => s.is_int(),
+            Kind::Signed => s.is_float() || s.is_signed_int(),
+            Kind::Bitwise => s.is_int() || s == Scalar::Bool,
+            Kind::Numeric => s.is_int() || s.is_float(),
+            Kind::Element => true,
         }
     }
 

@@ -4,7 +4,7 @@
 //! kinds (`kinds`), whose associated type is the result type and whose function is the
 //! template.
 
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use super::kinds::{generic_impl, ClassType, GenericImpl, ResultType};
@@ -25,8 +25,31 @@ pub(super) fn declaration(trait_name: &Ident, slots: &[String], variants: &[Vari
     }
 }
 
-/// The trait's impls; `names`: the type parameters the expression names, `rust` its
-/// text.
+/// The variants' templates, each distinct one once (`f16`'s text is often `f32`'s): the
+/// static array `__LAZYCL_TEMPLATES` the impls index, and each variant's index in it.
+fn shared_templates(variants: &[Variant], rust: &str) -> (TokenStream, Vec<usize>) {
+    let p = quote! { ::lazycl::__private };
+    let mut distinct: Vec<TokenStream> = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
+    let mut index = Vec::with_capacity(variants.len());
+    for v in variants {
+        let t = v.template(rust);
+        let text = t.to_string();
+        index.push(texts.iter().position(|s| *s == text).unwrap_or_else(|| {
+            texts.push(text);
+            distinct.push(t);
+            distinct.len() - 1
+        }));
+    }
+    let count = distinct.len();
+    let array = quote! {
+        static __LAZYCL_TEMPLATES: [#p::ExprTemplate; #count] = [#(#distinct),*];
+    };
+    (array, index)
+}
+
+/// The trait's impls (after the array of their templates); `names`: the type
+/// parameters the expression names, `rust` its text.
 pub(super) fn impls(
     variants: &[Variant],
     names: &[Ident],
@@ -34,25 +57,27 @@ pub(super) fn impls(
     trait_name: &Ident,
 ) -> Vec<TokenStream> {
     let p = quote! { ::lazycl::__private };
+    let (array, index) = shared_templates(variants, rust);
     if let Some(g) = generic_impl(variants) {
-        return vec![generic_impl_tokens(&g, names, variants, rust, trait_name)];
+        return vec![
+            array,
+            generic_impl_tokens(&g, names, variants, &index, trait_name),
+        ];
     }
-    let each = variants.iter().map(|v| {
-        let tys: Vec<Ident> = v.types.iter().map(|s| format_ident!("{}", s.rust())).collect();
-        let r = format_ident!("{}", v.result.rust());
-        let t = v.template(rust);
+    let each = variants.iter().zip(index).map(|(v, k)| {
+        let tys: Vec<TokenStream> = v.types.iter().map(|s| s.rust_type(Span::call_site())).collect();
+        let r = v.result.rust_type(Span::call_site());
         quote! {
             impl #trait_name for (#(#tys,)*) {
                 type R = #r;
                 #[inline]
                 fn template() -> &'static #p::ExprTemplate {
-                    static TEMPLATE: #p::ExprTemplate = #t;
-                    &TEMPLATE
+                    &__LAZYCL_TEMPLATES[#k]
                 }
             }
         }
     });
-    each.collect()
+    std::iter::once(array).chain(each).collect()
 }
 
 /// One impl of the expression's trait for all its variants, generic over a type per
@@ -64,7 +89,7 @@ fn generic_impl_tokens(
     g: &GenericImpl,
     names: &[Ident],
     variants: &[Variant],
-    rust: &str,
+    index: &[usize],
     trait_name: &Ident,
 ) -> TokenStream {
     let p = quote! { ::lazycl::__private };
@@ -80,25 +105,19 @@ fn generic_impl_tokens(
     });
     let tys = g.class_of.iter().map(|&c| class_type(g, names, c));
     let r = match g.result {
-        ResultType::Fixed(s) => {
-            let t = format_ident!("{}", s.rust());
-            quote! { #t }
-        }
+        ResultType::Fixed(s) => s.rust_type(Span::call_site()),
         ResultType::Class(c) => class_type(g, names, c),
     };
     let dtypes = generic.iter().map(|&(c, _)| {
         let t = class_param(g, names, c);
         quote! { <#t as #p::Element>::DTYPE }
     });
-    let arms = dispatch_arms(g, &generic, variants);
-    let all = variants.iter().map(|v| v.template(rust));
-    let count = variants.len();
+    let arms = dispatch_arms(g, &generic, variants, index);
     quote! {
         impl<#(#bounds),*> #trait_name for (#(#tys,)*) {
             type R = #r;
             #[inline]
             fn template() -> &'static #p::ExprTemplate {
-                static TEMPLATES: [#p::ExprTemplate; #count] = [#(#all),*];
                 // (Every combination the bounds admit is listed: the last arm is never
                 // taken.)
                 #[allow(unreachable_patterns)]
@@ -106,7 +125,7 @@ fn generic_impl_tokens(
                     #(#arms)*
                     _ => 0,
                 };
-                &TEMPLATES[variant]
+                &__LAZYCL_TEMPLATES[variant]
             }
         }
     }
@@ -130,10 +149,7 @@ fn class_param(g: &GenericImpl, names: &[Ident], c: usize) -> Ident {
 /// The type of class `c` in a generic impl: its one type, or its parameter.
 fn class_type(g: &GenericImpl, names: &[Ident], c: usize) -> TokenStream {
     match g.classes[c] {
-        ClassType::Fixed(s) => {
-            let t = format_ident!("{}", s.rust());
-            quote! { #t }
-        }
+        ClassType::Fixed(s) => s.rust_type(Span::call_site()),
         ClassType::Kind(_) => {
             let t = class_param(g, names, c);
             quote! { #t }
@@ -141,9 +157,14 @@ fn class_type(g: &GenericImpl, names: &[Ident], c: usize) -> TokenStream {
     }
 }
 
-/// `(DType::F32, ..) => i,`: variant `i` for the `DTYPE`s of the generic classes
-/// (`generic`) that it has.
-fn dispatch_arms(g: &GenericImpl, generic: &[(usize, &str)], variants: &[Variant]) -> Vec<TokenStream> {
+/// `(DType::F32, ..) => k,`: the template `k` (`index`: each variant's) of the variant
+/// for the `DTYPE`s of the generic classes (`generic`) that it has.
+fn dispatch_arms(
+    g: &GenericImpl,
+    generic: &[(usize, &str)],
+    variants: &[Variant],
+    index: &[usize],
+) -> Vec<TokenStream> {
     let p = quote! { ::lazycl::__private };
     // Each generic class's type in a variant: the type of its first slot.
     let first_slot = |c: usize| g.class_of.iter().position(|&k| k == c).unwrap_or_default();
@@ -156,7 +177,8 @@ fn dispatch_arms(g: &GenericImpl, generic: &[(usize, &str)], variants: &[Variant
             let d = format_ident!("{}", d);
             quote! { #p::DType::#d }
         });
-        quote! { (#(#pats,)*) => #i, }
+        let k = index[i];
+        quote! { (#(#pats,)*) => #k, }
     };
     variants.iter().enumerate().map(arm).collect()
 }

@@ -18,7 +18,7 @@ use crate::resolve::{callee_sources, devfn_macro};
 use crate::signature::FnKind;
 
 /// The element types an operand can have, in the order variants are tried.
-const ELEMENTS: [Scalar; 7] = Scalar::ELEMENTS;
+const ELEMENTS: [Scalar; 13] = Scalar::ELEMENTS;
 
 /// Assignments of element types tried at most (beyond: a compile error).
 const MAX_VARIANTS: usize = 4096;
@@ -125,8 +125,8 @@ fn classes(input: &Input, operands: &[Ident], sigs: &[DevSig]) -> Vec<(Vec<usize
         let domain: Vec<Scalar> = match root {
             Ty::S(s) => vec![s],
             Ty::Var(_) => match low.infer.kind(root) {
-                Some(VarKind::Float) => vec![Scalar::F32, Scalar::F64],
-                Some(VarKind::Int) => vec![Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64],
+                Some(VarKind::Float) => Scalar::FLOATS.to_vec(),
+                Some(VarKind::Int) => Scalar::INTEGERS.to_vec(),
                 _ => ELEMENTS.to_vec(),
             },
             _ => ELEMENTS.to_vec(),
@@ -344,23 +344,46 @@ mod tests {
             types,
             [
                 (vec![Scalar::F32, Scalar::F32], Scalar::F32),
-                (vec![Scalar::F64, Scalar::F64], Scalar::F64)
+                (vec![Scalar::F64, Scalar::F64], Scalar::F64),
+                (vec![Scalar::F16, Scalar::F16], Scalar::F16),
+                (vec![Scalar::BF16, Scalar::BF16], Scalar::BF16)
             ]
         );
         assert_eq!(v[0].text, "(($0 * $1) + 2.0f)");
         assert!(v[1].uses_f64 && !v[0].uses_f64);
+        // A 16-bit float's literal is its nearest value of the type.
+        let v = variants_of("x * 0.1").unwrap();
+        assert_eq!(v[2].text, "($0 * 0.099975586f)");
+        assert_eq!(v[3].text, "($0 * 0.100097656f)");
     }
 
     #[test]
     fn independent_operands_and_fixed_results() {
         let v = variants_of("(x as f32) < y").unwrap();
         // `y` is f32; `x` is anything that casts to f32 (not bool).
-        assert_eq!(v.len(), 6);
+        assert_eq!(v.len(), 12);
         assert!(v
             .iter()
             .all(|v| v.types[1] == Scalar::F32 && v.result == Scalar::Bool));
         let v = variants_of("x.sqrt() + y").unwrap();
-        assert_eq!(v.len(), 2, "x and y share a float type");
+        assert_eq!(v.len(), 4, "x and y share a float type");
+    }
+
+    #[test]
+    fn narrow_integers_wrap_in_their_width() {
+        let v = variants_of("a * 2 + b").unwrap();
+        let u8v = v.iter().find(|v| v.types[0] == Scalar::U8).unwrap();
+        assert_eq!(
+            u8v.text,
+            "((uchar)((uchar)(((uchar)((uchar)($0) * (uchar)(((uchar)2))))) + (uchar)($1)))"
+        );
+        let i8v = v.iter().find(|v| v.types[0] == Scalar::I8).unwrap();
+        assert!(i8v.text.starts_with("(as_char((uchar)"), "{}", i8v.text);
+        // Saturating casts from floats, the 16-bit ones included.
+        let v = variants_of("x as u8").unwrap();
+        let f16v = v.iter().find(|v| v.types[0] == Scalar::F16).unwrap();
+        assert_eq!(f16v.text, "lzc_uchar_from_float($0)");
+        assert_eq!(v.iter().filter(|v| v.types[0].is_float()).count(), 4);
     }
 
     #[test]

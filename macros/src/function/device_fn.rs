@@ -105,8 +105,8 @@ fn map_module(f: &syn::ItemFn, t: &Translation, source: &TokenStream) -> TokenSt
         })
         .collect();
     let gens: Vec<Ident> = (0..n).map(|i| format_ident!("A{}", i)).collect();
-    let elems: Vec<Ident> = scalars.iter().map(|s| format_ident!("{}", s.rust())).collect();
-    let r = format_ident!("{}", ret.rust());
+    let elems: Vec<TokenStream> = scalars.iter().map(|s| s.rust_type(Span::call_site())).collect();
+    let r = ret.rust_type(Span::call_site());
     let rust = format!(
         "{name}({})",
         t.params

@@ -19,6 +19,7 @@ use quote::quote;
 
 use crate::diag::Errors;
 use crate::generics::{self, ConstParam, TypeParam};
+use crate::ir::Scalar;
 use crate::kernel_struct::struct_macro;
 use crate::lower::scan::{called_functions, named_structs};
 use crate::resolve::{devfn_macro, resolve_chain, Deps};
@@ -101,6 +102,7 @@ fn translate(
         let e = errors.into_error().map(|e| e.to_compile_error());
         return quote! { #e };
     };
+    let left_out = leave_out_optional(&params, &mut instances);
     gather_errors(&mut errors, &params, &mut instances);
     let errors = errors.into_error();
     match kind {
@@ -109,6 +111,7 @@ fn translate(
             params: &params,
             consts: &consts,
             instances: &instances,
+            left_out: &left_out,
             errors,
         }),
         FnKind::DeviceFn => {
@@ -149,6 +152,38 @@ fn translate_instances(
         }
     });
     Some(each.collect())
+}
+
+/// An optional instance that was left out: its types and why (its first error).
+pub(super) struct LeftOut {
+    pub types: Vec<Scalar>,
+    pub reason: String,
+}
+
+/// Removes the optional instances (a type narrower than 32 bits that a bound admitted,
+/// see `TypeParam::optional`) that do not translate, unless none would be left: a
+/// generic function over `T: Float` whose body the 16-bit floats cannot have (atomics)
+/// still compiles, for `f32` and `f64`; what was left out, and why.
+fn leave_out_optional(params: &[TypeParam], instances: &mut Vec<Translated>) -> Vec<LeftOut> {
+    let optional = |i: &Translated| {
+        i.translation.errors.is_some() && params.iter().zip(&i.types).any(|(p, &t)| p.optional(t))
+    };
+    if instances.iter().all(optional) {
+        return Vec::new();
+    }
+    let mut left_out = Vec::new();
+    instances.retain_mut(|i| {
+        if !optional(i) {
+            return true;
+        }
+        let first = i.translation.errors.take().and_then(|e| e.into_iter().next());
+        left_out.push(LeftOut {
+            types: i.types.clone(),
+            reason: first.map(|e| e.to_string()).unwrap_or_default(),
+        });
+        false
+    });
+    left_out
 }
 
 /// The instances' errors, after those in `errors` (the attribute's and the generic

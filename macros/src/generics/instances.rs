@@ -69,6 +69,26 @@ struct Substitute {
 }
 
 impl VisitMut for Substitute {
+    /// `x as T`, `T` a 16-bit float: the type in invisible delimiters, which tells it from
+    /// an `as f16` written in the function (no Rust: see `signature::spelled_narrow_float`).
+    fn visit_expr_cast_mut(&mut self, c: &mut syn::ExprCast) {
+        let param = match &*c.ty {
+            syn::Type::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|id| self.names.iter().position(|n| n == id)),
+            _ => None,
+        };
+        syn::visit_mut::visit_expr_cast_mut(self, c);
+        if param.is_some_and(|k| self.types[k].is_narrow_float()) {
+            let elem = c.ty.clone();
+            *c.ty = syn::Type::Group(syn::TypeGroup {
+                group_token: Default::default(),
+                elem,
+            });
+        }
+    }
+
     fn visit_path_mut(&mut self, path: &mut syn::Path) {
         if let Some(first) = path.segments.first_mut() {
             if let Some(k) = self.names.iter().position(|n| *n == first.ident) {

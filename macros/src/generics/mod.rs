@@ -19,37 +19,38 @@ pub use instances::{instance_name, instance_note, instances, substitute_expr};
 pub struct TypeParam {
     pub ident: Ident,
     pub types: Vec<Scalar>,
+    /// The types were listed (`types(..)`): every one is required, none optional.
+    pub listed: bool,
 }
 
-/// The element-type bounds and the types each admits.
-const BOUNDS: &[(&str, &[Scalar])] = &[
-    ("Float", &[Scalar::F32, Scalar::F64]),
-    ("Integer", &[Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64]),
-    ("Signed", &[Scalar::I32, Scalar::I64, Scalar::F32, Scalar::F64]),
-    (
-        "Numeric",
-        &[
-            Scalar::I32,
-            Scalar::U32,
-            Scalar::I64,
-            Scalar::U64,
-            Scalar::F32,
-            Scalar::F64,
-        ],
-    ),
-    (
-        "Element",
-        &[
-            Scalar::Bool,
-            Scalar::I32,
-            Scalar::U32,
-            Scalar::I64,
-            Scalar::U64,
-            Scalar::F32,
-            Scalar::F64,
-        ],
-    ),
-];
+impl TypeParam {
+    /// Whether an instance with type `t` for this parameter may be left out when it does
+    /// not translate: a type narrower than 32 bits that a bound admitted.
+    pub fn optional(&self, t: Scalar) -> bool {
+        !self.listed && t.bits() < 32 && t != Scalar::Bool
+    }
+}
+
+/// The element-type bounds and the types each admits, the 32- and 64-bit ones first.
+/// The types narrower than 32 bits (`f16 bf16 i8 u8 i16 u16`) are *optional* instances
+/// of a bound: one that does not translate (atomics on `f16`, say) is left out, and the
+/// `Types` trait's message says why (see `function::optional`).
+const BOUNDS: &[(&str, &[Scalar])] = {
+    use Scalar::*;
+    &[
+        ("Float", &[F32, F64, F16, BF16]),
+        ("Integer", &[I32, U32, I64, U64, I8, U8, I16, U16]),
+        ("Signed", &[I32, I64, F32, F64, I8, I16, F16, BF16]),
+        (
+            "Numeric",
+            &[I32, U32, I64, U64, F32, F64, I8, U8, I16, U16, F16, BF16],
+        ),
+        (
+            "Element",
+            &[Bool, I32, U32, I64, U64, F32, F64, I8, U8, I16, U16, F16, BF16],
+        ),
+    ]
+};
 
 /// Bounds that say nothing about the element type (every element type has them).
 const MARKERS: &[&str] = &[
@@ -93,7 +94,7 @@ impl Parse for Attr {
                 None => {
                     return Err(syn::Error::new(
                         id.span(),
-                        "not an element type; `types(..)` lists f32, f64, i32, u32, i64, u64 or bool",
+                        "not an element type; `types(..)` lists f32, f64, i32, u32, i64, u64, i8, u8, i16, u16, f16, bf16 or bool",
                     ))
                 }
             }
@@ -165,6 +166,7 @@ pub fn type_params(f: &syn::ItemFn, kind: FnKind, listed: &Listed, errors: &mut 
                 Some(types) => params.push(TypeParam {
                     ident: t.ident.clone(),
                     types,
+                    listed: listed.is_some(),
                 }),
                 None => continue,
             },
@@ -298,7 +300,7 @@ fn admitted(
             errors.add(
                 t.span(),
                 format!(
-                    "`{0}` needs a bound that says its element types: `{0}: Float` (f32, f64), `Integer`, `Signed`, `Numeric`, \
+                    "`{0}` needs a bound that says its element types: `{0}: Float` (f32, f64, f16, bf16), `Integer`, `Signed`, `Numeric`, \
                      `Element`, or list them: `#[kernel(types(f32, f64))]`",
                     t.ident
                 ),
@@ -331,7 +333,7 @@ fn bound_types(t: &syn::TypeParam, errors: &mut Errors) -> Result<Option<Vec<Sca
                 tb.span(),
                 format!(
                     "unsupported bound `{name}`; a kernel's type parameter is bounded by the element types it stands for: \
-                     `Float` (f32, f64), `Integer` (i32, u32, i64, u64), `Signed` (i32, i64, f32, f64), `Numeric` (all but bool) or `Element` (all)"
+                     `Float` (f32, f64, f16, bf16), `Integer` (i32, u32, i64, u64, i8, u8, i16, u16), `Signed` (the signed integers and the floats), `Numeric` (all but bool) or `Element` (all)"
                 ),
             );
             return Err(());

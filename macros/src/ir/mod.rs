@@ -26,6 +26,10 @@ pub struct ArrayRef {
     /// OpenCL C name.
     pub name: String,
     pub elem: Scalar,
+    /// A slice parameter, in global memory: its elements are stored as the element type's
+    /// memory type (`half` for `f16`); a local or constant array holds values
+    /// (`float` for `f16`, rounded where stored).
+    pub global: bool,
 }
 
 #[derive(Clone, Debug)]

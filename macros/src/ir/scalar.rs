@@ -15,12 +15,21 @@ pub enum Scalar {
     Usize,
     F32,
     F64,
+    I8,
+    U8,
+    I16,
+    U16,
+    /// `half::f16`: a `float` in OpenCL C, stored as `half`.
+    F16,
+    /// `half::bf16`: a `float` in OpenCL C, stored as `ushort`.
+    BF16,
 }
 
 impl Scalar {
     /// The element types (of arrays and `expr!` operands), in the order `expr!` tries
-    /// them: floats, integers, `bool`.
-    pub const ELEMENTS: [Scalar; 7] = [
+    /// them: floats, integers, `bool`, then the narrow types (so that the first variants
+    /// and instances, and their numbering, are those of the 32- and 64-bit types).
+    pub const ELEMENTS: [Scalar; 13] = [
         Scalar::F32,
         Scalar::F64,
         Scalar::I32,
@@ -28,9 +37,30 @@ impl Scalar {
         Scalar::I64,
         Scalar::U64,
         Scalar::Bool,
+        Scalar::F16,
+        Scalar::BF16,
+        Scalar::I8,
+        Scalar::U8,
+        Scalar::I16,
+        Scalar::U16,
     ];
 
-    pub const ALL: [Scalar; 8] = [
+    /// The float element types, in the order `expr!` tries them.
+    pub const FLOATS: [Scalar; 4] = [Scalar::F32, Scalar::F64, Scalar::F16, Scalar::BF16];
+
+    /// The integer element types, in the order `expr!` tries them.
+    pub const INTEGERS: [Scalar; 8] = [
+        Scalar::I32,
+        Scalar::U32,
+        Scalar::I64,
+        Scalar::U64,
+        Scalar::I8,
+        Scalar::U8,
+        Scalar::I16,
+        Scalar::U16,
+    ];
+
+    pub const ALL: [Scalar; 14] = [
         Scalar::Bool,
         Scalar::I32,
         Scalar::U32,
@@ -39,6 +69,12 @@ impl Scalar {
         Scalar::Usize,
         Scalar::F32,
         Scalar::F64,
+        Scalar::I8,
+        Scalar::U8,
+        Scalar::I16,
+        Scalar::U16,
+        Scalar::F16,
+        Scalar::BF16,
     ];
 
     /// The element type whose facts (OpenCL C names, width, signedness) this scalar has:
@@ -52,6 +88,28 @@ impl Scalar {
             Scalar::U64 | Scalar::Usize => DType::U64,
             Scalar::F32 => DType::F32,
             Scalar::F64 => DType::F64,
+            Scalar::I8 => DType::I8,
+            Scalar::U8 => DType::U8,
+            Scalar::I16 => DType::I16,
+            Scalar::U16 => DType::U16,
+            Scalar::F16 => DType::F16,
+            Scalar::BF16 => DType::BF16,
+        }
+    }
+
+    /// A 16-bit float: a `float` value in OpenCL C, rounded to 16 bits where it is stored
+    /// or converted to the type.
+    pub fn is_narrow_float(self) -> bool {
+        self.elem().is_stored_narrow()
+    }
+
+    /// The type as generated Rust code names it: a primitive's name, or the runtime's
+    /// re-export of the `half` type (`::lazycl::__private::f16`).
+    pub fn rust_type(self, span: proc_macro2::Span) -> proc_macro2::TokenStream {
+        let id = proc_macro2::Ident::new(self.rust(), span);
+        match self.is_narrow_float() {
+            true => quote::quote_spanned! {span=> ::lazycl::__private::#id },
+            false => quote::quote! { #id },
         }
     }
 
@@ -79,9 +137,10 @@ impl Scalar {
         self.elem().cl_value()
     }
 
-    /// The OpenCL C type of an element in memory (`bool` is `uchar`).
+    /// The OpenCL C type of an element in memory (`bool` is `uchar`, `f16` is `half`,
+    /// `bf16` is `ushort`).
     pub fn cl_storage(self) -> &'static str {
-        self.elem().cl_name()
+        self.elem().cl_memory()
     }
 
     /// The unsigned OpenCL type of the same width (integers only).

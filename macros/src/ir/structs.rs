@@ -9,7 +9,9 @@ use super::scalar::Scalar;
 /// same in Rust (`#[repr(C)]`) and OpenCL C (`bool` is not: its device size varies; nor is
 /// `usize`, no element type).
 pub fn is_field_type(s: Scalar) -> bool {
-    Scalar::ELEMENTS.contains(&s) && s != Scalar::Bool
+    // (The 32- and 64-bit numbers: a struct's layout is checked against OpenCL C's, where
+    // a 16-bit float field would be a `float`.)
+    Scalar::ELEMENTS.contains(&s) && s != Scalar::Bool && s.bits() >= 32
 }
 
 #[derive(Clone, Debug, PartialEq)]

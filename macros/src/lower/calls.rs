@@ -17,7 +17,12 @@ impl Lowerer<'_> {
             return err_expr(span);
         };
         // `f32::sqrt(x)`-style calls.
-        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let mut segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        // `half::f16::from_f32(x)`, `lazycl::bf16::from_f32(x)`.
+        if segs.len() == 3 && ["half", "lazycl"].contains(&&*segs[0]) && ["f16", "bf16"].contains(&&*segs[1])
+        {
+            segs.remove(0);
+        }
         if segs.len() == 2 {
             if let Some(t) = Scalar::from_rust(&segs[0]) {
                 return self.type_method_call(t, &segs, p, c, span);
@@ -89,6 +94,10 @@ impl Lowerer<'_> {
         if segs[1] == "from" {
             return self.conversion_call(t, c, span);
         }
+        // `f16::from_f32(x)`: rounds to the nearest, like `as` to the other floats.
+        if t.is_narrow_float() && (segs[1] == "from_f32" || segs[1] == "from_f64") {
+            return self.narrow_from_call(t, &segs[1], c, span);
+        }
         let mut args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
         if args.is_empty() {
             self.errors.add(
@@ -124,17 +133,7 @@ impl Lowerer<'_> {
         }
         let v = self.expr(&c.args[0]);
         let from = self.infer.shallow(v.ty);
-        let lossless = |f: Scalar| {
-            use Scalar::*;
-            f == t
-                || matches!(
-                    (f, t),
-                    (I32 | U32, I64 | F64)
-                        | (U32, U64)
-                        | (F32, F64)
-                        | (Bool, I32 | U32 | I64 | U64 | F32 | F64)
-                )
-        };
+        let lossless = |f: Scalar| lossless(f, t);
         match from {
             Ty::Var(_) | Ty::Never => {
                 self.unify(Ty::S(t), v.ty, v.span, &format!(" in `{}::from`", t.rust()));
@@ -158,6 +157,34 @@ impl Lowerer<'_> {
                 );
                 err_expr(span)
             }
+        }
+    }
+
+    /// `f16::from_f32(x)` / `from_f64(x)` (`name`): `x`, of that float type, rounded to
+    /// the nearest value of the 16-bit float type `t`.
+    fn narrow_from_call(&mut self, t: Scalar, name: &str, c: &syn::ExprCall, span: Sp) -> Expr {
+        let (rust, want) = (
+            t.rust(),
+            if name == "from_f32" {
+                Scalar::F32
+            } else {
+                Scalar::F64
+            },
+        );
+        if c.args.len() != 1 {
+            let given = given(c.args.len());
+            self.errors.add(
+                span,
+                format!("`{rust}::{name}` takes one value, but {given} given"),
+            );
+            return err_expr(span);
+        }
+        let v = self.expr(&c.args[0]);
+        self.unify(Ty::S(want), v.ty, v.span, &format!(" in `{rust}::{name}`"));
+        Expr {
+            kind: ExprKind::Cast(Box::new(v)),
+            ty: Ty::S(t),
+            span,
         }
     }
 
@@ -355,5 +382,36 @@ impl Lowerer<'_> {
             )),
             _ => None,
         }
+    }
+}
+
+/// Whether Rust has `From<f> for t` (a conversion that never rounds or wraps): a type to
+/// itself, an integer to a wider one that holds all its values, an integer to a float
+/// whose significand holds it (`half` has `From<i8>`/`From<u8>` for the 16-bit floats), a
+/// float to a wider one, and `bool` to the integers, `f32` and `f64`.
+fn lossless(f: Scalar, t: Scalar) -> bool {
+    let magnitude = |s: Scalar| s.bits() - s.is_signed_int() as u32;
+    let digits = |s: Scalar| match s {
+        Scalar::F16 => 11,
+        Scalar::BF16 => 8,
+        Scalar::F32 => 24,
+        _ => 53,
+    };
+    if f == t {
+        return true;
+    }
+    if f == Scalar::Bool {
+        return t != Scalar::Usize && (t.is_int() || matches!(t, Scalar::F32 | Scalar::F64));
+    }
+    match (f.is_int(), t.is_int()) {
+        (true, true) => {
+            t != Scalar::Usize
+                && f != Scalar::Usize
+                && t.bits() > f.bits()
+                && (t.is_signed_int() || !f.is_signed_int())
+        }
+        (true, false) => t.is_float() && f != Scalar::Usize && magnitude(f) <= digits(t),
+        (false, false) => f.is_float() && matches!(t, Scalar::F32 | Scalar::F64) && digits(t) > digits(f),
+        (false, true) => false,
     }
 }

@@ -81,7 +81,11 @@ impl Lowerer<'_> {
         self.bind(
             &name,
             Binding::Array {
-                aref: ArrayRef { name: cname, elem },
+                aref: ArrayRef {
+                    name: cname,
+                    elem,
+                    global: false,
+                },
                 mutable: false,
                 len: super::ArrLen::Const(len),
             },

@@ -311,6 +311,8 @@ impl Lowerer<'_> {
         let segs: Vec<&str> = segs.iter().map(|s| s.as_str()).collect();
         let rest: &[&str] = match segs.as_slice() {
             ["std" | "core", rest @ ..] => rest,
+            // `half::f16::MAX`, `lazycl::bf16::EPSILON`.
+            ["half" | "lazycl", rest @ ..] if matches!(rest.first(), Some(&"f16" | &"bf16")) => rest,
             rest => rest,
         };
         if let Some(e) = self.constant(rest, span) {

@@ -105,7 +105,7 @@ impl Lowerer<'_> {
         let supported = match elem {
             Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 => true,
             Scalar::F32 | Scalar::F64 => matches!(op, AtomicOp::Add | AtomicOp::Sub),
-            Scalar::Bool | Scalar::Usize => false,
+            _ => false,
         };
         if supported {
             return;

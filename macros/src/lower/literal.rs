@@ -137,6 +137,13 @@ impl Lowerer<'_> {
         use std::f64::consts as k;
         if ty.is_float() {
             let is32 = ty == Scalar::F32;
+            if let Some(v) = narrow_float_constant(ty, name) {
+                return Some(Expr {
+                    kind: ExprKind::Float(v),
+                    ty: Ty::S(ty),
+                    span,
+                });
+            }
             let v = match name {
                 "PI" => k::PI,
                 "TAU" => k::TAU,
@@ -200,4 +207,26 @@ impl Lowerer<'_> {
             span,
         })
     }
+}
+
+/// The constants of the 16-bit floats that differ from `f32`'s (`half::f16::MAX`,
+/// `EPSILON`, ...), and `NEG_ONE`; the others (`PI`, `ZERO`, ...) are rounded to the type
+/// where emitted.
+fn narrow_float_constant(ty: Scalar, name: &str) -> Option<f64> {
+    use half::{bf16, f16};
+    let v = match (ty, name) {
+        (Scalar::F16 | Scalar::BF16, "NEG_ONE") => -1.0,
+        (Scalar::F16, "MAX") => f16::MAX.to_f64(),
+        (Scalar::F16, "MIN") => f16::MIN.to_f64(),
+        (Scalar::F16, "MIN_POSITIVE") => f16::MIN_POSITIVE.to_f64(),
+        (Scalar::F16, "EPSILON") => f16::EPSILON.to_f64(),
+        (Scalar::F16, "MIN_POSITIVE_SUBNORMAL") => f16::MIN_POSITIVE_SUBNORMAL.to_f64(),
+        (Scalar::BF16, "MAX") => bf16::MAX.to_f64(),
+        (Scalar::BF16, "MIN") => bf16::MIN.to_f64(),
+        (Scalar::BF16, "MIN_POSITIVE") => bf16::MIN_POSITIVE.to_f64(),
+        (Scalar::BF16, "EPSILON") => bf16::EPSILON.to_f64(),
+        (Scalar::BF16, "MIN_POSITIVE_SUBNORMAL") => bf16::MIN_POSITIVE_SUBNORMAL.to_f64(),
+        _ => return None,
+    };
+    Some(v)
 }

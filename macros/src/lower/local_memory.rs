@@ -55,7 +55,11 @@ impl Lowerer<'_> {
                 self.bind(
                     &name,
                     Binding::Array {
-                        aref: ArrayRef { name: cname, elem },
+                        aref: ArrayRef {
+                            name: cname,
+                            elem,
+                            global: false,
+                        },
                         mutable,
                         len: ArrLen::Local(len),
                     },

@@ -125,6 +125,23 @@ impl Lowerer<'_> {
     /// A method of a float receiver of type `t`.
     fn float_method(&mut self, t: Ty, call: MethodCall) -> Expr {
         let (name, name_span, span) = (call.name, call.name_span, call.span);
+        // `x.to_f32()` of a 16-bit float (its value, exactly).
+        let narrow = matches!(t, Ty::S(s) if s.is_narrow_float());
+        if let ("to_f32" | "to_f64", true) = (name, narrow) {
+            let to = if name == "to_f32" {
+                Scalar::F32
+            } else {
+                Scalar::F64
+            };
+            let Some(mut all) = self.method_args(call, 0, t) else {
+                return err_expr(span);
+            };
+            return Expr {
+                kind: ExprKind::Cast(Box::new(all.remove(0))),
+                ty: Ty::S(to),
+                span,
+            };
+        }
         if let Some(&(_, cl, n)) = FLOAT_METHODS.iter().find(|(r, _, _)| *r == name) {
             let Some(all) = self.method_args(call, n, t) else {
                 return err_expr(span);
@@ -147,7 +164,10 @@ impl Lowerer<'_> {
                     t,
                     name,
                     name_span,
-                    &format!("; float methods: {FLOAT_METHOD_LIST}"),
+                    &format!(
+                        "; float methods: {FLOAT_METHOD_LIST}{}",
+                        if narrow { "; and to_f32 to_f64" } else { "" }
+                    ),
                 );
                 return err_expr(span);
             }

@@ -264,6 +264,7 @@ impl<'a> Lowerer<'a> {
                             aref: ArrayRef {
                                 name: cname.clone(),
                                 elem,
+                                global: true,
                             },
                             mutable,
                             len: ArrLen::Param(len.clone()),

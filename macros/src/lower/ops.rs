@@ -5,7 +5,7 @@
 use super::{err_expr, strip_parens, Lowerer};
 use crate::diag::{Sp, Spanned};
 use crate::ir::*;
-use crate::signature::scalar_type;
+use crate::signature::{scalar_type, spelled_narrow_float};
 
 impl Lowerer<'_> {
     /// `-x`, `!x`; `-literal` is a negative literal.
@@ -93,6 +93,18 @@ impl Lowerer<'_> {
                 return err_expr(span);
             }
         };
+        if spelled_narrow_float(&c.ty) {
+            let t = target.rust();
+            self.errors.add(
+                c.ty.span(),
+                format!(
+                    "Rust has no `as {t}` (`half::{t}` is no primitive type); write `{t}::from_f32(x)` \
+                     (or `{t}::from_f64(x)`), which rounds to the nearest `{t}`, or `{t}::from(x)` for a \
+                     lossless conversion"
+                ),
+            );
+            return err_expr(span);
+        }
         let from = self.infer.shallow(v.ty);
         let bad = match from {
             Ty::Unit => true,

@@ -1,7 +1,7 @@
 use lazycl::prelude::*;
 
 #[kernel]
-fn k(x: Vec<f32>, n: u8, y: &mut [f32]) {
+fn k(x: Vec<f32>, n: u128, y: &mut [f32]) {
     y[0] = 1.0;
 }
 

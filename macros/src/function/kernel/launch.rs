@@ -28,7 +28,7 @@ pub(super) fn translated_params(t: &Translation) -> Vec<LaunchParam> {
             let span = id.span();
             let (tokens, ty) = match param.ty {
                 ParamTy::Scalar(s) => {
-                    let ty = format_ident!("{}", s.rust(), span = span);
+                    let ty = s.rust_type(span);
                     (quote_spanned! {span=> #id: #ty }, s.rust().to_string())
                 }
                 ParamTy::Struct(k) if t.structs[k].is_tuple() => {
@@ -45,7 +45,7 @@ pub(super) fn translated_params(t: &Translation) -> Vec<LaunchParam> {
                     (quote_spanned! {span=> #id: super::#ty }, name.clone())
                 }
                 ParamTy::Slice { elem, mutable } => {
-                    let ty = format_ident!("{}", elem.rust(), span = span);
+                    let ty = elem.rust_type(span);
                     match mutable {
                         true => (
                             quote_spanned! {span=> #id: &mut #p::Array<#ty> },

@@ -15,10 +15,11 @@
 mod args;
 mod launch;
 
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, ToTokens};
 
 use super::translate::{kernel_cl_name, Translated};
+use super::LeftOut;
 use crate::generics::{ConstParam, TypeParam};
 use args::{bind_constants, launch_args, program_source, BindConstants};
 use launch::{launch_config, launch_typed, translated_params, written_params, LaunchDocs, LaunchParam};
@@ -31,6 +32,8 @@ pub(super) struct KernelDef<'a> {
     pub(super) consts: &'a [ConstParam],
     /// At least one: a kernel that is not generic has one, of no types.
     pub(super) instances: &'a [Translated],
+    /// The optional instances left out, and why.
+    pub(super) left_out: &'a [LeftOut],
     pub(super) errors: Option<syn::Error>,
 }
 
@@ -154,7 +157,7 @@ fn programs(k: &KernelDef, types: &TypeArgs) -> (TokenStream, TokenStream) {
             let concrete: Vec<TokenStream> = instance
                 .types
                 .iter()
-                .map(|s| Ident::new(s.rust(), Span::call_site()).to_token_stream())
+                .map(|s| s.rust_type(Span::call_site()))
                 .collect();
             let key = key(&concrete);
             items.push(quote! {
@@ -170,7 +173,12 @@ fn programs(k: &KernelDef, types: &TypeArgs) -> (TokenStream, TokenStream) {
         return (quote! { #(#items)* }, quote! { &KERNEL_0 });
     }
     let (names, all, bound) = (&types.names, &types.all, &types.bound);
-    let unimplemented = format!("`{}` is generated for {} only", k.f.sig.ident, listing(k));
+    let unimplemented = format!(
+        "`{}` is generated for {} only{}",
+        k.f.sig.ident,
+        listing(k),
+        left_out_reasons(k)
+    );
     let programs = quote! {
         /// The element types this kernel is generated for.
         #[diagnostic::on_unimplemented(message = #unimplemented)]
@@ -200,6 +208,28 @@ fn listing(k: &KernelDef) -> String {
         ),
     });
     each.collect::<Vec<_>>().join(", ")
+}
+
+/// `; not for f16: <why>; not for bf16: <why>`: the optional instances left out (see
+/// `function::leave_out_optional`), or nothing.
+fn left_out_reasons(k: &KernelDef) -> String {
+    // Instances left out for the same reason, together.
+    let mut reasons: Vec<(&str, Vec<String>)> = Vec::new();
+    for l in k.left_out {
+        let types: Vec<&str> = l.types.iter().map(|t| t.rust()).collect();
+        let types = match &types[..] {
+            [one] => one.to_string(),
+            _ => format!("({})", types.join(", ")),
+        };
+        match reasons.iter_mut().find(|(r, _)| *r == l.reason) {
+            Some((_, all)) => all.push(types),
+            None => reasons.push((&l.reason, vec![types])),
+        }
+    }
+    let each = reasons
+        .iter()
+        .map(|(reason, types)| format!("; not for {}: {reason}", types.join(", ")));
+    each.collect()
 }
 
 /// `bind`, over the type parameters and the const parameters: builds the program the
