@@ -33,18 +33,22 @@ package:
 	$(CARGO) package --workspace --no-verify --allow-dirty
 
 # Unit, integration and doc tests of every crate (the doc examples run on the default
-# device like the rest). Then the integration tests twice more, since the default,
+# device like the rest), and the integration tests twice more, since the default,
 # `Dispatch::Auto`, flushes inline on a CPU device such as PoCL: with every `eval()`
 # handed to the dispatch thread (and taken back by the next read where it has not
 # started), and with the GPUs' default, handed over after a pause; the compile-fail UI
-# tests run no flush and are skipped there. (trybuild builds the UI cases and their
-# dependencies in a project of its own, in the default profile, whose debug info nothing
-# reads: `CARGO_PROFILE_DEV_DEBUG=false` leaves it out; the profile the tests build with
-# sets its own.)
+# tests run no flush and are skipped there.
+# The handed-over run comes first, in two processes at once (scripts/test-shards.sh): a
+# first run is mostly program builds, which PoCL does one at a time per process; the
+# later runs load the programs from the caches on disk. (trybuild builds the UI cases and
+# their dependencies in a project of its own, in the default profile, whose debug info
+# nothing reads: `CARGO_PROFILE_DEV_DEBUG=false` leaves it out; the test profile, which
+# everything else builds with, sets its own.)
 unit:
+	$(CARGO) test --workspace --no-run
+	LAZYCL_DISPATCH=background bash scripts/test-shards.sh it --skip ui_
 	CARGO_PROFILE_DEV_DEBUG=false $(CARGO) test --workspace
-	LAZYCL_DISPATCH=background $(CARGO) test --test it -- --skip ui_
-	LAZYCL_DISPATCH=after-pause $(CARGO) test --test it -- --skip ui_
+	LAZYCL_DISPATCH=after-pause bash scripts/test-shards.sh it --skip ui_
 
 examples:
 	bash scripts/run-examples.sh
