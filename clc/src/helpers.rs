@@ -234,6 +234,9 @@ impl Draw {
 /// drawn as `draw` in type `t` (`Draw::Integers`: then `lo` and `range` in `t`'s unsigned
 /// type, `range` at least 1).
 pub fn random_value(draw: Draw, t: DType) -> Helper {
+    if t.size() < 4 {
+        return narrow_random_value(draw, t);
+    }
     let c = t.cl_name();
     let u = t.cl_unsigned();
     // Word `n` of `r` (`n` a constant where the caller's `j` is).
@@ -248,29 +251,6 @@ pub fn random_value(draw: Draw, t: DType) -> Helper {
         )
     };
     let (params, body) = match (draw, t.size()) {
-        // The 16-bit floats: as many bits as they hold (11 and 8), so that no value rounds
-        // up to 1 when stored.
-        (Draw::Uniform, 2) if t.is_float() => {
-            let (shift, scale) = if t == DType::F16 {
-                (21, "0x1p-11f")
-            } else {
-                (24, "0x1p-8f")
-            };
-            (
-                "uint4 r, uint j".to_string(),
-                format!("{} return (float)(w >> {shift}) * {scale};", pick("j", "w")),
-            )
-        }
-        (Draw::Normal, 2) if t.is_float() => return random_value(draw, DType::F32),
-        // Narrower than 32 bits: drawn as 32, the range's ends in `uint`.
-        (Draw::Integers, 1 | 2) => (
-            "uint4 r, uint j, uint lo, uint range".to_string(),
-            format!(
-                "{} return {};",
-                pick("j", "w"),
-                from_unsigned(t, "(lo + mul_hi(w, range))")
-            ),
-        ),
         (Draw::Uniform, 4) => (
             "uint4 r, uint j".to_string(),
             format!("{} return (float)(w >> 8) * 0x1p-24f;", pick("j", "w")),
@@ -319,6 +299,32 @@ pub fn random_value(draw: Draw, t: DType) -> Helper {
         c
     };
     Helper::new(format!("lzc_random_{what}_{named}"), &params, c, &body)
+}
+
+/// [`random_value`] for a type narrower than 32 bits: a 16-bit float drawn uniform from as
+/// many bits as it holds (11 and 8), so that no value rounds up to 1 when stored, and
+/// normal as an `f32` (rounded where stored); a small integer drawn as 32 bits, the
+/// range's ends in `uint`.
+fn narrow_random_value(draw: Draw, t: DType) -> Helper {
+    let (c, what) = (t.cl_name(), t.rust_name());
+    let pick = "const uint w = j == 0u ? r.x : j == 1u ? r.y : j == 2u ? r.z : r.w;";
+    match draw {
+        Draw::Normal if t.is_float() => random_value(draw, DType::F32),
+        Draw::Uniform if t.is_float() => {
+            let (shift, scale) = if t == DType::F16 {
+                (21, "0x1p-11f")
+            } else {
+                (24, "0x1p-8f")
+            };
+            let body = format!("{pick} return (float)(w >> {shift}) * {scale};");
+            Helper::new(format!("lzc_random_uniform_{what}"), "uint4 r, uint j", c, &body)
+        }
+        _ => {
+            let body = format!("{pick} return {};", from_unsigned(t, "(lo + mul_hi(w, range))"));
+            let params = "uint4 r, uint j, uint lo, uint range";
+            Helper::new(format!("lzc_random_integers_{what}"), params, c, &body)
+        }
+    }
 }
 
 #[cfg(test)]
