@@ -73,6 +73,7 @@ pub(crate) fn failure(node: &NodeRef) -> Option<Error> {
 /// `node` converted to element type `to`: a lazy cast, or `node` itself where it has that
 /// type already. The untyped form of [`Array::cast`], for the operations that compute a
 /// type narrower than 32 bits in a wider one ([`DType::compute`]).
+#[track_caller]
 pub(crate) fn cast_node(node: &NodeRef, to: DType) -> NodeRef {
     if node.dtype == to {
         return node.clone();
