@@ -6,7 +6,7 @@
 //! stores are plain `p[i]`.
 //!
 //! `f16` uses OpenCL C's core `vload_half`/`vstore_half_rte` (a `half` pointer needs no
-//! `cl_khr_fp16`; NVIDIA's compiler turns them into single conversions); `bf16` is the
+//! `cl_khr_fp16`); `bf16` is the
 //! upper half of an `f32`'s bits, widened by a shift and narrowed by [`bf16_bits`]. A cast
 //! in a register rounds through bits ([`f16_bits`], [`f16_value`]), the same function as
 //! `half::f16::from_f32`, so host and device agree on every value.
