@@ -137,6 +137,29 @@ element!(
     |x| x.to_f64()
 );
 
+/// `$m!(T1, T2, ...)` over every numeric element type: the one list that the impls per
+/// type (a scalar on the left of an operator, a mask beside a number, an `expr!` scalar
+/// operand) are written from, since a trait impl for a foreign type names it.
+macro_rules! for_each_numeric {
+    ($m:ident) => {
+        $m!(
+            f32,
+            f64,
+            i32,
+            u32,
+            i64,
+            u64,
+            i8,
+            u8,
+            i16,
+            u16,
+            half::f16,
+            half::bf16
+        );
+    };
+}
+pub(crate) use for_each_numeric;
+
 /// Numeric element types (everything but `bool`): arithmetic is defined on these.
 ///
 /// Sums and products (`sum`, `prod`, `cumsum`, `cumprod`, `mean` and their axis forms)

@@ -123,21 +123,8 @@ macro_rules! scalar_input {
         }
     )*};
 }
-scalar_input!(
-    bool,
-    i32,
-    u32,
-    i64,
-    u64,
-    f32,
-    f64,
-    i8,
-    u8,
-    i16,
-    u16,
-    half::f16,
-    half::bf16
-);
+scalar_input!(bool);
+crate::dtype::for_each_numeric!(scalar_input);
 
 /// Type-level booleans for the compile-time check that an `expr!` (or a device function's
 /// `map`) has at least one array operand: the generated code requires

@@ -82,20 +82,7 @@ macro_rules! scalar_lhs {
         impl Rem<Array<$t>> for $t { type Output = Array<$t>; fn rem(self, r: Array<$t>) -> Array<$t> { self % &r } }
     )*};
 }
-scalar_lhs!(
-    f32,
-    f64,
-    i32,
-    u32,
-    i64,
-    u64,
-    i8,
-    u8,
-    i16,
-    u16,
-    half::f16,
-    half::bf16
-);
+crate::dtype::for_each_numeric!(scalar_lhs);
 
 impl<T: Signed> Neg for &Array<T> {
     type Output = Array<T>;
@@ -184,17 +171,4 @@ macro_rules! mask_ops {
         }
     )*};
 }
-mask_ops!(
-    f32,
-    f64,
-    i32,
-    u32,
-    i64,
-    u64,
-    i8,
-    u8,
-    i16,
-    u16,
-    half::f16,
-    half::bf16
-);
+crate::dtype::for_each_numeric!(mask_ops);
