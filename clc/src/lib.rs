@@ -38,7 +38,7 @@ pub use helpers::{
 };
 pub use narrow::{
     bf16_bits, cast_to_narrow, f16_bits, f16_value, float_odd, load, store, vector_load, vector_store,
-    CallHelper,
+    CallHelper, VectorAt,
 };
 pub use text::{
     from_unsigned, guarded, pragmas, wrapping, wrapping_abs, wrapping_neg, FP64_PRAGMA, NO_CONTRACT_PRAGMA,

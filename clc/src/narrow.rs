@@ -31,13 +31,30 @@ pub fn load(t: DType, p: &str, at: &str) -> String {
     }
 }
 
-/// The `w` elements from `p + at` on as a vector value (`float{w}` for 16-bit floats),
-/// with `vload`, which needs no more alignment than an element's.
-pub fn vector_load(t: DType, w: usize, p: &str, at: &str) -> String {
-    match t {
-        DType::F16 => format!("vload_half{w}(0, {p} + {at})"),
-        DType::BF16 => format!("as_float{w}(convert_uint{w}(vload{w}(0, {p} + {at})) << 16)"),
-        _ => format!("vload{w}(0, {p} + {at})"),
+/// Where a vector access of `w` elements of buffer `p` starts.
+#[derive(Debug, Clone, Copy)]
+pub enum VectorAt<'a> {
+    /// Vector `q` of the buffer (elements `q * w` on), whose address is a multiple of the
+    /// vector's size: accessed through a vector pointer, which NVIDIA's compiler turns
+    /// into one wide access (it splits a `vload` into elements).
+    Vector(&'a str),
+    /// Element `at` on, with no more alignment than an element's: `vload`/`vstore`.
+    Element(&'a str),
+}
+
+/// The `w` elements of buffer `p` (of element type `t`) at `at` as a vector value
+/// (`float{w}` for 16-bit floats).
+pub fn vector_load(t: DType, w: usize, p: &str, at: VectorAt) -> String {
+    let m = t.cl_memory();
+    match (t, at) {
+        (DType::F16, VectorAt::Vector(q)) => format!("vload_half{w}({q}, {p})"),
+        (DType::F16, VectorAt::Element(e)) => format!("vload_half{w}(0, {p} + {e})"),
+        (DType::BF16, at) => format!(
+            "as_float{w}(convert_uint{w}({}) << 16)",
+            vector_load(DType::U16, w, p, at)
+        ),
+        (_, VectorAt::Vector(q)) => format!("((__global const {m}{w}*){p})[{q}]"),
+        (_, VectorAt::Element(e)) => format!("vload{w}(0, {p} + {e})"),
     }
 }
 
@@ -51,15 +68,29 @@ pub fn store(t: DType, p: &str, at: &str, v: &str, calls: &mut impl CallHelper) 
 }
 
 /// The statement that stores vector value `v` (`w` values of `t.cl_name()`) as the `w`
-/// elements from `p + at` on.
-pub fn vector_store(t: DType, w: usize, p: &str, at: &str, v: &str, calls: &mut impl CallHelper) -> String {
-    match t {
-        DType::F16 => format!("vstore_half{w}_rte({v}, 0, {p} + {at});"),
-        DType::BF16 => format!(
-            "vstore{w}({}, 0, {p} + {at});",
-            calls.call_helper(bf16_bits(w), &[v])
+/// elements of buffer `p` at `at`.
+pub fn vector_store(
+    t: DType,
+    w: usize,
+    p: &str,
+    at: VectorAt,
+    v: &str,
+    calls: &mut impl CallHelper,
+) -> String {
+    let m = t.cl_memory();
+    match (t, at) {
+        (DType::F16, VectorAt::Vector(q)) => format!("vstore_half{w}_rte({v}, {q}, {p});"),
+        (DType::F16, VectorAt::Element(e)) => format!("vstore_half{w}_rte({v}, 0, {p} + {e});"),
+        (DType::BF16, at) => vector_store(
+            DType::U16,
+            w,
+            p,
+            at,
+            &calls.call_helper(bf16_bits(w), &[v]),
+            calls,
         ),
-        _ => format!("vstore{w}({v}, 0, {p} + {at});"),
+        (_, VectorAt::Vector(q)) => format!("((__global {m}{w}*){p})[{q}] = {v};"),
+        (_, VectorAt::Element(e)) => format!("vstore{w}({v}, 0, {p} + {e});"),
     }
 }
 

@@ -13,9 +13,27 @@ pub(crate) const ROW_TOTAL_COUNTER: usize = FINISH_COUNTERS - 1;
 /// this code targets; smaller devices get `device_max` instead).
 pub(crate) const REDUCE_GROUP: u32 = 256;
 
-/// Elements per vector: per work-item iteration of the vectorized elementwise loop, per
-/// vector load of a reduction, and outputs per work-item of a vector column layout.
+/// Elements per vector: per vector load of a reduction, outputs per work-item of a vector
+/// column layout, and the fewest per work-item iteration of the vectorized elementwise
+/// loop ([`vector_width`]).
 pub(crate) const VECTOR_WIDTH: usize = 4;
+
+/// The bytes the narrowest element type of a vectorized elementwise loop moves per access
+/// at least: a 16-byte access is the widest one load instruction makes on the GPUs this
+/// targets.
+pub(crate) const VECTOR_BYTES: usize = 16;
+
+/// The widest vector, in bytes, of any element type of a vectorized elementwise loop.
+const VECTOR_MOST_BYTES: usize = 64;
+
+/// Elements per work-item iteration of a vectorized elementwise loop whose element types
+/// in memory take from `narrowest` to `widest` bytes: [`VECTOR_BYTES`] of the narrowest
+/// (eight lanes of a 16-bit type, sixteen of an 8-bit one), at least [`VECTOR_WIDTH`],
+/// and at most [`VECTOR_MOST_BYTES`] of the widest (eight `f64` lanes beside `u8`).
+pub(crate) fn vector_width(narrowest: usize, widest: usize) -> usize {
+    let most = (VECTOR_MOST_BYTES / widest.max(1)).max(VECTOR_WIDTH);
+    (VECTOR_BYTES / narrowest.max(1)).clamp(VECTOR_WIDTH, most.min(16))
+}
 
 /// Rows each work-item takes per step of a column reduction with a row reduction inside
 /// (their loads are in flight together).

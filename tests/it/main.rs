@@ -52,6 +52,7 @@ mod matmul_tiles;
 mod memory;
 mod narrow_ops;
 mod narrow_types;
+mod narrow_vectors;
 mod program_cache;
 mod program_cache_files;
 mod random;

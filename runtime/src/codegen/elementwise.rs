@@ -5,21 +5,22 @@ use super::abi::{fused_signature, narrow_dims};
 use super::ops::vt;
 use super::values::Values;
 use super::writer::Src;
-use crate::layout::VECTOR_WIDTH;
 use crate::plan::KernelPlan;
+use lazycl_clc::VectorAt;
 
 /// The program of an elementwise plan.
 ///
 /// Elementwise kernels are grid-stride loops. When the iteration space collapses to one
 /// dim (every load is either full-size or a single element), the main loop handles
-/// [`VECTOR_WIDTH`] neighbouring elements per work-item with vector loads and stores
-/// (through `T4` pointers), then a scalar loop finishes the tail. Indices are 32-bit when
+/// [`KernelPlan::vector_width`] neighbouring elements per work-item (16 bytes of the
+/// narrowest type) with vector loads and stores (through vector pointers), then a scalar
+/// loop finishes the tail. Indices are 32-bit when
 /// the element count allows.
 pub(super) fn elementwise_source(plan: &KernelPlan) -> String {
     let mut v = Values::new(plan);
     let ix = v.ix;
     let rank = plan.dims.len();
-    let w = VECTOR_WIDTH;
+    let w = plan.vector_width();
     let mut src = Src::at(0);
     src.text(&v.prelude());
     src.open(fused_signature(plan, ""));
@@ -82,28 +83,27 @@ pub(super) fn elementwise_source(plan: &KernelPlan) -> String {
 /// lane (`v{i}_{lane}`), one vector store per output.
 fn vector_step(v: &mut Values, src: &mut Src) {
     let plan = v.plan;
-    let w = VECTOR_WIDTH;
+    let w = plan.vector_width();
     if plan.reads_views() {
         // Lane `l` is element `i0 + l` (for strided loads, box tests, region stores).
         src.line(format_args!("const {} i0 = q * {w}u;", v.ix));
     }
     for (slot, input) in plan.inputs.iter().enumerate() {
         if let Some(a) = input.strided.as_ref().filter(|a| a.vectorizable()) {
-            let load = super::views::vector_load(plan, slot, a);
+            let load = super::views::vector_load(plan, slot, a, w);
             src.line(format_args!("const {}{w} L{slot} = {load};", vt(input.dtype)));
         }
         if input.is_full() {
             // A vector pointer, not vload: buffers are aligned far beyond the vector
             // size, and NVIDIA's compiler emits one wide load only for the pointer.
             let t = vt(input.dtype);
-            let load = super::views::narrow_vector_load(plan, slot, w, &format!("q * {w}u"))
-                .unwrap_or_else(|| format!("((__global const {t}{w}*)in{slot})[q]"));
+            let load = super::views::input_vector(plan, slot, w, VectorAt::Vector("q"));
             src.line(format_args!("const {t}{w} L{slot} = {load};"));
         }
     }
     // (One Philox call per counter for the lanes' random numbers, one base position.)
     let base = format!("q * {w}u");
-    super::from_index::blocks(plan, &base, |i| !plan.values[i].in_branch, src);
+    super::from_index::blocks(plan, &base, w, |i| !plan.values[i].in_branch, src);
     for lane in 0..w {
         for i in (0..plan.values.len()).filter(|&i| !plan.values[i].in_branch) {
             let e = v.expr(i, "", Some(lane));
@@ -129,10 +129,13 @@ fn vector_step(v: &mut Values, src: &mut Src) {
         let parts: Vec<String> = (0..w).map(|l| format!("v{}_{l}", output.value)).collect();
         let t = vt(output.dtype);
         let value = format!("({t}{w})({})", parts.join(", "));
-        match super::views::narrow_vector_store(plan, k, w, &format!("q * {w}u"), &value) {
-            Some(store) => src.line(store),
-            None => src.line(format_args!("((__global {t}{w}*)out{k})[q] = {value};")),
-        }
+        src.line(super::views::vector_store(
+            plan,
+            k,
+            w,
+            VectorAt::Vector("q"),
+            &value,
+        ));
     }
 }
 

@@ -51,10 +51,10 @@ pub(super) fn plain(plan: &KernelPlan, i: usize) -> bool {
 /// What a vector step of lanes from index `base` (a multiple of four) shares among its
 /// lanes, for the values `wanted` picks that are read at the kernel's own index: the
 /// Philox calls of random numbers (`R{slot}_{h}`), the base position (`P{slot}`).
-pub(super) fn blocks(plan: &KernelPlan, base: &str, wanted: impl Fn(usize) -> bool, src: &mut Src) {
+pub(super) fn blocks(plan: &KernelPlan, base: &str, w: usize, wanted: impl Fn(usize) -> bool, src: &mut Src) {
     for i in (0..plan.values.len()).filter(|&i| wanted(i) && plain(plan, i)) {
         match of(plan, i) {
-            Some((IndexFn::Random(draw), slot)) => super::random::block(plan, i, draw, slot, base, src),
+            Some((IndexFn::Random(draw), slot)) => super::random::block(plan, i, draw, slot, base, w, src),
             Some((IndexFn::Position, slot)) => {
                 src.line(format_args!("const ulong P{slot} = (ulong)({base});"))
             }

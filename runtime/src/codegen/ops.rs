@@ -28,14 +28,9 @@ pub(super) fn helpers_of(plan: &KernelPlan) -> Helpers {
     // What the outputs' stores call (rounding to `bf16`), one element or a vector.
     for o in plan.outputs.iter().filter(|o| o.dtype.is_stored_narrow()) {
         clc::store(o.dtype, "out", "0", "0", &mut helpers);
-        clc::vector_store(
-            o.dtype,
-            crate::layout::VECTOR_WIDTH,
-            "out",
-            "0",
-            "0",
-            &mut helpers,
-        );
+        for w in [crate::layout::VECTOR_WIDTH, plan.vector_width()] {
+            clc::vector_store(o.dtype, w, "out", clc::VectorAt::Element("0"), "0", &mut helpers);
+        }
     }
     helpers
 }
@@ -64,7 +59,7 @@ pub(super) fn value_expr(
                 super::views::load(plan, slot, a, t, lane)
             } else if mask == 0 {
                 match lane {
-                    Some(l) => format!("L{slot}.s{l}"),
+                    Some(l) => format!("L{slot}.s{l:x}"),
                     None => clc::load(dtype, &format!("in{slot}"), full),
                 }
             } else {
@@ -347,12 +342,18 @@ pub(super) fn combine(op: ReduceOp, d: DType, a: &str, b: &str) -> String {
 /// Four values combined pairwise: `(a ⊕ b) ⊕ (c ⊕ d)`, a shorter dependency chain than
 /// one after the other.
 pub(super) fn combine_four(op: ReduceOp, d: DType, four: [&str; 4]) -> String {
-    combine(
-        op,
-        d,
-        &combine(op, d, four[0], four[1]),
-        &combine(op, d, four[2], four[3]),
-    )
+    combine_pairwise(op, d, &four)
+}
+
+/// `values` (a power of two of them) combined pairwise: neighbours first, as a tree.
+pub(super) fn combine_pairwise(op: ReduceOp, d: DType, values: &[impl AsRef<str>]) -> String {
+    match values {
+        [one] => one.as_ref().to_string(),
+        _ => {
+            let (a, b) = values.split_at(values.len() / 2);
+            combine(op, d, &combine_pairwise(op, d, a), &combine_pairwise(op, d, b))
+        }
+    }
 }
 
 /// Whether candidate `(b, bi)` replaces the current best `(a, ai)` of an arg reduction:

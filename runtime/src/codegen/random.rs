@@ -15,7 +15,6 @@ use lazycl_clc::{self as clc, Draw};
 use super::helpers::{vt, Helpers};
 use super::writer::Src;
 use crate::dtype::DType;
-use crate::layout::VECTOR_WIDTH;
 use crate::plan::{KernelPlan, Value};
 
 /// Elements of one Philox call (4, or 2 where each takes two words).
@@ -98,10 +97,18 @@ pub(super) fn from_block(
     value(plan, i, draw, &ops, &r, &format!("{}u", lane % per), helpers)
 }
 
-/// The Philox calls a vector step of [`VECTOR_WIDTH`] lanes from index `base` (a multiple
-/// of four) shares among its lanes for random value `i` (drawn as `draw`, read slot
+/// The Philox calls a vector step of `w` lanes from index `base` (a multiple of `w`)
+/// shares among its lanes for random value `i` (drawn as `draw`, read slot
 /// `slot`, at the kernel's own index): `R{slot}_{h}`, counter `base / per + h`.
-pub(super) fn block(plan: &KernelPlan, i: usize, draw: Draw, slot: usize, base: &str, src: &mut Src) {
+pub(super) fn block(
+    plan: &KernelPlan,
+    i: usize,
+    draw: Draw,
+    slot: usize,
+    base: &str,
+    w: usize,
+    src: &mut Src,
+) {
     let ops = operands(plan, i, "");
     let [seed, offset, ..] = &ops[..] else {
         return;
@@ -109,7 +116,7 @@ pub(super) fn block(plan: &KernelPlan, i: usize, draw: Draw, slot: usize, base: 
     let per = per_call(draw, plan.values[i].dtype);
     let shift = per.trailing_zeros();
     let name = clc::philox_stream().name;
-    for h in 0..VECTOR_WIDTH / per {
+    for h in 0..w.div_ceil(per) {
         src.line(format_args!(
             "const uint4 R{slot}_{h} = {name}(((ulong)({base}) >> {shift}) + {h}ul, {seed}, {offset});"
         ));

@@ -15,6 +15,7 @@ use super::views;
 use super::writer::Src;
 use crate::layout::VECTOR_WIDTH;
 use crate::plan::{KernelPlan, Value, TILE, TILE_ROWS};
+use lazycl_clc::VectorAt;
 
 /// The program of a tiled elementwise plan.
 pub(super) fn tiled_source(plan: &KernelPlan) -> String {
@@ -98,14 +99,17 @@ fn compute(v: &mut Values, plan: &KernelPlan, staged: &[bool], src: &mut Src) {
     src.line(format_args!("const {ix} gid = (z * d{r} + i{r}) * d{c} + i{c};"));
     src.open(format_args!("if (i{c} + {}u < d{c}) {{", w - 1));
     src.line(format_args!("const {ix} fidx = gid;"));
-    v.lane_values(plan.values.len(), &[], false, staged, src);
+    v.lane_values(plan.values.len(), &[], w, false, staged, src);
     for (k, output) in plan.outputs.iter().enumerate() {
         let parts: Vec<String> = (0..w).map(|l| format!("v{}_{l}", output.value)).collect();
         let value = format!("({t}{w})({})", parts.join(", "), t = vt(output.dtype));
-        match super::views::narrow_vector_store(plan, k, w, "gid", &value) {
-            Some(store) => src.line(store),
-            None => src.line(format_args!("vstore{w}({value}, 0, out{k} + gid);")),
-        }
+        src.line(super::views::vector_store(
+            plan,
+            k,
+            w,
+            VectorAt::Element("gid"),
+            &value,
+        ));
     }
     src.close();
     // The last elements of a row: one at a time.

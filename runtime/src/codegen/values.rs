@@ -5,8 +5,8 @@
 use super::ops::{helpers_of, load_index, value_expr, vt, Helpers};
 use super::writer::Src;
 use crate::dtype::DType;
-use crate::layout::VECTOR_WIDTH;
 use crate::plan::{KernelKind, KernelPlan, ReducePlan, Value};
+use lazycl_clc::VectorAt;
 
 /// The pragmas every program starts with (`lazycl-clc`, which the macros' kernels share):
 /// Rust never contracts `a * b + c` into an fma; neither do we (`mul_add` does,
@@ -127,7 +127,7 @@ impl<'a> Values<'a> {
         self.upto(upto, given, "fidx", src);
     }
 
-    /// The start of a loop body that handles [`VECTOR_WIDTH`] neighbouring elements along
+    /// The start of a loop body that handles `w` neighbouring elements along
     /// the innermost dim: the indices of the first, one vector load per input that varies
     /// along that dim (others are single loads, shared by the lanes), and the values before
     /// `upto` per lane as `v{i}_{lane}` (those in `given` are in scope as `h{i}`, the same
@@ -139,11 +139,12 @@ impl<'a> Values<'a> {
         r: &ReducePlan,
         upto: usize,
         given: &[usize],
+        w: usize,
         aligned: bool,
         src: &mut Src,
     ) {
         self.reduce_indices(r, src);
-        self.lane_values(upto, given, aligned, &[], src);
+        self.lane_values(upto, given, w, aligned, &[], src);
     }
 
     /// [`lanes`](Values::lanes) with the indices `i{k}` of the first lane and its full
@@ -153,12 +154,12 @@ impl<'a> Values<'a> {
         &mut self,
         upto: usize,
         given: &[usize],
+        w: usize,
         aligned: bool,
         tiled: &[bool],
         src: &mut Src,
     ) {
         let plan = self.plan;
-        let w = VECTOR_WIDTH;
         let rank = plan.dims.len();
         let last = 1u32 << (rank - 1);
         // (A strided load reads each lane's element on its own, but with a unit
@@ -175,7 +176,7 @@ impl<'a> Values<'a> {
             .collect();
         for (slot, input) in plan.inputs.iter().enumerate() {
             if let (true, Some(a)) = (vec_slots[slot], &input.strided) {
-                let load = super::views::vector_load(plan, slot, a);
+                let load = super::views::vector_load(plan, slot, a, w);
                 src.line(format_args!("const {}{w} L{slot} = {load};", vt(input.dtype)));
             } else if vec_slots[slot] {
                 let idx = if input.broadcast_mask == 0 {
@@ -184,10 +185,10 @@ impl<'a> Values<'a> {
                     load_index(input.broadcast_mask, rank)
                 };
                 let v = vt(input.dtype);
-                let load = match super::views::narrow_vector_load(plan, slot, w, &format!("({idx})")) {
-                    Some(load) => load,
-                    None if aligned => format!("((__global const {v}{w}*)in{slot})[({idx}) / {w}u]"),
-                    None => format!("vload{w}(0, in{slot} + {idx})"),
+                let load = if aligned {
+                    super::views::input_vector(plan, slot, w, VectorAt::Vector(&format!("({idx}) / {w}u")))
+                } else {
+                    super::views::input_vector(plan, slot, w, VectorAt::Element(&idx))
                 };
                 src.line(format_args!("const {v}{w} L{slot} = {load};"));
             }
@@ -197,7 +198,7 @@ impl<'a> Values<'a> {
         // one per lane.
         if aligned {
             let wanted = |i: usize| i < upto && !given.contains(&i);
-            super::from_index::blocks(plan, "fidx", wanted, src);
+            super::from_index::blocks(plan, "fidx", w, wanted, src);
         }
         for lane in 0..w {
             for i in (0..upto).filter(|&i| !plan.values[i].in_branch) {
@@ -230,7 +231,7 @@ impl<'a> Values<'a> {
                 let at = format!("fidx + {lane}u");
                 super::from_index::at_index(plan, i, &at, &format!("_{lane}"), &mut self.helpers)
             }
-            Value::Load { slot } if vec_slots[slot] => format!("L{slot}.s{lane}"),
+            Value::Load { slot } if vec_slots[slot] => format!("L{slot}.s{lane:x}"),
             Value::Load { slot } if tiled.get(slot).copied().unwrap_or(false) => {
                 format!("t{slot}[tc + {lane}u][tr]")
             }

@@ -6,7 +6,7 @@
 //! coordinates are the kernel's collapsed indices `i{k}`, or `i{k} + l` along the innermost
 //! dim in lane `l` of a vector step.
 
-use lazycl_clc::Helper;
+use lazycl_clc::{Helper, VectorAt};
 
 use super::helpers::Helpers;
 use crate::dtype::DType;
@@ -70,9 +70,9 @@ pub(super) fn offset_text(plan: &KernelPlan, slot: usize, a: &Affine) -> String 
     )
 }
 
-/// The vector of [`VECTOR_WIDTH`](crate::layout::VECTOR_WIDTH) neighbours that strided
-/// input `slot` (unit innermost stride, unguarded) reads from the element at `i{k}` on:
-/// the lanes of a vector step take its components.
+/// The vector of `w` neighbours that strided input `slot` (unit innermost stride,
+/// unguarded) reads from the element at `i{k}` on: the lanes of a vector step take its
+/// components.
 ///
 /// Through a vector pointer where the run starts aligned (NVIDIA's compiler turns that
 /// into one wide load, and splits a `vload`), else with `vload`, which needs no more
@@ -80,8 +80,7 @@ pub(super) fn offset_text(plan: &KernelPlan, slot: usize, a: &Affine) -> String 
 /// is a multiple of the width, so it starts aligned when the offset and every other
 /// stride are multiples of it: kernel arguments, so the kernel tests them as it runs (the
 /// same way in every work-item) and a window at a new offset still builds nothing.
-pub(super) fn vector_load(plan: &KernelPlan, slot: usize, a: &Affine) -> String {
-    let w = crate::layout::VECTOR_WIDTH;
+pub(super) fn vector_load(plan: &KernelPlan, slot: usize, a: &Affine, w: usize) -> String {
     let at = offset(
         a,
         &format!("ob{slot}"),
@@ -89,17 +88,17 @@ pub(super) fn vector_load(plan: &KernelPlan, slot: usize, a: &Affine) -> String 
         None,
         offset_type(plan),
     );
-    let d = plan.inputs[slot].dtype;
-    if d.is_stored_narrow() {
-        // (`vload_half4` and a shifted `ushort4` need no more alignment than an element.)
-        return lazycl_clc::vector_load(d, w, &format!("in{slot}"), &at);
-    }
     let mut moved = vec![format!("ob{slot}")];
     moved.extend(a.stride_args().map(|k| format!("os{slot}_{k}")));
+    let moved = moved.join(" | ");
+    let mask = w - 1;
+    if plan.inputs[slot].dtype.is_stored_narrow() {
+        let aligned = input_vector(plan, slot, w, VectorAt::Vector(&format!("({at}) / {w}u")));
+        let any = input_vector(plan, slot, w, VectorAt::Element(&at));
+        return format!("((({moved}) & {mask}) == 0 ? {aligned} : {any})");
+    }
     format!(
         "((({moved}) & {mask}) == 0 ? *((__global const {t}{w}*)(in{slot} + {at})) : vload{w}(0, in{slot} + {at}))",
-        moved = moved.join(" | "),
-        mask = w - 1,
         t = super::helpers::vt(plan.inputs[slot].dtype)
     )
 }
@@ -121,7 +120,7 @@ fn test(bounds: &[Bound], rank: usize, lo: &str, hi: &str, lane: Option<usize>, 
 pub(super) fn load(plan: &KernelPlan, slot: usize, a: &Affine, t: &str, lane: Option<usize>) -> String {
     if let (Some(l), true) = (lane, a.vectorizable()) {
         // The vector step loaded the lanes' neighbours at once.
-        return format!("L{slot}.s{l}");
+        return format!("L{slot}.s{l:x}");
     }
     guarded(plan, slot, a, t, lane, "")
 }
@@ -341,25 +340,15 @@ pub(super) fn store(plan: &KernelPlan, k: usize, at: &str, v: &str) -> String {
 }
 
 /// The statement that stores vector value `v` (`w` lanes) as the `w` elements of output
-/// `k` from `at` on, where the output is stored narrow (a 16-bit float); `None` for the
-/// other types, which store through a vector pointer.
-pub(super) fn narrow_vector_store(
-    plan: &KernelPlan,
-    k: usize,
-    w: usize,
-    at: &str,
-    v: &str,
-) -> Option<String> {
+/// `k` at `at`: rounded to 16 bits for a 16-bit float, through a vector pointer where the
+/// address is aligned.
+pub(super) fn vector_store(plan: &KernelPlan, k: usize, w: usize, at: VectorAt, v: &str) -> String {
     let d = plan.outputs[k].dtype;
-    d.is_stored_narrow()
-        .then(|| lazycl_clc::vector_store(d, w, &format!("out{k}"), at, v, &mut Helpers::default()))
+    lazycl_clc::vector_store(d, w, &format!("out{k}"), at, v, &mut Helpers::default())
 }
 
-/// The `w` elements of input `slot` from `at` on as a vector value, where the input is
-/// stored narrow (a 16-bit float); `None` for the other types, which load through a
-/// vector pointer or `vload`.
-pub(super) fn narrow_vector_load(plan: &KernelPlan, slot: usize, w: usize, at: &str) -> Option<String> {
-    let d = plan.inputs[slot].dtype;
-    d.is_stored_narrow()
-        .then(|| lazycl_clc::vector_load(d, w, &format!("in{slot}"), at))
+/// The `w` elements of input `slot` at `at` as a vector value (`float{w}` for a 16-bit
+/// float), through a vector pointer where the address is aligned.
+pub(super) fn input_vector(plan: &KernelPlan, slot: usize, w: usize, at: VectorAt) -> String {
+    lazycl_clc::vector_load(plan.inputs[slot].dtype, w, &format!("in{slot}"), at)
 }

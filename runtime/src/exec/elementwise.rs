@@ -5,7 +5,6 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::backend::context::ContextInner;
 use crate::backend::submit::Command;
 use crate::error::{Error, Result};
-use crate::layout::VECTOR_WIDTH;
 use crate::plan::{FinishIn, KernelPlan, TILE, TILE_ROWS};
 
 use super::bind::{Bindings, Launch, LeftPartials};
@@ -67,8 +66,9 @@ pub(super) fn launch_elementwise(mut l: Launch<'_>, tiled: bool) -> Result<()> {
     } else {
         let cap = ctx.profile.work_items_cap();
         let work = if plan.dims.len() == 1 {
-            let nv = plan.numel / VECTOR_WIDTH;
-            nv.max(plan.numel - nv * VECTOR_WIDTH)
+            let w = plan.vector_width();
+            let nv = plan.numel / w;
+            nv.max(plan.numel - nv * w)
         } else {
             plan.numel
         };

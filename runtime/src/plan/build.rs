@@ -365,6 +365,7 @@ fn reduce_layout(
     let lanes = lanes.min(group_size);
     let layout = if lanes > 0 {
         let vector = only_innermost.then(|| VectorLoads {
+            width: VECTOR_WIDTH,
             aligned: dims[rank - 1].is_multiple_of(VECTOR_WIDTH),
             contiguous: false,
         });

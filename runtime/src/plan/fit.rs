@@ -132,6 +132,34 @@ pub(crate) fn fit_reduction(p: &DeviceProfile, r: &mut ReducePlan, group: u32, o
         && serial_steps(r, group) > COMPENSATE_AFTER;
 }
 
+/// The vector loads of a lanes-layout reduction widened to 16 bytes of the narrowest input
+/// read along the innermost of `dims`: eight lanes of a 16-bit type, as four of `f32` (a
+/// `bf16` sum reads 16 bytes a load, not 8). Aligned where the innermost extent is a
+/// multiple of the new width.
+pub(crate) fn widen_vector_loads(
+    r: &mut ReducePlan,
+    inputs: &[crate::plan::kernel_plan::Input],
+    dims: &[usize],
+) {
+    let Layout::Lanes { vector: Some(v), .. } = &mut r.layout else {
+        return;
+    };
+    let (Some(&innermost), rank) = (dims.last(), dims.len()) else {
+        return;
+    };
+    let last = 1u32 << (rank - 1);
+    let sizes = inputs
+        .iter()
+        .filter(|i| i.broadcast_mask & last == 0)
+        .map(|i| i.dtype.size());
+    let (narrowest, widest) = sizes.fold((usize::MAX, 0), |(n, w), s| (n.min(s), w.max(s)));
+    if widest == 0 {
+        return;
+    }
+    v.width = crate::layout::vector_width(narrowest, widest);
+    v.aligned = innermost.is_multiple_of(v.width);
+}
+
 /// A column reduction with a row reduction inside, short rows: one work-item per row
 /// ([`ColumnRows::RowsPerItem`]), segments for half the device's resident work-items with
 /// 16 to 128 rows per work-item (so never compensated), and a combine pass.
@@ -256,7 +284,7 @@ fn serial_steps(r: &ReducePlan, group: u32) -> usize {
             per_segment.div_ceil(rows_at_once.max(1))
         }
         Layout::Lanes { lanes, vector } => {
-            let width = if vector.is_some() { VECTOR_WIDTH } else { 1 };
+            let width = vector.map_or(1, |v| v.width);
             per_segment.div_ceil(*lanes as usize * width)
         }
         Layout::Serial => per_segment.div_ceil(VECTOR_WIDTH),

@@ -65,6 +65,7 @@ fn plan(op: ReduceOp, lanes: u32, n_out: usize, n_red: usize, dtype: DType) -> R
         Layout::Lanes {
             lanes,
             vector: Some(VectorLoads {
+                width: VECTOR_WIDTH,
                 aligned: n_red.is_multiple_of(VECTOR_WIDTH),
                 contiguous: false,
             }),

@@ -238,6 +238,22 @@ pub(crate) const TILE_ROWS: usize = 8;
 const _: () = assert!(TILE_ROWS * crate::layout::VECTOR_WIDTH == TILE);
 
 impl KernelPlan {
+    /// Elements per work-item iteration of this plan's vectorized elementwise loop
+    /// ([`crate::layout::vector_width`] of the element types it moves through memory).
+    pub(crate) fn vector_width(&self) -> usize {
+        let sizes = self
+            .inputs
+            .iter()
+            .filter(|i| i.is_full() || i.strided.as_ref().is_some_and(|a| a.vectorizable()))
+            .map(|i| i.dtype.size())
+            .chain(self.outputs.iter().map(|o| o.dtype.size()));
+        let (narrowest, widest) = sizes.fold((usize::MAX, 0), |(n, w), s| (n.min(s), w.max(s)));
+        if widest == 0 {
+            return crate::layout::VECTOR_WIDTH;
+        }
+        crate::layout::vector_width(narrowest, widest)
+    }
+
     /// A plan over `dims` (`numel` elements) with nothing bound yet, for work-groups of
     /// `group_size` (0: the launch chooses).
     pub(crate) fn empty(dims: Vec<usize>, numel: usize, group_size: u32) -> KernelPlan {
@@ -399,6 +415,9 @@ pub(crate) enum Layout {
 /// The vector loads of [`Layout::Lanes`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct VectorLoads {
+    /// Elements per vector load: [`crate::layout::vector_width`] of the inputs read along
+    /// the innermost dim (16 bytes of the narrowest; chosen by `fit`).
+    pub(crate) width: usize,
     /// The innermost extent is a multiple of the vector width, so every vector load starts
     /// at an aligned index (and can be one wide load).
     pub(crate) aligned: bool,

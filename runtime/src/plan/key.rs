@@ -294,6 +294,10 @@ pub(crate) fn fit(key: &mut Vec<u32>, r: &ReducePlan, group_size: u32) {
     );
     let flags =
         u32::from(r.finish == Finish::InKernel) | u32::from(contiguous) << 1 | u32::from(r.compensated) << 2;
+    // (The vector loads' width and alignment: `fit` widens them for narrow inputs.)
+    if let Layout::Lanes { vector: Some(v), .. } = r.layout {
+        key.extend([v.width as u32, u32::from(v.aligned)]);
+    }
     // (The tile, vectors a row read whole, vectors a work-item holds of rows a group
     // shares.) Layouts without tiles write the group size as the tile.
     let [tile, whole_rows, group_rows] = match r.layout {

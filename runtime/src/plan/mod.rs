@@ -280,6 +280,7 @@ fn fit_plan(mut plan: KernelPlan, profile: &DeviceProfile) -> KernelPlan {
         } else {
             fit::fit_reduction(profile, r, plan.group_size, one_tile);
         }
+        fit::widen_vector_loads(r, &plan.inputs, &plan.dims);
         key::fit(&mut plan.key, r, plan.group_size);
     }
     plan

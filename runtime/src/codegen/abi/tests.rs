@@ -117,6 +117,7 @@ fn lanes_reduction(finish_in_kernel: bool) -> KernelPlan {
         layout: Layout::Lanes {
             lanes: 32,
             vector: Some(VectorLoads {
+                width: crate::layout::VECTOR_WIDTH,
                 aligned: true,
                 contiguous: false,
             }),

@@ -143,7 +143,7 @@ impl Kernel<'_> {
                 let at = super::super::views::offset_text(plan, slot, a);
                 format!("((__global const {t}{w}*)in{slot})[({at}) / {w}]")
             } else {
-                super::super::views::vector_load(plan, slot, a)
+                super::super::views::vector_load(plan, slot, a, w)
             };
             src.line(format_args!("const {t}{w} L{slot} = {load};"));
         }

@@ -104,7 +104,7 @@ fn accumulate_row(red: &Reduction, w: usize, rows: Option<&RowColumn>, v: &mut V
     let len = red.plan.values.len();
     let mut src = Src::at(BODY_DEPTH);
     if w == VECTOR_WIDTH {
-        v.lanes(r, len, given, true, &mut src);
+        v.lanes(r, len, given, VECTOR_WIDTH, true, &mut src);
         for lane in 0..VECTOR_WIDTH {
             src.line(red.step_into(&format!("v{out}_{lane}"), "k", &lane.to_string()));
         }

@@ -10,8 +10,8 @@ use crate::plan::VectorLoads;
 
 /// The kernel's body after the header: a work-group of `G` work-items handles `G / lanes`
 /// outputs; with `vector` (the only reduced dim is the innermost one), each lane first
-/// takes whole vectors of [`VECTOR_WIDTH`] neighbouring elements, and a scalar loop takes
-/// the rest.
+/// takes whole vectors of [`VectorLoads::width`] neighbouring elements, and a scalar loop
+/// takes the rest.
 pub(super) fn lanes_layout(
     red: &Reduction,
     lanes: u32,
@@ -19,7 +19,8 @@ pub(super) fn lanes_layout(
     v: &mut Values,
     src: &mut Src,
 ) {
-    let (ix, t, w) = (red.ix, red.t, VECTOR_WIDTH);
+    let (ix, t) = (red.ix, red.t);
+    let w = vector.map_or(VECTOR_WIDTH, |v| v.width);
     let g = red.plan.group_size;
     src.line(format_args!("__local {t} sv[{g}];"));
     src.line(format_args!("__local uint si[{g}];"));
@@ -53,10 +54,10 @@ pub(super) fn lanes_layout(
     combine_lanes(src, red.r.op, red.d, lanes, "", &red.store("", "o * S + s"));
 }
 
-/// Each lane's whole vectors of its segment. The loop counts vectors (`q < k1 / 4`), not
-/// elements (`k + 3 < k1`): with the latter NVIDIA's compiler streams the loads far worse.
+/// Each lane's whole vectors of its segment. The loop counts vectors (`q < k1 / w`), not
+/// elements (`k + w - 1 < k1`): with the latter NVIDIA's compiler streams the loads far worse.
 fn vector_loop(red: &Reduction, lanes: u32, loads: VectorLoads, v: &mut Values, src: &mut Src) {
-    let (ix, w) = (red.ix, VECTOR_WIDTH);
+    let (ix, w) = (red.ix, loads.width);
     src.line(format_args!(
         "// Each lane takes whole groups of {w}; only the last (k1 - k0) % {w} elements"
     ));
@@ -78,7 +79,7 @@ fn vector_loop(red: &Reduction, lanes: u32, loads: VectorLoads, v: &mut Values, 
         ));
     }
     src.line(format_args!("const {ix} k = q * {w}u;"));
-    red.vector_step(v, loads.aligned, src);
+    red.vector_step(v, w, loads.aligned, src);
     src.close();
     src.line(format_args!("kk = k1 - (k1 - k0) % {w}u;"));
 }

@@ -13,12 +13,11 @@ pub(crate) use combine::combine_source;
 
 use super::abi::{fused_signature, narrow_dims};
 use super::accumulators::{store_arg_partial, store_partial, take};
-use super::ops::{combine_four, identity, vt};
+use super::ops::{combine_pairwise, identity, vt};
 use super::row_column::{self, RowColumn};
 use super::values::Values;
 use super::writer::Src;
 use crate::dtype::DType;
-use crate::layout::VECTOR_WIDTH;
 use crate::plan::{ColumnRows, Columns, Finish, KernelPlan, Layout, ReducePlan, VectorLoads};
 
 /// The body a reduction kernel's layout ([`Layout`]) prints, with what it prints from.
@@ -119,20 +118,20 @@ impl<'a> Reduction<'a> {
         src.line(self.step(&format!("v{}", self.out), "k"));
     }
 
-    /// Reduced elements `k .. k + VECTOR_WIDTH` (see [`Values::lanes`]), and the steps that
-    /// take them: one per lane for an arg reduction; else the four values combined
-    /// pairwise first, one accumulation step (and one compensation) per four elements, and
-    /// a shorter dependency chain.
-    fn vector_step(&self, v: &mut Values, aligned: bool, src: &mut Src) {
-        let (out, w) = (self.out, VECTOR_WIDTH);
-        v.lanes(self.r, self.plan.values.len(), &[], aligned, src);
+    /// Reduced elements `k .. k + w` (see [`Values::lanes`]), and the steps that take
+    /// them: one per lane for an arg reduction; else the `w` values combined pairwise
+    /// first, one accumulation step (and one compensation) per vector, and a shorter
+    /// dependency chain.
+    fn vector_step(&self, v: &mut Values, w: usize, aligned: bool, src: &mut Src) {
+        let out = self.out;
+        v.lanes(self.r, self.plan.values.len(), &[], w, aligned, src);
         if self.arg {
             for lane in 0..w {
                 src.line(self.step(&format!("v{out}_{lane}"), &format!("(k + {lane})")));
             }
         } else {
             let lanes: Vec<String> = (0..w).map(|l| format!("v{out}_{l}")).collect();
-            let quad = combine_four(self.r.op, self.d, [&lanes[0], &lanes[1], &lanes[2], &lanes[3]]);
+            let quad = combine_pairwise(self.r.op, self.d, &lanes);
             src.line(format_args!("const {} quad = {quad};", self.t));
             src.line(self.step("quad", "k"));
         }
@@ -177,7 +176,7 @@ impl<'a> Reduction<'a> {
 ///
 /// In the lanes layout a work-group of `G` work-items handles `G / lanes` outputs; the
 /// lanes of one output stride over its segment and combine in local memory. When the only
-/// reduced dim is the innermost one, each lane takes [`VECTOR_WIDTH`] neighbouring
+/// reduced dim is the innermost one, each lane takes [`VectorLoads::width`] neighbouring
 /// elements per step with vector loads. In the others the innermost dim is kept: when it
 /// is the only kept dim, the column layout streams whole rows; otherwise each work-item
 /// owns one (output, segment) pair and loops serially, so neighbouring work-items read

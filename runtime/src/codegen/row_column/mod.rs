@@ -120,7 +120,7 @@ impl<'a> RowColumn<'a> {
     /// else single (`v{i}`). Those in `given` are in scope as `h{i}`.
     fn values(&self, v: &mut Values, upto: usize, given: &[usize], src: &mut Src) {
         if self.vector {
-            v.lanes(self.r, upto, given, true, src);
+            v.lanes(self.r, upto, given, VECTOR_WIDTH, true, src);
         } else {
             v.at_element(self.r, upto, given, src);
         }

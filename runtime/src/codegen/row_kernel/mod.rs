@@ -19,6 +19,7 @@ use super::writer::Src;
 use crate::graph::ReduceOp;
 use crate::plan::row_kernel::{Hold, RowsPlan};
 use crate::plan::{KernelPlan, Value};
+use lazycl_clc::VectorAt;
 use reuse::{How, Reuse};
 
 mod online;
@@ -335,7 +336,8 @@ impl Kernel<'_> {
                     }
                 }
             }
-            super::from_index::blocks(plan, "gid", |i| range.contains(&i) && computed(i), src);
+            let w = crate::layout::VECTOR_WIDTH;
+            super::from_index::blocks(plan, "gid", w, |i| range.contains(&i) && computed(i), src);
         }
         for &i in range.iter().filter(|&&i| !plan.values[i].in_branch) {
             let t = vt(plan.values[i].dtype);
@@ -386,10 +388,14 @@ impl Kernel<'_> {
                     .collect();
                 let t = vt(output.dtype);
                 let value = format!("({t}{w})({})", parts.join(", "));
-                match super::views::narrow_vector_store(plan, o, w, "gid", &value) {
-                    Some(store) => src.line(store),
-                    None => src.line(format_args!("((__global {t}{w}*)out{o})[gid / {w}u] = {value};")),
-                }
+                let at = format!("gid / {w}u");
+                src.line(super::views::vector_store(
+                    plan,
+                    o,
+                    w,
+                    VectorAt::Vector(&at),
+                    &value,
+                ));
             }
         }
     }
@@ -405,7 +411,8 @@ fn suffix(lane: Option<usize>) -> String {
 /// input through explicit coordinates (`plan::phase`), so every input is strided here.
 fn vector_load(plan: &KernelPlan, slot: usize) -> Option<String> {
     let a = plan.inputs[slot].strided.as_ref()?;
-    a.vectorizable().then(|| super::views::vector_load(plan, slot, a))
+    a.vectorizable()
+        .then(|| super::views::vector_load(plan, slot, a, crate::layout::VECTOR_WIDTH))
 }
 
 /// One step of a phase over a work-item's elements of its row.
