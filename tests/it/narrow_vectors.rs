@@ -177,3 +177,45 @@ fn reductions_of_narrow_types_read_sixteen_bytes_a_load() {
         }
     }
 }
+
+#[test]
+fn a_16_bit_product_on_whole_tiles_loads_its_operands_through_vector_pointers() {
+    // A tile of 64 × 64 with vectors of four along the rows, on shapes it divides (the
+    // loads are aligned: one wide load each) and on shapes it does not (the kernel tests
+    // each run's alignment as it runs: a wide load where aligned, else `vload`).
+    let ctx = Context::builder()
+        .tuning(lazycl::Tuning {
+            gemm_tile: Some(lazycl::GemmTile::new(64, 64, 8, 8, 8, 4)),
+            ..lazycl::Tuning::default()
+        })
+        .build()
+        .unwrap();
+    let mut r = rng(74);
+    for (m, k, n, aligned) in [(128usize, 64usize, 128usize, true), (67, 33, 70, false)] {
+        let x: Vec<bf16> = (0..m * k)
+            .map(|_| bf16::from_f32(r.gen_range(-1.0..1.0)))
+            .collect();
+        let y: Vec<bf16> = (0..k * n)
+            .map(|_| bf16::from_f32(r.gen_range(-1.0..1.0)))
+            .collect();
+        let a = ctx.from_shape_slice([m, k], &x).unwrap();
+        let b = ctx.from_shape_slice([k, n], &y).unwrap();
+        let product = a.matmul(&b);
+        let source = product.explain().unwrap();
+        assert!(source.contains("(__global const ushort4*)in"), "{source}");
+        assert_eq!(source.contains("vload4(0, in"), !aligned, "{source}");
+        let got = product.to_vec().unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let want: f32 = (0..k)
+                    .map(|l| x[i * k + l].to_f32() * y[l * n + j].to_f32())
+                    .sum();
+                let g = got[i * n + j].to_f32();
+                assert!(
+                    (g - want).abs() <= 2f32.powi(-7) * want.abs() + 1e-4 * k as f32,
+                    "{m}x{k}x{n} ({i}, {j}): {g} vs {want}"
+                );
+            }
+        }
+    }
+}

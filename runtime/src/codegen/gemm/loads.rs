@@ -139,9 +139,10 @@ impl Kernel<'_> {
             done.push(slot);
             let t = vt(plan.inputs[slot].dtype);
             let w = crate::layout::VECTOR_WIDTH;
-            let load = if op.aligned && !plan.inputs[slot].dtype.is_stored_narrow() {
+            let load = if op.aligned {
                 let at = super::super::views::offset_text(plan, slot, a);
-                format!("((__global const {t}{w}*)in{slot})[({at}) / {w}]")
+                let q = format!("({at}) / {w}");
+                super::super::views::input_vector(plan, slot, w, lazycl_clc::VectorAt::Vector(&q))
             } else {
                 super::super::views::vector_load(plan, slot, a, w)
             };
