@@ -50,8 +50,9 @@ fn a_16_bit_chain_loads_and_stores_eight_lanes_through_vector_pointers() {
         let a = ctx.from_slice(&xh).unwrap();
         let out = (&a * f16::from_f32(3.0) - f16::ONE).abs();
         if n > 0 {
-            assert_eq!(count(&out, "vload_half8(q, in0)"), 1);
-            assert_eq!(count(&out, "vstore_half8_rte("), 1);
+            // (Eight lanes as two fours: NVIDIA's `vload_half8` is slow.)
+            assert_eq!(count(&out, "vload_half4((q) * 2u + "), 2);
+            assert_eq!(count(&out, "vstore_half4_rte("), 2);
         }
         let got = out.to_vec().unwrap();
         for i in 0..n {
@@ -179,10 +180,11 @@ fn reductions_of_narrow_types_read_sixteen_bytes_a_load() {
 }
 
 #[test]
-fn a_16_bit_product_on_whole_tiles_loads_its_operands_through_vector_pointers() {
-    // A tile of 64 × 64 with vectors of four along the rows, on shapes it divides (the
-    // loads are aligned: one wide load each) and on shapes it does not (the kernel tests
-    // each run's alignment as it runs: a wide load where aligned, else `vload`).
+fn a_16_bit_product_loads_runs_of_four_with_vload_aligned_or_not() {
+    // A tile of 64 × 64 with vectors of four along the rows, on shapes it divides (aligned
+    // loads) and on shapes it does not. 16-bit operands load with `vload4` either way: a
+    // vector pointer of `ushort4` was measured slower on NVIDIA; `f32` operands use one
+    // where aligned.
     let ctx = Context::builder()
         .tuning(lazycl::Tuning {
             gemm_tile: Some(lazycl::GemmTile::new(64, 64, 8, 8, 8, 4)),
@@ -202,8 +204,15 @@ fn a_16_bit_product_on_whole_tiles_loads_its_operands_through_vector_pointers() 
         let b = ctx.from_shape_slice([k, n], &y).unwrap();
         let product = a.matmul(&b);
         let source = product.explain().unwrap();
-        assert!(source.contains("(__global const ushort4*)in"), "{source}");
-        assert_eq!(source.contains("vload4(0, in"), !aligned, "{source}");
+        assert!(!source.contains("(__global const ushort4*)in"), "{source}");
+        assert!(source.contains("convert_uint4(vload4(0, in0"), "{source}");
+        let wide = ctx.from_shape_slice([m, k], &vec![1.0f32; m * k]).unwrap();
+        let f32_source = wide.matmul(&b.cast::<f32>()).explain().unwrap();
+        assert_eq!(
+            f32_source.contains("(__global const float4*)in0"),
+            aligned,
+            "{f32_source}"
+        );
         let got = product.to_vec().unwrap();
         for i in 0..m {
             for j in 0..n {

@@ -139,7 +139,9 @@ impl Kernel<'_> {
             done.push(slot);
             let t = vt(plan.inputs[slot].dtype);
             let w = crate::layout::VECTOR_WIDTH;
-            let load = if op.aligned {
+            // (16-bit floats load with `vload` even where aligned: a `bf16` product read
+            // through `ushort4` pointers ran at 22 TFLOP/s on an H100, with `vload4` at 34.)
+            let load = if op.aligned && !plan.inputs[slot].dtype.is_stored_narrow() {
                 let at = super::super::views::offset_text(plan, slot, a);
                 let q = format!("({at}) / {w}");
                 super::super::views::input_vector(plan, slot, w, lazycl_clc::VectorAt::Vector(&q))
