@@ -245,6 +245,20 @@ pub enum Error {
     )]
     Deferred(Box<Error>),
 
+    /// A gradient (`Array::grad`, `vjp`, `value_and_grad`) cannot be taken through an
+    /// operation: it has no derivative (an `expr!` without one, a `#[kernel]` launch), its
+    /// recipe is gone (the array was materialized before the gradient was asked for), or
+    /// the request is malformed (a loss that is not 0-d, a cotangent of another shape).
+    #[error("gradient through {op} (recorded at {at}): {reason}")]
+    Gradient {
+        /// The operation, as the user wrote it.
+        op: String,
+        /// Where the user's code recorded it (`file:line:column`).
+        at: String,
+        /// Why, and what to do instead.
+        reason: String,
+    },
+
     /// An environment variable lazycl reads has a value it cannot use.
     #[error("environment variable {variable}={value:?} {reason}")]
     InvalidEnvironment {

@@ -35,6 +35,7 @@ pub mod dist;
 mod expr;
 
 pub use api::array::Array;
+pub use api::autodiff::{grad, value_and_grad};
 pub use api::builder::{
     ContextBuilder, DEFAULT_BUILD_NOTICE_AFTER, DEFAULT_MAX_QUEUED_COMMANDS, DEFAULT_SPARE_BUFFERS,
 };

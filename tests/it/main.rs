@@ -32,6 +32,7 @@ mod expr_runtime;
 mod finish_in_consumer;
 mod foundation;
 mod generic_kernels;
+mod gradients;
 mod graph_property;
 mod histogram;
 mod house_words;

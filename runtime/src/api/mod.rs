@@ -4,6 +4,7 @@
 //! `impl Array` and `impl Context` blocks.
 
 pub(crate) mod array;
+pub(crate) mod autodiff;
 pub(crate) mod builder;
 pub(crate) mod compact;
 pub(crate) mod compacted;

@@ -477,7 +477,11 @@ impl<T: Element> Array<T> {
             return self.view(ViewMap { axes }, shape);
         }
         if let (Some(buffer), Some(origin)) = (self.node.buffer(), self.node.origin()) {
-            return Array::ready(&self.node.ctx, shape, buffer, origin);
+            // The same memory, read in the new shape; a gradient reaches this array's
+            // source through the reshape it keeps (which holds no memory of its own).
+            let reshaped = Array::ready(&self.node.ctx, shape, buffer, origin);
+            reshaped.node.keep_recipe(Op::Reshape(self.node.clone()));
+            return reshaped;
         }
         Array::lazy(&self.node.ctx, shape, Op::Reshape(self.node.clone()))
     }

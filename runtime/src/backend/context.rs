@@ -99,6 +99,29 @@ pub(crate) struct ContextInner {
     pub(crate) dispatch: Dispatch,
     /// The dispatch thread and the jobs handed to it (`backend::dispatch`).
     dispatcher: Dispatcher,
+    /// How many gradient recordings (`value_and_grad`) are running on this context: while
+    /// any is, materialized nodes keep their operation ([`ContextInner::keeps_recipes`]).
+    recordings: std::sync::atomic::AtomicUsize,
+}
+
+/// A gradient recording on a context, while it lives: nodes materialized meanwhile keep
+/// their operations ([`ContextInner::keeps_recipes`]).
+pub(crate) struct Recording(Arc<ContextInner>);
+
+impl Recording {
+    /// Starts one on `ctx` (and on a multi-device context's devices).
+    pub(crate) fn start(ctx: &Arc<ContextInner>) -> Recording {
+        ctx.recordings.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Recording(ctx.clone())
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.0
+            .recordings
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// The devices of a multi-device context and how its arrays' rows are shared among them.
@@ -254,7 +277,14 @@ impl ContextInner {
             multi,
             dispatch: options.dispatch.resolve(device_type),
             dispatcher,
+            recordings: Default::default(),
         }))
+    }
+
+    /// Whether a node materialized now keeps its operation, for a gradient to reach
+    /// through it: while a gradient recording runs ([`Recording`]).
+    pub(crate) fn keeps_recipes(&self) -> bool {
+        self.recordings.load(std::sync::atomic::Ordering::Relaxed) > 0
     }
 
     /// The entry of GEMM shape class `class` in this device's table of tiles (chosen in

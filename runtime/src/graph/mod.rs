@@ -2,7 +2,8 @@
 //! compute it. Recording a node never touches the device.
 
 use std::panic::Location;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 pub(crate) mod eager;
 pub(crate) mod op;
@@ -39,8 +40,23 @@ pub(crate) struct Node {
     /// (`#[track_caller]` through the recording path), shown by `explain` and by a
     /// recording error.
     pub(crate) at: &'static Location<'static>,
+    /// The node's place in the order nodes were made (process-wide): a node made before
+    /// another cannot depend on it, which gradients rely on.
+    pub(crate) serial: u64,
+    /// Gradients do not pass through this node (`Array::detach`): its value is a
+    /// constant to them.
+    pub(crate) stops_gradient: bool,
     state: Mutex<State>,
+    /// The operation that computed the node, kept when it was materialized while its
+    /// context records for gradients ([`ContextInner::keeps_recipes`]): a gradient
+    /// reaches through it. (Otherwise materializing drops the operation and its inputs.)
+    ///
+    /// [`ContextInner::keeps_recipes`]: crate::backend::context::ContextInner::keeps_recipes
+    recipe: OnceLock<Box<Op>>,
 }
+
+/// The next node's [`Node::serial`].
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
 
 /// Where a node's value is.
 pub(crate) enum State {
@@ -71,7 +87,30 @@ impl Node {
             shape,
             failed,
             at: Location::caller(),
+            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
+            stops_gradient: false,
             state: Mutex::new(state),
+            recipe: OnceLock::new(),
+        })
+    }
+
+    /// A node with `source`'s value through which gradients do not pass
+    /// (`Array::detach`): a reshape to the same shape, which planning reads as `source`.
+    #[track_caller]
+    pub(crate) fn detached(source: &NodeRef) -> NodeRef {
+        Arc::new(Node {
+            ctx: source.ctx.clone(),
+            dtype: source.dtype,
+            shape: source.shape.clone(),
+            failed: source.failed,
+            at: Location::caller(),
+            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
+            stops_gradient: true,
+            state: Mutex::new(match &*source.state() {
+                State::Failed(e) => State::Failed(e.clone()),
+                _ => State::Lazy(Op::Reshape(source.clone())),
+            }),
+            recipe: OnceLock::new(),
         })
     }
 
@@ -108,7 +147,18 @@ impl Node {
     /// Replaces the state with rows on several devices, releasing the inputs.
     pub(crate) fn set_parts(&self, parts: Arc<parts::Parts>) {
         let old = std::mem::replace(&mut *self.state(), State::Parts(parts));
-        drop_state(old);
+        self.keep_or_drop(old);
+    }
+
+    /// Drops the state a node had before it was materialized, keeping its operation as
+    /// the node's recipe while its context records for gradients.
+    fn keep_or_drop(&self, old: State) {
+        match old {
+            State::Lazy(op) if self.ctx.keeps_recipes() => {
+                let _ = self.recipe.set(Box::new(op));
+            }
+            old => drop_state(old),
+        }
     }
 
     /// A view of this node through `map` (of the node's coordinates), with `shape`: the
@@ -155,7 +205,23 @@ impl Node {
     pub(crate) fn set_ready(&self, buffer: Arc<DeviceBuffer>, origin: Origin) {
         eager::note(&origin);
         let old = std::mem::replace(&mut *self.state(), State::Ready(buffer, origin));
-        drop_state(old);
+        self.keep_or_drop(old);
+    }
+
+    /// Keeps `op` as how this materialized node was computed, for gradients (a reshape
+    /// sharing its source's memory).
+    pub(crate) fn keep_recipe(&self, op: Op) {
+        let _ = self.recipe.set(Box::new(op));
+    }
+
+    /// The operation that computes this node: the lazy one, or the one kept when it was
+    /// materialized ([`Node::recipe`]); `None` for memory that was uploaded, filled or
+    /// computed without one kept.
+    pub(crate) fn operation(&self) -> Option<Op> {
+        if let State::Lazy(op) = &*self.state() {
+            return Some(op.clone());
+        }
+        self.recipe.get().map(|op| (**op).clone())
     }
 }
 
@@ -166,6 +232,9 @@ impl Drop for Node {
             State::Dropped,
         );
         drop_state(state);
+        if let Some(op) = self.recipe.take() {
+            drop_state(State::Lazy(*op));
+        }
     }
 }
 
@@ -183,6 +252,9 @@ fn drop_state(state: State) {
             );
             if let State::Lazy(op) = st {
                 push_inputs(op, &mut stack);
+            }
+            if let Some(op) = inner.recipe.take() {
+                push_inputs(*op, &mut stack);
             }
             // `inner` drops here with state Dropped: no recursion.
         }
