@@ -33,6 +33,7 @@ mod finish_in_consumer;
 mod foundation;
 mod generic_kernels;
 mod gradients;
+mod gradients_api;
 mod graph_property;
 mod histogram;
 mod house_words;

@@ -43,6 +43,10 @@ pub(crate) struct Node {
     /// The node's place in the order nodes were made (process-wide): a node made before
     /// another cannot depend on it, which gradients rely on.
     pub(crate) serial: u64,
+    /// The smallest serial among this node and everything it was computed from (when it
+    /// was recorded): a node whose oldest ancestor is newer than another node cannot
+    /// depend on it, which a gradient meeting a materialized array relies on.
+    pub(crate) oldest_ancestor: u64,
     /// Gradients do not pass through this node (`Array::detach`): its value is a
     /// constant to them.
     pub(crate) stops_gradient: bool,
@@ -78,6 +82,11 @@ impl Node {
     #[track_caller]
     pub(crate) fn new(ctx: Arc<ContextInner>, dtype: DType, shape: Shape, state: State) -> NodeRef {
         let failed = matches!(state, State::Failed(_));
+        let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+        let mut oldest_ancestor = serial;
+        if let State::Lazy(op) = &state {
+            op.each_input(|i| oldest_ancestor = oldest_ancestor.min(i.oldest_ancestor));
+        }
         if let State::Ready(_, origin) = &state {
             eager::note(origin);
         }
@@ -87,7 +96,8 @@ impl Node {
             shape,
             failed,
             at: Location::caller(),
-            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
+            serial,
+            oldest_ancestor,
             stops_gradient: false,
             state: Mutex::new(state),
             recipe: OnceLock::new(),
@@ -98,13 +108,15 @@ impl Node {
     /// (`Array::detach`): a reshape to the same shape, which planning reads as `source`.
     #[track_caller]
     pub(crate) fn detached(source: &NodeRef) -> NodeRef {
+        let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
         Arc::new(Node {
             ctx: source.ctx.clone(),
             dtype: source.dtype,
             shape: source.shape.clone(),
             failed: source.failed,
             at: Location::caller(),
-            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
+            serial,
+            oldest_ancestor: source.oldest_ancestor.min(serial),
             stops_gradient: true,
             state: Mutex::new(match &*source.state() {
                 State::Failed(e) => State::Failed(e.clone()),

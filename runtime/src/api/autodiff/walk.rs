@@ -23,9 +23,9 @@ struct Reached {
 }
 
 /// The cotangents of `wrt` given `seed`, the cotangent of `root` (same shape and type):
-/// `None` where an array does not influence `root`. Arrays made before `oldest` (the
-/// serial of the oldest array of `wrt`, or of a recording's start) cannot depend on any of
-/// `wrt`: materialized ones without their operation are constants; a newer one is an
+/// `None` where an array does not influence `root`. `oldest` is the serial of the oldest
+/// array of `wrt`: a materialized array without its operation is a constant where it
+/// cannot depend on any of them (it is older, or all its ancestors are newer), else an
 /// error, since a gradient might have passed through it.
 pub(crate) fn pull_back(
     root: &NodeRef,
@@ -34,7 +34,7 @@ pub(crate) fn pull_back(
     oldest: u64,
 ) -> Result<Vec<Option<NodeRef>>> {
     let targets: FxHashSet<usize> = wrt.iter().map(key).collect();
-    let order = post_order(root, &targets, oldest)?;
+    let order = post_order(root, oldest)?;
     // Which nodes reach a target (post-order: operands come first).
     let mut reaches: FxHashSet<usize> = FxHashSet::default();
     for r in &order {
@@ -52,10 +52,14 @@ pub(crate) fn pull_back(
     }
     for r in order.iter().rev() {
         let k = key(&r.node);
-        if targets.contains(&k) {
-            continue;
-        }
-        let (Some(op), Some(g)) = (&r.op, cotangents.remove(&k)) else {
+        // (A target's cotangent is kept for the answer, and passes on to its operands:
+        // another target may be among them.)
+        let g = if targets.contains(&k) {
+            cotangents.get(&k).cloned()
+        } else {
+            cotangents.remove(&k)
+        };
+        let (Some(op), Some(g)) = (&r.op, g) else {
             continue;
         };
         let inputs = op.inputs();
@@ -74,9 +78,9 @@ pub(crate) fn pull_back(
 
 /// The nodes reachable from `root` through operations a gradient can pass, operands
 /// before their users (an explicit stack: a chain of 100,000 nodes must not overflow
-/// the thread's). The walk stops at the targets, at nodes no gradient flows into (not
-/// floats, detached), and at materialized nodes without their operation.
-fn post_order(root: &NodeRef, targets: &FxHashSet<usize>, oldest: u64) -> Result<Vec<Reached>> {
+/// the thread's). The walk stops at nodes no gradient flows into (not floats, detached)
+/// and at materialized nodes without their operation.
+fn post_order(root: &NodeRef, oldest: u64) -> Result<Vec<Reached>> {
     let mut order = Vec::new();
     let mut expanded: FxHashSet<usize> = FxHashSet::default();
     // A node to expand, or (with its operation) one whose operands are all in `order`.
@@ -96,7 +100,7 @@ fn post_order(root: &NodeRef, targets: &FxHashSet<usize>, oldest: u64) -> Result
         if !expanded.insert(key(&node)) {
             continue;
         }
-        let op = operation(&node, targets, oldest)?;
+        let op = operation(&node, oldest)?;
         let inputs: Vec<NodeRef> = op
             .as_ref()
             .map_or(Vec::new(), |op| op.inputs().into_iter().cloned().collect());
@@ -112,13 +116,13 @@ fn post_order(root: &NodeRef, targets: &FxHashSet<usize>, oldest: u64) -> Result
     Ok(order)
 }
 
-/// The operation a gradient passes through at `node`: `None` at a target, at a node of
-/// a type without gradients, at a detached one, and at memory without an operation that
-/// cannot depend on the targets (uploads, fills, arrays older than all of them). A
-/// recording error is returned; a computed array newer than a target whose operation is
-/// gone is an error naming it.
-fn operation(node: &NodeRef, targets: &FxHashSet<usize>, oldest: u64) -> Result<Option<Op>> {
-    if targets.contains(&key(node)) || !node.dtype.is_float() || node.stops_gradient {
+/// The operation a gradient passes through at `node`: `None` at a node of a type without
+/// gradients, at a detached one, and at memory without an operation that cannot depend
+/// on the targets (uploads, fills, arrays all of whose ancestors are newer than every
+/// target). A recording error is returned; a computed array whose operation is gone and
+/// that may depend on a target is an error naming it.
+fn operation(node: &NodeRef, oldest: u64) -> Result<Option<Op>> {
+    if !node.dtype.is_float() || node.stops_gradient {
         return Ok(None);
     }
     if let Some(op) = node.operation() {
@@ -130,7 +134,7 @@ fn operation(node: &NodeRef, targets: &FxHashSet<usize>, oldest: u64) -> Result<
         State::Parts(_) => true,
         State::Lazy(_) | State::Dropped => false,
     };
-    if computed && node.serial > oldest {
+    if computed && node.oldest_ancestor <= oldest && node.serial > oldest {
         return Err(Error::Gradient {
             op: format!("an array of shape {:?}", node.shape),
             at: node.at.to_string(),
