@@ -56,7 +56,7 @@ fn mlp(ctx: &Context, n: usize, f: usize, hidden: usize, classes: usize) -> (Mlp
     let onehot = ctx
         .from_shape_slice([n, 1], &labels)
         .unwrap()
-        .eq(&ctx.from_shape_slice([1, classes], &ids).unwrap())
+        .eq(ctx.from_shape_slice([1, classes], &ids).unwrap())
         .cast::<f32>();
     onehot.eval().unwrap();
     (m, x, onehot)
