@@ -266,3 +266,33 @@ fn subgradients_split_ties_and_clamp_passes_inside() {
     assert_eq!(g[0].to_vec().unwrap(), vec![0.0; 4]);
     assert_eq!(g[1].to_vec().unwrap(), vec![0.0; 2]);
 }
+
+#[test]
+fn gathers_send_the_cotangent_to_the_picked_elements_repeats_added() {
+    // Indices with repeats, one out of range (clamped, as the forward pass reads it).
+    check("take rows", &[&[4, 3]], (-1.0, 1.0), &|p| {
+        let idx = p[0].context().from_slice(&[2u32, 0, 2, 9]).unwrap();
+        weigh(&p[0].take(Axis(0), &idx).exp())
+    });
+    check("take columns, 2-d indices", &[&[2, 5]], (-1.0, 1.0), &|p| {
+        let idx = p[0]
+            .context()
+            .from_shape_slice([2, 2], &[4i64, -3, 1, 4])
+            .unwrap();
+        weigh(&p[0].take(Axis(1), &idx).sin())
+    });
+    check("take_along_axis", &[&[3, 4]], (-1.0, 1.0), &|p| {
+        let idx = p[0]
+            .context()
+            .from_shape_slice([3, 2], &[3u32, 3, 0, 1, 2, 0])
+            .unwrap();
+        weigh(&(p[0].take_along_axis(Axis(1), &idx) * &p[0].slice(s![.., ..2])))
+    });
+    check("take_along_axis broadcast", &[&[1, 4]], (-1.0, 1.0), &|p| {
+        let idx = p[0]
+            .context()
+            .from_shape_slice([3, 2], &[3u32, 1, 0, 0, 2, 3])
+            .unwrap();
+        weigh(&p[0].take_along_axis(Axis(1), &idx).exp())
+    });
+}

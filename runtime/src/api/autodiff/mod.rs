@@ -21,6 +21,7 @@
 //! gradients on purpose.
 
 mod elementwise;
+mod gather;
 mod linear;
 mod reduce;
 mod rules;

@@ -9,7 +9,7 @@ use crate::dtype::{DType, Float};
 use crate::error::{Error, Result};
 use crate::graph::{NodeRef, Op, UnaryOp};
 
-use super::{elementwise, linear, reduce, views};
+use super::{elementwise, gather, linear, reduce, views};
 
 /// A cotangent for operand `slot` of the operation.
 pub(super) type Contribution = (usize, NodeRef);
@@ -53,13 +53,11 @@ fn typed<T: Float>(node: &NodeRef, op: &Op, g: &NodeRef, wanted: &[bool]) -> Res
         Op::Reshape(source) => vec![(0, g.reshape(source.shape.to_vec()).node)],
         Op::Region(region, sources) => views::region(region, sources, g, wanted),
         Op::MatMul(a, b) => linear::matmul(a, b, g, wanted),
-        Op::Take { .. } => {
-            return Err(unsupported(
-                node,
-                "take",
-                "its pullback, a scatter-add, is not lazy yet",
-            ))
-        }
+        Op::Take { spec, data, indices } => match spec.search {
+            // (A search gives positions: no cotangent reaches it.)
+            Some(_) => Vec::new(),
+            None => vec![(0, gather::take(spec, data, indices, g))],
+        },
         Op::Expr(..) => {
             return Err(unsupported(
                 node,
