@@ -14,6 +14,10 @@
 //! w     -= lr dw                        elementwise
 //! ```
 //!
+//! The same step is also taken with the gradients lazycl derives (`loss.grad`), from the
+//! same start: both must give the same loss at every checked step, and the timed steps
+//! say what each costs.
+//!
 //! Data: points from `classes` Gaussian blobs in `features` dimensions (the label is the
 //! blob), deterministic (`common/synthetic.rs`). The weights start small and random.
 //!
@@ -125,6 +129,9 @@ struct Model {
     b2: Array<f32>,
 }
 
+/// A training step: the loss of the parameters it updates.
+type StepFn = fn(&mut Model, &Array<f32>, &Array<f32>, f32) -> lazycl::Result<Array<f32>>;
+
 /// The same parameters on the host, in f64.
 struct HostModel {
     w1: Array2<f64>,
@@ -157,6 +164,21 @@ fn step(m: &mut Model, x: &Array<f32>, onehot: &Array<f32>, lr: f32) -> lazycl::
     let b1 = &m.b1 - lr * &db1;
     let w2 = &m.w2 - lr * &dw2;
     let b2 = &m.b2 - lr * &db2;
+    lazycl::eval(&(&loss, &w1, &b1, &w2, &b2))?;
+    *m = Model { w1, b1, w2, b2 };
+    Ok(loss)
+}
+
+/// The same step with the gradients derived by lazycl: only the loss is written.
+fn grad_step(m: &mut Model, x: &Array<f32>, onehot: &Array<f32>, lr: f32) -> lazycl::Result<Array<f32>> {
+    let h = (x.matmul(&m.w1) + &m.b1).max(0.0f32);
+    let logits = h.matmul(&m.w2) + &m.b2;
+    let loss = (logits.logsumexp(1) - (&logits * onehot).sum_axis(1)).mean();
+    let g = loss.grad(&[&m.w1, &m.b1, &m.w2, &m.b2])?;
+    let w1 = &m.w1 - lr * &g[0];
+    let b1 = &m.b1 - lr * &g[1];
+    let w2 = &m.w2 - lr * &g[2];
+    let b2 = &m.b2 - lr * &g[3];
     lazycl::eval(&(&loss, &w1, &b1, &w2, &b2))?;
     *m = Model { w1, b1, w2, b2 };
     Ok(loss)
@@ -234,12 +256,16 @@ fn main() -> lazycl::Result<ExitCode> {
         .eq(&ctx.from_shape_slice([1, classes], &ids)?)
         .cast::<f32>();
     onehot.eval()?;
-    let mut model = Model {
-        w1: ctx.from_shape_slice([features, hidden], &w1h)?,
-        b1: ctx.zeros([hidden])?,
-        w2: ctx.from_shape_slice([hidden, classes], &w2h)?,
-        b2: ctx.zeros([classes])?,
+    let start_model = || -> lazycl::Result<Model> {
+        Ok(Model {
+            w1: ctx.from_shape_slice([features, hidden], &w1h)?,
+            b1: ctx.zeros([hidden])?,
+            w2: ctx.from_shape_slice([hidden, classes], &w2h)?,
+            b2: ctx.zeros([classes])?,
+        })
     };
+    let mut model = start_model()?;
+    let mut derived = start_model()?;
     let to64 = |v: &[f32], r: usize, c: usize| Array2::from_shape_fn((r, c), |(i, j)| v[i * c + j] as f64);
     let mut host = HostModel {
         w1: to64(&w1h, features, hidden),
@@ -255,12 +281,17 @@ fn main() -> lazycl::Result<ExitCode> {
     let mut worst = 0.0f64;
     for s in 0..checked {
         let loss = step(&mut model, &x, &onehot, lr)?.item()? as f64;
+        let derived_loss = grad_step(&mut derived, &x, &onehot, lr)?.item()? as f64;
         let host_loss = host_step(&mut host, &xd, &onehot_h, lr as f64);
         let d = drift(&model, &host)?;
         worst = worst.max(d);
         println!(
-            "step {s}: loss {loss:.5} (host f64 {host_loss:.5}), parameters within {d:.1e} of the host's"
+            "step {s}: loss {loss:.5} (by grad {derived_loss:.5}, host f64 {host_loss:.5}), parameters within {d:.1e} of the host's"
         );
+        if (loss - derived_loss).abs() > 1e-5 * (1.0 + loss.abs()) {
+            println!("mlp: the loss by grad differs from the hand-written step's");
+            return Ok(ExitCode::FAILURE);
+        }
         if (loss - host_loss).abs() > 1e-4 * (1.0 + host_loss.abs()) {
             println!("mlp: the loss differs from the host's");
             return Ok(ExitCode::FAILURE);
@@ -269,25 +300,30 @@ fn main() -> lazycl::Result<ExitCode> {
     // f32 against f64 over a few steps of sums of thousands of terms.
     let ok = worst <= 1e-4;
 
-    // Timed steps: nothing read until the end.
-    ctx.synchronize()?;
-    let before = ctx.stats();
-    let start = Instant::now();
-    let mut loss = None;
-    for _ in checked..steps {
-        loss = Some(step(&mut model, &x, &onehot, lr)?);
-    }
-    let last = loss.map(|l| l.item()).transpose()?;
-    let elapsed = start.elapsed().as_secs_f64();
+    // Timed steps: nothing read until the end; the hand-written steps, then those by grad.
     let timed = steps - checked;
-    if let Some(last) = last {
-        let ran = ctx.stats() - before;
-        println!(
-            "{timed} more steps in {:.3} s ({:.3} ms per step, {:.1} kernels per step), final loss {last:.5}",
-            elapsed,
-            elapsed * 1e3 / timed as f64,
-            ran.kernels_launched as f64 / timed as f64
-        );
+    for (name, mut m, by) in [
+        ("hand-written", model, step as StepFn),
+        ("by grad", derived, grad_step as StepFn),
+    ] {
+        ctx.synchronize()?;
+        let before = ctx.stats();
+        let start = Instant::now();
+        let mut loss = None;
+        for _ in checked..steps {
+            loss = Some(by(&mut m, &x, &onehot, lr)?);
+        }
+        let last = loss.map(|l| l.item()).transpose()?;
+        let elapsed = start.elapsed().as_secs_f64();
+        if let Some(last) = last {
+            let ran = ctx.stats() - before;
+            println!(
+                "{timed} more steps {name} in {:.3} s ({:.3} ms per step, {:.1} kernels per step), final loss {last:.5}",
+                elapsed,
+                elapsed * 1e3 / timed as f64,
+                ran.kernels_launched as f64 / timed as f64
+            );
+        }
     }
     if ok {
         println!("mlp: OK");

@@ -238,3 +238,34 @@ fn what_cannot_be_differentiated_is_an_error_naming_it() {
     let e = x.exp().vjp(&ct, &[&x]).unwrap_err().to_string();
     assert!(e.contains("cotangent"), "{e}");
 }
+
+#[test]
+fn a_loop_of_updates_differentiates_the_parameters_each_step_materialized() {
+    // Least squares by gradient descent: w is computed (and materialized) by every step.
+    let ctx = ctx();
+    let a = ctx
+        .from_shape_slice([3, 2], &[1.0f64, 2.0, 0.5, -1.0, 3.0, 1.0])
+        .unwrap();
+    let b = ctx.from_slice(&[1.0f64, 0.0, 2.0]).unwrap();
+    let mut w = ctx.from_slice(&[0.0f64, 0.0]).unwrap();
+    let mut host = [0.0f64, 0.0];
+    let (ah, bh) = ([[1.0, 2.0], [0.5, -1.0], [3.0, 1.0]], [1.0, 0.0, 2.0]);
+    for step in 0..4 {
+        let r = a.matmul(&w) - &b;
+        let loss = (&r * &r).sum();
+        let g = loss.grad(&[&w]).unwrap();
+        w = &w - &(&g[0] * 0.05);
+        w.eval().unwrap();
+        let res: Vec<f64> = (0..3)
+            .map(|i| ah[i][0] * host[0] + ah[i][1] * host[1] - bh[i])
+            .collect();
+        for (j, h) in host.iter_mut().enumerate() {
+            *h -= 0.05 * (0..3).map(|i| 2.0 * res[i] * ah[i][j]).sum::<f64>();
+        }
+        let got = w.to_vec().unwrap();
+        assert!(
+            (got[0] - host[0]).abs() < 1e-12 && (got[1] - host[1]).abs() < 1e-12,
+            "step {step}: {got:?} vs {host:?}"
+        );
+    }
+}

@@ -34,7 +34,7 @@ pub(crate) fn pull_back(
     oldest: u64,
 ) -> Result<Vec<Option<NodeRef>>> {
     let targets: FxHashSet<usize> = wrt.iter().map(key).collect();
-    let order = post_order(root, oldest)?;
+    let order = post_order(root, &targets, oldest)?;
     // Which nodes reach a target (post-order: operands come first).
     let mut reaches: FxHashSet<usize> = FxHashSet::default();
     for r in &order {
@@ -80,7 +80,7 @@ pub(crate) fn pull_back(
 /// before their users (an explicit stack: a chain of 100,000 nodes must not overflow
 /// the thread's). The walk stops at nodes no gradient flows into (not floats, detached)
 /// and at materialized nodes without their operation.
-fn post_order(root: &NodeRef, oldest: u64) -> Result<Vec<Reached>> {
+fn post_order(root: &NodeRef, targets: &FxHashSet<usize>, oldest: u64) -> Result<Vec<Reached>> {
     let mut order = Vec::new();
     let mut expanded: FxHashSet<usize> = FxHashSet::default();
     // A node to expand, or (with its operation) one whose operands are all in `order`.
@@ -100,7 +100,7 @@ fn post_order(root: &NodeRef, oldest: u64) -> Result<Vec<Reached>> {
         if !expanded.insert(key(&node)) {
             continue;
         }
-        let op = operation(&node, oldest)?;
+        let op = operation(&node, targets, oldest)?;
         let inputs: Vec<NodeRef> = op
             .as_ref()
             .map_or(Vec::new(), |op| op.inputs().into_iter().cloned().collect());
@@ -121,7 +121,7 @@ fn post_order(root: &NodeRef, oldest: u64) -> Result<Vec<Reached>> {
 /// on the targets (uploads, fills, arrays all of whose ancestors are newer than every
 /// target). A recording error is returned; a computed array whose operation is gone and
 /// that may depend on a target is an error naming it.
-fn operation(node: &NodeRef, oldest: u64) -> Result<Option<Op>> {
+fn operation(node: &NodeRef, targets: &FxHashSet<usize>, oldest: u64) -> Result<Option<Op>> {
     if !node.dtype.is_float() || node.stops_gradient {
         return Ok(None);
     }
@@ -134,7 +134,8 @@ fn operation(node: &NodeRef, oldest: u64) -> Result<Option<Op>> {
         State::Parts(_) => true,
         State::Lazy(_) | State::Dropped => false,
     };
-    if computed && node.oldest_ancestor <= oldest && node.serial > oldest {
+    // (A target's own value is what is differentiated against, however it was made.)
+    if computed && !targets.contains(&key(node)) && node.oldest_ancestor <= oldest && node.serial > oldest {
         return Err(Error::Gradient {
             op: format!("an array of shape {:?}", node.shape),
             at: node.at.to_string(),
