@@ -234,6 +234,20 @@ fn what_cannot_be_differentiated_is_an_error_naming_it() {
     h.eval().unwrap();
     let e = (&h * 3.0).sum().grad(&[&x]).unwrap_err().to_string();
     assert!(e.contains("materialized") && e.contains("value_and_grad"), "{e}");
+    // Made from the newer of two arrays asked about, then read: not a constant.
+    let (w1, w2) = (
+        ctx.from_slice(&[1.0f32]).unwrap(),
+        ctx.from_slice(&[2.0f32]).unwrap(),
+    );
+    let n = w2.exp().sum_axes(&[0], true);
+    n.eval().unwrap();
+    let e = (&n * &w1).sum().grad(&[&w1, &w2]).unwrap_err().to_string();
+    assert!(e.contains("materialized"), "{e}");
+    // Data prepared after the weights, then read, is a constant.
+    let data = ctx.from_slice(&[3.0f32]).unwrap().exp();
+    data.eval().unwrap();
+    let g = (&data * &w1).sum().grad(&[&w1, &w2]).unwrap();
+    assert_eq!(g[0].to_vec().unwrap(), vec![3.0f32.exp()]);
     let ct = ctx.from_slice(&[1.0f32]).unwrap();
     let e = x.exp().vjp(&ct, &[&x]).unwrap_err().to_string();
     assert!(e.contains("cotangent"), "{e}");

@@ -71,8 +71,7 @@ impl<T: Float> Array<T> {
             });
         }
         let seed = rules::constant(self, 1.0);
-        let oldest = wrt.iter().map(|w| w.node.serial).min().unwrap_or(u64::MAX);
-        pulled(self, seed, wrt, oldest)
+        pulled(self, seed, wrt)
     }
 
     /// The vector-Jacobian product: the cotangents of `wrt` given `cotangent`, the
@@ -88,8 +87,7 @@ impl<T: Float> Array<T> {
                 why: "differ: the cotangent must have the output's shape".into(),
             });
         }
-        let oldest = wrt.iter().map(|w| w.node.serial).min().unwrap_or(u64::MAX);
-        pulled(self, cotangent.clone(), wrt, oldest)
+        pulled(self, cotangent.clone(), wrt)
     }
 
     /// This array's values, through which gradients do not pass (JAX's `stop_gradient`,
@@ -167,9 +165,9 @@ fn alias<T: Element>(p: &Array<T>) -> Array<T> {
 
 /// The cotangents of `wrt` given `seed`, the cotangent of `out`; zeros where `out` does
 /// not depend on one.
-fn pulled<T: Float>(out: &Array<T>, seed: Array<T>, wrt: &[&Array<T>], oldest: u64) -> Result<Vec<Array<T>>> {
+fn pulled<T: Float>(out: &Array<T>, seed: Array<T>, wrt: &[&Array<T>]) -> Result<Vec<Array<T>>> {
     let targets: Vec<NodeRef> = wrt.iter().map(|w| w.node.clone()).collect();
-    let found = walk::pull_back(&out.node, seed.node, &targets, oldest)?;
+    let found = walk::pull_back(&out.node, seed.node, &targets)?;
     Ok(found
         .into_iter()
         .zip(wrt)

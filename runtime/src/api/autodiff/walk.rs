@@ -15,6 +15,35 @@ fn key(n: &NodeRef) -> usize {
     std::sync::Arc::as_ptr(n) as usize
 }
 
+/// The arrays asked about.
+struct Targets {
+    keys: FxHashSet<usize>,
+    /// Their serials, sorted.
+    serials: Vec<u64>,
+}
+
+impl Targets {
+    fn new(wrt: &[NodeRef]) -> Targets {
+        let mut serials: Vec<u64> = wrt.iter().map(|w| w.serial).collect();
+        serials.sort_unstable();
+        Targets {
+            keys: wrt.iter().map(key).collect(),
+            serials,
+        }
+    }
+
+    fn contains(&self, n: &NodeRef) -> bool {
+        self.keys.contains(&key(n))
+    }
+
+    /// Whether `n` may have been computed from one of them: one was made after the
+    /// oldest of `n`'s ancestors and before `n` (else it is not among them).
+    fn may_reach(&self, n: &NodeRef) -> bool {
+        let first = self.serials.partition_point(|&s| s < n.oldest_ancestor);
+        self.serials.get(first).is_some_and(|&s| s < n.serial)
+    }
+}
+
 /// What the walk knows of one node it reached.
 struct Reached {
     node: NodeRef,
@@ -23,18 +52,13 @@ struct Reached {
 }
 
 /// The cotangents of `wrt` given `seed`, the cotangent of `root` (same shape and type):
-/// `None` where an array does not influence `root`. `oldest` is the serial of the oldest
-/// array of `wrt`: a materialized array without its operation is a constant where it
-/// cannot depend on any of them (it is older, or all its ancestors are newer), else an
-/// error, since a gradient might have passed through it.
-pub(crate) fn pull_back(
-    root: &NodeRef,
-    seed: NodeRef,
-    wrt: &[NodeRef],
-    oldest: u64,
-) -> Result<Vec<Option<NodeRef>>> {
-    let targets: FxHashSet<usize> = wrt.iter().map(key).collect();
-    let order = post_order(root, &targets, oldest)?;
+/// `None` where an array does not influence `root`. A materialized array without its
+/// operation is a constant where it cannot depend on any of `wrt` (each of them is newer
+/// than it, or older than all its ancestors), else an error, since a gradient might have
+/// passed through it.
+pub(crate) fn pull_back(root: &NodeRef, seed: NodeRef, wrt: &[NodeRef]) -> Result<Vec<Option<NodeRef>>> {
+    let targets = Targets::new(wrt);
+    let order = post_order(root, &targets)?;
     // Which nodes reach a target (post-order: operands come first).
     let mut reaches: FxHashSet<usize> = FxHashSet::default();
     for r in &order {
@@ -42,7 +66,7 @@ pub(crate) fn pull_back(
         let through =
             r.op.as_ref()
                 .is_some_and(|op| op.inputs().iter().any(|i| reaches.contains(&key(i))));
-        if targets.contains(&k) || through {
+        if targets.keys.contains(&k) || through {
             reaches.insert(k);
         }
     }
@@ -54,7 +78,7 @@ pub(crate) fn pull_back(
         let k = key(&r.node);
         // (A target's cotangent is kept for the answer, and passes on to its operands:
         // another target may be among them.)
-        let g = if targets.contains(&k) {
+        let g = if targets.keys.contains(&k) {
             cotangents.get(&k).cloned()
         } else {
             cotangents.remove(&k)
@@ -80,7 +104,7 @@ pub(crate) fn pull_back(
 /// before their users (an explicit stack: a chain of 100,000 nodes must not overflow
 /// the thread's). The walk stops at nodes no gradient flows into (not floats, detached)
 /// and at materialized nodes without their operation.
-fn post_order(root: &NodeRef, targets: &FxHashSet<usize>, oldest: u64) -> Result<Vec<Reached>> {
+fn post_order(root: &NodeRef, targets: &Targets) -> Result<Vec<Reached>> {
     let mut order = Vec::new();
     let mut expanded: FxHashSet<usize> = FxHashSet::default();
     // A node to expand, or (with its operation) one whose operands are all in `order`.
@@ -100,7 +124,7 @@ fn post_order(root: &NodeRef, targets: &FxHashSet<usize>, oldest: u64) -> Result
         if !expanded.insert(key(&node)) {
             continue;
         }
-        let op = operation(&node, targets, oldest)?;
+        let op = operation(&node, targets)?;
         let inputs: Vec<NodeRef> = op
             .as_ref()
             .map_or(Vec::new(), |op| op.inputs().into_iter().cloned().collect());
@@ -118,10 +142,9 @@ fn post_order(root: &NodeRef, targets: &FxHashSet<usize>, oldest: u64) -> Result
 
 /// The operation a gradient passes through at `node`: `None` at a node of a type without
 /// gradients, at a detached one, and at memory without an operation that cannot depend
-/// on the targets (uploads, fills, arrays all of whose ancestors are newer than every
-/// target). A recording error is returned; a computed array whose operation is gone and
+/// on the targets (uploads, fills, arrays no target could be among the ancestors of). A recording error is returned; a computed array whose operation is gone and
 /// that may depend on a target is an error naming it.
-fn operation(node: &NodeRef, targets: &FxHashSet<usize>, oldest: u64) -> Result<Option<Op>> {
+fn operation(node: &NodeRef, targets: &Targets) -> Result<Option<Op>> {
     if !node.dtype.is_float() || node.stops_gradient {
         return Ok(None);
     }
@@ -135,7 +158,7 @@ fn operation(node: &NodeRef, targets: &FxHashSet<usize>, oldest: u64) -> Result<
         State::Lazy(_) | State::Dropped => false,
     };
     // (A target's own value is what is differentiated against, however it was made.)
-    if computed && !targets.contains(&key(node)) && node.oldest_ancestor <= oldest && node.serial > oldest {
+    if computed && !targets.contains(node) && targets.may_reach(node) {
         return Err(Error::Gradient {
             op: format!("an array of shape {:?}", node.shape),
             at: node.at.to_string(),
