@@ -191,6 +191,30 @@ fn run_shape<T: Real>(
         )));
     }
 
+    // The same iterations from zero by the gradients lazycl derives (`grad`): the same
+    // parameters up to rounding, and the kernels a step takes beside the hand-written one.
+    let (mut w, mut b) = (ctx.zeros::<T>([d])?, ctx.zeros::<T>([1])?);
+    let mut grad_kernels = 0;
+    for _ in 0..check_iters {
+        let s0 = ctx.stats();
+        (w, b) = logreg::grad_update(&m.x, &m.y, &w, &b)?;
+        lazycl::eval(&(&w, &b))?;
+        grad_kernels = (ctx.stats() - s0).kernels_launched;
+    }
+    let mut p_grad: Vec<f64> = w.to_vec()?.into_iter().map(T::to_f64).collect();
+    p_grad.extend(b.to_vec()?.into_iter().map(T::to_f64));
+    let grad_err = p_grad
+        .iter()
+        .zip(&p_dev)
+        .fold(0.0f64, |a, (c, g)| a.max((c - g).abs()))
+        / scale;
+    println!("by grad, {check_iters} steps: max difference {grad_err:.1e}, {grad_kernels} kernels a step");
+    if grad_err.is_nan() || grad_err > T::TOL {
+        return Ok(Err(format!(
+            "{n}x{d} {dtype:?}: the step by grad differs from the hand-written one ({grad_err:.2e})"
+        )));
+    }
+
     // The same iterations from zero as a captured step (residual fused): the same
     // parameters, up to rounding.
     let captured = m.capture();

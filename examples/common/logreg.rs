@@ -104,6 +104,27 @@ fn update<T: Real>(x: &Array<T>, n: usize, w: &Array<T>, b: &Array<T>, r: &Array
     (w, b)
 }
 
+/// The loss of `w` and `b` written with array operations, for `grad` to differentiate
+/// (it does not differentiate `expr!` blocks yet): the same value as [`loss`].
+pub fn differentiable_loss<T: Real>(x: &Array<T>, y: &Array<T>, w: &Array<T>, b: &Array<T>) -> Array<T> {
+    let z = logits(x, w, b);
+    let softplus = z.max(T::from_f64(0.0)) + (z.abs() * T::from_f64(-1.0)).exp().ln_1p();
+    (softplus - y * &z).mean() + (w * w).sum() * T::from_f64(0.5 * LAMBDA)
+}
+
+/// The parameters after one step by the gradients `grad` derives from
+/// [`differentiable_loss`]: the hand-written step's, up to rounding.
+pub fn grad_update<T: Real>(
+    x: &Array<T>,
+    y: &Array<T>,
+    w: &Array<T>,
+    b: &Array<T>,
+) -> lazycl::Result<Params<T>> {
+    let g = differentiable_loss(x, y, w, b).grad(&[w, b])?;
+    let lr = T::from_f64(LEARNING_RATE);
+    Ok((w - &g[0] * lr, b - &g[1] * lr))
+}
+
 /// The logits `z = X w + b`, `[n, 1]` (lazy).
 pub fn logits<T: Real>(x: &Array<T>, w: &Array<T>, b: &Array<T>) -> Array<T> {
     // z keeps the reduced axis ([n, 1]) so that r broadcasts along the rows of X

@@ -19,6 +19,7 @@ mod chart;
 mod first_op;
 mod footprint;
 mod gemm;
+mod grad;
 mod host;
 mod multi;
 mod narrow;
@@ -48,7 +49,7 @@ use timing::{calibrate_spin, median, per_call, per_run};
 /// object per row.
 #[derive(Parser)]
 #[command(
-    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm", "narrow", "builds", "host", "nodes", "multi"])),
+    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm", "narrow", "grad", "builds", "host", "nodes", "multi"])),
     after_help = "LAZYCL_EXAMPLE_SMALL=1 implies --quick. LAZYCL_DEVICE picks the device. \
                   LAZYCL_ARRAYS_REFERENCE, LAZYCL_GEMM_REFERENCE and LAZYCL_NARROW_REFERENCE \
                   name files of JSON lines written by benches/reference/arrays_reference.py \
@@ -87,6 +88,9 @@ struct Cli {
     /// Only the 16-bit floats' rows (the fused chain, a sum, softmax, GEMM)
     #[arg(long)]
     narrow: bool,
+    /// Only the gradient rows (training steps by `grad` against the hand-written ones)
+    #[arg(long)]
+    grad: bool,
     /// Only the cold-start row: a flush of new programs built together against one after
     /// another (run with the driver's cache cold: CUDA_CACHE_DISABLE=1, a fresh
     /// POCL_CACHE_DIR)
@@ -256,6 +260,10 @@ fn run() -> R<()> {
         narrow::rows(&mut rep, &ctx, &raw, quick, trials)?;
         return rep.finish(&out);
     }
+    if cli.grad {
+        grad::rows(&mut rep, &ctx, quick, trials)?;
+        return rep.finish(&out);
+    }
 
     // --- the host's own cost: launches, flushes, a training step, after a long kernel --
     host::rows(&mut rep, &ctx, &raw, quick, trials)?;
@@ -295,6 +303,7 @@ fn run() -> R<()> {
 
     gemm::rows(&mut rep, &ctx, quick, trials)?;
     narrow::rows(&mut rep, &ctx, &raw, quick, trials)?;
+    grad::rows(&mut rep, &ctx, quick, trials)?;
     arrays::rows(&mut rep, &ctx, quick, trials)?;
     random::rows(&mut rep, &ctx, &raw, quick, trials)?;
     cache::rows(&mut rep, trials)?;

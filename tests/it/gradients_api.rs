@@ -229,9 +229,11 @@ fn what_cannot_be_differentiated_is_an_error_naming_it() {
     assert!(e.contains("must be 0-d") && e.contains("[2]"), "{e}");
     let e = x.lgamma().sum().grad(&[&x]).unwrap_err().to_string();
     assert!(e.contains("lgamma") && e.contains("digamma"), "{e}");
-    // An intermediate read before the gradient was asked for.
+    // An intermediate read before the gradient was asked for. (Read, not `eval()`: an
+    // evaluation handed to the dispatch thread may not have run yet, and while it has not,
+    // the gradient passes through it.)
     let h = x.exp().sum_axes(&[0], true);
-    h.eval().unwrap();
+    h.to_vec().unwrap();
     let e = (&h * 3.0).sum().grad(&[&x]).unwrap_err().to_string();
     assert!(e.contains("materialized") && e.contains("value_and_grad"), "{e}");
     // Made from the newer of two arrays asked about, then read: not a constant.
@@ -240,12 +242,12 @@ fn what_cannot_be_differentiated_is_an_error_naming_it() {
         ctx.from_slice(&[2.0f32]).unwrap(),
     );
     let n = w2.exp().sum_axes(&[0], true);
-    n.eval().unwrap();
+    n.to_vec().unwrap();
     let e = (&n * &w1).sum().grad(&[&w1, &w2]).unwrap_err().to_string();
     assert!(e.contains("materialized"), "{e}");
     // Data prepared after the weights, then read, is a constant.
     let data = ctx.from_slice(&[3.0f32]).unwrap().exp();
-    data.eval().unwrap();
+    data.to_vec().unwrap();
     let g = (&data * &w1).sum().grad(&[&w1, &w2]).unwrap();
     assert_eq!(g[0].to_vec().unwrap(), vec![3.0f32.exp()]);
     let ct = ctx.from_slice(&[1.0f32]).unwrap();
@@ -282,4 +284,45 @@ fn a_loop_of_updates_differentiates_the_parameters_each_step_materialized() {
             "step {step}: {got:?} vs {host:?}"
         );
     }
+}
+
+#[test]
+fn a_captured_step_replays_forward_backward_and_update_without_planning() {
+    let ctx = ctx();
+    let a = ctx
+        .from_shape_slice([3, 2], &[1.0f64, 2.0, 0.5, -1.0, 3.0, 1.0])
+        .unwrap();
+    let b = ctx.from_slice(&[1.0f64, 0.0, 2.0]).unwrap();
+    let step = ctx.capture(move |w: Array<f64>| {
+        let r = a.matmul(&w) - &b;
+        let g = (&r * &r).sum().grad(&[&w])?;
+        Ok(&w - &(&g[0] * 0.05))
+    });
+    let mut w = ctx.zeros::<f64>(2).unwrap();
+    w = step.run(&w).unwrap(); // traces
+    let before = ctx.stats();
+    for _ in 0..3 {
+        w = step.run(&w).unwrap();
+    }
+    let d = ctx.stats() - before;
+    assert_eq!(
+        (d.steps_replayed, d.programs_built, d.flushes_planned),
+        (3, 0, 0),
+        "{d}"
+    );
+    let (ah, bh) = ([[1.0, 2.0], [0.5, -1.0], [3.0, 1.0]], [1.0, 0.0, 2.0]);
+    let mut host = [0.0f64, 0.0];
+    for _ in 0..4 {
+        let res: Vec<f64> = (0..3)
+            .map(|i| ah[i][0] * host[0] + ah[i][1] * host[1] - bh[i])
+            .collect();
+        for (j, h) in host.iter_mut().enumerate() {
+            *h -= 0.05 * (0..3).map(|i| 2.0 * res[i] * ah[i][j]).sum::<f64>();
+        }
+    }
+    let got = w.to_vec().unwrap();
+    assert!(
+        (got[0] - host[0]).abs() < 1e-12 && (got[1] - host[1]).abs() < 1e-12,
+        "{got:?} vs {host:?}"
+    );
 }
