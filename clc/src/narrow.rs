@@ -42,32 +42,15 @@ pub enum VectorAt<'a> {
     Element(&'a str),
 }
 
-/// The widest `f16` vector access: NVIDIA's `vload_half8` is far slower than two
-/// `vload_half4` (a chain over `f16` reached 0.58 of the copy with the one, 0.93 with
-/// fours), so wider accesses are made of fours.
-const HALF_VECTOR: usize = 4;
-
-/// The offset and pointer arguments of part `k` (four elements) of an `f16` access of
-/// `w` elements of `p` at `at`.
-fn half_part(at: VectorAt, w: usize, k: usize, p: &str) -> String {
-    match at {
-        VectorAt::Vector(q) => format!("({q}) * {}u + {k}u, {p}", w / HALF_VECTOR),
-        VectorAt::Element(e) => format!("0, {p} + ({e}) + {}u", k * HALF_VECTOR),
-    }
-}
-
 /// The `w` elements of buffer `p` (of element type `t`) at `at` as a vector value
 /// (`float{w}` for 16-bit floats).
 pub fn vector_load(t: DType, w: usize, p: &str, at: VectorAt) -> String {
     let m = t.cl_memory();
     match (t, at) {
-        (DType::F16, at) if w > HALF_VECTOR => {
-            let parts: Vec<String> = (0..w / HALF_VECTOR)
-                .map(|k| format!("vload_half{HALF_VECTOR}({})", half_part(at, w, k, p)))
-                .collect();
-            format!("(float{w})({})", parts.join(", "))
-        }
-        (DType::F16, VectorAt::Vector(q)) => format!("vload_half{w}({q}, {p})"),
+        // (An offset of 0 and the address in the pointer: at vector offsets, NVIDIA's
+        // `vload_half8(q, p)` and `vload_half4(2q + k, p)` ran a chain at 0.58-0.59 of the
+        // copy, where `vload_half4(0, p + 4q)` ran at 0.93.)
+        (DType::F16, VectorAt::Vector(q)) => format!("vload_half{w}(0, {p} + ({q}) * {w}u)"),
         (DType::F16, VectorAt::Element(e)) => format!("vload_half{w}(0, {p} + {e})"),
         (DType::BF16, at) => format!(
             "as_float{w}(convert_uint{w}({}) << 16)",
@@ -99,19 +82,7 @@ pub fn vector_store(
 ) -> String {
     let m = t.cl_memory();
     match (t, at) {
-        (DType::F16, at) if w > HALF_VECTOR => {
-            let parts: Vec<String> = (0..w / HALF_VECTOR)
-                .map(|k| {
-                    let lanes: String = (k * HALF_VECTOR..(k + 1) * HALF_VECTOR)
-                        .map(|l| format!("{l:x}"))
-                        .collect();
-                    let at = half_part(at, w, k, p);
-                    format!("vstore_half{HALF_VECTOR}_rte(lzc_v.s{lanes}, {at});")
-                })
-                .collect();
-            format!("{{ const float{w} lzc_v = {v}; {} }}", parts.join(" "))
-        }
-        (DType::F16, VectorAt::Vector(q)) => format!("vstore_half{w}_rte({v}, {q}, {p});"),
+        (DType::F16, VectorAt::Vector(q)) => format!("vstore_half{w}_rte({v}, 0, {p} + ({q}) * {w}u);"),
         (DType::F16, VectorAt::Element(e)) => format!("vstore_half{w}_rte({v}, 0, {p} + {e});"),
         (DType::BF16, at) => vector_store(
             DType::U16,

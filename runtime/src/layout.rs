@@ -23,6 +23,18 @@ pub(crate) const VECTOR_WIDTH: usize = 4;
 /// targets.
 pub(crate) const VECTOR_BYTES: usize = 16;
 
+/// The bytes an element of `d` counts for the vector width ([`vector_width`]): its size,
+/// but four for `f16`, whose wider vector accesses NVIDIA's OpenCL makes slow (a chain over
+/// `f16` in eight lanes ran at 0.58 of the copy, in four at 0.93: RESULTS.md, H4), and for
+/// `bool`: a mask beside wider values (a `select` over `f32`) would widen their accesses
+/// fourfold, which nothing measured asks for.
+pub(crate) fn vector_bytes(d: crate::dtype::DType) -> usize {
+    match d {
+        crate::dtype::DType::F16 | crate::dtype::DType::Bool => 4,
+        d => d.size(),
+    }
+}
+
 /// The widest vector, in bytes, of any element type of a vectorized elementwise loop.
 const VECTOR_MOST_BYTES: usize = 64;
 

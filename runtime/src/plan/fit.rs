@@ -151,7 +151,7 @@ pub(crate) fn widen_vector_loads(
     let sizes = inputs
         .iter()
         .filter(|i| i.broadcast_mask & last == 0)
-        .map(|i| i.dtype.size());
+        .map(|i| crate::layout::vector_bytes(i.dtype));
     let (narrowest, widest) = sizes.fold((usize::MAX, 0), |(n, w), s| (n.min(s), w.max(s)));
     if widest == 0 {
         return;

@@ -245,8 +245,8 @@ impl KernelPlan {
             .inputs
             .iter()
             .filter(|i| i.is_full() || i.strided.as_ref().is_some_and(|a| a.vectorizable()))
-            .map(|i| i.dtype.size())
-            .chain(self.outputs.iter().map(|o| o.dtype.size()));
+            .map(|i| crate::layout::vector_bytes(i.dtype))
+            .chain(self.outputs.iter().map(|o| crate::layout::vector_bytes(o.dtype)));
         let (narrowest, widest) = sizes.fold((usize::MAX, 0), |(n, w), s| (n.min(s), w.max(s)));
         if widest == 0 {
             return crate::layout::VECTOR_WIDTH;
