@@ -265,19 +265,13 @@ fn a_loop_of_updates_differentiates_the_parameters_each_step_materialized() {
     let b = ctx.from_slice(&[1.0f64, 0.0, 2.0]).unwrap();
     let mut w = ctx.from_slice(&[0.0f64, 0.0]).unwrap();
     let mut host = [0.0f64, 0.0];
-    let (ah, bh) = ([[1.0, 2.0], [0.5, -1.0], [3.0, 1.0]], [1.0, 0.0, 2.0]);
     for step in 0..4 {
         let r = a.matmul(&w) - &b;
         let loss = (&r * &r).sum();
         let g = loss.grad(&[&w]).unwrap();
         w = &w - &(&g[0] * 0.05);
         w.eval().unwrap();
-        let res: Vec<f64> = (0..3)
-            .map(|i| ah[i][0] * host[0] + ah[i][1] * host[1] - bh[i])
-            .collect();
-        for (j, h) in host.iter_mut().enumerate() {
-            *h -= 0.05 * (0..3).map(|i| 2.0 * res[i] * ah[i][j]).sum::<f64>();
-        }
+        least_squares_step(&mut host);
         let got = w.to_vec().unwrap();
         assert!(
             (got[0] - host[0]).abs() < 1e-12 && (got[1] - host[1]).abs() < 1e-12,
@@ -310,19 +304,23 @@ fn a_captured_step_replays_forward_backward_and_update_without_planning() {
         (3, 0, 0),
         "{d}"
     );
-    let (ah, bh) = ([[1.0, 2.0], [0.5, -1.0], [3.0, 1.0]], [1.0, 0.0, 2.0]);
     let mut host = [0.0f64, 0.0];
     for _ in 0..4 {
-        let res: Vec<f64> = (0..3)
-            .map(|i| ah[i][0] * host[0] + ah[i][1] * host[1] - bh[i])
-            .collect();
-        for (j, h) in host.iter_mut().enumerate() {
-            *h -= 0.05 * (0..3).map(|i| 2.0 * res[i] * ah[i][j]).sum::<f64>();
-        }
+        least_squares_step(&mut host);
     }
     let got = w.to_vec().unwrap();
     assert!(
         (got[0] - host[0]).abs() < 1e-12 && (got[1] - host[1]).abs() < 1e-12,
         "{got:?} vs {host:?}"
     );
+}
+
+/// One gradient step (rate 0.05) of `|a w - b|²` on the host, for the `a` and `b` of the
+/// least-squares tests.
+fn least_squares_step(w: &mut [f64; 2]) {
+    let (a, b) = ([[1.0, 2.0], [0.5, -1.0], [3.0, 1.0]], [1.0, 0.0, 2.0]);
+    let res: Vec<f64> = (0..3).map(|i| a[i][0] * w[0] + a[i][1] * w[1] - b[i]).collect();
+    for (j, h) in w.iter_mut().enumerate() {
+        *h -= 0.05 * (0..3).map(|i| 2.0 * res[i] * a[i][j]).sum::<f64>();
+    }
 }
