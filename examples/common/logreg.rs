@@ -104,12 +104,10 @@ fn update<T: Real>(x: &Array<T>, n: usize, w: &Array<T>, b: &Array<T>, r: &Array
     (w, b)
 }
 
-/// The loss of `w` and `b` written with array operations, for `grad` to differentiate
-/// (it does not differentiate `expr!` blocks yet): the same value as [`loss`].
+/// The loss of `w` and `b` from the data, for `grad` to differentiate: [`loss`] of the
+/// logits (its `expr!` is differentiated by the derivative the macro wrote).
 pub fn differentiable_loss<T: Real>(x: &Array<T>, y: &Array<T>, w: &Array<T>, b: &Array<T>) -> Array<T> {
-    let z = logits(x, w, b);
-    let softplus = z.max(T::from_f64(0.0)) + (z.abs() * T::from_f64(-1.0)).exp().ln_1p();
-    (softplus - y * &z).mean() + (w * w).sum() * T::from_f64(0.5 * LAMBDA)
+    loss(&logits(x, w, b), y, w)
 }
 
 /// The parameters after one step by the gradients `grad` derives from

@@ -16,6 +16,8 @@
 //! - `lower`: a body from syn to the IR, with the subset's type rules;
 //! - `emit`: the IR as OpenCL C, with Rust's semantics (`lazycl-clc`'s snippets and
 //!   helper functions, which the runtime's kernels share);
+//! - `grad`: derivatives at compile time, forward mode on the syntax of a body (the Rust
+//!   of each partial derivative, lowered like the body itself);
 //! - `resolve`: how a caller gets the signatures and sources of the device functions it
 //!   calls and the definitions of the kernel structs it takes, through their hidden
 //!   macros;
@@ -34,6 +36,7 @@ mod emit;
 mod expr;
 mod function;
 mod generics;
+mod grad;
 mod ir;
 mod kernel_struct;
 mod lower;

@@ -8,7 +8,8 @@
 //!   `__lazycl_resolved! { [sigs ...] item }`, where the translation runs with every
 //!   callee's signature known;
 //! - `name!(@source)` expands to the callee's OpenCL C source, which the caller's source
-//!   concatenates at compile time.
+//!   concatenates at compile time; `name!(@grad_source)` to its partial derivatives'
+//!   (see `grad`), which a caller's derivative calls.
 //!
 //! A `#[derive(KernelStruct)]` struct joins the same chain: its macro appends its
 //! definition (`struct|Name|a:f32,...`), from which a kernel writes the `typedef`.
@@ -22,6 +23,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 use syn::parse::{Parse, ParseStream};
 
+use crate::grad::partial_base;
 use crate::ir::{DevSig, StructDef};
 use crate::signature::FnKind;
 
@@ -47,16 +49,27 @@ pub fn resolve_chain(macros: Vec<Ident>, item: TokenStream) -> Option<TokenStrea
 
 /// `m!(@source)` for each callee's macro `m` (`m!(@source f32)` for an instance of a
 /// generic one: its types, as in [`DevSig::instance`]): the callees' OpenCL C sources, to
-/// concatenate before the caller's own.
-pub fn callee_sources(callees: impl Iterator<Item = (Ident, String)>) -> Vec<TokenStream> {
+/// concatenate before the caller's own. A partial derivative (`f__grad0`, see `grad`) is
+/// in its function's `m!(@grad_source)`.
+pub fn callee_sources<'a>(callees: impl Iterator<Item = &'a DevSig>) -> Vec<TokenStream> {
     callees
-        .map(|(m, instance)| {
-            let types: Vec<Ident> = instance
+        .map(|c| {
+            let types: Vec<Ident> = c
+                .instance
                 .split('_')
                 .filter(|t| !t.is_empty())
                 .map(|t| Ident::new(t, Span::call_site()))
                 .collect();
-            quote! { #m!(@source #(#types)*) }
+            match partial_base(&c.name) {
+                Some(base) => {
+                    let m = devfn_macro(base, Span::call_site());
+                    quote! { #m!(@grad_source #(#types)*) }
+                }
+                None => {
+                    let m = devfn_macro(&c.name, Span::call_site());
+                    quote! { #m!(@source #(#types)*) }
+                }
+            }
         })
         .collect()
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::api::array::Array;
 use crate::backend::context::ContextInner;
 use crate::dtype::{DType, Element, ScalarBits};
-pub use crate::graph::template::ExprTemplate;
+pub use crate::graph::template::{Derivative, ExprTemplate};
 use crate::graph::{NodeRef, Op};
 
 /// One operand of an `expr!` node: an array, or a host scalar passed as a kernel argument.

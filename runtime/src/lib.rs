@@ -65,7 +65,7 @@ pub use backend::kernel::{
 pub use backend::queue::Event;
 pub use dtype::{Bitwise, DType, Element, Float, Index, Integer, Numeric, ScalarBits, Signed};
 pub use error::{Error, Result};
-pub use expr::{expr_node, kind as expr_kind, ExprArg, ExprInput, ExprOperand, ExprTemplate};
+pub use expr::{expr_node, kind as expr_kind, Derivative, ExprArg, ExprInput, ExprOperand, ExprTemplate};
 pub use graph::shape::IntoShape;
 pub use graph::{BinaryOp, ReduceOp, SearchSide, TernaryOp, UnaryOp};
 /// The `half` crate, whose `f16` and `bf16` are element types.

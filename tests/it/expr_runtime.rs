@@ -8,6 +8,7 @@ static AXPY: ExprTemplate = ExprTemplate {
     text: "fma($0, $1, ($T1)2.0) + (($2 > ($T2)0) ? $2 : ($T2)0)",
     helpers: "",
     rust: "a.mul_add(x, 2.0) + if y > 0.0 { y } else { 0.0 }",
+    derivatives: &[],
 };
 
 #[test]

@@ -10,10 +10,10 @@ use lazycl::prelude::*;
 use rand::Rng;
 
 /// A function of the parameters (arrays of the given shapes) to a 0-d loss.
-type Loss = dyn Fn(&[Array<f64>]) -> Array<f64>;
+pub(crate) type Loss = dyn Fn(&[Array<f64>]) -> Array<f64>;
 
 /// Checks `grad` of `f` at random points against central differences, element by element.
-fn check(name: &str, shapes: &[&[usize]], range: (f64, f64), f: &Loss) {
+pub(crate) fn check(name: &str, shapes: &[&[usize]], range: (f64, f64), f: &Loss) {
     let ctx = ctx();
     let mut r = rng(name.len() as u64 * 7919 + shapes.len() as u64);
     let hosts: Vec<Vec<f64>> = shapes
@@ -58,7 +58,7 @@ fn check(name: &str, shapes: &[&[usize]], range: (f64, f64), f: &Loss) {
 }
 
 /// A fixed weighting, so that a loss reads every element of `y` differently.
-fn weigh(y: &Array<f64>) -> Array<f64> {
+pub(crate) fn weigh(y: &Array<f64>) -> Array<f64> {
     let n = y.len();
     let w: Vec<f64> = (0..n).map(|i| 0.5 + (i as f64 * 0.37).sin()).collect();
     let ctx = y.context();

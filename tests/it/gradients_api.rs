@@ -126,6 +126,57 @@ fn a_training_step_by_grad_launches_what_the_hand_written_step_does_plus_at_most
 }
 
 #[test]
+fn a_logistic_regression_step_by_grad_launches_no_more_kernels_than_by_hand() {
+    let ctx = ctx();
+    let mut r = rng(7);
+    let (n, d) = (300, 7);
+    let xs: Vec<f32> = (0..n * d).map(|_| r.gen_range(-1.0..1.0)).collect();
+    let ys: Vec<f32> = (0..n).map(|_| f32::from(r.gen_bool(0.5))).collect();
+    let x = ctx.from_shape_slice([n, d], &xs).unwrap();
+    let y = ctx.from_shape_slice([n, 1], &ys).unwrap();
+    let w = ctx
+        .from_slice(&(0..d).map(|i| 0.1 * i as f32 - 0.3).collect::<Vec<_>>())
+        .unwrap();
+    let b = ctx.from_slice(&[0.2f32]).unwrap();
+    let (lr, lambda) = (0.5f32, 1e-3f32);
+    let logits = || (&x * &w).sum_axes(&[1], true) + &b;
+    let by_hand = || {
+        let z = logits();
+        let r = expr!(1.0 / (1.0 + (-z).exp()) - y);
+        let gw = (&x * &r).mean_axis(0) + &w * lambda;
+        (&w - &(gw * lr), &b - &(r.mean_axis(0) * lr))
+    };
+    let by_grad = || {
+        let z = logits();
+        let loss = expr!(z.max(0.0) + (1.0 + (-z.abs()).exp()).ln() - y * z).mean()
+            + (&w * &w).sum() * (lambda / 2.0);
+        let g = loss.grad(&[&w, &b]).unwrap();
+        (&w - &(&g[0] * lr), &b - &(&g[1] * lr))
+    };
+    let run = |(w, b): (Array<f32>, Array<f32>)| {
+        let before = ctx.stats();
+        lazycl::eval(&(&w, &b)).unwrap();
+        ctx.synchronize().unwrap();
+        let k = (ctx.stats() - before).kernels_launched;
+        (k, w.to_vec().unwrap(), b.to_vec().unwrap())
+    };
+    // Twice each: the second run of a structure loads its programs.
+    let mut last = None;
+    for _ in 0..2 {
+        last = Some((run(by_hand()), run(by_grad())));
+    }
+    let ((hand, wh, bh), (auto, wg, bg)) = last.unwrap();
+    eprintln!("logistic regression, kernels a step: by hand {hand}, by grad {auto}");
+    assert!(auto <= hand, "by grad {auto} kernels, by hand {hand}");
+    for (p, q) in wh.iter().chain(&bh).zip(wg.iter().chain(&bg)) {
+        assert!(
+            (p - q).abs() <= 1e-5 * p.abs().max(1.0),
+            "by hand {p}, by grad {q}"
+        );
+    }
+}
+
+#[test]
 fn value_and_grad_reads_values_inside_and_treats_captured_arrays_as_constants() {
     let ctx = ctx();
     let w = ctx.from_slice(&[0.5f64, -1.5, 2.0]).unwrap();

@@ -30,6 +30,7 @@ const MACRO_LAYERS: &[&[&str]] = &[
     &["generics"],
     &["lower"],
     &["emit"],
+    &["grad"],
     &["resolve"],
     &["kernel_struct"],
     &["expr"],

@@ -34,6 +34,7 @@ mod foundation;
 mod generic_kernels;
 mod gradients;
 mod gradients_api;
+mod gradients_expr;
 mod gradients_property;
 mod graph_property;
 mod histogram;

@@ -21,6 +21,7 @@
 //! Device functions called are fetched first, like a kernel's (see `resolve`).
 
 mod check;
+mod derivatives;
 mod expand;
 mod input;
 mod kinds;

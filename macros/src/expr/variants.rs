@@ -5,16 +5,17 @@
 //! the classes. Each valid assignment is a variant with its own exact, type-specific
 //! OpenCL C (wrapping, division guards, ...).
 
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
+use super::derivatives::{adjoints, Adjoint};
 use super::input::Input;
 use crate::diag::{Errors, Spanned};
 use crate::emit::{self, FP64_PRAGMA};
 use crate::generics::substitute_expr;
 use crate::ir::{DevSig, Expr, Infer, Scalar, Ty, VarKind};
 use crate::lower::Lowerer;
-use crate::resolve::{callee_sources, devfn_macro};
+use crate::resolve::callee_sources;
 use crate::signature::FnKind;
 
 /// The element types an operand can have, in the order variants are tried.
@@ -36,6 +37,8 @@ pub(super) struct Variant {
     pub uses_f64: bool,
     /// The device functions (instances) it calls.
     pub callees: Vec<DevSig>,
+    /// The derivative with respect to each operand, and the operands' names.
+    pub adjoints: Vec<(String, Adjoint)>,
 }
 
 impl Variant {
@@ -43,18 +46,16 @@ impl Variant {
     pub(super) fn template(&self, rust: &str) -> TokenStream {
         let p = quote! { ::lazycl::__private };
         // The sources of the device functions (instances) this variant calls.
-        let callee_sources = callee_sources(
-            self.callees
-                .iter()
-                .map(|c| (devfn_macro(&c.name, Span::call_site()), c.instance.clone())),
-        );
+        let callee_sources = callee_sources(self.callees.iter());
         let text = &self.text;
         let own = format!("{}{}", if self.uses_f64 { FP64_PRAGMA } else { "" }, self.helpers);
+        let derivatives = self.adjoints.iter().map(|(name, a)| a.tokens(rust, name));
         quote! {
             #p::ExprTemplate {
                 text: #text,
                 helpers: ::core::concat!(#(#callee_sources,)* #own),
                 rust: #rust,
+                derivatives: &[#(#derivatives),*],
             }
         }
     }
@@ -62,16 +63,22 @@ impl Variant {
 
 /// What lowering the body gives: the typed IR, the inference table, the errors and the
 /// device functions called.
-struct Lowered {
-    e: Expr,
-    infer: Infer,
-    errors: Errors,
-    callees: Vec<DevSig>,
+pub(super) struct Lowered {
+    pub e: Expr,
+    pub infer: Infer,
+    pub errors: Errors,
+    pub callees: Vec<DevSig>,
 }
 
 /// Lowers `body` (the input's, its type parameters replaced) with the operands declared
 /// as `types`.
-fn lower(input: &Input, body: &syn::Expr, operands: &[Ident], types: &[Ty], sigs: &[DevSig]) -> Lowered {
+pub(super) fn lower(
+    input: &Input,
+    body: &syn::Expr,
+    operands: &[Ident],
+    types: &[Ty],
+    sigs: &[DevSig],
+) -> Lowered {
     let mut low = Lowerer::new(FnKind::DeviceFn, None, sigs);
     for (i, (name, ty)) in operands.iter().zip(types).enumerate() {
         low.declare_operand(&name.to_string(), *ty, format!("${i}"));
@@ -229,6 +236,7 @@ fn variant(
     types: Vec<Scalar>,
     sigs: &[DevSig],
 ) -> Outcome {
+    let body = variant_body(input, names, &types[operands.len()..]);
     let (
         Lowered {
             e,
@@ -237,10 +245,15 @@ fn variant(
             callees,
         },
         result,
-    ) = lower_variant(input, operands, names, &types, sigs);
+    ) = lower_variant(input, &body, operands, &types, sigs);
     match (errors.into_error(), result) {
         (None, Some(result)) => match emit::expression(&e, &infer) {
             Ok(t) => Outcome::Valid(Variant {
+                adjoints: operands
+                    .iter()
+                    .map(|o| o.to_string())
+                    .zip(adjoints(input, &body, operands, &types, result, sigs))
+                    .collect(),
                 types,
                 result,
                 text: t.text,
@@ -279,23 +292,27 @@ fn assignment(classes: &[(Vec<usize>, Vec<Scalar>)], pick: &[usize], n: usize) -
     types
 }
 
+/// The input's body with the type parameters it names replaced by `named`.
+fn variant_body(input: &Input, names: &[Ident], named: &[Scalar]) -> syn::Expr {
+    match names.is_empty() {
+        true => input.body.clone(),
+        false => substitute_expr(&input.body, names, named),
+    }
+}
+
 /// Lowers the body for the operands' element types `types`: the IR, the inference
 /// table, the result type and the errors, with those of `expr!` itself (a value is an
 /// array element: not `usize`, not unit).
 fn lower_variant(
     input: &Input,
+    body: &syn::Expr,
     operands: &[Ident],
-    names: &[Ident],
     types: &[Scalar],
     sigs: &[DevSig],
 ) -> (Lowered, Option<Scalar>) {
-    let (own, named) = types.split_at(operands.len());
+    let own = &types[..operands.len()];
     let tys: Vec<Ty> = own.iter().map(|s| Ty::S(*s)).collect();
-    let body = match names.is_empty() {
-        true => input.body.clone(),
-        false => substitute_expr(&input.body, names, named),
-    };
-    let mut lowered = lower(input, &body, operands, &tys, sigs);
+    let mut lowered = lower(input, body, operands, &tys, sigs);
     let Lowered { e, infer, errors, .. } = &mut lowered;
     let result = infer.scalar(e.ty);
     if errors.is_empty() {

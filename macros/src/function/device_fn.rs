@@ -6,19 +6,30 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
+use super::partials::{grad_source, Partials};
 use super::translate::Translation;
 use crate::emit::{guarded, FP64_PRAGMA};
 use crate::expr::has_array_bound;
+use crate::grad::partial_name;
 use crate::ir::{device_fn_cl_name, DevSig, ParamTy, Scalar};
 use crate::resolve::devfn_macro;
+
+/// One instance of a device function: its types' name (`f32_i64`; empty for a function
+/// that is not generic), its translation and its partial derivatives.
+pub(super) struct DeviceFnInstance {
+    pub name: String,
+    pub translation: Translation,
+    pub partials: Partials,
+}
 
 /// A device function's expansion: `instances` holds its one translation (instance `""`)
 /// or, for a generic one, a translation per instance (named by its types, `f32_i64`), each
 /// an OpenCL C function of its own (`lzc_fn_name_f32_i64`) that callers pick by their
-/// arguments' types and include alone (`name!(@source f32 i64)`).
+/// arguments' types and include alone (`name!(@source f32 i64)`, and its partial
+/// derivatives `name!(@grad_source f32 i64)`).
 pub(super) fn expand_device_fn(
     f: &syn::ItemFn,
-    instances: &[(String, Translation)],
+    instances: &[DeviceFnInstance],
     errors: Option<syn::Error>,
 ) -> TokenStream {
     let name = f.sig.ident.to_string();
@@ -27,13 +38,20 @@ pub(super) fn expand_device_fn(
     let mut sig_lits = Vec::new();
     let mut arms = Vec::new();
     let mut sources = Vec::new();
-    for (instance, t) in instances {
+    let mut grad_sources = Vec::new();
+    for DeviceFnInstance {
+        name: instance,
+        translation: t,
+        partials,
+    } in instances
+    {
         let sig = DevSig {
             name: name.clone(),
             params: t.params.iter().map(|p| p.ty).collect(),
             ret: t.ret,
             uses_f64: t.uses_f64(),
             instance: instance.clone(),
+            no_derivative: partials.as_ref().err().map(|w| w.0.clone()),
         };
         let source = match &t.text {
             Some(text) => {
@@ -53,13 +71,16 @@ pub(super) fn expand_device_fn(
             .filter(|t| !t.is_empty())
             .map(|t| Ident::new(t, Span::call_site()))
             .collect();
+        let grad = grad_source(partials);
         arms.push(quote! { (@source #(#types)*) => { #source }; });
+        arms.push(quote! { (@grad_source #(#types)*) => { #grad }; });
         sources.push(source);
+        grad_sources.push(grad);
         sig_lits.push(sig.encode());
     }
     let doc = format!("Hidden: the OpenCL C source and signature of the `#[device_fn]` `{name}`.");
     let map = match instances {
-        [(instance, t)] if instance.is_empty() => map_module(f, t, &sources[0]),
+        [one] if one.name.is_empty() => map_module(f, one, &sources[0], &grad_sources[0]),
         _ => quote! {},
     };
     quote! {
@@ -81,8 +102,14 @@ pub(super) fn expand_device_fn(
 
 /// `mod name { pub fn map(..) }` for a device function of scalars returning a scalar: it
 /// applies the function elementwise to arrays and scalars, as a lazy node (an `expr!`
-/// template that calls the function).
-fn map_module(f: &syn::ItemFn, t: &Translation, source: &TokenStream) -> TokenStream {
+/// template that calls the function, whose derivatives call its partials).
+fn map_module(
+    f: &syn::ItemFn,
+    one: &DeviceFnInstance,
+    source: &TokenStream,
+    grad: &TokenStream,
+) -> TokenStream {
+    let t = &one.translation;
     let Some((scalars, ret)) = map_types(t) else {
         return quote! {};
     };
@@ -116,6 +143,7 @@ fn map_module(f: &syn::ItemFn, t: &Translation, source: &TokenStream) -> TokenSt
             .join(", ")
     );
     let (mod_doc, map_doc) = map_docs(name, t, &scalars, ret);
+    let derivatives = map_derivatives(&one.partials, &name.to_string(), n, [source, grad], &rust);
     let has_array = has_array_bound(
         gens.iter()
             .zip(&elems)
@@ -129,6 +157,7 @@ fn map_module(f: &syn::ItemFn, t: &Translation, source: &TokenStream) -> TokenSt
                 text: #text,
                 helpers: #source,
                 rust: #rust,
+                derivatives: &[#(#derivatives),*],
             };
 
             #[doc = #map_doc]
@@ -142,6 +171,46 @@ fn map_module(f: &syn::ItemFn, t: &Translation, source: &TokenStream) -> TokenSt
             }
         }
     }
+}
+
+/// The derivatives of `map`'s template with respect to each of its `n` operands: `g` times
+/// the partial, for a float parameter.
+fn map_derivatives(
+    partials: &Partials,
+    name: &str,
+    n: usize,
+    [source, grad]: [&TokenStream; 2],
+    rust: &str,
+) -> Vec<TokenStream> {
+    let p = quote! { ::lazycl::__private };
+    let args = (0..n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
+    let partials = match partials {
+        Ok(list) => list,
+        Err(why) => {
+            let why = &why.0;
+            return (0..n).map(|_| quote! { #p::Derivative::Missing(#why) }).collect();
+        }
+    };
+    (0..n)
+        .map(|k| {
+            let partial = partial_name(name, k);
+            match partials.iter().find(|q| q.name == partial) {
+                Some(q) => {
+                    let text = format!("(${n} * {}({args}))", device_fn_cl_name(&q.name));
+                    let rust = format!("d({rust})/d{k}");
+                    quote! {
+                        #p::Derivative::Template(&#p::ExprTemplate {
+                            text: #text,
+                            helpers: ::core::concat!(#source, #grad),
+                            rust: #rust,
+                            derivatives: &[],
+                        })
+                    }
+                }
+                None => quote! { #p::Derivative::Zero },
+            }
+        })
+        .collect()
 }
 
 /// The parameters' element types and the result type of a device function that `map`

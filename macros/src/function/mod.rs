@@ -10,6 +10,7 @@
 
 mod device_fn;
 mod kernel;
+mod partials;
 #[cfg(test)]
 mod snapshot;
 mod translate;
@@ -19,14 +20,15 @@ use quote::quote;
 
 use crate::diag::Errors;
 use crate::generics::{self, ConstParam, TypeParam};
+use crate::grad;
 use crate::ir::Scalar;
 use crate::kernel_struct::struct_macro;
 use crate::lower::scan::{called_functions, named_structs};
 use crate::resolve::{devfn_macro, resolve_chain, Deps};
 use crate::signature::{struct_type_name, FnKind};
-use device_fn::expand_device_fn;
+use device_fn::{expand_device_fn, DeviceFnInstance};
 use kernel::{expand_kernel, KernelDef};
-use translate::{translate_fn, Translated, Translation};
+use translate::{translate_fn, Translated};
 
 /// Entry point of `#[kernel]` and `#[device_fn]`.
 pub fn entry(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -115,9 +117,15 @@ fn translate(
             errors,
         }),
         FnKind::DeviceFn => {
-            let named: Vec<(String, Translation)> = instances
+            let named: Vec<DeviceFnInstance> = instances
                 .into_iter()
-                .map(|i| (generics::instance_name(&i.types), i.translation))
+                .map(|i| DeviceFnInstance {
+                    name: generics::instance_name(&i.types),
+                    translation: i.translation,
+                    partials: i
+                        .partials
+                        .unwrap_or_else(|| Err(grad::Why::new("a kernel".into()))),
+                })
                 .collect();
             expand_device_fn(f, &named, errors)
         }
@@ -139,16 +147,21 @@ fn translate_instances(
     if generic && f.sig.generics.params.len() > params.len() + consts.len() {
         return None;
     }
+    let base = f.sig.ident.to_string();
     let each = generics::instances(f, params).into_iter().map(|mut i| {
+        let instance = generics::instance_name(&i.types);
         if kind == FnKind::DeviceFn && generic {
             // Each instance is an OpenCL C function of its own name.
-            let name = format!("{}__{}", i.f.sig.ident, generics::instance_name(&i.types));
+            let name = format!("{}__{instance}", i.f.sig.ident);
             i.f.sig.ident = Ident::new(&name, i.f.sig.ident.span());
         }
         let translation = translate_fn(kind, &i.f, consts, deps, Errors::default());
+        let partials = (kind == FnKind::DeviceFn)
+            .then(|| partials::partials(&i.f, &base, &instance, &translation, consts, deps));
         Translated {
             types: i.types,
             translation,
+            partials,
         }
     });
     Some(each.collect())

@@ -2,15 +2,16 @@
 //! lowered to the IR and, without errors, emitted as OpenCL C; what the expansions need
 //! of it (parameters, callees, `double`).
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 
+use super::partials::Partials;
 use crate::diag::{Errors, Spanned};
 use crate::emit::{self, FnText};
 use crate::generics::ConstParam;
 use crate::ir::{device_fn_cl_name, DevSig, Param, Scalar, StructDef, Ty};
 use crate::lower::names::is_reserved;
 use crate::lower::Lowerer;
-use crate::resolve::{callee_sources, devfn_macro, Deps};
+use crate::resolve::{callee_sources, Deps};
 use crate::signature::{self, FnKind};
 
 /// Translated pieces of a function, or the errors that prevented it.
@@ -30,6 +31,8 @@ pub(super) struct Translation {
 pub(super) struct Translated {
     pub types: Vec<Scalar>,
     pub translation: Translation,
+    /// A device function's partial derivatives (`None` for a kernel).
+    pub partials: Option<Partials>,
 }
 
 /// Attributes a translated function may carry: the others would be lost (or mean
@@ -129,11 +132,7 @@ impl Translation {
 
     /// `callee!(@source)` for each device function called: their OpenCL C sources.
     pub fn callee_sources(&self) -> Vec<TokenStream> {
-        callee_sources(
-            self.callees
-                .iter()
-                .map(|c| (devfn_macro(&c.name, Span::call_site()), c.instance.clone())),
-        )
+        callee_sources(self.callees.iter())
     }
 
     /// Whether the program uses `double`: the function itself or one it calls.
@@ -223,6 +222,7 @@ mod tests {
             ret: Some(Scalar::F32),
             uses_f64: false,
             instance: String::new(),
+            no_derivative: None,
         };
         let cl = cl_of("fn k(x: &mut [f32]) { x[0] = sq(x[1]) + 1.0; }", &[sig]).unwrap();
         assert!(cl.contains("lzc_fn_sq(x[1ul])"), "{cl}");
@@ -239,6 +239,7 @@ mod tests {
             ret: Some(s),
             uses_f64: s == Scalar::F64,
             instance: s.rust().into(),
+            no_derivative: None,
         };
         let sigs = [inst(Scalar::F32), inst(Scalar::F64)];
         let cl = cl_of("fn k(x: &mut [f64]) { x[0] = sq(x[1]); }", &sigs).unwrap();

@@ -36,6 +36,8 @@ pub struct DevSig {
     /// The instance of a generic device function: its types joined by `_` (`f32`,
     /// `f64_i32`); empty for a function that is not generic.
     pub instance: String,
+    /// Why the function has no partial derivatives (`grad`), if it has none.
+    pub no_derivative: Option<String>,
 }
 
 /// The OpenCL C name of a device function.
@@ -54,16 +56,18 @@ fn device_fn_instance_cl_name(name: &str, instance: &str) -> String {
 }
 
 impl DevSig {
-    /// Serialized form passed between macro invocations: `name|p1,p2|ret|f64|instance`.
+    /// Serialized form passed between macro invocations:
+    /// `name|p1,p2|ret|f64|instance|why-no-derivative` (the last empty when it has one).
     pub fn encode(&self) -> String {
         let params: Vec<String> = self.params.iter().map(|p| encode_param(*p)).collect();
         format!(
-            "{}|{}|{}|{}|{}",
+            "{}|{}|{}|{}|{}|{}",
             self.name,
             params.join(","),
             self.ret.map(|s| s.rust()).unwrap_or("()"),
             u8::from(self.uses_f64),
-            self.instance
+            self.instance,
+            self.no_derivative.as_deref().unwrap_or("").replace('|', "/"),
         )
     }
 
@@ -79,6 +83,7 @@ impl DevSig {
         let ret_s = parts.next()?;
         let f64_s = parts.next()?;
         let instance = parts.next()?.to_string();
+        let why = parts.next()?;
         let mut params = Vec::new();
         for p in params_s.split(',').filter(|p| !p.is_empty()) {
             params.push(decode_param(p)?);
@@ -94,6 +99,7 @@ impl DevSig {
             ret,
             uses_f64: f64_s == "1",
             instance,
+            no_derivative: (!why.is_empty()).then(|| why.to_string()),
         })
     }
 }
@@ -146,6 +152,7 @@ mod tests {
             ret: Some(Scalar::Usize),
             uses_f64: true,
             instance: "f32_i64".into(),
+            no_derivative: Some("it has a loop".into()),
         };
         assert_eq!(DevSig::decode(&s.encode()), Some(s));
     }

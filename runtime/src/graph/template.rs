@@ -21,6 +21,24 @@ pub struct ExprTemplate {
     pub helpers: &'static str,
     /// The Rust source of the expression, for error messages and `explain()`.
     pub rust: &'static str,
+    /// The expression's derivative with respect to each operand, in the operands' order,
+    /// which the macro wrote at compile time; empty where none was written (a derivative's
+    /// own template).
+    pub derivatives: &'static [Derivative],
+}
+
+/// The derivative of an `expr!` with respect to one operand: what its gradient rule
+/// records.
+#[derive(Debug)]
+pub enum Derivative {
+    /// `g · ∂e/∂operand`: a template over the expression's operands and, after them, the
+    /// cotangent `g` (of the result type), whose value has the result type.
+    Template(&'static ExprTemplate),
+    /// Zero: an operand that is an integer or a bool, or that the value does not depend
+    /// on continuously.
+    Zero,
+    /// None, and why (a call of `lgamma`, a device function with a loop).
+    Missing(&'static str),
 }
 
 /// Templates seen so far; the index is the template's id in cache keys.

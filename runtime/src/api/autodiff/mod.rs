@@ -25,6 +25,7 @@ mod gather;
 mod linear;
 mod reduce;
 mod rules;
+mod templates;
 mod views;
 mod walk;
 
@@ -41,7 +42,8 @@ impl<T: Float> Array<T> {
     /// where the gradients are read.
     ///
     /// Errors: this array is not 0-d ([`vjp`](Array::vjp) takes other shapes); an
-    /// operation on the way has no derivative (an `expr!`, `lgamma`); an array on the way
+    /// operation on the way has no derivative (`lgamma`, a `#[device_fn]`
+    /// with a loop); an array on the way
     /// was materialized before this call and may depend on `wrt` (use
     /// [`value_and_grad`], or ask for the gradient before reading it).
     ///

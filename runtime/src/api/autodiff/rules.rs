@@ -9,7 +9,7 @@ use crate::dtype::{DType, Float};
 use crate::error::{Error, Result};
 use crate::graph::{NodeRef, Op, UnaryOp};
 
-use super::{elementwise, gather, linear, reduce, views};
+use super::{elementwise, gather, linear, reduce, templates, views};
 
 /// A cotangent for operand `slot` of the operation.
 pub(super) type Contribution = (usize, NodeRef);
@@ -58,13 +58,7 @@ fn typed<T: Float>(node: &NodeRef, op: &Op, g: &NodeRef, wanted: &[bool]) -> Res
             Some(_) => Vec::new(),
             None => vec![(0, gather::take(spec, data, indices, g))],
         },
-        Op::Expr(..) => {
-            return Err(unsupported(
-                node,
-                "an expr!",
-                "expr! blocks have no derivative yet; write the expression with array operations",
-            ))
-        }
+        Op::Expr(template, operands) => templates::expr(template, operands, &y, g, wanted)?,
     };
     Ok(out)
 }
