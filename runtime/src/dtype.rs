@@ -205,8 +205,8 @@ numeric!(
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a floating-point element type (`f16`, `bf16`, `f32` or `f64`)",
     label = "needs floating-point elements",
-    note = "float methods (`sqrt`, `exp`, ...), float literals (`2.0`) and float constants apply to `f16`, `bf16`, \
-            `f32` and `f64`; \
+    note = "float methods (`sqrt`, `exp`, ...), float literals (`2.0`), float constants and gradients (`grad`, \
+            `value_and_grad`: an integer has no derivative) apply to `f16`, `bf16`, `f32` and `f64`; \
             convert an array first: `x.cast::<f32>()` (`x as f32` inside expr!)",
     note = "in a function generic over the element type, bound the type parameter by `lazycl::Float`: \
             `fn f<T: lazycl::Float>(x: &Array<T>)`"

@@ -1,5 +1,5 @@
 //! Compile-time behaviour of the array API: misuse the types rule out (an index array of
-//! floats, a sort of booleans) fails with the errors in `tests/ui/api/fail_*.stderr`, and
+//! floats, a sort of booleans, a gradient of integers) fails with the errors in `tests/ui/api/fail_*.stderr`, and
 //! the uses they allow (indices of every integer type, sorts of every number type)
 //! compile. Regenerate the expected output with `TRYBUILD=overwrite cargo test --test it
 //! ui_api` and review the diff.
