@@ -46,77 +46,161 @@ fn update(p: &[Array<f32>; 4], g: [Array<f32>; 4], loss: &Array<f32>) -> R<()> {
     lz(lazycl::eval(&(loss, &new[0], &new[1], &new[2], &new[3])))
 }
 
+/// The perceptron's parameters, inputs and one-hot labels at the report's size.
+struct Mlp {
+    p: [Array<f32>; 4],
+    x: Array<f32>,
+    onehot: Array<f32>,
+    shape: (usize, usize, usize, usize),
+}
+
+impl Mlp {
+    fn new(ctx: &Context, quick: bool) -> R<Mlp> {
+        let (n, f, hidden, classes) = if quick {
+            (512, 64, 128, 10)
+        } else {
+            (4096, 784, 1024, 10)
+        };
+        let mat = |rows: usize, cols: usize, seed: usize, scale: f32| {
+            lz(ctx.from_shape_slice([rows, cols], &values(rows * cols, seed, scale)))
+        };
+        let p = [
+            mat(f, hidden, 1, 0.05)?,
+            lz(ctx.from_slice(&values(hidden, 2, 0.01)))?,
+            mat(hidden, classes, 3, 0.05)?,
+            lz(ctx.from_slice(&values(classes, 4, 0.01)))?,
+        ];
+        let x = mat(n, f, 5, 1.0)?;
+        let labels: Vec<u32> = (0..n).map(|i| (i * 7 % classes) as u32).collect();
+        let ids: Vec<u32> = (0..classes as u32).collect();
+        let onehot = lz(ctx.from_shape_slice([n, 1], &labels))?
+            .eq(lz(ctx.from_shape_slice([1, classes], &ids))?)
+            .cast::<f32>();
+        lz(onehot.eval().map(drop))?;
+        Ok(Mlp {
+            p,
+            x,
+            onehot,
+            shape: (n, f, hidden, classes),
+        })
+    }
+
+    fn by_hand(&self) -> R<()> {
+        let (p, x, onehot) = (&self.p, &self.x, &self.onehot);
+        update(p, mlp_by_hand(p, x, onehot), &mlp_loss(p, x, onehot))
+    }
+
+    fn by_grad(&self) -> R<()> {
+        let p = &self.p;
+        let loss = mlp_loss(p, &self.x, &self.onehot);
+        let g = lz(loss.grad(&[&p[0], &p[1], &p[2], &p[3]]))?;
+        let [a, b, c, d]: [Array<f32>; 4] = g.try_into().map_err(|_| "four gradients".to_string())?;
+        update(p, [a, b, c, d], &loss)
+    }
+}
+
+/// Logistic regression's data and hand-written model at the report's size.
+fn logreg_model(ctx: &Context, quick: bool) -> R<logreg::Model<f32>> {
+    let (rows, d) = if quick { (20_000, 100) } else { (200_000, 100) };
+    let (xh, yh) = logreg::make_classification::<f32>(rows, d);
+    // (The residual fused on GPUs, stored elsewhere, as the example's default.)
+    let fuse = ctx.device().device_type == lazycl::DeviceType::Gpu;
+    lz(logreg::Model::new(ctx, &xh, &yh, rows, d, fuse))
+}
+
+/// Logistic regression's hand-written model, and the parameters the steps by `grad`
+/// update (from zero).
+struct Logreg {
+    model: logreg::Model<f32>,
+    w: Array<f32>,
+    b: Array<f32>,
+}
+
+impl Logreg {
+    fn new(ctx: &Context, quick: bool) -> R<Logreg> {
+        let model = logreg_model(ctx, quick)?;
+        let d = model.x.shape()[1];
+        let (w, b) = (lz(ctx.zeros::<f32>([d]))?, lz(ctx.zeros::<f32>([1]))?);
+        Ok(Logreg { model, w, b })
+    }
+
+    fn by_hand(&mut self) -> R<()> {
+        lz(self.model.step().map(drop))
+    }
+
+    /// One step by `grad`, which updates `w` and `b` (as the hand-written step does its).
+    fn by_grad(&mut self) -> R<()> {
+        let (w, b) = lz(logreg::grad_update(
+            &self.model.x,
+            &self.model.y,
+            &self.w,
+            &self.b,
+        ))?;
+        lz(lazycl::eval(&(&w, &b)))?;
+        (self.w, self.b) = (w, b);
+        Ok(())
+    }
+}
+
+/// The most device memory (MB) three steps add to what a context of their own held
+/// before them (the data and parameters), live and pooled.
+fn step_megabytes<S>(setup: impl Fn(&Context) -> R<S>, step: impl Fn(&mut S) -> R<()>) -> R<f64> {
+    let ctx = lz(Context::new())?;
+    let mut s = setup(&ctx)?;
+    lz(ctx.synchronize())?;
+    let before = ctx.memory_stats().bytes_in_use();
+    for _ in 0..3 {
+        step(&mut s)?;
+        lz(ctx.synchronize())?;
+    }
+    Ok(ctx.memory_stats().peak_bytes_in_use.saturating_sub(before) as f64 / 1e6)
+}
+
 /// Adds the gradient rows.
 pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()> {
     let sync = || lz(ctx.synchronize());
     let reps = if quick { 3 } else { 10 };
-    let (n, f, hidden, classes) = if quick {
-        (512, 64, 128, 10)
-    } else {
-        (4096, 784, 1024, 10)
-    };
-    let mat = |rows: usize, cols: usize, seed: usize, scale: f32| {
-        lz(ctx.from_shape_slice([rows, cols], &values(rows * cols, seed, scale)))
-    };
-    let p = [
-        mat(f, hidden, 1, 0.05)?,
-        lz(ctx.from_slice(&values(hidden, 2, 0.01)))?,
-        mat(hidden, classes, 3, 0.05)?,
-        lz(ctx.from_slice(&values(classes, 4, 0.01)))?,
-    ];
-    let x = mat(n, f, 5, 1.0)?;
-    let labels: Vec<u32> = (0..n).map(|i| (i * 7 % classes) as u32).collect();
-    let ids: Vec<u32> = (0..classes as u32).collect();
-    let onehot = lz(ctx.from_shape_slice([n, 1], &labels))?
-        .eq(lz(ctx.from_shape_slice([1, classes], &ids))?)
-        .cast::<f32>();
-    lz(onehot.eval().map(drop))?;
-    let hand = per_run(
-        trials,
-        reps,
-        || update(&p, mlp_by_hand(&p, &x, &onehot), &mlp_loss(&p, &x, &onehot)),
-        sync,
-    )?;
-    let derived = per_run(
-        trials,
-        reps,
-        || {
-            let loss = mlp_loss(&p, &x, &onehot);
-            let g = lz(loss.grad(&[&p[0], &p[1], &p[2], &p[3]]))?;
-            let [a, b, c, d]: [Array<f32>; 4] = g.try_into().map_err(|_| "four gradients".to_string())?;
-            update(&p, [a, b, c, d], &loss)
-        },
-        sync,
-    )?;
+    let mlp = Mlp::new(ctx, quick)?;
+    let (n, f, hidden, classes) = mlp.shape;
+    let hand = per_run(trials, reps, || mlp.by_hand(), sync)?;
+    let derived = per_run(trials, reps, || mlp.by_grad(), sync)?;
+    let name = format!("MLP step by grad, {f}-{hidden}-{classes}, batch {n}, f32");
     rep.add(
-        format!("MLP step by grad, {f}-{hidden}-{classes}, batch {n}, f32"),
+        &name,
         derived * 1e3,
         hand * 1e3,
         "ms",
         "the hand-written step (same run)",
     );
-
-    let (rows, d) = if quick { (20_000, 100) } else { (200_000, 100) };
-    let (xh, yh) = logreg::make_classification::<f32>(rows, d);
-    // (The residual fused on GPUs, stored elsewhere, as the example's default.)
-    let fuse = ctx.device().device_type == lazycl::DeviceType::Gpu;
-    let mut model = lz(logreg::Model::new(ctx, &xh, &yh, rows, d, fuse))?;
-    let hand = per_run(trials, reps, || lz(model.step().map(drop)), sync)?;
-    let (w, b) = (lz(ctx.zeros::<f32>([d]))?, lz(ctx.zeros::<f32>([1]))?);
-    let derived = per_run(
-        trials,
-        reps,
-        || {
-            let (w, b) = lz(logreg::grad_update(&model.x, &model.y, &w, &b))?;
-            lz(lazycl::eval(&(&w, &b)))
-        },
-        sync,
-    )?;
+    let hand_mb = step_megabytes(|c| Mlp::new(c, quick), |m| m.by_hand())?;
+    let grad_mb = step_megabytes(|c| Mlp::new(c, quick), |m| m.by_grad())?;
     rep.add(
-        format!("logistic regression step by grad, {rows}x{d} f32"),
+        format!("{name}, device memory a step"),
+        grad_mb,
+        hand_mb,
+        "MB",
+        "the hand-written step (same run)",
+    );
+
+    let mut lr = Logreg::new(ctx, quick)?;
+    let (rows, d) = (lr.model.x.shape()[0], lr.model.x.shape()[1]);
+    let hand = per_run(trials, reps, || lr.by_hand(), sync)?;
+    let derived = per_run(trials, reps, || lr.by_grad(), sync)?;
+    let name = format!("logistic regression step by grad, {rows}x{d} f32");
+    rep.add(
+        &name,
         derived * 1e3,
         hand * 1e3,
         "ms",
+        "the hand-written step (same run)",
+    );
+    let hand_mb = step_megabytes(|c| Logreg::new(c, quick), |m| m.by_hand())?;
+    let grad_mb = step_megabytes(|c| Logreg::new(c, quick), |m| m.by_grad())?;
+    rep.add(
+        format!("{name}, device memory a step"),
+        grad_mb,
+        hand_mb,
+        "MB",
         "the hand-written step (same run)",
     );
     Ok(())

@@ -60,6 +60,7 @@ mod narrow_vectors;
 mod program_cache;
 mod program_cache_files;
 mod random;
+mod recompute;
 mod recorded_at;
 mod reductions;
 mod regions_many;

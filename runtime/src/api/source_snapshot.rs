@@ -119,6 +119,13 @@ fn flushes(ctx: &Context) -> Vec<(&'static str, Vec<NodeRef>)> {
         vec![sorted.searchsorted(&a, SearchSide::Left).node],
     );
 
+    let xr = f32s(ctx, &[2000, 100]);
+    let zr = xr.sum_axes(&[1], true);
+    let per_row = (zr.exp() + 1.0f32).ln() / (&zr * &zr + 1.0f32);
+    push(
+        "a per-row value read along the columns (stored on a CPU, recomputed on a GPU)",
+        vec![(&xr * &per_row).sum_axis(0).node],
+    );
     push("full sum", vec![f32s(ctx, &[100_000]).sum().node]);
     push(
         "sum of f64 and i32",

@@ -18,6 +18,19 @@ use crate::graph::{BinaryOp, IndexFn, TernaryOp, UnaryOp};
 
 /// What kind of kernel `plan` is, with its sizes, in one line.
 pub(crate) fn kernel_kind(plan: &KernelPlan) -> String {
+    let kind = kind_of(plan);
+    match plan.stored {
+        Some(s) => format!(
+            "{kind}; stored, not recomputed: its readers read each element {} times over, and it \
+             takes operations of weight {} an element",
+            s.reads, s.weight
+        ),
+        None => kind,
+    }
+}
+
+/// [`kernel_kind`] without the recompute-or-store clause.
+fn kind_of(plan: &KernelPlan) -> String {
     match &plan.kind {
         KernelKind::Elementwise => elementwise(plan, ""),
         KernelKind::Tiled => elementwise(plan, "; tiled"),
@@ -218,6 +231,14 @@ pub(crate) fn scan_head(s: &ScanPlan) -> String {
 /// The layout of kernel `p` in words (reductions, scans, products), a line each, for
 /// `explain` after its header.
 pub(crate) fn layout(s: &mut String, p: &KernelPlan) {
+    if let Some(st) = p.stored {
+        let _ = writeln!(
+            s,
+            "  stored, not recomputed: its readers read each element {} times over, and recomputing \
+             its operations (weight {} an element) there would cost more than storing it",
+            st.reads, st.weight
+        );
+    }
     match &p.kind {
         KernelKind::Reduction(r) => reduction_layout(s, p, r),
         KernelKind::Scan(sc) => scan_layout(s, p, sc),

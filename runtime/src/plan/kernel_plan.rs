@@ -201,6 +201,9 @@ pub(crate) struct KernelPlan {
     /// An invariant of planning failed for this kernel (a bug in lazycl): exec refuses
     /// to run it, with this message, instead of computing something wrong.
     pub(crate) broken: Option<String>,
+    /// It stores a value its readers would otherwise recompute, and why
+    /// ([`recompute`](super::recompute)).
+    pub(crate) stored: Option<super::recompute::Stored>,
 }
 
 /// What kind of kernel a plan is, with what only that kind has. Matched exhaustively
@@ -272,6 +275,7 @@ impl KernelPlan {
             narrow_index: numel < u32::MAX as usize,
             narrow_offsets: false,
             broken: None,
+            stored: None,
         }
     }
 

@@ -1,5 +1,5 @@
 //! Planning, a pure function: the lazy graph a flush needs, plus a [`DeviceProfile`], in;
-//! kernel plans out. Collect → cut → group → plan each kernel → the fusion passes → fit
+//! kernel plans out. Collect → cut (budgets, then what is cheaper stored than recomputed) → group → plan each kernel → the fusion passes → fit
 //! to the device → the split reductions finished by their readers. No context, queue,
 //! OpenCL call or generated text is named here; every structural choice is written into
 //! each plan's key (`key`), which is the kernel cache's key.
@@ -18,6 +18,7 @@ pub(crate) mod key;
 pub(crate) mod passes;
 mod phase;
 mod reads;
+pub(crate) mod recompute;
 pub(crate) mod row_kernel;
 pub(crate) mod scan;
 pub(crate) mod select;
@@ -165,7 +166,8 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
         store,
     } = collected;
     let (graph, root_idx) = (&graph[..], &root_idx[..]);
-    let mat = group::materialization_points(graph, root_idx, profile.max_args());
+    let mut mat = group::materialization_points(graph, root_idx, profile.max_args());
+    let stored_values = recompute::store_what_recomputing_costs_more(graph, &mut mat, profile);
     let cut = cut_points(graph, root_idx, &mat);
     let groups = group::group_kernels(graph, &mat, &cut, profile);
     // (Only a product's kernel, or a scan's with consumers, asks; a flush without one
@@ -186,7 +188,12 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
             let first = members[0];
             let stored = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
             let store = store.as_ref().filter(|s| members.contains(&s.node));
-            plan_group(graph, &mat, members, stored, store, profile)
+            let mut plan = plan_group(graph, &mat, members, stored, store, profile);
+            plan.stored = stored_values
+                .iter()
+                .find(|(node, _)| members.contains(node))
+                .map(|(_, why)| *why);
+            plan
         })
         .collect();
     let plans = passes::rows_into_columns::fuse_rows_into_columns(

@@ -91,6 +91,7 @@ fn elementwise() -> KernelPlan {
         index_reads: Vec::new(),
         narrow_offsets: false,
         broken: None,
+        stored: None,
     }
 }
 
