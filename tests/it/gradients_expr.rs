@@ -223,3 +223,30 @@ fn what_has_no_derivative_is_an_error_naming_it() {
         .unwrap();
     assert_eq!(g[0].to_vec().unwrap(), vec![2.0, 3.0]);
 }
+
+#[device_fn]
+fn widened(x: f32, y: f64) -> f64 {
+    (x as f64) * y.sin()
+}
+
+#[test]
+fn a_device_function_of_mixed_float_types_differentiates_in_each() {
+    let ctx = ctx();
+    let x = ctx.from_slice(&[0.5f32, -1.25, 2.0]).unwrap();
+    let y = ctx.from_slice(&[0.3f64, 1.1, -0.7]).unwrap();
+    let xs = x.to_vec().unwrap();
+    let ys = y.to_vec().unwrap();
+    // d/dy through the f64 result; d/dx through an f32 operand of an f64 function.
+    let g = expr!(widened(x, y) * 2.0).sum().grad(&[&y]).unwrap();
+    let got = g[0].to_vec().unwrap();
+    for i in 0..3 {
+        let want = 2.0 * xs[i] as f64 * ys[i].cos();
+        assert!((got[i] - want).abs() < 1e-12, "{} against {want}", got[i]);
+    }
+    let gx = expr!(widened(x * 3.0, y) as f32).sum().grad(&[&x]).unwrap();
+    let got = gx[0].to_vec().unwrap();
+    for i in 0..3 {
+        let want = 3.0 * ys[i].sin() as f32;
+        assert!((got[i] - want).abs() < 1e-6, "{} against {want}", got[i]);
+    }
+}

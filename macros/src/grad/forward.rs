@@ -12,7 +12,7 @@ use syn::ext::IdentExt;
 use syn::parse_quote;
 
 use super::rules;
-use super::tangent::Tangent;
+use super::tangent::{convert, Tangent};
 use super::{partial_name, Why};
 use crate::ir::{DevSig, ParamTy, Scalar};
 use crate::lower::strip_parens;
@@ -34,7 +34,8 @@ impl<'a> Forward<'a> {
 
     pub fn expr(&mut self, e: &syn::Expr) -> Result<Tangent, Why> {
         match strip_parens(e) {
-            syn::Expr::Lit(_) => Ok(Tangent::Zero),
+            // (A field of a kernel struct: structs are not differentiated.)
+            syn::Expr::Lit(_) | syn::Expr::Field(_) => Ok(Tangent::Zero),
             syn::Expr::Path(p) => Ok(match p.path.get_ident() {
                 Some(id) => self.lookup(&id.to_string()),
                 // (`f32::consts::PI`, `f32::EPSILON`: constants.)
@@ -188,7 +189,8 @@ impl<'a> Forward<'a> {
             }
             let partial = syn::Ident::new(&partial_name(name, k), Span::call_site());
             let call: syn::Expr = parse_quote!(#partial(#(#args),*));
-            sum = sum.add(t.converted(ret, |d| d).times(call));
+            let from = t.ty().unwrap_or(ret);
+            sum = sum.add(t.converted(ret, |d| convert(d, from, ret)).times(call));
         }
         Ok(sum)
     }

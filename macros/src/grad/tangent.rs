@@ -95,6 +95,27 @@ impl Tangent {
     }
 }
 
+/// `d`, a value of the float type `from`, as one of the float type `to` (`as` between
+/// `f32` and `f64`, through `f32` to and from the 16-bit types).
+pub fn convert(d: syn::Expr, from: Scalar, to: Scalar) -> syn::Expr {
+    if from == to {
+        return d;
+    }
+    let as_f32: syn::Expr = match from {
+        Scalar::F32 => d,
+        f if f.is_narrow_float() => parse_quote!((#d).to_f32()),
+        _ => parse_quote!(((#d) as f32)),
+    };
+    match to {
+        Scalar::F32 => as_f32,
+        Scalar::F64 => parse_quote!(((#as_f32) as f64)),
+        t => {
+            let name = syn::Ident::new(t.rust(), proc_macro2::Span::call_site());
+            parse_quote!(#name::from_f32(#as_f32))
+        }
+    }
+}
+
 /// The float literal `v` of type `ty`: suffixed (`1.0f32`), or through `from_f32` for the
 /// 16-bit types, which have no literal.
 pub fn literal(v: f64, ty: Scalar) -> syn::Expr {

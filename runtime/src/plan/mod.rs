@@ -160,14 +160,45 @@ pub(crate) fn collect(roots: &[NodeRef], target: Option<Target>) -> Result<Optio
 /// name graph nodes by index and never hold a buffer or a scalar's value, so equal
 /// signatures may share them.
 pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<KernelPlan> {
+    let (graph, roots) = (&collected.graph[..], &collected.roots[..]);
+    let mat = group::materialization_points(graph, roots, profile.max_args());
+    let worth = recompute::worth_storing(graph, &mat, profile);
+    let plans = plan_points(collected, profile, mat.clone(), &[]);
+    if worth.is_empty() {
+        return plans;
+    }
+    // A value a column reduction reads beside the row reduction fused into it
+    // (`rows_into_columns`) stays there: that pass's layout rules chose the pair.
+    let row_fused: Vec<usize> = plans
+        .iter()
+        .filter(|p| p.as_reduction().is_some_and(|r| r.row.is_some()))
+        .flat_map(|p| p.outputs.iter().map(|o| o.node))
+        .collect();
+    let kept = recompute::not_read_by(graph, &mat, worth, &row_fused);
+    if kept.is_empty() {
+        return plans;
+    }
+    let mut mat = mat;
+    for (node, _) in &kept {
+        mat[*node] = true;
+    }
+    plan_points(collected, profile, mat, &kept)
+}
+
+/// [`plan`] with the materialization points `mat`, of which `stored` are values stored
+/// rather than recomputed (and why, for `explain`).
+fn plan_points(
+    collected: &Collected,
+    profile: &DeviceProfile,
+    mat: Vec<bool>,
+    stored: &[(usize, recompute::Stored)],
+) -> Vec<KernelPlan> {
     let Collected {
         graph,
         roots: root_idx,
         store,
     } = collected;
     let (graph, root_idx) = (&graph[..], &root_idx[..]);
-    let mut mat = group::materialization_points(graph, root_idx, profile.max_args());
-    let stored_values = recompute::store_what_recomputing_costs_more(graph, &mut mat, profile);
     let cut = cut_points(graph, root_idx, &mat);
     let groups = group::group_kernels(graph, &mat, &cut, profile);
     // (Only a product's kernel, or a scan's with consumers, asks; a flush without one
@@ -186,10 +217,10 @@ pub(crate) fn plan(collected: &Collected, profile: &DeviceProfile) -> Vec<Kernel
         .iter()
         .map(|members| {
             let first = members[0];
-            let stored = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
+            let kept = root_idx.contains(&first) || elsewhere.get(first).copied().unwrap_or(true);
             let store = store.as_ref().filter(|s| members.contains(&s.node));
-            let mut plan = plan_group(graph, &mat, members, stored, store, profile);
-            plan.stored = stored_values
+            let mut plan = plan_group(graph, &mat, members, kept, store, profile);
+            plan.stored = stored
                 .iter()
                 .find(|(node, _)| members.contains(node))
                 .map(|(_, why)| *why);

@@ -10,9 +10,14 @@
 //! `expr!` (whose body planning does not see) 16, a random number 32. A value is only
 //! considered when its own cone weighs at least a transcendental's. Recomputing adds
 //! `(reads - elements) * weight` operations; storing adds a launch and `2 * elements *
-//! bytes` of memory traffic. Their rates differ by device kind (see [`Rates`]); the
-//! thresholds were set from the logistic regression's two formulations, whose per-row
-//! residual is exactly this choice: stored is faster on PoCL (CPU), recomputed on GPUs.
+//! bytes` of memory traffic. A value that a column reduction reads beside the row
+//! reduction fused into it (`passes::rows_into_columns`, chosen by its own measured
+//! rules) is left there: planning tries the flush without storing first, and stores only
+//! values outside such kernels. Their rates differ by device kind (see [`Rates`]); they
+//! were set from the logistic regression's two formulations, whose per-row residual is
+//! exactly this choice (RESULTS.md, `rule-residual-fused`: on an H200 recomputed was
+//! faster at every shape measured, 1.0–1.5x; on PoCL stored was, 1.1–2.4x), and they
+//! choose as those measurements did at each of their shapes.
 
 use super::collect::{GKind, GNode, OpCode};
 use crate::graph::{BinaryOp, UnaryOp};
@@ -35,30 +40,28 @@ struct Rates {
     launch_bytes: f64,
 }
 
-/// A GPU: tens of TFLOP/s against a few TB/s, a launch of a few microseconds.
+/// A GPU: tens of TFLOP/s against a few TB/s, a launch of a few microseconds, and its
+/// transcendental units hidden behind the memory a broadcast read streams.
 const GPU: Rates = Rates {
-    ops_per_byte: 32.0,
+    ops_per_byte: 64.0,
     launch_bytes: 10e6,
 };
 
-/// A CPU (PoCL): compute closer to its memory's speed, and a launch of some 40
-/// microseconds (the logistic regression's step: 0.2 ms for five kernels) against tens
-/// of GB/s.
+/// A CPU (PoCL): compute closer to its memory's speed, and a launch of tens of
+/// microseconds against tens of GB/s.
 const CPU: Rates = Rates {
     ops_per_byte: 2.0,
-    launch_bytes: 1e6,
+    launch_bytes: 0.5e6,
 };
 
 /// The least weight of a value worth storing: one transcendental function.
 const MIN_WEIGHT: u32 = 8;
 
-/// Marks in `mat` the elementwise values (not roots, not yet materialized) whose
-/// recomputation by their readers costs more than storing them; returns them with why.
-pub(crate) fn store_what_recomputing_costs_more(
-    graph: &[GNode],
-    mat: &mut [bool],
-    profile: &DeviceProfile,
-) -> Vec<(usize, Stored)> {
+/// The elementwise values (not materialized by `mat`) whose recomputation by their
+/// readers costs more than storing them, with why; each one found counts as stored for
+/// the values read after it.
+pub(crate) fn worth_storing(graph: &[GNode], mat: &[bool], profile: &DeviceProfile) -> Vec<(usize, Stored)> {
+    let mut mat = mat.to_vec();
     let rates = if profile.gpu { &GPU } else { &CPU };
     let elements = |i: usize| graph[i].node.shape.iter().product::<usize>() as u64;
     // The largest iteration space that reads each node.
@@ -105,6 +108,33 @@ pub(crate) fn store_what_recomputing_costs_more(
         }
     }
     stored
+}
+
+/// The values of `found` that no node of `readers` computes inside its kernel (reaches
+/// through nodes `mat` does not materialize).
+pub(crate) fn not_read_by(
+    graph: &[GNode],
+    mat: &[bool],
+    found: Vec<(usize, Stored)>,
+    readers: &[usize],
+) -> Vec<(usize, Stored)> {
+    let mut inside = vec![false; graph.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for &r in readers {
+        if let GKind::Op(_, inputs) = &graph[r].kind {
+            stack.extend(inputs.iter().copied());
+        }
+    }
+    while let Some(k) = stack.pop() {
+        if inside[k] || mat[k] {
+            continue;
+        }
+        inside[k] = true;
+        if let GKind::Op(_, inputs) = &graph[k].kind {
+            stack.extend(inputs.iter().copied());
+        }
+    }
+    found.into_iter().filter(|(j, _)| !inside[*j]).collect()
 }
 
 /// The weight of one operation (see the module's text).
