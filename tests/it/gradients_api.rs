@@ -375,3 +375,67 @@ fn least_squares_step(w: &mut [f64; 2]) {
         *h -= 0.05 * (0..3).map(|i| 2.0 * res[i] * a[i][j]).sum::<f64>();
     }
 }
+
+#[kernel]
+fn scaled_copy(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id(0);
+    if i < y.len() {
+        y[i] = a * x[i];
+    }
+}
+
+/// Arrays computed outside the recorded graph — by a sort, a selection, a `#[kernel]` —
+/// are never silently constants to a gradient that may pass through them: an error names
+/// what computed them, or (sorts and selections inside `value_and_grad`) the gradient
+/// passes by the positions they chose.
+#[test]
+fn sorts_selections_and_kernels_are_never_silent_constants() {
+    let ctx = ctx();
+    let xs = [3.0f32, 1.0, 5.0, 2.0, 4.0];
+    let x = ctx.from_slice(&xs).unwrap();
+    let y = &x * 2.0f32;
+    let e = y
+        .topk(2)
+        .unwrap()
+        .values
+        .sum()
+        .grad(&[&x])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a selection") && e.contains("value_and_grad"), "{e}");
+    let e = y.sort().unwrap().sum().grad(&[&x]).unwrap_err().to_string();
+    assert!(e.contains("a sort"), "{e}");
+    let mut out = ctx.zeros::<f32>([5]).unwrap();
+    scaled_copy::bind(&ctx)
+        .unwrap()
+        .global([5])
+        .launch(3.0, &y.to_contiguous(), &mut out)
+        .unwrap();
+    let e = (&out * &out).sum().grad(&[&x]).unwrap_err().to_string();
+    assert!(e.contains("#[kernel]") && e.contains("expr!"), "{e}");
+    // Data a kernel wrote before the parameters were made is a constant.
+    let w = ctx.from_slice(&[0.5f32; 5]).unwrap();
+    let g = (&out * &w).sum().grad(&[&w]).unwrap();
+    assert_eq!(g[0].to_vec().unwrap(), out.to_vec().unwrap());
+
+    // Inside value_and_grad: the values picked carry the gradient to their positions.
+    let weights = ctx.from_slice(&[1.0f32, 10.0, 100.0, 1000.0, 10000.0]).unwrap();
+    let (_, g) = lazycl::value_and_grad(&[&x], |p| (p[0].sort().unwrap() * &weights).sum()).unwrap();
+    // sorted: 1 (x1), 2 (x3), 3 (x0), 4 (x4), 5 (x2) → d/dx_i is the weight of its rank.
+    assert_eq!(g[0].to_vec().unwrap(), vec![100.0, 1.0, 10000.0, 10.0, 1000.0]);
+    let (_, g) = lazycl::value_and_grad(&[&x], |p| {
+        let top = (&p[0] * &p[0]).topk(2).unwrap();
+        top.values.sum()
+    })
+    .unwrap();
+    assert_eq!(g[0].to_vec().unwrap(), vec![0.0, 0.0, 10.0, 0.0, 8.0]);
+    let m = ctx
+        .from_shape_slice([2, 3], &[1.0f32, 9.0, 4.0, 7.0, 2.0, 8.0])
+        .unwrap();
+    let (_, g) = lazycl::value_and_grad(&[&m], |p| {
+        let top = p[0].topk_axis(1, 0).unwrap();
+        (top.values * 2.0f32).sum()
+    })
+    .unwrap();
+    assert_eq!(g[0].to_vec().unwrap(), vec![0.0, 2.0, 0.0, 2.0, 0.0, 2.0]);
+}

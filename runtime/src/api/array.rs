@@ -127,6 +127,26 @@ impl<T: Element> Array<T> {
         ))
     }
 
+    /// [`Array::ready`] of memory that device kernels outside the graph computed from
+    /// `from` (a sort's keys, a compaction's values): gradients know it may depend on
+    /// what `from` depends on.
+    #[track_caller]
+    pub(crate) fn ready_from(
+        ctx: &Arc<ContextInner>,
+        shape: impl Into<Shape>,
+        buffer: Arc<DeviceBuffer>,
+        origin: Origin,
+        from: &NodeRef,
+    ) -> Self {
+        Self::from_node(Node::made_from(
+            ctx.clone(),
+            T::DTYPE,
+            shape.into(),
+            State::Ready(buffer, origin),
+            &[from],
+        ))
+    }
+
     #[track_caller]
     pub(crate) fn lazy(ctx: &Arc<ContextInner>, shape: impl Into<Shape>, op: Op) -> Self {
         Self::from_node(Node::new(ctx.clone(), T::DTYPE, shape.into(), State::Lazy(op)))

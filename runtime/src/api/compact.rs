@@ -246,7 +246,10 @@ fn compacted<T: Element>(
         &count,
     )?;
     Ok(Compacted {
-        values: Array::ready(&ctx, vec![n], out, Origin::Algorithm("a compaction")),
+        values: match values {
+            Some(v) => Array::ready_from(&ctx, vec![n], out, Origin::Algorithm("a compaction"), &v.node),
+            None => Array::ready(&ctx, vec![n], out, Origin::Algorithm("a compaction")),
+        },
         count: Array::ready(
             &ctx,
             Vec::<usize>::new(),

@@ -17,7 +17,7 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::dtype::{Element, Index, Numeric};
 use crate::error::{Error, Result};
 use crate::exec::sort::{sort_rows, Sorted};
-use crate::graph::Origin;
+use crate::graph::{NodeRef, Op, Origin, State, TakeSpec};
 use crate::plan::sort::{sort_plan, Order, Payload, SortLimit};
 use ndarray::SliceInfoElem;
 
@@ -91,16 +91,26 @@ impl<T: Numeric> Array<T> {
     /// axis)`).
     #[track_caller]
     pub fn sort_axis(&self, axis: impl AsAxis) -> Result<Array<T>> {
+        // (Inside `value_and_grad`, a float sort also moves the positions, by which the
+        // sorted values keep how they were picked.)
+        let positions = self.node.ctx.keeps_recipes() && T::DTYPE.is_float();
         let req = Request {
             op: "sort",
             axis: self.sorted_axis("sort_axis", axis)?,
             order: Order::Ascending,
-            payload: Payload::None,
+            payload: if positions { Payload::Index } else { Payload::None },
             keys_out: true,
         };
         let made = self.sort_with(req, None::<&Array<u32>>)?;
-        made.keys
-            .ok_or_else(|| Error::Internal("a sort stored no keys".into()))
+        let keys = made
+            .keys
+            .clone()
+            .ok_or_else(|| Error::Internal("a sort stored no keys".into()))?;
+        if positions && made.payload.is_some() {
+            let at: Array<u32> = self.payload_array(req.axis, &made)?;
+            keep_picked(self, req.axis, &keys, &at.node);
+        }
+        Ok(keys)
     }
 
     /// The positions that sort this array along its last axis (numpy's `np.argsort(a,
@@ -250,6 +260,40 @@ impl<T: Numeric> Array<T> {
     }
 }
 
+/// Inside `value_and_grad` (while the context keeps recipes), `values` — `like`'s
+/// elements along `axis` at `positions`, both [`placed`] — keep how they were picked (a
+/// take along the axis), so that a gradient passes to `like` by the positions. Floats
+/// only; values in a narrower type (cast back from a wider sort) keep nothing, and a
+/// gradient through them is the error of any materialized array.
+pub(super) fn keep_picked<T: Element>(like: &Array<T>, axis: usize, values: &Array<T>, positions: &NodeRef) {
+    if !like.node.ctx.keeps_recipes() || !T::DTYPE.is_float() || like.ndim() == 0 {
+        return;
+    }
+    let rank = like.ndim();
+    let data = match axis == rank - 1 {
+        true => like.clone(),
+        false => like.permuted_axes(axis_last(rank, axis)),
+    };
+    // (`placed` puts a permuted view over memory laid out with the axis last.)
+    let laid_last = |n: &NodeRef| match n.operation() {
+        Some(Op::View(_, source)) => source,
+        _ => n.clone(),
+    };
+    let memory = laid_last(&values.node);
+    if !matches!(&*memory.state(), State::Ready(..)) {
+        return;
+    }
+    memory.keep_recipe(Op::Take {
+        spec: TakeSpec {
+            axis: rank - 1,
+            along: true,
+            search: None,
+        },
+        data: data.node,
+        indices: laid_last(positions),
+    });
+}
+
 /// `buffer`, holding `like`'s shape with `axis` moved last, as an array in `like`'s order.
 #[track_caller]
 fn moved_back<T: Element, U: Element>(
@@ -273,7 +317,13 @@ pub(super) fn placed<T: Element, U: Element>(
     let last = shape.len() - 1;
     let order = axis_last(shape.len(), axis);
     let sorted_shape: Vec<usize> = order.iter().map(|&d| shape[d]).collect();
-    let a = Array::ready(&like.node.ctx, sorted_shape, buffer, Origin::Algorithm(origin));
+    let a = Array::ready_from(
+        &like.node.ctx,
+        sorted_shape,
+        buffer,
+        Origin::Algorithm(origin),
+        &like.node,
+    );
     if axis == last {
         a
     } else {

@@ -11,7 +11,7 @@
 //! both evaluate the operand when called (enqueued, never waited on).
 
 use crate::api::array::Array;
-use crate::api::sort::{axis_last, first_along, limit_error, placed, Request};
+use crate::api::sort::{axis_last, first_along, keep_picked, limit_error, placed, Request};
 use crate::api::views::AsAxis;
 use crate::backend::buffer::DeviceBuffer;
 use crate::dtype::{Element, Index, Numeric};
@@ -126,10 +126,12 @@ impl<T: Numeric> Array<T> {
         let selected = select_rows(&ctx, ctx.queue(), &plan, &buffer)?;
         let mut out_shape = shape;
         out_shape[axis] = k;
-        Ok(TopK {
+        let top = TopK {
             values: placed(self, &out_shape, axis, selected.keys, "a selection"),
             indices: placed(self, &out_shape, axis, selected.indices, "a selection"),
-        })
+        };
+        keep_picked(self, axis, &top.values, &top.indices.node);
+        Ok(top)
     }
 
     /// The first `k` of a whole sort along `axis` (nothing to select: `k = 0` also
@@ -158,6 +160,7 @@ impl<T: Numeric> Array<T> {
         let values = made
             .keys
             .ok_or_else(|| Error::Internal("a sort stored no keys".into()))?;
+        keep_picked(self, axis, &values, &indices.node);
         Ok(TopK {
             values: first_along(&values, axis, k),
             indices: first_along(&indices, axis, k),

@@ -47,6 +47,10 @@ pub(crate) struct Node {
     /// was recorded): a node whose oldest ancestor is newer than another node cannot
     /// depend on it, which a gradient meeting a materialized array relies on.
     pub(crate) oldest_ancestor: u64,
+    /// When its memory was last written in place outside the graph (a `#[kernel]`'s
+    /// `&mut` argument, `assign`, `scatter_add`), as a serial; 0 if never. What wrote it
+    /// is not known, so it may depend on any node made before then.
+    written: AtomicU64,
     /// Gradients do not pass through this node (`Array::detach`): its value is a
     /// constant to them.
     pub(crate) stops_gradient: bool,
@@ -81,14 +85,35 @@ pub(crate) enum State {
 impl Node {
     #[track_caller]
     pub(crate) fn new(ctx: Arc<ContextInner>, dtype: DType, shape: Shape, state: State) -> NodeRef {
+        Node::made_from(ctx, dtype, shape, state, &[])
+    }
+
+    /// [`Node::new`] of memory that device kernels outside the graph computed from
+    /// `inputs` (a sort's, a selection's, a compaction's): its ancestors are theirs.
+    #[track_caller]
+    pub(crate) fn made_from(
+        ctx: Arc<ContextInner>,
+        dtype: DType,
+        shape: Shape,
+        state: State,
+        inputs: &[&NodeRef],
+    ) -> NodeRef {
         let failed = matches!(state, State::Failed(_));
         let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
         let mut oldest_ancestor = serial;
         if let State::Lazy(op) = &state {
-            op.each_input(|i| oldest_ancestor = oldest_ancestor.min(i.oldest_ancestor));
+            op.each_input(|i| oldest_ancestor = oldest_ancestor.min(i.ancestry_floor()));
         }
+        for i in inputs {
+            oldest_ancestor = oldest_ancestor.min(i.ancestry_floor());
+        }
+        let mut written = 0;
         if let State::Ready(_, origin) = &state {
             eager::note(origin);
+            // (A copy of an array written in place: as unknown as what it copies.)
+            if let Origin::WrittenBy(_) = origin {
+                written = serial;
+            }
         }
         Arc::new(Node {
             ctx,
@@ -98,6 +123,7 @@ impl Node {
             at: Location::caller(),
             serial,
             oldest_ancestor,
+            written: AtomicU64::new(written),
             stops_gradient: false,
             state: Mutex::new(state),
             recipe: OnceLock::new(),
@@ -116,7 +142,8 @@ impl Node {
             failed: source.failed,
             at: Location::caller(),
             serial,
-            oldest_ancestor: source.oldest_ancestor.min(serial),
+            oldest_ancestor: source.ancestry_floor().min(serial),
+            written: AtomicU64::new(0),
             stops_gradient: true,
             state: Mutex::new(match &*source.state() {
                 State::Failed(e) => State::Failed(e.clone()),
@@ -207,6 +234,10 @@ impl Node {
     /// Records that `origin` wrote the memory of this materialized node (in place).
     pub(crate) fn set_origin(&self, origin: Origin) {
         eager::note(&origin);
+        if let Origin::WrittenBy(_) = origin {
+            self.written
+                .store(NEXT_SERIAL.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        }
         if let State::Ready(_, o) = &mut *self.state() {
             *o = origin;
         }
@@ -218,6 +249,21 @@ impl Node {
         eager::note(&origin);
         let old = std::mem::replace(&mut *self.state(), State::Ready(buffer, origin));
         self.keep_or_drop(old);
+    }
+
+    /// The serials of the nodes this one may depend on: `[floor, ceiling)`. From its
+    /// oldest ancestor to itself; for memory written in place outside the graph, from 0
+    /// to the write (what wrote it is not known).
+    pub(crate) fn ancestry(&self) -> (u64, u64) {
+        match self.written.load(Ordering::Relaxed) {
+            0 => (self.oldest_ancestor, self.serial),
+            w => (0, w.max(self.serial)),
+        }
+    }
+
+    /// The oldest serial this node may depend on ([`Node::ancestry`]'s floor).
+    fn ancestry_floor(&self) -> u64 {
+        self.ancestry().0
     }
 
     /// Keeps `op` as how this materialized node was computed, for gradients (a reshape

@@ -8,7 +8,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::rules;
 use crate::error::{Error, Result};
-use crate::graph::{NodeRef, Op, State};
+use crate::graph::{NodeRef, Op, Origin, State};
 
 /// A node's identity within one walk.
 fn key(n: &NodeRef) -> usize {
@@ -37,10 +37,12 @@ impl Targets {
     }
 
     /// Whether `n` may have been computed from one of them: one was made after the
-    /// oldest of `n`'s ancestors and before `n` (else it is not among them).
+    /// oldest of `n`'s ancestors and before `n` (or before the last write of its memory
+    /// in place, whose inputs are not known; see `Node::ancestry`).
     fn may_reach(&self, n: &NodeRef) -> bool {
-        let first = self.serials.partition_point(|&s| s < n.oldest_ancestor);
-        self.serials.get(first).is_some_and(|&s| s < n.serial)
+        let (floor, ceiling) = n.ancestry();
+        let first = self.serials.partition_point(|&s| s < floor);
+        self.serials.get(first).is_some_and(|&s| s < ceiling)
     }
 }
 
@@ -153,20 +155,32 @@ fn operation(node: &NodeRef, targets: &Targets) -> Result<Option<Op>> {
     }
     let computed = match &*node.state() {
         State::Failed(e) => return Err((**e).clone()),
-        State::Ready(_, origin) => origin.eager().is_some(),
-        State::Parts(_) => true,
-        State::Lazy(_) | State::Dropped => false,
+        State::Ready(_, origin) => origin.eager(),
+        State::Parts(_) => Some(Origin::EVALUATION),
+        State::Lazy(_) | State::Dropped => None,
     };
     // (A target's own value is what is differentiated against, however it was made.)
-    if computed && !targets.contains(node) && targets.may_reach(node) {
+    if let Some(what) = computed.filter(|_| !targets.contains(node) && targets.may_reach(node)) {
+        let how = match what {
+            Origin::EVALUATION => "ask for the gradient before reading it (nothing runs until then), or compute it \
+                                   inside `lazycl::value_and_grad`, which keeps what it needs"
+                .to_string(),
+            w if w.contains("#[kernel]") => format!(
+                "{w} is not differentiated (its body is OpenCL C lazycl does not see); write the step with array \
+                 operations or with `expr!` and `#[device_fn]`, whose derivatives lazycl writes"
+            ),
+            w => format!(
+                "{w} runs when called and keeps no operation; call it inside `lazycl::value_and_grad`, which keeps \
+                 what it needs (sorts and selections then differentiate by the positions they chose)"
+            ),
+        };
         return Err(Error::Gradient {
             op: format!("an array of shape {:?}", node.shape),
             at: node.at.to_string(),
-            reason: "it was materialized before the gradient was asked for, and a materialized array \
-                     keeps only its values, not how they were computed; ask for the gradient before \
-                     reading it (nothing runs until then), or compute it inside \
-                     `lazycl::value_and_grad`, which keeps what it needs"
-                .into(),
+            reason: format!(
+                "it was computed by {what} before the gradient was asked for, and a materialized array keeps only \
+                 its values, not how they were computed: {how}"
+            ),
         });
     }
     Ok(None)
