@@ -412,7 +412,10 @@ fn sorts_selections_and_kernels_are_never_silent_constants() {
         .launch(3.0, &y.to_contiguous(), &mut out)
         .unwrap();
     let e = (&out * &out).sum().grad(&[&x]).unwrap_err().to_string();
-    assert!(e.contains("#[kernel]") && e.contains("expr!"), "{e}");
+    assert!(
+        e.contains("#[kernel]") && e.contains("expr!") && e.contains("with_vjp"),
+        "{e}"
+    );
     // Data a kernel wrote before the parameters were made is a constant.
     let w = ctx.from_slice(&[0.5f32; 5]).unwrap();
     let g = (&out * &w).sum().grad(&[&w]).unwrap();
@@ -438,4 +441,37 @@ fn sorts_selections_and_kernels_are_never_silent_constants() {
     })
     .unwrap();
     assert_eq!(g[0].to_vec().unwrap(), vec![0.0, 2.0, 0.0, 2.0, 0.0, 2.0]);
+}
+
+/// A `#[kernel]` launch differentiates by the rule its user gives (`with_vjp`); a rule of
+/// the wrong arity or shapes is an error naming it.
+#[test]
+fn a_kernel_differentiates_by_the_rule_its_user_gives() {
+    let ctx = ctx();
+    let w = ctx.from_slice(&[0.5f32, -1.0, 2.0]).unwrap();
+    let x = &w * &w;
+    let launch = |x: &Array<f32>| {
+        let mut out = ctx.zeros::<f32>([3]).unwrap();
+        scaled_copy::bind(&ctx)
+            .unwrap()
+            .global([3])
+            .launch(3.0, &x.to_contiguous(), &mut out)
+            .unwrap();
+        out
+    };
+    let y = launch(&x).with_vjp(&[&x], |g| vec![g * 3.0f32]);
+    let g = (&y * &y).sum().grad(&[&w]).unwrap();
+    // y = 3 w², so d(Σ y²)/dw = 2 y · 6 w = 36 w³.
+    let ws = w.to_vec().unwrap();
+    let want: Vec<f32> = ws.iter().map(|w| 36.0 * w * w * w).collect();
+    assert_eq!(g[0].to_vec().unwrap(), want);
+    let bad = launch(&x).with_vjp(&[&x, &w], |g| vec![g * 3.0f32]);
+    let e = bad.sum().grad(&[&w]).unwrap_err().to_string();
+    assert!(
+        e.contains("with_vjp") && e.contains("1 cotangents for 2 inputs"),
+        "{e}"
+    );
+    let bad = launch(&x).with_vjp(&[&x], |g| vec![g.sum()]);
+    let e = bad.sum().grad(&[&w]).unwrap_err().to_string();
+    assert!(e.contains("shape []") && e.contains("gradients_api.rs"), "{e}");
 }

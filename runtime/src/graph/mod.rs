@@ -61,6 +61,20 @@ pub(crate) struct Node {
     ///
     /// [`ContextInner::keeps_recipes`]: crate::backend::context::ContextInner::keeps_recipes
     recipe: OnceLock<Box<Op>>,
+    /// The gradient rule the user gave this node (`Array::with_vjp`), which gradients
+    /// use instead of its operation.
+    rule: OnceLock<Arc<CustomRule>>,
+}
+
+/// A user's gradient rule for one node (`Array::with_vjp`): the arrays the node's value
+/// depends on, and the cotangents of them given the node's.
+pub(crate) struct CustomRule {
+    pub(crate) inputs: Vec<NodeRef>,
+    /// The cotangents of `inputs` given the node's (lazy arrays), or why not.
+    #[allow(clippy::type_complexity)]
+    pub(crate) pullback: Box<dyn Fn(&NodeRef) -> Result<Vec<NodeRef>, Error> + Send + Sync>,
+    /// Where the user gave the rule.
+    pub(crate) at: &'static Location<'static>,
 }
 
 /// The next node's [`Node::serial`].
@@ -127,6 +141,7 @@ impl Node {
             stops_gradient: false,
             state: Mutex::new(state),
             recipe: OnceLock::new(),
+            rule: OnceLock::new(),
         })
     }
 
@@ -150,6 +165,7 @@ impl Node {
                 _ => State::Lazy(Op::Reshape(source.clone())),
             }),
             recipe: OnceLock::new(),
+            rule: OnceLock::new(),
         })
     }
 
@@ -270,6 +286,16 @@ impl Node {
     /// sharing its source's memory).
     pub(crate) fn keep_recipe(&self, op: Op) {
         let _ = self.recipe.set(Box::new(op));
+    }
+
+    /// Gives this node a gradient rule of the user's, used instead of its operation.
+    pub(crate) fn set_rule(&self, rule: CustomRule) {
+        let _ = self.rule.set(Arc::new(rule));
+    }
+
+    /// The gradient rule the user gave this node, if any.
+    pub(crate) fn rule(&self) -> Option<Arc<CustomRule>> {
+        self.rule.get().cloned()
     }
 
     /// The operation that computes this node: the lazy one, or the one kept when it was

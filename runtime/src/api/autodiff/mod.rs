@@ -20,6 +20,7 @@
 //! an error naming it, never a silently partial gradient. [`Array::detach`] stops
 //! gradients on purpose.
 
+mod custom;
 mod elementwise;
 mod gather;
 mod linear;

@@ -8,7 +8,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::rules;
 use crate::error::{Error, Result};
-use crate::graph::{NodeRef, Op, Origin, State};
+use std::sync::Arc;
+
+use crate::graph::{CustomRule, NodeRef, Op, Origin, State};
 
 /// A node's identity within one walk.
 fn key(n: &NodeRef) -> usize {
@@ -49,8 +51,58 @@ impl Targets {
 /// What the walk knows of one node it reached.
 struct Reached {
     node: NodeRef,
-    /// Its operation, when a gradient can pass through it.
-    op: Option<Op>,
+    /// How a gradient passes through it, when one can.
+    op: Option<Pass>,
+}
+
+/// How a gradient passes through a node: its operation's rule, or the user's.
+enum Pass {
+    Op(Op),
+    Rule(Arc<CustomRule>),
+}
+
+impl Pass {
+    fn inputs(&self) -> Vec<&NodeRef> {
+        match self {
+            Pass::Op(op) => op.inputs().into_vec(),
+            Pass::Rule(rule) => rule.inputs.iter().collect(),
+        }
+    }
+
+    /// The cotangents of the operands `wanted` marks, given `g`, the node's.
+    fn pull(&self, node: &NodeRef, g: &NodeRef, wanted: &[bool]) -> Result<Vec<(usize, NodeRef)>> {
+        match self {
+            Pass::Op(op) => rules::pull(node, op, g, wanted),
+            Pass::Rule(rule) => {
+                let got = (rule.pullback)(g)?;
+                let wrong = |why: String| Error::Gradient {
+                    op: "with_vjp".into(),
+                    at: rule.at.to_string(),
+                    reason: why,
+                };
+                if got.len() != rule.inputs.len() {
+                    return Err(wrong(format!(
+                        "the rule gave {} cotangents for {} inputs",
+                        got.len(),
+                        rule.inputs.len()
+                    )));
+                }
+                let mut out = Vec::new();
+                for (slot, (c, x)) in got.into_iter().zip(&rule.inputs).enumerate() {
+                    if c.shape != x.shape {
+                        return Err(wrong(format!(
+                            "the cotangent of input {slot} has shape {:?}, the input {:?}",
+                            c.shape, x.shape
+                        )));
+                    }
+                    if wanted[slot] {
+                        out.push((slot, crate::api::ops::cast_node(&c, x.dtype)));
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
 }
 
 /// The cotangents of `wrt` given `seed`, the cotangent of `root` (same shape and type):
@@ -90,7 +142,7 @@ pub(crate) fn pull_back(root: &NodeRef, seed: NodeRef, wrt: &[NodeRef]) -> Resul
         };
         let inputs = op.inputs();
         let wanted: Vec<bool> = inputs.iter().map(|i| reaches.contains(&key(i))).collect();
-        for (slot, contribution) in rules::pull(&r.node, op, &g, &wanted)? {
+        for (slot, contribution) in op.pull(&r.node, &g, &wanted)? {
             let input = inputs[slot];
             let total = match cotangents.remove(&key(input)) {
                 Some(before) => rules::add(&before, &contribution),
@@ -146,12 +198,15 @@ fn post_order(root: &NodeRef, targets: &Targets) -> Result<Vec<Reached>> {
 /// gradients, at a detached one, and at memory without an operation that cannot depend
 /// on the targets (uploads, fills, arrays no target could be among the ancestors of). A recording error is returned; a computed array whose operation is gone and
 /// that may depend on a target is an error naming it.
-fn operation(node: &NodeRef, targets: &Targets) -> Result<Option<Op>> {
+fn operation(node: &NodeRef, targets: &Targets) -> Result<Option<Pass>> {
     if !node.dtype.is_float() || node.stops_gradient {
         return Ok(None);
     }
+    if let Some(rule) = node.rule() {
+        return Ok(Some(Pass::Rule(rule)));
+    }
     if let Some(op) = node.operation() {
-        return Ok(Some(op));
+        return Ok(Some(Pass::Op(op)));
     }
     let computed = match &*node.state() {
         State::Failed(e) => return Err((**e).clone()),
@@ -167,7 +222,8 @@ fn operation(node: &NodeRef, targets: &Targets) -> Result<Option<Op>> {
                 .to_string(),
             w if w.contains("#[kernel]") => format!(
                 "{w} is not differentiated (its body is OpenCL C lazycl does not see); write the step with array \
-                 operations or with `expr!` and `#[device_fn]`, whose derivatives lazycl writes"
+                 operations or with `expr!` and `#[device_fn]`, whose derivatives lazycl writes, or give the launch's \
+                 derivative yourself: `out.with_vjp(&[&x], |g| ..)`"
             ),
             w => format!(
                 "{w} runs when called and keeps no operation; call it inside `lazycl::value_and_grad`, which keeps \
