@@ -54,7 +54,7 @@ struct Mlp {
     shape: (usize, usize, usize, usize),
 }
 
-impl Mlp {
+impl Workload for Mlp {
     fn new(ctx: &Context, quick: bool) -> R<Mlp> {
         let (n, f, hidden, classes) = if quick {
             (512, 64, 128, 10)
@@ -85,12 +85,17 @@ impl Mlp {
         })
     }
 
-    fn by_hand(&self) -> R<()> {
+    fn name(&self) -> String {
+        let (n, f, hidden, classes) = self.shape;
+        format!("MLP step by grad, {f}-{hidden}-{classes}, batch {n}, f32")
+    }
+
+    fn by_hand(&mut self) -> R<()> {
         let (p, x, onehot) = (&self.p, &self.x, &self.onehot);
         update(p, mlp_by_hand(p, x, onehot), &mlp_loss(p, x, onehot))
     }
 
-    fn by_grad(&self) -> R<()> {
+    fn by_grad(&mut self) -> R<()> {
         let p = &self.p;
         let loss = mlp_loss(p, &self.x, &self.onehot);
         let g = lz(loss.grad(&[&p[0], &p[1], &p[2], &p[3]]))?;
@@ -116,12 +121,17 @@ struct Logreg {
     b: Array<f32>,
 }
 
-impl Logreg {
+impl Workload for Logreg {
     fn new(ctx: &Context, quick: bool) -> R<Logreg> {
         let model = logreg_model(ctx, quick)?;
         let d = model.x.shape()[1];
         let (w, b) = (lz(ctx.zeros::<f32>([d]))?, lz(ctx.zeros::<f32>([1]))?);
         Ok(Logreg { model, w, b })
+    }
+
+    fn name(&self) -> String {
+        let (rows, d) = (self.model.x.shape()[0], self.model.x.shape()[1]);
+        format!("logistic regression step by grad, {rows}x{d} f32")
     }
 
     fn by_hand(&mut self) -> R<()> {
@@ -156,52 +166,40 @@ fn step_megabytes<S>(setup: impl Fn(&Context) -> R<S>, step: impl Fn(&mut S) -> 
     Ok(ctx.memory_stats().peak_bytes_in_use.saturating_sub(before) as f64 / 1e6)
 }
 
-/// Adds the gradient rows.
-pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()> {
+/// A training step written by hand and by `grad`, which the report compares.
+trait Workload: Sized {
+    fn new(ctx: &Context, quick: bool) -> R<Self>;
+    /// The row's name.
+    fn name(&self) -> String;
+    fn by_hand(&mut self) -> R<()>;
+    fn by_grad(&mut self) -> R<()>;
+}
+
+/// The rows of one workload: the step's time by `grad` against the hand-written one's,
+/// and the device memory a step of each.
+fn compare<W: Workload>(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()> {
     let sync = || lz(ctx.synchronize());
     let reps = if quick { 3 } else { 10 };
-    let mlp = Mlp::new(ctx, quick)?;
-    let (n, f, hidden, classes) = mlp.shape;
-    let hand = per_run(trials, reps, || mlp.by_hand(), sync)?;
-    let derived = per_run(trials, reps, || mlp.by_grad(), sync)?;
-    let name = format!("MLP step by grad, {f}-{hidden}-{classes}, batch {n}, f32");
-    rep.add(
-        &name,
-        derived * 1e3,
-        hand * 1e3,
-        "ms",
-        "the hand-written step (same run)",
-    );
-    let hand_mb = step_megabytes(|c| Mlp::new(c, quick), |m| m.by_hand())?;
-    let grad_mb = step_megabytes(|c| Mlp::new(c, quick), |m| m.by_grad())?;
+    let same = "the hand-written step (same run)";
+    let mut w = W::new(ctx, quick)?;
+    let hand = per_run(trials, reps, || w.by_hand(), sync)?;
+    let derived = per_run(trials, reps, || w.by_grad(), sync)?;
+    let name = w.name();
+    rep.add(&name, derived * 1e3, hand * 1e3, "ms", same);
+    let hand_mb = step_megabytes(|c| W::new(c, quick), W::by_hand)?;
+    let grad_mb = step_megabytes(|c| W::new(c, quick), W::by_grad)?;
     rep.add(
         format!("{name}, device memory a step"),
         grad_mb,
         hand_mb,
         "MB",
-        "the hand-written step (same run)",
-    );
-
-    let mut lr = Logreg::new(ctx, quick)?;
-    let (rows, d) = (lr.model.x.shape()[0], lr.model.x.shape()[1]);
-    let hand = per_run(trials, reps, || lr.by_hand(), sync)?;
-    let derived = per_run(trials, reps, || lr.by_grad(), sync)?;
-    let name = format!("logistic regression step by grad, {rows}x{d} f32");
-    rep.add(
-        &name,
-        derived * 1e3,
-        hand * 1e3,
-        "ms",
-        "the hand-written step (same run)",
-    );
-    let hand_mb = step_megabytes(|c| Logreg::new(c, quick), |m| m.by_hand())?;
-    let grad_mb = step_megabytes(|c| Logreg::new(c, quick), |m| m.by_grad())?;
-    rep.add(
-        format!("{name}, device memory a step"),
-        grad_mb,
-        hand_mb,
-        "MB",
-        "the hand-written step (same run)",
+        same,
     );
     Ok(())
+}
+
+/// Adds the gradient rows.
+pub fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) -> R<()> {
+    compare::<Mlp>(rep, ctx, quick, trials)?;
+    compare::<Logreg>(rep, ctx, quick, trials)
 }
