@@ -7,7 +7,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use super::input::Input;
-use super::variants::lower;
+use super::lowering::lower;
 use crate::emit;
 use crate::grad::{derivative, partial_sigs};
 use crate::ir::{DevSig, Scalar, Ty};

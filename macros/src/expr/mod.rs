@@ -25,6 +25,7 @@ mod derivatives;
 mod expand;
 mod input;
 mod kinds;
+mod lowering;
 mod traits;
 mod variants;
 

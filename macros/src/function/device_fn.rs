@@ -6,8 +6,8 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use super::partials::{grad_source, Partials};
-use super::translate::Translation;
+use super::partials::grad_source;
+use super::translate::{Partials, Translation};
 use crate::emit::{guarded, FP64_PRAGMA};
 use crate::expr::has_array_bound;
 use crate::grad::partial_name;

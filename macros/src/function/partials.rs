@@ -5,7 +5,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::translate::{translate_fn, Translation};
+use super::translate::{translate_fn, Partial, Partials, Translation};
 use crate::diag::Errors;
 use crate::emit::{guarded, FP64_PRAGMA};
 use crate::generics::ConstParam;
@@ -13,15 +13,6 @@ use crate::grad::{partial_fn, partial_name, partial_sigs, Why};
 use crate::ir::ParamTy;
 use crate::resolve::Deps;
 use crate::signature::FnKind;
-
-/// The partials of one instance, one per float parameter (in order), or why it has none.
-pub(super) type Partials = Result<Vec<Partial>, Why>;
-
-/// One partial derivative: its Rust name (`f__grad0`, `f__grad0__f32`) and translation.
-pub(super) struct Partial {
-    pub name: String,
-    pub translation: Translation,
-}
 
 /// The partials of `f` (one instance, `t` its translation) of the device function `base`;
 /// `instance`: the instance's types (`f32_i64`, empty for a function that is not generic).

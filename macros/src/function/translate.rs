@@ -4,10 +4,10 @@
 
 use proc_macro2::TokenStream;
 
-use super::partials::Partials;
 use crate::diag::{Errors, Spanned};
 use crate::emit::{self, FnText};
 use crate::generics::ConstParam;
+use crate::grad::Why;
 use crate::ir::{device_fn_cl_name, DevSig, Param, Scalar, StructDef, Ty};
 use crate::lower::names::is_reserved;
 use crate::lower::Lowerer;
@@ -24,6 +24,16 @@ pub(super) struct Translation {
     /// The kernel structs `ParamTy::Struct` indexes.
     pub structs: Vec<StructDef>,
     pub errors: Option<syn::Error>,
+}
+
+/// The partial derivatives of one instance of a device function (see `partials`), one
+/// per float parameter in order, or why it has none.
+pub(super) type Partials = Result<Vec<Partial>, Why>;
+
+/// One partial derivative: its Rust name (`f__grad0`, `f__grad0__f32`) and translation.
+pub(super) struct Partial {
+    pub name: String,
+    pub translation: Translation,
 }
 
 /// One instance of a function, translated: its types (one per type parameter; none for a

@@ -48,7 +48,10 @@ impl<'a> Forward<'a> {
             },
             syn::Expr::Binary(b) => self.binary(b),
             syn::Expr::Cast(c) => self.cast(c),
-            syn::Expr::MethodCall(m) => rules::method(self, m),
+            syn::Expr::MethodCall(m) => {
+                let args: Vec<&syn::Expr> = m.args.iter().collect();
+                self.method(&m.receiver, &m.method.to_string(), &args)
+            }
             syn::Expr::Call(c) => self.call(c),
             syn::Expr::If(i) => self.if_expr(i),
             syn::Expr::Block(b) => self.block(&b.block),
@@ -131,7 +134,7 @@ impl<'a> Forward<'a> {
             let Some((recv, rest)) = args.split_first() else {
                 return Ok(Tangent::Zero);
             };
-            return rules::method_of(self, recv, f, rest);
+            return self.method(recv, f, rest);
         }
         let tangents = self.args(&args)?;
         if tangents.iter().all(Tangent::is_zero) {
@@ -145,8 +148,15 @@ impl<'a> Forward<'a> {
     }
 
     /// The tangents of `args`.
-    pub(super) fn args(&mut self, args: &[&syn::Expr]) -> Result<Vec<Tangent>, Why> {
+    fn args(&mut self, args: &[&syn::Expr]) -> Result<Vec<Tangent>, Why> {
         args.iter().map(|a| self.expr(a)).collect()
+    }
+
+    /// `x.name(args)`: the method's rule given the tangents of `x` and the arguments.
+    fn method(&mut self, x: &syn::Expr, name: &str, args: &[&syn::Expr]) -> Result<Tangent, Why> {
+        let dx = self.expr(x)?;
+        let d = self.args(args)?;
+        rules::method(x, name, args, dx, d)
     }
 
     /// `f(args)` of a device function: `Σ ∂f/∂arg_k · d arg_k` over the arguments whose

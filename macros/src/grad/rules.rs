@@ -6,26 +6,19 @@
 
 use syn::parse_quote;
 
-use super::forward::Forward;
 use super::tangent::{int_as, literal, Tangent};
 use super::Why;
 use crate::ir::Scalar;
 
-/// `recv.name(args)`.
-pub(super) fn method(fw: &mut Forward, m: &syn::ExprMethodCall) -> Result<Tangent, Why> {
-    let args: Vec<&syn::Expr> = m.args.iter().collect();
-    method_of(fw, &m.receiver, &m.method.to_string(), &args)
-}
-
-/// The tangent of `x.name(args)`.
-pub(super) fn method_of(
-    fw: &mut Forward,
+/// The tangent of `x.name(args)`, given `dx`, the tangent of `x`, and `d`, those of
+/// the arguments.
+pub(super) fn method(
     x: &syn::Expr,
     name: &str,
     args: &[&syn::Expr],
+    dx: Tangent,
+    d: Vec<Tangent>,
 ) -> Result<Tangent, Why> {
-    let dx = fw.expr(x)?;
-    let d: Vec<Tangent> = fw.args(args)?;
     if dx.is_zero() && d.iter().all(Tangent::is_zero) {
         return Ok(Tangent::Zero);
     }

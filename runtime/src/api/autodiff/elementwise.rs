@@ -6,7 +6,7 @@
 
 use std::f64::consts::{LN_10, LN_2, PI};
 
-use super::rules::{constant, operand, unbroadcast, unsupported, Contribution};
+use super::shared::{constant, operand, unbroadcast, unsupported, Contribution};
 use crate::api::array::Array;
 use crate::dtype::Float;
 use crate::error::Result;

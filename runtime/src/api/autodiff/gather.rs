@@ -7,7 +7,7 @@
 //! is the axis's length times the number of indices, where a scatter-add would do work in
 //! the number of indices only.
 
-use super::rules::unbroadcast;
+use super::shared::unbroadcast;
 use crate::api::array::Array;
 use crate::api::construct::positions;
 use crate::api::ops::cast_node;

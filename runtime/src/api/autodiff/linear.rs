@@ -2,7 +2,7 @@
 //! broadcast): `g · bᵀ` and `aᵀ · g`, products whose transposed operands are views read
 //! in the GEMM's tile loads (no transposed copy), summed back over broadcast batch axes.
 
-use super::rules::{unbroadcast, Contribution};
+use super::shared::{unbroadcast, Contribution};
 use crate::api::array::Array;
 use crate::dtype::Float;
 use crate::graph::NodeRef;

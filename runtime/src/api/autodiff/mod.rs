@@ -26,9 +26,12 @@ mod gather;
 mod linear;
 mod reduce;
 mod rules;
+mod shared;
 mod templates;
 mod views;
 mod walk;
+
+use shared::constant;
 
 use crate::api::array::Array;
 use crate::backend::context::Recording;
@@ -73,7 +76,7 @@ impl<T: Float> Array<T> {
                 ),
             });
         }
-        let seed = rules::constant(self, 1.0);
+        let seed = constant(self, 1.0);
         pulled(self, seed, wrt)
     }
 
@@ -176,7 +179,7 @@ fn pulled<T: Float>(out: &Array<T>, seed: Array<T>, wrt: &[&Array<T>]) -> Result
         .zip(wrt)
         .map(|(g, w)| match g {
             Some(g) => Array::from_node(g),
-            None => rules::constant(w, 0.0).broadcast_to(w.shape()),
+            None => constant(w, 0.0).broadcast_to(w.shape()),
         })
         .collect())
 }

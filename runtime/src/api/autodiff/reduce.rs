@@ -4,7 +4,7 @@
 //! the product by each element (NaN where an element is 0, as the quotient gives). A
 //! scan's cotangent is the reversed scan of the cotangent.
 
-use super::rules::{constant, operand};
+use super::shared::{constant, operand};
 use crate::api::array::Array;
 use crate::dtype::Float;
 use crate::error::Result;

@@ -4,7 +4,7 @@
 //! operand's cotangent is that template's node, one fused node, summed back over the axes
 //! the operand was broadcast along.
 
-use super::rules::{unbroadcast, unsupported, Contribution};
+use super::shared::{unbroadcast, unsupported, Contribution};
 use crate::api::array::Array;
 use crate::api::ops::{cast_node, record};
 use crate::dtype::Float;

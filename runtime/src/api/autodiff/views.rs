@@ -7,7 +7,7 @@
 
 use ndarray::SliceInfoElem;
 
-use super::rules::{unsupported, Contribution};
+use super::shared::{unsupported, Contribution};
 use crate::api::array::Array;
 use crate::dtype::Float;
 use crate::error::Result;

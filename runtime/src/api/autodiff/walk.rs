@@ -6,7 +6,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::rules;
+use super::{rules, shared};
 use crate::error::{Error, Result};
 use std::sync::Arc;
 
@@ -145,7 +145,7 @@ pub(crate) fn pull_back(root: &NodeRef, seed: NodeRef, wrt: &[NodeRef]) -> Resul
         for (slot, contribution) in op.pull(&r.node, &g, &wanted)? {
             let input = inputs[slot];
             let total = match cotangents.remove(&key(input)) {
-                Some(before) => rules::add(&before, &contribution),
+                Some(before) => shared::add(&before, &contribution),
                 None => contribution,
             };
             cotangents.insert(key(input), total);
