@@ -296,3 +296,35 @@ fn gathers_send_the_cotangent_to_the_picked_elements_repeats_added() {
         weigh(&p[0].take_along_axis(Axis(1), &idx).exp())
     });
 }
+
+#[test]
+fn scatter_add_matches_finite_differences() {
+    // Rows 2, 0, 2 (a repeat) and 9 (outside: dropped) of a [3, 4] array, into zeros and
+    // into a computed array.
+    check("scatter_add into zeros", &[&[4, 4]], (-1.0, 1.0), &|p| {
+        let ctx = p[0].context();
+        let rows = ctx.from_slice(&[2u32, 0, 2, 9]).unwrap();
+        let mut sums = ctx.zeros::<f64>([3, 4]).unwrap();
+        scatter_add(&mut sums, Axis(0), &rows, &(&p[0] * &p[0])).unwrap();
+        weigh(&sums.sin())
+    });
+    check(
+        "scatter_add into a computed array, broadcast values",
+        &[&[4, 1], &[3, 4]],
+        (-1.0, 1.0),
+        &|p| {
+            let ctx = p[0].context();
+            let cols = ctx.from_slice(&[3i32, -1, 0, 3]).unwrap();
+            let mut acc = p[1].exp();
+            scatter_add(&mut acc, -1, &cols, p[0].reshape(vec![1, 4])).unwrap();
+            scatter_add(
+                &mut acc,
+                Axis(0),
+                &ctx.from_slice(&[1u32]).unwrap(),
+                p[1].slice(s![0..1, ..]),
+            )
+            .unwrap();
+            weigh(&(&acc * &acc))
+        },
+    );
+}

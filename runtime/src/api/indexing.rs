@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use crate::api::array::Array;
+use crate::api::autodiff::custom::with_rule;
 use crate::api::ops::{failure, CtxRef, Operand};
 use crate::api::sequences::positions;
 use crate::api::views::AsAxis;
@@ -20,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::exec;
 use crate::graph::shape::broadcast;
 use crate::graph::view::{SourceAxis, ViewMap};
-use crate::graph::{Op, TakeSpec};
+use crate::graph::{NodeRef, Op, Origin, State, TakeSpec};
 use crate::plan::{GKind, ScatterCombine};
 
 impl<T: Element> Array<T> {
@@ -246,8 +247,20 @@ pub fn scatter_add<T: Numeric, I: Integer>(
     if src_shape.contains(&0) {
         return Ok(());
     }
+    // (For gradients: the values as given, and what `dst` held unless a constant, kept
+    // apart from the memory written.)
+    let given = v.clone();
+    let prior = gradient_prior(dst);
+    // (A lazy destination is computed now; it keeps how, for gradients.)
+    let recipe = prior.as_ref().and_then(|p| match &*p.node.state() {
+        State::Lazy(op) => Some(op.clone()),
+        _ => None,
+    });
     let q = ctx.queue().clone();
     let buffer = dst.private_buffer(None, "scatter_add")?;
+    if let (Some(p), Some(op)) = (&prior, recipe) {
+        p.node.keep_recipe(op);
+    }
     // What the adding kernel computes: elementwise work over memory other than `dst`'s.
     // Values or indices that read `dst` itself, or hold a product, reduction or scan
     // (kernels of their own), are computed first, into memory of their own.
@@ -266,7 +279,54 @@ pub fn scatter_add<T: Numeric, I: Integer>(
         buffer,
         &Arc::new(scatter_map(shape.len(), axis)),
         &shape,
-    )
+    )?;
+    if T::DTYPE.is_float() {
+        let at = std::panic::Location::caller();
+        *dst = differentiable_scatter(dst, axis, &indices, given, prior, at);
+    }
+    Ok(())
+}
+
+/// What `dst` held before a float scatter adds into it, when a gradient may pass through
+/// it (kept: the scatter then writes a copy): not for an upload or a fill, which are
+/// constants, nor for other element types.
+fn gradient_prior<T: Element>(dst: &Array<T>) -> Option<Array<T>> {
+    if !T::DTYPE.is_float() {
+        return None;
+    }
+    let constant = dst.node.rule().is_none()
+        && matches!(&*dst.node.state(), State::Ready(_, Origin::Upload | Origin::Fill));
+    (!constant).then(|| dst.clone())
+}
+
+/// `dst` after `scatter_add` added `values` at `indices` along `axis`, with its gradient
+/// rule: the values' cotangent is the cotangent's elements at the indices (0 where an
+/// index was outside the axis and dropped its elements), `prior`'s is the cotangent.
+fn differentiable_scatter<T: Numeric, I: Integer>(
+    dst: &Array<T>,
+    axis: usize,
+    indices: &Array<I>,
+    values: Array<T>,
+    prior: Option<Array<T>>,
+    at: &'static std::panic::Location<'static>,
+) -> Array<T> {
+    let len = dst.shape()[axis] as i64;
+    let mut along = vec![1; dst.ndim()];
+    along[axis] = indices.len();
+    let mut inputs = vec![values.node.clone()];
+    inputs.extend(prior.as_ref().map(|p| p.node.clone()));
+    let (indices, has_prior) = (indices.clone(), prior.is_some());
+    let pullback = move |g: &NodeRef| {
+        let g = Array::<T>::from_node(g.clone());
+        let wide = indices.cast::<i64>();
+        let inside = (wide.ge(0i64) & wide.lt(len)).cast::<T>().reshape(along.clone());
+        let mut out = vec![(g.take(axis, &indices) * inside).node];
+        if has_prior {
+            out.push(g.node.clone());
+        }
+        Ok(out)
+    };
+    Array::from_node(with_rule(&dst.node, inputs, Box::new(pullback), at))
 }
 
 /// `src` as the values `scatter_add` adds along `axis` into an array of shape `shape`:

@@ -7,6 +7,7 @@ use std::panic::Location;
 
 use crate::api::array::Array;
 use crate::dtype::Float;
+use crate::error::Result;
 use crate::graph::{CustomRule, Node, NodeRef, Op, State};
 
 impl<T: Float> Array<T> {
@@ -46,22 +47,38 @@ impl<T: Float> Array<T> {
             return self.clone();
         }
         let nodes: Vec<NodeRef> = inputs.iter().map(|a| a.node.clone()).collect();
-        let refs: Vec<&NodeRef> = nodes.iter().collect();
-        let node = Node::made_from(
-            self.node.ctx.clone(),
-            self.node.dtype,
-            self.node.shape.clone(),
-            State::Lazy(Op::Reshape(self.node.clone())),
-            &refs,
-        );
-        node.set_rule(CustomRule {
-            inputs: nodes,
-            pullback: Box::new(move |g: &NodeRef| {
-                let g = Array::<T>::from_node(g.clone());
-                Ok(pullback(&g).into_iter().map(|a| a.node).collect())
-            }),
-            at: Location::caller(),
-        });
-        Array::from_node(node)
+        let pullback = move |g: &NodeRef| {
+            let g = Array::<T>::from_node(g.clone());
+            Ok(pullback(&g).into_iter().map(|a| a.node).collect())
+        };
+        Array::from_node(with_rule(
+            &self.node,
+            nodes,
+            Box::new(pullback),
+            Location::caller(),
+        ))
     }
+}
+
+/// The cotangents of a rule's inputs given the node's.
+pub(crate) type Pullback = Box<dyn Fn(&NodeRef) -> Result<Vec<NodeRef>> + Send + Sync>;
+
+/// A node reading `value`, whose gradient is `pullback`'s over `inputs` (what
+/// [`Array::with_vjp`] and `scatter_add` make), given at `at`.
+pub(crate) fn with_rule(
+    value: &NodeRef,
+    inputs: Vec<NodeRef>,
+    pullback: Pullback,
+    at: &'static Location<'static>,
+) -> NodeRef {
+    let refs: Vec<&NodeRef> = inputs.iter().collect();
+    let node = Node::made_from(
+        value.ctx.clone(),
+        value.dtype,
+        value.shape.clone(),
+        State::Lazy(Op::Reshape(value.clone())),
+        &refs,
+    );
+    node.set_rule(CustomRule { inputs, pullback, at });
+    node
 }

@@ -20,7 +20,7 @@
 //! an error naming it, never a silently partial gradient. [`Array::detach`] stops
 //! gradients on purpose.
 
-mod custom;
+pub(crate) mod custom;
 mod elementwise;
 mod gather;
 mod linear;
