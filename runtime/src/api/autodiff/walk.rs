@@ -4,12 +4,12 @@
 //! ([`super::rules`]), added where paths meet. Nothing runs: every cotangent is a lazy
 //! array, and the backward pass fuses like any other recording.
 
+use std::sync::Arc;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{rules, shared};
 use crate::error::{Error, Result};
-use std::sync::Arc;
-
 use crate::graph::{CustomRule, NodeRef, Op, Origin, State};
 
 /// A node's identity within one walk.
@@ -225,9 +225,13 @@ fn operation(node: &NodeRef, targets: &Targets) -> Result<Option<Pass>> {
                  operations or with `expr!` and `#[device_fn]`, whose derivatives lazycl writes, or give the launch's \
                  derivative yourself: `out.with_vjp(&[&x], |g| ..)`"
             ),
+            w if w.contains("sort") || w.contains("selection") => format!(
+                "{w} runs when called and keeps no operation; call it inside `lazycl::value_and_grad`, where sorts \
+                 and selections differentiate by the positions they chose"
+            ),
             w => format!(
-                "{w} runs when called and keeps no operation; call it inside `lazycl::value_and_grad`, which keeps \
-                 what it needs (sorts and selections then differentiate by the positions they chose)"
+                "{w} writes memory outside the recorded graph; compute the value with array operations, or give \
+                 its derivative yourself: `y.with_vjp(&[&x], |g| ..)`"
             ),
         };
         return Err(Error::Gradient {
