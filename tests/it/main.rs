@@ -31,6 +31,7 @@ mod expr_ops;
 mod expr_runtime;
 mod finish_in_consumer;
 mod foundation;
+mod frequencies;
 mod generic_kernels;
 mod gradients;
 mod gradients_api;

@@ -14,6 +14,7 @@ pub(crate) mod covariance;
 pub(crate) mod display;
 pub(crate) mod eval;
 pub(crate) mod explain;
+pub(crate) mod frequencies;
 pub(crate) mod handover;
 pub(crate) mod histogram;
 pub(crate) mod indexing;
