@@ -299,19 +299,19 @@ fn gathers_send_the_cotangent_to_the_picked_elements_repeats_added() {
 
 #[test]
 fn scatter_add_matches_finite_differences() {
+    // Inside value_and_grad (a scatter runs when called, and keeps its rule only there).
     // Rows 2, 0, 2 (a repeat) and 9 (outside: dropped) of a [3, 4] array, into zeros and
     // into a computed array.
-    check("scatter_add into zeros", &[&[4, 4]], (-1.0, 1.0), &|p| {
+    check_in_closure("scatter_add into zeros", &[&[4, 4]], &|p| {
         let ctx = p[0].context();
         let rows = ctx.from_slice(&[2u32, 0, 2, 9]).unwrap();
         let mut sums = ctx.zeros::<f64>([3, 4]).unwrap();
         scatter_add(&mut sums, Axis(0), &rows, &(&p[0] * &p[0])).unwrap();
         weigh(&sums.sin())
     });
-    check(
+    check_in_closure(
         "scatter_add into a computed array, broadcast values",
         &[&[4, 1], &[3, 4]],
-        (-1.0, 1.0),
         &|p| {
             let ctx = p[0].context();
             let cols = ctx.from_slice(&[3i32, -1, 0, 3]).unwrap();
@@ -327,4 +327,51 @@ fn scatter_add_matches_finite_differences() {
             weigh(&(&acc * &acc))
         },
     );
+    // Outside value_and_grad: an error that says where it differentiates.
+    let ctx = ctx();
+    let x = ctx.from_slice(&[1.0f64, 2.0]).unwrap();
+    let mut acc = ctx.zeros::<f64>([2]).unwrap();
+    scatter_add(&mut acc, 0, &ctx.from_slice(&[1u32, 0]).unwrap(), &x).unwrap();
+    let e = acc.sum().grad(&[&x]).unwrap_err().to_string();
+    assert!(e.contains("scatter_add") && e.contains("value_and_grad"), "{e}");
+}
+
+/// [`check`] of `f` run inside `value_and_grad`, where operations run when called (a
+/// scatter) keep what gradients need.
+fn check_in_closure(name: &str, shapes: &[&[usize]], f: &Loss) {
+    let ctx = ctx();
+    let mut r = rng(name.len() as u64 * 31 + 7);
+    let hosts: Vec<Vec<f64>> = shapes
+        .iter()
+        .map(|s| {
+            (0..s.iter().product::<usize>())
+                .map(|_| r.gen_range(-1.0..1.0))
+                .collect()
+        })
+        .collect();
+    let arrays = |hosts: &[Vec<f64>]| -> Vec<Array<f64>> {
+        hosts
+            .iter()
+            .zip(shapes)
+            .map(|(h, s)| ctx.from_shape_slice(s.to_vec(), h).unwrap())
+            .collect()
+    };
+    let params = arrays(&hosts);
+    let refs: Vec<&Array<f64>> = params.iter().collect();
+    let (_, grads) = lazycl::value_and_grad(&refs, |q| f(q)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for (p, g) in grads.iter().enumerate() {
+        let got = g.to_vec().unwrap();
+        for i in 0..hosts[p].len() {
+            let eps = 1e-6;
+            let (mut up, mut down) = (hosts.clone(), hosts.clone());
+            up[p][i] += eps;
+            down[p][i] -= eps;
+            let want = (f(&arrays(&up)).item().unwrap() - f(&arrays(&down)).item().unwrap()) / (2.0 * eps);
+            assert!(
+                (got[i] - want).abs() <= 1e-5 * want.abs().max(1.0),
+                "{name}: d/d param {p}[{i}] = {} by the gradient, {want} by differences",
+                got[i]
+            );
+        }
+    }
 }

@@ -280,18 +280,26 @@ pub fn scatter_add<T: Numeric, I: Integer>(
         &Arc::new(scatter_map(shape.len(), axis)),
         &shape,
     )?;
-    if T::DTYPE.is_float() {
+    if differentiated::<T>(&ctx) {
         let at = std::panic::Location::caller();
         *dst = differentiable_scatter(dst, axis, &indices, given, prior, at);
     }
     Ok(())
 }
 
+/// Whether a scatter of `T` on `ctx` keeps its gradient rule: floats, while the context
+/// records for gradients (inside `value_and_grad`). Elsewhere a scatter keeps nothing, as
+/// any operation run when called: a loop of scatters into one array must not keep every
+/// earlier version of it, and a gradient meeting the result is the error that says so.
+fn differentiated<T: Element>(ctx: &ContextInner) -> bool {
+    T::DTYPE.is_float() && ctx.keeps_recipes()
+}
+
 /// What `dst` held before a float scatter adds into it, when a gradient may pass through
 /// it (kept: the scatter then writes a copy): not for an upload or a fill, which are
-/// constants, nor for other element types.
+/// constants, nor outside `value_and_grad` (see [`differentiated`]).
 fn gradient_prior<T: Element>(dst: &Array<T>) -> Option<Array<T>> {
-    if !T::DTYPE.is_float() {
+    if !differentiated::<T>(&dst.node.ctx) {
         return None;
     }
     let constant = dst.node.rule().is_none()

@@ -225,9 +225,9 @@ fn operation(node: &NodeRef, targets: &Targets) -> Result<Option<Pass>> {
                  operations or with `expr!` and `#[device_fn]`, whose derivatives lazycl writes, or give the launch's \
                  derivative yourself: `out.with_vjp(&[&x], |g| ..)`"
             ),
-            w if w.contains("sort") || w.contains("selection") => format!(
+            w if w.contains("sort") || w.contains("selection") || w == "scatter_add" => format!(
                 "{w} runs when called and keeps no operation; call it inside `lazycl::value_and_grad`, where sorts \
-                 and selections differentiate by the positions they chose"
+                 and selections differentiate by the positions they chose and `scatter_add` by its indices"
             ),
             w => format!(
                 "{w} writes memory outside the recorded graph; compute the value with array operations, or give \
