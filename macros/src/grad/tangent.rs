@@ -117,17 +117,21 @@ pub fn convert(d: syn::Expr, from: Scalar, to: Scalar) -> syn::Expr {
 }
 
 /// The float literal `v` of type `ty`: suffixed (`1.0f32`), or through `from_f32` for the
-/// 16-bit types, which have no literal.
+/// 16-bit types, which have no literal. (`v` is one of the rules' constants, finite.)
 pub fn literal(v: f64, ty: Scalar) -> syn::Expr {
-    let text = format!("{v:?}");
-    match ty {
-        Scalar::F64 => syn::parse_str(&format!("{text}f64")).expect("a float literal"),
+    let suffix = if ty == Scalar::F64 { "f64" } else { "f32" };
+    // (The `Debug` text of a finite float, `1.0` or `1e-7`, is a float literal's.)
+    let lit = syn::LitFloat::new(&format!("{:?}{suffix}", v.abs()), proc_macro2::Span::call_site());
+    let magnitude: syn::Expr = match ty {
         t if t.is_narrow_float() => {
-            let lit: syn::Expr = syn::parse_str(&format!("{text}f32")).expect("a float literal");
             let name = syn::Ident::new(t.rust(), proc_macro2::Span::call_site());
             parse_quote!(#name::from_f32(#lit))
         }
-        _ => syn::parse_str(&format!("{text}f32")).expect("a float literal"),
+        _ => parse_quote!(#lit),
+    };
+    match v < 0.0 {
+        true => parse_quote!(-#magnitude),
+        false => magnitude,
     }
 }
 
