@@ -19,6 +19,7 @@ pub(crate) mod passes;
 mod phase;
 mod reads;
 pub(crate) mod recompute;
+pub(crate) mod reduce_plan;
 pub(crate) mod row_kernel;
 pub(crate) mod scan;
 pub(crate) mod select;
