@@ -89,9 +89,9 @@ pub use lazycl_runtime::*;
 pub mod prelude {
     pub use lazycl_macros::*;
     pub use lazycl_runtime::{
-        bf16, concatenate, eval, f16, s, scatter_add, select, sort_by_key, stack, Array, Axis, Context,
-        DType, DeviceSelector, Element, Error, Event, Float, Index, NewAxis, Numeric, Queue, Result, Rng,
-        SearchSide, Step,
+        bf16, c32, c64, concatenate, eval, f16, s, scatter_add, select, sort_by_key, stack, Arithmetic,
+        Array, Axis, ComplexFloat, Context, DType, DeviceSelector, Element, Error, Event, Float, Index,
+        Inexact, NewAxis, Numeric, Queue, Result, Rng, SearchSide, Step,
     };
 }
 

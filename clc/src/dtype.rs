@@ -35,6 +35,11 @@ pub enum DType {
     /// `half::bf16`: the upper 16 bits of an `f32`, stored as `ushort` and computed in
     /// `float`.
     BF16,
+    /// `num_complex::Complex32`: two `f32`s (real, imaginary), OpenCL `float2`.
+    C32,
+    /// `num_complex::Complex64`: two `f64`s (real, imaginary), OpenCL `double2` (needs
+    /// `cl_khr_fp64`).
+    C64,
 }
 
 /// What kind of number a type is.
@@ -44,6 +49,7 @@ enum Kind {
     Signed,
     Unsigned,
     Float,
+    Complex,
 }
 
 /// One row of the table.
@@ -68,7 +74,7 @@ struct Row {
 /// 32-bit kernel arguments (OpenCL C kernel arguments cannot be `bool`, and a `float`
 /// carries every 16-bit float exactly).
 #[rustfmt::skip]
-const TABLE: [Row; 13] = [
+const TABLE: [Row; 15] = [
     //   rust    value     memory    macros    unsigned  argument  size arg kind
     row("bool", "uchar",  "uchar",  "bool",   "uchar",  "uint",   1, 4, Kind::Bool),
     row("i32",  "int",    "int",    "int",    "uint",   "int",    4, 4, Kind::Signed),
@@ -83,6 +89,8 @@ const TABLE: [Row; 13] = [
     row("u16",  "ushort", "ushort", "ushort", "ushort", "uint",   2, 4, Kind::Unsigned),
     row("f16",  "float",  "half",   "float",  "uint",   "float",  2, 4, Kind::Float),
     row("bf16", "float",  "ushort", "float",  "uint",   "float",  2, 4, Kind::Float),
+    row("c32",  "float2", "float2", "float2", "ulong",  "float2", 8, 8, Kind::Complex),
+    row("c64",  "double2","double2","double2","ulong",  "double2",16,16,Kind::Complex),
 ];
 
 #[allow(clippy::too_many_arguments)]
@@ -112,7 +120,7 @@ const fn row(
 
 impl DType {
     /// Every element type, in order.
-    pub const ALL: [DType; 13] = [
+    pub const ALL: [DType; 15] = [
         DType::Bool,
         DType::I32,
         DType::U32,
@@ -126,6 +134,8 @@ impl DType {
         DType::U16,
         DType::F16,
         DType::BF16,
+        DType::C32,
+        DType::C64,
     ];
 
     const fn row(self) -> &'static Row {
@@ -154,7 +164,7 @@ impl DType {
 
     /// The type reductions, scans and sorts of this type compute in: `f32` for the 16-bit
     /// floats, the 32-bit integer of the same signedness for the 8- and 16-bit integers,
-    /// else the type itself.
+    /// else the type itself (the complex types too).
     pub const fn compute(self) -> DType {
         match self {
             DType::F16 | DType::BF16 => DType::F32,
@@ -218,14 +228,58 @@ impl DType {
         matches!(self.row().kind, Kind::Float)
     }
 
+    /// A complex type (`c32`, `c64`): a pair of floats, real part first.
+    pub const fn is_complex(self) -> bool {
+        matches!(self.row().kind, Kind::Complex)
+    }
+
+    /// The type of a complex type's parts (`f32` for `c32`, `f64` for `c64`); a real
+    /// type's own.
+    pub const fn real(self) -> DType {
+        match self {
+            DType::C32 => DType::F32,
+            DType::C64 => DType::F64,
+            d => d,
+        }
+    }
+
+    /// The complex type whose parts are this float type (`c32` for `f32` and the 16-bit
+    /// floats, `c64` for `f64`); `None` for the other types. A complex type's own.
+    pub const fn complex(self) -> Option<DType> {
+        match self {
+            DType::F16 | DType::BF16 | DType::F32 | DType::C32 => Some(DType::C32),
+            DType::F64 | DType::C64 => Some(DType::C64),
+            _ => None,
+        }
+    }
+
+    /// The OpenCL C vector type of `w` values of this type ([`cl_name`](Self::cl_name)):
+    /// `float4` for four `f32`s; `float8` for four `c32`s, whose lanes are pairs of
+    /// components ([`lane`](Self::lane)).
+    pub fn vector(self, w: usize) -> String {
+        match self.is_complex() {
+            true => format!("{}{}", self.real().cl_name(), 2 * w),
+            false => format!("{}{w}", self.cl_name()),
+        }
+    }
+
+    /// Lane `l` of vector value `v` of this type ([`vector`](Self::vector)): a component,
+    /// or for a complex type the pair of components that is its `l`-th number.
+    pub fn lane(self, v: &str, l: usize) -> String {
+        match self.is_complex() {
+            true => format!("{v}.s{:x}{:x}", 2 * l, 2 * l + 1),
+            false => format!("{v}.s{l:x}"),
+        }
+    }
+
     /// A signed or unsigned integer type (not bool).
     pub const fn is_int(self) -> bool {
         matches!(self.row().kind, Kind::Signed | Kind::Unsigned)
     }
 
-    /// A signed type (integers and floats).
+    /// A signed type (integers, floats and the complex types).
     pub const fn is_signed(self) -> bool {
-        matches!(self.row().kind, Kind::Signed | Kind::Float)
+        matches!(self.row().kind, Kind::Signed | Kind::Float | Kind::Complex)
     }
 
     /// A signed integer type.
@@ -250,13 +304,21 @@ mod tests {
             assert_eq!(d as usize, i);
             assert_eq!(format!("{d:?}").to_lowercase(), d.rust_name());
             assert_eq!(d.bits(), d.size() as u32 * 8);
-            // The unsigned type of the width a value is computed in.
+            // The unsigned type of the width a value is computed in (a complex value is
+            // no integer's: it has none).
             let unsigned = DType::ALL
                 .iter()
                 .find(|u| u.cl_name() == d.cl_unsigned() && !u.is_float() && **u != DType::Bool)
                 .unwrap();
             let computed = if d.is_stored_narrow() { 4 } else { d.size() };
-            assert!(!unsigned.is_signed() && unsigned.size() == computed, "{d}");
+            assert!(!unsigned.is_signed(), "{d}");
+            assert!(unsigned.size() == computed || d.is_complex(), "{d}");
+            assert_eq!(d.is_complex(), d.real() != d, "{d}");
+            assert_eq!(
+                d.real().complex().is_some(),
+                d.real().is_float() || d.is_complex(),
+                "{d}"
+            );
             assert_eq!(d.cl_value() == d.cl_name(), d != DType::Bool);
             assert_eq!(d.cl_memory() == d.cl_name(), !d.is_stored_narrow());
             assert!(d.arg_size() >= 4 && d.arg_size() >= d.size());

@@ -16,14 +16,18 @@
 //!   [`Helper`] (name and definition) per function and type, each named `lzc_*` and
 //!   defined under the guard `LZC_HELPER_<name>`, so that a program holding two copies
 //!   (an `expr!` template's and the runtime's own) compiles one.
+//! - `complex`: the helpers of complex arithmetic (`c32` is `float2`, `c64` is
+//!   `double2`) that the vector types do not give: products, quotients, `exp`, `ln`,
+//!   `sqrt`, powers, with `num-complex`'s formulas.
 //! - `narrow`: what a type stored narrower than it computes (`f16`, `bf16`: 16 bits in
 //!   memory, `float` in a kernel) needs: loads, stores and casts that round to it.
 //! - `group`: `#[kernel]`'s work-group collectives (`work_group_reduce_add`, ...), helpers
 //!   over a `__local` scratch array the kernel declares.
 //!
-//! Layers, bottom to top: `dtype` → `text` → `helpers` → `narrow` → `group` (`tests/it/layers.rs`
+//! Layers, bottom to top: `dtype` → `text` → `helpers` → `complex` → `narrow` → `group` (`tests/it/layers.rs`
 //! checks them).
 
+pub mod complex;
 mod dtype;
 mod group;
 mod helpers;

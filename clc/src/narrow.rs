@@ -45,7 +45,6 @@ pub enum VectorAt<'a> {
 /// The `w` elements of buffer `p` (of element type `t`) at `at` as a vector value
 /// (`float{w}` for 16-bit floats).
 pub fn vector_load(t: DType, w: usize, p: &str, at: VectorAt) -> String {
-    let m = t.cl_memory();
     match (t, at) {
         // (An offset of 0 and the address in the pointer: at vector offsets, NVIDIA's
         // `vload_half8(q, p)` and `vload_half4(2q + k, p)` ran a chain at 0.58-0.59 of the
@@ -56,7 +55,12 @@ pub fn vector_load(t: DType, w: usize, p: &str, at: VectorAt) -> String {
             "as_float{w}(convert_uint{w}({}) << 16)",
             vector_load(DType::U16, w, p, at)
         ),
-        (_, VectorAt::Vector(q)) => format!("((__global const {m}{w}*){p})[{q}]"),
+        (_, VectorAt::Vector(q)) => format!("((__global const {}*){p})[{q}]", t.vector(w)),
+        // (A complex number's vector is of its parts: `vload` reads components.)
+        (_, VectorAt::Element(e)) if t.is_complex() => {
+            let r = t.real().cl_name();
+            format!("vload{}(0, (__global const {r}*)({p} + {e}))", 2 * w)
+        }
         (_, VectorAt::Element(e)) => format!("vload{w}(0, {p} + {e})"),
     }
 }
@@ -80,7 +84,6 @@ pub fn vector_store(
     v: &str,
     calls: &mut impl CallHelper,
 ) -> String {
-    let m = t.cl_memory();
     match (t, at) {
         (DType::F16, VectorAt::Vector(q)) => format!("vstore_half{w}_rte({v}, 0, {p} + ({q}) * {w}u);"),
         (DType::F16, VectorAt::Element(e)) => format!("vstore_half{w}_rte({v}, 0, {p} + {e});"),
@@ -92,7 +95,11 @@ pub fn vector_store(
             &calls.call_helper(bf16_bits(w), &[v]),
             calls,
         ),
-        (_, VectorAt::Vector(q)) => format!("((__global {m}{w}*){p})[{q}] = {v};"),
+        (_, VectorAt::Vector(q)) => format!("((__global {}*){p})[{q}] = {v};", t.vector(w)),
+        (_, VectorAt::Element(e)) if t.is_complex() => {
+            let r = t.real().cl_name();
+            format!("vstore{}({v}, 0, (__global {r}*)({p} + {e}));", 2 * w)
+        }
         (_, VectorAt::Element(e)) => format!("vstore{w}({v}, 0, {p} + {e});"),
     }
 }

@@ -26,25 +26,25 @@ mod sealed {
 }
 
 /// A Rust type that can live in a device array. Sealed: implemented for `bool`, the
-/// integers `i8 u8 i16 u16 i32 u32 i64 u64`, and the floats `f32`, `f64` and the `half`
-/// crate's [`f16`](half::f16) and [`bf16`](half::bf16).
+/// integers `i8 u8 i16 u16 i32 u32 i64 u64`, the floats `f32`, `f64` and the `half`
+/// crate's [`f16`](half::f16) and [`bf16`](half::bf16), and the complex numbers
+/// [`c32`] and [`c64`] (`num_complex`'s).
 ///
 /// The 16-bit floats are stored in 16 bits and computed in `f32` on every device (the
 /// core `vload_half`/`vstore_half_rte` and `bf16`'s bits are all a kernel needs, no
 /// `cl_khr_fp16`): a kernel rounds a value to 16 bits, to the nearest with ties to even,
 /// where it stores it and where a cast asks for it, so a fused chain rounds once.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an element type (`bool`, `i8`..`u64`, `f16`, `bf16`, `f32` or `f64`)",
+    message = "`{Self}` is not an element type (`bool`, `i8`..`u64`, `f16`, `bf16`, `f32`, `f64`, `c32` or `c64`)",
     label = "not an element type",
     note = "arrays hold, and expr! takes as scalar operands, `bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64` \
-            (`f16`/`bf16` from the `half` crate, `lazycl::half`); convert a host value first (`n as u64` for a \
+            (`f16`/`bf16` from the `half` crate, `lazycl::half`), and arrays hold `c32 c64` \
+            (`num_complex::Complex32`/`Complex64`); convert a host value first (`n as u64` for a \
             `usize`); an array operand is an `Array<T>` or `&Array<T>`",
     note = "in a function generic over the element type, bound the type parameter by `lazycl::Element` (or \
             `Numeric`, `Float`, ...): `fn f<T: lazycl::Element>(x: &Array<T>)`"
 )]
-pub trait Element:
-    sealed::Sealed + Copy + Send + Sync + PartialEq + PartialOrd + fmt::Debug + Default + 'static
-{
+pub trait Element: sealed::Sealed + Copy + Send + Sync + PartialEq + fmt::Debug + Default + 'static {
     /// The run-time type tag.
     const DTYPE: DType;
 
@@ -60,18 +60,23 @@ pub trait Element:
     fn __to_f64(self) -> f64;
 }
 
-/// A scalar's kernel-argument bytes: 4 or 8 bytes, stored in a `u64`.
+/// A scalar's kernel-argument bytes: 4, 8 or 16 bytes (a `c64`), stored in a `u128`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ScalarBits {
-    /// The raw bits (low bytes used when `size == 4`).
-    pub bits: u64,
-    /// 4 or 8.
+    /// The raw bits, little-endian (low bytes used when `size` is under 16).
+    pub bits: u128,
+    /// 4, 8 or 16.
     pub size: u8,
 }
 
 impl ScalarBits {
-    pub(crate) fn bytes(&self) -> [u8; 8] {
+    pub(crate) fn bytes(&self) -> [u8; 16] {
         self.bits.to_le_bytes()
+    }
+
+    /// The low 64 bits (every scalar but a complex one fits them).
+    pub(crate) fn low(&self) -> u64 {
+        self.bits as u64
     }
 }
 
@@ -103,38 +108,64 @@ macro_rules! element {
     };
 }
 
-element!(bool, Bool, |v| v as u64, |f| f != 0.0, |x| f64::from(u8::from(x)));
-element!(i32, I32, |v| v as u32 as u64, |f| f as i32, |x| f64::from(x));
-element!(u32, U32, |v| v as u64, |f| f as u32, |x| f64::from(x));
-element!(i64, I64, |v| v as u64, |f| f as i64, |x| x as f64);
-element!(u64, U64, |v| v, |f| f as u64, |x| x as f64);
-element!(f32, F32, |v| v.to_bits() as u64, |f| f as f32, |x| f64::from(x));
-element!(f64, F64, |v| v.to_bits(), |f| f, |x| x);
+element!(bool, Bool, |v| u128::from(v), |f| f != 0.0, |x| f64::from(
+    u8::from(x)
+));
+element!(i32, I32, |v| u128::from(v as u32), |f| f as i32, |x| f64::from(x));
+element!(u32, U32, |v| u128::from(v), |f| f as u32, |x| f64::from(x));
+element!(i64, I64, |v| u128::from(v as u64), |f| f as i64, |x| x as f64);
+element!(u64, U64, |v| u128::from(v), |f| f as u64, |x| x as f64);
 element!(
-    i8,
-    I8,
-    |v| i32::from(v) as u32 as u64,
-    |f| f as i8,
+    f32,
+    F32,
+    |v| u128::from(v.to_bits()),
+    |f| f as f32,
     |x| f64::from(x)
 );
-element!(u8, U8, |v| u64::from(v), |f| f as u8, |x| f64::from(x));
-element!(i16, I16, |v| i32::from(v) as u32 as u64, |f| f as i16, |x| {
+element!(f64, F64, |v| u128::from(v.to_bits()), |f| f, |x| x);
+element!(i8, I8, |v| u128::from(i32::from(v) as u32), |f| f as i8, |x| {
     f64::from(x)
 });
-element!(u16, U16, |v| u64::from(v), |f| f as u16, |x| f64::from(x));
+element!(u8, U8, |v| u128::from(v), |f| f as u8, |x| f64::from(x));
+element!(i16, I16, |v| u128::from(i32::from(v) as u32), |f| f as i16, |x| {
+    f64::from(x)
+});
+element!(u16, U16, |v| u128::from(v), |f| f as u16, |x| f64::from(x));
 element!(
     half::f16,
     F16,
-    |v| v.to_f32().to_bits() as u64,
+    |v| u128::from(v.to_f32().to_bits()),
     |f| half::f16::from_f64(f),
     |x| x.to_f64()
 );
 element!(
     half::bf16,
     BF16,
-    |v| v.to_f32().to_bits() as u64,
+    |v| u128::from(v.to_f32().to_bits()),
     |f| half::bf16::from_f64(f),
     |x| x.to_f64()
+);
+
+/// The complex number of two `f32`s ([`num_complex::Complex32`]): OpenCL `float2`.
+#[allow(non_camel_case_types)]
+pub type c32 = num_complex::Complex32;
+/// The complex number of two `f64`s ([`num_complex::Complex64`]): OpenCL `double2`.
+#[allow(non_camel_case_types)]
+pub type c64 = num_complex::Complex64;
+
+element!(
+    c32,
+    C32,
+    |v| u128::from(v.re.to_bits()) | u128::from(v.im.to_bits()) << 32,
+    |f| c32::new(f as f32, 0.0),
+    |x| f64::from(x.re)
+);
+element!(
+    c64,
+    C64,
+    |v| u128::from(v.re.to_bits()) | u128::from(v.im.to_bits()) << 64,
+    |f| c64::new(f, 0.0),
+    |x| x.re
 );
 
 /// `$m!(T1, T2, ...)` over every numeric element type: the one list that the impls per
@@ -160,26 +191,45 @@ macro_rules! for_each_numeric {
 }
 pub(crate) use for_each_numeric;
 
-/// Numeric element types (everything but `bool`): arithmetic is defined on these.
+/// Element types with arithmetic (`+ - * /`, sums, products, means): the numeric types
+/// and the complex ones.
 ///
 /// Sums and products (`sum`, `prod`, `cumsum`, `cumprod`, `mean` and their axis forms)
 /// of an 8- or 16-bit integer return the 32-bit integer of its signedness, wrapping
 /// there; of a 16-bit float, the same 16-bit float, accumulated in `f32` and rounded
-/// once ([`Numeric::Sum`]). This is JAX's rule: 32 bits is a GPU's native width, a `u8`
+/// once ([`Arithmetic::Sum`]). This is JAX's rule: 32 bits is a GPU's native width, a `u8`
 /// sum that wraps at 256 is rarely what anyone wants, and numpy's and torch's 64-bit
 /// results would double the bytes every later kernel moves.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a numeric element type (an integer, `f16`, `bf16`, `f32` or `f64`)",
-    label = "arithmetic needs a numeric element type",
+    message = "`{Self}` is not an element type with arithmetic (an integer, a float, `c32` or `c64`)",
+    label = "arithmetic needs a numeric or complex element type",
     note = "a `bool` mask counts as 0 and 1 next to a numeric array (`&x * mask`); for arithmetic of its own, \
             convert it: `mask.cast::<f32>()` (`as` inside expr!), or select with `mask.select(&a, &b)`",
+    note = "in a function generic over the element type, bound the type parameter by `lazycl::Arithmetic` \
+            (or `lazycl::Numeric` for ordered types): `fn f<T: lazycl::Arithmetic>(x: &Array<T>)`"
+)]
+pub trait Arithmetic: Element {
+    /// The element type of this type's sums and products: `i32` for `i8` and `i16`, `u32`
+    /// for `u8` and `u16`, else the type itself.
+    type Sum: Arithmetic;
+    /// The type of this type's real part and magnitude (`abs`): a complex type's parts
+    /// (`f32` for [`c32`]), a real type itself.
+    type Real: Numeric;
+}
+
+/// Numeric element types (everything but `bool` and the complex types): ordered, so
+/// that comparisons, `min`/`max`, sorts and selections are defined on these, and
+/// arithmetic ([`Arithmetic`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a numeric element type (an integer, `f16`, `bf16`, `f32` or `f64`)",
+    label = "needs ordered numeric elements",
+    note = "a `bool` mask counts as 0 and 1 next to a numeric array (`&x * mask`); for arithmetic of its own, \
+            convert it: `mask.cast::<f32>()` (`as` inside expr!), or select with `mask.select(&a, &b)`",
+    note = "complex numbers (`c32`, `c64`) have arithmetic but no order: compare their `abs()` or `re()` instead",
     note = "in a function generic over the element type, bound the type parameter by `lazycl::Numeric`: \
             `fn f<T: lazycl::Numeric>(x: &Array<T>)`"
 )]
-pub trait Numeric: Element {
-    /// The element type of this type's sums and products: `i32` for `i8` and `i16`, `u32`
-    /// for `u8` and `u16`, else the type itself.
-    type Sum: Numeric;
+pub trait Numeric: Arithmetic<Real = Self> + PartialOrd {
     /// The type kernels reduce, scan and sort this type in ([`DType::compute`]): `f32`
     /// for the 16-bit floats, `i32`/`u32` for the 8- and 16-bit integers, else the type
     /// itself.
@@ -188,8 +238,11 @@ pub trait Numeric: Element {
 
 macro_rules! numeric {
     ($($t:ty => $sum:ty, $compute:ty);* $(;)?) => {$(
-        impl Numeric for $t {
+        impl Arithmetic for $t {
             type Sum = $sum;
+            type Real = $t;
+        }
+        impl Numeric for $t {
             type Compute = $compute;
         }
     )*};
@@ -201,6 +254,60 @@ numeric!(
     half::f16 => half::f16, f32; half::bf16 => half::bf16, f32; f32 => f32, f32; f64 => f64, f64;
 );
 
+/// The inexact element types, float and complex (numpy's `inexact`): `exp`, `ln`,
+/// `sqrt`, `powf` and means are defined on these.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a float or complex element type (`f16`, `bf16`, `f32`, `f64`, `c32` or `c64`)",
+    label = "needs float or complex elements",
+    note = "convert an integer array first: `x.cast::<f32>()` (`x as f32` inside expr!)",
+    note = "in a function generic over the element type, bound the type parameter by `lazycl::Inexact` \
+            (or `lazycl::Float`): `fn f<T: lazycl::Inexact>(x: &Array<T>)`"
+)]
+pub trait Inexact: Arithmetic<Sum = Self> {}
+
+/// Complex element types ([`c32`], [`c64`]): arithmetic, `re`, `im`, `conj`, `abs`,
+/// `arg`, `norm_sqr`, `exp`, `ln`, `sqrt`, `powf`, equality, sums, products and means.
+/// No order: `<`, `min`, sorts and selections are not defined on these.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a complex element type (`c32` or `c64`)",
+    label = "needs complex elements",
+    note = "make a complex array from real ones with `re.complex(&im)` or `r.from_polar(&theta)`, \
+            or convert with `x.cast::<c32>()`",
+    note = "in a function generic over the element type, bound the type parameter by `lazycl::ComplexFloat`: \
+            `fn f<T: lazycl::ComplexFloat>(x: &Array<T>)`"
+)]
+pub trait ComplexFloat: Inexact {}
+impl Arithmetic for c32 {
+    type Sum = c32;
+    type Real = f32;
+}
+impl Arithmetic for c64 {
+    type Sum = c64;
+    type Real = f64;
+}
+impl Inexact for c32 {}
+impl Inexact for c64 {}
+impl ComplexFloat for c32 {}
+impl ComplexFloat for c64 {}
+
+/// The float types that are the parts of a complex type (`f32`, `f64`): complex arrays
+/// are made from arrays of these (`re.complex(&im)`, `r.from_polar(&theta)`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the part of a complex element type (`f32` or `f64`)",
+    label = "complex numbers have `f32` or `f64` parts",
+    note = "convert a 16-bit float array first: `x.cast::<f32>()`"
+)]
+pub trait ComplexPart: Float {
+    /// The complex type with parts of this type.
+    type Complex: ComplexFloat + Arithmetic<Real = Self>;
+}
+impl ComplexPart for f32 {
+    type Complex = c32;
+}
+impl ComplexPart for f64 {
+    type Complex = c64;
+}
+
 /// Floating-point element types: the math methods (`sqrt`, `exp`, ...) are defined on these.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a floating-point element type (`f16`, `bf16`, `f32` or `f64`)",
@@ -211,7 +318,11 @@ numeric!(
     note = "in a function generic over the element type, bound the type parameter by `lazycl::Float`: \
             `fn f<T: lazycl::Float>(x: &Array<T>)`"
 )]
-pub trait Float: Numeric<Sum = Self> {}
+pub trait Float: Numeric + Inexact {}
+impl Inexact for f32 {}
+impl Inexact for f64 {}
+impl Inexact for half::f16 {}
+impl Inexact for half::bf16 {}
 impl Float for f32 {}
 impl Float for f64 {}
 impl Float for half::f16 {}
@@ -266,16 +377,17 @@ pub trait Bitwise: Element {}
 impl<T: Integer> Bitwise for T {}
 impl Bitwise for bool {}
 
-/// Signed element types: unary minus is defined on these.
+/// Signed element types: unary minus is defined on these (the signed integers, the
+/// floats and the complex types).
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a signed element type (`i8`, `i16`, `i32`, `i64` or a float)",
+    message = "`{Self}` is not a signed element type (`i8`, `i16`, `i32`, `i64`, a float or a complex type)",
     label = "needs signed elements",
     note = "negation and `abs` apply to signed types; convert an unsigned array first: `x.cast::<i64>()` \
             (`as` inside expr!)",
     note = "in a function generic over the element type, bound the type parameter by `lazycl::Signed`: \
             `fn f<T: lazycl::Signed>(x: &Array<T>)`"
 )]
-pub trait Signed: Numeric {}
+pub trait Signed: Arithmetic {}
 impl Signed for i8 {}
 impl Signed for i16 {}
 impl Signed for i32 {}
@@ -284,3 +396,5 @@ impl Signed for f32 {}
 impl Signed for f64 {}
 impl Signed for half::f16 {}
 impl Signed for half::bf16 {}
+impl Signed for c32 {}
+impl Signed for c64 {}

@@ -259,6 +259,19 @@ pub enum Error {
         reason: String,
     },
 
+    /// A conversion with no meaning: a complex array cast to a real type.
+    #[error("cast of {from} to {to} (recorded at {at}): {reason}")]
+    InvalidCast {
+        /// The array's element type.
+        from: DType,
+        /// The type asked for.
+        to: DType,
+        /// Where the user's code recorded it (`file:line:column`).
+        at: String,
+        /// Why, and what to do instead.
+        reason: String,
+    },
+
     /// An environment variable lazycl reads has a value it cannot use.
     #[error("environment variable {variable}={value:?} {reason}")]
     InvalidEnvironment {

@@ -63,7 +63,10 @@ pub use backend::kernel::{
     ArrayArg, Dims, KernelArg, KernelConstant, KernelSource, KernelStruct, StructBytes, MAX_STRUCT_BYTES,
 };
 pub use backend::queue::Event;
-pub use dtype::{Bitwise, DType, Element, Float, Index, Integer, Numeric, ScalarBits, Signed};
+pub use dtype::{
+    c32, c64, Arithmetic, Bitwise, ComplexFloat, ComplexPart, DType, Element, Float, Index, Inexact, Integer,
+    Numeric, ScalarBits, Signed,
+};
 pub use error::{Error, Result};
 pub use expr::{expr_node, kind as expr_kind, Derivative, ExprArg, ExprInput, ExprOperand, ExprTemplate};
 pub use graph::shape::IntoShape;
@@ -73,5 +76,8 @@ pub use half;
 pub use half::{bf16, f16};
 pub use layout::GemmTile;
 pub use ndarray::{s, Axis, NewAxis, SliceInfoElem};
+/// The `num-complex` crate, whose `Complex32` and `Complex64` are element types ([`c32`],
+/// [`c64`]).
+pub use num_complex;
 pub use profile::Tuning;
 pub use stats::{MemoryStats, Stats};

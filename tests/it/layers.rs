@@ -38,7 +38,14 @@ const MACRO_LAYERS: &[&[&str]] = &[
 ];
 
 /// The shared crate's layers, bottom first (clc/src/lib.rs states them).
-const CLC_LAYERS: &[&[&str]] = &[&["dtype"], &["text"], &["helpers"], &["narrow"], &["group"]];
+const CLC_LAYERS: &[&[&str]] = &[
+    &["dtype"],
+    &["text"],
+    &["helpers"],
+    &["complex"],
+    &["narrow"],
+    &["group"],
+];
 
 /// The modules of each crate that name the shared crate (`lazycl_clc`): the element types
 /// and OpenCL C text; higher layers reach it through them.

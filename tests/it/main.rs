@@ -16,6 +16,7 @@ mod cold_start;
 mod common;
 mod compact;
 mod compact_lazy;
+mod complex;
 mod constructors;
 mod dispatch;
 mod display;

@@ -9,7 +9,7 @@ use crate::backend::buffer::DeviceBuffer;
 use crate::backend::cl;
 use crate::backend::context::Context;
 use crate::backend::submit::Command;
-use crate::dtype::{Element, Numeric};
+use crate::dtype::{Arithmetic, Element};
 use crate::error::{Error, Result};
 use crate::graph::parts::{row_count, split_rows, Parts, Piece};
 use crate::graph::shape::{checked_numel, IntoShape};
@@ -245,7 +245,7 @@ impl<T: Element> Array<T> {
     }
 }
 
-impl<T: Numeric> Array<T> {
+impl<T: Arithmetic> Array<T> {
     /// Ones of this array's shape (numpy's `ones_like`).
     ///
     /// ```

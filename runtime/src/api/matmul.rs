@@ -9,13 +9,14 @@
 //! which is all such a product needs, and the reduction layouts are made for it.
 
 use super::array::Array;
-use crate::dtype::Numeric;
+use crate::dtype::Arithmetic;
 use crate::error::Error;
 use crate::graph::shape::broadcast;
 use crate::graph::Op;
+use crate::graph::{BinaryOp, UnaryOp};
 use ndarray::Axis;
 
-impl<T: Numeric> Array<T> {
+impl<T: Arithmetic> Array<T> {
     /// The matrix product, with numpy's `matmul` rules:
     ///
     /// - `[m, k] · [k, n] → [m, n]`;
@@ -36,7 +37,9 @@ impl<T: Numeric> Array<T> {
     /// numpy's do. The product has the operands' type, as torch's does; for another, cast
     /// the operands: `a.cast::<f32>().matmul(&b.cast::<f32>())` over `bf16` arrays reads
     /// their 16 bits in its tile loads and stores `f32`, one kernel (JAX's
-    /// `preferred_element_type`).
+    /// `preferred_element_type`). A product of complex matrices is four real products of
+    /// their parts, `(ar br - ai bi) + i (ar bi + ai br)`, each reading its parts in its
+    /// tile loads (no copy of a part is made) and the two sums made in the stores.
     ///
     /// ```
     /// # use lazycl::prelude::*;
@@ -168,6 +171,9 @@ impl<T: Numeric> Array<T> {
             };
             return Array::failed(&self.node.ctx, a.to_vec(), e);
         }
+        if T::DTYPE.is_complex() {
+            return self.complex_product(other);
+        }
         shape.extend([m, n]);
         let ctx = &self.node.ctx;
         if let Some(e) = self.recording_error().or_else(|| other.recording_error()) {
@@ -181,6 +187,17 @@ impl<T: Numeric> Array<T> {
             return Array::failed(ctx, shape, e);
         }
         Array::lazy(ctx, shape, Op::MatMul(self.node.clone(), other.node.clone()))
+    }
+
+    /// The product of complex matrices (shapes checked): four real products of the parts.
+    #[track_caller]
+    fn complex_product(&self, other: &Array<T>) -> Array<T> {
+        let part = |x: &Array<T>, p: UnaryOp| x.unary::<T::Real>(p);
+        let (ar, ai) = (part(self, UnaryOp::Re), part(self, UnaryOp::Im));
+        let (br, bi) = (part(other, UnaryOp::Re), part(other, UnaryOp::Im));
+        let re = ar.matmul(&br) - ai.matmul(&bi);
+        let im = ar.matmul(&bi) + ai.matmul(&br);
+        re.binary(BinaryOp::Complex, im)
     }
 
     /// A linear reduction (`reduce`: a sum or a mean along an axis) of this array along

@@ -8,6 +8,7 @@ pub(crate) mod autodiff;
 pub(crate) mod builder;
 pub(crate) mod compact;
 pub(crate) mod compacted;
+pub(crate) mod complex;
 pub(crate) mod construct;
 pub(crate) mod context;
 pub(crate) mod covariance;

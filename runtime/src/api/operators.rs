@@ -1,11 +1,12 @@
 //! The operators of [`Array`] (`+`, `-`, `*`, `/`, `%`, `&`, `|`, `^`, unary `-` and `!`):
 //! between arrays, with a scalar on either side, or a numeric array with a mask (0 and 1 of
-//! its type), owned or borrowed; each records through the methods of `ops`.
+//! its type), owned or borrowed; a complex array with a real array or scalar of its parts'
+//! type (`&z * 2.0`, `&z + &x`); each records through the methods of `ops`.
 
 use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Sub};
 
 use crate::api::array::Array;
-use crate::dtype::{Element, Integer, Numeric, Signed};
+use crate::dtype::{c32, c64, Arithmetic, Element, Integer, Numeric, Signed};
 use crate::graph::{BinaryOp, Side, UnaryOp};
 
 macro_rules! binary_ops {
@@ -43,7 +44,8 @@ macro_rules! binary_ops {
     )*};
 }
 
-binary_ops!(Numeric: Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div, Rem rem => Rem);
+binary_ops!(Arithmetic: Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div);
+binary_ops!(Numeric: Rem rem => Rem);
 binary_ops!(Integer: BitAnd bitand => BitAnd, BitOr bitor => BitOr, BitXor bitxor => BitXor);
 
 macro_rules! bool_ops {
@@ -83,6 +85,92 @@ macro_rules! scalar_lhs {
     )*};
 }
 crate::dtype::for_each_numeric!(scalar_lhs);
+
+/// A complex scalar on the left: `c32::new(0.0, 1.0) * &z`.
+macro_rules! complex_scalar_lhs {
+    ($($t:ty),*) => {$(
+        impl Add<&Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Add, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
+        impl Add<Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: Array<$t>) -> Array<$t> { self + &r } }
+        impl Sub<&Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Sub, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
+        impl Sub<Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: Array<$t>) -> Array<$t> { self - &r } }
+        impl Mul<&Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Mul, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
+        impl Mul<Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: Array<$t>) -> Array<$t> { self * &r } }
+        impl Div<&Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Div, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
+        impl Div<Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: Array<$t>) -> Array<$t> { self / &r } }
+    )*};
+}
+complex_scalar_lhs!(c32, c64);
+
+/// A complex array beside a real array or scalar of its parts' type, either side: the
+/// real operand shifts the real part (`+ -`) or scales both parts (`* /`), as
+/// `num_complex`'s `Complex<T> * T` does; a real divided by a complex number is the
+/// complex quotient.
+macro_rules! mixed_ops {
+    ($($c:ty, $r:ty);*) => {$(
+        mixed_ops!(@op $c, $r: Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div);
+    )*};
+    (@op $c:ty, $r:ty: $($Trait:ident $method:ident => $op:ident),*) => {$(
+        impl $Trait<&Array<$r>> for &Array<$c> {
+            type Output = Array<$c>;
+            #[track_caller]
+            fn $method(self, rhs: &Array<$r>) -> Array<$c> { self.binary(BinaryOp::$op, rhs.clone()) }
+        }
+        impl $Trait<Array<$r>> for &Array<$c> {
+            type Output = Array<$c>;
+            #[track_caller]
+            fn $method(self, rhs: Array<$r>) -> Array<$c> { self.binary(BinaryOp::$op, rhs) }
+        }
+        impl $Trait<&Array<$r>> for Array<$c> {
+            type Output = Array<$c>;
+            #[track_caller]
+            fn $method(self, rhs: &Array<$r>) -> Array<$c> { (&self).binary(BinaryOp::$op, rhs.clone()) }
+        }
+        impl $Trait<Array<$r>> for Array<$c> {
+            type Output = Array<$c>;
+            #[track_caller]
+            fn $method(self, rhs: Array<$r>) -> Array<$c> { (&self).binary(BinaryOp::$op, rhs) }
+        }
+        impl $Trait<&Array<$c>> for &Array<$r> {
+            type Output = Array<$c>;
+            #[track_caller]
+            fn $method(self, rhs: &Array<$c>) -> Array<$c> { self.binary(BinaryOp::$op, rhs.clone()) }
+        }
+        impl $Trait<Array<$c>> for &Array<$r> {
+            type Output = Array<$c>;
+            #[track_caller]
+            fn $method(self, rhs: Array<$c>) -> Array<$c> { self.binary(BinaryOp::$op, rhs) }
+        }
+        impl $Trait<&Array<$c>> for Array<$r> {
+            type Output = Array<$c>;
+            #[track_caller]
+            fn $method(self, rhs: &Array<$c>) -> Array<$c> { (&self).binary(BinaryOp::$op, rhs.clone()) }
+        }
+        impl $Trait<Array<$c>> for Array<$r> {
+            type Output = Array<$c>;
+            #[track_caller]
+            fn $method(self, rhs: Array<$c>) -> Array<$c> { (&self).binary(BinaryOp::$op, rhs) }
+        }
+        impl $Trait<$r> for &Array<$c> {
+            type Output = Array<$c>;
+            #[track_caller]
+            fn $method(self, rhs: $r) -> Array<$c> { self.binary_with(BinaryOp::$op, rhs) }
+        }
+        impl $Trait<$r> for Array<$c> {
+            type Output = Array<$c>;
+            #[track_caller]
+            fn $method(self, rhs: $r) -> Array<$c> { (&self).binary_with(BinaryOp::$op, rhs) }
+        }
+        impl $Trait<&Array<$c>> for $r {
+            type Output = Array<$c>;
+            fn $method(self, r: &Array<$c>) -> Array<$c> { r.with_scalar(BinaryOp::$op, self.to_arg_bits(), <$r>::DTYPE, Side::Left) }
+        }
+        impl $Trait<Array<$c>> for $r {
+            type Output = Array<$c>;
+            fn $method(self, r: Array<$c>) -> Array<$c> { r.with_scalar(BinaryOp::$op, self.to_arg_bits(), <$r>::DTYPE, Side::Left) }
+        }
+    )*};
+}
+mixed_ops!(c32, f32; c64, f64);
 
 impl<T: Signed> Neg for &Array<T> {
     type Output = Array<T>;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use crate::api::array::Array;
 use crate::backend::context::ContextInner;
+use crate::dtype::{Arithmetic, Element, Float, Inexact, Integer, Numeric};
 use crate::dtype::{DType, ScalarBits};
-use crate::dtype::{Element, Float, Integer, Numeric};
 use crate::error::{Error, Result};
 use crate::graph::shape::broadcast;
 use crate::graph::{BinaryOp, InlineScalar, Node, NodeRef, Op, Side, State, TernaryOp, UnaryOp};
@@ -195,10 +195,23 @@ impl<T: Element> Array<T> {
     }
 
     /// Converts each element with Rust's `as` semantics (float to int saturates, NaN → 0).
+    /// A real number becomes a complex one with a zero imaginary part; a complex array
+    /// converts only to the other complex type (a cast to a real type is an error naming
+    /// this line: take `re()`, `im()` or `abs()`).
     #[track_caller]
     pub fn cast<U: Element>(&self) -> Array<U> {
         if T::DTYPE == U::DTYPE {
             return Array::from_node(self.node.clone());
+        }
+        if T::DTYPE.is_complex() && !U::DTYPE.is_complex() {
+            let e = Error::InvalidCast {
+                from: T::DTYPE,
+                to: U::DTYPE,
+                at: std::panic::Location::caller().to_string(),
+                reason: "a complex number has no real value of its own: take its `re()`, `im()` or `abs()`"
+                    .into(),
+            };
+            return Array::failed(&self.node.ctx, self.shape().to_vec(), e);
         }
         self.unary(UnaryOp::Cast)
     }
@@ -238,6 +251,18 @@ impl<T: Element> Array<T> {
         }
     }
 
+    /// `self == other`, elementwise.
+    pub fn eq(&self, other: impl Operand<T>) -> Array<bool> {
+        self.binary_with(BinaryOp::Eq, other)
+    }
+    /// `self != other`, elementwise.
+    pub fn ne(&self, other: impl Operand<T>) -> Array<bool> {
+        self.binary_with(BinaryOp::Ne, other)
+    }
+}
+
+/// Comparisons of ordered element types (every one but the complex types).
+impl<T: Element + PartialOrd> Array<T> {
     /// `self < other`, elementwise.
     #[track_caller]
     pub fn lt(&self, other: impl Operand<T>) -> Array<bool> {
@@ -257,14 +282,6 @@ impl<T: Element> Array<T> {
     #[track_caller]
     pub fn ge(&self, other: impl Operand<T>) -> Array<bool> {
         self.binary_with(BinaryOp::Ge, other)
-    }
-    /// `self == other`, elementwise.
-    pub fn eq(&self, other: impl Operand<T>) -> Array<bool> {
-        self.binary_with(BinaryOp::Eq, other)
-    }
-    /// `self != other`, elementwise.
-    pub fn ne(&self, other: impl Operand<T>) -> Array<bool> {
-        self.binary_with(BinaryOp::Ne, other)
     }
 }
 
@@ -290,17 +307,31 @@ macro_rules! unary_methods {
     };
 }
 
-/// Math on floating-point arrays (names and semantics of `f32`/`f64` methods).
-impl<T: Float> Array<T> {
+/// Math on float and complex arrays (names and semantics of `f32`/`f64` and
+/// `num_complex`'s methods; a complex number's on the principal branch).
+impl<T: Inexact> Array<T> {
     unary_methods! {
         /// Square root.
         sqrt => Sqrt,
         /// `e^x`.
         exp => Exp,
-        /// `2^x`.
-        exp2 => Exp2,
         /// Natural logarithm.
         ln => Ln,
+    }
+
+    /// `self^exp` with a real exponent (a complex number's: `|z|^p e^(i p arg z)`, and 1
+    /// for `p = 0`).
+    #[track_caller]
+    pub fn powf(&self, exp: impl Operand<T::Real>) -> Array<T> {
+        self.binary_with(BinaryOp::Pow, exp)
+    }
+}
+
+/// Math on floating-point arrays (names and semantics of `f32`/`f64` methods).
+impl<T: Float> Array<T> {
+    unary_methods! {
+        /// `2^x`.
+        exp2 => Exp2,
         /// Base-2 logarithm.
         log2 => Log2,
         /// Base-10 logarithm.
@@ -353,11 +384,6 @@ impl<T: Float> Array<T> {
         trunc => Trunc,
     }
 
-    /// `self^exp` with a float exponent.
-    #[track_caller]
-    pub fn powf(&self, exp: impl Operand<T>) -> Array<T> {
-        self.binary_with(BinaryOp::Pow, exp)
-    }
     /// `self^n` with an integer exponent (a kernel argument, not part of the cache key).
     #[track_caller]
     pub fn powi(&self, n: i32) -> Array<T> {
@@ -382,6 +408,16 @@ impl<T: Float> Array<T> {
     }
 }
 
+/// Operations on every array with arithmetic.
+impl<T: Arithmetic> Array<T> {
+    /// Absolute value (wrapping for `i32::MIN`, like `wrapping_abs`); of a complex
+    /// number, its magnitude `hypot(re, im)`, a real.
+    #[track_caller]
+    pub fn abs(&self) -> Array<T::Real> {
+        self.unary(UnaryOp::Abs)
+    }
+}
+
 /// Operations on every numeric array.
 impl<T: Numeric> Array<T> {
     /// Sign. Floats: `1.0` for positive (and `+0.0`), `-1.0` for negative (and `-0.0`),
@@ -389,11 +425,6 @@ impl<T: Numeric> Array<T> {
     #[track_caller]
     pub fn signum(&self) -> Array<T> {
         self.unary(UnaryOp::Signum)
-    }
-    /// Absolute value (wrapping for `i32::MIN`, like `wrapping_abs`).
-    #[track_caller]
-    pub fn abs(&self) -> Array<T> {
-        self.unary(UnaryOp::Abs)
     }
     /// Elementwise minimum (a NaN operand is ignored, like `f32::min`).
     #[track_caller]

@@ -240,7 +240,7 @@ fn integers<T: Integer>(
         8 => u64::MAX,
         _ => u64::from(u32::MAX),
     };
-    let (l, h) = (lo.to_arg_bits().bits & mask, hi.to_arg_bits().bits & mask);
+    let (l, h) = (lo.to_arg_bits().low() & mask, hi.to_arg_bits().low() & mask);
     // (hi > lo, so the difference wraps to the range's length in the unsigned type.)
     let range = h.wrapping_sub(l) & mask;
     draw(ctx, shape, Draw::Integers, seed, offset, Some((l, range)))
@@ -261,7 +261,7 @@ fn draw<T: Element>(
     checked_numel(&shape)?;
     let scalar = |dtype: DType, bits: u64| -> NodeRef {
         let bits = ScalarBits {
-            bits,
+            bits: bits.into(),
             size: dtype.arg_size() as u8,
         };
         Node::new(

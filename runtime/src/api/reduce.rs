@@ -6,7 +6,7 @@
 use crate::api::array::Array;
 use crate::api::ops::cast_node;
 use crate::api::views::{AsAxes, AsAxis};
-use crate::dtype::{Element, Float, Index, Numeric};
+use crate::dtype::{Arithmetic, Element, Float, Index, Inexact, Numeric};
 use crate::error::Error;
 use crate::graph::{Node, Op, ReduceOp, ReduceSpec, State};
 
@@ -151,8 +151,6 @@ macro_rules! reductions {
 /// ```
 impl<T: Numeric> Array<T> {
     reductions! {
-        sum, sum_axis, sum_axes => Sum, T::Sum, "Sum (in [`Numeric::Sum`]'s type)";
-        prod, prod_axis, prod_axes => Prod, T::Sum, "Product (in [`Numeric::Sum`]'s type)";
         amin, amin_axis, amin_axes => Min, T, "Smallest element";
         amax, amax_axis, amax_axes => Max, T, "Largest element";
     }
@@ -214,6 +212,21 @@ impl<T: Numeric> Array<T> {
     }
 }
 
+/// Sums and products, of every array with arithmetic (complex ones too).
+impl<T: Arithmetic> Array<T> {
+    reductions! {
+        sum, sum_axis, sum_axes => Sum, T::Sum, "Sum (in [`Arithmetic::Sum`]'s type)";
+        prod, prod_axis, prod_axes => Prod, T::Sum, "Product (in [`Arithmetic::Sum`]'s type)";
+    }
+}
+
+/// Means, of float and complex arrays.
+impl<T: Inexact> Array<T> {
+    reductions! {
+        mean, mean_axis, mean_axes => Mean, T, "Arithmetic mean";
+    }
+}
+
 /// Reductions that need a floating-point result.
 ///
 /// ```
@@ -230,10 +243,6 @@ impl<T: Numeric> Array<T> {
 /// # }
 /// ```
 impl<T: Float> Array<T> {
-    reductions! {
-        mean, mean_axis, mean_axes => Mean, T, "Arithmetic mean";
-    }
-
     /// Euclidean norm of all elements, `sqrt(sum(x²))`, on the device.
     #[track_caller]
     pub fn norm(&self) -> Array<T> {

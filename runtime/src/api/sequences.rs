@@ -14,7 +14,7 @@
 //! arguments: a new start builds no program, and no scalar ever waits for the device.
 
 use crate::backend::context::Context;
-use crate::dtype::{DType, Element, Float, Integer, Numeric};
+use crate::dtype::{Arithmetic, DType, Element, Float, Integer, Numeric};
 use crate::error::{Error, Result};
 use crate::graph::shape::{checked_numel, IntoShape};
 
@@ -140,7 +140,7 @@ impl Context {
     /// # }
     /// ```
     #[track_caller]
-    pub fn ones<T: Numeric>(&self, shape: impl IntoShape) -> Result<Array<T>> {
+    pub fn ones<T: Arithmetic>(&self, shape: impl IntoShape) -> Result<Array<T>> {
         self.full(shape, T::__from_f64(1.0))
     }
 
@@ -238,7 +238,7 @@ enum Host {
 
 #[track_caller]
 fn host<T: Element>(v: T) -> Host {
-    let bits = v.to_arg_bits().bits;
+    let bits = v.to_arg_bits().low();
     match T::DTYPE {
         d if d.is_float() => Host::Float(v.__to_f64()),
         DType::I64 => Host::Int(i128::from(bits as i64)),

@@ -63,7 +63,7 @@ impl ClContext {
 
     /// Errors unless the device can hold elements of `dtype`.
     pub(crate) fn check_dtype(&self, dtype: DType) -> Result<()> {
-        if dtype == DType::F64 && !self.device.fp64 {
+        if dtype.real() == DType::F64 && !self.device.fp64 {
             return Err(Error::UnsupportedDtype {
                 dtype,
                 device: self.device.name.clone(),

@@ -111,17 +111,20 @@ impl KernelArg {
     /// A `ulong` argument (lengths, sizes).
     #[inline]
     pub fn ulong(v: u64) -> Self {
-        KernelArg::Scalar(ScalarBits { bits: v, size: 8 })
+        KernelArg::Scalar(ScalarBits {
+            bits: v.into(),
+            size: 8,
+        })
     }
 
     /// The cache identity of this argument: (kind, bits, size); none for a struct, which
     /// is set at every launch.
     #[inline]
-    fn identity(&self) -> Option<(u8, u64, usize)> {
+    fn identity(&self) -> Option<(u8, u128, usize)> {
         match *self {
             KernelArg::Scalar(s) => Some((0, s.bits, s.size as usize)),
-            KernelArg::Mem(m) => Some((1, m as usize as u64, std::mem::size_of::<cl_mem>())),
-            KernelArg::Local(b) => Some((2, b as u64, b)),
+            KernelArg::Mem(m) => Some((1, m as usize as u128, std::mem::size_of::<cl_mem>())),
+            KernelArg::Local(b) => Some((2, b as u128, b)),
             KernelArg::Struct(_) => None,
         }
     }
@@ -205,7 +208,7 @@ struct KernelState {
     kernel: ClKernel,
     // Keeps the program alive as long as the kernel.
     _program: Arc<Program>,
-    last_args: Vec<Option<(u8, u64, usize)>>,
+    last_args: Vec<Option<(u8, u128, usize)>>,
     /// For a kernel of a cached binary: what rebuilding it from source takes, should the
     /// driver refuse a launch (see [`crate::backend::program::rebuild`]).
     rebuild: Option<Rebuild>,

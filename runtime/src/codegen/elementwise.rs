@@ -91,14 +91,14 @@ fn vector_step(v: &mut Values, src: &mut Src) {
     for (slot, input) in plan.inputs.iter().enumerate() {
         if let Some(a) = input.strided.as_ref().filter(|a| a.vectorizable()) {
             let load = super::views::vector_load(plan, slot, a, w);
-            src.line(format_args!("const {}{w} L{slot} = {load};", vt(input.dtype)));
+            src.line(format_args!("const {} L{slot} = {load};", input.dtype.vector(w)));
         }
         if input.is_full() {
             // A vector pointer, not vload: buffers are aligned far beyond the vector
             // size, and NVIDIA's compiler emits one wide load only for the pointer.
-            let t = vt(input.dtype);
+            let t = input.dtype.vector(w);
             let load = super::views::input_vector(plan, slot, w, VectorAt::Vector("q"));
-            src.line(format_args!("const {t}{w} L{slot} = {load};"));
+            src.line(format_args!("const {t} L{slot} = {load};"));
         }
     }
     // (One Philox call per counter for the lanes' random numbers, one base position.)
@@ -127,8 +127,7 @@ fn vector_step(v: &mut Values, src: &mut Src) {
             continue;
         }
         let parts: Vec<String> = (0..w).map(|l| format!("v{}_{l}", output.value)).collect();
-        let t = vt(output.dtype);
-        let value = format!("({t}{w})({})", parts.join(", "));
+        let value = format!("({})({})", output.dtype.vector(w), parts.join(", "));
         src.line(super::views::vector_store(
             plan,
             k,

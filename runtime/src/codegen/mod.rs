@@ -11,6 +11,7 @@
 pub(crate) mod abi;
 mod accumulators;
 pub(crate) mod compact;
+mod complex;
 mod elementwise;
 mod finish_in;
 mod from_index;

@@ -22,6 +22,12 @@ use crate::plan::{KernelPlan, OpCode, Value};
 /// the values its layout prints.
 pub(super) fn helpers_of(plan: &KernelPlan) -> Helpers {
     let mut helpers = Helpers::default();
+    // The complex product that reductions combine with (`combine`).
+    for d in [DType::C32, DType::C64] {
+        if plan.values.iter().any(|v| v.dtype == d) {
+            helpers.call(clc::complex::mul(d), &[]);
+        }
+    }
     for i in 0..plan.values.len() {
         value_expr(plan, i, "", None, &mut helpers);
     }
@@ -59,7 +65,7 @@ pub(super) fn value_expr(
                 super::views::load(plan, slot, a, t, lane)
             } else if mask == 0 {
                 match lane {
-                    Some(l) => format!("L{slot}.s{l:x}"),
+                    Some(l) => dtype.lane(&format!("L{slot}"), l),
                     None => clc::load(dtype, &format!("in{slot}"), full),
                 }
             } else {
@@ -116,10 +122,15 @@ pub(super) fn value_expr(
             let operand = |k: usize| operands.get(k).cloned().unwrap_or_default();
             let (a, b, c) = (operand(0), operand(1), operand(2));
             let ad = plan.values[args[0]].dtype;
+            let bd = args.get(1).map_or(ad, |&v| plan.values[v].dtype);
             match *code {
                 // A row reduction computed inside a column reduction: this row's result.
                 OpCode::Reduce(_) => "rowv".to_string(),
                 OpCode::Expr(id) => expr_text(plan, id, args, &sfx, dtype, helpers),
+                OpCode::Unary(u) if ad.is_complex() => super::complex::unary(u, dtype, ad, &a, helpers),
+                OpCode::Binary(op) if ad.is_complex() || bd.is_complex() || dtype.is_complex() => {
+                    super::complex::binary(op, [ad, bd], dtype, [&a, &b], helpers)
+                }
                 OpCode::Unary(u) => unary_expr(u, dtype, ad, &a, helpers),
                 OpCode::Binary(op) => binary_expr(op, dtype, &a, &b, helpers),
                 OpCode::Ternary(TernaryOp::Select) => format!("({a} ? {b} : {c})"),
@@ -188,16 +199,22 @@ fn unary_expr(op: UnaryOp, dtype: DType, from: DType, a: &str, helpers: &mut Hel
         UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => a.to_string(),
         UnaryOp::Signum => helpers.call(clc::signum(dtype), &[a]),
         UnaryOp::Cast => cast_expr(from, dtype, a, helpers),
+        // (Only complex operands have parts: `complex::unary`.)
+        UnaryOp::Conj | UnaryOp::Re => a.to_string(),
+        UnaryOp::Im | UnaryOp::Arg => format!("(({})0)", vt(dtype)),
+        UnaryOp::NormSqr => format!("({a} * {a})"),
     }
 }
 
 /// Rust `as` semantics: a float to an integer saturates (NaN to 0), an integer to a
 /// narrower one keeps the low bits, and anything to a 16-bit float rounds once to the
 /// nearest (ties to even).
-fn cast_expr(from: DType, to: DType, a: &str, helpers: &mut Helpers) -> String {
+pub(super) fn cast_expr(from: DType, to: DType, a: &str, helpers: &mut Helpers) -> String {
     let t = vt(to);
     if from == to {
         a.to_string()
+    } else if to.is_complex() {
+        super::complex::cast(from, to, a)
     } else if to == DType::Bool {
         format!("(uchar)({a} != 0)")
     } else if let Some(rounded) = clc::cast_to_narrow(from, to, a, helpers) {
@@ -248,6 +265,8 @@ fn binary_expr(op: BinaryOp, dtype: DType, a: &str, b: &str, helpers: &mut Helpe
         BinaryOp::Ge => format!("(uchar)({a} >= {b})"),
         BinaryOp::Eq => format!("(uchar)({a} == {b})"),
         BinaryOp::Ne => format!("(uchar)({a} != {b})"),
+        // (Complex results are `complex::binary`'s.)
+        BinaryOp::Complex => a.to_string(),
     }
 }
 
@@ -306,9 +325,12 @@ pub(super) fn identity(op: ReduceOp, d: DType) -> String {
         DType::I64 => ("LONG_MIN".into(), "LONG_MAX".into()),
         DType::U64 => ("0ul".into(), "ULONG_MAX".into()),
         DType::Bool => ("(uchar)0".into(), "(uchar)1".into()),
+        // (No order: only sums and products reduce complex numbers.)
+        DType::C32 | DType::C64 => (format!("(({t})NAN)"), format!("(({t})NAN)")),
     };
     match op {
         ReduceOp::Sum | ReduceOp::Mean => format!("({t})0"),
+        ReduceOp::Prod if d.is_complex() => format!("(({t})(1, 0))"),
         ReduceOp::Prod => format!("({t})1"),
         // NaN, not ±INFINITY: `fmin`/`fmax` ignore a NaN operand, so NaN is neutral for
         // them, and a minimum or maximum of nothing but NaN stays NaN, as numpy's
@@ -322,7 +344,7 @@ pub(super) fn identity(op: ReduceOp, d: DType) -> String {
 /// `a ⊕ b` for the reduction's combining operation (not for the arg reductions).
 pub(super) fn combine(op: ReduceOp, d: DType, a: &str, b: &str) -> String {
     let wrap = |sym: &str| {
-        if d.is_float() {
+        if d.is_float() || d.is_complex() {
             format!("({a} {sym} {b})")
         } else {
             clc::wrapping(d, sym, a, b)
@@ -330,6 +352,8 @@ pub(super) fn combine(op: ReduceOp, d: DType, a: &str, b: &str) -> String {
     };
     match op {
         ReduceOp::Sum | ReduceOp::Mean => wrap("+"),
+        // (Its definition is in every program with complex values: `helpers_of`.)
+        ReduceOp::Prod if d.is_complex() => clc::complex::mul(d).call(&[a, b]),
         ReduceOp::Prod => wrap("*"),
         ReduceOp::Min if d.is_float() => format!("fmin({a}, {b})"),
         ReduceOp::Max if d.is_float() => format!("fmax({a}, {b})"),

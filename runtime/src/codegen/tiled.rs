@@ -102,7 +102,7 @@ fn compute(v: &mut Values, plan: &KernelPlan, staged: &[bool], src: &mut Src) {
     v.lane_values(plan.values.len(), &[], w, false, staged, src);
     for (k, output) in plan.outputs.iter().enumerate() {
         let parts: Vec<String> = (0..w).map(|l| format!("v{}_{l}", output.value)).collect();
-        let value = format!("({t}{w})({})", parts.join(", "), t = vt(output.dtype));
+        let value = format!("({})({})", output.dtype.vector(w), parts.join(", "));
         src.line(super::views::vector_store(
             plan,
             k,

@@ -32,7 +32,7 @@ impl<'a> Values<'a> {
 
     /// Pragmas and helper functions: what the program declares before its kernel.
     pub(super) fn prelude(&self) -> String {
-        let mut src = pragmas(self.plan.values.iter().any(|v| v.dtype == DType::F64));
+        let mut src = pragmas(self.plan.values.iter().any(|v| v.dtype.real() == DType::F64));
         // (64-bit adds through an index; a tiled scan's published words.)
         let tiled_scan = matches!(
             &self.plan.kind,
@@ -177,20 +177,20 @@ impl<'a> Values<'a> {
         for (slot, input) in plan.inputs.iter().enumerate() {
             if let (true, Some(a)) = (vec_slots[slot], &input.strided) {
                 let load = super::views::vector_load(plan, slot, a, w);
-                src.line(format_args!("const {}{w} L{slot} = {load};", vt(input.dtype)));
+                src.line(format_args!("const {} L{slot} = {load};", input.dtype.vector(w)));
             } else if vec_slots[slot] {
                 let idx = if input.broadcast_mask == 0 {
                     "fidx".to_string()
                 } else {
                     load_index(input.broadcast_mask, rank)
                 };
-                let v = vt(input.dtype);
+                let v = input.dtype.vector(w);
                 let load = if aligned {
                     super::views::input_vector(plan, slot, w, VectorAt::Vector(&format!("({idx}) / {w}u")))
                 } else {
                     super::views::input_vector(plan, slot, w, VectorAt::Element(&idx))
                 };
-                src.line(format_args!("const {v}{w} L{slot} = {load};"));
+                src.line(format_args!("const {v} L{slot} = {load};"));
             }
         }
         // Values from the kernel's own index: one Philox call per counter (one base
@@ -231,7 +231,9 @@ impl<'a> Values<'a> {
                 let at = format!("fidx + {lane}u");
                 super::from_index::at_index(plan, i, &at, &format!("_{lane}"), &mut self.helpers)
             }
-            Value::Load { slot } if vec_slots[slot] => format!("L{slot}.s{lane:x}"),
+            Value::Load { slot } if vec_slots[slot] => {
+                plan.inputs[slot].dtype.lane(&format!("L{slot}"), lane)
+            }
             Value::Load { slot } if tiled.get(slot).copied().unwrap_or(false) => {
                 format!("t{slot}[tc + {lane}u][tr]")
             }

@@ -98,9 +98,11 @@ pub(super) fn vector_load(plan: &KernelPlan, slot: usize, a: &Affine, w: usize) 
     moved.extend(a.stride_args().map(|k| format!("os{slot}_{k}")));
     let moved = moved.join(" | ");
     let mask = w - 1;
+    let d = plan.inputs[slot].dtype;
     format!(
-        "((({moved}) & {mask}) == 0 ? *((__global const {t}{w}*)(in{slot} + {at})) : vload{w}(0, in{slot} + {at}))",
-        t = super::helpers::vt(plan.inputs[slot].dtype)
+        "((({moved}) & {mask}) == 0 ? *((__global const {}*)(in{slot} + {at})) : {})",
+        d.vector(w),
+        lazycl_clc::vector_load(d, w, &format!("in{slot}"), lazycl_clc::VectorAt::Element(&at)),
     )
 }
 
@@ -121,7 +123,7 @@ fn test(bounds: &[Bound], rank: usize, lo: &str, hi: &str, lane: Option<usize>, 
 pub(super) fn load(plan: &KernelPlan, slot: usize, a: &Affine, t: &str, lane: Option<usize>) -> String {
     if let (Some(l), true) = (lane, a.vectorizable()) {
         // The vector step loaded the lanes' neighbours at once.
-        return format!("L{slot}.s{l:x}");
+        return plan.inputs[slot].dtype.lane(&format!("L{slot}"), l);
     }
     guarded(plan, slot, a, t, lane, "")
 }
@@ -314,6 +316,15 @@ pub(super) fn atomic_add(d: crate::dtype::DType, target: &str, space: &str, v: &
         // atomics are 32 and 64 bits wide.)
         DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::F16 | DType::BF16 => {
             format!("/* no atomic add of {d} */ (void){v};")
+        }
+        // A complex number: each part added on its own (the sum of a part is the part of
+        // the sum).
+        DType::C32 | DType::C64 => {
+            let part = d.real();
+            let p = part.cl_name();
+            let re = atomic_add(part, &format!("&(({space} {p}*){target})[0]"), space, &format!("({v}).x"));
+            let im = atomic_add(part, &format!("&(({space} {p}*){target})[1]"), space, &format!("({v}).y"));
+            format!("{{ {re} }} {{ {im} }}")
         }
     }
 }

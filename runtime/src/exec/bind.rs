@@ -122,7 +122,7 @@ impl Bindings<'_> {
             Param::Segments => reduce(|r| r.segments),
             Param::OneSegment => r.map(|r| {
                 KernelArg::Scalar(ScalarBits {
-                    bits: u64::from(r.segments == 1),
+                    bits: u128::from(r.segments == 1),
                     size: 4,
                 })
             }),
@@ -157,7 +157,7 @@ impl Bindings<'_> {
                 })
                 .map(|x| {
                     KernelArg::Scalar(ScalarBits {
-                        bits: x as u64,
+                        bits: x as u64 as u128,
                         size: 8,
                     })
                 }),
@@ -168,7 +168,7 @@ impl Bindings<'_> {
                         _ => s.stride,
                     };
                     KernelArg::Scalar(ScalarBits {
-                        bits: x as u64,
+                        bits: x as u64 as u128,
                         size: 8,
                     })
                 })
@@ -189,7 +189,7 @@ impl Bindings<'_> {
             Param::GemmBatch => gemm.map(|g| KernelArg::ulong(g.matrices() as u64)),
             Param::GemmSegments => gemm.map(|g| {
                 KernelArg::Scalar(ScalarBits {
-                    bits: u64::from(g.split as u32),
+                    bits: u128::from(g.split as u32),
                     size: 4,
                 })
             }),
@@ -200,7 +200,7 @@ impl Bindings<'_> {
                     _ => g.k,
                 };
                 KernelArg::Scalar(ScalarBits {
-                    bits: u64::from(size as u32),
+                    bits: u128::from(size as u32),
                     size: 4,
                 })
             }),
@@ -247,11 +247,11 @@ fn view_arg(plan: &KernelPlan, p: Param) -> Option<i64> {
 fn offset_arg(v: i64, narrow: bool) -> KernelArg {
     match narrow {
         true => KernelArg::Scalar(ScalarBits {
-            bits: u64::from(v as i32 as u32),
+            bits: u128::from(v as i32 as u32),
             size: 4,
         }),
         false => KernelArg::Scalar(ScalarBits {
-            bits: v as u64,
+            bits: v as u64 as u128,
             size: 8,
         }),
     }

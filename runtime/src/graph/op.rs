@@ -44,6 +44,16 @@ pub enum UnaryOp {
     Trunc,
     Signum,
     Cast,
+    /// A complex number's conjugate.
+    Conj,
+    /// A complex number's real part.
+    Re,
+    /// A complex number's imaginary part.
+    Im,
+    /// A complex number's argument (its angle, in `(-π, π]`).
+    Arg,
+    /// A complex number's squared magnitude, `re² + im²`.
+    NormSqr,
 }
 
 /// Elementwise binary operations.
@@ -70,6 +80,8 @@ pub enum BinaryOp {
     Ge,
     Eq,
     Ne,
+    /// The complex number with these real and imaginary parts.
+    Complex,
 }
 
 impl BinaryOp {
@@ -96,6 +108,7 @@ impl BinaryOp {
             BinaryOp::Ge => "ge",
             BinaryOp::Eq => "eq",
             BinaryOp::Ne => "ne",
+            BinaryOp::Complex => "complex",
         }
     }
 

@@ -129,9 +129,15 @@ pub(crate) fn select_plan(
         DType::U32 | DType::U64 => KeyKind::Unsigned,
         DType::I32 | DType::I64 => KeyKind::Signed,
         DType::F32 | DType::F64 => KeyKind::Float,
-        DType::Bool | DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::F16 | DType::BF16 => {
-            return Ok(None)
-        }
+        DType::Bool
+        | DType::I8
+        | DType::U8
+        | DType::I16
+        | DType::U16
+        | DType::F16
+        | DType::BF16
+        | DType::C32
+        | DType::C64 => return Ok(None),
     };
     if profile.tuning.topk_by_sort || k == 0 || k > max_select_k(dtype, profile) {
         return Ok(None);

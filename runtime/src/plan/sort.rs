@@ -220,10 +220,17 @@ pub(crate) fn sort_plan(
         DType::U32 | DType::U64 => KeyKind::Unsigned,
         DType::I32 | DType::I64 => KeyKind::Signed,
         DType::F32 | DType::F64 => KeyKind::Float,
-        // (Types narrower than 32 bits sort as their compute type: `Array::sort_with`.)
-        DType::Bool | DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::F16 | DType::BF16 => {
-            return Err(SortLimit::KeyType(dtype))
-        }
+        // (Types narrower than 32 bits sort as their compute type: `Array::sort_with`;
+        // complex numbers have no order.)
+        DType::Bool
+        | DType::I8
+        | DType::U8
+        | DType::I16
+        | DType::U16
+        | DType::F16
+        | DType::BF16
+        | DType::C32
+        | DType::C64 => return Err(SortLimit::KeyType(dtype)),
     };
     let key = dtype.size() as u32;
     let budget = profile.local_mem_bytes.min(64 * 1024);

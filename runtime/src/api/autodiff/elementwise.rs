@@ -57,6 +57,10 @@ pub(super) fn unary<T: Float>(u: UnaryOp, x: &NodeRef, y: &Array<T>, g: Array<T>
         UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc | UnaryOp::Signum => {
             return Ok(None)
         }
+        // (A real operand's real part is itself; the other parts take complex operands,
+        // which `rules::pull` refuses before this.)
+        UnaryOp::Conj | UnaryOp::Re => g,
+        UnaryOp::Im | UnaryOp::Arg | UnaryOp::NormSqr => return Ok(None),
         // (Casts are pulled back before the dispatch on type; `!` has no float operand.)
         UnaryOp::Cast | UnaryOp::Not => return Ok(None),
     };
@@ -156,7 +160,8 @@ fn partials<T: Float>(
         | BinaryOp::Gt
         | BinaryOp::Ge
         | BinaryOp::Eq
-        | BinaryOp::Ne => (None, None),
+        | BinaryOp::Ne
+        | BinaryOp::Complex => (None, None),
     })
 }
 

@@ -15,6 +15,15 @@ use super::{elementwise, gather, linear, reduce, templates, views};
 /// The cotangents of the operands of `node` (computed by `op`) that `wanted` marks,
 /// given `g`, the cotangent of `node`.
 pub(super) fn pull(node: &NodeRef, op: &Op, g: &NodeRef, wanted: &[bool]) -> Result<Vec<Contribution>> {
+    let inputs = op.inputs();
+    let complex_operand = inputs.iter().zip(wanted).any(|(x, &w)| w && x.dtype.is_complex());
+    if node.dtype.is_complex() || complex_operand {
+        return Err(super::shared::unsupported(
+            node,
+            "an operation on complex numbers",
+            "lazycl differentiates real floats only, not through complex numbers",
+        ));
+    }
     // A cast passes its cotangent back in the operand's type, whatever the two types.
     if let Op::Unary(UnaryOp::Cast, x) = op {
         return Ok(if x.dtype.is_float() && wanted[0] {

@@ -137,8 +137,8 @@ impl Kernel<'_> {
                 continue;
             }
             done.push(slot);
-            let t = vt(plan.inputs[slot].dtype);
             let w = crate::layout::VECTOR_WIDTH;
+            let t = plan.inputs[slot].dtype.vector(w);
             // (16-bit floats load with `vload` even where aligned: a `bf16` product read
             // through `ushort4` pointers ran at 22 TFLOP/s on an H100, with `vload4` at 34.)
             let load = if op.aligned && !plan.inputs[slot].dtype.is_stored_narrow() {
@@ -148,7 +148,7 @@ impl Kernel<'_> {
             } else {
                 super::super::views::vector_load(plan, slot, a, w)
             };
-            src.line(format_args!("const {t}{w} L{slot} = {load};"));
+            src.line(format_args!("const {t} L{slot} = {load};"));
         }
     }
 

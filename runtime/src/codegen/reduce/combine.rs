@@ -17,7 +17,7 @@ use crate::graph::ReduceOp;
 pub(crate) fn combine_source(op: ReduceOp, d: DType, group: u32, lanes: u32) -> String {
     let t = vt(d);
     let mut src = Src::at(0);
-    src.text(&pragmas(d == DType::F64));
+    src.text(&pragmas(d.real() == DType::F64));
     src.line("#define NONE UINT_MAX");
     src.open(combine_signature(op, d));
     src.line(format_args!("__local {t} sv[{group}];"));

@@ -44,12 +44,13 @@ pub(super) fn column_finish(red: &Reduction, w: usize, src: &mut Src) {
     if w > 1 {
         // Partials of a tile start at a multiple of the width (n_out is one).
         load.line(format_args!(
-            "const {t}{w} q = ((__global const {t}{w}*)outv)[(k * n_out + o) / {w}u];"
+            "const {v} q = ((__global const {v}*)outv)[(k * n_out + o) / {w}u];",
+            v = d.vector(w)
         ));
     }
     for j in 0..w {
         let v = if w > 1 {
-            format!("q.s{j}")
+            d.lane("q", j)
         } else {
             "outv[k * n_out + o]".to_string()
         };

@@ -386,8 +386,7 @@ impl Kernel<'_> {
                     .iter()
                     .map(|&lane| format!("v{}{}", output.value, suffix(lane)))
                     .collect();
-                let t = vt(output.dtype);
-                let value = format!("({t}{w})({})", parts.join(", "));
+                let value = format!("({})({})", output.dtype.vector(w), parts.join(", "));
                 let at = format!("gid / {w}u");
                 src.line(super::views::vector_store(
                     plan,
