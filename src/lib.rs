@@ -90,8 +90,8 @@ pub mod prelude {
     pub use lazycl_macros::*;
     pub use lazycl_runtime::{
         bf16, c32, c64, concatenate, eval, f16, s, scatter_add, select, sort_by_key, stack, Arithmetic,
-        Array, Axis, ComplexFloat, Context, DType, DeviceSelector, Element, Error, Event, Float, Index,
-        Inexact, NewAxis, Numeric, Queue, Result, Rng, SearchSide, Step,
+        Array, Axis, ComplexFloat, Context, DType, DeviceSelector, Element, Error, Event, FftNorm, Float,
+        Index, Inexact, NewAxis, Numeric, Queue, Result, Rng, SearchSide, Step,
     };
 }
 

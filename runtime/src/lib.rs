@@ -41,6 +41,7 @@ pub use api::builder::{
 };
 pub use api::compact::Compacted;
 pub use api::eval::{eval, EvalList, NodeHandle};
+pub use api::fft::FftNorm;
 pub use api::histogram::Histogram;
 pub use api::indexing::scatter_add;
 pub use api::kernel::{Kernel, LaunchOptions};

@@ -30,6 +30,7 @@ mod expr_fusion;
 mod expr_generic;
 mod expr_ops;
 mod expr_runtime;
+mod fft;
 mod finish_in_consumer;
 mod foundation;
 mod frequencies;

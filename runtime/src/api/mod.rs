@@ -15,6 +15,7 @@ pub(crate) mod covariance;
 pub(crate) mod display;
 pub(crate) mod eval;
 pub(crate) mod explain;
+pub(crate) mod fft;
 pub(crate) mod frequencies;
 pub(crate) mod handover;
 pub(crate) mod histogram;

@@ -12,7 +12,9 @@ pub(crate) mod abi;
 mod accumulators;
 pub(crate) mod compact;
 mod complex;
+mod element_at;
 mod elementwise;
+mod fft;
 mod finish_in;
 mod from_index;
 mod gemm;
@@ -47,6 +49,7 @@ pub(crate) fn fused_source(plan: &KernelPlan) -> Option<String> {
         KernelKind::Finishing(f) => finish_in::finish_in_source(plan, f),
         KernelKind::Reduction(r) => reduce::reduce_source(plan, r),
         KernelKind::Scan(s) => scan::scan_source(plan, s),
+        KernelKind::Fft(f) => fft::fft_source(plan, f),
         KernelKind::Rows(r) => row_kernel::rows_source(plan, r),
         KernelKind::Gemm(g) => return gemm::gemm_source(plan, g),
     })

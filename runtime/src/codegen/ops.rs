@@ -107,7 +107,7 @@ pub(super) fn value_expr(
             code: OpCode::MatMul, ..
         } => "prod".to_string(),
         Value::Op {
-            code: OpCode::Scan(_),
+            code: OpCode::Scan(_) | OpCode::Fft(_),
             ..
         } => "scanned".to_string(),
         Value::Op { code, args, .. } => {
@@ -147,6 +147,7 @@ pub(super) fn value_expr(
                 | OpCode::Region
                 | OpCode::MatMul
                 | OpCode::Scan(_)
+                | OpCode::Fft(_)
                 | OpCode::Take(_)
                 | OpCode::FromIndex(_) => {
                     format!("/* {code:?} */ {a}")

@@ -12,6 +12,7 @@
 //! of it, written and read atomically ([`publish`]).
 
 use super::abi::{fused_signature, narrow_dims};
+use super::element_at::{store_at, value_at};
 use super::ops::{combine, identity, vt};
 use super::values::Values;
 use super::writer::Src;
@@ -32,43 +33,6 @@ pub(super) fn scan_source(plan: &KernelPlan, s: &ScanPlan) -> String {
     src.into_string()
 }
 
-/// `dest = ` the value scanned at flat element `at` (in a block of its own).
-fn value_at(v: &mut Values, s: &ScanPlan, at: &str, dest: &str, src: &mut Src) {
-    src.open("{");
-    src.line(format_args!("const {} gid = {at};", v.ix));
-    v.element_indices(src);
-    v.upto(s.epilogue.unwrap_or(v.plan.values.len()), &[], "gid", src);
-    src.line(format_args!("{dest} = v{};", s.value));
-    src.close();
-}
-
-/// Stores the scanned element `x` at flat element `at`: the scan alone, or its epilogue
-/// (the consumers that joined the kernel, computed at the element's coordinates) and its
-/// outputs.
-fn store_at(v: &mut Values, s: &ScanPlan, at: &str, x: &str, src: &mut Src) {
-    let Some(start) = s.epilogue else {
-        src.line(format_args!("out0[{at}] = {x};"));
-        return;
-    };
-    let plan = v.plan;
-    src.open("{");
-    src.line(format_args!("const {} scanned = {x};", vt(s.dtype)));
-    src.line(format_args!("const {} gid = {at};", v.ix));
-    v.element_indices(src);
-    for i in (start..plan.values.len()).filter(|&i| !plan.values[i].in_branch) {
-        let e = v.expr(i, "gid", None);
-        src.line(format_args!("const {} v{i} = {e};", vt(plan.values[i].dtype)));
-    }
-    for (k, output) in plan.outputs.iter().enumerate() {
-        let at = match &output.store {
-            Some(a) => super::views::store_offset(plan, k, a, None),
-            None => "gid".to_string(),
-        };
-        src.line(super::views::store(plan, k, &at, &format!("v{}", output.value)));
-    }
-    src.close();
-}
-
 /// One work-item per column `(o, c)`, walking its elements in order.
 fn serial(v: &mut Values, s: &ScanPlan, src: &mut Src) {
     let (ix, t) = (v.ix, vt(s.dtype));
@@ -85,13 +49,13 @@ fn serial(v: &mut Values, s: &ScanPlan, src: &mut Src) {
     src.open(format_args!("for ({ix} l = 0; l < len; l++) {{"));
     src.line(format_args!("const {ix} at = base + l * inner;"));
     src.line(format_args!("{t} x;"));
-    value_at(v, s, "at", "x", src);
+    value_at(v, s.value, s.epilogue, "at", "x", src);
     if s.exclusive {
-        store_at(v, s, "at", "acc", src);
+        store_at(v, s.dtype, s.epilogue, "at", "acc", src);
         src.line(format_args!("acc = {step};"));
     } else {
         src.line(format_args!("acc = {step};"));
-        store_at(v, s, "at", "acc", src);
+        store_at(v, s.dtype, s.epilogue, "at", "acc", src);
     }
     src.close();
     src.close();
@@ -134,7 +98,14 @@ fn tiles(v: &mut Values, s: &ScanPlan, items: u32, per_row: u32, src: &mut Src) 
     ));
     src.line(format_args!("{t} x = {id};"));
     src.open("if (row0 + r < rows && from + c < len) {");
-    value_at(v, s, &format!("({ix})(row0 + r) * len + from + c"), "x", src);
+    value_at(
+        v,
+        s.value,
+        s.epilogue,
+        &format!("({ix})(row0 + r) * len + from + c"),
+        "x",
+        src,
+    );
     src.close();
     src.line("tile[P(e)] = x;");
     src.close();
@@ -182,7 +153,8 @@ fn tiles(v: &mut Values, s: &ScanPlan, items: u32, per_row: u32, src: &mut Src) 
     ));
     store_at(
         v,
-        s,
+        s.dtype,
+        s.epilogue,
         &format!("({ix})(row0 + r) * len + from + c"),
         &op("before", "tile[P(e)]"),
         src,

@@ -55,6 +55,7 @@ fn joined(plan: &KernelPlan) -> smallvec::SmallVec<[usize; 2]> {
         | KernelKind::Tiled
         | KernelKind::Finishing(_)
         | KernelKind::Scan(_)
+        | KernelKind::Fft(_)
         | KernelKind::Rows(_) => smallvec::SmallVec::new(),
     }
 }

@@ -22,7 +22,7 @@ use super::memory::{self, Beside, GemmBuffers, KernelMemory};
 use super::reduce::launch_reduce;
 use super::replay::Replay;
 use super::row_kernel::launch_rows;
-use super::scan;
+use super::{fft, scan};
 
 /// The buffers a flush materialized, by graph index, with the kernel that wrote each
 /// (inline up to a small graph's size: a captured run allocates none).
@@ -169,6 +169,7 @@ fn launch_kind(
         (KernelKind::Rows(r), _) => launch_rows(launch, r)?,
         (KernelKind::Scan(s), Beside::Scan(scratch)) => scan::launch_scan(launch, s, Some(&scratch))?,
         (KernelKind::Scan(s), _) => scan::launch_scan(launch, s, None)?,
+        (KernelKind::Fft(f), _) => fft::launch_fft(launch, f)?,
         (KernelKind::Gemm(g), beside) => {
             let buffers = match beside {
                 Beside::Gemm(b) => b,

@@ -111,6 +111,7 @@ pub(super) fn allocate(
         KernelKind::Gemm(g) => Beside::Gemm(gemm(ctx, queue, plan, g, targets)?),
         KernelKind::Scan(s) if s.layout != ScanLayout::Serial => Beside::Scan(scan(ctx, queue, plan, s)?),
         KernelKind::Scan(_)
+        | KernelKind::Fft(_)
         | KernelKind::Elementwise
         | KernelKind::Tiled
         | KernelKind::Finishing(_)

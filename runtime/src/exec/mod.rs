@@ -24,6 +24,7 @@ pub(crate) mod compact;
 pub(crate) mod dot;
 mod dump_dot;
 mod elementwise;
+mod fft;
 mod gemm;
 mod launch;
 mod memory;

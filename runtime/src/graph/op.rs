@@ -191,6 +191,23 @@ pub(crate) struct ScanSpec {
     pub(crate) exclusive: bool,
 }
 
+/// One pass of a Fourier transform along `axis` (of length `n`), as Stockham's
+/// algorithm with a large radix computes it: the transform of length `n` is `n = R₁ R₂ …`,
+/// its passes in order, and this pass, of radix `radix`, follows passes whose radices
+/// multiply to `done`. It takes the `radix`-point transform of the elements `j + r n /
+/// radix` (`r < radix`) for every `j < n / radix`, each first turned by the twiddle
+/// `w^((j mod done) r)` (`w = e^(∓2πi / (done radix))`), and stores them at `(j div
+/// done) done radix + j mod done + r done`: after the last pass (`done radix = n`) the
+/// elements are the transform in order (`api::fft` records the passes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct FftSpec {
+    pub(crate) axis: usize,
+    pub(crate) radix: u32,
+    pub(crate) done: u32,
+    /// The inverse transform's sign (`e^(+2πi/n)`), without its `1/n`.
+    pub(crate) inverse: bool,
+}
+
 /// How `indices` pick elements of `data` along `axis`, clamped into it (numpy's
 /// `mode='clip'`): the whole index array at each position of the other axes (`take`,
 /// shape `data[..axis] ++ indices ++ data[axis + 1..]`), or one index per position of an
@@ -279,6 +296,7 @@ macro_rules! each_operand {
             Op::Unary(_, a)
             | Op::Reduce(_, a)
             | Op::Scan(_, a)
+            | Op::Fft(_, a)
             | Op::View(_, a)
             | Op::Reshape(a)
             | Op::WithScalar(_, a, _) => f(a),
@@ -316,6 +334,8 @@ pub(crate) enum Op {
     Ternary(TernaryOp, NodeRef, NodeRef, NodeRef),
     Reduce(ReduceSpec, NodeRef),
     Scan(ScanSpec, NodeRef),
+    /// One pass of a Fourier transform of complex elements along an axis ([`FftSpec`]).
+    Fft(FftSpec, NodeRef),
     /// An `expr!` over any number of operands.
     Expr(&'static template::ExprTemplate, smallvec::SmallVec<[NodeRef; 4]>),
     /// A view of its source through an index map (never a view of a view: maps compose
@@ -361,6 +381,7 @@ impl Op {
             Op::Unary(u, _) => Op::Unary(*u, at(0)),
             Op::Reduce(r, _) => Op::Reduce(*r, at(0)),
             Op::Scan(s, _) => Op::Scan(*s, at(0)),
+            Op::Fft(s, _) => Op::Fft(*s, at(0)),
             Op::View(m, _) => Op::View(m.clone(), at(0)),
             Op::Reshape(_) => Op::Reshape(at(0)),
             Op::WithScalar(b, _, s) => Op::WithScalar(*b, at(0), *s),

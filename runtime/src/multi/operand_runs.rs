@@ -73,6 +73,7 @@ pub(crate) fn window(node: &Node, op: &Op, rows: &Range<usize>) -> Window {
             same(smallvec::smallvec![Some(rows.clone())])
         }
         Op::Scan(spec, _) if spec.axis != 0 => same(smallvec::smallvec![Some(rows.clone())]),
+        Op::Fft(spec, _) if spec.axis != 0 => same(smallvec::smallvec![Some(rows.clone())]),
         Op::MatMul(a, b) if a.shape.len() >= 2 && b.shape.len() >= 2 => {
             if node.shape.len() == 2 {
                 same(smallvec::smallvec![Some(rows.clone()), full(b)])
@@ -98,7 +99,9 @@ pub(crate) fn window(node: &Node, op: &Op, rows: &Range<usize>) -> Window {
         },
         // Values computed from their index (random numbers, positions) take the index in
         // the whole array.
-        Op::FromIndex(..) | Op::Reduce(..) | Op::Scan(..) | Op::MatMul(..) => whole(Build::Whole),
+        Op::FromIndex(..) | Op::Reduce(..) | Op::Scan(..) | Op::Fft(..) | Op::MatMul(..) => {
+            whole(Build::Whole)
+        }
     }
 }
 

@@ -10,8 +10,8 @@ use crate::dtype::ScalarBits;
 use crate::error::{Error, Result};
 use crate::graph::view::{Region, ViewMap};
 use crate::graph::{
-    BinaryOp, IndexFn, Node, NodeRef, Op, ReduceSpec, ScanSpec, Shape, Side, State, TakeSpec, TernaryOp,
-    UnaryOp,
+    BinaryOp, FftSpec, IndexFn, Node, NodeRef, Op, ReduceSpec, ScanSpec, Shape, Side, State, TakeSpec,
+    TernaryOp, UnaryOp,
 };
 
 /// A node of the collected graph, in topological order (inputs first).
@@ -86,6 +86,9 @@ pub(crate) enum OpCode {
     /// Always materialized, like a reduction; its elementwise producers are fused into
     /// its loads.
     Scan(ScanSpec),
+    /// One pass of a Fourier transform: always materialized, like a scan; its producers
+    /// are fused into its loads, its consumers into its stores.
+    Fft(FftSpec),
     /// An `expr!` template (by id).
     Expr(u32),
     /// A view of its operand ([`GNode::movement`] holds the map); never a value of its
@@ -112,7 +115,10 @@ impl OpCode {
     /// An elementwise operation, computed inside whichever kernel reads it (not a
     /// reduction or matrix product, which are kernels of their own).
     pub(crate) fn is_elementwise(self) -> bool {
-        !matches!(self, OpCode::Reduce(_) | OpCode::Scan(_) | OpCode::MatMul)
+        !matches!(
+            self,
+            OpCode::Reduce(_) | OpCode::Scan(_) | OpCode::Fft(_) | OpCode::MatMul
+        )
     }
 }
 
@@ -363,6 +369,7 @@ fn entry(state: &State, operands: &[usize], scalar_at: Option<usize>) -> Result<
                 Op::Unary(u, _) => GKind::Op(OpCode::Unary(*u), smallvec::smallvec![at(0)?]),
                 Op::Reduce(r, _) => GKind::Op(OpCode::Reduce(*r), smallvec::smallvec![at(0)?]),
                 Op::Scan(spec, _) => GKind::Op(OpCode::Scan(*spec), smallvec::smallvec![at(0)?]),
+                Op::Fft(spec, _) => GKind::Op(OpCode::Fft(*spec), smallvec::smallvec![at(0)?]),
                 Op::Binary(b, _, _) => GKind::Op(OpCode::Binary(*b), smallvec::smallvec![at(0)?, at(1)?]),
                 Op::WithScalar(b, _, s) => {
                     let scalar = scalar_at

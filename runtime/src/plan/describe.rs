@@ -10,6 +10,7 @@ use super::collect::OpCode;
 use super::gemm::GemmPlan;
 use std::fmt::Write;
 
+use super::fft::FftPlan;
 use super::kernel_plan::{ColumnRows, Finish, KernelKind, KernelPlan, Layout, ReducePlan, Value};
 use super::row_kernel::Hold;
 use super::scan::{ScanLayout, ScanPlan};
@@ -46,6 +47,13 @@ fn kind_of(plan: &KernelPlan) -> String {
                 None => "",
             };
             format!("{}; {layout}{consumers}", scan_head(s))
+        }
+        KernelKind::Fft(f) => {
+            let consumers = match f.epilogue {
+                Some(_) => "; its consumers in its store",
+                None => "",
+            };
+            format!("{}{consumers}", fft_head(f))
         }
         KernelKind::Rows(r) => {
             let ops: Vec<String> = r.reductions.iter().map(|x| format!("{:?}", x.op)).collect();
@@ -173,6 +181,16 @@ pub(crate) fn op_name(code: OpCode, dtype: DType) -> String {
             lower(&spec.op),
             spec.axis
         ),
+        OpCode::Fft(spec) => format!(
+            "{} pass of radix {} along axis {}",
+            if spec.inverse {
+                "inverse Fourier"
+            } else {
+                "Fourier"
+            },
+            spec.radix,
+            spec.axis
+        ),
         OpCode::Expr(_) => "expr!".into(),
         OpCode::View => "view".into(),
         OpCode::Reshape => "reshape".into(),
@@ -228,6 +246,24 @@ pub(crate) fn scan_head(s: &ScanPlan) -> String {
     )
 }
 
+/// A transform pass's direction and sizes: `"Fourier pass of radix 64 (after 1) of 4
+/// rows of 4096 (x 1 inner)"`.
+pub(crate) fn fft_head(f: &FftPlan) -> String {
+    format!(
+        "{} pass of radix {} (after {}) of {} rows of {} (x {} inner)",
+        if f.spec.inverse {
+            "inverse Fourier"
+        } else {
+            "Fourier"
+        },
+        f.spec.radix,
+        f.spec.done,
+        f.outer,
+        f.len,
+        f.inner
+    )
+}
+
 /// The layout of kernel `p` in words (reductions, scans, products), a line each, for
 /// `explain` after its header.
 pub(crate) fn layout(s: &mut String, p: &KernelPlan) {
@@ -250,6 +286,17 @@ pub(crate) fn layout(s: &mut String, p: &KernelPlan) {
             );
         }
         KernelKind::Gemm(g) => gemm_layout(s, g),
+        KernelKind::Fft(f) => {
+            let stages: Vec<String> = f.stages.iter().map(u32::to_string).collect();
+            let _ = writeln!(
+                s,
+                "  {} vectors of {} points per work-group of {}, transformed in local memory in stages of radix {}",
+                f.vectors,
+                f.spec.radix,
+                f.group_size(),
+                stages.join(", ")
+            );
+        }
         KernelKind::Elementwise | KernelKind::Tiled | KernelKind::Rows(_) => {}
     }
 }

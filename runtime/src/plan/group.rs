@@ -104,6 +104,9 @@ enum GroupKind {
     /// The scan kernel of the scan at this graph index, with the elementwise points of
     /// its shape that joined its store (its epilogue).
     Scan(usize),
+    /// The kernel of the transform pass at this graph index, with the elementwise points
+    /// of its shape that joined its store.
+    Fft(usize),
     /// A row kernel (`plan::row_kernel`): reductions along the rows of a space (the group's
     /// shape) and the elementwise points of that space that read them per row. Planned
     /// as a plain reduction while it has one member.
@@ -170,6 +173,7 @@ pub(crate) fn group_kernels(
             },
             // (A scan is a kernel of its own too, and joins nothing.)
             GKind::Op(OpCode::Scan(_), _) => GroupKind::Scan(p),
+            GKind::Op(OpCode::Fft(_), _) => GroupKind::Fft(p),
             GKind::Op(OpCode::MatMul, _) => GroupKind::Gemm(p),
             _ => GroupKind::Elementwise,
         };
@@ -281,7 +285,7 @@ impl Point {
                     && match g.kind {
                         GroupKind::Elementwise => true,
                         GroupKind::Reduction => false,
-                        GroupKind::Gemm(product) | GroupKind::Scan(product) => {
+                        GroupKind::Gemm(product) | GroupKind::Scan(product) | GroupKind::Fft(product) => {
                             joins_epilogue(graph, mat, &g.members, p, product)
                         }
                         GroupKind::Rows(space) => joins_rows(graph, mat, &g.members, p, &space, false),
@@ -299,7 +303,7 @@ impl Point {
                 },
                 _ => false,
             }),
-            GroupKind::Gemm(_) | GroupKind::Scan(_) => None,
+            GroupKind::Gemm(_) | GroupKind::Scan(_) | GroupKind::Fft(_) => None,
         }
     }
 }

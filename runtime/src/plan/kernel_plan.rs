@@ -8,6 +8,7 @@ pub(crate) use crate::layout::REDUCE_GROUP;
 
 use super::access::{Affine, Bound};
 use super::collect::{Inputs, Leaves, OpCode};
+use super::fft::FftPlan;
 use super::gemm::GemmPlan;
 pub(crate) use super::reduce_plan::{
     ColumnRows, Columns, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads,
@@ -231,6 +232,9 @@ pub(crate) enum KernelKind {
     /// A matrix product with its operands' producers and its elementwise consumers
     /// ([`GemmPlan`]).
     Gemm(GemmPlan),
+    /// One pass of a Fourier transform along an axis, its operand's producers in its
+    /// loads and its consumers in its stores ([`FftPlan`]).
+    Fft(FftPlan),
 }
 
 /// The side of the square tiles of a tiled elementwise kernel ([`KernelKind::Tiled`]):

@@ -12,6 +12,7 @@ use crate::graph::{IndexFn, ReduceOp};
 use super::access::{Affine, Bound};
 use super::collect::OpCode;
 use super::compact::{CompactPlan, Picked};
+use super::fft::FftPlan;
 use super::gemm::tiles::{Along, GemmTile};
 use super::kernel_plan::{ColumnRows, Finish, FinishIn, JoinedReduction, Layout, ReducePlan, VectorLoads};
 use super::row_kernel::{Hold, RowsLayout};
@@ -84,6 +85,8 @@ const TAG_SORT: u32 = 0x5027;
 const TAG_COMPACT: u32 = 0xc0c7;
 /// Selection kernels ([`SelectPlan`]).
 const TAG_SELECT: u32 = 0x5e1e;
+/// A transform pass: its direction, type, shape, radix, stages and vectors per group.
+const TAG_FFT: u32 = 0xff7;
 
 fn dtype_code(d: DType) -> u32 {
     d as u32
@@ -112,6 +115,8 @@ fn op_code(c: OpCode) -> u32 {
         OpCode::MatMul => 0x503,
         // A scan is never a value inside a kernel.
         OpCode::Scan(_) => 0x504,
+        // (A transform pass neither.)
+        OpCode::Fft(_) => 0x505,
         OpCode::Take(t) => {
             0x8000_0000 | u32::from(t.search_code()) << 24 | u32::from(t.along) << 16 | t.axis as u32
         }
@@ -158,6 +163,24 @@ pub(crate) fn scan(key: &mut Vec<u32>, s: &ScanPlan, group_size: u32) {
         per_row,
         group_size,
     ]);
+}
+
+/// A transform pass: everything its source spells out (its lengths are constants of the
+/// program, as a plan's are: the twiddles are computed from them).
+pub(crate) fn fft(key: &mut Vec<u32>, f: &FftPlan) {
+    key.extend([
+        TAG_FFT,
+        u32::from(f.spec.inverse),
+        dtype_code(f.dtype),
+        f.spec.radix,
+        f.spec.done,
+        f.vectors,
+    ]);
+    for n in [f.outer, f.len, f.inner] {
+        key.extend([n as u32, (n >> 32) as u32]);
+    }
+    key.push(f.stages.len() as u32);
+    key.extend(&f.stages);
 }
 
 /// A reduction's layout as planned before the device is known.

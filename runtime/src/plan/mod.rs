@@ -10,6 +10,7 @@ pub(crate) mod collect;
 pub(crate) mod compact;
 mod cone;
 pub(crate) mod describe;
+pub(crate) mod fft;
 pub(crate) mod fit;
 pub(crate) mod gemm;
 pub(crate) mod group;
@@ -35,6 +36,7 @@ use crate::graph::{NodeRef, Shape};
 
 pub(crate) use crate::profile::DeviceProfile;
 pub(crate) use collect::{GKind, GNode, Leaves, OpCode};
+pub(crate) use fft::FftPlan;
 pub(crate) use gemm::{GemmOperand, GemmPlan};
 pub(crate) use kernel_plan::{
     ColumnRows, Columns, Finish, FinishIn, JoinedReduction, KernelKind, KernelPlan, Layout, ReducePlan,
@@ -206,7 +208,7 @@ fn plan_points(
     // skips the walk.)
     let has_product = |m: &Vec<usize>| match graph[m[0]].kind {
         GKind::Op(OpCode::MatMul, _) => true,
-        GKind::Op(OpCode::Scan(_), _) => m.len() > 1,
+        GKind::Op(OpCode::Scan(_) | OpCode::Fft(_), _) => m.len() > 1,
         _ => false,
     };
     let elsewhere = match groups.iter().any(has_product) {
@@ -255,7 +257,10 @@ fn cut_points(graph: &[GNode], roots: &[usize], mat: &[bool]) -> Vec<bool> {
     for (i, g) in graph.iter().enumerate() {
         if matches!(
             g.kind,
-            GKind::Op(OpCode::MatMul | OpCode::Scan(_) | OpCode::Reduce(_), _)
+            GKind::Op(
+                OpCode::MatMul | OpCode::Scan(_) | OpCode::Fft(_) | OpCode::Reduce(_),
+                _
+            )
         ) {
             cut[i] = false;
         }
@@ -292,6 +297,9 @@ fn plan_group(
         }
         GKind::Op(OpCode::Scan(_), _) if members.len() > 1 => {
             scan::epilogue::plan_scan(graph, mat, members, stored, store, group_size)
+        }
+        GKind::Op(OpCode::Fft(_), _) => {
+            fft::plan_fft(graph, mat, members, stored || members.len() == 1, store)
         }
         _ => build::plan_kernel(graph, mat, members, group_size, None, None, store),
     }

@@ -64,7 +64,7 @@ impl ConeView<'_> {
         match (code, &g.movement) {
             // A GEMM epilogue's product is its accumulators, a scan epilogue's its scanned
             // element: not read from their operands.
-            (OpCode::Reshape | OpCode::MatMul | OpCode::Scan(_), _) => SmallVec::new(),
+            (OpCode::Reshape | OpCode::MatMul | OpCode::Scan(_) | OpCode::Fft(_), _) => SmallVec::new(),
             (OpCode::Take(spec), _) => {
                 let (data, indices) = (inputs[0], inputs[1]);
                 let (data_map, index_map) =

@@ -69,7 +69,9 @@ pub(crate) fn worth_storing(graph: &[GNode], mat: &[bool], profile: &DeviceProfi
     for (i, g) in graph.iter().enumerate() {
         if let GKind::Op(code, inputs) = &g.kind {
             let space = match code {
-                OpCode::Reduce(_) | OpCode::Scan(_) => inputs.first().map_or(0, |&j| elements(j)),
+                OpCode::Reduce(_) | OpCode::Scan(_) | OpCode::Fft(_) => {
+                    inputs.first().map_or(0, |&j| elements(j))
+                }
                 OpCode::MatMul => 0,
                 _ => elements(i),
             };
@@ -162,6 +164,6 @@ fn own_weight(code: OpCode) -> u32 {
         OpCode::Expr(_) => 16,
         OpCode::FromIndex(_) => 32,
         OpCode::View | OpCode::Reshape | OpCode::Region => 0,
-        OpCode::Take(_) | OpCode::Reduce(_) | OpCode::Scan(_) | OpCode::MatMul => 1,
+        OpCode::Take(_) | OpCode::Reduce(_) | OpCode::Scan(_) | OpCode::Fft(_) | OpCode::MatMul => 1,
     }
 }

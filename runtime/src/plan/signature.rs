@@ -118,6 +118,11 @@ fn op_code(w: &mut Vec<u64>, code: OpCode) {
             9 | (spec.op as u64) << 8 | u64::from(spec.exclusive) << 16,
             spec.axis as u64,
         ]),
+        OpCode::Fft(spec) => w.extend([
+            11 | u64::from(spec.inverse) << 8,
+            spec.axis as u64,
+            u64::from(spec.radix) | u64::from(spec.done) << 32,
+        ]),
         OpCode::Take(t) => w.extend([
             10 | u64::from(t.along) << 8 | u64::from(t.search_code()) << 16,
             t.axis as u64,

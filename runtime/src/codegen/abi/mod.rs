@@ -158,7 +158,8 @@ fn kind_params(plan: &KernelPlan) -> smallvec::SmallVec<[Param; 24]> {
     let outputs = (0..plan.outputs.len()).map(Output);
     let dims = |n: usize| (0..n).map(Dim);
     match &plan.kind {
-        KernelKind::Elementwise | KernelKind::Tiled | KernelKind::Rows(_) => {
+        // (A transform pass's sizes are constants of its program.)
+        KernelKind::Elementwise | KernelKind::Tiled | KernelKind::Rows(_) | KernelKind::Fft(_) => {
             p.extend(outputs.chain([Numel]).chain(dims(plan.dims.len())));
         }
         KernelKind::Finishing(_) => {

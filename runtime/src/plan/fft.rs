@@ -1,0 +1,245 @@
+//! Fourier transforms: how a length is split into passes ([`passes`]), how one pass is
+//! laid out in work-groups ([`FftPlan`]), and planning its kernel with the producers of its
+//! operand in its loads and its elementwise consumers in its stores ([`plan_fft`]), as a
+//! scan's kernel is planned.
+//!
+//! A transform of length `n = R₁ R₂ … R_P` is `P` passes of Stockham's algorithm
+//! ([`FftSpec`]), each one kernel: a work-group loads whole `Rₚ`-point vectors of its
+//! operand (through the operand's producers, turning each element by its twiddle), takes
+//! their transforms in local memory in stages of radix 2, 3, 4, 5 or 7, and stores them
+//! (through the consumers, at the last pass). A length with another prime factor is
+//! Bluestein's convolution of power-of-two transforms (`api::fft`).
+
+use crate::dtype::DType;
+use crate::graph::FftSpec;
+use crate::plan::collect::{GKind, GNode, OpCode};
+use crate::plan::kernel_plan::{KernelKind, KernelPlan};
+use crate::plan::phase::Phase;
+use crate::plan::{key, values, Store};
+
+/// The radices of a work-group's stages: each vector's transform is stages of these.
+pub(crate) const STAGE_RADICES: [u32; 5] = [4, 2, 3, 5, 7];
+
+/// Bytes of local memory a pass's two buffers of vectors may take in all (their points
+/// ping-pong between them, a stage at a time): 32 KiB, what every OpenCL GPU has.
+pub(crate) const LOCAL_BYTES: usize = 32 * 1024;
+
+/// The most points a work-group transforms at once, for elements of `dtype`: what fits
+/// [`LOCAL_BYTES`] twice, padding included.
+pub(crate) fn group_points(dtype: DType) -> usize {
+    (LOCAL_BYTES / (2 * dtype.size())).next_power_of_two() / 2
+}
+
+/// The radices of the passes of a transform of length `n` (in order, their product `n`),
+/// each at most [`group_points`]; `None` when `n` has a prime factor above 7 (Bluestein's
+/// algorithm takes those). Length 1 has no pass.
+pub(crate) fn passes(n: usize, dtype: DType) -> Option<Vec<u32>> {
+    let mut factors = Vec::new();
+    let mut rest = n;
+    for p in [2, 3, 5, 7] {
+        while rest > 1 && rest.is_multiple_of(p) {
+            factors.push(p);
+            rest /= p;
+        }
+    }
+    if rest != 1 {
+        return None;
+    }
+    let cap = group_points(dtype);
+    // The fewest passes whose radices each fit, the factors dealt largest first to the
+    // pass with the smallest product (balanced passes: neither is a sliver).
+    factors.sort_unstable_by(|a, b| b.cmp(a));
+    (1..=factors.len().max(1))
+        .find_map(|count| {
+            let mut radices = vec![1usize; count];
+            for &f in &factors {
+                let smallest = (0..count).min_by_key(|&k| radices[k])?;
+                radices[smallest] *= f;
+            }
+            radices
+                .iter()
+                .all(|&r| r <= cap)
+                .then(|| radices.iter().map(|&r| r as u32).collect())
+        })
+        .map(|r: Vec<u32>| if n == 1 { Vec::new() } else { r })
+}
+
+/// The stages of a work-group's transform of `radix` points: fours while they divide,
+/// then twos, threes, fives and sevens.
+pub(crate) fn stages(radix: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut rest = radix;
+    for r in STAGE_RADICES {
+        while rest > 1 && rest.is_multiple_of(r) {
+            out.push(r);
+            rest /= r;
+        }
+    }
+    out
+}
+
+/// One pass of a transform of complex elements along one axis of its operand, viewed in
+/// row-major order as `[outer, len, inner]`: its vectors are `(o, j, c)` for `j < len /
+/// radix`, vector `w = (o (len / radix) + j) inner + c`, point `r` of which is element
+/// `(o, j + r len / radix, c)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FftPlan {
+    pub(crate) spec: FftSpec,
+    pub(crate) dtype: DType,
+    pub(crate) outer: usize,
+    pub(crate) len: usize,
+    pub(crate) inner: usize,
+    /// The radices of the work-group's stages (their product is the pass's radix).
+    pub(crate) stages: Vec<u32>,
+    /// Vectors per work-group.
+    pub(crate) vectors: u32,
+    /// The value transformed: the operand's, computed in the loads.
+    pub(crate) value: usize,
+    /// Where the values of the elementwise consumers computed in the stores start;
+    /// `None`: the pass is stored alone.
+    pub(crate) epilogue: Option<usize>,
+}
+
+impl FftPlan {
+    /// Vectors in all.
+    pub(crate) fn vector_count(&self) -> usize {
+        self.outer * (self.len / self.spec.radix as usize) * self.inner
+    }
+
+    /// Work-items per work-group: one per butterfly of the largest stage's radix-2
+    /// equivalent, at most 256 and at least 32.
+    pub(crate) fn group_size(&self) -> u32 {
+        let points = self.vectors * self.spec.radix;
+        (points / 4).next_power_of_two().clamp(32, 256)
+    }
+
+    /// Work-groups in all.
+    pub(crate) fn groups(&self) -> usize {
+        self.vector_count().div_ceil(self.vectors as usize)
+    }
+
+    /// Whether neighbouring vectors are neighbours in memory where the pass loads them:
+    /// along an axis that is not the innermost (`c` is the fastest), or past the first of
+    /// several passes (`j`, whose points are `len / radix` apart).
+    pub(crate) fn loads_by_vector(&self) -> bool {
+        self.inner > 1 || self.len > self.spec.radix as usize
+    }
+
+    /// Whether neighbouring vectors are neighbours in memory where the pass stores them:
+    /// along an axis that is not the innermost, or after a first pass (`j mod done`).
+    pub(crate) fn stores_by_vector(&self) -> bool {
+        self.inner > 1 || self.spec.done > 1
+    }
+}
+
+/// The layout of pass `spec` over an operand of `shape` with elements of `dtype`.
+pub(crate) fn fft_plan(spec: FftSpec, dtype: DType, shape: &[usize]) -> FftPlan {
+    let outer = shape[..spec.axis].iter().product();
+    let len = shape[spec.axis];
+    let inner = shape[spec.axis + 1..].iter().product();
+    let radix = spec.radix as usize;
+    let mut plan = FftPlan {
+        spec,
+        dtype,
+        outer,
+        len,
+        inner,
+        stages: stages(spec.radix),
+        vectors: 1,
+        value: 0,
+        epilogue: None,
+    };
+    // As many vectors as fit, and no more than there are.
+    let fit = (group_points(dtype) / radix.max(1)).max(1);
+    plan.vectors = fit.min(plan.vector_count().max(1)).next_power_of_two().min(fit) as u32;
+    plan
+}
+
+/// Plans the kernel of pass `members[0]` and the elementwise points `members[1..]` that
+/// joined it. `stored`: the pass itself is an output (a root, or read by another kernel).
+/// `store`: the member stored into a region of an array.
+pub(crate) fn plan_fft(
+    graph: &[GNode],
+    mat: &[bool],
+    members: &[usize],
+    stored: bool,
+    store: Option<&Store>,
+) -> KernelPlan {
+    let pass = members[0];
+    let space: Vec<usize> = graph[pass].node.shape.to_vec();
+    let numel: usize = space.iter().product();
+    let GKind::Op(OpCode::Fft(spec), inputs) = &graph[pass].kind else {
+        let mut plan = KernelPlan::empty(space, numel, 0);
+        plan.broken = Some(format!("node {pass} planned as a transform pass is none"));
+        return plan;
+    };
+    let operand = inputs[0];
+    let mut f = fft_plan(*spec, graph[operand].node.dtype, &space);
+    let mut plan = KernelPlan::empty(space.clone(), numel, f.group_size());
+    key::dims(&mut plan.key, space.len(), plan.narrow_index);
+    key::fft(&mut plan.key, &f);
+    let loads = Phase {
+        targets: &[],
+        extra: Some(operand),
+        space: space.clone(),
+        product: None,
+        store: None,
+        share_slots: false,
+    };
+    f.value = loads.bind(graph, mat, &mut plan).value;
+    let start = plan.values.len();
+    key::scan_epilogue(&mut plan.key, start);
+    let mut targets = members[1..].to_vec();
+    if stored {
+        targets.insert(0, pass);
+    }
+    let epilogue = Phase {
+        targets: &targets,
+        extra: None,
+        space,
+        product: Some(pass),
+        store,
+        share_slots: false,
+    };
+    if !epilogue.bind(graph, mat, &mut plan).product_plain {
+        plan.broken.get_or_insert_with(|| {
+            format!("the epilogue of transform pass {pass} reads it elsewhere than at its own coordinates")
+        });
+    }
+    f.epilogue = Some(start);
+    // (Loads over explicit coordinates: offsets stay `long`.)
+    key::offsets(&mut plan.key, false);
+    values::mark_branch_loads(&mut plan);
+    plan.kind = KernelKind::Fft(f);
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_split_into_balanced_passes_that_fit() {
+        let c32 = DType::C32;
+        assert_eq!(group_points(c32), 2048);
+        assert_eq!(group_points(DType::C64), 1024);
+        assert_eq!(passes(1, c32), Some(vec![]));
+        assert_eq!(passes(2, c32), Some(vec![2]));
+        assert_eq!(passes(2048, c32), Some(vec![2048]));
+        assert_eq!(passes(4096, c32), Some(vec![64, 64]));
+        assert_eq!(passes(1 << 20, c32), Some(vec![1024, 1024]));
+        assert_eq!(passes(11, c32), None);
+        assert_eq!(passes(2 * 1009, c32), None);
+        for n in [6, 360, 1000, 7 * 7 * 7 * 5, 3 << 16, 1 << 23] {
+            let r = passes(n, DType::C64).unwrap();
+            assert_eq!(r.iter().map(|&x| x as usize).product::<usize>(), n);
+            assert!(
+                r.iter().all(|&x| x as usize <= group_points(DType::C64)),
+                "{n}: {r:?}"
+            );
+        }
+        assert_eq!(stages(1024), [4, 4, 4, 4, 4]);
+        assert_eq!(stages(2048), [4, 4, 4, 4, 4, 2]);
+        assert_eq!(stages(360), [4, 2, 3, 3, 5]);
+    }
+}
