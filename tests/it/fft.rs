@@ -58,7 +58,7 @@ fn tolerance(eps: f64, n: usize) -> f64 {
 fn bluestein(n: usize) -> bool {
     let mut m = n;
     for p in [2, 3, 5, 7] {
-        while m % p == 0 {
+        while m.is_multiple_of(p) {
             m /= p;
         }
     }

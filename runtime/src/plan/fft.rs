@@ -24,10 +24,11 @@ pub(crate) const STAGE_RADICES: [u32; 5] = [4, 2, 3, 5, 7];
 /// ping-pong between them, a stage at a time): 32 KiB, what every OpenCL GPU has.
 pub(crate) const LOCAL_BYTES: usize = 32 * 1024;
 
-/// The most points a work-group transforms at once, for elements of `dtype`: what fits
-/// [`LOCAL_BYTES`] twice, padding included.
+/// The most points a work-group transforms at once, for elements of `dtype`: a power of
+/// two whose two buffers take half of [`LOCAL_BYTES`], the padding of their rows in the
+/// other half (1024 `c32`, 512 `c64`).
 pub(crate) fn group_points(dtype: DType) -> usize {
-    (LOCAL_BYTES / (2 * dtype.size())).next_power_of_two() / 2
+    LOCAL_BYTES / (4 * dtype.size())
 }
 
 /// The radices of the passes of a transform of length `n` (in order, their product `n`),
@@ -221,11 +222,12 @@ mod tests {
     #[test]
     fn lengths_split_into_balanced_passes_that_fit() {
         let c32 = DType::C32;
-        assert_eq!(group_points(c32), 2048);
-        assert_eq!(group_points(DType::C64), 1024);
+        assert_eq!(group_points(c32), 1024);
+        assert_eq!(group_points(DType::C64), 512);
         assert_eq!(passes(1, c32), Some(vec![]));
         assert_eq!(passes(2, c32), Some(vec![2]));
-        assert_eq!(passes(2048, c32), Some(vec![2048]));
+        assert_eq!(passes(1024, c32), Some(vec![1024]));
+        assert_eq!(passes(1024, DType::C64), Some(vec![32, 32]));
         assert_eq!(passes(4096, c32), Some(vec![64, 64]));
         assert_eq!(passes(1 << 20, c32), Some(vec![1024, 1024]));
         assert_eq!(passes(11, c32), None);
@@ -239,7 +241,7 @@ mod tests {
             );
         }
         assert_eq!(stages(1024), [4, 4, 4, 4, 4]);
-        assert_eq!(stages(2048), [4, 4, 4, 4, 4, 2]);
+        assert_eq!(stages(512), [4, 4, 4, 4, 2]);
         assert_eq!(stages(360), [4, 2, 3, 3, 5]);
     }
 }
