@@ -16,6 +16,7 @@ mod bandwidth;
 mod builds;
 mod cache;
 mod chart;
+mod fft;
 mod first_op;
 mod footprint;
 mod gemm;
@@ -49,7 +50,7 @@ use timing::{calibrate_spin, median, per_call, per_run};
 /// object per row.
 #[derive(Parser)]
 #[command(
-    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm", "narrow", "grad", "builds", "host", "nodes", "multi"])),
+    group(ArgGroup::new("only").args(["arrays", "rows", "rows_sweep", "random", "gemm", "narrow", "grad", "fft", "builds", "host", "nodes", "multi"])),
     after_help = "LAZYCL_EXAMPLE_SMALL=1 implies --quick. LAZYCL_DEVICE picks the device. \
                   LAZYCL_ARRAYS_REFERENCE, LAZYCL_GEMM_REFERENCE and LAZYCL_NARROW_REFERENCE \
                   name files of JSON lines written by benches/reference/arrays_reference.py \
@@ -91,6 +92,10 @@ struct Cli {
     /// Only the gradient rows (training steps by `grad` against the hand-written ones)
     #[arg(long)]
     grad: bool,
+    /// Only the Fourier transforms' rows (batched 1-D and 2-D transforms, a windowed power
+    /// spectrum, a convolution by transforms) against a copy of the same data
+    #[arg(long)]
+    fft: bool,
     /// Only the cold-start row: a flush of new programs built together against one after
     /// another (run with the driver's cache cold: CUDA_CACHE_DISABLE=1, a fresh
     /// POCL_CACHE_DIR)
@@ -262,6 +267,10 @@ fn run() -> R<()> {
     }
     if cli.grad {
         grad::rows(&mut rep, &ctx, quick, trials)?;
+        return rep.finish(&out);
+    }
+    if cli.fft {
+        fft::rows(&mut rep, &ctx, quick, trials)?;
         return rep.finish(&out);
     }
 

@@ -126,9 +126,9 @@ impl<T: ComplexFloat> Array<T> {
         };
         // Elements `half..n` are the conjugates of `n - half..1`, in reverse.
         let mirrored = kept
+            .conj()
             .slice(along(self.ndim(), d, 1, n - half + 1, 1))
-            .flip(d)
-            .conj();
+            .flip(d);
         let full = match crate::api::regions::concatenate(d, &[&kept, &mirrored]) {
             Ok(full) => full,
             Err(e) => return Array::failed(&self.node.ctx, self.shape().to_vec(), e),
@@ -154,7 +154,8 @@ impl<T: ComplexFloat> Array<T> {
 /// ```
 impl<T: ComplexPart> Array<T> {
     /// The transform of real samples along `axis`, its first `n / 2 + 1` elements (the
-    /// rest are their conjugates): numpy's `rfft`.
+    /// rest are their conjugates): numpy's `rfft`. The samples are made complex in the
+    /// first pass's loads.
     #[track_caller]
     pub fn rfft(&self, axis: impl AsAxis) -> Array<T::Complex> {
         let d = match self.axis_or_failed("rfft", axis, false) {
@@ -233,7 +234,8 @@ fn transform<T: ComplexFloat>(
 /// Bluestein's convolution where `n` has a prime factor above 7.
 #[track_caller]
 fn unscaled<T: ComplexFloat>(x: &Array<T>, op: &str, d: usize, n: usize, inverse: bool) -> Array<T> {
-    let Some(radices) = crate::plan::fft::passes(n, T::DTYPE) else {
+    let local = x.node.ctx.profile.local_mem_bytes as usize;
+    let Some(radices) = crate::plan::fft::passes(n, T::DTYPE, local) else {
         return bluestein(x, op, d, n, inverse);
     };
     let mut done = 1;

@@ -20,21 +20,23 @@ use crate::plan::{key, values, Store};
 /// The radices of a work-group's stages: each vector's transform is stages of these.
 pub(crate) const STAGE_RADICES: [u32; 5] = [4, 2, 3, 5, 7];
 
-/// Bytes of local memory a pass's two buffers of vectors may take in all (their points
-/// ping-pong between them, a stage at a time): 32 KiB, what every OpenCL GPU has.
+/// The local memory every OpenCL GPU has (32 KiB): what a pass's vectors per work-group
+/// are sized for.
 pub(crate) const LOCAL_BYTES: usize = 32 * 1024;
 
-/// The most points a work-group transforms at once, for elements of `dtype`: a power of
-/// two whose two buffers take half of [`LOCAL_BYTES`], the padding of their rows in the
-/// other half (1024 `c32`, 512 `c64`).
-pub(crate) fn group_points(dtype: DType) -> usize {
-    LOCAL_BYTES / (4 * dtype.size())
+/// The most points a work-group transforms at once (a pass's largest radix), for
+/// elements of `dtype` on a device with `local_bytes` of local memory: a power of two
+/// whose buffer, its rows' padding and the twiddles (half as many) take at most three
+/// quarters of it, and at most 4096 (2048 `c32`, 1024 `c64` on 32 and 48 KiB).
+pub(crate) fn group_points(dtype: DType, local_bytes: usize) -> usize {
+    let most = (local_bytes / (2 * dtype.size())).max(2);
+    (1usize << most.ilog2()).min(4096)
 }
 
 /// The radices of the passes of a transform of length `n` (in order, their product `n`),
-/// each at most [`group_points`]; `None` when `n` has a prime factor above 7 (Bluestein's
-/// algorithm takes those). Length 1 has no pass.
-pub(crate) fn passes(n: usize, dtype: DType) -> Option<Vec<u32>> {
+/// each at most [`group_points`] on a device of `local_bytes`; `None` when `n` has a
+/// prime factor above 7 (Bluestein's algorithm takes those). Length 1 has no pass.
+pub(crate) fn passes(n: usize, dtype: DType, local_bytes: usize) -> Option<Vec<u32>> {
     let mut factors = Vec::new();
     let mut rest = n;
     for p in [2, 3, 5, 7] {
@@ -46,7 +48,7 @@ pub(crate) fn passes(n: usize, dtype: DType) -> Option<Vec<u32>> {
     if rest != 1 {
         return None;
     }
-    let cap = group_points(dtype);
+    let cap = group_points(dtype, local_bytes);
     // The fewest passes whose radices each fit, the factors dealt largest first to the
     // pass with the smallest product (balanced passes: neither is a sliver).
     factors.sort_unstable_by(|a, b| b.cmp(a));
@@ -107,11 +109,20 @@ impl FftPlan {
         self.outer * (self.len / self.spec.radix as usize) * self.inner
     }
 
-    /// Work-items per work-group: one per butterfly of the largest stage's radix-2
-    /// equivalent, at most 256 and at least 32.
+    /// Work-items per work-group: one per radix-4 butterfly of the group's points, at
+    /// most 256 and at least 32.
     pub(crate) fn group_size(&self) -> u32 {
         let points = self.vectors * self.spec.radix;
         (points / 4).next_power_of_two().clamp(32, 256)
+    }
+
+    /// A row of local memory: a vector's points, and one element of padding where the
+    /// group holds several (so that walks across vectors fall in different banks).
+    pub(crate) fn row(&self) -> u32 {
+        match self.vectors {
+            1 => self.spec.radix,
+            _ => self.spec.radix + 1,
+        }
     }
 
     /// Work-groups in all.
@@ -150,8 +161,8 @@ pub(crate) fn fft_plan(spec: FftSpec, dtype: DType, shape: &[usize]) -> FftPlan 
         value: 0,
         epilogue: None,
     };
-    // As many vectors as fit, and no more than there are.
-    let fit = (group_points(dtype) / radix.max(1)).max(1);
+    // As many vectors as fit every device, and no more than there are.
+    let fit = (group_points(dtype, LOCAL_BYTES) / radix.max(1)).max(1);
     plan.vectors = fit.min(plan.vector_count().max(1)).next_power_of_two().min(fit) as u32;
     plan
 }
@@ -221,13 +232,16 @@ mod tests {
 
     #[test]
     fn lengths_split_into_balanced_passes_that_fit() {
-        let c32 = DType::C32;
-        assert_eq!(group_points(c32), 1024);
-        assert_eq!(group_points(DType::C64), 512);
+        let (c32, kb) = (DType::C32, 1024);
+        assert_eq!(group_points(c32, 32 * kb), 2048);
+        assert_eq!(group_points(c32, 48 * kb), 2048);
+        assert_eq!(group_points(c32, 64 * kb), 4096);
+        assert_eq!(group_points(DType::C64, 48 * kb), 1024);
+        let passes = |n, d| passes(n, d, 48 * kb);
         assert_eq!(passes(1, c32), Some(vec![]));
         assert_eq!(passes(2, c32), Some(vec![2]));
-        assert_eq!(passes(1024, c32), Some(vec![1024]));
-        assert_eq!(passes(1024, DType::C64), Some(vec![32, 32]));
+        assert_eq!(passes(2048, c32), Some(vec![2048]));
+        assert_eq!(passes(2048, DType::C64), Some(vec![64, 32]));
         assert_eq!(passes(4096, c32), Some(vec![64, 64]));
         assert_eq!(passes(1 << 20, c32), Some(vec![1024, 1024]));
         assert_eq!(passes(11, c32), None);
@@ -235,10 +249,7 @@ mod tests {
         for n in [6, 360, 1000, 7 * 7 * 7 * 5, 3 << 16, 1 << 23] {
             let r = passes(n, DType::C64).unwrap();
             assert_eq!(r.iter().map(|&x| x as usize).product::<usize>(), n);
-            assert!(
-                r.iter().all(|&x| x as usize <= group_points(DType::C64)),
-                "{n}: {r:?}"
-            );
+            assert!(r.iter().all(|&x| x as usize <= 1024), "{n}: {r:?}");
         }
         assert_eq!(stages(1024), [4, 4, 4, 4, 4]);
         assert_eq!(stages(512), [4, 4, 4, 4, 2]);

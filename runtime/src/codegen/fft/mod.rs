@@ -1,14 +1,16 @@
 //! Transform passes ([`FftPlan`]): a work-group takes [`FftPlan::vectors`] vectors of the
 //! pass's radix, loads their points through the operand's producers (turning each by its
-//! twiddle), transforms them in local memory a stage at a time (two buffers, each stage
-//! reading one and writing the other), and stores them through the consumers that
-//! joined the pass.
+//! twiddle) into local memory, transforms them there a stage at a time (each work-item
+//! reads its butterflies' points into registers, the group waits, then each writes its
+//! results in place), and stores them through the consumers that joined the pass. A
+//! stage's twiddles come from a table of the pass's radix in local memory, computed once
+//! per group.
 //!
 //! Loads and stores each walk the group's points in the order that makes neighbouring
 //! work-items touch neighbouring memory: vector-fastest where neighbouring vectors are
 //! neighbours in memory, else point-fastest (a row's points). A vector's points sit in
-//! local memory a row each, padded by one element, so that the vector-fastest walks fall
-//! in different banks.
+//! local memory a row each, padded by one element where the group holds several, so that
+//! the vector-fastest walks fall in different banks.
 
 mod butterfly;
 
@@ -44,6 +46,10 @@ struct Sizes {
     points: u32,
     /// Work-items per group.
     group: u32,
+    /// Entries of the twiddle table (`e^(∓2πi e / radix)` for `e` below it): half the
+    /// radix where it is even (the other half is their negation), else the radix; 0
+    /// without a table (one stage).
+    table: u32,
 }
 
 fn body(v: &mut Values, f: &FftPlan, src: &mut Src) {
@@ -52,16 +58,24 @@ fn body(v: &mut Values, f: &FftPlan, src: &mut Src) {
     let s = Sizes {
         radix,
         vectors: f.vectors,
-        row: if f.vectors > 1 { radix + 1 } else { radix },
+        row: f.row(),
         points: f.vectors * radix,
         group: f.group_size(),
+        table: match (f.stages.len(), radix % 2) {
+            (0 | 1, _) => 0,
+            (_, 0) => radix / 2,
+            _ => radix,
+        },
     };
-    src.line(format_args!(
-        "__local {t} buf0[{}], buf1[{}];",
-        s.vectors * s.row,
-        s.vectors * s.row
-    ));
+    src.line(format_args!("__local {t} buf[{}];", s.vectors * s.row));
     src.line("const uint lid = get_local_id(0);");
+    if s.table > 0 {
+        src.line(format_args!("__local {t} tw[{}];", s.table));
+        src.line(format_args!(
+            "for (uint i = lid; i < {}u; i += {}u) tw[i] = {TWIDDLE}(i, {radix}u);",
+            s.table, s.group
+        ));
+    }
     src.line(format_args!(
         "const ulong first = (ulong)get_group_id(0) * {}ul;",
         s.vectors
@@ -70,14 +84,11 @@ fn body(v: &mut Values, f: &FftPlan, src: &mut Src) {
     loads(v, f, &s, src);
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     let mut done = 1;
-    let mut from = 0;
     for &q in &f.stages {
-        stage(f, &s, q, done, from, src);
-        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+        stage(f, &s, q, done, src);
         done *= q;
-        from = 1 - from;
     }
-    stores(v, f, &s, from, src);
+    stores(v, f, &s, src);
 }
 
 /// The point `e` of the group's walk as its vector `vv` and point `r`: vector-fastest or
@@ -130,60 +141,83 @@ fn loads(v: &mut Values, f: &FftPlan, s: &Sizes, src: &mut Src) {
         src.line(format_args!("x = {};", mul(t, "x", "tw")));
     }
     src.close();
-    src.line(format_args!("buf0[vv * {}u + r] = x;", s.row));
+    src.line(format_args!("buf[vv * {}u + r] = x;", s.row));
     src.close();
 }
 
-/// One stage of radix `q` after stages whose radices multiply to `done`: from buffer
-/// `from` into the other.
-fn stage(f: &FftPlan, s: &Sizes, q: u32, done: u32, from: usize, src: &mut Src) {
+/// The twiddle `e^(∓2πi e / radix)` of table entry `e < radix`, as text.
+fn table_entry(s: &Sizes, e: &str) -> String {
+    match s.table == s.radix {
+        true => format!("tw[{e}]"),
+        false => format!("({e} < {h}u ? tw[{e}] : -tw[{e} - {h}u])", h = s.table),
+    }
+}
+
+/// One stage of radix `q` after stages whose radices multiply to `done`, in place: each
+/// work-item reads its butterflies' points, the group waits, then each writes.
+fn stage(f: &FftPlan, s: &Sizes, q: u32, done: u32, src: &mut Src) {
     let t = f.dtype.cl_name();
     let span = s.radix / q;
-    let (input, output) = (format!("buf{from}"), format!("buf{}", 1 - from));
-    src.open(format_args!(
-        "for (uint b = lid; b < {}u; b += {}u) {{",
-        s.vectors * span,
-        s.group
-    ));
+    let butterflies = s.vectors * span;
+    let per = butterflies.div_ceil(s.group);
+    // The table's step between the twiddles of this stage's denominator.
+    let step = s.radix / (done * q);
+    src.open("{");
+    src.line(format_args!("{t} xs[{}];", per * q));
+    src.open(format_args!("for (uint p = 0; p < {per}u; p++) {{"));
+    src.line(format_args!("const uint b = lid + p * {}u;", s.group));
+    src.open(format_args!("if (b < {butterflies}u) {{"));
     src.line(format_args!("const uint vv = b / {span}u, jj = b % {span}u;"));
-    src.line(format_args!("__local const {t}* in = {input} + vv * {}u;", s.row));
-    src.line(format_args!("__local {t}* out = {output} + vv * {}u;", s.row));
     for k in 0..q {
-        src.line(format_args!("{t} x{k} = in[jj + {}u];", k * span));
+        src.line(format_args!(
+            "xs[p * {q}u + {k}u] = buf[vv * {} + jj + {}u];",
+            s.row,
+            k * span
+        ));
+    }
+    src.close();
+    src.close();
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    src.open(format_args!("for (uint p = 0; p < {per}u; p++) {{"));
+    src.line(format_args!("const uint b = lid + p * {}u;", s.group));
+    src.open(format_args!("if (b < {butterflies}u) {{"));
+    src.line(format_args!("const uint vv = b / {span}u, jj = b % {span}u;"));
+    for k in 0..q {
+        src.line(format_args!("{t} x{k} = xs[p * {q}u + {k}u];"));
     }
     if done > 1 {
         src.line(format_args!("const uint m = jj % {done}u;"));
         for k in 1..q {
-            src.line(format_args!(
-                "const {t} w{k} = {TWIDDLE}(m * {k}u, {}u);",
-                done * q
-            ));
+            let entry = table_entry(s, &format!("m * {}u", k * step));
+            src.line(format_args!("const {t} w{k} = {entry};"));
             src.line(format_args!(
                 "x{k} = {};",
                 mul(t, &format!("x{k}"), &format!("w{k}"))
             ));
         }
     }
-    src.open("{");
     for line in butterfly(q, f.spec.inverse, t, f.dtype.real()) {
         src.line(line);
     }
     if done > 1 {
         src.line(format_args!(
-            "const uint dst = (jj / {done}u) * {}u + m;",
+            "const uint dst = vv * {} + (jj / {done}u) * {}u + m;",
+            s.row,
             done * q
         ));
     } else {
-        src.line(format_args!("const uint dst = jj * {q}u;"));
+        src.line(format_args!("const uint dst = vv * {} + jj * {q}u;", s.row));
     }
     for k in 0..q {
-        src.line(format_args!("out[dst + {}u] = y{k};", k * done));
+        src.line(format_args!("buf[dst + {}u] = y{k};", k * done));
     }
     src.close();
+    src.close();
+    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
     src.close();
 }
 
-fn stores(v: &mut Values, f: &FftPlan, s: &Sizes, from: usize, src: &mut Src) {
+fn stores(v: &mut Values, f: &FftPlan, s: &Sizes, src: &mut Src) {
     let t = f.dtype.cl_name();
     let (len, inner, done) = (f.len, f.inner, u64::from(f.spec.done));
     let radix = u64::from(f.spec.radix);
@@ -202,7 +236,7 @@ fn stores(v: &mut Values, f: &FftPlan, s: &Sizes, from: usize, src: &mut Src) {
     src.line(format_args!(
         "const ulong at = (o * {len}ul + pos) * {inner}ul + c;"
     ));
-    src.line(format_args!("const {t} x = buf{from}[vv * {}u + r];", s.row));
+    src.line(format_args!("const {t} x = buf[vv * {}u + r];", s.row));
     store_at(v, f.dtype, f.epilogue, "at", "x", src);
     src.close();
     src.close();
