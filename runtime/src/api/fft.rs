@@ -50,7 +50,7 @@ impl FftNorm {
 /// // A windowed power spectrum: the window in the loads, the magnitude in the stores.
 /// let window = ctx.from_slice(&[0.5f32, 1.0, 0.5])?;
 /// let power = (&x * &window).fft(0).norm_sqr().to_vec()?;
-/// assert!((power[0] - (1.0f32 + 0.25)).abs() < 1e-5); // |0.5 + 2 + 0.5i|²
+/// assert!((power[0] - 6.5).abs() < 1e-5); // |0.5 + 2 + 0.5i|²
 /// # Ok(())
 /// # }
 /// ```
