@@ -18,7 +18,7 @@ use crate::plan::phase::Phase;
 use crate::plan::{key, values, Store};
 
 /// The radices of a work-group's stages: each vector's transform is stages of these.
-pub(crate) const STAGE_RADICES: [u32; 5] = [4, 2, 3, 5, 7];
+pub(crate) const STAGE_RADICES: [u32; 6] = [8, 4, 2, 3, 5, 7];
 
 /// The local memory every OpenCL GPU has (32 KiB): what a pass's vectors per work-group
 /// are sized for.
@@ -67,8 +67,8 @@ pub(crate) fn passes(n: usize, dtype: DType, local_bytes: usize) -> Option<Vec<u
         .map(|r: Vec<u32>| if n == 1 { Vec::new() } else { r })
 }
 
-/// The stages of a work-group's transform of `radix` points: fours while they divide,
-/// then twos, threes, fives and sevens.
+/// The stages of a work-group's transform of `radix` points: eights while they divide,
+/// then a four or a two, threes, fives and sevens.
 pub(crate) fn stages(radix: u32) -> Vec<u32> {
     let mut out = Vec::new();
     let mut rest = radix;
@@ -251,8 +251,8 @@ mod tests {
             assert_eq!(r.iter().map(|&x| x as usize).product::<usize>(), n);
             assert!(r.iter().all(|&x| x as usize <= 1024), "{n}: {r:?}");
         }
-        assert_eq!(stages(1024), [4, 4, 4, 4, 4]);
-        assert_eq!(stages(512), [4, 4, 4, 4, 2]);
-        assert_eq!(stages(360), [4, 2, 3, 3, 5]);
+        assert_eq!(stages(1024), [8, 8, 8, 2]);
+        assert_eq!(stages(512), [8, 8, 8]);
+        assert_eq!(stages(360), [8, 3, 3, 5]);
     }
 }

@@ -1,6 +1,6 @@
 //! The arithmetic of a transform pass: twiddles (a helper function of the program) and
-//! the butterflies of its stages, radix 2, 3, 4, 5 and 7, as lines of OpenCL C over named
-//! complex values (`float2`/`double2`, real part in `.x`).
+//! the butterflies of its stages, radix 2, 3, 4, 5, 7 and 8, as lines of OpenCL C over
+//! named complex values (`float2`/`double2`, real part in `.x`).
 
 use crate::dtype::DType;
 
@@ -46,6 +46,38 @@ pub(super) fn butterfly(q: u32, inverse: bool, t: &str, real: DType) -> Vec<Stri
                 format!("const {t} y2 = s0 - s2;"),
                 format!("const {t} y1 = s1 + ({t})({y1});"),
                 format!("const {t} y3 = s1 + ({t})({y3});"),
+            ]
+        }
+        8 => {
+            // Two 4-point transforms: of `x_k + x_(k+4)` (the even outputs) and of
+            // `(x_k - x_(k+4)) w8^k` (the odd ones).
+            let rot = |v: &str| match inverse {
+                true => format!("({t})(-{v}.y, {v}.x)"),
+                false => format!("({t})({v}.y, -{v}.x)"),
+            };
+            let half = std::f64::consts::FRAC_1_SQRT_2;
+            let sign = if inverse { 1.0 } else { -1.0 };
+            let w1 = format!("(({t})({}, {}))", literal(half, real), literal(sign * half, real));
+            let w3 = format!(
+                "(({t})({}, {}))",
+                literal(-half, real),
+                literal(sign * half, real)
+            );
+            vec![
+                format!("const {t} a0 = x0 + x4, a1 = x1 + x5, a2 = x2 + x6, a3 = x3 + x7;"),
+                format!("const {t} b0 = x0 - x4, c1 = x1 - x5, c2 = x2 - x6, c3 = x3 - x7;"),
+                format!(
+                    "const {t} b1 = {}, b2 = {}, b3 = {};",
+                    mul(t, "c1", &w1),
+                    rot("c2"),
+                    mul(t, "c3", &w3)
+                ),
+                format!("const {t} p0 = a0 + a2, p1 = a0 - a2, p2 = a1 + a3, p3 = a1 - a3;"),
+                format!("const {t} q0 = b0 + b2, q1 = b0 - b2, q2 = b1 + b3, q3 = b1 - b3;"),
+                format!("const {t} y0 = p0 + p2, y4 = p0 - p2;"),
+                format!("const {t} y2 = p1 + {}, y6 = p1 - {};", rot("p3"), rot("p3")),
+                format!("const {t} y1 = q0 + q2, y5 = q0 - q2;"),
+                format!("const {t} y3 = q1 + {}, y7 = q1 - {};", rot("q3"), rot("q3")),
             ]
         }
         _ => (0..q)
