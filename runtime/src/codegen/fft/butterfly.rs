@@ -20,6 +20,23 @@ pub(super) fn twiddle_definition(d: DType, inverse: bool) -> String {
     )
 }
 
+/// The name of the quarter-turn function: `lzc_fft_turn(v, q)` is `v` turned by `q`
+/// quarters of the transform's direction (`(∓i)^q`).
+pub(super) const TURN: &str = "lzc_fft_turn";
+
+/// The definition of [`TURN`] for complex type `d`.
+pub(super) fn turn_definition(d: DType, inverse: bool) -> String {
+    let c = d.cl_name();
+    let (first, third) = match inverse {
+        false => ("v.y, -v.x", "-v.y, v.x"),
+        true => ("-v.y, v.x", "v.y, -v.x"),
+    };
+    format!(
+        "static inline {c} {TURN}({c} v, uint q) {{ \
+         return q == 0 ? v : q == 1 ? ({c})({first}) : q == 2 ? -v : ({c})({third}); }}\n"
+    )
+}
+
 /// The product of complex values `a` and `b` (both names or parenthesized), as text.
 pub(super) fn mul(t: &str, a: &str, b: &str) -> String {
     format!("({t})({a}.x * {b}.x - {a}.y * {b}.y, {a}.x * {b}.y + {a}.y * {b}.x)")

@@ -19,7 +19,7 @@ use super::element_at::{store_at, value_at};
 use super::values::Values;
 use super::writer::Src;
 use crate::plan::{FftPlan, KernelPlan};
-use butterfly::{butterfly, mul, twiddle_definition, TWIDDLE};
+use butterfly::{butterfly, mul, turn_definition, twiddle_definition, TURN, TWIDDLE};
 
 /// The program of a transform pass.
 pub(super) fn fft_source(plan: &KernelPlan, f: &FftPlan) -> String {
@@ -27,6 +27,7 @@ pub(super) fn fft_source(plan: &KernelPlan, f: &FftPlan) -> String {
     let mut src = Src::at(0);
     src.text(&v.prelude());
     src.text(&twiddle_definition(f.dtype, f.spec.inverse));
+    src.text(&turn_definition(f.dtype, f.spec.inverse));
     src.open(fused_signature(plan, ""));
     narrow_dims(plan.dims.len(), v.ix, &mut src);
     body(&mut v, f, &mut src);
@@ -46,8 +47,9 @@ struct Sizes {
     points: u32,
     /// Work-items per group.
     group: u32,
-    /// Entries of the twiddle table (`e^(∓2πi e / radix)` for `e` below it): half the
-    /// radix where it is even (the other half is their negation), else the radix; 0
+    /// Entries of the twiddle table (`e^(∓2πi e / radix)` for `e` below it): a quarter
+    /// of the radix where four divides it (the other quarters are these turned by
+    /// `∓i`), half where two does (the other half is their negation), else the radix; 0
     /// without a table (one stage).
     table: u32,
 }
@@ -61,9 +63,10 @@ fn body(v: &mut Values, f: &FftPlan, src: &mut Src) {
         row: f.row(),
         points: f.vectors * radix,
         group: f.group_size(),
-        table: match (f.stages.len(), radix % 2) {
+        table: match (f.stages.len(), radix % 4) {
             (0 | 1, _) => 0,
-            (_, 0) => radix / 2,
+            (_, 0) => radix / 4,
+            (_, 2) => radix / 2,
             _ => radix,
         },
     };
@@ -145,11 +148,15 @@ fn loads(v: &mut Values, f: &FftPlan, s: &Sizes, src: &mut Src) {
     src.close();
 }
 
-/// The twiddle `e^(∓2πi e / radix)` of table entry `e < radix`, as text.
+/// The twiddle `e^(∓2πi e / radix)` of `e < radix`, from the table, as text.
 fn table_entry(s: &Sizes, e: &str) -> String {
-    match s.table == s.radix {
-        true => format!("tw[{e}]"),
-        false => format!("({e} < {h}u ? tw[{e}] : -tw[{e} - {h}u])", h = s.table),
+    let h = s.table;
+    if h == s.radix {
+        format!("tw[{e}]")
+    } else if 2 * h == s.radix {
+        format!("({e} < {h}u ? tw[{e}] : -tw[{e} - {h}u])")
+    } else {
+        format!("{TURN}(tw[({e}) % {h}u], ({e}) / {h}u)")
     }
 }
 
