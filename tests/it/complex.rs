@@ -512,3 +512,23 @@ fn generic_functions_over_complex_types() {
     let z = ctx.from_slice(&[c32::new(0.0, -2.0)]).unwrap();
     assert_close(&power(&z).0.to_vec().unwrap(), &[c64::new(4.0, 0.0)], 0.0, "c32");
 }
+
+/// Complex normals: circular, unit power, parts independent, a new stream each draw.
+#[test]
+fn standard_complex_normals() {
+    let ctx = ctx();
+    let n = 200_000;
+    let mut rng = ctx.rng(11);
+    let z = rng.standard_complex_normal::<f64>([n]).unwrap().to_vec().unwrap();
+    let mean: c64 = z.iter().sum::<c64>() / n as f64;
+    let power: f64 = z.iter().map(|v| v.norm_sqr()).sum::<f64>() / n as f64;
+    let square: c64 = z.iter().map(|v| v * v).sum::<c64>() / n as f64;
+    let cross: f64 = z.iter().map(|v| v.re * v.im).sum::<f64>() / n as f64;
+    assert!(mean.norm() < 0.01, "mean {mean}");
+    assert!((power - 1.0).abs() < 0.01, "power {power}");
+    assert!(square.norm() < 0.01, "E[z²] {square}: not circular");
+    assert!(cross.abs() < 0.01, "parts correlated: {cross}");
+    let again = rng.standard_complex_normal::<f32>([4]).unwrap().to_vec().unwrap();
+    let next = rng.standard_complex_normal::<f32>([4]).unwrap().to_vec().unwrap();
+    assert_ne!(again, next);
+}

@@ -36,7 +36,7 @@
 //! sequence, and `ctx.random_uniform(shape, s)` is the first draw of `ctx.rng(s)`.
 
 use crate::backend::context::Context;
-use crate::dtype::{DType, Element, Float, Integer, ScalarBits};
+use crate::dtype::{ComplexPart, DType, Element, Float, Integer, ScalarBits};
 use crate::error::{Error, Result};
 use crate::graph::shape::{checked_numel, IntoShape};
 use crate::graph::{Draw, IndexFn, Node, NodeRef, Op, Shape, State};
@@ -127,6 +127,32 @@ impl Rng {
         )?;
         self.offset = self.offset.wrapping_add(1);
         Ok(a)
+    }
+
+    /// Standard complex normals: real and imaginary parts independent normals of variance
+    /// 1/2 each, so that `E|z|² = 1` (torch's `randn` of a complex type, JAX's `normal`
+    /// of one). Two streams: the parts'. Lazy, one kernel with whatever reads it.
+    ///
+    /// ```
+    /// # use lazycl::prelude::*;
+    /// # fn main() -> lazycl::Result<()> {
+    /// let ctx = Context::new()?;
+    /// let z = ctx.rng(7).standard_complex_normal::<f32>([100_000])?;
+    /// let power = z.norm_sqr().mean().item()?;
+    /// assert!((power - 1.0).abs() < 0.02);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn standard_complex_normal<T: ComplexPart>(
+        &mut self,
+        shape: impl IntoShape,
+    ) -> Result<Array<T::Complex>> {
+        let shape = shape.into_shape();
+        let half = T::__from_f64(std::f64::consts::FRAC_1_SQRT_2);
+        let re = self.standard_normal::<T>(shape.clone())? * half;
+        let im = self.standard_normal::<T>(shape)? * half;
+        Ok(re.complex(&im))
     }
 
     /// Integers uniform in `[lo, hi)` (numpy's `Generator.integers`, torch's `randint`).
