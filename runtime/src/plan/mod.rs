@@ -299,7 +299,7 @@ fn plan_group(
             scan::epilogue::plan_scan(graph, mat, members, stored, store, group_size)
         }
         GKind::Op(OpCode::Fft(_), _) => {
-            fft::plan_fft(graph, mat, members, stored || members.len() == 1, store)
+            fft::epilogue::plan_fft(graph, mat, members, stored || members.len() == 1, store)
         }
         _ => build::plan_kernel(graph, mat, members, group_size, None, None, store),
     }

@@ -1,7 +1,6 @@
-//! Fourier transforms: how a length is split into passes ([`passes`]), how one pass is
-//! laid out in work-groups ([`FftPlan`]), and planning its kernel with the producers of its
-//! operand in its loads and its elementwise consumers in its stores ([`plan_fft`]), as a
-//! scan's kernel is planned.
+//! Fourier transforms: how a length is split into passes ([`passes`]) and how one pass is
+//! laid out in work-groups ([`FftPlan`]). Plain data, like `kernel_plan`; planning a
+//! pass's kernel with its producers and consumers is `epilogue`'s.
 //!
 //! A transform of length `n = R₁ R₂ … R_P` is `P` passes of Stockham's algorithm
 //! ([`FftSpec`]), each one kernel: a work-group loads whole `Rₚ`-point vectors of its
@@ -10,12 +9,10 @@
 //! (through the consumers, at the last pass). A length with another prime factor is
 //! Bluestein's convolution of power-of-two transforms (`api::fft`).
 
+pub(crate) mod epilogue;
+
 use crate::dtype::DType;
 use crate::graph::FftSpec;
-use crate::plan::collect::{GKind, GNode, OpCode};
-use crate::plan::kernel_plan::{KernelKind, KernelPlan};
-use crate::plan::phase::Phase;
-use crate::plan::{key, values, Store};
 
 /// The radices of a work-group's stages: each vector's transform is stages of these.
 pub(crate) const STAGE_RADICES: [u32; 6] = [8, 4, 2, 3, 5, 7];
@@ -165,65 +162,6 @@ pub(crate) fn fft_plan(spec: FftSpec, dtype: DType, shape: &[usize]) -> FftPlan 
     // As many vectors as fit every device, and no more than there are.
     let fit = (group_points(dtype, LOCAL_BYTES) / radix.max(1)).max(1);
     plan.vectors = fit.min(plan.vector_count().max(1)).next_power_of_two().min(fit) as u32;
-    plan
-}
-
-/// Plans the kernel of pass `members[0]` and the elementwise points `members[1..]` that
-/// joined it. `stored`: the pass itself is an output (a root, or read by another kernel).
-/// `store`: the member stored into a region of an array.
-pub(crate) fn plan_fft(
-    graph: &[GNode],
-    mat: &[bool],
-    members: &[usize],
-    stored: bool,
-    store: Option<&Store>,
-) -> KernelPlan {
-    let pass = members[0];
-    let space: Vec<usize> = graph[pass].node.shape.to_vec();
-    let numel: usize = space.iter().product();
-    let GKind::Op(OpCode::Fft(spec), inputs) = &graph[pass].kind else {
-        let mut plan = KernelPlan::empty(space, numel, 0);
-        plan.broken = Some(format!("node {pass} planned as a transform pass is none"));
-        return plan;
-    };
-    let operand = inputs[0];
-    let mut f = fft_plan(*spec, graph[operand].node.dtype, &space);
-    let mut plan = KernelPlan::empty(space.clone(), numel, f.group_size());
-    key::dims(&mut plan.key, space.len(), plan.narrow_index);
-    key::fft(&mut plan.key, &f);
-    let loads = Phase {
-        targets: &[],
-        extra: Some(operand),
-        space: space.clone(),
-        product: None,
-        store: None,
-        share_slots: false,
-    };
-    f.value = loads.bind(graph, mat, &mut plan).value;
-    let start = plan.values.len();
-    key::scan_epilogue(&mut plan.key, start);
-    let mut targets = members[1..].to_vec();
-    if stored {
-        targets.insert(0, pass);
-    }
-    let epilogue = Phase {
-        targets: &targets,
-        extra: None,
-        space,
-        product: Some(pass),
-        store,
-        share_slots: false,
-    };
-    if !epilogue.bind(graph, mat, &mut plan).product_plain {
-        plan.broken.get_or_insert_with(|| {
-            format!("the epilogue of transform pass {pass} reads it elsewhere than at its own coordinates")
-        });
-    }
-    f.epilogue = Some(start);
-    // (Loads over explicit coordinates: offsets stay `long`.)
-    key::offsets(&mut plan.key, false);
-    values::mark_branch_loads(&mut plan);
-    plan.kind = KernelKind::Fft(f);
     plan
 }
 
