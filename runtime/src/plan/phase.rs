@@ -74,3 +74,64 @@ impl Phase<'_> {
         }
     }
 }
+
+/// Where an axis kernel's (a scan's, a transform pass's) values are: its operand's, the
+/// value the loads compute, and the first of its epilogue's.
+pub(crate) struct AxisValues {
+    pub(crate) value: usize,
+    pub(crate) epilogue: usize,
+}
+
+/// Binds the two phases of the kernel of axis operation `members[0]` (`what` it is, for
+/// a broken plan's message) over operand `operand`: the loads, then the epilogue of the
+/// elementwise points `members[1..]` that joined it (and the operation itself where
+/// `stored`), whose product is the operation's element, read only at its own coordinates.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn axis_phases(
+    graph: &[GNode],
+    mat: &[bool],
+    plan: &mut KernelPlan,
+    members: &[usize],
+    operand: usize,
+    stored: bool,
+    store: Option<&Store>,
+    what: &str,
+) -> AxisValues {
+    let node = members[0];
+    let space: Vec<usize> = graph[node].node.shape.to_vec();
+    let loads = Phase {
+        targets: &[],
+        extra: Some(operand),
+        space: space.clone(),
+        product: None,
+        store: None,
+        share_slots: false,
+    };
+    let value = loads.bind(graph, mat, plan).value;
+    let start = plan.values.len();
+    super::key::scan_epilogue(&mut plan.key, start);
+    let mut targets = members[1..].to_vec();
+    if stored {
+        targets.insert(0, node);
+    }
+    let epilogue = Phase {
+        targets: &targets,
+        extra: None,
+        space,
+        product: Some(node),
+        store,
+        share_slots: false,
+    };
+    if !epilogue.bind(graph, mat, plan).product_plain {
+        plan.broken.get_or_insert_with(|| {
+            format!("the epilogue of {what} {node} reads it elsewhere than at its own coordinates")
+        });
+    }
+    // (Loads over explicit coordinates: offsets stay `long`.)
+    super::key::offsets(&mut plan.key, false);
+    values::mark_branch_loads(plan);
+    AxisValues {
+        value,
+        epilogue: start,
+    }
+}

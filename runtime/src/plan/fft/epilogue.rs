@@ -6,8 +6,8 @@
 use super::fft_plan;
 use crate::plan::collect::{GKind, GNode, OpCode};
 use crate::plan::kernel_plan::{KernelKind, KernelPlan};
-use crate::plan::phase::Phase;
-use crate::plan::{key, values, Store};
+use crate::plan::phase::axis_phases;
+use crate::plan::{key, Store};
 
 /// Plans the kernel of pass `members[0]` and the elementwise points `members[1..]` that
 /// joined it. `stored`: the pass itself is an output (a root, or read by another kernel).
@@ -32,38 +32,17 @@ pub(crate) fn plan_fft(
     let mut plan = KernelPlan::empty(space.clone(), numel, f.group_size());
     key::dims(&mut plan.key, space.len(), plan.narrow_index);
     key::fft(&mut plan.key, &f);
-    let loads = Phase {
-        targets: &[],
-        extra: Some(operand),
-        space: space.clone(),
-        product: None,
-        store: None,
-        share_slots: false,
-    };
-    f.value = loads.bind(graph, mat, &mut plan).value;
-    let start = plan.values.len();
-    key::scan_epilogue(&mut plan.key, start);
-    let mut targets = members[1..].to_vec();
-    if stored {
-        targets.insert(0, pass);
-    }
-    let epilogue = Phase {
-        targets: &targets,
-        extra: None,
-        space,
-        product: Some(pass),
+    let at = axis_phases(
+        graph,
+        mat,
+        &mut plan,
+        members,
+        operand,
+        stored,
         store,
-        share_slots: false,
-    };
-    if !epilogue.bind(graph, mat, &mut plan).product_plain {
-        plan.broken.get_or_insert_with(|| {
-            format!("the epilogue of transform pass {pass} reads it elsewhere than at its own coordinates")
-        });
-    }
-    f.epilogue = Some(start);
-    // (Loads over explicit coordinates: offsets stay `long`.)
-    key::offsets(&mut plan.key, false);
-    values::mark_branch_loads(&mut plan);
+        "transform pass",
+    );
+    (f.value, f.epilogue) = (at.value, Some(at.epilogue));
     plan.kind = KernelKind::Fft(f);
     plan
 }

@@ -8,9 +8,9 @@
 
 use crate::plan::collect::{GKind, GNode, OpCode};
 use crate::plan::kernel_plan::{KernelKind, KernelPlan};
-use crate::plan::phase::Phase;
+use crate::plan::phase::axis_phases;
 use crate::plan::scan::scan_plan;
-use crate::plan::{key, values, Store};
+use crate::plan::{key, Store};
 
 /// Plans the kernel of scan `members[0]` and the elementwise points `members[1..]` that
 /// joined it. `stored`: the scan itself is an output (a root, or read by another
@@ -35,38 +35,8 @@ pub(crate) fn plan_scan(
     key::dims(&mut plan.key, space.len(), plan.narrow_index);
     let mut s = scan_plan(*spec, graph[operand].node.dtype, &space, group_size);
     key::scan(&mut plan.key, &s, group_size);
-    let loads = Phase {
-        targets: &[],
-        extra: Some(operand),
-        space: space.clone(),
-        product: None,
-        store: None,
-        share_slots: false,
-    };
-    s.value = loads.bind(graph, mat, &mut plan).value;
-    let start = plan.values.len();
-    key::scan_epilogue(&mut plan.key, start);
-    let mut targets = members[1..].to_vec();
-    if stored {
-        targets.insert(0, scan);
-    }
-    let epilogue = Phase {
-        targets: &targets,
-        extra: None,
-        space,
-        product: Some(scan),
-        store,
-        share_slots: false,
-    };
-    if !epilogue.bind(graph, mat, &mut plan).product_plain {
-        plan.broken.get_or_insert_with(|| {
-            format!("the epilogue of scan {scan} reads it elsewhere than at its own coordinates")
-        });
-    }
-    s.epilogue = Some(start);
-    // (Loads over explicit coordinates: offsets stay `long`.)
-    key::offsets(&mut plan.key, false);
-    values::mark_branch_loads(&mut plan);
+    let at = axis_phases(graph, mat, &mut plan, members, operand, stored, store, "scan");
+    (s.value, s.epilogue) = (at.value, Some(at.epilogue));
     plan.kind = KernelKind::Scan(s);
     plan
 }
