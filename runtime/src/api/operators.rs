@@ -69,37 +69,29 @@ macro_rules! bool_ops {
 }
 bool_ops!(BitAnd bitand => BitAnd, BitOr bitor => BitOr, BitXor bitxor => BitXor);
 
-/// Scalar on the left: `2.0 * &x`. Implemented per type (Rust's orphan rule).
+/// Scalar on the left: `2.0 * &x`, `c32::new(0.0, 1.0) * &z`. Implemented per type
+/// (Rust's orphan rule): `+ - * /` for every type with arithmetic, `%` for the numeric
+/// ones.
 macro_rules! scalar_lhs {
+    (@op $t:ty: $($Trait:ident $method:ident => $op:ident),*) => {$(
+        impl $Trait<&Array<$t>> for $t {
+            type Output = Array<$t>;
+            fn $method(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::$op, self.to_arg_bits(), <$t>::DTYPE, Side::Left) }
+        }
+        impl $Trait<Array<$t>> for $t {
+            type Output = Array<$t>;
+            fn $method(self, r: Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::$op, self.to_arg_bits(), <$t>::DTYPE, Side::Left) }
+        }
+    )*};
+    (@arithmetic $($t:ty),*) => {$(
+        scalar_lhs!(@op $t: Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div);
+    )*};
     ($($t:ty),*) => {$(
-        impl Add<&Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Add, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Add<Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: Array<$t>) -> Array<$t> { self + &r } }
-        impl Sub<&Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Sub, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Sub<Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: Array<$t>) -> Array<$t> { self - &r } }
-        impl Mul<&Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Mul, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Mul<Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: Array<$t>) -> Array<$t> { self * &r } }
-        impl Div<&Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Div, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Div<Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: Array<$t>) -> Array<$t> { self / &r } }
-        impl Rem<&Array<$t>> for $t { type Output = Array<$t>; fn rem(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Rem, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Rem<Array<$t>> for $t { type Output = Array<$t>; fn rem(self, r: Array<$t>) -> Array<$t> { self % &r } }
+        scalar_lhs!(@op $t: Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div, Rem rem => Rem);
     )*};
 }
 crate::dtype::for_each_numeric!(scalar_lhs);
-
-/// A complex scalar on the left: `c32::new(0.0, 1.0) * &z`.
-macro_rules! complex_scalar_lhs {
-    ($($t:ty),*) => {$(
-        impl Add<&Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Add, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Add<Array<$t>> for $t { type Output = Array<$t>; fn add(self, r: Array<$t>) -> Array<$t> { self + &r } }
-        impl Sub<&Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Sub, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Sub<Array<$t>> for $t { type Output = Array<$t>; fn sub(self, r: Array<$t>) -> Array<$t> { self - &r } }
-        impl Mul<&Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Mul, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Mul<Array<$t>> for $t { type Output = Array<$t>; fn mul(self, r: Array<$t>) -> Array<$t> { self * &r } }
-        impl Div<&Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: &Array<$t>) -> Array<$t> { r.with_scalar(BinaryOp::Div, self.to_arg_bits(), <$t>::DTYPE, Side::Left) } }
-        impl Div<Array<$t>> for $t { type Output = Array<$t>; fn div(self, r: Array<$t>) -> Array<$t> { self / &r } }
-    )*};
-}
-complex_scalar_lhs!(c32, c64);
+scalar_lhs!(@arithmetic c32, c64);
 
 /// A complex array beside a real array or scalar of its parts' type, either side: the
 /// real operand shifts the real part (`+ -`) or scales both parts (`* /`), as
