@@ -67,8 +67,8 @@ fn bluestein(n: usize) -> bool {
 
 /// Lengths of every kind: trivial, powers of each radix, mixed, primes of Bluestein's
 /// algorithm, and the first of two passes.
-const LENGTHS: [usize; 22] = [
-    1, 2, 3, 4, 5, 7, 8, 11, 12, 16, 17, 30, 49, 64, 97, 125, 243, 360, 1000, 1009, 2048, 2310,
+const LENGTHS: [usize; 23] = [
+    1, 2, 3, 4, 5, 7, 8, 11, 12, 16, 17, 30, 49, 64, 97, 125, 243, 343, 360, 1000, 1009, 2048, 2310,
 ];
 
 #[test]
@@ -81,19 +81,25 @@ fn one_dimension_every_kind_of_length_both_types() {
         let got = ctx.from_slice(&x).unwrap().fft(0).to_vec().unwrap();
         let e = error(&got, &want);
         assert!(e < tolerance(f64::EPSILON, n), "c64 fft of {n}: error {e:e}");
-        let x32 = narrow(&x);
-        let want = dft(&wide(&x32), false);
-        let got = wide(&ctx.from_slice(&x32).unwrap().fft(0).to_vec().unwrap());
-        let e = error(&got, &want);
-        assert!(
-            e < tolerance(f32::EPSILON as f64, n),
-            "c32 fft of {n}: error {e:e}"
-        );
-        let want = dft(&x, true);
-        let got: Vec<c64> = ctx.from_slice(&x).unwrap().ifft(0).to_vec().unwrap();
-        let got: Vec<c64> = got.iter().map(|z| z * n as f64).collect();
-        let e = error(&got, &want);
-        assert!(e < tolerance(f64::EPSILON, n), "c64 ifft of {n}: error {e:e}");
+        // (`c32` and the inverse at a length of each kind: every length is a program of its
+        // own, which PoCL takes a while to build.)
+        if [1, 2, 3, 5, 7, 8, 11, 12, 64, 125, 1000, 1009, 2048].contains(&n) {
+            let x32 = narrow(&x);
+            let want = dft(&wide(&x32), false);
+            let got = wide(&ctx.from_slice(&x32).unwrap().fft(0).to_vec().unwrap());
+            let e = error(&got, &want);
+            assert!(
+                e < tolerance(f32::EPSILON as f64, n),
+                "c32 fft of {n}: error {e:e}"
+            );
+        }
+        if [2, 3, 7, 16, 30, 343, 1009].contains(&n) {
+            let want = dft(&x, true);
+            let got: Vec<c64> = ctx.from_slice(&x).unwrap().ifft(0).to_vec().unwrap();
+            let got: Vec<c64> = got.iter().map(|z| z * n as f64).collect();
+            let e = error(&got, &want);
+            assert!(e < tolerance(f64::EPSILON, n), "c64 ifft of {n}: error {e:e}");
+        }
     }
 }
 
