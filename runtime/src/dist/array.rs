@@ -158,7 +158,7 @@ impl<'w, T: DistElement> DistArray<'w, T> {
         self.map(|a| f(a, &other.local))
     }
 
-    /// The sum of every element, on every rank (collective), in [`Arithmetic::Sum`]'s type.
+    /// The sum of every element, on every rank (collective), in [`Arithmetic::Sum`](crate::Arithmetic::Sum)'s type.
     pub fn sum(&self) -> Result<T::Sum>
     where
         T: Numeric,
