@@ -235,7 +235,8 @@ fn transform<T: ComplexFloat>(
 #[track_caller]
 fn unscaled<T: ComplexFloat>(x: &Array<T>, op: &str, d: usize, n: usize, inverse: bool) -> Array<T> {
     let local = x.node.ctx.profile.local_mem_bytes as usize;
-    let Some(radices) = crate::plan::fft::passes(n, T::DTYPE, local) else {
+    let strided = x.shape()[d + 1..].iter().product::<usize>() > 1;
+    let Some(radices) = crate::plan::fft::passes(n, T::DTYPE, local, strided) else {
         return bluestein(x, op, d, n, inverse);
     };
     let mut done = 1;

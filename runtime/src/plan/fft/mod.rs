@@ -31,10 +31,16 @@ pub(crate) fn group_points(dtype: DType, local_bytes: usize) -> usize {
     (1usize << most.ilog2()).min(4096)
 }
 
+/// Vectors a work-group holds at least along an axis that is not the innermost: its
+/// neighbouring vectors are the neighbours in memory, so this many make one load of 128
+/// bytes of `c32` (and of `c64`, 256).
+pub(crate) const STRIDED_VECTORS: usize = 16;
+
 /// The radices of the passes of a transform of length `n` (in order, their product `n`),
-/// each at most [`group_points`] on a device of `local_bytes`; `None` when `n` has a
-/// prime factor above 7 (Bluestein's algorithm takes those). Length 1 has no pass.
-pub(crate) fn passes(n: usize, dtype: DType, local_bytes: usize) -> Option<Vec<u32>> {
+/// each at most [`group_points`] on a device of `local_bytes` (a sixteenth of it along
+/// an axis that is not the innermost, `strided`: [`STRIDED_VECTORS`]); `None` when `n`
+/// has a prime factor above 7 (Bluestein's algorithm takes those). Length 1 has no pass.
+pub(crate) fn passes(n: usize, dtype: DType, local_bytes: usize, strided: bool) -> Option<Vec<u32>> {
     let mut factors = Vec::new();
     let mut rest = n;
     for p in [2, 3, 5, 7] {
@@ -46,7 +52,10 @@ pub(crate) fn passes(n: usize, dtype: DType, local_bytes: usize) -> Option<Vec<u
     if rest != 1 {
         return None;
     }
-    let cap = group_points(dtype, local_bytes);
+    let cap = match strided {
+        true => group_points(dtype, local_bytes) / STRIDED_VECTORS,
+        false => group_points(dtype, local_bytes),
+    };
     // The fewest passes whose radices each fit, the factors dealt largest first to the
     // pass with the smallest product (balanced passes: neither is a sliver).
     factors.sort_unstable_by(|a, b| b.cmp(a));
@@ -177,7 +186,8 @@ mod tests {
         assert_eq!(group_points(c32, 64 * kb), 4096);
         assert_eq!(group_points(DType::C64, 48 * kb), 2048);
         assert_eq!(group_points(DType::C64, 32 * kb), 1024);
-        let passes = |n, d| passes(n, d, 48 * kb);
+        let passes = |n, d| passes(n, d, 48 * kb, false);
+        assert_eq!(super::passes(4096, c32, 48 * kb, true), Some(vec![64, 64]));
         assert_eq!(passes(1, c32), Some(vec![]));
         assert_eq!(passes(2, c32), Some(vec![2]));
         assert_eq!(passes(2048, c32), Some(vec![2048]));
