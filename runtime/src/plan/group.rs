@@ -101,12 +101,9 @@ enum GroupKind {
     /// The GEMM kernel of the product at this graph index, with the elementwise points
     /// of its shape that joined its epilogue.
     Gemm(usize),
-    /// The scan kernel of the scan at this graph index, with the elementwise points of
-    /// its shape that joined its store (its epilogue).
-    Scan(usize),
-    /// The kernel of the transform pass at this graph index, with the elementwise points
-    /// of its shape that joined its store.
-    Fft(usize),
+    /// The kernel of the scan or transform pass at this graph index (an axis kernel), with
+    /// the elementwise points of its shape that joined its store (its epilogue).
+    Axis(usize),
     /// A row kernel (`plan::row_kernel`): reductions along the rows of a space (the group's
     /// shape) and the elementwise points of that space that read them per row. Planned
     /// as a plain reduction while it has one member.
@@ -171,9 +168,8 @@ pub(crate) fn group_kernels(
                 Some(space) => GroupKind::Rows(space),
                 None => GroupKind::Reduction,
             },
-            // (A scan is a kernel of its own too, and joins nothing.)
-            GKind::Op(OpCode::Scan(_), _) => GroupKind::Scan(p),
-            GKind::Op(OpCode::Fft(_), _) => GroupKind::Fft(p),
+            // (A scan or a transform pass is a kernel of its own too, and joins nothing.)
+            GKind::Op(OpCode::Scan(_) | OpCode::Fft(_), _) => GroupKind::Axis(p),
             GKind::Op(OpCode::MatMul, _) => GroupKind::Gemm(p),
             _ => GroupKind::Elementwise,
         };
@@ -285,7 +281,7 @@ impl Point {
                     && match g.kind {
                         GroupKind::Elementwise => true,
                         GroupKind::Reduction => false,
-                        GroupKind::Gemm(product) | GroupKind::Scan(product) | GroupKind::Fft(product) => {
+                        GroupKind::Gemm(product) | GroupKind::Axis(product) => {
                             joins_epilogue(graph, mat, &g.members, p, product)
                         }
                         GroupKind::Rows(space) => joins_rows(graph, mat, &g.members, p, &space, false),
@@ -303,7 +299,7 @@ impl Point {
                 },
                 _ => false,
             }),
-            GroupKind::Gemm(_) | GroupKind::Scan(_) | GroupKind::Fft(_) => None,
+            GroupKind::Gemm(_) | GroupKind::Axis(_) => None,
         }
     }
 }
