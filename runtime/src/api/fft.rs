@@ -247,6 +247,7 @@ fn unscaled<T: ComplexFloat>(x: &Array<T>, op: &str, d: usize, n: usize, inverse
             radix,
             done,
             inverse,
+            local_bytes: local.min(u32::MAX as usize) as u32,
         };
         let operand = y.node.clone();
         y = record(&|| op.to_string(), &[&operand], || Op::Fft(spec, operand.clone()));

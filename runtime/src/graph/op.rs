@@ -206,6 +206,9 @@ pub(crate) struct FftSpec {
     pub(crate) done: u32,
     /// The inverse transform's sign (`e^(+2πi/n)`), without its `1/n`.
     pub(crate) inverse: bool,
+    /// The device's local memory in bytes: how many vectors of this pass one work-group
+    /// takes (`plan::fft::fft_plan`).
+    pub(crate) local_bytes: u32,
 }
 
 /// How `indices` pick elements of `data` along `axis`, clamped into it (numpy's

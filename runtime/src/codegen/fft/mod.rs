@@ -10,7 +10,9 @@
 //! work-items touch neighbouring memory: vector-fastest where neighbouring vectors are
 //! neighbours in memory, else point-fastest (a row's points). A vector's points sit in
 //! local memory a row each, padded by one element where the group holds several, so that
-//! the vector-fastest walks fall in different banks.
+//! the vector-fastest walks fall in different banks; and every index into local memory
+//! skips one element after each 128 bytes ([`PAD`]), so that a stage's writes, `q`
+//! points apart, fall in different banks too.
 
 mod butterfly;
 
@@ -18,8 +20,13 @@ use super::abi::{fused_signature, narrow_dims};
 use super::element_at::{store_at, value_at};
 use super::values::Values;
 use super::writer::Src;
+use crate::plan::fft::padded_every;
 use crate::plan::{FftPlan, KernelPlan};
 use butterfly::{butterfly, mul, turn_definition, twiddle_definition, TURN, TWIDDLE};
+
+/// The name of the padding function of a program: `lzc_fft_pad(i)` is where index `i` of
+/// the group's points sits in local memory.
+const PAD: &str = "lzc_fft_pad";
 
 /// The program of a transform pass.
 pub(super) fn fft_source(plan: &KernelPlan, f: &FftPlan) -> String {
@@ -28,6 +35,10 @@ pub(super) fn fft_source(plan: &KernelPlan, f: &FftPlan) -> String {
     src.text(&v.prelude());
     src.text(&twiddle_definition(f.dtype, f.spec.inverse));
     src.text(&turn_definition(f.dtype, f.spec.inverse));
+    src.text(&format!(
+        "static inline uint {PAD}(uint i) {{ return i + i / {}u; }}\n",
+        padded_every(f.dtype)
+    ));
     src.open(fused_signature(plan, ""));
     narrow_dims(plan.dims.len(), v.ix, &mut src);
     body(&mut v, f, &mut src);
@@ -47,10 +58,7 @@ struct Sizes {
     points: u32,
     /// Work-items per group.
     group: u32,
-    /// Entries of the twiddle table (`e^(∓2πi e / radix)` for `e` below it): a quarter
-    /// of the radix where four divides it (the other quarters are these turned by
-    /// `∓i`), half where two does (the other half is their negation), else the radix; 0
-    /// without a table (one stage).
+    /// Entries of the twiddle table ([`FftPlan::table`]).
     table: u32,
 }
 
@@ -63,14 +71,13 @@ fn body(v: &mut Values, f: &FftPlan, src: &mut Src) {
         row: f.row(),
         points: f.vectors * radix,
         group: f.group_size(),
-        table: match (f.stages.len(), radix % 4) {
-            (0 | 1, _) => 0,
-            (_, 0) => radix / 4,
-            (_, 2) => radix / 2,
-            _ => radix,
-        },
+        table: f.table(),
     };
-    src.line(format_args!("__local {t} buf[{}];", s.vectors * s.row));
+    let held = s.vectors * s.row;
+    src.line(format_args!(
+        "__local {t} buf[{}];",
+        held + held / padded_every(f.dtype)
+    ));
     src.line("const uint lid = get_local_id(0);");
     if s.table > 0 {
         src.line(format_args!("__local {t} tw[{}];", s.table));
@@ -144,7 +151,7 @@ fn loads(v: &mut Values, f: &FftPlan, s: &Sizes, src: &mut Src) {
         src.line(format_args!("x = {};", mul(t, "x", "tw")));
     }
     src.close();
-    src.line(format_args!("buf[vv * {}u + r] = x;", s.row));
+    src.line(format_args!("buf[{PAD}(vv * {}u + r)] = x;", s.row));
     src.close();
 }
 
@@ -177,7 +184,7 @@ fn stage(f: &FftPlan, s: &Sizes, q: u32, done: u32, src: &mut Src) {
     src.line(format_args!("const uint vv = b / {span}u, jj = b % {span}u;"));
     for k in 0..q {
         src.line(format_args!(
-            "xs[p * {q}u + {k}u] = buf[vv * {} + jj + {}u];",
+            "xs[p * {q}u + {k}u] = buf[{PAD}(vv * {} + jj + {}u)];",
             s.row,
             k * span
         ));
@@ -216,7 +223,7 @@ fn stage(f: &FftPlan, s: &Sizes, q: u32, done: u32, src: &mut Src) {
         src.line(format_args!("const uint dst = vv * {} + jj * {q}u;", s.row));
     }
     for k in 0..q {
-        src.line(format_args!("buf[dst + {}u] = y{k};", k * done));
+        src.line(format_args!("buf[{PAD}(dst + {}u)] = y{k};", k * done));
     }
     src.close();
     src.close();
@@ -243,7 +250,7 @@ fn stores(v: &mut Values, f: &FftPlan, s: &Sizes, src: &mut Src) {
     src.line(format_args!(
         "const ulong at = (o * {len}ul + pos) * {inner}ul + c;"
     ));
-    src.line(format_args!("const {t} x = buf[vv * {}u + r];", s.row));
+    src.line(format_args!("const {t} x = buf[{PAD}(vv * {}u + r)];", s.row));
     store_at(v, f.dtype, f.epilogue, "at", "x", src);
     src.close();
     src.close();

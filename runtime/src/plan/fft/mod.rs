@@ -17,10 +17,6 @@ use crate::graph::FftSpec;
 /// The radices of a work-group's stages: each vector's transform is stages of these.
 pub(crate) const STAGE_RADICES: [u32; 6] = [8, 4, 2, 3, 5, 7];
 
-/// The local memory every OpenCL GPU has (32 KiB): what a pass's vectors per work-group
-/// are sized for.
-pub(crate) const LOCAL_BYTES: usize = 32 * 1024;
-
 /// The most points a work-group transforms at once (a pass's largest radix), for
 /// elements of `dtype` on a device with `local_bytes` of local memory: the largest power
 /// of two up to 4096 whose buffer and twiddle table (a quarter as many) fit, with a
@@ -29,6 +25,17 @@ pub(crate) const LOCAL_BYTES: usize = 32 * 1024;
 pub(crate) fn group_points(dtype: DType, local_bytes: usize) -> usize {
     let most = (local_bytes * 2 / (3 * dtype.size())).max(2);
     (1usize << most.ilog2()).min(4096)
+}
+
+/// Bytes of local memory after which an index into a pass's points skips one element
+/// (a row of the banks: 32 banks of 4 bytes), so that a stage's writes, `q` points apart,
+/// fall in different banks.
+pub(crate) const BANK_ROW_BYTES: usize = 128;
+
+/// Elements of `dtype` in a row of the banks: an index `i` into a pass's points sits at
+/// `i + i / padded_every(dtype)` in local memory.
+pub(crate) fn padded_every(dtype: DType) -> u32 {
+    (BANK_ROW_BYTES / dtype.size()).max(1) as u32
 }
 
 /// Vectors a work-group holds at least along an axis that is not the innermost: its
@@ -132,6 +139,27 @@ impl FftPlan {
         }
     }
 
+    /// Entries of the twiddle table of the work-group's stages (`e^(∓2πi e / radix)` for
+    /// `e` below it): a quarter of the radix where four divides it (the other quarters
+    /// are these turned by `∓i`), half where two does (the other half is their
+    /// negation), else the radix; 0 without a table (one stage).
+    pub(crate) fn table(&self) -> u32 {
+        let radix = self.spec.radix;
+        match (self.stages.len(), radix % 4) {
+            (0 | 1, _) => 0,
+            (_, 0) => radix / 4,
+            (_, 2) => radix / 2,
+            _ => radix,
+        }
+    }
+
+    /// Elements of local memory a work-group holds: its rows, padded ([`padded_every`]),
+    /// and the twiddle table.
+    pub(crate) fn local_elements(&self) -> usize {
+        let held = (self.vectors * self.row()) as usize;
+        held + held / padded_every(self.dtype) as usize + self.table() as usize
+    }
+
     /// Work-groups in all.
     pub(crate) fn groups(&self) -> usize {
         self.vector_count().div_ceil(self.vectors as usize)
@@ -168,9 +196,22 @@ pub(crate) fn fft_plan(spec: FftSpec, dtype: DType, shape: &[usize]) -> FftPlan 
         value: 0,
         epilogue: None,
     };
-    // As many vectors as fit every device, and no more than there are.
-    let fit = (group_points(dtype, LOCAL_BYTES) / radix.max(1)).max(1);
-    plan.vectors = fit.min(plan.vector_count().max(1)).next_power_of_two().min(fit) as u32;
+    // As many vectors as the device's local memory holds (a power of two, at most
+    // `group_points` points), and no more than there are.
+    let local = spec.local_bytes as usize;
+    let most = (group_points(dtype, local) / radix.max(1)).max(1);
+    let wanted = most.min(plan.vector_count().max(1).next_power_of_two());
+    plan.vectors = 1;
+    while (plan.vectors as usize) < wanted {
+        let wider = FftPlan {
+            vectors: plan.vectors * 2,
+            ..plan.clone()
+        };
+        if wider.local_elements() * dtype.size() > local {
+            break;
+        }
+        plan.vectors = wider.vectors;
+    }
     plan
 }
 
@@ -204,5 +245,48 @@ mod tests {
         assert_eq!(stages(1024), [8, 8, 8, 2]);
         assert_eq!(stages(512), [8, 8, 8]);
         assert_eq!(stages(360), [8, 3, 3, 5]);
+    }
+
+    #[test]
+    fn a_group_takes_the_vectors_its_local_memory_holds() {
+        let kb = 1024;
+        let plan = |radix, done, len, local_bytes, dtype: DType| {
+            let spec = FftSpec {
+                axis: 0,
+                radix,
+                done,
+                inverse: false,
+                local_bytes,
+            };
+            fft_plan(spec, dtype, &[len])
+        };
+        for dtype in [DType::C32, DType::C64] {
+            for local in [16 * kb, 32 * kb, 48 * kb, 64 * kb] {
+                for (radix, len) in [(2, 1 << 12), (7, 7 * 49), (64, 1 << 12), (1024, 1 << 20)] {
+                    let f = plan(radix, 1, len, local, dtype);
+                    let bytes = f.local_elements() * dtype.size();
+                    let most = group_points(dtype, local as usize);
+                    assert!(f.vectors.is_power_of_two(), "{f:?}");
+                    assert!(bytes <= local as usize || f.vectors == 1, "{f:?}: {bytes}");
+                    assert!((f.vectors * radix) as usize <= most.max(radix as usize));
+                    // Twice as many would not fit, or exceed the points or the vectors.
+                    let wider = FftPlan {
+                        vectors: f.vectors * 2,
+                        ..f.clone()
+                    };
+                    assert!(
+                        wider.local_elements() * dtype.size() > local as usize
+                            || (wider.vectors * radix) as usize > most
+                            || wider.vectors as usize > f.vector_count().next_power_of_two(),
+                        "{f:?}"
+                    );
+                }
+            }
+        }
+        // The first of two passes of 2^20 `c32` points on 48 KiB: four vectors, 32 bytes
+        // of each load's neighbours.
+        assert_eq!(plan(1024, 1, 1 << 20, 48 * kb, DType::C32).vectors, 4);
+        assert_eq!(plan(4096, 1, 4096, 48 * kb, DType::C32).vectors, 1);
+        assert_eq!(plan(8, 1, 8, 48 * kb, DType::C32).vectors, 1);
     }
 }
