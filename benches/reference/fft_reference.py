@@ -2,8 +2,8 @@
 """Reference timings for Fourier transforms (run on the same device as lazycl): torch.fft
 (cuFFT) for the report's `--fft` rows, the same definitions: batched 1-D complex64
 transforms of 2^24 elements in all, a 2-D 4096^2 one, a windowed power spectrum
-|fft(x w)|^2 of real rows and a circular convolution irfft(rfft(a) rfft(b)), each as torch
-runs it (eager: one kernel per operation). Times are medians between device
+|fft(x w)|^2 of real rows (and its half, |rfft(x w)|^2) and a circular convolution
+irfft(rfft(a) rfft(b)), each as torch runs it (eager: one kernel per operation). Times are medians between device
 synchronizations, after a warm-up.
 
   python3 benches/reference/fft_reference.py            # a table
@@ -48,6 +48,10 @@ def torch_rows():
     k = torch.arange(n, device=dev, dtype=torch.float32)
     w = 0.5 - 0.5 * torch.cos(2 * math.pi * k / n)
     timed(f"torch power spectrum |fft(x w)|^2 f32 n={n} x {batch}", lambda: torch.fft.fft(x * w, dim=1).abs() ** 2)
+    timed(
+        f"torch power spectrum |rfft(x w)|^2 f32 n={n} x {batch}",
+        lambda: torch.fft.rfft(x * w, dim=1).abs() ** 2,
+    )
     timed(
         f"torch convolution irfft(rfft(a) rfft(b)) f32 n={n} x {batch}",
         lambda: torch.fft.irfft(torch.fft.rfft(x, dim=1) * torch.fft.rfft(y, dim=1), n=n, dim=1),

@@ -83,6 +83,18 @@ pub(crate) fn rows(rep: &mut Report, ctx: &Context, quick: bool, trials: usize) 
         copy,
     );
 
+    // The same from the real transform's half: one pass of half the points.
+    let t = ms(ctx, trials, reps, || {
+        lz((&x * &w).rfft(1).norm_sqr().eval().map(drop))
+    })?;
+    rep.add(
+        format!("power spectrum |rfft(x w)|^2 f32 n={n} x {batch}"),
+        t,
+        c,
+        "ms",
+        copy,
+    );
+
     // A circular convolution of real rows by their transforms.
     let y = lz(ctx.from_shape_slice([batch, n], &values(batch * n, 4)))?;
     let t = ms(ctx, trials, reps, || {

@@ -9,12 +9,12 @@ use rand::rngs::StdRng;
 
 use crate::common::{ctx, rng};
 
-fn random(rng: &mut StdRng, n: usize) -> Vec<c64> {
+pub(crate) fn random(rng: &mut StdRng, n: usize) -> Vec<c64> {
     let d = Uniform::new(-1.0f64, 1.0);
     (0..n).map(|_| c64::new(d.sample(rng), d.sample(rng))).collect()
 }
 
-fn narrow(v: &[c64]) -> Vec<c32> {
+pub(crate) fn narrow(v: &[c64]) -> Vec<c32> {
     v.iter().map(|z| c32::new(z.re as f32, z.im as f32)).collect()
 }
 
@@ -23,7 +23,7 @@ fn wide(v: &[c32]) -> Vec<c64> {
 }
 
 /// Bin `k` of the DFT of `x` (`inverse`: the opposite sign, unscaled), exactly in f64.
-fn bin(x: &[c64], k: usize, inverse: bool) -> c64 {
+pub(crate) fn bin(x: &[c64], k: usize, inverse: bool) -> c64 {
     let n = x.len();
     let sign = if inverse { 1.0 } else { -1.0 };
     x.iter()
@@ -35,12 +35,12 @@ fn bin(x: &[c64], k: usize, inverse: bool) -> c64 {
         .sum()
 }
 
-fn dft(x: &[c64], inverse: bool) -> Vec<c64> {
+pub(crate) fn dft(x: &[c64], inverse: bool) -> Vec<c64> {
     (0..x.len()).map(|k| bin(x, k, inverse)).collect()
 }
 
 /// The largest error relative to the largest magnitude of `want`.
-fn error(got: &[c64], want: &[c64]) -> f64 {
+pub(crate) fn error(got: &[c64], want: &[c64]) -> f64 {
     let scale = want.iter().map(|z| z.norm()).fold(1e-300, f64::max);
     got.iter()
         .zip(want)
@@ -51,7 +51,7 @@ fn error(got: &[c64], want: &[c64]) -> f64 {
 
 /// Tolerance of a transform of `n` points: a few ulps times log n, and Bluestein's two
 /// extra transforms.
-fn tolerance(eps: f64, n: usize) -> f64 {
+pub(crate) fn tolerance(eps: f64, n: usize) -> f64 {
     eps * 8.0 * (n as f64).log2().max(1.0) * if bluestein(n) { 8.0 } else { 1.0 }
 }
 

@@ -31,6 +31,7 @@ mod expr_generic;
 mod expr_ops;
 mod expr_runtime;
 mod fft;
+mod fft_real;
 mod finish_in_consumer;
 mod foundation;
 mod frequencies;

@@ -13,7 +13,7 @@ use crate::api::ops::record;
 use crate::api::views::{AsAxes, AsAxis};
 use crate::dtype::{ComplexFloat, ComplexPart, Element};
 use crate::error::Error;
-use crate::graph::{BinaryOp, FftSpec, Op, UnaryOp};
+use crate::graph::{BinaryOp, FftReal, FftSpec, Op, UnaryOp};
 
 /// How a transform is scaled (numpy's `norm`): which direction divides by `n`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -124,6 +124,9 @@ impl<T: ComplexFloat> Array<T> {
             widths[d] = (0, half - have);
             self.pad(&widths, T::__from_f64(0.0))
         };
+        if let Some(m) = real_pass::<T>(self, d, n) {
+            return real_inverse(&kept, d, m);
+        }
         // Elements `half..n` are the conjugates of `n - half..1`, in reverse.
         let mirrored = kept
             .conj()
@@ -163,6 +166,9 @@ impl<T: ComplexPart> Array<T> {
             Err(failed) => return failed,
         };
         let n = self.shape()[d];
+        if let Some(m) = real_pass::<T::Complex>(self, d, n) {
+            return real_forward(self, d, m);
+        }
         let full = transform(
             &self.cast::<T::Complex>(),
             "rfft",
@@ -175,6 +181,78 @@ impl<T: ComplexPart> Array<T> {
         }
         full.slice(along(self.ndim(), d, 0, n / 2 + 1, 1))
     }
+}
+
+/// The half length `m` of a real transform of `n` samples along axis `d` of `x` that is
+/// one pass of `m` complex points ([`FftReal`]): `n` even, `m` at least 2, and `m` points
+/// one pass on the device (along an axis that is not the innermost, a sixteenth of it).
+fn real_pass<C: ComplexFloat>(x: &Array<impl Element>, d: usize, n: usize) -> Option<u32> {
+    let m = n / 2;
+    if !n.is_multiple_of(2) || m < 2 || x.node.failed {
+        return None;
+    }
+    let local = x.node.ctx.profile.local_mem_bytes as usize;
+    let strided = x.shape()[d + 1..].iter().product::<usize>() > 1;
+    match crate::plan::fft::passes(m, C::DTYPE, local, strided)?.as_slice() {
+        &[radix] => Some(radix),
+        _ => None,
+    }
+}
+
+/// The pass of a real signal's transform ([`FftReal`]) of `m` points along axis `d` of
+/// `operand` (whose length there the pass's kind says), recorded as `op`.
+#[track_caller]
+fn real_record<T: Element, R: Element>(
+    operand: &Array<T>,
+    op: &str,
+    d: usize,
+    m: u32,
+    real: FftReal,
+) -> Array<R> {
+    let local = operand.node.ctx.profile.local_mem_bytes as usize;
+    let spec = FftSpec {
+        axis: d,
+        radix: m,
+        done: 1,
+        inverse: real == FftReal::Inverse,
+        local_bytes: local.min(u32::MAX as usize) as u32,
+        real,
+    };
+    let operand = operand.node.clone();
+    record(&|| op.to_string(), &[&operand], || Op::Fft(spec, operand.clone()))
+}
+
+/// `rfft` of `2m` samples along axis `d` of `x` as one pass of `m` points: the points
+/// `x_(2k) + i x_(2k+1)` made in its loads (padded by one, the length of the `m + 1`
+/// values it stores).
+#[track_caller]
+fn real_forward<T: ComplexPart>(x: &Array<T>, d: usize, m: u32) -> Array<T::Complex> {
+    let (rank, n) = (x.ndim(), 2 * m as usize);
+    let even = x.slice(along(rank, d, 0, n, 2));
+    let odd = x.slice(along(rank, d, 1, n, 2));
+    let mut widths = vec![(0, 0); rank];
+    widths[d] = (0, 1);
+    let points = even.complex(&odd).pad(&widths, T::Complex::__from_f64(0.0));
+    real_record(&points, "rfft", d, m, FftReal::Forward)
+}
+
+/// `irfft` of `half = m + 1` values along axis `d` of `kept` into `2m` samples as one
+/// pass of `m` points: the values padded to `2m` (the samples' length; the padding is
+/// never read) and scaled by `1 / 2m` in its loads.
+#[track_caller]
+fn real_inverse<T: ComplexFloat>(kept: &Array<T>, d: usize, m: u32) -> Array<T::Real> {
+    let n = 2 * m as usize;
+    let mut widths = vec![(0, 0); kept.ndim()];
+    widths[d] = (0, n - (m as usize + 1));
+    let scaled =
+        kept.binary_with::<T::Real, T>(BinaryOp::Mul, <T::Real as Element>::__from_f64(1.0 / n as f64));
+    real_record(
+        &scaled.pad(&widths, T::__from_f64(0.0)),
+        "irfft",
+        d,
+        m,
+        FftReal::Inverse,
+    )
 }
 
 /// `start..end` by `step` along axis `d` of a rank-`rank` array, everything along the
@@ -248,6 +326,7 @@ fn unscaled<T: ComplexFloat>(x: &Array<T>, op: &str, d: usize, n: usize, inverse
             done,
             inverse,
             local_bytes: local.min(u32::MAX as usize) as u32,
+            real: FftReal::No,
         };
         let operand = y.node.clone();
         y = record(&|| op.to_string(), &[&operand], || Op::Fft(spec, operand.clone()));

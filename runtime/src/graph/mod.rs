@@ -19,7 +19,9 @@ use crate::dtype::DType;
 use crate::error::Error;
 pub use op::SearchSide;
 pub use op::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
-pub(crate) use op::{Draw, FftSpec, IndexFn, InlineScalar, Op, ReduceSpec, ScanSpec, Side, TakeSpec};
+pub(crate) use op::{
+    Draw, FftReal, FftSpec, IndexFn, InlineScalar, Op, ReduceSpec, ScanSpec, Side, TakeSpec,
+};
 pub(crate) use origin::{FlushOrigin, Origin};
 
 /// Dimensions, stored inline up to rank 4 (no allocation for typical shapes).

@@ -198,7 +198,8 @@ pub(crate) struct ScanSpec {
 /// radix` (`r < radix`) for every `j < n / radix`, each first turned by the twiddle
 /// `w^((j mod done) r)` (`w = e^(∓2πi / (done radix))`), and stores them at `(j div
 /// done) done radix + j mod done + r done`: after the last pass (`done radix = n`) the
-/// elements are the transform in order (`api::fft` records the passes).
+/// elements are the transform in order (`api::fft` records the passes). A pass of a
+/// real signal's transform ([`FftReal`]) is the whole transform in one pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct FftSpec {
     pub(crate) axis: usize,
@@ -209,6 +210,25 @@ pub(crate) struct FftSpec {
     /// The device's local memory in bytes: how many vectors of this pass one work-group
     /// takes (`plan::fft::fft_plan`).
     pub(crate) local_bytes: u32,
+    pub(crate) real: FftReal,
+}
+
+/// A transform of `n = 2m` real samples as one of `m` complex points, `z_k = x_(2k) + i
+/// x_(2k+1)` (numpy's `rfft` and `irfft` of even lengths whose half is one pass): the
+/// pass splits or joins the halves' transforms in local memory, `X_k = (Z_k +
+/// conj(Z_(m-k))) / 2 - (i/2) e^(-2πi k/n) (Z_k - conj(Z_(m-k)))`, so that it does half a
+/// complex transform's work. Such a pass has `done = 1` and `radix = m`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum FftReal {
+    /// Complex points in and out.
+    No,
+    /// In: the points `z_k` (the operand is `m + 1` long along the axis; its last element
+    /// is never read); out: `X_0 ..= X_m`, the first half of the samples' transform.
+    Forward,
+    /// In: `X_0 ..= X_m`, the first half of a real signal's transform (the operand is
+    /// padded to `2m`; the imaginary parts of `X_0` and `X_m` are ignored); out: the `2m`
+    /// real samples, unscaled (`2m` times numpy's `irfft`).
+    Inverse,
 }
 
 /// How `indices` pick elements of `data` along `axis`, clamped into it (numpy's

@@ -7,7 +7,7 @@
 //! kernels have keys of their own, which begin with a tag no fused key begins with.
 
 use crate::dtype::DType;
-use crate::graph::{IndexFn, ReduceOp};
+use crate::graph::{FftReal, IndexFn, ReduceOp};
 
 use super::access::{Affine, Bound};
 use super::collect::OpCode;
@@ -175,6 +175,11 @@ pub(crate) fn fft(key: &mut Vec<u32>, f: &FftPlan) {
         f.spec.radix,
         f.spec.done,
         f.vectors,
+        match f.spec.real {
+            FftReal::No => 0,
+            FftReal::Forward => 1,
+            FftReal::Inverse => 2,
+        },
     ]);
     for n in [f.outer, f.len, f.inner] {
         key.extend([n as u32, (n >> 32) as u32]);

@@ -15,11 +15,13 @@
 //! points apart, fall in different banks too.
 
 mod butterfly;
+mod real;
 
 use super::abi::{fused_signature, narrow_dims};
 use super::element_at::{store_at, value_at};
 use super::values::Values;
 use super::writer::Src;
+use crate::graph::FftReal;
 use crate::plan::fft::padded_every;
 use crate::plan::{FftPlan, KernelPlan};
 use butterfly::{butterfly, mul, turn_definition, twiddle_definition, TURN, TWIDDLE};
@@ -54,8 +56,6 @@ struct Sizes {
     vectors: u32,
     /// A vector's row in local memory (its points and the padding).
     row: u32,
-    /// Points per group.
-    points: u32,
     /// Work-items per group.
     group: u32,
     /// Entries of the twiddle table ([`FftPlan::table`]).
@@ -69,7 +69,6 @@ fn body(v: &mut Values, f: &FftPlan, src: &mut Src) {
         radix,
         vectors: f.vectors,
         row: f.row(),
-        points: f.vectors * radix,
         group: f.group_size(),
         table: f.table(),
     };
@@ -93,33 +92,36 @@ fn body(v: &mut Values, f: &FftPlan, src: &mut Src) {
     src.line(format_args!("const ulong vectors = {}ul;", f.vector_count()));
     loads(v, f, &s, src);
     src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    if f.spec.real == FftReal::Inverse {
+        real::join(f, &s, src);
+    }
     let mut done = 1;
     for &q in &f.stages {
         stage(f, &s, q, done, src);
         done *= q;
     }
+    if f.spec.real == FftReal::Forward {
+        real::split(f, &s, src);
+    }
     stores(v, f, &s, src);
 }
 
-/// The point `e` of the group's walk as its vector `vv` and point `r`: vector-fastest or
-/// point-fastest.
-fn walk(by_vector: bool, s: &Sizes, src: &mut Src) {
+/// The point `e` of the group's walk over `per` points of each vector, as its vector `vv`
+/// and point `r`: vector-fastest or point-fastest.
+fn walk(by_vector: bool, per: u32, s: &Sizes, src: &mut Src) {
     if by_vector {
         src.line(format_args!(
             "const uint vv = e % {}u, r = e / {}u;",
             s.vectors, s.vectors
         ));
     } else {
-        src.line(format_args!(
-            "const uint vv = e / {}u, r = e % {}u;",
-            s.radix, s.radix
-        ));
+        src.line(format_args!("const uint vv = e / {per}u, r = e % {per}u;"));
     }
 }
 
 /// Vector `w`'s coordinates: `o`, `j` and `c` (see [`FftPlan`]).
 fn coordinates(f: &FftPlan, src: &mut Src) {
-    let per_row = f.len / f.spec.radix as usize;
+    let per_row = f.per_row();
     src.line(format_args!(
         "const ulong c = w % {inner}ul, oj = w / {inner}ul, j = oj % {per_row}ul, o = oj / {per_row}ul;",
         inner = f.inner
@@ -129,12 +131,14 @@ fn coordinates(f: &FftPlan, src: &mut Src) {
 fn loads(v: &mut Values, f: &FftPlan, s: &Sizes, src: &mut Src) {
     let t = f.dtype.cl_name();
     let (len, inner, done) = (f.len, f.inner, f.spec.done);
-    let stride = f.len / f.spec.radix as usize;
+    let stride = f.stride();
+    let per = f.loaded();
     src.open(format_args!(
         "for (uint e = lid; e < {}u; e += {}u) {{",
-        s.points, s.group
+        s.vectors * per,
+        s.group
     ));
-    walk(f.loads_by_vector(), s, src);
+    walk(f.loads_by_vector(), per, s, src);
     src.line("const ulong w = first + vv;");
     src.line(format_args!("{t} x = ({t})(0);"));
     src.open("if (w < vectors) {");
@@ -235,23 +239,35 @@ fn stores(v: &mut Values, f: &FftPlan, s: &Sizes, src: &mut Src) {
     let t = f.dtype.cl_name();
     let (len, inner, done) = (f.len, f.inner, u64::from(f.spec.done));
     let radix = u64::from(f.spec.radix);
+    let per = f.stored();
     src.open(format_args!(
         "for (uint e = lid; e < {}u; e += {}u) {{",
-        s.points, s.group
+        s.vectors * per,
+        s.group
     ));
-    walk(f.stores_by_vector(), s, src);
+    walk(f.stores_by_vector(), per, s, src);
     src.line("const ulong w = first + vv;");
     src.open("if (w < vectors) {");
     coordinates(f, src);
-    src.line(format_args!(
-        "const ulong pos = (j / {done}ul) * {}ul + j % {done}ul + (ulong)r * {done}ul;",
-        done * radix
-    ));
-    src.line(format_args!(
-        "const ulong at = (o * {len}ul + pos) * {inner}ul + c;"
-    ));
     src.line(format_args!("const {t} x = buf[{PAD}(vv * {}u + r)];", s.row));
-    store_at(v, f.dtype, f.epilogue, "at", "x", src);
+    if f.spec.real == FftReal::Inverse {
+        // Point `r` is the samples `2r` and `2r + 1`.
+        src.line(format_args!(
+            "const ulong at = (o * {len}ul + 2 * (ulong)r) * {inner}ul + c;"
+        ));
+        src.line(format_args!("const ulong next = at + {inner}ul;"));
+        store_at(v, f.dtype.real(), f.epilogue, "at", "x.x", src);
+        store_at(v, f.dtype.real(), f.epilogue, "next", "x.y", src);
+    } else {
+        src.line(format_args!(
+            "const ulong pos = (j / {done}ul) * {}ul + j % {done}ul + (ulong)r * {done}ul;",
+            done * radix
+        ));
+        src.line(format_args!(
+            "const ulong at = (o * {len}ul + pos) * {inner}ul + c;"
+        ));
+        store_at(v, f.dtype, f.epilogue, "at", "x", src);
+    }
     src.close();
     src.close();
 }

@@ -12,7 +12,7 @@
 pub(crate) mod epilogue;
 
 use crate::dtype::DType;
-use crate::graph::FftSpec;
+use crate::graph::{FftReal, FftSpec};
 
 /// The radices of a work-group's stages: each vector's transform is stages of these.
 pub(crate) const STAGE_RADICES: [u32; 6] = [8, 4, 2, 3, 5, 7];
@@ -120,7 +120,39 @@ pub(crate) struct FftPlan {
 impl FftPlan {
     /// Vectors in all.
     pub(crate) fn vector_count(&self) -> usize {
-        self.outer * (self.len / self.spec.radix as usize) * self.inner
+        self.outer * self.per_row() * self.inner
+    }
+
+    /// Vectors along the axis: `len / radix`; one for a real signal's pass (whose
+    /// operand's length is not its radix's multiple: [`FftReal`]).
+    pub(crate) fn per_row(&self) -> usize {
+        match self.spec.real {
+            FftReal::No => self.len / self.spec.radix as usize,
+            FftReal::Forward | FftReal::Inverse => 1,
+        }
+    }
+
+    /// The distance along the axis between a vector's points: `len / radix`; one for a
+    /// real signal's pass.
+    pub(crate) fn stride(&self) -> usize {
+        self.per_row()
+    }
+
+    /// Points a vector loads: its radix, and `X_m` too for a real signal's inverse.
+    pub(crate) fn loaded(&self) -> u32 {
+        match self.spec.real {
+            FftReal::Inverse => self.spec.radix + 1,
+            FftReal::No | FftReal::Forward => self.spec.radix,
+        }
+    }
+
+    /// Points a vector stores: its radix, and `X_m` too for a real signal's forward
+    /// transform (an inverse's points are stored as two real samples each).
+    pub(crate) fn stored(&self) -> u32 {
+        match self.spec.real {
+            FftReal::Forward => self.spec.radix + 1,
+            FftReal::No | FftReal::Inverse => self.spec.radix,
+        }
     }
 
     /// Work-items per work-group: one per radix-4 butterfly of the group's points, at
@@ -132,9 +164,10 @@ impl FftPlan {
 
     /// A row of local memory: a vector's points, and one element of padding where the
     /// group holds several (so that walks across vectors fall in different banks).
+    /// A real signal's pass holds `X_0 ..= X_m` in a row of `m + 1`.
     pub(crate) fn row(&self) -> u32 {
-        match self.vectors {
-            1 => self.spec.radix,
+        match (self.vectors, self.spec.real) {
+            (1, FftReal::No) => self.spec.radix,
             _ => self.spec.radix + 1,
         }
     }
@@ -169,7 +202,7 @@ impl FftPlan {
     /// along an axis that is not the innermost (`c` is the fastest), or past the first of
     /// several passes (`j`, whose points are `len / radix` apart).
     pub(crate) fn loads_by_vector(&self) -> bool {
-        self.inner > 1 || self.len > self.spec.radix as usize
+        self.inner > 1 || self.per_row() > 1
     }
 
     /// Whether neighbouring vectors are neighbours in memory where the pass stores them:
@@ -257,6 +290,7 @@ mod tests {
                 done,
                 inverse: false,
                 local_bytes,
+                real: FftReal::No,
             };
             fft_plan(spec, dtype, &[len])
         };
