@@ -384,6 +384,61 @@ fn views_concatenation_and_take() {
     assert_eq!(picked[..3], [a[4], a[0], a[4]]);
 }
 
+/// A scatter writes complex values whole; `scatter_add` adds each part, repeated indices
+/// included, an index outside the axis dropped, into a lazy destination too.
+#[test]
+fn scatter_and_scatter_add() {
+    let ctx = ctx();
+    let mut r = rng(6);
+    let (rows, cols) = (5usize, 3usize);
+    let a = random_c32(&mut r, rows * cols);
+    let v = random_c32(&mut r, 4 * cols);
+    let da = ctx.from_shape_slice([rows, cols], &a).unwrap();
+    let dv = ctx.from_shape_slice([4, cols], &v).unwrap();
+    let rows_at = [3u32, 0, 3, 9];
+    let idx = ctx.from_slice(&rows_at).unwrap();
+    // `scatter` along axis 1: one index per element.
+    let at = ctx.from_shape_slice([1, cols], &[2u32, 0, 1]).unwrap();
+    let put = da.scatter(0, &at, c32::new(7.0, -7.0)).unwrap().to_vec().unwrap();
+    for (j, &i) in [2usize, 0, 1].iter().enumerate() {
+        assert_eq!(put[i * cols + j], c32::new(7.0, -7.0));
+    }
+    assert_eq!(put[4 * cols], a[4 * cols]);
+    for lazy in [false, true] {
+        let mut dst = match lazy {
+            false => da.clone(),
+            true => &da * c32::new(0.5, 2.0),
+        };
+        lazycl::scatter_add(&mut dst, 0, &idx, &dv).unwrap();
+        let got = dst.to_vec().unwrap();
+        let mut want: Vec<c64> = a
+            .iter()
+            .map(|z| {
+                let z = c64::new(z.re as f64, z.im as f64);
+                if lazy {
+                    z * c64::new(0.5, 2.0)
+                } else {
+                    z
+                }
+            })
+            .collect();
+        for (k, &i) in rows_at.iter().enumerate() {
+            if (i as usize) < rows {
+                for j in 0..cols {
+                    let x = v[k * cols + j];
+                    want[i as usize * cols + j] += c64::new(x.re as f64, x.im as f64);
+                }
+            }
+        }
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (c64::new(g.re as f64, g.im as f64) - w).norm() < 1e-5,
+                "{g} vs {w}"
+            );
+        }
+    }
+}
+
 /// Reference product of `[m, k]` and `[k, n]` complex matrices, in f64.
 fn host_matmul(a: &[c64], b: &[c64], m: usize, k: usize, n: usize) -> Vec<c64> {
     let mut c = vec![c64::new(0.0, 0.0); m * n];

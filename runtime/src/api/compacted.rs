@@ -13,7 +13,7 @@ use crate::api::array::Array;
 use crate::api::compact::Compacted;
 use crate::api::ops::Operand;
 use crate::api::views::{resolve_axis, AsAxis};
-use crate::dtype::{Element, Float, Index, Integer, Numeric};
+use crate::dtype::{Arithmetic, Element, Float, Index, Integer, Numeric};
 use crate::error::{Error, Result};
 use crate::graph::Op;
 
@@ -236,7 +236,7 @@ impl<I: Integer> Compacted<I> {
     /// # }
     /// ```
     #[track_caller]
-    pub fn scatter_add<T: Numeric>(
+    pub fn scatter_add<T: Arithmetic>(
         &self,
         dst: &mut Array<T>,
         axis: impl AsAxis,

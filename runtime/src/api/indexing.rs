@@ -16,12 +16,12 @@ use crate::api::views::AsAxis;
 use crate::backend::buffer::DeviceBuffer;
 use crate::backend::context::ContextInner;
 use crate::backend::queue::QueueInner;
-use crate::dtype::{Element, Index, Integer, Numeric};
+use crate::dtype::{Arithmetic, Element, Index, Integer, Numeric};
 use crate::error::{Error, Result};
 use crate::exec;
 use crate::graph::shape::broadcast;
 use crate::graph::view::{SourceAxis, ViewMap};
-use crate::graph::{NodeRef, Op, Origin, State, TakeSpec};
+use crate::graph::{BinaryOp, NodeRef, Op, Origin, State, TakeSpec, UnaryOp};
 use crate::plan::{GKind, ScatterCombine};
 
 impl<T: Element> Array<T> {
@@ -187,7 +187,8 @@ impl<T: Element> Array<T> {
 /// element is added (atomically, so the order of the additions, and a float sum's last
 /// bits, may vary from run to run). An index outside the axis drops its elements (JAX's
 /// default for scatters). `src` broadcasts to `dst`'s shape with `axis` as long as
-/// `indices`; it may be a lazy expression, computed in the adding kernel.
+/// `indices`; it may be a lazy expression, computed in the adding kernel. Complex
+/// elements add each part on its own (two adding kernels, one per part).
 ///
 /// ```
 /// # use lazycl::prelude::*;
@@ -202,20 +203,44 @@ impl<T: Element> Array<T> {
 /// # }
 /// ```
 #[track_caller]
-pub fn scatter_add<T: Numeric, I: Integer>(
+pub fn scatter_add<T: Arithmetic, I: Integer>(
     dst: &mut Array<T>,
     axis: impl AsAxis,
     indices: &Array<I>,
     src: impl Operand<T>,
 ) -> Result<()> {
     let axis = crate::api::views::resolve_axis("scatter_add", axis.axis_value(), dst.shape(), false)?;
+    let src = src.into_array(CtxRef(&dst.node.ctx));
+    if T::DTYPE.is_complex() {
+        let (mut re, mut im): (Array<T::Real>, Array<T::Real>) =
+            (dst.unary(UnaryOp::Re), dst.unary(UnaryOp::Im));
+        scatter_add_real(&mut re, axis, indices, src.unary::<T::Real>(UnaryOp::Re))?;
+        scatter_add_real(&mut im, axis, indices, src.unary::<T::Real>(UnaryOp::Im))?;
+        *dst = re.binary(BinaryOp::Complex, im);
+        return Ok(());
+    }
+    // A real type is its own real part: the same elements, typed as such.
+    let mut real = Array::<T::Real>::from_node(dst.node.clone());
+    scatter_add_real(&mut real, axis, indices, Array::<T::Real>::from_node(src.node))?;
+    *dst = Array::from_node(real.node);
+    Ok(())
+}
+
+/// [`scatter_add`] of a real type.
+#[track_caller]
+fn scatter_add_real<T: Numeric, I: Integer>(
+    dst: &mut Array<T>,
+    axis: usize,
+    indices: &Array<I>,
+    src: Array<T>,
+) -> Result<()> {
     let ctx = dst.node.ctx.clone();
     if T::Compute::DTYPE != T::DTYPE {
         // Types narrower than 32 bits add in their compute type (OpenCL's atomics are 32
         // and 64 bits wide; a 16-bit float sum rounds once, at the end).
-        let src = src.into_array(CtxRef(&ctx)).cast::<T::Compute>();
+        let src = src.cast::<T::Compute>();
         let mut wide = dst.cast::<T::Compute>();
-        scatter_add(&mut wide, axis, indices, &src)?;
+        scatter_add_real(&mut wide, axis, indices, src)?;
         *dst = wide.cast::<T>();
         return Ok(());
     }
