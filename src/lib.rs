@@ -99,9 +99,9 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use lazycl_runtime::{
-        bf16, expr_kind, expr_node, f16, Array, ArrayArg, Bitwise, Context, DType, Derivative, Element,
-        Error, Event, ExprArg, ExprInput, ExprOperand, ExprTemplate, Float, Integer, Numeric, Queue, Result,
-        Signed,
+        bf16, c32, c64, expr_kind, expr_node, f16, Arithmetic, Array, ArrayArg, Bitwise, ComplexFloat,
+        Context, DType, Derivative, Element, Error, Event, ExprArg, ExprInput, ExprOperand, ExprTemplate,
+        Float, Inexact, Integer, Numeric, Queue, Result, Signed,
     };
     pub use lazycl_runtime::{
         Dims, Kernel, KernelArg, KernelConstant, KernelSource, KernelStruct, LaunchOptions, StructBytes,

@@ -4,8 +4,9 @@
 use crate::diag::{Errors, Spanned};
 use crate::ir::{Param, ParamTy, Scalar, StructDef};
 
-pub const SCALARS: &str = "f32, f64, i32, u32, i64, u64, i8, u8, i16, u16, f16, bf16, bool or usize";
-pub const ELEMENTS: &str = "f32, f64, i32, u32, i64, u64, i8, u8, i16, u16, f16, bf16 or bool";
+pub const SCALARS: &str =
+    "f32, f64, i32, u32, i64, u64, i8, u8, i16, u16, f16, bf16, c32, c64, bool or usize";
+pub const ELEMENTS: &str = "f32, f64, i32, u32, i64, u64, i8, u8, i16, u16, f16, bf16, c32, c64 or bool";
 
 /// A scalar type (`f32`, `usize`, ...).
 pub fn scalar_type(ty: &syn::Type) -> syn::Result<Scalar> {
@@ -26,19 +27,53 @@ pub fn scalar_type(ty: &syn::Type) -> syn::Result<Scalar> {
     }
 }
 
-/// The scalar type a path names: `f32`, or a 16-bit float as `f16`, `half::f16` or
-/// `lazycl::f16`.
+/// The scalar type a path names: `f32`, a 16-bit float as `f16`, `half::f16` or
+/// `lazycl::f16`, a complex type as `c32`, `Complex32`, `Complex<f32>`, `lazycl::c32` or
+/// `num_complex::Complex32`.
 fn scalar_path(path: &syn::Path) -> Option<Scalar> {
     let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let last = path.segments.last()?;
+    if let Some(c) = complex_of_args(&names, &last.arguments) {
+        return Some(c);
+    }
     let name = match &names[..] {
         [one] => one,
         [krate, t] if (krate == "half" || krate == "lazycl") && (t == "f16" || t == "bf16") => t,
+        [krate, t] if (krate == "num_complex" || krate == "lazycl") && is_complex_name(t) => t,
         _ => return None,
     };
     if path.segments.iter().any(|s| !s.arguments.is_none()) {
         return None;
     }
     Scalar::from_rust(name)
+}
+
+/// Whether `name` is a name of a complex type, alone or with its part type
+/// (`Complex<f32>`).
+pub fn is_complex_name(name: &str) -> bool {
+    Scalar::from_rust(name).is_some_and(Scalar::is_complex) || name == "Complex"
+}
+
+/// `Complex<f32>` / `num_complex::Complex<f64>`: the complex type of those parts.
+fn complex_of_args(names: &[String], args: &syn::PathArguments) -> Option<Scalar> {
+    if names.last()? != "Complex" || names.len() > 2 || (names.len() == 2 && names[0] != "num_complex") {
+        return None;
+    }
+    complex_type_args(args)
+}
+
+/// The complex type whose parts are the one generic argument `<f32>` / `<f64>`.
+pub fn complex_type_args(args: &syn::PathArguments) -> Option<Scalar> {
+    let syn::PathArguments::AngleBracketed(a) = args else {
+        return None;
+    };
+    match a.args.first()? {
+        syn::GenericArgument::Type(t) if a.args.len() == 1 => match scalar_type(t) {
+            Ok(s @ (Scalar::F32 | Scalar::F64)) => s.complex(),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// A cast's target type as written names a 16-bit float (`as f16`), which Rust does not
@@ -129,7 +164,9 @@ pub fn struct_type_name(ty: &syn::Type) -> Option<&syn::Ident> {
     match ty {
         syn::Type::Path(p) if p.qself.is_none() => p.path.get_ident().filter(|id| {
             let name = id.to_string();
-            name.starts_with(|c: char| c.is_ascii_uppercase()) && !STD.contains(&name.as_str())
+            name.starts_with(|c: char| c.is_ascii_uppercase())
+                && !STD.contains(&name.as_str())
+                && !is_complex_name(&name)
         }),
         _ => None,
     }

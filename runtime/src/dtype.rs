@@ -315,8 +315,8 @@ impl ComplexPart for f64 {
     note = "float methods (`sqrt`, `exp`, ...), float literals (`2.0`), float constants and gradients (`grad`, \
             `value_and_grad`: an integer has no derivative) apply to `f16`, `bf16`, `f32` and `f64`; \
             convert an array first: `x.cast::<f32>()` (`x as f32` inside expr!)",
-    note = "complex arrays (`c32`, `c64`) are not operands of expr! or #[kernel]: write their arithmetic and \
-            math with operators and methods (`&z * 2.0`, `z.exp()`, `z.abs()`), which fuse the same way",
+    note = "complex types (`c32`, `c64`) are no `Float`: they have methods of their own (`z.exp()`, `z.abs()`, \
+            `z.conj()`; num-complex's `z.norm()` and `z.re` inside expr! and #[kernel]) and no gradients",
     note = "in a function generic over the element type, bound the type parameter by `lazycl::Float`: \
             `fn f<T: lazycl::Float>(x: &Array<T>)`"
 )]

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use crate::api::array::Array;
 use crate::backend::context::ContextInner;
-use crate::dtype::{DType, Element, ScalarBits};
+use crate::dtype::{c32, c64, DType, Element, ScalarBits};
+use crate::error::Error;
 pub use crate::graph::template::{Derivative, ExprTemplate};
 use crate::graph::{NodeRef, Op};
 
@@ -123,7 +124,7 @@ macro_rules! scalar_input {
         }
     )*};
 }
-scalar_input!(bool);
+scalar_input!(bool, c32, c64);
 crate::dtype::for_each_numeric!(scalar_input);
 
 /// Type-level booleans for the compile-time check that an `expr!` (or a device function's
@@ -160,6 +161,42 @@ pub mod kind {
     impl HasArray for IsArray {}
 }
 
+impl ExprOperand {
+    /// What an `expr!` records when its operands' element types have no variant: an
+    /// array that fails, when materialized, with an error naming the expression (`rust`),
+    /// those types and the types it `accepted`. (A generic `expr!` whose bound admits a
+    /// type its expression is not valid for, such as `x as u32` over `T: Element` called
+    /// with a complex type.)
+    #[track_caller]
+    pub fn without_variant<R: Element>(
+        rust: &'static str,
+        accepted: &'static str,
+        operands: &[ExprOperand],
+    ) -> Array<R> {
+        let ctx = context_of(operands);
+        let types: Vec<String> = operands.iter().map(|o| o.dtype.to_string()).collect();
+        let e = Error::InvalidLaunch {
+            kernel: format!("expr!({rust})"),
+            reason: format!(
+                "the expression is not valid for operands of element types ({}); it accepts {accepted}",
+                types.join(", ")
+            ),
+        };
+        Array::failed(&ctx, Vec::new(), e)
+    }
+}
+
+/// The context of the first array operand.
+fn context_of(operands: &[ExprOperand]) -> Arc<ContextInner> {
+    operands
+        .iter()
+        .find_map(|o| match &o.kind {
+            OperandKind::Array(n) => Some(n.ctx.clone()),
+            OperandKind::Scalar(_) => None,
+        })
+        .expect("expr! needs at least one array operand (checked at compile time by the macro)")
+}
+
 /// Records `template` over `operands` as a lazy node with element type `R`, broadcasting
 /// the array operands by numpy's rules (a mismatch is reported when materialized).
 ///
@@ -167,13 +204,7 @@ pub mod kind {
 /// there is no context to record into, and this panics.
 #[track_caller]
 pub fn expr_node<R: Element>(template: &'static ExprTemplate, operands: &[ExprOperand]) -> Array<R> {
-    let ctx: Arc<ContextInner> = operands
-        .iter()
-        .find_map(|o| match &o.kind {
-            OperandKind::Array(n) => Some(n.ctx.clone()),
-            OperandKind::Scalar(_) => None,
-        })
-        .expect("expr! needs at least one array operand (checked at compile time by the macro)");
+    let ctx = context_of(operands);
     let nodes: Vec<NodeRef> = operands
         .iter()
         .map(|o| match &o.kind {

@@ -25,6 +25,7 @@ mod everyday;
 mod everyday_indexed;
 
 mod explain;
+mod expr_complex;
 mod expr_device_fn;
 mod expr_fusion;
 mod expr_generic;
@@ -44,6 +45,8 @@ mod graph_property;
 mod histogram;
 mod house_words;
 mod indexing;
+mod kernel_complex;
+mod kernel_complex_methods;
 mod kernel_features;
 mod kernel_narrow;
 mod kernel_ops;

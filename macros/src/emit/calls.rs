@@ -43,6 +43,7 @@ impl Emitter<'_> {
             Builtin::Powi => format!("pown({})", vals.join(", ")),
             Builtin::FloatTest(f) => format!("({f}({}) != 0)", vals.join(", ")),
             Builtin::WorkItem(f) => format!("((ulong){f}({}))", vals.join(", ")),
+            Builtin::Complex(f) => self.complex_fn(f, t, arg_t, &vals),
         }
     }
 }

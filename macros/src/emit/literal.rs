@@ -16,7 +16,9 @@ pub fn int_literal(v: i128, s: Scalar) -> String {
         Scalar::U64 | Scalar::Usize => format!("{v}ul"),
         Scalar::Bool => (if v != 0 { "true" } else { "false" }).into(),
         Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => format!("(({}){v})", s.cl()),
-        Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16 => float_literal(v as f64, s),
+        Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16 | Scalar::C32 | Scalar::C64 => {
+            float_literal(v as f64, s)
+        }
     }
 }
 
@@ -28,8 +30,18 @@ fn paren_neg(v: i128, suffix: &str) -> String {
     }
 }
 
-/// The OpenCL C text of a float literal of type `s` (exact: shortest round-trip form).
+/// The OpenCL C text of a float literal of type `s` (exact: shortest round-trip form); of
+/// a complex type, the complex number with that real part and a zero imaginary part.
 pub fn float_literal(v: f64, s: Scalar) -> String {
+    if s.is_complex() {
+        let part = s.real();
+        return format!(
+            "(({})({}, {}))",
+            s.cl(),
+            float_literal(v, part),
+            float_literal(0.0, part)
+        );
+    }
     let v = match s {
         Scalar::F16 => half::f16::from_f64(v).to_f64(),
         Scalar::BF16 => half::bf16::from_f64(v).to_f64(),
@@ -84,5 +96,6 @@ mod tests {
         assert_eq!(float_literal(1e6, Scalar::F16), "INFINITY");
         assert_eq!(int_literal(-3, Scalar::I8), "((char)-3)");
         assert_eq!(int_literal(200, Scalar::U8), "((uchar)200)");
+        assert_eq!(float_literal(2.0, Scalar::C32), "((float2)(2.0f, 0.0f))");
     }
 }

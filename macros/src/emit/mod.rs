@@ -9,10 +9,11 @@
 //! (`#[kernel]`, `#[device_fn]`) and one expression (`expr!`, where `let` bindings are
 //! inlined, since OpenCL C has no statement expressions). The files beside it emit one
 //! construct each and mirror those of `lower`: `stmt`, `loops`, `expr`, `ops`, `place`,
-//! `literal`, `calls`. An expression that needs statements first (a value `if` with
+//! `literal`, `calls`, `complex`. An expression that needs statements first (a value `if` with
 //! statements in a branch, a block) emits them to a `pre` list and returns its value.
 
 mod calls;
+mod complex;
 mod expr;
 mod intrinsics;
 mod literal;
@@ -64,10 +65,10 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// The final scalar type of `t`, noting `double`.
+    /// The final scalar type of `t`, noting `double` (`f64`, `c64`).
     fn scalar(&mut self, t: Ty) -> Scalar {
         let s = self.infer.scalar(t).unwrap_or(Scalar::I32);
-        if s == Scalar::F64 {
+        if s.needs_fp64() {
             self.uses_f64 = true;
         }
         s
@@ -81,7 +82,7 @@ impl<'a> Emitter<'a> {
 
     /// A scalar's OpenCL C type, noting `double`.
     fn cl(&mut self, s: Scalar) -> &'static str {
-        if s == Scalar::F64 {
+        if s.needs_fp64() {
             self.uses_f64 = true;
         }
         s.cl()

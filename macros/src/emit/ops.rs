@@ -45,8 +45,12 @@ impl Emitter<'_> {
         t
     }
 
-    /// A binary operation on operands of type `t` (the right one of type `rt` for shifts).
+    /// A binary operation on operands of type `t` (the right one of type `rt` for shifts,
+    /// and beside a complex number, a real of its parts' type).
     pub(super) fn binary(&mut self, op: BinOp, t: Scalar, rt: Scalar, a: String, b: String) -> String {
+        if t.is_complex() || rt.is_complex() {
+            return self.complex_binary(op, t, rt, a, b);
+        }
         let cl = t.cl();
         match op {
             BinOp::Add | BinOp::Sub | BinOp::Mul if t.is_signed_int() || (t.is_int() && t.bits() < 32) => {

@@ -25,7 +25,7 @@ pub(super) enum Adjoint {
     },
     /// Zero: an integer or bool operand (or one the value does not depend on).
     Zero,
-    /// None, and why.
+    /// None, and why (a complex operand or result: lazycl differentiates real values).
     Missing(String),
 }
 
@@ -51,6 +51,11 @@ pub(super) fn adjoints(
     callable.extend(partial_sigs(sigs));
     (0..operands.len())
         .map(|i| {
+            if types[i].is_complex() || result.is_complex() {
+                return Adjoint::Missing(
+                    "complex numbers have no derivative in lazycl (a gradient is of real values)".into(),
+                );
+            }
             if !types[i].is_float() || !result.is_float() {
                 return Adjoint::Zero;
             }

@@ -119,7 +119,18 @@ fn expression_form(
     let slots: Vec<String> = operands.iter().chain(names).map(|o| o.to_string()).collect();
     let declaration = declaration(&trait_name, &slots, variants);
     let impls = impls(variants, names, rust, &trait_name);
-    let call = typed_call(input, operands, names, gens, &trait_name);
+    let accepted: Vec<String> = variants
+        .iter()
+        .map(|v| {
+            let types: Vec<&str> = v.types.iter().map(|t| t.rust()).collect();
+            format!("({})", types.join(", "))
+        })
+        .collect();
+    let refused = Refused {
+        rust,
+        accepted: &accepted.join(", "),
+    };
+    let call = typed_call(input, operands, names, gens, &trait_name, &refused);
     quote! {
         {
             #declaration
@@ -138,15 +149,24 @@ fn trait_name(rust: &str) -> Ident {
     format_ident!("__LazyclExprTypes{:08x}", h.finish() as u32)
 }
 
+/// What the error of an expression without a variant for its operands' element types
+/// says: the expression, and the element types it accepts.
+struct Refused<'a> {
+    rust: &'a str,
+    accepted: &'a str,
+}
+
 /// `__lazycl_expr`, generic over the operands (their `ExprArg` markers inferred) and the
 /// type parameters named, and its call: the node of the variant the trait picks for
-/// their element types.
+/// their element types (or, for types a generic impl admits without a variant, an array
+/// that fails with `refused`'s error).
 fn typed_call(
     input: &Input,
     operands: &[Ident],
     names: &[Ident],
     gens: &[Ident],
     trait_name: &Ident,
+    refused: &Refused,
 ) -> TokenStream {
     let p = quote! { ::lazycl::__private };
     let n = operands.len();
@@ -166,6 +186,7 @@ fn typed_call(
             .map(|(g, m)| quote! { <#g as #p::ExprArg<#m>>::Kind }),
     );
     let vars: Vec<Ident> = (0..n).map(|i| format_ident!("a{}", i)).collect();
+    let (rust, accepted) = (refused.rust, refused.accepted);
     let call = Ident::new("__lazycl_expr", input.body.span().start);
     let args: Vec<TokenStream> = operands
         .iter()
@@ -187,10 +208,13 @@ fn typed_call(
             #tuple: #trait_name,
             #has_array
         {
-            #p::expr_node::<<#tuple as #trait_name>::R>(
-                <#tuple as #trait_name>::template(),
-                &[#(#p::ExprArg::<#marks>::operand(#vars)),*],
-            )
+            let operands = [#(#p::ExprArg::<#marks>::operand(#vars)),*];
+            match <#tuple as #trait_name>::template() {
+                ::core::option::Option::Some(t) => #p::expr_node::<<#tuple as #trait_name>::R>(t, &operands),
+                ::core::option::Option::None => #p::ExprOperand::without_variant::<<#tuple as #trait_name>::R>(
+                    #rust, #accepted, &operands,
+                ),
+            }
         }
         #call #turbofish(#(#args),*)
     }

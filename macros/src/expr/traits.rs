@@ -2,7 +2,7 @@
 //! for element types it does not accept lists what it does, and its impls, one per
 //! variant (for the tuple of its slots' element types) or one generic over the element
 //! kinds (`kinds`), whose associated type is the result type and whose function is the
-//! template.
+//! template (none for types a generic impl admits but no variant has: see `kinds`).
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -20,7 +20,7 @@ pub(super) fn declaration(trait_name: &Ident, slots: &[String], variants: &[Vari
         #[diagnostic::on_unimplemented(message = #message, label = "element types not accepted by this expr!", #(note = #notes),*)]
         trait #trait_name {
             type R: #p::Element;
-            fn template() -> &'static #p::ExprTemplate;
+            fn template() -> ::core::option::Option<&'static #p::ExprTemplate>;
         }
     }
 }
@@ -58,29 +58,33 @@ pub(super) fn impls(
 ) -> Vec<TokenStream> {
     let p = quote! { ::lazycl::__private };
     let (array, index) = shared_templates(variants, rust);
-    if let Some(g) = generic_impl(variants) {
-        return vec![
-            array,
-            generic_impl_tokens(&g, names, variants, &index, trait_name),
-        ];
+    let generic = generic_impl(variants);
+    let mut out = vec![array];
+    if let Some(g) = &generic {
+        out.push(generic_impl_tokens(g, names, variants, &index, trait_name));
     }
-    let each = variants.iter().zip(index).map(|(v, k)| {
+    // An impl of its own for each variant the generic impl (if any) does not cover.
+    let own = (variants.iter().zip(index).enumerate())
+        .filter(|(i, _)| !generic.as_ref().is_some_and(|g| g.covers[*i]))
+        .map(|(_, vk)| vk);
+    let each = own.map(|(v, k)| {
         let tys: Vec<TokenStream> = v.types.iter().map(|s| s.rust_type(Span::call_site())).collect();
         let r = v.result.rust_type(Span::call_site());
         quote! {
             impl #trait_name for (#(#tys,)*) {
                 type R = #r;
                 #[inline]
-                fn template() -> &'static #p::ExprTemplate {
-                    &__LAZYCL_TEMPLATES[#k]
+                fn template() -> ::core::option::Option<&'static #p::ExprTemplate> {
+                    ::core::option::Option::Some(&__LAZYCL_TEMPLATES[#k])
                 }
             }
         }
     });
-    std::iter::once(array).chain(each).collect()
+    out.extend(each);
+    out
 }
 
-/// One impl of the expression's trait for all its variants, generic over a type per
+/// One impl of the expression's trait for the variants it covers, generic over a type per
 /// class of slots bounded by the class's kind; the template is picked by the types'
 /// `DTYPE`s. A class's parameter takes the name of a type parameter in it (`names`: the
 /// expression's, slots after the operands), else `T` (`T0`, `T1`, ... for several), which
@@ -117,15 +121,15 @@ fn generic_impl_tokens(
         impl<#(#bounds),*> #trait_name for (#(#tys,)*) {
             type R = #r;
             #[inline]
-            fn template() -> &'static #p::ExprTemplate {
-                // (Every combination the bounds admit is listed: the last arm is never
-                // taken.)
+            fn template() -> ::core::option::Option<&'static #p::ExprTemplate> {
+                // (The last arm: a type the bounds admit that has no variant, a complex
+                // one where the expression is valid for the real types only.)
                 #[allow(unreachable_patterns)]
                 let variant = match (#(#dtypes,)*) {
                     #(#arms)*
-                    _ => 0,
+                    _ => return ::core::option::Option::None,
                 };
-                &__LAZYCL_TEMPLATES[variant]
+                ::core::option::Option::Some(&__LAZYCL_TEMPLATES[variant])
             }
         }
     }
@@ -169,6 +173,9 @@ fn dispatch_arms(
     // Each generic class's type in a variant: the type of its first slot.
     let first_slot = |c: usize| g.class_of.iter().position(|&k| k == c).unwrap_or_default();
     let arm = |(i, v): (usize, &Variant)| {
+        if !g.covers[i] {
+            return quote! {};
+        }
         let pats = generic.iter().map(|&(c, _)| {
             let d = v.types[first_slot(c)]
                 .dtype()
@@ -217,6 +224,12 @@ fn type_message(slots: &[String], variants: &[Variant]) -> (String, Vec<String>)
             (1, 1) => format!("{} must have element type {}", who[0], list(set)),
             (1, _) => format!("{} must have one of the element types {}", who[0], list(set)),
             (_, 1) => format!("{} must all have element type {}", who.join(", "), list(set)),
+            _ if set.iter().any(|s| s.is_complex()) => format!(
+                "{} must have the same element type, one of {} (expr! does no implicit conversions; use \
+                 `as`, or for a complex number beside a real the closure form: `expr!(|z: c32, x: f32| z * x)`)",
+                who.join(" and "),
+                list(set)
+            ),
             _ => format!(
                 "{} must have the same element type, one of {} (expr! does no implicit conversions; use `as`)",
                 who.join(" and "),

@@ -20,7 +20,7 @@ use crate::resolve::callee_sources;
 use crate::signature::FnKind;
 
 /// The element types an operand can have, in the order variants are tried.
-const ELEMENTS: [Scalar; 13] = Scalar::ELEMENTS;
+const ELEMENTS: [Scalar; 15] = Scalar::ELEMENTS;
 
 /// Assignments of element types tried at most (beyond: a compile error).
 const MAX_VARIANTS: usize = 4096;
@@ -93,8 +93,10 @@ fn classes(input: &Input, operands: &[Ident], sigs: &[DevSig]) -> Vec<(Vec<usize
         let domain: Vec<Scalar> = match root {
             Ty::S(s) => vec![s],
             Ty::Var(_) => match low.infer.kind(root) {
-                Some(VarKind::Float) => Scalar::FLOATS.to_vec(),
+                // (A `{float}` literal meets a float, or a complex number it scales.)
+                Some(VarKind::Float) => Scalar::FLOATS_AND_COMPLEX.to_vec(),
                 Some(VarKind::Int) => Scalar::INTEGERS.to_vec(),
+                Some(VarKind::Complex) => vec![Scalar::C32, Scalar::C64],
                 _ => ELEMENTS.to_vec(),
             },
             _ => ELEMENTS.to_vec(),
@@ -119,28 +121,34 @@ pub(super) fn variants(
     }
     let total = combinations(input, operands, &classes)?;
     let mut valid = Vec::new();
-    // The errors of the most plausible invalid assignment: the one with the fewest.
-    let mut best: Option<(usize, syn::Error)> = None;
+    // The errors of the most plausible invalid assignment: the one with the fewest, of
+    // real types where as few (a complex type is the rarer intent).
+    let mut best: Option<((usize, bool), syn::Error)> = None;
     let mut pick = vec![0usize; classes.len()];
     for _ in 0..total {
         let types = assignment(&classes, &pick, operands.len() + names.len());
+        let complex = types.iter().any(|t| t.is_complex());
         match variant(input, operands, names, types, sigs) {
             Outcome::Valid(v) => valid.push(v),
             Outcome::Invalid(err) => {
-                let n = err.clone().into_iter().count();
+                let n = (err.clone().into_iter().count(), complex);
                 if best.as_ref().is_none_or(|(b, _)| n < *b) {
                     best = Some((n, err));
                 }
             }
             Outcome::Unwritable(err) => {
                 if best.is_none() {
-                    best = Some((1, err));
+                    best = Some(((1, complex), err));
                 }
             }
             Outcome::NoValue => {}
         }
         next_assignment(&mut pick, &classes);
     }
+    // The variants of real types first, in the order they are tried, then those with a
+    // complex type: the real ones keep the numbers they had before complex types were
+    // element types.
+    valid.sort_by_key(|v| v.types.iter().any(|t| t.is_complex()));
     if valid.is_empty() {
         return Err(match best {
             Some((_, e)) => e,
@@ -325,9 +333,14 @@ mod tests {
                 (vec![Scalar::F32, Scalar::F32], Scalar::F32),
                 (vec![Scalar::F64, Scalar::F64], Scalar::F64),
                 (vec![Scalar::F16, Scalar::F16], Scalar::F16),
-                (vec![Scalar::BF16, Scalar::BF16], Scalar::BF16)
+                (vec![Scalar::BF16, Scalar::BF16], Scalar::BF16),
+                (vec![Scalar::C32, Scalar::C32], Scalar::C32),
+                (vec![Scalar::C64, Scalar::C64], Scalar::C64)
             ]
         );
+        // A `{float}` literal beside a complex number is a real of its parts' type.
+        assert_eq!(v[4].text, "lzc_caddr_float2(lzc_cmul_float2($0, $1), 2.0f)");
+        assert!(v[5].uses_f64 && v[5].helpers.contains("lzc_cmul_double2"));
         assert_eq!(v[0].text, "(($0 * $1) + 2.0f)");
         assert!(v[1].uses_f64 && !v[0].uses_f64);
         // A 16-bit float's literal is its nearest value of the type.
@@ -345,7 +358,16 @@ mod tests {
             .iter()
             .all(|v| v.types[1] == Scalar::F32 && v.result == Scalar::Bool));
         let v = variants_of("x.sqrt() + y").unwrap();
-        assert_eq!(v.len(), 4, "x and y share a float type");
+        // x and y share a float or complex type, or one is complex and the other a real
+        // of its parts' type (`x.sqrt()` of an operand of no known type is no clue).
+        assert_eq!(
+            v.len(),
+            10,
+            "{:?}",
+            v.iter().map(|v| &v.types).collect::<Vec<_>>()
+        );
+        assert!(v.iter().any(|v| v.types == [Scalar::C32, Scalar::F32]));
+        assert!(v.iter().any(|v| v.types == [Scalar::F64, Scalar::C64]));
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! generated items are still emitted, with the errors beside them, so that editors keep
 //! working (a generic function whose type parameters say no types emits its errors only).
 
+#[cfg(test)]
+mod complex_tests;
 mod device_fn;
 mod kernel;
 mod partials;

@@ -16,6 +16,7 @@ use super::tangent::{convert, Tangent};
 use super::{partial_name, Why};
 use crate::ir::{DevSig, ParamTy, Scalar};
 use crate::lower::strip_parens;
+use crate::signature::is_complex_name;
 
 /// The tangents of the names in scope, and the device functions callable.
 pub(super) struct Forward<'a> {
@@ -34,6 +35,10 @@ impl<'a> Forward<'a> {
 
     pub fn expr(&mut self, e: &syn::Expr) -> Result<Tangent, Why> {
         match strip_parens(e) {
+            syn::Expr::Field(f) if is_complex_part(&f.member) => match self.expr(&f.base)? {
+                Tangent::Zero => Ok(Tangent::Zero),
+                _ => Err(complex_why()),
+            },
             // (A field of a kernel struct: structs are not differentiated.)
             syn::Expr::Lit(_) | syn::Expr::Field(_) => Ok(Tangent::Zero),
             syn::Expr::Path(p) => Ok(match p.path.get_ident() {
@@ -121,6 +126,16 @@ impl<'a> Forward<'a> {
             segs.remove(0);
         }
         let args: Vec<&syn::Expr> = c.args.iter().collect();
+        // A complex number made of values that change: no derivative.
+        if segs.len() == 3 && ["num_complex", "lazycl"].contains(&&*segs[0]) {
+            segs.remove(0);
+        }
+        if segs.first().is_some_and(|s| is_complex_name(s)) {
+            return match self.args(&args)?.iter().all(Tangent::is_zero) {
+                true => Ok(Tangent::Zero),
+                false => Err(complex_why()),
+            };
+        }
         if let ([_, f], Some(t)) = (&segs[..], segs.first().and_then(|s| Scalar::from_rust(s))) {
             if ["from", "from_f32", "from_f64"].contains(&f.as_str()) {
                 let d = self.args(&args)?.pop().unwrap_or(Tangent::Zero);
@@ -185,6 +200,7 @@ impl<'a> Forward<'a> {
         };
         let ret = match sig.ret {
             Some(r) if r.is_float() => r,
+            Some(r) if r.is_complex() => return Err(complex_why()),
             _ => return Ok(Tangent::Zero),
         };
         if let Some(why) = &sig.no_derivative {
@@ -196,6 +212,9 @@ impl<'a> Forward<'a> {
         for (k, t) in tangents.into_iter().enumerate() {
             if t.is_zero() {
                 continue;
+            }
+            if matches!(sig.params.get(k), Some(ParamTy::Scalar(s)) if s.is_complex()) {
+                return Err(complex_why());
             }
             let partial = syn::Ident::new(&partial_name(name, k), Span::call_site());
             let call: syn::Expr = parse_quote!(#partial(#(#args),*));
@@ -289,4 +308,14 @@ impl<'a> Forward<'a> {
         }
         Ok(())
     }
+}
+
+/// `re` or `im`: a part of a complex number.
+fn is_complex_part(m: &syn::Member) -> bool {
+    matches!(m, syn::Member::Named(id) if id == "re" || id == "im")
+}
+
+/// Why a value computed through complex numbers has no derivative.
+fn complex_why() -> Why {
+    Why::new("it computes with complex numbers, which lazycl does not differentiate".into())
 }

@@ -14,7 +14,7 @@ pub use function::{device_fn_cl_name, DevSig, Param, ParamTy};
 pub use infer::{Infer, Ty, VarKind};
 /// The work-group collectives (`lazycl-clc`'s, with their helpers).
 pub use lazycl_clc::Collective;
-pub use ops::{AtomicOp, BinOp, Builtin, UnOp};
+pub use ops::{AtomicOp, BinOp, Builtin, ComplexFn, UnOp};
 pub use scalar::{DType, Scalar};
 pub use structs::{is_field_type, Field, StructDef};
 

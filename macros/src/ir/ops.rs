@@ -1,5 +1,5 @@
 //! Operators and builtins of the IR: unary and binary operators, the math functions and
-//! intrinsics the subset maps to OpenCL C, and atomics.
+//! intrinsics the subset maps to OpenCL C, complex numbers' functions, and atomics.
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum UnOp {
@@ -84,6 +84,43 @@ pub enum Builtin {
     FloatTest(&'static str),
     /// `global_id(d)` and friends: `get_global_id` etc.
     WorkItem(&'static str),
+    /// A complex number's constructor, part or method.
+    Complex(ComplexFn),
+}
+
+/// What the subset does with complex numbers besides their operators: `num-complex`'s
+/// constructors, public fields and methods. The first argument is the receiver.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ComplexFn {
+    /// `Complex::new(re, im)`.
+    New,
+    /// `Complex::from_polar(r, theta)`.
+    FromPolar,
+    /// `z.re`.
+    Re,
+    /// `z.im`.
+    Im,
+    Conj,
+    /// The magnitude, `hypot(re, im)`.
+    Norm,
+    NormSqr,
+    /// The angle, `atan2(im, re)`.
+    Arg,
+    Exp,
+    Ln,
+    Sqrt,
+    /// `z.powf(p)` of a real `p`.
+    Powf,
+    /// `z.powc(w)` of a complex `w`.
+    Powc,
+    Inv,
+    /// `z.scale(t)`: both parts times a real `t`.
+    Scale,
+    /// `z.unscale(t)`: both parts over a real `t`.
+    Unscale,
+    IsNan,
+    IsFinite,
+    IsInfinite,
 }
 
 /// An atomic read-modify-write on an element of a `&mut [i32|u32]` or local array.

@@ -1,6 +1,8 @@
 //! The scalar types of the kernel subset: their Rust and OpenCL C spellings and the
 //! properties the type rules and the emitter ask about, read from the element-type table
-//! the runtime shares (`lazycl-clc`); `usize` is its `u64`.
+//! the runtime shares (`lazycl-clc`); `usize` is its `u64`. The complex types `c32` and
+//! `c64` (`num_complex::Complex32`/`Complex64`) are scalars too: one value each, a
+//! `float2`/`double2` in OpenCL C.
 
 pub use lazycl_clc::DType;
 
@@ -23,13 +25,18 @@ pub enum Scalar {
     F16,
     /// `half::bf16`: a `float` in OpenCL C, stored as `ushort`.
     BF16,
+    /// `num_complex::Complex32`: a `float2`, real part in `.x`.
+    C32,
+    /// `num_complex::Complex64`: a `double2`, real part in `.x`.
+    C64,
 }
 
 impl Scalar {
     /// The element types (of arrays and `expr!` operands), in the order `expr!` tries
-    /// them: floats, integers, `bool`, then the narrow types (so that the first variants
-    /// and instances, and their numbering, are those of the 32- and 64-bit types).
-    pub const ELEMENTS: [Scalar; 13] = [
+    /// them: floats, integers, `bool`, then the narrow types, then the complex types (so
+    /// that the first variants and instances, and their numbering, are those of the 32-
+    /// and 64-bit real types).
+    pub const ELEMENTS: [Scalar; 15] = [
         Scalar::F32,
         Scalar::F64,
         Scalar::I32,
@@ -43,10 +50,21 @@ impl Scalar {
         Scalar::U8,
         Scalar::I16,
         Scalar::U16,
+        Scalar::C32,
+        Scalar::C64,
     ];
 
-    /// The float element types, in the order `expr!` tries them.
-    pub const FLOATS: [Scalar; 4] = [Scalar::F32, Scalar::F64, Scalar::F16, Scalar::BF16];
+    /// The types a `{float}` literal's class of `expr!` operands may have: the floats,
+    /// then the complex types (`z * 2.0` scales a complex number, as `num-complex`'s
+    /// `Complex<T> * T` does).
+    pub const FLOATS_AND_COMPLEX: [Scalar; 6] = [
+        Scalar::F32,
+        Scalar::F64,
+        Scalar::F16,
+        Scalar::BF16,
+        Scalar::C32,
+        Scalar::C64,
+    ];
 
     /// The integer element types, in the order `expr!` tries them.
     pub const INTEGERS: [Scalar; 8] = [
@@ -60,7 +78,7 @@ impl Scalar {
         Scalar::U16,
     ];
 
-    pub const ALL: [Scalar; 14] = [
+    pub const ALL: [Scalar; 16] = [
         Scalar::Bool,
         Scalar::I32,
         Scalar::U32,
@@ -75,6 +93,8 @@ impl Scalar {
         Scalar::U16,
         Scalar::F16,
         Scalar::BF16,
+        Scalar::C32,
+        Scalar::C64,
     ];
 
     /// The element type whose facts (OpenCL C names, width, signedness) this scalar has:
@@ -94,6 +114,8 @@ impl Scalar {
             Scalar::U16 => DType::U16,
             Scalar::F16 => DType::F16,
             Scalar::BF16 => DType::BF16,
+            Scalar::C32 => DType::C32,
+            Scalar::C64 => DType::C64,
         }
     }
 
@@ -103,11 +125,40 @@ impl Scalar {
         self.elem().is_stored_narrow()
     }
 
+    /// A complex type (`c32`, `c64`).
+    pub fn is_complex(self) -> bool {
+        self.elem().is_complex()
+    }
+
+    /// The type of a complex type's parts (`f32` for `c32`); a real type's own.
+    pub fn real(self) -> Scalar {
+        match self {
+            Scalar::C32 => Scalar::F32,
+            Scalar::C64 => Scalar::F64,
+            s => s,
+        }
+    }
+
+    /// The complex type whose parts have this type (`c32` for `f32`, `c64` for `f64`).
+    pub fn complex(self) -> Option<Scalar> {
+        match self {
+            Scalar::F32 | Scalar::C32 => Some(Scalar::C32),
+            Scalar::F64 | Scalar::C64 => Some(Scalar::C64),
+            _ => None,
+        }
+    }
+
+    /// Whether a value of the type is or holds a `double` (needs `cl_khr_fp64`).
+    pub fn needs_fp64(self) -> bool {
+        self.real() == Scalar::F64
+    }
+
     /// The type as generated Rust code names it: a primitive's name, or the runtime's
-    /// re-export of the `half` type (`::lazycl::__private::f16`).
+    /// re-export of the `half` or `num-complex` type (`::lazycl::__private::f16`,
+    /// `::lazycl::__private::c32`).
     pub fn rust_type(self, span: proc_macro2::Span) -> proc_macro2::TokenStream {
         let id = proc_macro2::Ident::new(self.rust(), span);
-        match self.is_narrow_float() {
+        match self.is_narrow_float() || self.is_complex() {
             true => quote::quote_spanned! {span=> ::lazycl::__private::#id },
             false => quote::quote! { #id },
         }
@@ -127,9 +178,14 @@ impl Scalar {
         }
     }
 
-    /// Parses a Rust type name.
+    /// Parses a Rust type name (the complex types also as `num-complex` names them,
+    /// `Complex32` and `Complex64`).
     pub fn from_rust(s: &str) -> Option<Scalar> {
-        Scalar::ALL.iter().copied().find(|t| t.rust() == s)
+        match s {
+            "Complex32" => Some(Scalar::C32),
+            "Complex64" => Some(Scalar::C64),
+            _ => Scalar::ALL.iter().copied().find(|t| t.rust() == s),
+        }
     }
 
     /// The OpenCL C type of a value (`usize` is `ulong`).
@@ -188,5 +244,10 @@ mod tests {
         assert_eq!(Scalar::Usize.cl(), "ulong");
         assert_eq!(Scalar::Bool.cl(), "bool");
         assert_eq!(Scalar::Bool.cl_storage(), "uchar");
+        assert_eq!(Scalar::C64.cl(), "double2");
+        assert_eq!(Scalar::from_rust("Complex32"), Some(Scalar::C32));
+        assert_eq!(Scalar::C32.real(), Scalar::F32);
+        assert!(Scalar::C64.needs_fp64() && !Scalar::C32.needs_fp64() && Scalar::F64.needs_fp64());
+        assert!(!Scalar::C32.is_float() && !Scalar::C32.is_int());
     }
 }

@@ -7,11 +7,12 @@ use super::scalar::Scalar;
 
 /// Whether a kernel struct's field may have type `s`: an element type whose layout is the
 /// same in Rust (`#[repr(C)]`) and OpenCL C (`bool` is not: its device size varies; nor is
-/// `usize`, no element type).
+/// `usize`, no element type; nor is a complex type, whose `float2` is aligned to its size
+/// in OpenCL C and to its part's in Rust).
 pub fn is_field_type(s: Scalar) -> bool {
     // (The 32- and 64-bit numbers: a struct's layout is checked against OpenCL C's, where
     // a 16-bit float field would be a `float`.)
-    Scalar::ELEMENTS.contains(&s) && s != Scalar::Bool && s.bits() >= 32
+    Scalar::ELEMENTS.contains(&s) && s != Scalar::Bool && s.bits() >= 32 && !s.is_complex()
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,12 +1,14 @@
-//! Function calls: dispatch to the intrinsics (lowered in `intrinsics`), `T::from(v)`
-//! and `#[device_fn]`s, whose signatures the expansion fetched before lowering;
-//! `f32::sqrt(x)`-style calls are methods. (The scan that finds the device functions a
+//! Function calls: dispatch to the intrinsics (lowered in `intrinsics`), `T::from(v)`,
+//! complex numbers' constructors (lowered in `complex`) and `#[device_fn]`s, whose
+//! signatures the expansion fetched before lowering; `f32::sqrt(x)`-style calls are
+//! methods. (The scan that finds the device functions a
 //! body calls before it is lowered is in `scan`.)
 
 use super::names::{suggest, WORK_ITEM};
 use super::{err_expr, given, strip_parens, ArrLen, Binding, Lowerer};
 use crate::diag::{Sp, Spanned};
 use crate::ir::*;
+use crate::signature::{complex_type_args, is_complex_name};
 
 impl Lowerer<'_> {
     pub(super) fn call(&mut self, c: &syn::ExprCall) -> Expr {
@@ -22,6 +24,21 @@ impl Lowerer<'_> {
         if segs.len() == 3 && ["half", "lazycl"].contains(&&*segs[0]) && ["f16", "bf16"].contains(&&*segs[1])
         {
             segs.remove(0);
+        }
+        // `num_complex::Complex32::new(..)`, `lazycl::c32::new(..)`.
+        if segs.len() == 3 && ["num_complex", "lazycl"].contains(&&*segs[0]) && is_complex_name(&segs[1]) {
+            segs.remove(0);
+        }
+        // `Complex::new(re, im)`, `Complex::<f32>::new(re, im)`: of the parts' type.
+        if segs.len() == 2 && segs[0] == "Complex" {
+            let of = p
+                .path
+                .segments
+                .iter()
+                .rev()
+                .nth(1)
+                .and_then(|s| complex_type_args(&s.arguments));
+            return self.complex_constructor(of, &segs[1], c, span);
         }
         if segs.len() == 2 {
             if let Some(t) = Scalar::from_rust(&segs[0]) {
@@ -89,6 +106,9 @@ impl Lowerer<'_> {
         c: &syn::ExprCall,
         span: Sp,
     ) -> Expr {
+        if t.is_complex() && ["new", "from_polar", "from"].contains(&&*segs[1]) {
+            return self.complex_constructor(Some(t), &segs[1], c, span);
+        }
         // `T::from(v)`: Rust's lossless `From` (a literal takes type `T`, as through the
         // reflexive `From<T> for T`), for code generic over `T`.
         if segs[1] == "from" {
@@ -138,6 +158,10 @@ impl Lowerer<'_> {
             Ty::Var(_) | Ty::Never => {
                 self.unify(Ty::S(t), v.ty, v.span, &format!(" in `{}::from`", t.rust()));
                 v
+            }
+            Ty::S(f) if f.is_complex() => {
+                self.complex_cast_error(from, t, span);
+                err_expr(span)
             }
             Ty::S(f) if lossless(f) => Expr {
                 kind: ExprKind::Cast(Box::new(v)),

@@ -101,8 +101,12 @@ impl Lowerer<'_> {
         }
     }
 
-    /// `p.field` of a `KernelStruct` parameter: the field, read as `cname.field`.
+    /// `p.field` of a `KernelStruct` parameter: the field, read as `cname.field`; `z.re`
+    /// and `z.im` of a complex number.
     fn field(&mut self, f: &syn::ExprField) -> Expr {
+        if let Some(part) = self.complex_field(f) {
+            return part;
+        }
         let span = f.span();
         let base = match strip_parens(&f.base) {
             syn::Expr::Path(p) => p

@@ -171,7 +171,8 @@ impl Lowerer<'_> {
         let args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
         let ty = args[0].ty;
         let elem = self.infer.scalar(ty);
-        if ty == Ty::Unit || elem.is_some_and(|s| s == Scalar::Bool || s.dtype().is_none()) {
+        if ty == Ty::Unit || elem.is_some_and(|s| s == Scalar::Bool || s.is_complex() || s.dtype().is_none())
+        {
             let found = self.infer.describe(ty);
             self.errors.add(
                 args[0].span,

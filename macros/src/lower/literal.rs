@@ -1,11 +1,14 @@
 //! Literals and constants: integer, float and `bool` literals with their inference
-//! variables, the constants of the scalar types (`f32::consts::PI`, `i32::MAX`, ...), and
-//! the final check that every integer literal fits the type it was inferred to have.
+//! variables, the constants of the scalar types (`f32::consts::PI`, `i32::MAX`,
+//! `c32::I`, ...), and the final check that every integer literal fits the type it was
+//! inferred to have.
 
 use super::{err_expr, Lowerer};
 use crate::diag::Sp;
 use crate::ir::*;
-use crate::signature::SCALARS;
+
+/// The suffixes a literal may have, for messages: the real scalar types.
+const SUFFIXES: &str = "f32, f64, i32, u32, i64, u64, i8, u8, i16, u16, f16, bf16, bool or usize";
 
 impl Lowerer<'_> {
     /// Checks that integer literals fit their final types (known only once the whole
@@ -69,7 +72,7 @@ impl Lowerer<'_> {
                 _ => {
                     self.errors.add(
                         span,
-                        format!("unsupported literal suffix `{s}`; use one of {}", SCALARS),
+                        format!("unsupported literal suffix `{s}`; use one of {SUFFIXES}"),
                     );
                     Ty::Never
                 }
@@ -134,6 +137,9 @@ impl Lowerer<'_> {
             [t, c] => (Scalar::from_rust(t).filter(|t| *t != Scalar::Bool)?, *c),
             _ => return None,
         };
+        if ty.is_complex() {
+            return complex_constant(ty, name, span);
+        }
         use std::f64::consts as k;
         if ty.is_float() {
             let is32 = ty == Scalar::F32;
@@ -207,6 +213,26 @@ impl Lowerer<'_> {
             span,
         })
     }
+}
+
+/// `num-complex`'s constants `ZERO`, `ONE` and `I` of complex type `ty`.
+fn complex_constant(ty: Scalar, name: &str, span: Sp) -> Option<Expr> {
+    let (re, im) = match name {
+        "ZERO" => (0.0, 0.0),
+        "ONE" => (1.0, 0.0),
+        "I" => (0.0, 1.0),
+        _ => return None,
+    };
+    let part = |v: f64| Expr {
+        kind: ExprKind::Float(v),
+        ty: Ty::S(ty.real()),
+        span,
+    };
+    Some(Expr {
+        kind: ExprKind::Builtin(Builtin::Complex(ComplexFn::New), vec![part(re), part(im)]),
+        ty: Ty::S(ty),
+        span,
+    })
 }
 
 /// The constants of the 16-bit floats that differ from `f32`'s (`half::f16::MAX`,

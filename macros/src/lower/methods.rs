@@ -1,6 +1,7 @@
 //! Method calls on scalars: `x.sqrt()`, `x.max(y)`, `x.mul_add(a, b)`, `n.pow(e)`,
 //! `n.wrapping_add(m)`, ... (also written `f32::sqrt(x)`), lowered to the builtins of the
-//! IR (or to plain operators where Rust's method is one), and `.len()` on arrays.
+//! IR (or to plain operators where Rust's method is one), and `.len()` on arrays. Complex
+//! numbers' methods are in `complex`.
 
 use super::names::{FLOAT_METHODS, FLOAT_METHOD_LIST, INT_METHOD_LIST};
 use super::{err_expr, strip_parens, ArrLen, Binding, Lowerer};
@@ -8,14 +9,14 @@ use crate::diag::{Sp, Spanned};
 use crate::ir::*;
 
 /// A method call of a scalar receiver, with the receiver and the arguments lowered.
-struct MethodCall<'n> {
-    recv: Expr,
-    name: &'n str,
+pub(super) struct MethodCall<'n> {
+    pub(super) recv: Expr,
+    pub(super) name: &'n str,
     /// The method name's span, for an unsupported method.
-    name_span: Sp,
-    args: Vec<Expr>,
+    pub(super) name_span: Sp,
+    pub(super) args: Vec<Expr>,
     /// The whole call's span.
-    span: Sp,
+    pub(super) span: Sp,
 }
 
 impl Lowerer<'_> {
@@ -78,6 +79,9 @@ impl Lowerer<'_> {
             args,
             span,
         };
+        if self.infer.is_complex(t) {
+            return self.complex_method(t, call);
+        }
         if self.infer.is_float(t) {
             return self.float_method(t, call);
         }
@@ -90,7 +94,7 @@ impl Lowerer<'_> {
 
     /// The receiver followed by the arguments of a method that takes `n` arguments of
     /// type `want`; `None` (the error said) for another number of arguments.
-    fn method_args(&mut self, call: MethodCall, n: usize, want: Ty) -> Option<Vec<Expr>> {
+    pub(super) fn method_args(&mut self, call: MethodCall, n: usize, want: Ty) -> Option<Vec<Expr>> {
         let MethodCall {
             recv,
             name,
@@ -116,7 +120,7 @@ impl Lowerer<'_> {
 
     /// Reports a method that the receiver's type `t` does not have; `list` names those
     /// it has.
-    fn unknown_method(&mut self, t: Ty, name: &str, name_span: Sp, list: &str) {
+    pub(super) fn unknown_method(&mut self, t: Ty, name: &str, name_span: Sp, list: &str) {
         let d = self.infer.describe(t);
         self.errors
             .add(name_span, format!("unsupported method `{name}` on `{d}`{list}"));

@@ -7,7 +7,8 @@
 //! a twin in `emit` carry the same name: `stmt` (blocks, statements, the function body),
 //! `loops`, `expr`, `ops` (operators and casts), `place` (assignment targets and
 //! indexing), `literal` (literals and constants), `calls` (intrinsics, atomics, device
-//! functions). Without a twin: `closures` (inlined as blocks), `consts` (`const` items:
+//! functions), `complex` (complex numbers' operators, constructors, parts and methods).
+//! Without a twin: `closures` (inlined as blocks), `consts` (`const` items:
 //! statements), `local_memory`, `methods` (lowered to builtins),
 //! `patterns` (`match`, lowered to `if`), `names` (reserved words, intrinsics and
 //! suggestions) and `scan` (the device functions and kernel structs a body names, found
@@ -16,6 +17,7 @@
 
 mod calls;
 mod closures;
+pub mod complex;
 mod consts;
 mod expr;
 mod intrinsics;

@@ -1,6 +1,7 @@
 //! Operators and casts: the type rules of unary and binary operators (no implicit
-//! conversions: both operands of an arithmetic operator have one type) and of `as`, and
-//! the mapping of syn's operators to the IR's.
+//! conversions: both operands of an arithmetic operator have one type, but for a complex
+//! number beside a real of its parts' type, see `complex`) and of `as`, and the mapping
+//! of syn's operators to the IR's.
 
 use super::{err_expr, strip_parens, Lowerer};
 use crate::diag::{Sp, Spanned};
@@ -18,7 +19,7 @@ impl Lowerer<'_> {
                 let v = self.expr(&u.expr);
                 let t = self.infer.shallow(v.ty);
                 let ok = match t {
-                    Ty::S(s) => s.is_signed_int() || s.is_float(),
+                    Ty::S(s) => s.is_signed_int() || s.is_float() || s.is_complex(),
                     Ty::Var(_) => true,
                     Ty::Never => true,
                     Ty::Unit => false,
@@ -106,6 +107,14 @@ impl Lowerer<'_> {
             return err_expr(span);
         }
         let from = self.infer.shallow(v.ty);
+        if target.is_complex() || self.infer.is_complex(from) {
+            self.complex_cast_error(from, target, span);
+            return Expr {
+                kind: ExprKind::Cast(Box::new(v)),
+                ty: Ty::S(target),
+                span,
+            };
+        }
         let bad = match from {
             Ty::Unit => true,
             Ty::Never => false,
@@ -135,6 +144,9 @@ impl Lowerer<'_> {
 
     /// The type of `l op r`, reporting operands the operator does not accept.
     pub(super) fn check_binary(&mut self, op: BinOp, l: Ty, r: Ty, op_span: Sp, r_span: Sp) -> Ty {
+        if let Some(t) = self.complex_operands(op, l, r, op_span, r_span) {
+            return t;
+        }
         let sym = op.c();
         match op {
             BinOp::And | BinOp::Or => {

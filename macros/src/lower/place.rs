@@ -28,7 +28,10 @@ impl Lowerer<'_> {
         let value = self.expr(&b.right);
         if let Some(place) = self.place(&b.left) {
             let t = place_ty(&place);
-            self.check_binary(op, t, value.ty, b.op.span(), value.span);
+            // (`z *= x` scales a complex `z` by a real `x`; the result has the place's type.)
+            let result = self.check_binary(op, t, value.ty, b.op.span(), value.span);
+            let sym = format!(" in `{}=`", op.c());
+            self.unify(t, result, value.span, &sym);
             out.push(Stmt::Assign {
                 place,
                 op: Some(op),

@@ -173,8 +173,11 @@ impl Lowerer<'_> {
         let id = match strip_parens(&f.base) {
             syn::Expr::Path(p) => p.path.get_ident()?.clone(),
             other => {
-                self.errors
-                    .add(other.span(), "assign to a field of a struct local: `q.dt = ..`");
+                self.errors.add(
+                    other.span(),
+                    "assign to a field of a struct local (`q.dt = ..`) or to a part of a complex variable \
+                     (`z.re = ..`); an element of a slice is assigned whole: `a[i] = c32::new(re, a[i].im)`",
+                );
                 return None;
             }
         };
@@ -182,6 +185,17 @@ impl Lowerer<'_> {
         let (cname, def, mutable) = match self.lookup(&name).cloned() {
             Some(Binding::Struct { cname, def, mutable }) => (cname, def, mutable),
             Some(Binding::Poison) => return None,
+            Some(Binding::Scalar {
+                cname, ty, mutable, ..
+            }) if self.infer.is_complex(ty) => {
+                if !mutable {
+                    self.errors.add(
+                        id.span(),
+                        format!("cannot assign to a part of `{name}`: declare it `let mut {name}`"),
+                    );
+                }
+                return self.complex_part_place(f, &cname, ty);
+            }
             Some(_) => {
                 self.errors.add(id.span(), format!("`{name}` has no fields"));
                 return None;

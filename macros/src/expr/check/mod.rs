@@ -28,8 +28,8 @@ use rejected::rejection;
 const SUPPORTED: &str =
     "expr! supports operands (arrays and scalars in scope), literals, arithmetic, comparisons, \
      `&&` `||` `!`, `as` casts, `if c { a } else { b }`, blocks with `let` bindings, math methods \
-     (`x.sqrt()`, `x.max(y)`, `x.mul_add(a, b)`, ...), constants (`f32::consts::PI`) and calls of \
-     `#[device_fn]` functions";
+     (`x.sqrt()`, `x.max(y)`, `x.mul_add(a, b)`, ...), complex numbers (`c32::new(a, b)`, `z.re`, \
+     `z.conj()`, ...), constants (`f32::consts::PI`) and calls of `#[device_fn]` functions";
 
 /// The message for a construct `expr!` does not support: `what` ("ranges are"), and what
 /// it does.
@@ -100,6 +100,9 @@ impl Checker {
             }
             syn::Expr::MethodCall(m) => self.method_call(m),
             syn::Expr::Call(c) => self.call(c),
+            // A complex number's parts (`z.re`, `z.im`); the translator checks that `z` is
+            // one.
+            syn::Expr::Field(f) if is_complex_part(&f.member) => self.expr(&f.base),
             other => {
                 let (span, message) = rejection(other);
                 self.errors.add(span, message);
@@ -156,6 +159,11 @@ impl Checker {
             );
         }
     }
+}
+
+/// `re` or `im`: the fields of a complex number.
+fn is_complex_part(m: &syn::Member) -> bool {
+    matches!(m, syn::Member::Named(id) if id == "re" || id == "im")
 }
 
 /// An element type (`f32 f64 i32 u32 i64 u64 bool`) written in a closure.

@@ -10,6 +10,7 @@ use crate::diag::Spanned;
 use crate::ir::Scalar;
 use crate::lower::names::{is_intrinsic, is_scalar_method, suggest};
 use crate::lower::strip_parens;
+use crate::signature::is_complex_name;
 
 impl Checker {
     /// A name: bound by `let` (or a closure parameter), else an operand (closure form:
@@ -44,8 +45,11 @@ impl Checker {
             return;
         };
         let name = first.ident.to_string();
-        // (Types are named in upper camel case; `module::f` names no type.)
-        let known = Scalar::from_rust(&name).is_some() || !name.starts_with(|c: char| c.is_ascii_uppercase());
+        // (Types are named in upper camel case; `module::f` names no type; `Complex32` and
+        // `Complex` are the complex types.)
+        let known = Scalar::from_rust(&name).is_some()
+            || is_complex_name(&name)
+            || !name.starts_with(|c: char| c.is_ascii_uppercase());
         if path.segments.len() < 2 || known || !first.arguments.is_none() {
             return;
         }
