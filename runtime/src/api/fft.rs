@@ -13,7 +13,7 @@ use crate::api::ops::record;
 use crate::api::views::{AsAxes, AsAxis};
 use crate::dtype::{ComplexFloat, ComplexPart, Element};
 use crate::error::Error;
-use crate::graph::{BinaryOp, FftReal, FftSpec, Op, UnaryOp};
+use crate::graph::{BinaryOp, FftDevice, FftReal, FftSpec, Op, UnaryOp};
 
 /// How a transform is scaled (numpy's `norm`): which direction divides by `n`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -209,13 +209,12 @@ fn real_record<T: Element, R: Element>(
     m: u32,
     real: FftReal,
 ) -> Array<R> {
-    let local = operand.node.ctx.profile.local_mem_bytes as usize;
     let spec = FftSpec {
         axis: d,
         radix: m,
         done: 1,
         inverse: real == FftReal::Inverse,
-        local_bytes: local.min(u32::MAX as usize) as u32,
+        device: fft_device(operand),
         real,
     };
     let operand = operand.node.clone();
@@ -253,6 +252,15 @@ fn real_inverse<T: ComplexFloat>(kept: &Array<T>, d: usize, m: u32) -> Array<T::
         m,
         FftReal::Inverse,
     )
+}
+
+/// What a transform pass's layout needs of `x`'s device.
+fn fft_device<T: Element>(x: &Array<T>) -> FftDevice {
+    let p = &x.node.ctx.profile;
+    FftDevice {
+        local_bytes: p.local_mem_bytes.min(u64::from(u32::MAX)) as u32,
+        max_group: p.max_group.min(u32::MAX as usize) as u32,
+    }
 }
 
 /// `start..end` by `step` along axis `d` of a rank-`rank` array, everything along the
@@ -325,7 +333,7 @@ fn unscaled<T: ComplexFloat>(x: &Array<T>, op: &str, d: usize, n: usize, inverse
             radix,
             done,
             inverse,
-            local_bytes: local.min(u32::MAX as usize) as u32,
+            device: fft_device(x),
             real: FftReal::No,
         };
         let operand = y.node.clone();

@@ -20,7 +20,7 @@ use crate::error::Error;
 pub use op::SearchSide;
 pub use op::{BinaryOp, ReduceOp, TernaryOp, UnaryOp};
 pub(crate) use op::{
-    Draw, FftReal, FftSpec, IndexFn, InlineScalar, Op, ReduceSpec, ScanSpec, Side, TakeSpec,
+    Draw, FftDevice, FftReal, FftSpec, IndexFn, InlineScalar, Op, ReduceSpec, ScanSpec, Side, TakeSpec,
 };
 pub(crate) use origin::{FlushOrigin, Origin};
 

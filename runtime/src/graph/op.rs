@@ -207,10 +207,18 @@ pub(crate) struct FftSpec {
     pub(crate) done: u32,
     /// The inverse transform's sign (`e^(+2πi/n)`), without its `1/n`.
     pub(crate) inverse: bool,
-    /// The device's local memory in bytes: how many vectors of this pass one work-group
-    /// takes (`plan::fft::fft_plan`).
-    pub(crate) local_bytes: u32,
+    /// What the pass's layout needs of the device (`plan::fft::fft_plan`).
+    pub(crate) device: FftDevice,
     pub(crate) real: FftReal,
+}
+
+/// What a transform pass's layout needs of its device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct FftDevice {
+    /// Local memory in bytes: how many vectors one work-group takes.
+    pub(crate) local_bytes: u32,
+    /// The largest work-group.
+    pub(crate) max_group: u32,
 }
 
 /// A transform of `n = 2m` real samples as one of `m` complex points, `z_k = x_(2k) + i

@@ -90,20 +90,44 @@ fn body(v: &mut Values, f: &FftPlan, src: &mut Src) {
         s.vectors
     ));
     src.line(format_args!("const ulong vectors = {}ul;", f.vector_count()));
-    loads(v, f, &s, src);
-    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    // The first stage reads its points from memory where neighbouring work-items read
+    // neighbouring points there (one vector a row, the innermost axis), and the last
+    // stage stores them where they write neighbouring points: no trip through local
+    // memory at either end (a real signal's join and split work in local memory).
+    let last = f.stages.len().saturating_sub(1);
+    let direct_loads = !f.loads_by_vector() && f.spec.real != FftReal::Inverse;
+    let direct_stores = !f.stores_by_vector() && f.spec.real != FftReal::Forward;
+    if !direct_loads {
+        loads(v, f, &s, src);
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    }
     if f.spec.real == FftReal::Inverse {
         real::join(f, &s, src);
     }
     let mut done = 1;
-    for &q in &f.stages {
-        stage(f, &s, q, done, src);
+    for (i, &q) in f.stages.iter().enumerate() {
+        let ends = Ends {
+            load: direct_loads && i == 0,
+            store: direct_stores && i == last,
+        };
+        stage(v, f, &s, q, done, ends, src);
         done *= q;
     }
     if f.spec.real == FftReal::Forward {
         real::split(f, &s, src);
     }
-    stores(v, f, &s, src);
+    if !direct_stores {
+        stores(v, f, &s, src);
+    }
+}
+
+/// Whether a stage reads its points from memory (the first, through the operand's
+/// producers) and stores its results there (the last, through the consumers), not in
+/// local memory.
+#[derive(Clone, Copy)]
+struct Ends {
+    load: bool,
+    store: bool,
 }
 
 /// The point `e` of the group's walk over `per` points of each vector, as its vector `vv`
@@ -130,8 +154,6 @@ fn coordinates(f: &FftPlan, src: &mut Src) {
 
 fn loads(v: &mut Values, f: &FftPlan, s: &Sizes, src: &mut Src) {
     let t = f.dtype.cl_name();
-    let (len, inner, done) = (f.len, f.inner, f.spec.done);
-    let stride = f.stride();
     let per = f.loaded();
     src.open(format_args!(
         "for (uint e = lid; e < {}u; e += {}u) {{",
@@ -139,23 +161,62 @@ fn loads(v: &mut Values, f: &FftPlan, s: &Sizes, src: &mut Src) {
         s.group
     ));
     walk(f.loads_by_vector(), per, s, src);
+    src.line(format_args!("{t} x;"));
+    load_point(v, f, "x", src);
+    src.line(format_args!("buf[{PAD}(vv * {}u + r)] = x;", s.row));
+    src.close();
+}
+
+/// `dest = ` point `r` of vector `first + vv`, through the operand's producers and turned
+/// by the pass's twiddle (0 past the last vector).
+fn load_point(v: &mut Values, f: &FftPlan, dest: &str, src: &mut Src) {
+    let t = f.dtype.cl_name();
+    let (len, inner, done) = (f.len, f.inner, f.spec.done);
+    let stride = f.stride();
     src.line("const ulong w = first + vv;");
-    src.line(format_args!("{t} x = ({t})(0);"));
+    src.line(format_args!("{dest} = ({t})(0);"));
     src.open("if (w < vectors) {");
     coordinates(f, src);
     src.line(format_args!(
         "const ulong at = (o * {len}ul + j + (ulong)r * {stride}ul) * {inner}ul + c;"
     ));
-    value_at(v, f.value, f.epilogue, "at", "x", src);
+    value_at(v, f.value, f.epilogue, "at", dest, src);
     if done > 1 {
         src.line(format_args!(
             "const {t} tw = {TWIDDLE}((j % {done}ul) * r, {}ul);",
             u64::from(done) * u64::from(f.spec.radix)
         ));
-        src.line(format_args!("x = {};", mul(t, "x", "tw")));
+        src.line(format_args!("{dest} = {};", mul(t, dest, "tw")));
     }
     src.close();
-    src.line(format_args!("buf[{PAD}(vv * {}u + r)] = x;", s.row));
+}
+
+/// Stores `x`, point `r` of vector `first + vv` after the pass, through the consumers
+/// that joined it (a real signal's inverse: as the samples `2r` and `2r + 1`); nothing
+/// past the last vector.
+fn store_point(v: &mut Values, f: &FftPlan, x: &str, src: &mut Src) {
+    let (len, inner, done) = (f.len, f.inner, u64::from(f.spec.done));
+    let radix = u64::from(f.spec.radix);
+    src.line("const ulong w = first + vv;");
+    src.open("if (w < vectors) {");
+    coordinates(f, src);
+    if f.spec.real == FftReal::Inverse {
+        src.line(format_args!(
+            "const ulong at = (o * {len}ul + 2 * (ulong)r) * {inner}ul + c;"
+        ));
+        src.line(format_args!("const ulong next = at + {inner}ul;"));
+        store_at(v, f.dtype.real(), f.epilogue, "at", &format!("{x}.x"), src);
+        store_at(v, f.dtype.real(), f.epilogue, "next", &format!("{x}.y"), src);
+    } else {
+        src.line(format_args!(
+            "const ulong pos = (j / {done}ul) * {}ul + j % {done}ul + (ulong)r * {done}ul;",
+            done * radix
+        ));
+        src.line(format_args!(
+            "const ulong at = (o * {len}ul + pos) * {inner}ul + c;"
+        ));
+        store_at(v, f.dtype, f.epilogue, "at", x, src);
+    }
     src.close();
 }
 
@@ -172,8 +233,9 @@ fn table_entry(s: &Sizes, e: &str) -> String {
 }
 
 /// One stage of radix `q` after stages whose radices multiply to `done`, in place: each
-/// work-item reads its butterflies' points, the group waits, then each writes.
-fn stage(f: &FftPlan, s: &Sizes, q: u32, done: u32, src: &mut Src) {
+/// work-item reads its butterflies' points, the group waits, then each writes (from and
+/// to memory at the `ends`, where nothing waits).
+fn stage(v: &mut Values, f: &FftPlan, s: &Sizes, q: u32, done: u32, ends: Ends, src: &mut Src) {
     let t = f.dtype.cl_name();
     let span = s.radix / q;
     let butterflies = s.vectors * span;
@@ -187,15 +249,26 @@ fn stage(f: &FftPlan, s: &Sizes, q: u32, done: u32, src: &mut Src) {
     src.open(format_args!("if (b < {butterflies}u) {{"));
     src.line(format_args!("const uint vv = b / {span}u, jj = b % {span}u;"));
     for k in 0..q {
-        src.line(format_args!(
-            "xs[p * {q}u + {k}u] = buf[{PAD}(vv * {} + jj + {}u)];",
-            s.row,
-            k * span
-        ));
+        if ends.load {
+            src.open("{");
+            src.line(format_args!("const uint r = jj + {}u;", k * span));
+            src.line(format_args!("{t} x;"));
+            load_point(v, f, "x", src);
+            src.line(format_args!("xs[p * {q}u + {k}u] = x;"));
+            src.close();
+        } else {
+            src.line(format_args!(
+                "xs[p * {q}u + {k}u] = buf[{PAD}(vv * {} + jj + {}u)];",
+                s.row,
+                k * span
+            ));
+        }
     }
     src.close();
     src.close();
-    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    if !ends.load {
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    }
     src.open(format_args!("for (uint p = 0; p < {per}u; p++) {{"));
     src.line(format_args!("const uint b = lid + p * {}u;", s.group));
     src.open(format_args!("if (b < {butterflies}u) {{"));
@@ -217,28 +290,38 @@ fn stage(f: &FftPlan, s: &Sizes, q: u32, done: u32, src: &mut Src) {
     for line in butterfly(q, f.spec.inverse, t, f.dtype.real()) {
         src.line(line);
     }
-    if done > 1 {
-        src.line(format_args!(
-            "const uint dst = vv * {} + (jj / {done}u) * {}u + m;",
-            s.row,
-            done * q
-        ));
+    if ends.store {
+        // The last stage: `jj < done`, output `k` is point `jj + k done`.
+        for k in 0..q {
+            src.open("{");
+            src.line(format_args!("const uint r = jj + {}u;", k * done));
+            store_point(v, f, &format!("y{k}"), src);
+            src.close();
+        }
     } else {
-        src.line(format_args!("const uint dst = vv * {} + jj * {q}u;", s.row));
-    }
-    for k in 0..q {
-        src.line(format_args!("buf[{PAD}(dst + {}u)] = y{k};", k * done));
+        if done > 1 {
+            src.line(format_args!(
+                "const uint dst = vv * {} + (jj / {done}u) * {}u + m;",
+                s.row,
+                done * q
+            ));
+        } else {
+            src.line(format_args!("const uint dst = vv * {} + jj * {q}u;", s.row));
+        }
+        for k in 0..q {
+            src.line(format_args!("buf[{PAD}(dst + {}u)] = y{k};", k * done));
+        }
     }
     src.close();
     src.close();
-    src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    if !ends.store {
+        src.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    }
     src.close();
 }
 
 fn stores(v: &mut Values, f: &FftPlan, s: &Sizes, src: &mut Src) {
     let t = f.dtype.cl_name();
-    let (len, inner, done) = (f.len, f.inner, u64::from(f.spec.done));
-    let radix = u64::from(f.spec.radix);
     let per = f.stored();
     src.open(format_args!(
         "for (uint e = lid; e < {}u; e += {}u) {{",
@@ -246,28 +329,7 @@ fn stores(v: &mut Values, f: &FftPlan, s: &Sizes, src: &mut Src) {
         s.group
     ));
     walk(f.stores_by_vector(), per, s, src);
-    src.line("const ulong w = first + vv;");
-    src.open("if (w < vectors) {");
-    coordinates(f, src);
     src.line(format_args!("const {t} x = buf[{PAD}(vv * {}u + r)];", s.row));
-    if f.spec.real == FftReal::Inverse {
-        // Point `r` is the samples `2r` and `2r + 1`.
-        src.line(format_args!(
-            "const ulong at = (o * {len}ul + 2 * (ulong)r) * {inner}ul + c;"
-        ));
-        src.line(format_args!("const ulong next = at + {inner}ul;"));
-        store_at(v, f.dtype.real(), f.epilogue, "at", "x.x", src);
-        store_at(v, f.dtype.real(), f.epilogue, "next", "x.y", src);
-    } else {
-        src.line(format_args!(
-            "const ulong pos = (j / {done}ul) * {}ul + j % {done}ul + (ulong)r * {done}ul;",
-            done * radix
-        ));
-        src.line(format_args!(
-            "const ulong at = (o * {len}ul + pos) * {inner}ul + c;"
-        ));
-        store_at(v, f.dtype, f.epilogue, "at", "x", src);
-    }
-    src.close();
+    store_point(v, f, "x", src);
     src.close();
 }
