@@ -355,3 +355,86 @@ fn const_parameters_are_program_constants_one_program_per_value() -> lazycl::Res
     assert_eq!(ya.to_vec()?, want);
     Ok(())
 }
+
+/// Generic over the complex types (`ComplexFloat`): the complex product and `conj` of the
+/// instance's type.
+#[kernel]
+fn rotate<T: ComplexFloat>(w: T, z: &[T], out: &mut [T]) {
+    let i = global_id(0);
+    if i < out.len() {
+        out[i] = z[i] * w + z[i].conj();
+    }
+}
+
+/// A real and a complex type listed: the same body, each type's arithmetic.
+#[kernel(types(f32, c64))]
+fn doubled<T>(x: &[T], out: &mut [T]) {
+    let i = global_id(0);
+    if i < out.len() {
+        out[i] = x[i] + x[i] * 1.0;
+    }
+}
+
+/// Bounded by `Element`, ordering its values: no complex instance (complex numbers have
+/// no order), and the real ones compile as before.
+#[kernel]
+fn larger<T: Element + PartialOrd>(a: &[T], b: &[T], out: &mut [T]) {
+    let i = global_id(0);
+    if i < out.len() {
+        out[i] = if a[i] > b[i] { a[i] } else { b[i] };
+    }
+}
+
+#[test]
+fn complex_instances_of_generic_kernels() {
+    let c = ctx();
+    for n in [0usize, 1, 7, 300] {
+        let z: Vec<c64> = (0..n)
+            .map(|k| c64::new(k as f64 * 0.5 - 1.0, 2.0 - k as f64))
+            .collect();
+        let w = c64::new(0.75, -1.25);
+        let dz = c.from_slice(&z).unwrap();
+        let mut out = c.zeros::<c64>([n]).unwrap();
+        rotate::bind::<c64>(&c)
+            .unwrap()
+            .global(n.max(1))
+            .launch(w, &dz, &mut out)
+            .unwrap();
+        let want: Vec<c64> = z.iter().map(|&v| v * w + v.conj()).collect();
+        assert_eq!(out.to_vec().unwrap(), want, "c64, n = {n}");
+
+        let z32: Vec<c32> = z.iter().map(|v| c32::new(v.re as f32, v.im as f32)).collect();
+        let w32 = c32::new(0.75, -1.25);
+        let dz = c.from_slice(&z32).unwrap();
+        let mut out = c.zeros::<c32>([n]).unwrap();
+        rotate::bind::<c32>(&c)
+            .unwrap()
+            .global(n.max(1))
+            .launch(w32, &dz, &mut out)
+            .unwrap();
+        let got = out.to_vec().unwrap();
+        for (g, v) in got.iter().zip(&z32) {
+            assert!((g - (v * w32 + v.conj())).norm() < 1e-5, "c32, n = {n}");
+        }
+
+        let mut out = c.zeros::<c64>([n]).unwrap();
+        doubled::bind::<c64>(&c)
+            .unwrap()
+            .global(n.max(1))
+            .launch(&c.from_slice(&z).unwrap(), &mut out)
+            .unwrap();
+        let want: Vec<c64> = z.iter().map(|&v| v + v * 1.0).collect();
+        assert_eq!(out.to_vec().unwrap(), want, "doubled c64, n = {n}");
+    }
+    let (a, b) = (
+        c.from_slice(&[1i32, 5, -2]).unwrap(),
+        c.from_slice(&[3i32, 4, -7]).unwrap(),
+    );
+    let mut out = c.zeros::<i32>([3]).unwrap();
+    larger::bind::<i32>(&c)
+        .unwrap()
+        .global(3)
+        .launch(&a, &b, &mut out)
+        .unwrap();
+    assert_eq!(out.to_vec().unwrap(), [3, 5, -2]);
+}

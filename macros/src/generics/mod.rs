@@ -1,5 +1,6 @@
 //! Generic `#[kernel]`s: their type parameters, the element types each admits (its bound
-//! — `Float`, `Integer`, `Signed`, `Numeric`, `Element` — or the attribute's
+//! — `Float`, `Integer`, `Signed`, `Numeric`, `ComplexFloat`, `Inexact`, `Arithmetic`,
+//! `Element` — or the attribute's
 //! `types(..)` list), and their *instances*: one copy of the function per combination of
 //! types, with each parameter replaced by its type wherever the function names it
 //! (`x: T`, `&[T]`, `as T`, `T::EPSILON`), so that the rest of the pipeline translates
@@ -25,9 +26,17 @@ pub struct TypeParam {
 
 impl TypeParam {
     /// Whether an instance with type `t` for this parameter may be left out when it does
-    /// not translate: a type narrower than 32 bits that a bound admitted.
+    /// not translate: a type narrower than 32 bits, or a complex type, that a bound
+    /// admitted beside others (`Element`, `Signed`, `Inexact`, `Arithmetic`: a body
+    /// that orders its values has no complex instance).
     pub fn optional(&self, t: Scalar) -> bool {
-        !self.listed && t.bits() < 32 && t != Scalar::Bool
+        !self.listed
+            && ((t.bits() < 32 && t != Scalar::Bool) || (t.elem().is_complex() && !self.complex_only()))
+    }
+
+    /// Whether every type the parameter admits is complex (`ComplexFloat`).
+    fn complex_only(&self) -> bool {
+        self.types.iter().all(|t| t.elem().is_complex())
     }
 }
 
@@ -40,14 +49,24 @@ const BOUNDS: &[(&str, &[Scalar])] = {
     &[
         ("Float", &[F32, F64, F16, BF16]),
         ("Integer", &[I32, U32, I64, U64, I8, U8, I16, U16]),
-        ("Signed", &[I32, I64, F32, F64, I8, I16, F16, BF16]),
+        ("Signed", &[I32, I64, F32, F64, I8, I16, F16, BF16, C32, C64]),
         (
             "Numeric",
             &[I32, U32, I64, U64, F32, F64, I8, U8, I16, U16, F16, BF16],
         ),
+        ("ComplexFloat", &[C32, C64]),
+        ("Inexact", &[F32, F64, F16, BF16, C32, C64]),
+        (
+            "Arithmetic",
+            &[
+                I32, U32, I64, U64, F32, F64, I8, U8, I16, U16, F16, BF16, C32, C64,
+            ],
+        ),
         (
             "Element",
-            &[Bool, I32, U32, I64, U64, F32, F64, I8, U8, I16, U16, F16, BF16],
+            &[
+                Bool, I32, U32, I64, U64, F32, F64, I8, U8, I16, U16, F16, BF16, C32, C64,
+            ],
         ),
     ]
 };
@@ -94,7 +113,7 @@ impl Parse for Attr {
                 None => {
                     return Err(syn::Error::new(
                         id.span(),
-                        "not an element type; `types(..)` lists f32, f64, i32, u32, i64, u64, i8, u8, i16, u16, f16, bf16 or bool",
+                        "not an element type; `types(..)` lists f32, f64, i32, u32, i64, u64, i8, u8, i16, u16, f16, bf16, c32, c64 or bool",
                     ))
                 }
             }
