@@ -7,13 +7,10 @@
 //! as Rust infers it.
 
 use super::methods::MethodCall;
+use super::names::COMPLEX_METHOD_LIST;
 use super::{err_expr, given, strip_parens, Binding, Lowerer};
 use crate::diag::{Sp, Spanned};
 use crate::ir::*;
-
-/// The methods of complex numbers the subset has, for messages.
-pub const COMPLEX_METHOD_LIST: &str =
-    "conj norm norm_sqr arg exp ln sqrt powf powc inv scale unscale is_nan is_finite is_infinite";
 
 impl Lowerer<'_> {
     /// The type of `l op r` when an operand is complex (`None` when neither is): the

@@ -339,13 +339,17 @@ pub(super) const FLOAT_METHOD_LIST: &str = "sqrt cbrt exp exp2 exp_m1 ln ln_1p l
 pub(super) const INT_METHOD_LIST: &str =
     "min max clamp abs (signed) pow wrapping_add wrapping_sub wrapping_mul wrapping_neg";
 
+/// The methods of complex numbers the subset has, for messages.
+pub const COMPLEX_METHOD_LIST: &str =
+    "conj norm norm_sqr arg exp ln sqrt powf powc inv scale unscale is_nan is_finite is_infinite";
+
 /// Whether `name` is a method of some scalar type (float, integer or complex), e.g.
 /// `sqrt`, `max`, `wrapping_add`, `conj`: what an `expr!` operand, one element, can call.
 pub fn is_scalar_method(name: &str) -> bool {
     FLOAT_METHOD_LIST
         .split_whitespace()
         .chain(INT_METHOD_LIST.split_whitespace())
-        .chain(super::complex::COMPLEX_METHOD_LIST.split_whitespace())
+        .chain(COMPLEX_METHOD_LIST.split_whitespace())
         .any(|m| m == name)
 }
 
