@@ -92,14 +92,12 @@ fn pairs<const N: usize>(
     src.line(format_args!(
         "const {t} a = buf[{PAD}(base + k)], b = buf[{PAD}(base + {m}u - k)];"
     ));
-    for (at, (x, y), guard) in [
-        ("k", ("a", "b"), None),
-        ("{m}u - k", ("b", "a"), Some("k != {m}u - k")),
-    ] {
-        let at = at.replace("{m}", &m.to_string());
-        match guard {
-            Some(g) => src.open(format_args!("if ({}) {{", g.replace("{m}", &m.to_string()))),
-            None => src.open("{"),
+    // Point `k` from `(a, b)`; point `m - k` from `(b, a)`, unless it is `k` itself.
+    let mirror = format!("{m}u - k");
+    for (at, (x, y)) in [("k", ("a", "b")), (mirror.as_str(), ("b", "a"))] {
+        match at == "k" {
+            true => src.open("{"),
+            false => src.open(format_args!("if (k != {at}) {{")),
         }
         src.line(format_args!("const {t} wk = {TWIDDLE}({at}, {}u);", 2 * m));
         for line in pair(x, y) {
