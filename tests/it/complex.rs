@@ -9,6 +9,7 @@ use rand::distributions::{Distribution, Uniform};
 use rand::rngs::StdRng;
 
 use crate::common::{ctx, rng};
+use crate::kernel_complex::Wide;
 
 fn random_c64(rng: &mut StdRng, n: usize) -> Vec<c64> {
     let d = Uniform::new(-3.0f64, 3.0);
@@ -32,21 +33,6 @@ fn close_part(got: f64, want: f64, tol: f64) -> bool {
         return want == got;
     }
     (got - want).abs() <= tol * want.abs().max(1.0)
-}
-
-/// A device result as the host's `c64`.
-trait Wide: Copy + std::fmt::Debug {
-    fn wide(self) -> c64;
-}
-impl Wide for c32 {
-    fn wide(self) -> c64 {
-        c64::new(self.re as f64, self.im as f64)
-    }
-}
-impl Wide for c64 {
-    fn wide(self) -> c64 {
-        self
-    }
 }
 
 fn assert_close<T: Wide>(got: &[T], want: &[Complex<f64>], tol: f64, what: &str) {

@@ -183,6 +183,14 @@ impl<T: ComplexPart> Array<T> {
     }
 }
 
+/// The radices of the passes of a transform of `n` points of type `C` along axis `d` of
+/// `x`, on its device (`plan::fft::passes`; `None`: Bluestein's algorithm).
+fn radices<C: ComplexFloat>(x: &Array<impl Element>, d: usize, n: usize) -> Option<Vec<u32>> {
+    let local = x.node.ctx.profile.local_mem_bytes as usize;
+    let strided = x.shape()[d + 1..].iter().product::<usize>() > 1;
+    crate::plan::fft::passes(n, C::DTYPE, local, strided)
+}
+
 /// The half length `m` of a real transform of `n` samples along axis `d` of `x` that is
 /// one pass of `m` complex points ([`FftReal`]): `n` even, `m` at least 2, and `m` points
 /// one pass on the device (along an axis that is not the innermost, a sixteenth of it).
@@ -191,9 +199,7 @@ fn real_pass<C: ComplexFloat>(x: &Array<impl Element>, d: usize, n: usize) -> Op
     if !n.is_multiple_of(2) || m < 2 || x.node.failed {
         return None;
     }
-    let local = x.node.ctx.profile.local_mem_bytes as usize;
-    let strided = x.shape()[d + 1..].iter().product::<usize>() > 1;
-    match crate::plan::fft::passes(m, C::DTYPE, local, strided)?.as_slice() {
+    match radices::<C>(x, d, m)?.as_slice() {
         &[radix] => Some(radix),
         _ => None,
     }
@@ -320,9 +326,7 @@ fn transform<T: ComplexFloat>(
 /// Bluestein's convolution where `n` has a prime factor above 7.
 #[track_caller]
 fn unscaled<T: ComplexFloat>(x: &Array<T>, op: &str, d: usize, n: usize, inverse: bool) -> Array<T> {
-    let local = x.node.ctx.profile.local_mem_bytes as usize;
-    let strided = x.shape()[d + 1..].iter().product::<usize>() > 1;
-    let Some(radices) = crate::plan::fft::passes(n, T::DTYPE, local, strided) else {
+    let Some(radices) = radices::<T>(x, d, n) else {
         return bluestein(x, op, d, n, inverse);
     };
     let mut done = 1;

@@ -172,7 +172,7 @@ fn loads(v: &mut Values, f: &FftPlan, s: &Sizes, src: &mut Src) {
 fn load_point(v: &mut Values, f: &FftPlan, dest: &str, src: &mut Src) {
     let t = f.dtype.cl_name();
     let (len, inner, done) = (f.len, f.inner, f.spec.done);
-    let stride = f.stride();
+    let stride = f.per_row();
     src.line("const ulong w = first + vv;");
     src.line(format_args!("{dest} = ({t})(0);"));
     src.open("if (w < vectors) {");

@@ -137,19 +137,14 @@ impl FftPlan {
         self.outer * self.per_row() * self.inner
     }
 
-    /// Vectors along the axis: `len / radix`; one for a real signal's pass (whose
-    /// operand's length is not its radix's multiple: [`FftReal`]).
+    /// Vectors along the axis, `len / radix`, which is also the distance along it
+    /// between a vector's points; one for a real signal's pass (whose operand's length is
+    /// not its radix's multiple: [`FftReal`]).
     pub(crate) fn per_row(&self) -> usize {
         match self.spec.real {
             FftReal::No => self.len / self.spec.radix as usize,
             FftReal::Forward | FftReal::Inverse => 1,
         }
-    }
-
-    /// The distance along the axis between a vector's points: `len / radix`; one for a
-    /// real signal's pass.
-    pub(crate) fn stride(&self) -> usize {
-        self.per_row()
     }
 
     /// Points a vector loads: its radix, and `X_m` too for a real signal's inverse.
