@@ -29,13 +29,14 @@ pub(crate) fn group_points(dtype: DType, local_bytes: usize) -> usize {
 
 /// The points a work-group takes where its vectors are short: more fill the device's
 /// local memory and leave it fewer groups to switch between (measured on an H100:
-/// batches of 256- and 1024-point transforms took 15–22 % longer with 4096 a group, RESULTS.md H7).
+/// batches of 256- and 1024-point transforms took 15–22 % longer with 4096 a group,
+/// RESULTS.md H7).
 pub(crate) const GROUP_POINTS: usize = 2048;
 
 /// The bytes of memory a load or store fetches at least (a sector of an NVIDIA GPU, a
 /// half line elsewhere): where neighbouring vectors are neighbours in memory, a group
-/// takes enough of them to fill one (measured on an H100: the first of two passes of
-/// 2^20 points took 14 % less time with four vectors a group than with two, H7).
+/// takes enough of them to fill one (measured on an H100: transforms of 2^20 points, two
+/// passes, took 14 % less time with four vectors a group than with two, H7).
 pub(crate) const SECTOR_BYTES: usize = 32;
 
 /// The points each work-item of a pass takes: 4096 points are 512 work-items.
